@@ -1,0 +1,113 @@
+/*
+ * sb_archive.h
+ *		Reading a weighted-stripe archive: open it from any one destination's
+ *		backup folder, then plan, verify or restore it.
+ *
+ * Restore and verify read every stripe at once, one reader thread per
+ * stripe (each stripe is on its own device), with a pool of workers that
+ * check and decompress chunks.
+ */
+#ifndef SB_ARCHIVE_H
+#define SB_ARCHIVE_H
+
+#include <stdint.h>
+
+#include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_progress.h"
+
+typedef struct SbArchive
+{
+	SbManifest *manifest;
+	char	   *location;		/* the backup folder the manifest came from */
+	char	   *stripe_paths[SB_MAX_STRIPES];	/* where each stripe file is */
+} SbArchive;
+
+/*
+ * Load and check LOCATION's manifest and find each stripe: in the folder of
+ * its recorded destination, or else next to the manifest.
+ */
+extern SbArchive *sb_archive_open(const char *location, SbError *err);
+
+/* Read stripe NUMBER (1-based) from folder DIR instead. */
+extern bool sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir,
+									  SbError *err);
+
+extern void sb_archive_close(SbArchive *a);
+
+/* ---------- plan ---------- */
+
+typedef struct SbPlanStripe
+{
+	uint32_t	number;
+	const char *path;			/* where the stripe file is expected */
+	bool		present;		/* the file exists with the recorded size */
+	uint64_t	file_bytes;		/* recorded size */
+	uint64_t	chunks;
+	uint64_t	raw_bytes;
+	uint64_t	stored_bytes;
+	uint64_t	files;			/* files with at least one piece in it */
+	double		write_seconds;	/* time its writer spent at backup */
+} SbPlanStripe;
+
+typedef struct SbPlan
+{
+	uint32_t	nstripes;
+	SbPlanStripe stripes[SB_MAX_STRIPES];
+	uint64_t	files;
+	uint64_t	directories;
+	uint64_t	symlinks;
+	uint64_t	logical_bytes;	/* sum of file sizes, holes included */
+	uint64_t	raw_bytes;
+	uint64_t	stored_bytes;
+	uint64_t	chunks;
+} SbPlan;
+
+/* What a restore will read from each stripe, from the manifest alone. */
+extern bool sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err);
+
+/* ---------- verify ---------- */
+
+typedef struct SbProblem
+{
+	uint32_t	stripe;			/* 1-based; 0 when not about one stripe */
+	int64_t		chunk;			/* -1 when not about one chunk */
+	const char *file;			/* first file the chunk holds, or NULL */
+	SbErrorCode code;
+	const char *message;		/* names stripe, chunk and files */
+} SbProblem;
+
+typedef void (*SbProblemFn) (void *arg, const SbProblem *problem);
+
+typedef struct SbReadOptions
+{
+	uint32_t	workers;		/* 0 = number of CPUs */
+	uint32_t	buffer_count;	/* 0 = default */
+	SbTickFn	tick;
+	void	   *tick_arg;
+} SbReadOptions;
+
+/*
+ * Read every stripe and check every checksum, reporting each problem to
+ * ON_PROBLEM.  Returns false only if verification itself could not run
+ * (canceled, out of memory); *PROBLEMS counts what was found.
+ */
+extern bool sb_archive_verify(SbArchive *a, const SbReadOptions *options,
+							  SbProblemFn on_problem, void *problem_arg,
+							  uint64_t *problems, SbError *err);
+
+/* ---------- restore ---------- */
+
+typedef struct SbRestoreOptions
+{
+	const char *target;			/* absent or empty directory */
+	SbReadOptions read;
+	bool		keep_on_error;	/* leave a failed restore's files for inspection */
+} SbRestoreOptions;
+
+/*
+ * Restore every file, directory and link into TARGET, checking every chunk,
+ * then sync once.  A failed restore removes what it wrote unless asked not to.
+ */
+extern bool sb_archive_restore(SbArchive *a, const SbRestoreOptions *options, SbError *err);
+
+#endif							/* SB_ARCHIVE_H */

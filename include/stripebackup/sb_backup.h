@@ -1,0 +1,88 @@
+/*
+ * sb_backup.h
+ *		Writing a weighted-stripe archive.
+ *
+ *		b = sb_backup_begin(&options, &err);
+ *		sb_backup_add_dir / add_file / add_data / add_symlink ... (in archive order)
+ *		sb_backup_finish(b, &manifest, &err);	-- or sb_backup_abort(b)
+ *
+ * The calling thread reads the source files; compression workers and one
+ * writer thread per destination run inside the engine.  The caller's tick
+ * function runs on the calling thread at least every 100 ms while the engine
+ * works, so a caller can report progress and ask to stop.
+ */
+#ifndef SB_BACKUP_H
+#define SB_BACKUP_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_progress.h"
+
+#define SB_DEFAULT_CHUNK_SIZE (1024 * 1024)
+#define SB_DEFAULT_BUFFER_COUNT 16
+
+typedef struct SbBackupOptions
+{
+	const char *const *destinations;	/* absolute, existing folders */
+	uint32_t	ndestinations;
+	const double *weights;		/* one per destination, > 0; NULL = equal */
+	const char *name;			/* backup folder name in every destination */
+	const char *label;			/* free text, may be NULL */
+	const char *tool;			/* "stripebackup 0.1.0"; recorded in the manifest */
+	SbCodec		codec;
+	int			level;			/* zstd level, negative levels allowed */
+	SbBalance	balance;
+	uint32_t	chunk_size;		/* 0 = SB_DEFAULT_CHUNK_SIZE */
+	uint32_t	buffer_count;	/* 0 = SB_DEFAULT_BUFFER_COUNT */
+	uint32_t	workers;		/* compression workers; 0 = number of CPUs */
+	bool		detect_holes;	/* store sparse files' holes as holes */
+	const char *metadata_json;	/* a JSON object kept in the manifest, or NULL */
+	SbTickFn	tick;			/* may be NULL */
+	void	   *tick_arg;
+} SbBackupOptions;
+
+typedef struct SbBackup SbBackup;
+
+/* Check the options, create the backup folders and stripe files, start the threads. */
+extern SbBackup *sb_backup_begin(const SbBackupOptions *options, SbError *err);
+
+/* Add a directory entry. */
+extern bool sb_backup_add_dir(SbBackup *b, const char *path, uint32_t mode,
+							  int64_t mtime, SbError *err);
+
+/* Add a symbolic link entry. */
+extern bool sb_backup_add_symlink(SbBackup *b, const char *path, const char *target,
+								  int64_t mtime, SbError *err);
+
+/*
+ * Add a regular file read from SOURCE_PATH, up to the size it has when opened
+ * (zero-padded if it shrinks meanwhile).  If the file no longer exists the
+ * error code is SB_ENOTFOUND and nothing was added.
+ */
+extern bool sb_backup_add_file(SbBackup *b, const char *path, const char *source_path,
+							   SbError *err);
+
+/* Add a regular file whose content the caller has in memory. */
+extern bool sb_backup_add_data(SbBackup *b, const char *path, const void *data,
+							   size_t len, uint32_t mode, int64_t mtime, SbError *err);
+
+/*
+ * Flush everything, write each stripe's index, sync every stripe, then write
+ * and sync the manifest in every destination.  Consumes B whatever happens:
+ * on failure the partial backup is removed.  On success *MANIFEST (if not
+ * NULL) receives the manifest, which the caller frees.
+ */
+extern bool sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err);
+
+/* Stop, remove every file the backup created, and free it. */
+extern void sb_backup_abort(SbBackup *b);
+
+/* A snapshot of the backup's progress; safe to call from any thread. */
+extern void sb_backup_progress(SbBackup *b, SbProgress *progress);
+
+/* The manifest being built (entries so far); owned by B. */
+extern const SbManifest *sb_backup_manifest(const SbBackup *b);
+
+#endif							/* SB_BACKUP_H */

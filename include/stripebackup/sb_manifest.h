@@ -1,0 +1,194 @@
+/*
+ * sb_manifest.h
+ *		The manifest: what a backup holds and where every byte of it lives.
+ *
+ * Every regular file's data (minus its holes) is laid end to end, in entry
+ * order, into one logical "stream".  The stream is cut into chunks of
+ * chunk_size bytes; chunk k holds stream bytes [k * chunk_size, (k+1) *
+ * chunk_size).  Each chunk is stored in exactly one stripe, so a file's pieces
+ * follow from its stream offset and the chunk-to-stripe map.  docs/FORMAT.md
+ * describes the JSON form.
+ */
+#ifndef SB_MANIFEST_H
+#define SB_MANIFEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stripebackup/sb_error.h"
+
+#define SB_FORMAT_MAJOR 1
+#define SB_FORMAT_MINOR 0
+#define SB_MANIFEST_FILE "manifest.json"
+#define SB_MAX_STRIPES 64
+#define SB_MIN_CHUNK_SIZE 4096
+#define SB_MAX_CHUNK_SIZE (64 * 1024 * 1024)
+
+typedef enum SbEntryType
+{
+	SB_ENTRY_FILE,
+	SB_ENTRY_DIR,
+	SB_ENTRY_SYMLINK
+} SbEntryType;
+
+typedef enum SbCodec
+{
+	SB_CODEC_NONE = 0,
+	SB_CODEC_ZSTD = 1
+} SbCodec;
+
+typedef enum SbBalance
+{
+	SB_BALANCE_ADAPTIVE,
+	SB_BALANCE_WEIGHTED
+} SbBalance;
+
+/* A region of a file that holds data; what lies between extents is a hole. */
+typedef struct SbExtent
+{
+	uint64_t	offset;
+	uint64_t	length;
+} SbExtent;
+
+typedef struct SbEntry
+{
+	char	   *path;			/* relative, '/'-separated; "." is the root */
+	SbEntryType type;
+	uint32_t	mode;			/* permission bits, 07777 */
+	int64_t		mtime;			/* seconds since the epoch */
+	uint64_t	size;			/* file: logical size */
+	uint32_t	crc32c;			/* file: CRC-32C of the whole content */
+	uint64_t	stream_offset;	/* file: first byte of its data in the stream */
+	uint64_t	stream_length;	/* file: bytes of data (size minus holes) */
+	bool		sparse;			/* file: data only in extents, holes between */
+	SbExtent   *extents;		/* file, when sparse: the data regions */
+	uint32_t	nextents;
+	char	   *link_target;	/* symlink: what it points to */
+} SbEntry;
+
+/* Chunks first..last (inclusive) are stored in one stripe. */
+typedef struct SbChunkRange
+{
+	uint64_t	first;
+	uint64_t	last;
+} SbChunkRange;
+
+typedef struct SbStripeInfo
+{
+	uint32_t	number;			/* 1-based */
+	char	   *destination;	/* the destination folder given at backup time */
+	char	   *file_name;		/* stripe file inside the backup folder */
+	double		weight;
+	uint64_t	chunks;
+	uint64_t	raw_bytes;		/* stream bytes its chunks hold */
+	uint64_t	stored_bytes;	/* payload bytes after compression */
+	uint64_t	file_bytes;		/* size of the stripe file */
+	double		seconds;		/* wall time its writer was busy */
+	SbChunkRange *ranges;
+	uint32_t	nranges;
+} SbStripeInfo;
+
+typedef struct SbManifest
+{
+	uint32_t	version_major;
+	uint32_t	version_minor;
+	uint8_t		uuid[16];		/* identifies the backup; also in every stripe */
+	char	   *name;			/* backup folder name under each destination */
+	char	   *label;			/* free text, may be NULL */
+	char	   *tool;			/* program and version that wrote it */
+	char	   *started_at;		/* ISO 8601, UTC */
+	char	   *finished_at;
+	uint32_t	chunk_size;
+	SbCodec		codec;
+	int			level;
+	SbBalance	balance;
+	char	   *metadata_json;	/* the caller's JSON object, kept verbatim; may be NULL */
+
+	SbEntry    *entries;
+	size_t		nentries;
+	size_t		entries_cap;
+
+	SbStripeInfo *stripes;
+	uint32_t	nstripes;
+
+	uint64_t	stream_bytes;	/* total raw data bytes */
+	uint64_t	stored_bytes;	/* total chunk payload bytes in all stripes */
+	uint64_t	total_chunks;
+
+	/* Derived by sb_manifest_index() for readers; not serialized. */
+	uint8_t    *chunk_stripe;	/* 0-based stripe of each chunk */
+	size_t	   *data_entries;	/* entries with stream_length > 0, stream order */
+	size_t		ndata_entries;
+} SbManifest;
+
+/* One contiguous piece of one file inside a chunk. */
+typedef struct SbPiece
+{
+	size_t		entry;			/* index into manifest->entries */
+	uint64_t	file_offset;
+	uint64_t	length;
+	uint64_t	chunk_offset;	/* where the piece starts inside the chunk */
+} SbPiece;
+
+/* Iterates over the pieces of one chunk, in stream order. */
+typedef struct SbPieceIter
+{
+	const SbManifest *manifest;
+	uint64_t	pos;			/* next stream position */
+	uint64_t	end;			/* end of the chunk in the stream */
+	uint64_t	chunk_start;
+	size_t		data_index;		/* index into manifest->data_entries */
+	uint32_t	extent;			/* current extent of that entry */
+	uint64_t	extent_base;	/* data bytes of the entry before that extent */
+} SbPieceIter;
+
+/* A new, empty manifest. */
+extern SbManifest *sb_manifest_new(void);
+
+/* Free a manifest and everything it owns. NULL is allowed. */
+extern void sb_manifest_free(SbManifest *m);
+
+/* Append a copy of an entry; checks that its path is safe. */
+extern bool sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err);
+
+/* Serialize to JSON text (malloc'd, NUL-terminated). */
+extern char *sb_manifest_to_json(const SbManifest *m, SbError *err);
+
+/* Parse and fully validate JSON text; builds the reader index too. */
+extern SbManifest *sb_manifest_from_json(const char *text, size_t len, SbError *err);
+
+/* Read DIR/manifest.json. */
+extern SbManifest *sb_manifest_load(const char *dir, SbError *err);
+
+/* Write DIR/manifest.json atomically and durably (temporary file, fsync, rename, fsync DIR). */
+extern bool sb_manifest_write(const SbManifest *m, const char *dir, SbError *err);
+
+/* Check the manifest's internal consistency and build the reader index. */
+extern bool sb_manifest_index(SbManifest *m, SbError *err);
+
+/* True if PATH is a safe relative archive path ("." allowed only if allow_root). */
+extern bool sb_path_is_safe(const char *path, bool allow_root);
+
+/* Start iterating over the pieces of chunk CHUNK_ID (needs sb_manifest_index). */
+extern void sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t chunk_id);
+
+/* Next piece; false when the chunk has no more. */
+extern bool sb_piece_iter_next(SbPieceIter *it, SbPiece *piece);
+
+/* Describe the files a chunk holds, for error messages ("base/1/2 bytes 0-8191, ..."). */
+extern void sb_manifest_describe_chunk(const SbManifest *m, uint64_t chunk_id,
+									   char *buf, size_t buflen);
+
+/* Raw length of chunk CHUNK_ID (the last one may be short). */
+extern uint32_t sb_manifest_chunk_length(const SbManifest *m, uint64_t chunk_id);
+
+/* Names used in the manifest and on the command line. */
+extern const char *sb_codec_name(SbCodec codec);
+extern bool sb_codec_parse(const char *name, SbCodec *codec);
+extern const char *sb_balance_name(SbBalance balance);
+extern bool sb_balance_parse(const char *name, SbBalance *balance);
+
+/* "stripe-3.sbs" for stripe 3. */
+extern void sb_stripe_file_name(uint32_t number, char *buf, size_t buflen);
+
+#endif							/* SB_MANIFEST_H */

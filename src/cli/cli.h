@@ -1,0 +1,80 @@
+/*
+ * cli.h
+ *		The stripebackup command: its subcommands and what they share.
+ *
+ * Exit status (stable; scripts rely on it):
+ *		0  success
+ *		1  the operation failed (I/O error, full device, canceled, ...)
+ *		2  bad usage or refused input (unknown option, non-empty target, ...)
+ *		3  the backup is damaged or incomplete (checksum, missing stripe, ...)
+ */
+#ifndef SB_CLI_H
+#define SB_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stripebackup/sb_archive.h"
+#include "stripebackup/sb_error.h"
+#include "stripebackup/sb_progress.h"
+
+#define EXIT_OK 0
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_DAMAGED 3
+
+extern const char *progname;
+
+extern int	cmd_create(int argc, char **argv);
+extern int	cmd_show(int argc, char **argv);
+extern int	cmd_plan(int argc, char **argv);
+extern int	cmd_verify(int argc, char **argv);
+extern int	cmd_restore(int argc, char **argv);
+
+/* Print "stripebackup: error: MESSAGE" and return the exit status for ERR. */
+extern int	cli_report_error(const SbError *err);
+
+/* Print a usage error with a hint to --help; returns EXIT_USAGE. */
+extern int	cli_usage_error(const char *command, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+/* Parse a whole decimal number in [MIN, MAX]. */
+extern bool cli_parse_int(const char *text, long min, long max, long *out);
+
+/* Parse a size such as "1048576", "256k", "1M" (binary units). */
+extern bool cli_parse_size(const char *text, uint64_t *out);
+
+/* "1.5 GiB" and the like. */
+extern const char *cli_format_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* Apply "--stripe-path K=DIR" to an opened archive. */
+extern bool cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err);
+
+/* Progress line on standard error, as pg_basebackup -P prints it. */
+typedef struct CliProgress
+{
+	bool		enabled;
+	const char *verb;			/* "backed up", "restored", "verified" */
+	double		last_print;
+	int			last_width;
+	SbProgress	last;			/* the latest figures the engine gave */
+} CliProgress;
+
+/* Decide whether to show progress: forced on/off, or when stderr is a terminal. */
+extern void cli_progress_init(CliProgress *p, const char *verb, int mode);
+
+/* A tick function for the engine that prints the line about once a second. */
+extern bool cli_progress_tick(void *arg, const SbProgress *progress);
+
+/* Print the final line (PROGRESS, or the latest figures if NULL) and a newline. */
+extern void cli_progress_done(CliProgress *p, const SbProgress *progress);
+
+#define PROGRESS_AUTO 0
+#define PROGRESS_ON 1
+#define PROGRESS_OFF 2
+
+/* SIGINT/SIGTERM ask the running operation to stop cleanly. */
+extern void cli_install_signal_handlers(void);
+extern bool cli_stop_requested(void);
+
+#endif							/* SB_CLI_H */

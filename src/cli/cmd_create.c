@@ -1,0 +1,371 @@
+/*
+ * cmd_create.c
+ *		"stripebackup create": a cold backup of a directory tree, typically
+ *		the data directory of a stopped PostgreSQL cluster, striped over
+ *		several destinations.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "source_tree.h"
+#include "stripebackup/sb_backup.h"
+#include "stripebackup/sb_version.h"
+
+typedef struct CreateArgs
+{
+	const char *source;
+	const char *dests[SB_MAX_STRIPES];
+	uint32_t	ndests;
+	const char *weights_text;
+	double		weights[SB_MAX_STRIPES];
+	SbBackupOptions options;
+	char		default_name[32];
+	int			progress_mode;
+} CreateArgs;
+
+static void
+create_usage(void)
+{
+	printf("%s create makes a cold backup of a directory tree (the data directory of a\n"
+		   "stopped PostgreSQL cluster), striped over several destinations by weight.\n\n",
+		   progname);
+	printf("Usage:\n  %s create --source DIR --dest DIR [--dest DIR]... [OPTION]...\n\n", progname);
+	printf("Options:\n");
+	printf("  -s, --source=DIR         directory to back up (a stopped cluster's PGDATA)\n");
+	printf("  -d, --dest=DIR           destination folder; repeat for each device\n");
+	printf("  -w, --weights=W,W,...    relative share of each destination (default equal)\n");
+	printf("  -c, --compression=METHOD none or zstd (default zstd)\n");
+	printf("  -l, --level=N            zstd level, negative for the fast modes (default 1)\n");
+	printf("  -b, --balance=MODE       adaptive: each destination takes chunks as fast as it\n"
+		   "                           writes them; weighted: exact shares (default adaptive)\n");
+	printf("  -n, --name=NAME          backup folder name in each destination\n"
+		   "                           (default: the UTC time, as 20261130T031900Z)\n");
+	printf("      --label=TEXT         free text kept in the manifest\n");
+	printf("      --chunk-size=SIZE    bytes per chunk, a multiple of 4k (default 1M)\n");
+	printf("      --buffers=N          chunk buffers in flight (default %d)\n", SB_DEFAULT_BUFFER_COUNT);
+	printf("  -j, --jobs=N             compression workers (default: number of CPUs)\n");
+	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
+	printf("      --no-progress        do not show progress\n");
+	printf("  -h, --help               show this help\n");
+	printf("\nThe backup goes to DEST/NAME in every destination; any one of those folders\n"
+		   "is the LOCATION that show, plan, verify and restore take.\n");
+}
+
+/* "1,2,3": one positive weight per destination. */
+static bool
+parse_weights(CreateArgs *a)
+{
+	char		copy[1024];
+	char	   *save = NULL;
+	char	   *tok;
+	uint32_t	n = 0;
+
+	snprintf(copy, sizeof(copy), "%s", a->weights_text);
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+	{
+		char	   *end;
+		double		w = strtod(tok, &end);
+
+		if (end == tok || *end != '\0' || !isfinite(w) || w <= 0 || n == SB_MAX_STRIPES)
+		{
+			cli_usage_error("create", "weight \"%s\" is not a positive number", tok);
+			return false;
+		}
+		a->weights[n++] = w;
+	}
+	if (n != a->ndests)
+	{
+		cli_usage_error("create", "%u weights given for %u destinations (\"%s\")",
+						n, a->ndests, a->weights_text);
+		return false;
+	}
+	return true;
+}
+
+/* Report a bad option value as a usage error; always false. */
+static bool
+bad_value(const char *arg, const char *option)
+{
+	cli_usage_error("create", "invalid value \"%s\" for %s", arg, option);
+	return false;
+}
+
+/* Options that take a value of their own kind; false after a usage error. */
+static bool
+parse_value_option(CreateArgs *a, int c, const char *arg)
+{
+	long		v;
+	uint64_t	size;
+
+	switch (c)
+	{
+		case 'c':
+			return sb_codec_parse(arg, &a->options.codec) ||
+				bad_value(arg, "--compression (use none or zstd)");
+		case 'l':
+			if (!cli_parse_int(arg, -1000000, 1000, &v))
+				return bad_value(arg, "--level");
+			a->options.level = (int) v;
+			return true;
+		case 'b':
+			return sb_balance_parse(arg, &a->options.balance) ||
+				bad_value(arg, "--balance (use adaptive or weighted)");
+		case 1:
+			if (!cli_parse_size(arg, &size) || size > UINT32_MAX)
+				return bad_value(arg, "--chunk-size");
+			a->options.chunk_size = (uint32_t) size;
+			return true;
+		case 2:
+			if (!cli_parse_int(arg, 2, 4096, &v))
+				return bad_value(arg, "--buffers (2 to 4096)");
+			a->options.buffer_count = (uint32_t) v;
+			return true;
+		case 'j':
+			if (!cli_parse_int(arg, 1, 256, &v))
+				return bad_value(arg, "--jobs (1 to 256)");
+			a->options.workers = (uint32_t) v;
+			return true;
+	}
+	return false;
+}
+
+/* Returns -1 to go on, or the exit status. */
+static int
+parse_args(int argc, char **argv, CreateArgs *a)
+{
+	static const struct option longopts[] = {
+		{"source", required_argument, NULL, 's'},
+		{"dest", required_argument, NULL, 'd'},
+		{"weights", required_argument, NULL, 'w'},
+		{"compression", required_argument, NULL, 'c'},
+		{"level", required_argument, NULL, 'l'},
+		{"balance", required_argument, NULL, 'b'},
+		{"name", required_argument, NULL, 'n'},
+		{"label", required_argument, NULL, 3},
+		{"chunk-size", required_argument, NULL, 1},
+		{"buffers", required_argument, NULL, 2},
+		{"jobs", required_argument, NULL, 'j'},
+		{"progress", no_argument, NULL, 'P'},
+		{"no-progress", no_argument, NULL, 4},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	int			c;
+
+	while ((c = getopt_long(argc, argv, "s:d:w:c:l:b:n:j:Ph", longopts, NULL)) != -1)
+	{
+		switch (c)
+		{
+			case 's':
+				a->source = optarg;
+				break;
+			case 'd':
+				if (a->ndests == SB_MAX_STRIPES)
+					return cli_usage_error("create", "at most %d destinations", SB_MAX_STRIPES);
+				a->dests[a->ndests++] = optarg;
+				break;
+			case 'w':
+				a->weights_text = optarg;
+				break;
+			case 'n':
+				a->options.name = optarg;
+				break;
+			case 3:
+				a->options.label = optarg;
+				break;
+			case 'P':
+				a->progress_mode = PROGRESS_ON;
+				break;
+			case 4:
+				a->progress_mode = PROGRESS_OFF;
+				break;
+			case 'h':
+				create_usage();
+				return EXIT_OK;
+			case '?':
+				return cli_usage_error("create", "bad option");
+			default:
+				if (!parse_value_option(a, c, optarg))
+					return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("create", "unexpected argument \"%s\"", argv[optind]);
+	if (a->source == NULL)
+		return cli_usage_error("create", "--source is required");
+	if (a->ndests == 0)
+		return cli_usage_error("create", "at least one --dest is required");
+	if (a->weights_text != NULL && !parse_weights(a))
+		return EXIT_USAGE;
+	return -1;
+}
+
+static bool
+path_within(const char *a, const char *b)
+{
+	size_t		len = strlen(b);
+
+	return strncmp(a, b, len) == 0 && (a[len] == '\0' || a[len] == '/' || strcmp(b, "/") == 0);
+}
+
+/* A destination inside the source would back up the backup, and the reverse
+ * would write into what is being read. */
+static bool
+check_not_nested(const CreateArgs *a, SbError *err)
+{
+	char		source[PATH_MAX];
+	char		dest[PATH_MAX];
+	uint32_t	i;
+
+	if (realpath(a->source, source) == NULL)
+		return sb_error_set_errno(err, errno, "source \"%s\" is not usable", a->source);
+	for (i = 0; i < a->ndests; i++)
+	{
+		if (realpath(a->dests[i], dest) == NULL)
+			continue;			/* the engine says why the destination is not usable */
+		if (path_within(dest, source))
+			return sb_error_set(err, SB_EINVAL, "destination \"%s\" is inside the source \"%s\"",
+								a->dests[i], a->source);
+		if (path_within(source, dest))
+			return sb_error_set(err, SB_EINVAL, "source \"%s\" is inside destination \"%s\"",
+								a->source, a->dests[i]);
+	}
+	return true;
+}
+
+/* A cold backup of a running server would be inconsistent: refuse it. */
+static bool
+check_server_stopped(const char *source, SbError *err)
+{
+	char		path[PATH_MAX];
+	FILE	   *f;
+	long		pid = 0;
+
+	snprintf(path, sizeof(path), "%s/postmaster.pid", source);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return true;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	if (pid > 0 && (kill((pid_t) pid, 0) == 0 || errno == EPERM))
+		return sb_error_set(err, SB_EINVAL,
+							"the server of \"%s\" is running (postmaster.pid names process %ld): "
+							"stop it first, or take an online backup with SELECT stripe_backup(...)",
+							source, pid);
+	fprintf(stderr, "%s: warning: \"%s\" exists but no server runs: the cluster was not shut down cleanly\n",
+			progname, path);
+	return true;
+}
+
+static bool
+add_item(SbBackup *b, const SourceItem *item, SbError *err)
+{
+	switch (item->type)
+	{
+		case SB_ENTRY_DIR:
+			return sb_backup_add_dir(b, item->path, item->mode, item->mtime, err);
+		case SB_ENTRY_SYMLINK:
+			return sb_backup_add_symlink(b, item->path, item->link_target, item->mtime, err);
+		case SB_ENTRY_FILE:
+			return sb_backup_add_file(b, item->path, item->full_path, err);
+	}
+	return false;
+}
+
+static void
+print_summary(const SbManifest *m, double seconds)
+{
+	char		raw[32],
+				stored[32];
+	uint32_t	i;
+
+	printf("backup \"%s\" complete: %s of data, %s stored, in %.1f s (%.1f MB/s)\n",
+		   m->name, cli_format_bytes(m->stream_bytes, raw, sizeof(raw)),
+		   cli_format_bytes(m->stored_bytes, stored, sizeof(stored)), seconds,
+		   seconds > 0 ? (double) m->stream_bytes / seconds / 1e6 : 0.0);
+	for (i = 0; i < m->nstripes; i++)
+	{
+		const SbStripeInfo *s = &m->stripes[i];
+
+		printf("  stripe %u: %s/%s/%s, weight %g, %llu chunks, %s\n",
+			   s->number, s->destination, m->name, s->file_name, s->weight,
+			   (unsigned long long) s->chunks,
+			   cli_format_bytes(s->stored_bytes, stored, sizeof(stored)));
+	}
+}
+
+static int
+run_backup(CreateArgs *a, const SourceTree *tree)
+{
+	CliProgress progress;
+	SbManifest *m = NULL;
+	SbBackup   *b;
+	SbError		err;
+	struct timespec t0,
+				t1;
+	size_t		i;
+	bool		ok = true;
+
+	cli_progress_init(&progress, "backed up", a->progress_mode);
+	a->options.tick = cli_progress_tick;
+	a->options.tick_arg = &progress;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	b = sb_backup_begin(&a->options, &err);
+	if (b == NULL)
+		return cli_report_error(&err);
+	for (i = 0; ok && i < tree->nitems; i++)
+		ok = add_item(b, &tree->items[i], &err);
+	if (!ok)
+		sb_backup_abort(b);
+	else
+		ok = sb_backup_finish(b, &m, &err);
+	progress.last.raw_bytes_total = tree->total_bytes;
+	cli_progress_done(&progress, NULL);
+	if (!ok)
+		return cli_report_error(&err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_summary(m, (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	sb_manifest_free(m);
+	return EXIT_OK;
+}
+
+int
+cmd_create(int argc, char **argv)
+{
+	CreateArgs	a;
+	SourceTree	tree;
+	SbError		err;
+	time_t		now = time(NULL);
+	int			rc;
+
+	memset(&a, 0, sizeof(a));
+	a.options.codec = SB_CODEC_ZSTD;
+	a.options.level = 1;
+	a.options.balance = SB_BALANCE_ADAPTIVE;
+	a.options.detect_holes = true;
+	a.options.tool = SB_TOOL_NAME;
+	strftime(a.default_name, sizeof(a.default_name), "%Y%m%dT%H%M%SZ", gmtime(&now));
+	a.options.name = a.default_name;
+	if ((rc = parse_args(argc, argv, &a)) >= 0)
+		return rc;
+	a.options.destinations = a.dests;
+	a.options.ndestinations = a.ndests;
+	a.options.weights = a.weights_text ? a.weights : NULL;
+	if (!check_not_nested(&a, &err) || !check_server_stopped(a.source, &err) ||
+		!source_tree_scan(a.source, &tree, &err))
+		return cli_report_error(&err);
+	rc = run_backup(&a, &tree);
+	source_tree_free(&tree);
+	return rc;
+}

@@ -1,0 +1,169 @@
+/*
+ * cmd_plan.c
+ *		"stripebackup plan": what a restore will read from each stripe, whether
+ *		every stripe is where it should be, and whether the target will do.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "read_args.h"
+
+static void
+plan_usage(void)
+{
+	printf("%s plan shows what a restore of a backup will read, from its manifest.\n\n", progname);
+	printf("Usage:\n  %s plan LOCATION [--target DIR] [--detail] [--stripe-path K=DIR]...\n\n", progname);
+	printf("Options:\n");
+	printf("  -t, --target=DIR       also check that DIR can take the restore\n");
+	printf("      --detail           list every file piece: file, offset, length, stripe, chunk\n");
+	printf("      --stripe-path=K=DIR  stripe K's backup folder, if it moved\n");
+	printf("  -h, --help             show this help\n");
+	printf("\nExit status 3 when a stripe is missing, 2 when the target cannot be used.\n");
+}
+
+static void
+print_stripes(const SbPlan *plan)
+{
+	uint32_t	i;
+
+	printf("  %-3s %-8s %-10s %-12s %-12s %-8s %s\n",
+		   "#", "present", "chunks", "stored", "data", "files", "stripe file");
+	for (i = 0; i < plan->nstripes; i++)
+	{
+		const SbPlanStripe *s = &plan->stripes[i];
+		char		stored[32],
+					raw[32];
+
+		printf("  %-3u %-8s %-10llu %-12s %-12s %-8llu %s\n", s->number, s->present ? "yes" : "NO",
+			   (unsigned long long) s->chunks,
+			   cli_format_bytes(s->stored_bytes, stored, sizeof(stored)),
+			   cli_format_bytes(s->raw_bytes, raw, sizeof(raw)),
+			   (unsigned long long) s->files, s->path);
+	}
+}
+
+/* One line per piece of file data, in chunk order. */
+static void
+print_pieces(const SbManifest *m)
+{
+	uint64_t	c;
+
+	printf("\n%-10s %-6s %-12s %-12s %-12s %s\n", "chunk", "stripe", "in chunk", "file offset",
+		   "length", "file");
+	for (c = 0; c < m->total_chunks; c++)
+	{
+		SbPieceIter it;
+		SbPiece		p;
+
+		sb_piece_iter_init(&it, m, c);
+		while (sb_piece_iter_next(&it, &p))
+			printf("%-10llu %-6u %-12llu %-12llu %-12llu %s\n", (unsigned long long) c,
+				   m->chunk_stripe[c] + 1u, (unsigned long long) p.chunk_offset,
+				   (unsigned long long) p.file_offset, (unsigned long long) p.length,
+				   m->entries[p.entry].path);
+	}
+}
+
+typedef enum TargetState
+{
+	TARGET_ABSENT,
+	TARGET_EMPTY,
+	TARGET_NOT_EMPTY,
+	TARGET_UNUSABLE
+} TargetState;
+
+static TargetState
+target_state(const char *target)
+{
+	DIR		   *dir = opendir(target);
+	struct dirent *de;
+	TargetState state = TARGET_EMPTY;
+
+	if (dir == NULL)
+		return errno == ENOENT ? TARGET_ABSENT : TARGET_UNUSABLE;
+	while ((de = readdir(dir)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			state = TARGET_NOT_EMPTY;
+	closedir(dir);
+	return state;
+}
+
+/* Can TARGET take the restore?  Says why not. */
+static bool
+check_target(const char *target, const SbPlan *plan)
+{
+	TargetState state = target_state(target);
+	struct statvfs vfs;
+	char		where[4096];
+	char		need[32],
+				have[32];
+	uint64_t	free_bytes;
+
+	if (state == TARGET_UNUSABLE || state == TARGET_NOT_EMPTY)
+	{
+		printf("target:  \"%s\" %s: restore would refuse it\n", target,
+			   state == TARGET_NOT_EMPTY ? "is not empty" : "is not a usable directory");
+		return false;
+	}
+	/* An absent target will be made in its parent: that is where space counts. */
+	snprintf(where, sizeof(where), "%s", target);
+	if (statvfs(state == TARGET_EMPTY ? target : dirname(where), &vfs) != 0)
+	{
+		printf("target:  cannot check the free space for \"%s\": %s\n", target, strerror(errno));
+		return false;
+	}
+	free_bytes = (uint64_t) vfs.f_bavail * vfs.f_frsize;
+	printf("target:  \"%s\" %s; the restore writes %s, %s are free\n", target,
+		   state == TARGET_EMPTY ? "is empty" : "will be created",
+		   cli_format_bytes(plan->raw_bytes, need, sizeof(need)),
+		   cli_format_bytes(free_bytes, have, sizeof(have)));
+	if (free_bytes < plan->raw_bytes)
+		printf("target:  not enough free space\n");
+	return free_bytes >= plan->raw_bytes;
+}
+
+int
+cmd_plan(int argc, char **argv)
+{
+	ReadArgs	args;
+	SbArchive  *a;
+	SbPlan		plan;
+	SbError		err;
+	char		raw[32],
+				stored[32];
+	uint32_t	i;
+	int			rc;
+
+	if ((rc = read_args_parse(argc, argv, "plan", OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH,
+							  plan_usage, &args)) >= 0)
+		return rc;
+	if ((a = read_args_open(&args, &err)) == NULL)
+		return cli_report_error(&err);
+	if (!sb_archive_plan(a, &plan, &err))
+	{
+		sb_archive_close(a);
+		return cli_report_error(&err);
+	}
+	printf("restore plan for backup \"%s\": %llu files, %s of data in %s stored, %u stripes read in parallel\n",
+		   a->manifest->name, (unsigned long long) plan.files,
+		   cli_format_bytes(plan.raw_bytes, raw, sizeof(raw)),
+		   cli_format_bytes(plan.stored_bytes, stored, sizeof(stored)), plan.nstripes);
+	print_stripes(&plan);
+	rc = EXIT_OK;
+	for (i = 0; i < plan.nstripes; i++)
+		if (!plan.stripes[i].present)
+			rc = EXIT_DAMAGED;
+	if (rc == EXIT_DAMAGED)
+		printf("missing stripes: restore will fail until they are found (--stripe-path K=DIR)\n");
+	if (args.target != NULL && !check_target(args.target, &plan) && rc == EXIT_OK)
+		rc = EXIT_USAGE;
+	if (args.detail)
+		print_pieces(a->manifest);
+	sb_archive_close(a);
+	return rc;
+}

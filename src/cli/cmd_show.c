@@ -1,0 +1,112 @@
+/*
+ * cmd_show.c
+ *		"stripebackup show": what a backup is and where its stripes are.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "read_args.h"
+
+static void
+show_usage(void)
+{
+	printf("%s show describes a backup from its manifest.\n\n", progname);
+	printf("Usage:\n  %s show LOCATION [--json]\n\n", progname);
+	printf("Options:\n");
+	printf("      --json    print the whole manifest as JSON\n");
+	printf("  -h, --help    show this help\n");
+}
+
+static void
+print_header(const SbManifest *m)
+{
+	char		uuid[33];
+	int			i;
+
+	for (i = 0; i < 16; i++)
+		sprintf(uuid + 2 * i, "%02x", m->uuid[i]);
+	printf("backup:       %s\n", m->name);
+	if (m->label != NULL)
+		printf("label:        %s\n", m->label);
+	printf("backup id:    %s\n", uuid);
+	printf("format:       %u.%u%s%s\n", m->version_major, m->version_minor,
+		   m->tool ? ", written by " : "", m->tool ? m->tool : "");
+	printf("taken:        %s to %s\n", m->started_at ? m->started_at : "?",
+		   m->finished_at ? m->finished_at : "?");
+	printf("compression:  %s", sb_codec_name(m->codec));
+	if (m->codec == SB_CODEC_ZSTD)
+		printf(" level %d", m->level);
+	printf(", chunks of %u bytes, %s balance\n", m->chunk_size, sb_balance_name(m->balance));
+	if (m->metadata_json != NULL)
+		printf("source:       %s\n", m->metadata_json);
+}
+
+static void
+print_contents(const SbPlan *plan)
+{
+	char		a[32],
+				b[32],
+				c[32];
+
+	printf("contents:     %llu files (%s, %s of data), %llu directories, %llu links\n",
+		   (unsigned long long) plan->files, cli_format_bytes(plan->logical_bytes, a, sizeof(a)),
+		   cli_format_bytes(plan->raw_bytes, b, sizeof(b)),
+		   (unsigned long long) plan->directories, (unsigned long long) plan->symlinks);
+	printf("stored:       %s in %llu chunks (%.2fx)\n",
+		   cli_format_bytes(plan->stored_bytes, c, sizeof(c)), (unsigned long long) plan->chunks,
+		   plan->stored_bytes ? (double) plan->raw_bytes / (double) plan->stored_bytes : 1.0);
+}
+
+static void
+print_stripes(const SbManifest *m, const SbPlan *plan)
+{
+	uint32_t	i;
+
+	printf("stripes:\n");
+	printf("  %-3s %-8s %-10s %-12s %-12s %-9s %s\n",
+		   "#", "weight", "chunks", "stored", "data", "write s", "stripe file");
+	for (i = 0; i < plan->nstripes; i++)
+	{
+		const SbPlanStripe *s = &plan->stripes[i];
+		char		stored[32],
+					raw[32];
+
+		printf("  %-3u %-8g %-10llu %-12s %-12s %-9.1f %s%s\n", s->number,
+			   m->stripes[i].weight, (unsigned long long) s->chunks,
+			   cli_format_bytes(s->stored_bytes, stored, sizeof(stored)),
+			   cli_format_bytes(s->raw_bytes, raw, sizeof(raw)), s->write_seconds,
+			   s->path, s->present ? "" : "  (missing or wrong size)");
+	}
+}
+
+int
+cmd_show(int argc, char **argv)
+{
+	ReadArgs	args;
+	SbArchive  *a;
+	SbPlan		plan;
+	SbError		err;
+	int			rc;
+
+	if ((rc = read_args_parse(argc, argv, "show", OPT_JSON | OPT_STRIPE_PATH, show_usage, &args)) >= 0)
+		return rc;
+	if ((a = read_args_open(&args, &err)) == NULL)
+		return cli_report_error(&err);
+	if (args.json)
+	{
+		char	   *text = sb_manifest_to_json(a->manifest, &err);
+
+		if (text != NULL)
+			printf("%s\n", text);
+		free(text);
+	}
+	else if (sb_archive_plan(a, &plan, &err))
+	{
+		print_header(a->manifest);
+		print_contents(&plan);
+		print_stripes(a->manifest, &plan);
+	}
+	rc = err.code == SB_OK ? EXIT_OK : cli_report_error(&err);
+	sb_archive_close(a);
+	return rc;
+}

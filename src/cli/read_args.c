@@ -1,0 +1,141 @@
+/*
+ * read_args.c
+ *		Option parsing shared by show, plan, verify and restore.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "read_args.h"
+
+enum
+{
+	LONG_STRIPE_PATH = 256,
+	LONG_NO_PROGRESS,
+	LONG_DETAIL,
+	LONG_JSON,
+	LONG_KEEP
+};
+
+/* Which OPT_ flag each option needs; 0 = every command takes it. */
+static int
+option_flag(int c)
+{
+	switch (c)
+	{
+		case 't':
+			return OPT_TARGET;
+		case 'j':
+			return OPT_JOBS;
+		case LONG_STRIPE_PATH:
+			return OPT_STRIPE_PATH;
+		case 'P':
+		case LONG_NO_PROGRESS:
+			return OPT_PROGRESS;
+		case LONG_DETAIL:
+			return OPT_DETAIL;
+		case LONG_JSON:
+			return OPT_JSON;
+		case LONG_KEEP:
+			return OPT_KEEP;
+	}
+	return 0;
+}
+
+/* Apply one option; returns -1 to go on, or the exit status. */
+static int
+apply_option(ReadArgs *a, int c, const char *arg)
+{
+	long		v;
+
+	switch (c)
+	{
+		case 't':
+			a->target = arg;
+			break;
+		case 'j':
+			if (!cli_parse_int(arg, 1, 256, &v))
+				return cli_usage_error(a->command, "invalid value \"%s\" for --jobs (1 to 256)", arg);
+			a->jobs = (uint32_t) v;
+			break;
+		case LONG_STRIPE_PATH:
+			if (a->nstripe_paths == SB_MAX_STRIPES)
+				return cli_usage_error(a->command, "too many --stripe-path options");
+			a->stripe_paths[a->nstripe_paths++] = arg;
+			break;
+		case 'P':
+			a->progress_mode = PROGRESS_ON;
+			break;
+		case LONG_NO_PROGRESS:
+			a->progress_mode = PROGRESS_OFF;
+			break;
+		case LONG_DETAIL:
+			a->detail = true;
+			break;
+		case LONG_JSON:
+			a->json = true;
+			break;
+		case LONG_KEEP:
+			a->keep_on_error = true;
+			break;
+	}
+	return -1;
+}
+
+int
+read_args_parse(int argc, char **argv, const char *command, int allowed,
+				void (*usage) (void), ReadArgs *a)
+{
+	static const struct option longopts[] = {
+		{"target", required_argument, NULL, 't'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"stripe-path", required_argument, NULL, LONG_STRIPE_PATH},
+		{"progress", no_argument, NULL, 'P'},
+		{"no-progress", no_argument, NULL, LONG_NO_PROGRESS},
+		{"detail", no_argument, NULL, LONG_DETAIL},
+		{"json", no_argument, NULL, LONG_JSON},
+		{"keep-on-error", no_argument, NULL, LONG_KEEP},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	int			c;
+	int			rc;
+
+	memset(a, 0, sizeof(*a));
+	a->command = command;
+	while ((c = getopt_long(argc, argv, "t:j:Ph", longopts, NULL)) != -1)
+	{
+		if (c == 'h')
+		{
+			usage();
+			return EXIT_OK;
+		}
+		if (c == '?' || (option_flag(c) & ~allowed) != 0)
+			return cli_usage_error(command, "option not valid here: \"%s\"", argv[optind - 1]);
+		if ((rc = apply_option(a, c, optarg)) >= 0)
+			return rc;
+	}
+	if (optind >= argc)
+		return cli_usage_error(command, "the backup LOCATION is required");
+	a->location = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(command, "unexpected argument \"%s\"", argv[optind]);
+	return -1;
+}
+
+SbArchive *
+read_args_open(const ReadArgs *a, SbError *err)
+{
+	SbArchive  *archive = sb_archive_open(a->location, err);
+	uint32_t	i;
+
+	for (i = 0; archive != NULL && i < a->nstripe_paths; i++)
+	{
+		if (!cli_apply_stripe_path(archive, a->stripe_paths[i], err))
+		{
+			sb_archive_close(archive);
+			return NULL;
+		}
+	}
+	return archive;
+}

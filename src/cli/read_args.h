@@ -1,0 +1,43 @@
+/*
+ * read_args.h
+ *		Arguments of the commands that read a backup (show, plan, verify,
+ *		restore): one parser, each command saying which options it takes.
+ */
+#ifndef SB_READ_ARGS_H
+#define SB_READ_ARGS_H
+
+#include "cli.h"
+
+#define OPT_TARGET		(1 << 0)
+#define OPT_JOBS		(1 << 1)
+#define OPT_STRIPE_PATH (1 << 2)
+#define OPT_PROGRESS	(1 << 3)
+#define OPT_DETAIL		(1 << 4)
+#define OPT_JSON		(1 << 5)
+#define OPT_KEEP		(1 << 6)
+
+typedef struct ReadArgs
+{
+	const char *command;
+	const char *location;
+	const char *target;
+	const char *stripe_paths[SB_MAX_STRIPES];
+	uint32_t	nstripe_paths;
+	uint32_t	jobs;			/* 0 = default */
+	int			progress_mode;
+	bool		detail;
+	bool		json;
+	bool		keep_on_error;
+} ReadArgs;
+
+/*
+ * Parse ARGV for COMMAND, allowing the options in ALLOWED; USAGE prints the
+ * command's help.  Returns -1 to go on, or the exit status.
+ */
+extern int	read_args_parse(int argc, char **argv, const char *command, int allowed,
+							void (*usage) (void), ReadArgs *args);
+
+/* Open the archive at the location, with any --stripe-path applied. */
+extern SbArchive *read_args_open(const ReadArgs *args, SbError *err);
+
+#endif							/* SB_READ_ARGS_H */

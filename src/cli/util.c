@@ -1,0 +1,151 @@
+/*
+ * util.c
+ *		What the subcommands share: error reporting and exit status, number
+ *		and size parsing, byte formatting, signals.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t stop_requested = 0;
+
+int
+cli_report_error(const SbError *err)
+{
+	fprintf(stderr, "%s: error: %s\n", progname, err->message);
+	switch (err->code)
+	{
+		case SB_EINVAL:
+		case SB_EEXIST:
+			return EXIT_USAGE;
+		case SB_ECORRUPT:
+		case SB_EVERSION:
+		case SB_ENOTFOUND:
+			return EXIT_DAMAGED;
+		default:
+			return EXIT_FAILED;
+	}
+}
+
+int
+cli_usage_error(const char *command, const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "%s %s: ", progname, command);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry \"%s %s --help\" for more information.\n", progname, command);
+	return EXIT_USAGE;
+}
+
+bool
+cli_parse_int(const char *text, long min, long max, long *out)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool
+cli_parse_size(const char *text, uint64_t *out)
+{
+	char	   *end;
+	unsigned long long v;
+	uint64_t	unit = 1;
+
+	errno = 0;
+	if (text[0] == '-')
+		return false;
+	v = strtoull(text, &end, 10);
+	if (errno != 0 || end == text)
+		return false;
+	if (*end == 'k' || *end == 'K')
+		unit = 1024;
+	else if (*end == 'm' || *end == 'M')
+		unit = 1024 * 1024;
+	else if (*end == 'g' || *end == 'G')
+		unit = 1024ULL * 1024 * 1024;
+	else if (*end != '\0')
+		return false;
+	if (unit > 1 && end[1] != '\0' && strcmp(end + 1, "iB") != 0 && strcmp(end + 1, "B") != 0)
+		return false;
+	if (v > UINT64_MAX / unit)
+		return false;
+	*out = (uint64_t) v * unit;
+	return true;
+}
+
+const char *
+cli_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double		v = (double) bytes;
+	int			u = 0;
+
+	while (v >= 1024 && u < 5)
+	{
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu bytes", (unsigned long long) bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+bool
+cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err)
+{
+	const char *eq = strchr(arg, '=');
+	char		number[16];
+	long		k;
+
+	if (eq == NULL || eq == arg || (size_t) (eq - arg) >= sizeof(number) || eq[1] == '\0')
+		return sb_error_set(err, SB_EINVAL, "--stripe-path \"%s\" is not of the form K=DIR", arg);
+	memcpy(number, arg, (size_t) (eq - arg));
+	number[eq - arg] = '\0';
+	if (!cli_parse_int(number, 1, SB_MAX_STRIPES, &k))
+		return sb_error_set(err, SB_EINVAL, "--stripe-path \"%s\": \"%s\" is not a stripe number",
+							arg, number);
+	return sb_archive_set_stripe_dir(a, (uint32_t) k, eq + 1, err);
+}
+
+static void
+handle_stop_signal(int signo)
+{
+	(void) signo;
+	stop_requested = 1;
+}
+
+void
+cli_install_signal_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handle_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+bool
+cli_stop_requested(void)
+{
+	return stop_requested != 0;
+}

@@ -1,0 +1,174 @@
+/*
+ * archive.c
+ *		Opening an archive from one backup folder, finding its stripes, and
+ *		planning a restore from the manifest alone.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "stripebackup/sb_archive.h"
+#include "fsutil.h"
+
+static bool
+file_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/*
+ * Where stripe I is: next to the manifest the user pointed at (a folder
+ * copied whole), else in the backup folder of the destination it was
+ * written to.  When neither exists the recorded place is named in errors.
+ */
+static char *
+locate_stripe(const SbArchive *a, uint32_t i, SbError *err)
+{
+	const SbStripeInfo *s = &a->manifest->stripes[i];
+	char	   *local = sb_path_join(a->location, s->file_name, err);
+	char	   *folder;
+	char	   *recorded;
+
+	if (local == NULL || file_exists(local))
+		return local;
+	folder = sb_path_join(s->destination, a->manifest->name, err);
+	recorded = folder ? sb_path_join(folder, s->file_name, err) : NULL;
+	free(folder);
+	free(local);
+	return recorded;
+}
+
+SbArchive *
+sb_archive_open(const char *location, SbError *err)
+{
+	SbArchive  *a;
+	uint32_t	i;
+
+	sb_error_clear(err);
+	a = sb_alloc(sizeof(SbArchive), err);
+	if (a == NULL)
+		return NULL;
+	a->location = sb_strdup(location, err);
+	if (a->location == NULL || (a->manifest = sb_manifest_load(location, err)) == NULL)
+	{
+		sb_archive_close(a);
+		return NULL;
+	}
+	for (i = 0; i < a->manifest->nstripes; i++)
+	{
+		a->stripe_paths[i] = locate_stripe(a, i, err);
+		if (a->stripe_paths[i] == NULL)
+		{
+			sb_archive_close(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+bool
+sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir, SbError *err)
+{
+	char	   *path;
+
+	if (number < 1 || number > a->manifest->nstripes)
+		return sb_error_set(err, SB_EINVAL, "stripe %u does not exist: the backup has %u stripes",
+							number, a->manifest->nstripes);
+	path = sb_path_join(dir, a->manifest->stripes[number - 1].file_name, err);
+	if (path == NULL)
+		return false;
+	free(a->stripe_paths[number - 1]);
+	a->stripe_paths[number - 1] = path;
+	return true;
+}
+
+void
+sb_archive_close(SbArchive *a)
+{
+	uint32_t	i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < SB_MAX_STRIPES; i++)
+		free(a->stripe_paths[i]);
+	sb_manifest_free(a->manifest);
+	free(a->location);
+	free(a);
+}
+
+/* Count, per stripe, the files with a piece in it (chunk order keeps it cheap). */
+static bool
+count_files_per_stripe(const SbManifest *m, SbPlan *plan, SbError *err)
+{
+	size_t	   *last = sb_alloc(m->nstripes * sizeof(size_t), err);
+	uint64_t	c;
+	uint32_t	s;
+
+	if (last == NULL)
+		return false;
+	for (s = 0; s < m->nstripes; s++)
+		last[s] = (size_t) -1;
+	for (c = 0; c < m->total_chunks; c++)
+	{
+		SbPieceIter it;
+		SbPiece		piece;
+
+		s = m->chunk_stripe[c];
+		sb_piece_iter_init(&it, m, c);
+		while (sb_piece_iter_next(&it, &piece))
+		{
+			if (piece.entry != last[s])
+				plan->stripes[s].files++;
+			last[s] = piece.entry;
+		}
+	}
+	free(last);
+	return true;
+}
+
+bool
+sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
+{
+	const SbManifest *m = a->manifest;
+	size_t		i;
+	uint32_t	s;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->nstripes = m->nstripes;
+	for (s = 0; s < m->nstripes; s++)
+	{
+		const SbStripeInfo *info = &m->stripes[s];
+		SbPlanStripe *p = &plan->stripes[s];
+		struct stat st;
+
+		p->number = info->number;
+		p->path = a->stripe_paths[s];
+		p->present = stat(p->path, &st) == 0 && (uint64_t) st.st_size == info->file_bytes;
+		p->file_bytes = info->file_bytes;
+		p->chunks = info->chunks;
+		p->raw_bytes = info->raw_bytes;
+		p->stored_bytes = info->stored_bytes;
+		p->write_seconds = info->seconds;
+	}
+	for (i = 0; i < m->nentries; i++)
+	{
+		const SbEntry *e = &m->entries[i];
+
+		if (e->type == SB_ENTRY_FILE)
+		{
+			plan->files++;
+			plan->logical_bytes += e->size;
+		}
+		else if (e->type == SB_ENTRY_DIR)
+			plan->directories++;
+		else
+			plan->symlinks++;
+	}
+	plan->raw_bytes = m->stream_bytes;
+	plan->stored_bytes = m->stored_bytes;
+	plan->chunks = m->total_chunks;
+	return count_files_per_stripe(m, plan, err);
+}

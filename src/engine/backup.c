@@ -1,0 +1,569 @@
+/*
+ * backup.c
+ *		Life of a backup: checking the options, creating the backup folders
+ *		and stripe files, finishing (indexes, syncs, manifests) or aborting
+ *		(removing everything it created).
+ *
+ * Nothing is created until every option has been checked, and a backup
+ * folder without a manifest is never a complete backup: the manifest is
+ * written, in every destination, only after every stripe is synced.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backup_internal.h"
+#include "fsutil.h"
+#include "thread.h"
+
+#define MAX_WORKERS 256
+#define MAX_BUFFERS 4096
+#define MAX_NAME_LEN 128
+
+/* A backup name is one plain path component: letters, digits, ".", "_", "-". */
+static bool
+name_is_valid(const char *name)
+{
+	size_t		len = strlen(name);
+	size_t		i;
+
+	if (len == 0 || len > MAX_NAME_LEN || name[0] == '.')
+		return false;
+	for (i = 0; i < len; i++)
+	{
+		char		ch = name[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Is A the same as B or inside it?  Both are canonical absolute paths. */
+static bool
+path_within(const char *a, const char *b)
+{
+	size_t		len = strlen(b);
+
+	if (strcmp(b, "/") == 0)
+		return true;
+	return strncmp(a, b, len) == 0 && (a[len] == '\0' || a[len] == '/');
+}
+
+static bool
+check_destination(const char *dest, char *resolved, SbError *err)
+{
+	struct stat st;
+
+	if (dest[0] != '/')
+		return sb_error_set(err, SB_EINVAL,
+							"destination \"%s\" is not an absolute path", dest);
+	if (stat(dest, &st) != 0)
+	{
+		sb_error_set_errno(err, errno, "destination \"%s\" is not usable", dest);
+		if (errno == ENOENT)
+			sb_error_set(err, SB_EINVAL,
+						 "destination \"%s\" does not exist (is its device mounted?)", dest);
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return sb_error_set(err, SB_EINVAL, "destination \"%s\" is not a directory", dest);
+	if (access(dest, W_OK | X_OK) != 0)
+		return sb_error_set_errno(err, errno, "destination \"%s\" is not writable", dest);
+	if (realpath(dest, resolved) == NULL)
+		return sb_error_set_errno(err, errno, "could not resolve destination \"%s\"", dest);
+	return true;
+}
+
+/* Destinations: absolute, existing, writable, distinct, none inside another. */
+static bool
+check_destinations(const SbBackupOptions *o, SbError *err)
+{
+	char		(*resolved)[PATH_MAX];
+	uint32_t	i,
+				j;
+	bool		ok = true;
+
+	if (o->ndestinations == 0 || o->ndestinations > SB_MAX_STRIPES)
+		return sb_error_set(err, SB_EINVAL, "%u destinations given; between 1 and %d are allowed",
+							o->ndestinations, SB_MAX_STRIPES);
+	resolved = sb_alloc(o->ndestinations * sizeof(*resolved), err);
+	if (resolved == NULL)
+		return false;
+	for (i = 0; ok && i < o->ndestinations; i++)
+		ok = check_destination(o->destinations[i], resolved[i], err);
+	for (i = 0; ok && i < o->ndestinations; i++)
+		for (j = 0; ok && j < o->ndestinations; j++)
+		{
+			if (i == j || !path_within(resolved[i], resolved[j]))
+				continue;
+			if (strcmp(resolved[i], resolved[j]) == 0)
+				ok = sb_error_set(err, SB_EINVAL,
+								  "destinations \"%s\" and \"%s\" are the same folder",
+								  o->destinations[j], o->destinations[i]);
+			else
+				ok = sb_error_set(err, SB_EINVAL,
+								  "destination \"%s\" is inside destination \"%s\"",
+								  o->destinations[i], o->destinations[j]);
+		}
+	free(resolved);
+	return ok;
+}
+
+static bool
+check_options(const SbBackupOptions *o, uint32_t chunk_size, SbError *err)
+{
+	uint32_t	i;
+
+	if (!check_destinations(o, err))
+		return false;
+	for (i = 0; o->weights != NULL && i < o->ndestinations; i++)
+		if (!isfinite(o->weights[i]) || o->weights[i] <= 0)
+			return sb_error_set(err, SB_EINVAL,
+								"weight %g of destination \"%s\" is not a positive number",
+								o->weights[i], o->destinations[i]);
+	if (o->name == NULL || !name_is_valid(o->name))
+		return sb_error_set(err, SB_EINVAL,
+							"backup name \"%s\" is not valid: use up to %d letters, digits, \".\", \"_\" or \"-\", not starting with \".\"",
+							o->name ? o->name : "", MAX_NAME_LEN);
+	if (chunk_size < SB_MIN_CHUNK_SIZE || chunk_size > SB_MAX_CHUNK_SIZE || chunk_size % 4096)
+		return sb_error_set(err, SB_EINVAL,
+							"chunk size %u is not a multiple of 4096 between %d and %d",
+							chunk_size, SB_MIN_CHUNK_SIZE, SB_MAX_CHUNK_SIZE);
+	if (o->codec == SB_CODEC_ZSTD &&
+		(o->level < sb_codec_min_level() || o->level > sb_codec_max_level() || o->level == 0))
+		return sb_error_set(err, SB_EINVAL, "zstd level %d is out of range (%d to %d, not 0)",
+							o->level, sb_codec_min_level(), sb_codec_max_level());
+	if (o->buffer_count != 0 && (o->buffer_count < 2 || o->buffer_count > MAX_BUFFERS))
+		return sb_error_set(err, SB_EINVAL, "buffer count %u is out of range (2 to %d)",
+							o->buffer_count, MAX_BUFFERS);
+	if (o->workers > MAX_WORKERS)
+		return sb_error_set(err, SB_EINVAL, "%u compression workers; at most %d are allowed",
+							o->workers, MAX_WORKERS);
+	return true;
+}
+
+/* A random (version 4) UUID for the backup. */
+static bool
+make_uuid(uint8_t *uuid, SbError *err)
+{
+	if (getrandom(uuid, 16, 0) != 16)
+		return sb_error_set_errno(err, errno, "could not get random bytes");
+	uuid[6] = (uint8_t) ((uuid[6] & 0x0F) | 0x40);
+	uuid[8] = (uint8_t) ((uuid[8] & 0x3F) | 0x80);
+	return true;
+}
+
+static char *
+copy_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static bool
+init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
+{
+	char		now[32];
+	SbManifest *m = sb_manifest_new();
+
+	b->manifest = m;
+	if (m == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory");
+	sb_now_iso8601(now, sizeof(now));
+	m->name = strdup(o->name);
+	m->label = copy_or_null(o->label);
+	m->tool = copy_or_null(o->tool);
+	m->started_at = strdup(now);
+	m->metadata_json = copy_or_null(o->metadata_json);
+	m->chunk_size = b->chunk_size;
+	m->codec = o->codec;
+	m->level = o->codec == SB_CODEC_ZSTD ? o->level : 0;
+	m->balance = o->balance;
+	if (m->name == NULL || m->started_at == NULL || (o->label && !m->label) ||
+		(o->tool && !m->tool) || (o->metadata_json && !m->metadata_json))
+		return sb_error_set(err, SB_ENOMEM, "out of memory");
+	return make_uuid(m->uuid, err);
+}
+
+/* Create DEST/NAME and its stripe file, and write the stripe header. */
+static bool
+create_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *err)
+{
+	SbStripeHeader h;
+	uint8_t		header[SB_STRIPE_HEADER_SIZE];
+	char		file_name[32];
+
+	sb_stripe_file_name(w->index + 1, file_name, sizeof(file_name));
+	w->folder = sb_path_join(dest, b->manifest->name, err);
+	if (w->folder == NULL)
+		return false;
+	if (mkdir(w->folder, 0700) != 0)
+	{
+		if (errno == EEXIST)
+			return sb_error_set(err, SB_EEXIST,
+								"destination \"%s\" already holds a backup named \"%s\"",
+								dest, b->manifest->name);
+		return sb_error_set_errno(err, errno, "could not create backup folder \"%s\"", w->folder);
+	}
+	w->created_folder = true;
+	w->path = sb_path_join(w->folder, file_name, err);
+	if (w->path == NULL)
+		return false;
+	w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (w->fd < 0)
+		return sb_error_set_errno(err, errno, "could not create stripe file \"%s\"", w->path);
+	memset(&h, 0, sizeof(h));
+	h.major = SB_FORMAT_MAJOR;
+	h.minor = SB_FORMAT_MINOR;
+	memcpy(h.uuid, b->manifest->uuid, 16);
+	h.number = w->index + 1;
+	h.count = b->nstripes;
+	h.chunk_size = b->chunk_size;
+	sb_format_encode_header(&h, header);
+	w->offset = SB_STRIPE_HEADER_SIZE;
+	return sb_write_all(w->fd, header, sizeof(header), w->path, err);
+}
+
+static bool
+alloc_chunks(SbBackup *b, uint32_t count, SbError *err)
+{
+	size_t		bound = sb_codec_bound(b->codec, b->chunk_size);
+	uint32_t	i;
+
+	b->chunks = sb_alloc(count * sizeof(SbChunk), err);
+	if (b->chunks == NULL)
+		return false;
+	b->nchunks = count;
+	for (i = 0; i < count; i++)
+	{
+		SbChunk    *c = &b->chunks[i];
+
+		/* Page-aligned, so a later direct-I/O path can use the same buffers. */
+		if (posix_memalign((void **) &c->raw, 4096, b->chunk_size) != 0 ||
+			(b->codec != SB_CODEC_NONE &&
+			 posix_memalign((void **) &c->compressed, 4096, bound) != 0))
+			return sb_error_set(err, SB_ENOMEM, "out of memory allocating %u buffers of %u bytes",
+								count, b->chunk_size);
+	}
+	return true;
+}
+
+static bool
+init_queues(SbBackup *b, SbError *err)
+{
+	uint32_t	i;
+	bool		ok;
+
+	ok = sb_queue_init(&b->free_queue, b->nchunks) &&
+		sb_queue_init(&b->seal_queue, b->nchunks) &&
+		sb_queue_init(&b->ready_queue, b->nchunks);
+	for (i = 0; ok && i < b->nstripes; i++)
+		ok = sb_queue_init(&b->writers[i].queue, b->nchunks);
+	for (i = 0; ok && i < b->nchunks; i++)
+		sb_queue_push(&b->free_queue, &b->chunks[i]);
+	return ok ? true : sb_error_set(err, SB_ENOMEM, "out of memory");
+}
+
+/* Everything begin() needs beyond the options check. */
+static bool
+setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
+{
+	double		equal[SB_MAX_STRIPES];
+	uint32_t	i;
+
+	b->nworkers = o->workers ? o->workers : sb_cpu_count();
+	b->workers = sb_alloc(b->nworkers * sizeof(pthread_t), err);
+	if (b->workers == NULL || !init_manifest(b, o, err))
+		return false;
+	for (i = 0; i < b->nstripes; i++)
+		equal[i] = 1.0;
+	sb_schedule_init(&b->schedule, o->weights ? o->weights : equal, b->nstripes);
+	for (i = 0; i < b->nstripes; i++)
+	{
+		b->writers[i].backup = b;
+		b->writers[i].index = i;
+		b->writers[i].fd = -1;
+	}
+	for (i = 0; i < b->nstripes; i++)
+		if (!create_stripe(b, &b->writers[i], o->destinations[i], err))
+			return false;
+	return alloc_chunks(b, o->buffer_count ? o->buffer_count : SB_DEFAULT_BUFFER_COUNT, err) &&
+		init_queues(b, err) && sb_backup_start_threads(b, err);
+}
+
+static bool
+record_stripe_info(SbBackup *b, const SbBackupOptions *o)
+{
+	uint32_t	i;
+
+	b->manifest->stripes = calloc(b->nstripes, sizeof(SbStripeInfo));
+	if (b->manifest->stripes == NULL)
+		return false;
+	b->manifest->nstripes = b->nstripes;
+	for (i = 0; i < b->nstripes; i++)
+	{
+		SbStripeInfo *s = &b->manifest->stripes[i];
+		char		file_name[32];
+
+		sb_stripe_file_name(i + 1, file_name, sizeof(file_name));
+		s->number = i + 1;
+		s->weight = o->weights ? o->weights[i] : 1.0;
+		s->destination = strdup(o->destinations[i]);
+		s->file_name = strdup(file_name);
+		if (s->destination == NULL || s->file_name == NULL)
+			return false;
+	}
+	return true;
+}
+
+SbBackup *
+sb_backup_begin(const SbBackupOptions *o, SbError *err)
+{
+	uint32_t	chunk_size = o->chunk_size ? o->chunk_size : SB_DEFAULT_CHUNK_SIZE;
+	SbBackup   *b;
+
+	sb_error_clear(err);
+	if (!check_options(o, chunk_size, err))
+		return NULL;
+	b = sb_alloc(sizeof(SbBackup), err);
+	if (b == NULL)
+		return NULL;
+	pthread_mutex_init(&b->failure_mutex, NULL);
+	b->codec = o->codec;
+	b->level = o->level;
+	b->balance = o->balance;
+	b->chunk_size = chunk_size;
+	b->detect_holes = o->detect_holes;
+	sb_ticker_init(&b->ticker, o->tick, o->tick_arg);
+	b->nstripes = o->ndestinations;
+	b->started = sb_monotonic_seconds();
+	if (!setup(b, o, err) ||
+		(!record_stripe_info(b, o) && !sb_error_set(err, SB_ENOMEM, "out of memory")))
+	{
+		sb_backup_abort(b);
+		return NULL;
+	}
+	return b;
+}
+
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The chunk ids a writer stored, as sorted inclusive ranges. */
+static bool
+build_ranges(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
+{
+	uint64_t   *ids = sb_alloc((w->nentries + 1) * sizeof(uint64_t), err);
+	size_t		i;
+
+	s->ranges = sb_alloc((w->nentries + 1) * sizeof(SbChunkRange), err);
+	if (ids == NULL || s->ranges == NULL)
+	{
+		free(ids);
+		return false;
+	}
+	for (i = 0; i < w->nentries; i++)
+		ids[i] = w->entries[i].chunk_id;
+	qsort(ids, w->nentries, sizeof(uint64_t), compare_u64);
+	s->nranges = 0;
+	for (i = 0; i < w->nentries; i++)
+	{
+		if (s->nranges > 0 && s->ranges[s->nranges - 1].last + 1 == ids[i])
+			s->ranges[s->nranges - 1].last = ids[i];
+		else
+		{
+			s->ranges[s->nranges].first = ids[i];
+			s->ranges[s->nranges].last = ids[i];
+			s->nranges++;
+		}
+	}
+	free(ids);
+	return true;
+}
+
+/* Put the writers' figures and chunk ranges into the manifest. */
+static bool
+complete_manifest(SbBackup *b, SbError *err)
+{
+	SbManifest *m = b->manifest;
+	char		now[32];
+	uint32_t	i;
+
+	sb_now_iso8601(now, sizeof(now));
+	m->finished_at = sb_strdup(now, err);
+	if (m->finished_at == NULL)
+		return false;
+	m->total_chunks = b->next_chunk_id;
+	m->stream_bytes = 0;
+	m->stored_bytes = 0;
+	for (i = 0; i < b->nstripes; i++)
+	{
+		SbStripeWriter *w = &b->writers[i];
+		SbStripeInfo *s = &m->stripes[i];
+
+		s->chunks = atomic_load(&w->chunks);
+		s->raw_bytes = atomic_load(&w->raw_bytes);
+		s->stored_bytes = atomic_load(&w->stored_bytes);
+		s->file_bytes = w->offset;
+		s->seconds = (double) atomic_load(&w->busy_usec) / 1e6;
+		m->stream_bytes += s->raw_bytes;
+		m->stored_bytes += s->stored_bytes;
+		if (!build_ranges(w, s, err))
+			return false;
+	}
+	/* Check what we are about to publish as any reader would. */
+	return sb_manifest_index(m, err);
+}
+
+/* Write the manifest into every backup folder, then sync each destination. */
+static bool
+publish_manifest(SbBackup *b, SbError *err)
+{
+	uint32_t	i;
+
+	for (i = 0; i < b->nstripes; i++)
+		if (!sb_manifest_write(b->manifest, b->writers[i].folder, err))
+			return false;
+	for (i = 0; i < b->nstripes; i++)
+		if (!sb_fsync_path(b->manifest->stripes[i].destination, true, err))
+			return false;
+	return true;
+}
+
+static void
+free_backup(SbBackup *b, bool keep_manifest)
+{
+	uint32_t	i;
+
+	for (i = 0; i < b->nstripes; i++)
+	{
+		SbStripeWriter *w = &b->writers[i];
+
+		if (w->fd >= 0)
+			close(w->fd);
+		free(w->folder);
+		free(w->path);
+		free(w->entries);
+		sb_queue_destroy(&w->queue);
+	}
+	for (i = 0; b->chunks != NULL && i < b->nchunks; i++)
+	{
+		free(b->chunks[i].raw);
+		free(b->chunks[i].compressed);
+	}
+	free(b->chunks);
+	free(b->workers);
+	sb_queue_destroy(&b->free_queue);
+	sb_queue_destroy(&b->seal_queue);
+	sb_queue_destroy(&b->ready_queue);
+	if (!keep_manifest)
+		sb_manifest_free(b->manifest);
+	pthread_mutex_destroy(&b->failure_mutex);
+	free(b);
+}
+
+bool
+sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err)
+{
+	bool		ok = true;
+
+	if (b->current != NULL && b->fill > 0)
+		ok = sb_backup_submit_current(b, err);
+	else if (b->current != NULL)
+		sb_queue_push(&b->free_queue, b->current);
+	b->current = NULL;
+	sb_backup_join_threads(b);
+	if (atomic_load(&b->failed))
+	{
+		*err = b->failure;
+		ok = false;
+	}
+	ok = ok && complete_manifest(b, err) && publish_manifest(b, err);
+	if (!ok)
+	{
+		sb_backup_abort(b);
+		return false;
+	}
+	if (manifest != NULL)
+		*manifest = b->manifest;
+	free_backup(b, manifest != NULL);
+	return true;
+}
+
+/* Remove a file if it exists; cleanup goes on whatever happens. */
+static void
+remove_quietly(const char *dir, const char *name)
+{
+	char		path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+void
+sb_backup_abort(SbBackup *b)
+{
+	uint32_t	i;
+
+	if (b == NULL)
+		return;
+	sb_backup_stop_threads(b);
+	for (i = 0; i < b->nstripes; i++)
+	{
+		SbStripeWriter *w = &b->writers[i];
+
+		if (w->fd >= 0)
+			close(w->fd);
+		w->fd = -1;
+		if (!w->created_folder)
+			continue;
+		if (w->path != NULL)
+			unlink(w->path);
+		remove_quietly(w->folder, SB_MANIFEST_FILE);
+		remove_quietly(w->folder, SB_MANIFEST_FILE ".tmp");
+		rmdir(w->folder);
+	}
+	free_backup(b, false);
+}
+
+void
+sb_backup_progress(SbBackup *b, SbProgress *p)
+{
+	uint32_t	i;
+
+	memset(p, 0, sizeof(*p));
+	p->raw_bytes_done = atomic_load(&b->raw_bytes_done);
+	p->files_done = atomic_load(&b->files_done);
+	p->elapsed_seconds = sb_monotonic_seconds() - b->started;
+	p->nstripes = b->nstripes;
+	for (i = 0; i < b->nstripes; i++)
+	{
+		SbStripeWriter *w = &b->writers[i];
+
+		p->stripes[i].chunks = atomic_load(&w->chunks);
+		p->stripes[i].raw_bytes = atomic_load(&w->raw_bytes);
+		p->stripes[i].stored_bytes = atomic_load(&w->stored_bytes);
+		p->stripes[i].busy_seconds = (double) atomic_load(&w->busy_usec) / 1e6;
+	}
+}
+
+const SbManifest *
+sb_backup_manifest(const SbBackup *b)
+{
+	return b->manifest;
+}

@@ -1,0 +1,118 @@
+/*
+ * backup_internal.h
+ *		State shared by the parts of the backup pipeline:
+ *
+ *		caller's thread (backup_source.c): reads files into chunk buffers
+ *		  -> seal queue -> compression workers (backup_threads.c)
+ *		  -> ready queue (adaptive: shared; weighted: one per stripe)
+ *		  -> one writer thread per destination (backup_threads.c)
+ *		  -> free queue -> caller's thread again.
+ *
+ * The buffers (SbChunk) are allocated once: memory is buffer_count chunks
+ * whatever the size of the source.
+ */
+#ifndef SB_BACKUP_INTERNAL_H
+#define SB_BACKUP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "stripebackup/sb_backup.h"
+#include "codec.h"
+#include "format.h"
+#include "queue.h"
+#include "scheduler.h"
+#include "ticker.h"
+
+/* One buffer travelling through the pipeline. */
+typedef struct SbChunk
+{
+	uint64_t	id;
+	uint32_t	stripe;			/* 0-based; chosen at creation in weighted mode */
+	uint32_t	raw_len;
+	uint32_t	stored_len;
+	SbCodec		codec;			/* as stored: NONE when compression did not help */
+	uint64_t	raw_hash;
+	uint64_t	stored_hash;
+	uint8_t    *raw;			/* chunk_size bytes */
+	uint8_t    *compressed;		/* sb_codec_bound bytes, or NULL */
+	const uint8_t *payload;		/* what is written: raw or compressed */
+} SbChunk;
+
+typedef struct SbStripeWriter
+{
+	struct SbBackup *backup;
+	uint32_t	index;			/* 0-based */
+	char	   *folder;			/* destination/name */
+	char	   *path;			/* folder/stripe-N.sbs */
+	bool		created_folder;
+	int			fd;
+	uint64_t	offset;			/* where the next chunk goes */
+	SbIndexEntry *entries;		/* the index, in file order */
+	size_t		nentries;
+	size_t		entries_cap;
+	SbQueue		queue;			/* weighted mode: chunks for this stripe */
+	pthread_t	thread;
+	bool		started;
+	_Atomic uint64_t chunks;
+	_Atomic uint64_t raw_bytes;
+	_Atomic uint64_t stored_bytes;
+	_Atomic uint64_t busy_usec;
+} SbStripeWriter;
+
+struct SbBackup
+{
+	SbManifest *manifest;
+	SbCodec		codec;
+	int			level;
+	SbBalance	balance;
+	uint32_t	chunk_size;
+	bool		detect_holes;
+	SbTicker	ticker;
+	double		started;
+
+	SbStripeWriter writers[SB_MAX_STRIPES];
+	uint32_t	nstripes;
+	SbWeightedSchedule schedule;
+
+	SbChunk    *chunks;
+	uint32_t	nchunks;
+	SbQueue		free_queue;
+	SbQueue		seal_queue;
+	SbQueue		ready_queue;	/* adaptive mode */
+
+	pthread_t  *workers;
+	uint32_t	nworkers;
+	uint32_t	workers_started;
+
+	SbChunk    *current;		/* being filled by the caller's thread */
+	uint32_t	fill;
+	uint64_t	next_chunk_id;
+
+	pthread_mutex_t failure_mutex;
+	atomic_bool failed;
+	SbError		failure;		/* the first error of any thread */
+
+	_Atomic uint64_t raw_bytes_done;
+	_Atomic uint64_t files_done;
+};
+
+/* Record the first failure of any thread and stop every queue. */
+extern void sb_backup_fail(SbBackup *b, const SbError *err);
+
+/* Start the compression workers and the stripe writers. */
+extern bool sb_backup_start_threads(SbBackup *b, SbError *err);
+
+/* Close the queues in pipeline order and wait for every thread. */
+extern void sb_backup_join_threads(SbBackup *b);
+
+/* Stop every queue so threads exit, and wait for them. */
+extern void sb_backup_stop_threads(SbBackup *b);
+
+/* Hand the filled current chunk to the compression workers. */
+extern bool sb_backup_submit_current(SbBackup *b, SbError *err);
+
+/* Make sure there is a current chunk with room, waiting for a free buffer. */
+extern bool sb_backup_ensure_current(SbBackup *b, SbError *err);
+
+#endif							/* SB_BACKUP_INTERNAL_H */

@@ -1,0 +1,337 @@
+/*
+ * backup_source.c
+ *		The caller's side of the backup pipeline: entries are added in archive
+ *		order, and file data is copied into chunk buffers, end to end, which go
+ *		to the compression workers as they fill.
+ *
+ * A file is read up to the size it had when opened; if it shrinks meanwhile
+ * the rest is zeros (the copy of a live database is made consistent by WAL
+ * replay, as PostgreSQL's own base backup does).  Holes found with SEEK_DATA
+ * are not stored; the file's CRC-32C still covers its whole content.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backup_internal.h"
+#include "checksum.h"
+#include "fsutil.h"
+
+/* The caller's tick, when due; false (and SB_ECANCELED) when it says stop. */
+static bool
+tick(SbBackup *b, SbError *err)
+{
+	SbProgress	progress;
+
+	if (!sb_ticker_due(&b->ticker))
+		return true;
+	sb_backup_progress(b, &progress);
+	return sb_ticker_fire(&b->ticker, &progress, "backup", err);
+}
+
+/* The error that stopped the pipeline, if any thread failed. */
+static bool
+pipeline_error(SbBackup *b, SbError *err)
+{
+	pthread_mutex_lock(&b->failure_mutex);
+	*err = b->failure;
+	pthread_mutex_unlock(&b->failure_mutex);
+	return false;
+}
+
+bool
+sb_backup_ensure_current(SbBackup *b, SbError *err)
+{
+	while (b->current == NULL)
+	{
+		bool		timed_out;
+		SbChunk    *c = sb_queue_pop_timed(&b->free_queue, 100, &timed_out);
+
+		if (c != NULL)
+		{
+			b->current = c;
+			b->fill = 0;
+		}
+		else if (atomic_load(&b->failed))
+			return pipeline_error(b, err);
+		else if (!tick(b, err))
+			return false;
+	}
+	return true;
+}
+
+bool
+sb_backup_submit_current(SbBackup *b, SbError *err)
+{
+	SbChunk    *c = b->current;
+
+	c->id = b->next_chunk_id++;
+	c->raw_len = b->fill;
+	c->stripe = b->balance == SB_BALANCE_WEIGHTED ? sb_schedule_next(&b->schedule) : 0;
+	b->current = NULL;
+	b->fill = 0;
+	if (!sb_queue_push(&b->seal_queue, c))
+		return pipeline_error(b, err);
+	return tick(b, err);
+}
+
+/* Where appended bytes come from: an open file, or memory. */
+typedef struct SbSource
+{
+	int			fd;				/* -1 when reading memory */
+	const uint8_t *data;
+	const char *what;			/* the file's name, for errors */
+} SbSource;
+
+/* Copy N bytes of SRC at OFFSET to DST; a file that shrank reads as zeros. */
+static bool
+read_source(const SbSource *src, uint8_t *dst, uint32_t n, uint64_t offset, SbError *err)
+{
+	ssize_t		got;
+
+	if (src->fd < 0)
+	{
+		memcpy(dst, src->data + offset, n);
+		return true;
+	}
+	got = sb_pread_upto(src->fd, dst, n, offset, src->what, err);
+	if (got < 0)
+		return false;
+	memset(dst + got, 0, n - (size_t) got);
+	return true;
+}
+
+/* Append LEN bytes of SRC at OFFSET to the stream, updating *CRC over them. */
+static bool
+append_stream(SbBackup *b, const SbSource *src, uint64_t offset, uint64_t len,
+			  uint32_t *crc, SbError *err)
+{
+	while (len > 0)
+	{
+		uint32_t	room;
+		uint32_t	n;
+		uint8_t    *dst;
+
+		if (!sb_backup_ensure_current(b, err))
+			return false;
+		room = b->chunk_size - b->fill;
+		n = len < room ? (uint32_t) len : room;
+		dst = b->current->raw + b->fill;
+		if (!read_source(src, dst, n, offset, err))
+			return false;
+		*crc = sb_crc32c_update(*crc, dst, n);
+		b->fill += n;
+		offset += n;
+		len -= n;
+		atomic_fetch_add(&b->raw_bytes_done, n);
+		if (b->fill == b->chunk_size && !sb_backup_submit_current(b, err))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Find the data regions of FD up to SIZE.  Returns false only on a real error;
+ * a file system without SEEK_DATA gets one extent covering the file.
+ */
+static bool
+find_extents(int fd, const char *what, uint64_t size, SbEntry *e, SbError *err)
+{
+	uint64_t	pos = 0;
+	uint32_t	cap = 0;
+
+	e->sparse = false;
+	e->nextents = 0;
+	e->extents = NULL;
+	while (pos < size)
+	{
+		off_t		data = lseek(fd, (off_t) pos, SEEK_DATA);
+		off_t		hole;
+
+		if (data < 0 && errno == ENXIO)
+			break;				/* only a hole is left */
+		if (data < 0 && (errno == EINVAL || errno == EOPNOTSUPP))
+		{
+			free(e->extents);
+			e->extents = NULL;
+			e->nextents = 0;
+			return true;		/* no hole support: read it all */
+		}
+		if (data < 0)
+			return sb_error_set_errno(err, errno, "could not look for data in \"%s\"", what);
+		if ((uint64_t) data >= size)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || (uint64_t) hole > size)
+			hole = (off_t) size;
+		if (e->nextents == cap)
+		{
+			SbExtent   *grown;
+
+			cap = cap ? cap * 2 : 8;
+			grown = realloc(e->extents, cap * sizeof(SbExtent));
+			if (grown == NULL)
+				return sb_error_set(err, SB_ENOMEM, "out of memory");
+			e->extents = grown;
+		}
+		e->extents[e->nextents].offset = (uint64_t) data;
+		e->extents[e->nextents].length = (uint64_t) (hole - data);
+		e->nextents++;
+		pos = (uint64_t) hole;
+	}
+	/* One extent over the whole file is not sparse. */
+	e->sparse = !(e->nextents == 1 && e->extents[0].offset == 0 &&
+				  e->extents[0].length == size);
+	if (!e->sparse)
+	{
+		free(e->extents);
+		e->extents = NULL;
+		e->nextents = 0;
+	}
+	return true;
+}
+
+/* Stream a file's data (extents only, if sparse) and compute its CRC-32C. */
+static bool
+stream_file(SbBackup *b, const SbSource *src, SbEntry *e, SbError *err)
+{
+	uint32_t	crc = SB_CRC32C_INIT;
+	uint64_t	end = 0;
+	uint32_t	i;
+
+	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
+	if (!e->sparse)
+	{
+		if (!append_stream(b, src, 0, e->size, &crc, err))
+			return false;
+		e->stream_length = e->size;
+		e->crc32c = sb_crc32c_final(crc);
+		return true;
+	}
+	e->stream_length = 0;
+	for (i = 0; i < e->nextents; i++)
+	{
+		crc = sb_crc32c_zeros(crc, e->extents[i].offset - end);
+		if (!append_stream(b, src, e->extents[i].offset, e->extents[i].length, &crc, err))
+			return false;
+		end = e->extents[i].offset + e->extents[i].length;
+		e->stream_length += e->extents[i].length;
+	}
+	crc = sb_crc32c_zeros(crc, e->size - end);
+	e->crc32c = sb_crc32c_final(crc);
+	return true;
+}
+
+static bool
+add_entry(SbBackup *b, const SbEntry *e, SbError *err)
+{
+	if (!sb_manifest_add_entry(b->manifest, e, err))
+		return false;
+	if (e->type == SB_ENTRY_FILE)
+		atomic_fetch_add(&b->files_done, 1);
+	return true;
+}
+
+bool
+sb_backup_add_dir(SbBackup *b, const char *path, uint32_t mode, int64_t mtime, SbError *err)
+{
+	SbEntry		e;
+
+	memset(&e, 0, sizeof(e));
+	e.path = (char *) path;
+	e.type = SB_ENTRY_DIR;
+	e.mode = mode & 07777;
+	e.mtime = mtime;
+	return add_entry(b, &e, err);
+}
+
+bool
+sb_backup_add_symlink(SbBackup *b, const char *path, const char *target, int64_t mtime,
+					  SbError *err)
+{
+	SbEntry		e;
+
+	memset(&e, 0, sizeof(e));
+	e.path = (char *) path;
+	e.type = SB_ENTRY_SYMLINK;
+	e.mode = 0777;
+	e.mtime = mtime;
+	e.link_target = (char *) target;
+	return add_entry(b, &e, err);
+}
+
+/* Open a source file for reading; SB_ENOTFOUND if it is gone. */
+static int
+open_source(const char *source_path, struct stat *st, SbError *err)
+{
+	int			fd = open(source_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+	{
+		sb_error_set_errno(err, errno, "could not open \"%s\"", source_path);
+		if (errno == ENOENT)
+			err->code = SB_ENOTFOUND;
+		return -1;
+	}
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
+	{
+		close(fd);
+		sb_error_set(err, SB_EINVAL, "\"%s\" is not a regular file", source_path);
+		return -1;
+	}
+	return fd;
+}
+
+bool
+sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbError *err)
+{
+	struct stat st;
+	SbEntry		e;
+	SbSource	src;
+	int			fd;
+	bool		ok;
+
+	if (!sb_path_is_safe(path, false))
+		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", path);
+	fd = open_source(source_path, &st, err);
+	if (fd < 0)
+		return false;
+	src.fd = fd;
+	src.data = NULL;
+	src.what = source_path;
+	memset(&e, 0, sizeof(e));
+	e.path = (char *) path;
+	e.type = SB_ENTRY_FILE;
+	e.mode = st.st_mode & 07777;
+	e.mtime = st.st_mtime;
+	e.size = (uint64_t) st.st_size;
+	ok = (!b->detect_holes || find_extents(fd, source_path, e.size, &e, err)) &&
+		stream_file(b, &src, &e, err) && add_entry(b, &e, err);
+	free(e.extents);
+	close(fd);
+	return ok;
+}
+
+bool
+sb_backup_add_data(SbBackup *b, const char *path, const void *data, size_t len,
+				   uint32_t mode, int64_t mtime, SbError *err)
+{
+	SbEntry		e;
+	SbSource	src = {-1, data, path};
+
+	if (!sb_path_is_safe(path, false))
+		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", path);
+	memset(&e, 0, sizeof(e));
+	e.path = (char *) path;
+	e.type = SB_ENTRY_FILE;
+	e.mode = mode & 07777;
+	e.mtime = mtime;
+	e.size = len;
+	return stream_file(b, &src, &e, err) && add_entry(b, &e, err);
+}

@@ -1,0 +1,27 @@
+/*
+ * checksum.h
+ *		The two checksums of the format: XXH3-64 for chunks and structures
+ *		(libxxhash), CRC-32C for whole files as PostgreSQL's backup_manifest
+ *		wants them (ISA-L).
+ */
+#ifndef SB_CHECKSUM_H
+#define SB_CHECKSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_CRC32C_INIT 0xFFFFFFFFu
+
+/* XXH3-64 of a buffer. */
+extern uint64_t sb_hash64(const void *data, size_t len);
+
+/* Feed bytes into a running CRC-32C started with SB_CRC32C_INIT. */
+extern uint32_t sb_crc32c_update(uint32_t crc, const void *data, size_t len);
+
+/* Feed LEN zero bytes (a hole) into a running CRC-32C. */
+extern uint32_t sb_crc32c_zeros(uint32_t crc, uint64_t len);
+
+/* The final CRC-32C value of a running one. */
+extern uint32_t sb_crc32c_final(uint32_t crc);
+
+#endif							/* SB_CHECKSUM_H */

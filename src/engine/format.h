@@ -1,0 +1,83 @@
+/*
+ * format.h
+ *		Binary layout of a stripe file (docs/FORMAT.md is the reference).
+ *
+ *		stripe header (64 bytes)
+ *		chunk record * N: chunk header (48 bytes) + stored payload
+ *		index: N entries of 48 bytes
+ *		trailer (64 bytes) at the very end
+ *
+ * All integers are little-endian.  Every fixed structure ends in a 64-bit
+ * XXH3 hash of its other bytes, so a flipped bit in a header is caught.
+ */
+#ifndef SB_FORMAT_H
+#define SB_FORMAT_H
+
+#include <stdint.h>
+
+#include "stripebackup/sb_error.h"
+
+#define SB_STRIPE_MAGIC "SBSTRIPE"
+#define SB_CHUNK_MAGIC "SBCK"
+#define SB_TRAILER_MAGIC "SBTRAILR"
+
+#define SB_STRIPE_HEADER_SIZE 64
+#define SB_CHUNK_HEADER_SIZE 48
+#define SB_INDEX_ENTRY_SIZE 48
+#define SB_TRAILER_SIZE 64
+
+typedef struct SbStripeHeader
+{
+	uint16_t	major;
+	uint16_t	minor;
+	uint8_t		uuid[16];
+	uint32_t	number;			/* 1-based */
+	uint32_t	count;
+	uint32_t	chunk_size;
+} SbStripeHeader;
+
+typedef struct SbChunkHeader
+{
+	uint8_t		codec;
+	uint64_t	chunk_id;
+	uint32_t	raw_len;
+	uint32_t	stored_len;
+	uint64_t	raw_hash;		/* XXH3-64 of the uncompressed bytes */
+	uint64_t	stored_hash;	/* XXH3-64 of the payload as stored */
+} SbChunkHeader;
+
+typedef struct SbIndexEntry
+{
+	uint64_t	chunk_id;
+	uint64_t	offset;			/* of the chunk header in the stripe file */
+	uint32_t	raw_len;
+	uint32_t	stored_len;
+	uint8_t		codec;
+	uint64_t	raw_hash;
+	uint64_t	stored_hash;
+} SbIndexEntry;
+
+typedef struct SbTrailer
+{
+	uint64_t	index_offset;
+	uint64_t	chunk_count;
+	uint64_t	raw_bytes;
+	uint64_t	stored_bytes;
+	uint64_t	index_hash;		/* XXH3-64 of all index entries */
+	uint32_t	number;
+	uint8_t		uuid_prefix[4];	/* first bytes of the backup uuid */
+} SbTrailer;
+
+extern void sb_format_encode_header(const SbStripeHeader *h, uint8_t *out);
+extern bool sb_format_decode_header(const uint8_t *in, SbStripeHeader *h, SbError *err);
+
+extern void sb_format_encode_chunk(const SbChunkHeader *h, uint8_t *out);
+extern bool sb_format_decode_chunk(const uint8_t *in, SbChunkHeader *h, SbError *err);
+
+extern void sb_format_encode_index_entry(const SbIndexEntry *e, uint8_t *out);
+extern void sb_format_decode_index_entry(const uint8_t *in, SbIndexEntry *e);
+
+extern void sb_format_encode_trailer(const SbTrailer *t, uint8_t *out);
+extern bool sb_format_decode_trailer(const uint8_t *in, SbTrailer *t, SbError *err);
+
+#endif							/* SB_FORMAT_H */

@@ -1,0 +1,60 @@
+/*
+ * fsutil.h
+ *		File-system helpers that report through SbError: full reads and writes,
+ *		durable syncs, paths confined beneath a directory, tree removal.
+ */
+#ifndef SB_FSUTIL_H
+#define SB_FSUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stripebackup/sb_error.h"
+
+/* malloc that reports failure as SB_ENOMEM. */
+extern void *sb_alloc(size_t size, SbError *err);
+extern char *sb_strdup(const char *s, SbError *err);
+
+/* "a/b" from "a" and "b"; malloc'd. */
+extern char *sb_path_join(const char *a, const char *b, SbError *err);
+
+/* Write all of BUF at the file position; WHAT names the file in errors. */
+extern bool sb_write_all(int fd, const void *buf, size_t len, const char *what, SbError *err);
+
+/* pwrite all of BUF at OFFSET. */
+extern bool sb_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset,
+						  const char *what, SbError *err);
+
+/* pread up to LEN bytes at OFFSET, stopping early only at end of file; -1 on error. */
+extern ssize_t sb_pread_upto(int fd, void *buf, size_t len, uint64_t offset,
+							 const char *what, SbError *err);
+
+/* fsync a file or directory by path. */
+extern bool sb_fsync_path(const char *path, bool is_dir, SbError *err);
+
+/* Read a whole (small) file into a NUL-terminated malloc'd buffer. */
+extern char *sb_read_small_file(const char *path, size_t max, size_t *len, SbError *err);
+
+/*
+ * Open PATH (relative) beneath DIRFD without following any symlink, so a path
+ * can never leave the directory.  Returns the fd, or -1 with errno set.
+ */
+extern int	sb_open_beneath(int dirfd, const char *path, int flags, mode_t mode);
+
+/* Create the missing parent directories of PATH beneath DIRFD (mode 0700). */
+extern bool sb_make_parents_beneath(int dirfd, const char *path, SbError *err);
+
+/* Is DIR an empty directory?  Sets *exists when it exists at all. */
+extern bool sb_dir_is_empty(const char *path, bool *exists, bool *empty, SbError *err);
+
+/* Remove everything inside DIRFD's tree without following symlinks. */
+extern bool sb_remove_contents(const char *path, SbError *err);
+
+/* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
+extern void sb_now_iso8601(char *buf, size_t len);
+
+/* Monotonic clock in seconds. */
+extern double sb_monotonic_seconds(void);
+
+#endif							/* SB_FSUTIL_H */

@@ -1,0 +1,505 @@
+/*
+ * manifest.c
+ *		The in-memory manifest: entries, stripes, consistency checks, and the
+ *		mapping from chunks to the file pieces they hold.
+ *
+ * sb_manifest_index() is the gate every reader passes: a manifest read from
+ * disk is untrusted until it has checked paths, extents, stream offsets and
+ * that every chunk lives in exactly one stripe.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stripebackup/sb_manifest.h"
+#include "fsutil.h"
+
+SbManifest *
+sb_manifest_new(void)
+{
+	SbManifest *m = calloc(1, sizeof(SbManifest));
+
+	if (m != NULL)
+	{
+		m->version_major = SB_FORMAT_MAJOR;
+		m->version_minor = SB_FORMAT_MINOR;
+	}
+	return m;
+}
+
+static void
+free_entry(SbEntry *e)
+{
+	free(e->path);
+	free(e->extents);
+	free(e->link_target);
+}
+
+void
+sb_manifest_free(SbManifest *m)
+{
+	size_t		i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->nentries; i++)
+		free_entry(&m->entries[i]);
+	for (i = 0; i < m->nstripes; i++)
+	{
+		free(m->stripes[i].destination);
+		free(m->stripes[i].file_name);
+		free(m->stripes[i].ranges);
+	}
+	free(m->entries);
+	free(m->stripes);
+	free(m->name);
+	free(m->label);
+	free(m->tool);
+	free(m->started_at);
+	free(m->finished_at);
+	free(m->metadata_json);
+	free(m->chunk_stripe);
+	free(m->data_entries);
+	free(m);
+}
+
+bool
+sb_path_is_safe(const char *path, bool allow_root)
+{
+	const char *p = path;
+
+	if (allow_root && strcmp(path, ".") == 0)
+		return true;
+	if (*p == '\0' || *p == '/')
+		return false;
+	while (*p != '\0')
+	{
+		const char *end = strchr(p, '/');
+		size_t		len = end ? (size_t) (end - p) : strlen(p);
+
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+			(len == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (end == NULL)
+			break;
+		p = end + 1;
+		if (*p == '\0')
+			return false;		/* trailing slash */
+	}
+	return strlen(path) < 4096;
+}
+
+bool
+sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
+{
+	SbEntry    *copy;
+
+	if (!sb_path_is_safe(e->path, e->type == SB_ENTRY_DIR))
+		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", e->path);
+	if (m->nentries == m->entries_cap)
+	{
+		size_t		cap = m->entries_cap ? m->entries_cap * 2 : 256;
+		SbEntry    *grown = realloc(m->entries, cap * sizeof(SbEntry));
+
+		if (grown == NULL)
+			return sb_error_set(err, SB_ENOMEM, "out of memory");
+		m->entries = grown;
+		m->entries_cap = cap;
+	}
+	copy = &m->entries[m->nentries];
+	*copy = *e;
+	copy->path = strdup(e->path);
+	copy->link_target = e->link_target ? strdup(e->link_target) : NULL;
+	copy->extents = NULL;
+	if (e->nextents > 0)
+	{
+		copy->extents = malloc(e->nextents * sizeof(SbExtent));
+		if (copy->extents != NULL)
+			memcpy(copy->extents, e->extents, e->nextents * sizeof(SbExtent));
+	}
+	if (copy->path == NULL || (e->link_target && !copy->link_target) ||
+		(e->nextents > 0 && copy->extents == NULL))
+	{
+		free_entry(copy);
+		return sb_error_set(err, SB_ENOMEM, "out of memory");
+	}
+	m->nentries++;
+	return true;
+}
+
+/* Check a file's extents: sorted, inside the file, and adding up. */
+static bool
+check_extents(const SbEntry *e, SbError *err)
+{
+	uint64_t	end = 0;
+	uint64_t	total = 0;
+	uint32_t	i;
+
+	if (!e->sparse)
+		total = e->size;
+	for (i = 0; i < e->nextents; i++)
+	{
+		const SbExtent *x = &e->extents[i];
+
+		if (x->length == 0 || x->offset < end || x->offset + x->length > e->size ||
+			x->offset + x->length < x->offset)
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: bad extent %u of \"%s\"", i, e->path);
+		end = x->offset + x->length;
+		total += x->length;
+	}
+	if (total != e->stream_length)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: extents of \"%s\" hold %" PRIu64 " bytes, stream length says %" PRIu64,
+							e->path, total, e->stream_length);
+	return true;
+}
+
+/* Check that file data is laid out end to end and collect data entries. */
+static bool
+index_stream(SbManifest *m, SbError *err)
+{
+	uint64_t	pos = 0;
+	size_t		i;
+
+	free(m->data_entries);
+	m->ndata_entries = 0;
+	m->data_entries = sb_alloc(m->nentries * sizeof(size_t), err);
+	if (m->data_entries == NULL)
+		return false;
+	for (i = 0; i < m->nentries; i++)
+	{
+		const SbEntry *e = &m->entries[i];
+
+		if (e->type != SB_ENTRY_FILE)
+			continue;
+		if (!check_extents(e, err))
+			return false;
+		if (e->stream_length == 0)
+			continue;
+		if (e->stream_offset != pos)
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: \"%s\" starts at stream offset %" PRIu64 ", expected %" PRIu64,
+								e->path, e->stream_offset, pos);
+		pos += e->stream_length;
+		m->data_entries[m->ndata_entries++] = i;
+	}
+	if (pos != m->stream_bytes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: files hold %" PRIu64 " bytes, header says %" PRIu64,
+							pos, m->stream_bytes);
+	return true;
+}
+
+static int
+compare_paths(const void *a, const void *b)
+{
+	const SbEntry *const *x = a;
+	const SbEntry *const *y = b;
+
+	return strcmp((*x)->path, (*y)->path);
+}
+
+/* Find PATH among sorted entries. */
+static const SbEntry *
+find_sorted(const SbEntry **sorted, size_t n, const char *path)
+{
+	SbEntry		key;
+	const SbEntry *keyp = &key;
+	const SbEntry **hit;
+
+	key.path = (char *) path;
+	hit = bsearch(&keyp, sorted, n, sizeof(SbEntry *), compare_paths);
+	return hit ? *hit : NULL;
+}
+
+/* Every parent of PATH that the archive lists must be a directory. */
+static bool
+check_parents(const SbEntry **sorted, size_t n, const char *path, SbError *err)
+{
+	char		buf[4096];
+	char	   *slash;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (slash = strchr(buf, '/'); slash != NULL; slash = strchr(slash + 1, '/'))
+	{
+		const SbEntry *parent;
+
+		*slash = '\0';
+		parent = find_sorted(sorted, n, buf);
+		if (parent != NULL && parent->type != SB_ENTRY_DIR)
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: \"%s\" lies under \"%s\", which is not a directory",
+								path, buf);
+		*slash = '/';
+	}
+	return true;
+}
+
+/* Paths: safe, unique, and never under a symlink or file of the archive. */
+static bool
+check_paths(const SbManifest *m, SbError *err)
+{
+	const SbEntry **sorted;
+	size_t		i;
+	bool		ok = true;
+
+	sorted = sb_alloc(m->nentries * sizeof(SbEntry *), err);
+	if (sorted == NULL)
+		return false;
+	for (i = 0; i < m->nentries && ok; i++)
+	{
+		const SbEntry *e = &m->entries[i];
+
+		sorted[i] = e;
+		if (!sb_path_is_safe(e->path, e->type == SB_ENTRY_DIR))
+			ok = sb_error_set(err, SB_ECORRUPT,
+							  "manifest: unsafe path \"%s\" (absolute, empty or with \"..\")",
+							  e->path);
+	}
+	if (ok)
+		qsort(sorted, m->nentries, sizeof(SbEntry *), compare_paths);
+	for (i = 1; i < m->nentries && ok; i++)
+		if (strcmp(sorted[i - 1]->path, sorted[i]->path) == 0)
+			ok = sb_error_set(err, SB_ECORRUPT, "manifest: \"%s\" is listed twice",
+							  sorted[i]->path);
+	for (i = 0; i < m->nentries && ok; i++)
+		ok = check_parents(sorted, m->nentries, sorted[i]->path, err);
+	free(sorted);
+	return ok;
+}
+
+/* Mark the stripe of every chunk; each chunk must be in exactly one stripe. */
+static bool
+index_chunks(SbManifest *m, SbError *err)
+{
+	uint64_t	expected = (m->stream_bytes + m->chunk_size - 1) / m->chunk_size;
+	uint64_t	c;
+	uint32_t	s,
+				r;
+
+	if (m->total_chunks != expected)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: %" PRIu64 " chunks listed, %" PRIu64 " expected",
+							m->total_chunks, expected);
+	free(m->chunk_stripe);
+	m->chunk_stripe = sb_alloc(m->total_chunks ? m->total_chunks : 1, err);
+	if (m->chunk_stripe == NULL)
+		return false;
+	memset(m->chunk_stripe, 0xFF, m->total_chunks);
+	for (s = 0; s < m->nstripes; s++)
+	{
+		const SbStripeInfo *st = &m->stripes[s];
+		uint64_t	count = 0;
+
+		if (st->number != s + 1)
+			return sb_error_set(err, SB_ECORRUPT, "manifest: stripe %u listed as number %u",
+								s + 1, st->number);
+		for (r = 0; r < st->nranges; r++)
+		{
+			const SbChunkRange *rg = &st->ranges[r];
+
+			if (rg->first > rg->last || rg->last >= m->total_chunks)
+				return sb_error_set(err, SB_ECORRUPT,
+									"manifest: stripe %u has a bad chunk range", s + 1);
+			for (c = rg->first; c <= rg->last; c++)
+			{
+				if (m->chunk_stripe[c] != 0xFF)
+					return sb_error_set(err, SB_ECORRUPT,
+										"manifest: chunk %" PRIu64 " is in stripes %u and %u",
+										c, m->chunk_stripe[c] + 1, s + 1);
+				m->chunk_stripe[c] = (uint8_t) s;
+			}
+			count += rg->last - rg->first + 1;
+		}
+		if (count != st->chunks)
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: stripe %u lists %" PRIu64 " chunks in ranges, %" PRIu64 " in total",
+								s + 1, count, st->chunks);
+	}
+	for (c = 0; c < m->total_chunks; c++)
+		if (m->chunk_stripe[c] == 0xFF)
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: chunk %" PRIu64 " is in no stripe", c);
+	return true;
+}
+
+bool
+sb_manifest_index(SbManifest *m, SbError *err)
+{
+	if (m->chunk_size < SB_MIN_CHUNK_SIZE || m->chunk_size > SB_MAX_CHUNK_SIZE)
+		return sb_error_set(err, SB_ECORRUPT, "manifest: chunk size %u out of range",
+							m->chunk_size);
+	if (m->nstripes == 0 || m->nstripes > SB_MAX_STRIPES)
+		return sb_error_set(err, SB_ECORRUPT, "manifest: %u stripes", m->nstripes);
+	return check_paths(m, err) && index_stream(m, err) && index_chunks(m, err);
+}
+
+uint32_t
+sb_manifest_chunk_length(const SbManifest *m, uint64_t chunk_id)
+{
+	uint64_t	start = chunk_id * m->chunk_size;
+	uint64_t	left = m->stream_bytes - start;
+
+	return (uint32_t) (left < m->chunk_size ? left : m->chunk_size);
+}
+
+/* First data entry whose stream range reaches past POS (binary search). */
+static size_t
+find_data_entry(const SbManifest *m, uint64_t pos)
+{
+	size_t		lo = 0,
+				hi = m->ndata_entries;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+		const SbEntry *e = &m->entries[m->data_entries[mid]];
+
+		if (e->stream_offset + e->stream_length <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void
+sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t chunk_id)
+{
+	it->manifest = m;
+	it->chunk_start = chunk_id * m->chunk_size;
+	it->pos = it->chunk_start;
+	it->end = it->chunk_start + sb_manifest_chunk_length(m, chunk_id);
+	it->data_index = find_data_entry(m, it->pos);
+	it->extent = 0;
+	it->extent_base = 0;
+}
+
+/*
+ * Map REL, a position within E's data, to a file offset and the bytes left in
+ * its extent.  The iterator's extent cursor only moves forward.
+ */
+static void
+locate_in_extents(SbPieceIter *it, const SbEntry *e, uint64_t rel,
+				  uint64_t *file_offset, uint64_t *extent_left)
+{
+	if (!e->sparse)
+	{
+		*file_offset = rel;
+		*extent_left = e->size - rel;
+		return;
+	}
+	while (rel >= it->extent_base + e->extents[it->extent].length)
+	{
+		it->extent_base += e->extents[it->extent].length;
+		it->extent++;
+	}
+	*file_offset = e->extents[it->extent].offset + (rel - it->extent_base);
+	*extent_left = e->extents[it->extent].length - (rel - it->extent_base);
+}
+
+bool
+sb_piece_iter_next(SbPieceIter *it, SbPiece *piece)
+{
+	const SbManifest *m = it->manifest;
+	const SbEntry *e;
+	uint64_t	rel,
+				file_offset,
+				extent_left,
+				len;
+
+	if (it->pos >= it->end || it->data_index >= m->ndata_entries)
+		return false;
+	e = &m->entries[m->data_entries[it->data_index]];
+	rel = it->pos - e->stream_offset;
+	locate_in_extents(it, e, rel, &file_offset, &extent_left);
+	len = extent_left;
+	if (len > it->end - it->pos)
+		len = it->end - it->pos;
+	piece->entry = m->data_entries[it->data_index];
+	piece->file_offset = file_offset;
+	piece->length = len;
+	piece->chunk_offset = it->pos - it->chunk_start;
+	it->pos += len;
+	if (it->pos >= e->stream_offset + e->stream_length)
+	{
+		it->data_index++;
+		it->extent = 0;
+		it->extent_base = 0;
+	}
+	return true;
+}
+
+void
+sb_manifest_describe_chunk(const SbManifest *m, uint64_t chunk_id, char *buf, size_t buflen)
+{
+	SbPieceIter it;
+	SbPiece		piece;
+	size_t		used = 0;
+	int			shown = 0;
+	int			more = 0;
+
+	buf[0] = '\0';
+	if (m->data_entries == NULL || chunk_id >= m->total_chunks)
+		return;
+	sb_piece_iter_init(&it, m, chunk_id);
+	while (sb_piece_iter_next(&it, &piece))
+	{
+		if (shown == 3)
+		{
+			more++;
+			continue;
+		}
+		used += (size_t) snprintf(buf + used, buflen > used ? buflen - used : 0,
+								  "%s\"%s\" bytes %" PRIu64 "-%" PRIu64, shown ? ", " : "",
+								  m->entries[piece.entry].path, piece.file_offset,
+								  piece.file_offset + piece.length - 1);
+		shown++;
+	}
+	if (more > 0 && used < buflen)
+		snprintf(buf + used, buflen - used, " and %d more file(s)", more);
+}
+
+const char *
+sb_codec_name(SbCodec codec)
+{
+	return codec == SB_CODEC_ZSTD ? "zstd" : "none";
+}
+
+bool
+sb_codec_parse(const char *name, SbCodec *codec)
+{
+	if (strcmp(name, "zstd") == 0)
+		*codec = SB_CODEC_ZSTD;
+	else if (strcmp(name, "none") == 0)
+		*codec = SB_CODEC_NONE;
+	else
+		return false;
+	return true;
+}
+
+const char *
+sb_balance_name(SbBalance balance)
+{
+	return balance == SB_BALANCE_WEIGHTED ? "weighted" : "adaptive";
+}
+
+bool
+sb_balance_parse(const char *name, SbBalance *balance)
+{
+	if (strcmp(name, "weighted") == 0)
+		*balance = SB_BALANCE_WEIGHTED;
+	else if (strcmp(name, "adaptive") == 0)
+		*balance = SB_BALANCE_ADAPTIVE;
+	else
+		return false;
+	return true;
+}
+
+void
+sb_stripe_file_name(uint32_t number, char *buf, size_t buflen)
+{
+	snprintf(buf, buflen, "stripe-%u.sbs", number);
+}

@@ -1,0 +1,676 @@
+/*
+ * manifest_json.c
+ *		The manifest's JSON form (docs/FORMAT.md): writing, reading, and the
+ *		atomic, durable write of manifest.json into a backup folder.
+ *
+ * JSON is written and parsed with cJSON (Debian's libcjson).  Integers are
+ * JSON numbers, exact up to 2^53; file names that are not plain UTF-8 are
+ * written as hex in "encoded_path", as PostgreSQL's backup_manifest does.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stripebackup/sb_manifest.h"
+#include "fsutil.h"
+
+#define MANIFEST_MAX_BYTES ((size_t) 1 << 31)
+#define JSON_MAX_INTEGER 9007199254740992.0	/* 2^53 */
+
+/* ---------- writing ---------- */
+
+/* A JSON builder whose failures (out of memory) stick until the end. */
+typedef struct Builder
+{
+	bool		ok;
+} Builder;
+
+static cJSON *
+add(Builder *b, cJSON *parent, const char *key, cJSON *item)
+{
+	if (item == NULL)
+		b->ok = false;
+	else if (key ? !cJSON_AddItemToObject(parent, key, item)
+			 : !cJSON_AddItemToArray(parent, item))
+	{
+		cJSON_Delete(item);
+		b->ok = false;
+		return NULL;
+	}
+	return item;
+}
+
+static void
+add_u64(Builder *b, cJSON *parent, const char *key, uint64_t v)
+{
+	add(b, parent, key, cJSON_CreateNumber((double) v));
+}
+
+static void
+add_str(Builder *b, cJSON *parent, const char *key, const char *v)
+{
+	add(b, parent, key, v ? cJSON_CreateString(v) : cJSON_CreateNull());
+}
+
+/* Plain UTF-8 with no control characters: safe to write as a JSON string. */
+static bool
+is_plain_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *) s;
+
+	while (*p)
+	{
+		int			n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 :
+		(*p & 0xF0) == 0xE0 ? 2 : (*p & 0xF8) == 0xF0 ? 3 : -1;
+
+		if (n < 0 || *p < 0x20)
+			return false;
+		for (p++; n > 0; n--, p++)
+			if ((*p & 0xC0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+/* Write V under KEY, or as hex under HEX_KEY when it is not plain UTF-8. */
+static void
+add_name(Builder *b, cJSON *parent, const char *key, const char *hex_key, const char *v)
+{
+	size_t		len = strlen(v);
+	char	   *hex;
+	size_t		i;
+
+	if (is_plain_utf8(v))
+	{
+		add_str(b, parent, key, v);
+		return;
+	}
+	hex = malloc(len * 2 + 1);
+	if (hex == NULL)
+	{
+		b->ok = false;
+		return;
+	}
+	for (i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", (unsigned char) v[i]);
+	add_str(b, parent, hex_key, hex);
+	free(hex);
+}
+
+static void
+add_pair(Builder *b, cJSON *array, uint64_t x, uint64_t y)
+{
+	cJSON	   *pair = add(b, array, NULL, cJSON_CreateArray());
+
+	if (pair != NULL)
+	{
+		add_u64(b, pair, NULL, x);
+		add_u64(b, pair, NULL, y);
+	}
+}
+
+static const char *
+entry_type_name(SbEntryType type)
+{
+	return type == SB_ENTRY_DIR ? "dir" : type == SB_ENTRY_SYMLINK ? "symlink" : "file";
+}
+
+static void
+add_entry(Builder *b, cJSON *array, const SbEntry *e)
+{
+	cJSON	   *o = add(b, array, NULL, cJSON_CreateObject());
+	char		text[16];
+	uint32_t	i;
+
+	if (o == NULL)
+		return;
+	add_name(b, o, "path", "encoded_path", e->path);
+	add_str(b, o, "type", entry_type_name(e->type));
+	snprintf(text, sizeof(text), "%04o", e->mode & 07777);
+	add_str(b, o, "mode", text);
+	add(b, o, "mtime", cJSON_CreateNumber((double) e->mtime));
+	if (e->type == SB_ENTRY_SYMLINK)
+		add_name(b, o, "target", "encoded_target", e->link_target);
+	if (e->type != SB_ENTRY_FILE)
+		return;
+	add_u64(b, o, "size", e->size);
+	snprintf(text, sizeof(text), "%08x", e->crc32c);
+	add_str(b, o, "crc32c", text);
+	add_u64(b, o, "stream_offset", e->stream_offset);
+	add_u64(b, o, "stream_length", e->stream_length);
+	if (e->sparse)
+	{
+		cJSON	   *ext = add(b, o, "extents", cJSON_CreateArray());
+
+		for (i = 0; ext != NULL && i < e->nextents; i++)
+			add_pair(b, ext, e->extents[i].offset, e->extents[i].length);
+	}
+}
+
+static void
+add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
+{
+	cJSON	   *o = add(b, array, NULL, cJSON_CreateObject());
+	cJSON	   *ranges;
+	uint32_t	i;
+
+	if (o == NULL)
+		return;
+	add_u64(b, o, "number", s->number);
+	add_str(b, o, "destination", s->destination);
+	add_str(b, o, "file", s->file_name);
+	add(b, o, "weight", cJSON_CreateNumber(s->weight));
+	add_u64(b, o, "chunks", s->chunks);
+	add_u64(b, o, "raw_bytes", s->raw_bytes);
+	add_u64(b, o, "stored_bytes", s->stored_bytes);
+	add_u64(b, o, "file_bytes", s->file_bytes);
+	add(b, o, "seconds", cJSON_CreateNumber(s->seconds));
+	ranges = add(b, o, "chunk_ranges", cJSON_CreateArray());
+	for (i = 0; ranges != NULL && i < s->nranges; i++)
+		add_pair(b, ranges, s->ranges[i].first, s->ranges[i].last);
+}
+
+static void
+add_header(Builder *b, cJSON *root, const SbManifest *m)
+{
+	char		text[40];
+	cJSON	   *comp;
+	int			i;
+
+	add_str(b, root, "format", "stripebackup");
+	snprintf(text, sizeof(text), "%u.%u", m->version_major, m->version_minor);
+	add_str(b, root, "format_version", text);
+	for (i = 0; i < 16; i++)
+		sprintf(text + 2 * i, "%02x", m->uuid[i]);
+	add_str(b, root, "backup_uuid", text);
+	add_str(b, root, "name", m->name);
+	add_str(b, root, "label", m->label);
+	add_str(b, root, "tool", m->tool);
+	add_str(b, root, "started_at", m->started_at);
+	add_str(b, root, "finished_at", m->finished_at);
+	add_u64(b, root, "chunk_size", m->chunk_size);
+	comp = add(b, root, "compression", cJSON_CreateObject());
+	if (comp != NULL)
+	{
+		add_str(b, comp, "codec", sb_codec_name(m->codec));
+		add(b, comp, "level", cJSON_CreateNumber(m->level));
+	}
+	add_str(b, root, "balance", sb_balance_name(m->balance));
+	add_u64(b, root, "stream_bytes", m->stream_bytes);
+	add_u64(b, root, "stored_bytes", m->stored_bytes);
+	add_u64(b, root, "chunks", m->total_chunks);
+}
+
+char *
+sb_manifest_to_json(const SbManifest *m, SbError *err)
+{
+	Builder		b = {true};
+	cJSON	   *root = cJSON_CreateObject();
+	cJSON	   *array;
+	char	   *text = NULL;
+	size_t		i;
+
+	if (root == NULL)
+	{
+		sb_error_set(err, SB_ENOMEM, "out of memory");
+		return NULL;
+	}
+	add_header(&b, root, m);
+	if (m->metadata_json != NULL)
+	{
+		cJSON	   *meta = cJSON_Parse(m->metadata_json);
+
+		if (meta == NULL || !cJSON_IsObject(meta))
+		{
+			cJSON_Delete(meta);
+			cJSON_Delete(root);
+			sb_error_set(err, SB_EINVAL, "backup metadata is not a JSON object");
+			return NULL;
+		}
+		add(&b, root, "metadata", meta);
+	}
+	array = add(&b, root, "stripes", cJSON_CreateArray());
+	for (i = 0; array != NULL && i < m->nstripes; i++)
+		add_stripe(&b, array, &m->stripes[i]);
+	array = add(&b, root, "entries", cJSON_CreateArray());
+	for (i = 0; array != NULL && i < m->nentries; i++)
+		add_entry(&b, array, &m->entries[i]);
+	if (b.ok)
+		text = cJSON_PrintUnformatted(root);
+	cJSON_Delete(root);
+	if (text == NULL)
+		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
+	return text;
+}
+
+/* ---------- reading ---------- */
+
+static bool
+bad(SbError *err, const char *what, const char *key)
+{
+	return sb_error_set(err, SB_ECORRUPT, "manifest: %s \"%s\"", what, key);
+}
+
+static bool
+get_u64(const cJSON *o, const char *key, uint64_t *out, SbError *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	double		d;
+
+	if (!cJSON_IsNumber(v))
+		return bad(err, "missing or non-numeric field", key);
+	d = v->valuedouble;
+	if (!(d >= 0 && d <= JSON_MAX_INTEGER) || d != floor(d))
+		return bad(err, "field out of range:", key);
+	*out = (uint64_t) d;
+	return true;
+}
+
+static bool
+get_u32(const cJSON *o, const char *key, uint32_t *out, SbError *err)
+{
+	uint64_t	v;
+
+	if (!get_u64(o, key, &v, err))
+		return false;
+	if (v > UINT32_MAX)
+		return bad(err, "field out of range:", key);
+	*out = (uint32_t) v;
+	return true;
+}
+
+static bool
+get_i64(const cJSON *o, const char *key, int64_t *out, SbError *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(v) || fabs(v->valuedouble) > JSON_MAX_INTEGER ||
+		v->valuedouble != floor(v->valuedouble))
+		return bad(err, "missing or bad integer field", key);
+	*out = (int64_t) v->valuedouble;
+	return true;
+}
+
+/* A string field, copied; NULL allowed only if OPTIONAL. */
+static bool
+get_str(const cJSON *o, const char *key, bool optional, char **out, SbError *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	*out = NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return optional ? true : bad(err, "missing field", key);
+	if (!cJSON_IsString(v))
+		return bad(err, "field is not a string:", key);
+	*out = sb_strdup(v->valuestring, err);
+	return *out != NULL;
+}
+
+static bool
+decode_hex(const char *hex, uint8_t *out, size_t outlen)
+{
+	size_t		i;
+
+	if (strlen(hex) != outlen * 2)
+		return false;
+	for (i = 0; i < outlen; i++)
+	{
+		unsigned int byte;
+
+		if (sscanf(hex + 2 * i, "%2x", &byte) != 1)
+			return false;
+		out[i] = (uint8_t) byte;
+	}
+	return true;
+}
+
+/* A name under KEY, or hex-encoded under HEX_KEY. */
+static bool
+get_name(const cJSON *o, const char *key, const char *hex_key, char **out, SbError *err)
+{
+	char	   *hex;
+	size_t		len;
+
+	if (cJSON_GetObjectItemCaseSensitive(o, key) != NULL)
+		return get_str(o, key, false, out, err);
+	if (!get_str(o, hex_key, false, &hex, err))
+		return false;
+	len = strlen(hex) / 2;
+	*out = sb_alloc(len + 1, err);
+	if (*out == NULL || !decode_hex(hex, (uint8_t *) *out, len) || memchr(*out, 0, len))
+	{
+		free(hex);
+		return bad(err, "bad hex in", hex_key);
+	}
+	free(hex);
+	return true;
+}
+
+/* Read an array of [x, y] number pairs. */
+static bool
+get_pairs(const cJSON *o, const char *key, uint64_t **out, uint32_t *count, SbError *err)
+{
+	const cJSON *array = cJSON_GetObjectItemCaseSensitive(o, key);
+	const cJSON *pair;
+	uint32_t	n = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (!cJSON_IsArray(array))
+		return bad(err, "missing array", key);
+	*out = sb_alloc(2 * sizeof(uint64_t) * (size_t) (cJSON_GetArraySize(array) + 1), err);
+	if (*out == NULL)
+		return false;
+	cJSON_ArrayForEach(pair, array)
+	{
+		const cJSON *x = cJSON_GetArrayItem(pair, 0);
+		const cJSON *y = cJSON_GetArrayItem(pair, 1);
+
+		if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 ||
+			!cJSON_IsNumber(x) || !cJSON_IsNumber(y) ||
+			x->valuedouble < 0 || y->valuedouble < 0 ||
+			x->valuedouble > JSON_MAX_INTEGER || y->valuedouble > JSON_MAX_INTEGER)
+			return bad(err, "bad pair in", key);
+		(*out)[2 * n] = (uint64_t) x->valuedouble;
+		(*out)[2 * n + 1] = (uint64_t) y->valuedouble;
+		n++;
+	}
+	*count = n;
+	return true;
+}
+
+static bool
+parse_type(const char *name, SbEntryType *type)
+{
+	if (strcmp(name, "file") == 0)
+		*type = SB_ENTRY_FILE;
+	else if (strcmp(name, "dir") == 0)
+		*type = SB_ENTRY_DIR;
+	else if (strcmp(name, "symlink") == 0)
+		*type = SB_ENTRY_SYMLINK;
+	else
+		return false;
+	return true;
+}
+
+static bool
+parse_mode(const char *text, uint32_t *mode)
+{
+	char	   *end;
+	unsigned long v = strtoul(text, &end, 8);
+
+	if (*text == '\0' || *end != '\0' || v > 07777)
+		return false;
+	*mode = (uint32_t) v;
+	return true;
+}
+
+/* The fields only regular files have. */
+static bool
+parse_file_fields(const cJSON *o, SbEntry *e, SbError *err)
+{
+	char	   *crc;
+	uint8_t		crc_bytes[4];
+	bool		ok;
+
+	if (!get_u64(o, "size", &e->size, err) ||
+		!get_u64(o, "stream_offset", &e->stream_offset, err) ||
+		!get_u64(o, "stream_length", &e->stream_length, err) ||
+		!get_str(o, "crc32c", false, &crc, err))
+		return false;
+	ok = decode_hex(crc, crc_bytes, 4);
+	free(crc);
+	if (!ok)
+		return bad(err, "bad crc32c of", e->path);
+	e->crc32c = ((uint32_t) crc_bytes[0] << 24) | ((uint32_t) crc_bytes[1] << 16) |
+		((uint32_t) crc_bytes[2] << 8) | crc_bytes[3];
+	e->sparse = cJSON_GetObjectItemCaseSensitive(o, "extents") != NULL;
+	if (e->sparse)
+		return get_pairs(o, "extents", (uint64_t **) &e->extents, &e->nextents, err);
+	return true;
+}
+
+static bool
+parse_entry(const cJSON *o, SbManifest *m, SbError *err)
+{
+	SbEntry		e;
+	char	   *text = NULL;
+	bool		ok;
+
+	memset(&e, 0, sizeof(e));
+	ok = get_name(o, "path", "encoded_path", &e.path, err) &&
+		get_str(o, "type", false, &text, err);
+	ok = ok && (parse_type(text, &e.type) || bad(err, "unknown type of", e.path));
+	free(text);
+	text = NULL;
+	ok = ok && get_str(o, "mode", false, &text, err) &&
+		(parse_mode(text, &e.mode) || bad(err, "bad mode of", e.path)) &&
+		get_i64(o, "mtime", &e.mtime, err);
+	if (ok && e.type == SB_ENTRY_SYMLINK)
+		ok = get_name(o, "target", "encoded_target", &e.link_target, err);
+	if (ok && e.type == SB_ENTRY_FILE)
+		ok = parse_file_fields(o, &e, err);
+	ok = ok && sb_manifest_add_entry(m, &e, err);
+	if (!ok && err->code == SB_EINVAL)
+		err->code = SB_ECORRUPT;	/* an unsafe path read from disk */
+	free(text);
+	free(e.path);
+	free(e.extents);
+	free(e.link_target);
+	return ok;
+}
+
+static bool
+parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
+{
+	const cJSON *weight = cJSON_GetObjectItemCaseSensitive(o, "weight");
+	const cJSON *seconds = cJSON_GetObjectItemCaseSensitive(o, "seconds");
+
+	if (!cJSON_IsNumber(weight) || !cJSON_IsNumber(seconds))
+		return bad(err, "stripe lacks", "weight");
+	s->weight = weight->valuedouble;
+	s->seconds = seconds->valuedouble;
+	return get_u32(o, "number", &s->number, err) &&
+		get_str(o, "destination", false, &s->destination, err) &&
+		get_str(o, "file", false, &s->file_name, err) &&
+		(sb_path_is_safe(s->file_name, false) && strchr(s->file_name, '/') == NULL ?
+		 true : bad(err, "unsafe stripe file name", s->file_name)) &&
+		get_u64(o, "chunks", &s->chunks, err) &&
+		get_u64(o, "raw_bytes", &s->raw_bytes, err) &&
+		get_u64(o, "stored_bytes", &s->stored_bytes, err) &&
+		get_u64(o, "file_bytes", &s->file_bytes, err) &&
+		get_pairs(o, "chunk_ranges", (uint64_t **) &s->ranges, &s->nranges, err);
+}
+
+/* "format", "format_version": refuse what is not ours or too new. */
+static bool
+check_version(const cJSON *root, SbManifest *m, SbError *err)
+{
+	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "format_version");
+
+	if (!cJSON_IsString(format) || strcmp(format->valuestring, "stripebackup") != 0)
+		return sb_error_set(err, SB_ECORRUPT, "not a stripebackup manifest (no \"format\": \"stripebackup\")");
+	if (!cJSON_IsString(version) ||
+		sscanf(version->valuestring, "%u.%u", &m->version_major, &m->version_minor) != 2)
+		return bad(err, "missing or bad field", "format_version");
+	if (m->version_major != SB_FORMAT_MAJOR)
+		return sb_error_set(err, SB_EVERSION,
+							"unsupported manifest format version %s (this program reads %d.x)",
+							version->valuestring, SB_FORMAT_MAJOR);
+	return true;
+}
+
+static bool
+parse_header(const cJSON *root, SbManifest *m, SbError *err)
+{
+	const cJSON *comp = cJSON_GetObjectItemCaseSensitive(root, "compression");
+	const cJSON *level = cJSON_GetObjectItemCaseSensitive(comp, "level");
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "metadata");
+	char	   *text = NULL;
+	bool		ok;
+
+	ok = get_str(root, "backup_uuid", false, &text, err) &&
+		(decode_hex(text, m->uuid, 16) || bad(err, "bad field", "backup_uuid"));
+	free(text);
+	ok = ok && get_str(root, "name", false, &m->name, err) &&
+		get_str(root, "label", true, &m->label, err) &&
+		get_str(root, "tool", true, &m->tool, err) &&
+		get_str(root, "started_at", true, &m->started_at, err) &&
+		get_str(root, "finished_at", true, &m->finished_at, err) &&
+		get_u32(root, "chunk_size", &m->chunk_size, err) &&
+		get_u64(root, "stream_bytes", &m->stream_bytes, err) &&
+		get_u64(root, "stored_bytes", &m->stored_bytes, err) &&
+		get_u64(root, "chunks", &m->total_chunks, err);
+	if (!ok)
+		return false;
+	if (!get_str(comp, "codec", false, &text, err))
+		return false;
+	ok = sb_codec_parse(text, &m->codec) || bad(err, "unknown codec", text);
+	free(text);
+	if (!ok || !cJSON_IsNumber(level))
+		return ok ? bad(err, "missing field", "compression.level") : false;
+	m->level = level->valueint;
+	if (!get_str(root, "balance", false, &text, err))
+		return false;
+	ok = sb_balance_parse(text, &m->balance) || bad(err, "unknown balance", text);
+	free(text);
+	if (ok && cJSON_IsObject(meta))
+		ok = (m->metadata_json = cJSON_PrintUnformatted(meta)) != NULL ||
+			sb_error_set(err, SB_ENOMEM, "out of memory");
+	return ok;
+}
+
+static bool
+parse_stripes(const cJSON *root, SbManifest *m, SbError *err)
+{
+	const cJSON *array = cJSON_GetObjectItemCaseSensitive(root, "stripes");
+	const cJSON *item;
+	int			n = cJSON_GetArraySize(array);
+
+	if (!cJSON_IsArray(array) || n < 1 || n > SB_MAX_STRIPES)
+		return bad(err, "missing or bad array", "stripes");
+	m->stripes = sb_alloc(sizeof(SbStripeInfo) * (size_t) n, err);
+	if (m->stripes == NULL)
+		return false;
+	cJSON_ArrayForEach(item, array)
+	{
+		if (!cJSON_IsObject(item) || !parse_stripe(item, &m->stripes[m->nstripes++], err))
+			return err->code != SB_OK ? false : bad(err, "bad item in", "stripes");
+	}
+	return true;
+}
+
+static bool
+parse_entries(const cJSON *root, SbManifest *m, SbError *err)
+{
+	const cJSON *array = cJSON_GetObjectItemCaseSensitive(root, "entries");
+	const cJSON *item;
+
+	if (!cJSON_IsArray(array))
+		return bad(err, "missing array", "entries");
+	cJSON_ArrayForEach(item, array)
+	{
+		if (!cJSON_IsObject(item))
+			return bad(err, "bad item in", "entries");
+		if (!parse_entry(item, m, err))
+			return false;
+	}
+	return true;
+}
+
+SbManifest *
+sb_manifest_from_json(const char *text, size_t len, SbError *err)
+{
+	cJSON	   *root = cJSON_ParseWithLength(text, len);
+	SbManifest *m = sb_manifest_new();
+	bool		ok;
+
+	sb_error_clear(err);
+	if (m == NULL)
+		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
+	else if (root == NULL || !cJSON_IsObject(root))
+		ok = sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
+	else
+		ok = check_version(root, m, err) && parse_header(root, m, err) &&
+			parse_stripes(root, m, err) && parse_entries(root, m, err) &&
+			sb_manifest_index(m, err);
+	cJSON_Delete(root);
+	if (!ok)
+	{
+		sb_manifest_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+SbManifest *
+sb_manifest_load(const char *dir, SbError *err)
+{
+	char	   *path = sb_path_join(dir, SB_MANIFEST_FILE, err);
+	char	   *text;
+	size_t		len;
+	SbManifest *m;
+
+	if (path == NULL)
+		return NULL;
+	text = sb_read_small_file(path, MANIFEST_MAX_BYTES, &len, err);
+	if (text == NULL)
+	{
+		if (err->code == SB_ENOTFOUND)
+			sb_error_set(err, SB_ENOTFOUND,
+						 "no %s in \"%s\": not a stripebackup backup folder, or a backup that did not complete",
+						 SB_MANIFEST_FILE, dir);
+		free(path);
+		return NULL;
+	}
+	m = sb_manifest_from_json(text, len, err);
+	if (m == NULL)
+		sb_error_prefix(err, "%s", path);
+	free(text);
+	free(path);
+	return m;
+}
+
+/* Write TEXT to PATH and fsync it. */
+static bool
+write_synced(const char *path, const char *text, SbError *err)
+{
+	int			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bool		ok;
+
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not create \"%s\"", path);
+	ok = sb_write_all(fd, text, strlen(text), path, err) &&
+		sb_write_all(fd, "\n", 1, path, err);
+	if (ok && fsync(fd) != 0)
+		ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"", path);
+	close(fd);
+	return ok;
+}
+
+bool
+sb_manifest_write(const SbManifest *m, const char *dir, SbError *err)
+{
+	char	   *text = sb_manifest_to_json(m, err);
+	char	   *final_path = sb_path_join(dir, SB_MANIFEST_FILE, err);
+	char	   *tmp_path = sb_path_join(dir, SB_MANIFEST_FILE ".tmp", err);
+	bool		ok = text && final_path && tmp_path;
+
+	ok = ok && write_synced(tmp_path, text, err);
+	if (ok && rename(tmp_path, final_path) != 0)
+		ok = sb_error_set_errno(err, errno, "could not rename \"%s\"", tmp_path);
+	if (!ok && tmp_path != NULL)
+		unlink(tmp_path);
+	ok = ok && sb_fsync_path(dir, true, err);
+	free(text);
+	free(final_path);
+	free(tmp_path);
+	return ok;
+}

@@ -1,0 +1,438 @@
+/*
+ * read_pipeline.c
+ *		Reader threads (one per stripe) and check/decompress workers.
+ *
+ * Every problem is described with the stripe (number and file), the chunk
+ * (number and offset in the stripe) and the files whose bytes it holds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "checksum.h"
+#include "codec.h"
+#include "fsutil.h"
+#include "queue.h"
+#include "read_pipeline.h"
+#include "stripe_reader.h"
+#include "thread.h"
+#include "ticker.h"
+
+#define DEFAULT_READ_BUFFERS 16
+
+typedef struct ReadSlot
+{
+	uint32_t	stripe;			/* 0-based */
+	SbIndexEntry entry;
+	uint8_t    *stored;			/* chunk_size bytes */
+	uint8_t    *raw;			/* chunk_size bytes, when compressed chunks exist */
+} ReadSlot;
+
+typedef struct StripeState
+{
+	struct Pipeline *pipeline;
+	uint32_t	index;
+	SbStripeReader reader;
+	pthread_t	thread;
+	bool		started;
+	_Atomic uint64_t chunks;
+	_Atomic uint64_t raw_bytes;
+	_Atomic uint64_t stored_bytes;
+	_Atomic uint64_t busy_usec;
+} StripeState;
+
+typedef struct Pipeline
+{
+	const SbReadPipelineConfig *config;
+	const SbManifest *manifest;
+	ReadSlot   *slots;
+	uint32_t	nslots;
+	SbQueue		free_queue;
+	SbQueue		work_queue;
+	StripeState stripes[SB_MAX_STRIPES];
+	pthread_t  *workers;
+	uint32_t	nworkers;
+	uint32_t	workers_started;
+	pthread_mutex_t mutex;		/* guards what follows, and problem reports */
+	pthread_cond_t finished;
+	uint32_t	threads_running;
+	uint32_t	readers_running;
+	bool		failed;
+	SbError		failure;
+	uint64_t	problems;
+	_Atomic uint64_t raw_bytes_done;
+	double		started;
+} Pipeline;
+
+/* Stop the run with ERR (the first failure wins). */
+static void
+fail(Pipeline *p, const SbError *err)
+{
+	pthread_mutex_lock(&p->mutex);
+	if (!p->failed)
+	{
+		p->failed = true;
+		p->failure = *err;
+	}
+	pthread_mutex_unlock(&p->mutex);
+	sb_queue_abort(&p->free_queue);
+	sb_queue_abort(&p->work_queue);
+}
+
+/* Report a problem; when not collecting problems, it also stops the run. */
+static void
+report(Pipeline *p, uint32_t stripe, int64_t chunk, const char *file, const SbError *err)
+{
+	SbProblem	problem;
+
+	problem.stripe = stripe + 1;
+	problem.chunk = chunk;
+	problem.file = file;
+	problem.code = err->code;
+	problem.message = err->message;
+	pthread_mutex_lock(&p->mutex);
+	p->problems++;
+	if (p->config->on_problem != NULL)
+		p->config->on_problem(p->config->problem_arg, &problem);
+	pthread_mutex_unlock(&p->mutex);
+	if (!p->config->collect_problems)
+		fail(p, err);
+}
+
+/* A problem with a whole stripe (missing, truncated, foreign). */
+static void
+report_stripe(Pipeline *p, uint32_t stripe, SbError *err)
+{
+	const SbStripeInfo *info = &p->manifest->stripes[stripe];
+
+	sb_error_prefix(err, "stripe %u of %u (\"%s\")", stripe + 1, p->manifest->nstripes,
+					p->config->archive->stripe_paths[stripe]);
+	if (info->chunks > 0)
+	{
+		size_t		len = strlen(err->message);
+
+		snprintf(err->message + len, sizeof(err->message) - len,
+				 "; its %" PRIu64 " chunks (%" PRIu64 " bytes of file data) cannot be read",
+				 info->chunks, info->raw_bytes);
+	}
+	report(p, stripe, -1, NULL, err);
+}
+
+/* A problem with one chunk: name the stripe, the chunk and its files. */
+static void
+report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
+{
+	char		files[1024];
+	SbPieceIter it;
+	SbPiece		first;
+	const char *file = NULL;
+	size_t		len;
+
+	sb_error_prefix(err, "stripe %u of %u (\"%s\"), chunk %" PRIu64 " at offset %" PRIu64,
+					stripe + 1, p->manifest->nstripes,
+					p->config->archive->stripe_paths[stripe], e->chunk_id, e->offset);
+	sb_manifest_describe_chunk(p->manifest, e->chunk_id, files, sizeof(files));
+	len = strlen(err->message);
+	if (files[0] != '\0')
+		snprintf(err->message + len, sizeof(err->message) - len, "; it holds %s", files);
+	sb_piece_iter_init(&it, p->manifest, e->chunk_id);
+	if (sb_piece_iter_next(&it, &first))
+		file = p->manifest->entries[first.entry].path;
+	report(p, stripe, (int64_t) e->chunk_id, file, err);
+}
+
+static void
+thread_finished(Pipeline *p, bool is_reader)
+{
+	pthread_mutex_lock(&p->mutex);
+	p->threads_running--;
+	if (is_reader && --p->readers_running == 0)
+		sb_queue_close(&p->work_queue);
+	pthread_cond_broadcast(&p->finished);
+	pthread_mutex_unlock(&p->mutex);
+}
+
+/* Read the stripe's chunks in file order (sequential on its device). */
+static void
+read_stripe(Pipeline *p, StripeState *s)
+{
+	SbError		err;
+	uint64_t	k;
+
+	if (!sb_stripe_open(&s->reader, p->manifest, s->index,
+						p->config->archive->stripe_paths[s->index], &err))
+	{
+		report_stripe(p, s->index, &err);
+		return;
+	}
+	for (k = 0; k < s->reader.nentries; k++)
+	{
+		ReadSlot   *slot = sb_queue_pop(&p->free_queue);
+		double		t0 = sb_monotonic_seconds();
+
+		if (slot == NULL)
+			return;				/* the run was stopped */
+		slot->stripe = s->index;
+		slot->entry = s->reader.entries[k];
+		if (!sb_stripe_read_chunk(&s->reader, k, slot->stored, &err))
+		{
+			sb_queue_push(&p->free_queue, slot);
+			report_chunk(p, s->index, &s->reader.entries[k], &err);
+			continue;
+		}
+		atomic_fetch_add(&s->busy_usec, (uint64_t) ((sb_monotonic_seconds() - t0) * 1e6));
+		atomic_fetch_add(&s->chunks, 1);
+		atomic_fetch_add(&s->stored_bytes, slot->entry.stored_len);
+		if (!sb_queue_push(&p->work_queue, slot))
+			return;
+	}
+}
+
+static void *
+reader_main(void *arg)
+{
+	StripeState *s = arg;
+
+	read_stripe(s->pipeline, s);
+	sb_stripe_close(&s->reader);
+	thread_finished(s->pipeline, true);
+	return NULL;
+}
+
+/* Decompress (if needed) and check the raw checksum; RAW points at the bytes. */
+static bool
+open_chunk(Pipeline *p, SbCodecContext *ctx, ReadSlot *slot, const uint8_t **raw,
+		   SbError *err)
+{
+	const SbIndexEntry *e = &slot->entry;
+	uint64_t	hash;
+
+	*raw = slot->stored;
+	if (e->codec != SB_CODEC_NONE)
+	{
+		if (!sb_codec_decompress(ctx, (SbCodec) e->codec, slot->stored, e->stored_len,
+								 slot->raw, e->raw_len, err))
+			return false;
+		*raw = slot->raw;
+	}
+	hash = sb_hash64(*raw, e->raw_len);
+	if (hash != e->raw_hash)
+		return sb_error_set(err, SB_ECORRUPT,
+							"checksum of the restored bytes mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",
+							e->raw_hash, hash);
+	return true;
+}
+
+static void
+work(Pipeline *p, SbCodecContext *ctx)
+{
+	ReadSlot   *slot;
+	SbError		err;
+
+	while ((slot = sb_queue_pop(&p->work_queue)) != NULL)
+	{
+		const uint8_t *raw;
+		StripeState *s = &p->stripes[slot->stripe];
+
+		if (!open_chunk(p, ctx, slot, &raw, &err))
+			report_chunk(p, slot->stripe, &slot->entry, &err);
+		else if (p->config->sink != NULL &&
+				 !p->config->sink(p->config->sink_arg, slot->entry.chunk_id, raw,
+								  slot->entry.raw_len, &err))
+		{
+			fail(p, &err);
+			return;
+		}
+		else
+		{
+			atomic_fetch_add(&s->raw_bytes, slot->entry.raw_len);
+			atomic_fetch_add(&p->raw_bytes_done, slot->entry.raw_len);
+		}
+		if (!sb_queue_push(&p->free_queue, slot))
+			return;
+	}
+}
+
+static void *
+worker_main(void *arg)
+{
+	Pipeline   *p = arg;
+	SbError		err;
+	SbCodecContext *ctx = sb_codec_context_new(p->manifest->codec, 0, &err);
+
+	if (ctx == NULL)
+		fail(p, &err);
+	else
+		work(p, ctx);
+	sb_codec_context_free(ctx);
+	thread_finished(p, false);
+	return NULL;
+}
+
+static bool
+alloc_slots(Pipeline *p, uint32_t count, SbError *err)
+{
+	uint32_t	cs = p->manifest->chunk_size;
+	uint32_t	i;
+
+	p->slots = sb_alloc(count * sizeof(ReadSlot), err);
+	if (p->slots == NULL || !sb_queue_init(&p->free_queue, count) ||
+		!sb_queue_init(&p->work_queue, count))
+		return p->slots == NULL ? false : sb_error_set(err, SB_ENOMEM, "out of memory");
+	p->nslots = count;
+	for (i = 0; i < count; i++)
+	{
+		ReadSlot   *slot = &p->slots[i];
+
+		if (posix_memalign((void **) &slot->stored, 4096, cs) != 0 ||
+			(p->manifest->codec != SB_CODEC_NONE &&
+			 posix_memalign((void **) &slot->raw, 4096, cs) != 0))
+			return sb_error_set(err, SB_ENOMEM, "out of memory allocating read buffers");
+		sb_queue_push(&p->free_queue, slot);
+	}
+	return true;
+}
+
+static bool
+start_threads(Pipeline *p, SbError *err)
+{
+	uint32_t	i;
+
+	p->workers = sb_alloc(p->nworkers * sizeof(pthread_t), err);
+	if (p->workers == NULL)
+		return false;
+	pthread_mutex_lock(&p->mutex);
+	for (i = 0; i < p->manifest->nstripes; i++)
+	{
+		StripeState *s = &p->stripes[i];
+
+		s->pipeline = p;
+		s->index = i;
+		s->reader.fd = -1;
+		if (!sb_thread_start(&s->thread, reader_main, s, "stripe reader", err))
+			break;
+		s->started = true;
+		p->threads_running++;
+		p->readers_running++;
+	}
+	for (; err->code == SB_OK && p->workers_started < p->nworkers; p->workers_started++)
+	{
+		if (!sb_thread_start(&p->workers[p->workers_started], worker_main, p, "restore worker", err))
+			break;
+		p->threads_running++;
+	}
+	pthread_mutex_unlock(&p->mutex);
+	return err->code == SB_OK;
+}
+
+static void
+fill_progress(Pipeline *p, SbProgress *progress)
+{
+	uint32_t	i;
+
+	memset(progress, 0, sizeof(*progress));
+	progress->raw_bytes_done = atomic_load(&p->raw_bytes_done);
+	progress->raw_bytes_total = p->manifest->stream_bytes;
+	progress->elapsed_seconds = sb_monotonic_seconds() - p->started;
+	progress->nstripes = p->manifest->nstripes;
+	for (i = 0; i < p->manifest->nstripes; i++)
+	{
+		StripeState *s = &p->stripes[i];
+
+		progress->stripes[i].chunks = atomic_load(&s->chunks);
+		progress->stripes[i].raw_bytes = atomic_load(&s->raw_bytes);
+		progress->stripes[i].stored_bytes = atomic_load(&s->stored_bytes);
+		progress->stripes[i].busy_seconds = (double) atomic_load(&s->busy_usec) / 1e6;
+	}
+}
+
+/* Wait for every thread, ticking the caller about every 100 ms. */
+static void
+wait_for_threads(Pipeline *p)
+{
+	SbTicker	ticker;
+	SbProgress	progress;
+	SbError		err;
+
+	sb_ticker_init(&ticker, p->config->options->tick, p->config->options->tick_arg);
+	pthread_mutex_lock(&p->mutex);
+	while (p->threads_running > 0)
+	{
+		struct timespec deadline;
+
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_nsec += 100 * 1000000L;
+		if (deadline.tv_nsec >= 1000000000L)
+		{
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&p->finished, &p->mutex, &deadline);
+		if (p->threads_running == 0 || !sb_ticker_due(&ticker))
+			continue;
+		pthread_mutex_unlock(&p->mutex);
+		fill_progress(p, &progress);
+		if (!sb_ticker_fire(&ticker, &progress, p->config->what, &err))
+			fail(p, &err);
+		pthread_mutex_lock(&p->mutex);
+	}
+	pthread_mutex_unlock(&p->mutex);
+}
+
+static void
+join_and_free(Pipeline *p)
+{
+	uint32_t	i;
+
+	for (i = 0; i < p->manifest->nstripes; i++)
+		if (p->stripes[i].started)
+			pthread_join(p->stripes[i].thread, NULL);
+	for (i = 0; i < p->workers_started; i++)
+		pthread_join(p->workers[i], NULL);
+	for (i = 0; p->slots != NULL && i < p->nslots; i++)
+	{
+		free(p->slots[i].stored);
+		free(p->slots[i].raw);
+	}
+	free(p->slots);
+	free(p->workers);
+	sb_queue_destroy(&p->free_queue);
+	sb_queue_destroy(&p->work_queue);
+	pthread_mutex_destroy(&p->mutex);
+	pthread_cond_destroy(&p->finished);
+}
+
+bool
+sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbError *err)
+{
+	const SbReadOptions *o = config->options;
+	Pipeline   *p = sb_alloc(sizeof(Pipeline), err);
+	bool		ok;
+
+	*problems = 0;
+	if (p == NULL)
+		return false;
+	p->config = config;
+	p->manifest = config->archive->manifest;
+	p->nworkers = o->workers ? o->workers : sb_cpu_count();
+	p->started = sb_monotonic_seconds();
+	pthread_mutex_init(&p->mutex, NULL);
+	pthread_cond_init(&p->finished, NULL);
+	sb_error_clear(err);
+	ok = alloc_slots(p, o->buffer_count ? o->buffer_count : DEFAULT_READ_BUFFERS, err) &&
+		start_threads(p, err);
+	if (!ok)
+		fail(p, err);
+	wait_for_threads(p);
+	join_and_free(p);
+	*problems = p->problems;
+	if (p->failed)
+		*err = p->failure;
+	ok = !p->failed;
+	free(p);
+	return ok;
+}

@@ -1,0 +1,40 @@
+/*
+ * read_pipeline.h
+ *		The pipeline shared by restore and verify:
+ *
+ *		one reader thread per stripe (each stripe is on its own device)
+ *		  -> work queue -> workers: check, decompress, check again, then the
+ *		     sink (restore writes the pieces; verify has none)
+ *		  -> free queue -> readers again.
+ *
+ * Restore stops at the first problem; verify reports each one and goes on.
+ */
+#ifndef SB_READ_PIPELINE_H
+#define SB_READ_PIPELINE_H
+
+#include "stripebackup/sb_archive.h"
+
+/* Receives each checked, decompressed chunk, on a worker thread. */
+typedef bool (*SbChunkSink) (void *arg, uint64_t chunk_id, const uint8_t *raw,
+							 uint32_t len, SbError *err);
+
+typedef struct SbReadPipelineConfig
+{
+	SbArchive  *archive;
+	const SbReadOptions *options;
+	const char *what;			/* "restore" or "verify", for messages */
+	bool		collect_problems;	/* report and go on, rather than stop */
+	SbProblemFn on_problem;
+	void	   *problem_arg;
+	SbChunkSink sink;			/* may be NULL */
+	void	   *sink_arg;
+} SbReadPipelineConfig;
+
+/*
+ * Read every chunk of every stripe.  False if the run failed (a problem when
+ * not collecting, a sink error, cancel); *PROBLEMS counts problems reported.
+ */
+extern bool sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems,
+								 SbError *err);
+
+#endif							/* SB_READ_PIPELINE_H */

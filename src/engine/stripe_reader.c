@@ -1,0 +1,192 @@
+/*
+ * stripe_reader.c
+ *		Reading a stripe file: header, trailer, index, chunk records.
+ *
+ * Messages say what is wrong; the caller puts the stripe (and chunk) in
+ * front.  A stripe whose trailer is missing was truncated or never finished.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "fsutil.h"
+#include "stripe_reader.h"
+
+static bool
+read_exact(SbStripeReader *r, void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	ssize_t		n = sb_pread_upto(r->fd, buf, len, offset, r->path, err);
+
+	if (n < 0)
+		return false;
+	if ((size_t) n != len)
+		return sb_error_set(err, SB_ECORRUPT,
+							"file ends at %" PRIu64 " bytes, inside a structure at offset %" PRIu64,
+							r->file_size, offset);
+	return true;
+}
+
+/* The header must belong to this backup and this stripe. */
+static bool
+check_header(SbStripeReader *r, SbError *err)
+{
+	uint8_t		buf[SB_STRIPE_HEADER_SIZE];
+	const SbManifest *m = r->manifest;
+	SbStripeHeader *h = &r->header;
+
+	if (!read_exact(r, buf, sizeof(buf), 0, err) ||
+		!sb_format_decode_header(buf, h, err))
+		return false;
+	if (memcmp(h->uuid, m->uuid, 16) != 0)
+		return sb_error_set(err, SB_ECORRUPT,
+							"belongs to another backup (its backup id differs from the manifest's)");
+	if (h->number != r->index + 1 || h->count != m->nstripes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"is stripe %u of %u, expected stripe %u of %u",
+							h->number, h->count, r->index + 1, m->nstripes);
+	if (h->chunk_size != m->chunk_size)
+		return sb_error_set(err, SB_ECORRUPT, "chunk size %u differs from the manifest's %u",
+							h->chunk_size, m->chunk_size);
+	return true;
+}
+
+static bool
+check_trailer(SbStripeReader *r, SbError *err)
+{
+	uint8_t		buf[SB_TRAILER_SIZE];
+	const SbTrailer *t = &r->trailer;
+	const SbStripeInfo *info = &r->manifest->stripes[r->index];
+
+	if (!read_exact(r, buf, sizeof(buf), r->file_size - SB_TRAILER_SIZE, err) ||
+		!sb_format_decode_trailer(buf, &r->trailer, err))
+		return false;
+	if (t->number != r->index + 1 || memcmp(t->uuid_prefix, r->manifest->uuid, 4) != 0)
+		return sb_error_set(err, SB_ECORRUPT, "trailer belongs to another stripe or backup");
+	if (t->chunk_count != info->chunks)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists %" PRIu64 " chunks, the manifest %" PRIu64,
+							t->chunk_count, info->chunks);
+	if (t->index_offset < SB_STRIPE_HEADER_SIZE ||
+		t->index_offset + t->chunk_count * SB_INDEX_ENTRY_SIZE + SB_TRAILER_SIZE != r->file_size)
+		return sb_error_set(err, SB_ECORRUPT,
+							"size %" PRIu64 " does not match its index (truncated or appended to)",
+							r->file_size);
+	return true;
+}
+
+/* Each index entry must be a chunk of this stripe, once, in bounds. */
+static bool
+check_entry(SbStripeReader *r, const SbIndexEntry *e, uint8_t *seen, SbError *err)
+{
+	const SbManifest *m = r->manifest;
+
+	if (e->chunk_id >= m->total_chunks || m->chunk_stripe[e->chunk_id] != r->index)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists chunk %" PRIu64 ", which the manifest does not put in this stripe",
+							e->chunk_id);
+	if (seen[e->chunk_id / 8] & (1 << (e->chunk_id % 8)))
+		return sb_error_set(err, SB_ECORRUPT, "index lists chunk %" PRIu64 " twice", e->chunk_id);
+	seen[e->chunk_id / 8] |= (uint8_t) (1 << (e->chunk_id % 8));
+	/* A chunk is stored compressed only when that makes it smaller. */
+	if (e->raw_len != sb_manifest_chunk_length(m, e->chunk_id) ||
+		e->stored_len > e->raw_len || e->codec > SB_CODEC_ZSTD ||
+		(e->codec == SB_CODEC_NONE && e->stored_len != e->raw_len) ||
+		e->offset < SB_STRIPE_HEADER_SIZE ||
+		e->offset + SB_CHUNK_HEADER_SIZE + e->stored_len > r->trailer.index_offset)
+		return sb_error_set(err, SB_ECORRUPT, "index entry of chunk %" PRIu64 " is out of bounds",
+							e->chunk_id);
+	return true;
+}
+
+static bool
+load_index(SbStripeReader *r, SbError *err)
+{
+	uint64_t	n = r->trailer.chunk_count;
+	size_t		len = (size_t) n * SB_INDEX_ENTRY_SIZE;
+	uint8_t    *raw = sb_alloc(len, err);
+	uint8_t    *seen = sb_alloc(r->manifest->total_chunks / 8 + 1, err);
+	uint64_t	i;
+	bool		ok;
+
+	r->entries = sb_alloc((size_t) (n ? n : 1) * sizeof(SbIndexEntry), err);
+	ok = raw && seen && r->entries && read_exact(r, raw, len, r->trailer.index_offset, err);
+	if (ok && sb_hash64(raw, len) != r->trailer.index_hash)
+		ok = sb_error_set(err, SB_ECORRUPT, "index checksum mismatch");
+	for (i = 0; ok && i < n; i++)
+	{
+		sb_format_decode_index_entry(raw + i * SB_INDEX_ENTRY_SIZE, &r->entries[i]);
+		ok = check_entry(r, &r->entries[i], seen, err);
+	}
+	r->nentries = ok ? n : 0;
+	free(raw);
+	free(seen);
+	return ok;
+}
+
+bool
+sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
+			   const char *path, SbError *err)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->manifest = m;
+	r->index = index;
+	r->path = path;
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+	{
+		sb_error_set_errno(err, errno, "could not open \"%s\"", path);
+		if (errno == ENOENT)
+			err->code = SB_ENOTFOUND;
+		return false;
+	}
+	if (fstat(r->fd, &st) != 0)
+		return sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+	r->file_size = (uint64_t) st.st_size;
+	if (r->file_size < SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE)
+		return sb_error_set(err, SB_ECORRUPT,
+							"is only %" PRIu64 " bytes long (truncated or incomplete stripe)",
+							r->file_size);
+	return check_header(r, err) && check_trailer(r, err) && load_index(r, err);
+}
+
+bool
+sb_stripe_read_chunk(SbStripeReader *r, uint64_t i, uint8_t *buf, SbError *err)
+{
+	const SbIndexEntry *e = &r->entries[i];
+	uint8_t		raw_header[SB_CHUNK_HEADER_SIZE];
+	SbChunkHeader h;
+	uint64_t	hash;
+
+	if (!read_exact(r, raw_header, sizeof(raw_header), e->offset, err) ||
+		!sb_format_decode_chunk(raw_header, &h, err))
+		return false;
+	if (h.chunk_id != e->chunk_id || h.raw_len != e->raw_len ||
+		h.stored_len != e->stored_len || h.codec != e->codec ||
+		h.raw_hash != e->raw_hash || h.stored_hash != e->stored_hash)
+		return sb_error_set(err, SB_ECORRUPT, "chunk header disagrees with the stripe index");
+	if (!read_exact(r, buf, e->stored_len, e->offset + SB_CHUNK_HEADER_SIZE, err))
+		return false;
+	hash = sb_hash64(buf, e->stored_len);
+	if (hash != e->stored_hash)
+		return sb_error_set(err, SB_ECORRUPT,
+							"checksum mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",
+							e->stored_hash, hash);
+	return true;
+}
+
+void
+sb_stripe_close(SbStripeReader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	free(r->entries);
+	r->entries = NULL;
+}

@@ -1,0 +1,40 @@
+/*
+ * stripe_reader.h
+ *		Opening one stripe file and reading its chunks, with every check that
+ *		ties the stripe to its manifest (same backup, same number, an index
+ *		that lists exactly the chunks the manifest puts there).
+ */
+#ifndef SB_STRIPE_READER_H
+#define SB_STRIPE_READER_H
+
+#include <stdint.h>
+
+#include "stripebackup/sb_manifest.h"
+#include "format.h"
+
+typedef struct SbStripeReader
+{
+	const SbManifest *manifest;
+	uint32_t	index;			/* 0-based */
+	const char *path;
+	int			fd;
+	uint64_t	file_size;
+	SbStripeHeader header;
+	SbTrailer	trailer;
+	SbIndexEntry *entries;		/* in file order */
+	uint64_t	nentries;
+} SbStripeReader;
+
+/* Open stripe INDEX at PATH and load and check its index. */
+extern bool sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
+						   const char *path, SbError *err);
+
+/*
+ * Read the I-th chunk record into BUF (room for the stored payload) and check
+ * its header against the index and the payload's stored checksum.
+ */
+extern bool sb_stripe_read_chunk(SbStripeReader *r, uint64_t i, uint8_t *buf, SbError *err);
+
+extern void sb_stripe_close(SbStripeReader *r);
+
+#endif							/* SB_STRIPE_READER_H */

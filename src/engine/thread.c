@@ -1,0 +1,35 @@
+/*
+ * thread.c
+ *		Thread start with all signals blocked.
+ */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "thread.h"
+
+bool
+sb_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg,
+				const char *what, SbError *err)
+{
+	sigset_t	all,
+				old;
+	int			rc;
+
+	/* The new thread inherits the mask in force when it is created. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return sb_error_set_errno(err, rc, "could not start %s thread", what);
+	return true;
+}
+
+uint32_t
+sb_cpu_count(void)
+{
+	long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (uint32_t) n : 1;
+}
