@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install what stripebackup needs to build and test, from Debian's archive.
+# Idempotent: does nothing when everything is already there.
+#
+#   scripts/install-deps.sh          build and test dependencies
+#   scripts/install-deps.sh --bench  also the benchmark's peers (pgBackRest, fio)
+set -euo pipefail
+
+packages=(
+	make gcc
+	postgresql-15 postgresql-client-15 postgresql-server-dev-15
+	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev libssl-dev
+	libipc-run-perl postgresql-15-pgtap postgresql-15-cron
+	zstd
+)
+if [[ "${1:-}" == "--bench" ]]; then
+	packages+=(pgbackrest fio)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+	exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+	sudo="sudo"
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,75 @@
+# StripeBackupTest: what the end-to-end tests share.
+package StripeBackupTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup);
+
+# Create N empty destination folders under a fresh temporary directory.
+sub make_destinations
+{
+	my ($n) = @_;
+	my $base = PostgreSQL::Test::Utils::tempdir();
+	my @dests;
+	for my $i (1 .. $n)
+	{
+		my $d = "$base/dest$i";
+		mkdir $d or die "mkdir $d: $!";
+		push @dests, $d;
+	}
+	return @dests;
+}
+
+# Tables, indexes, a second database, TOAST and a sequence: enough variety
+# that a bad restore shows in the fingerprint below.
+sub load_sample_data
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{
+		CREATE TABLE items (id int PRIMARY KEY, name text, payload bytea);
+		INSERT INTO items
+			SELECT g, md5(g::text), decode(repeat(md5(g::text), 1 + g % 40), 'hex')
+			FROM generate_series(1, 100000) g;
+		CREATE INDEX items_name ON items (name);
+		CREATE TABLE wide (id serial, doc text);
+		INSERT INTO wide (doc) SELECT repeat(md5(g::text), 500) FROM generate_series(1, 300) g;
+		CREATE DATABASE other;
+	});
+	$node->safe_psql('other', q{
+		CREATE TABLE notes AS SELECT g AS id, 'note ' || g AS body FROM generate_series(1, 5000) g;
+	});
+	$node->command_ok([ 'pgbench', '-i', '-s', '1', '-q', '-p', $node->port, '-h', $node->host, 'postgres' ],
+		'pgbench tables loaded');
+}
+
+# One line of query results that changes if any row or index entry does.
+sub sample_data_fingerprint
+{
+	my ($node) = @_;
+	my $main = $node->safe_psql('postgres', q{
+		SELECT count(*), sum(hashtext(name)), sum(length(payload)),
+		       (SELECT sum(hashtext(doc)) FROM wide),
+		       (SELECT sum(abalance) FROM pgbench_accounts),
+		       (SELECT count(*) FROM items WHERE name = md5('4242')),
+		       (SELECT last_value FROM wide_id_seq)
+		FROM items
+	});
+	my $other = $node->safe_psql('other', 'SELECT count(*), sum(hashtext(body)) FROM notes');
+	return "$main|$other";
+}
+
+# Run the stripebackup command; returns (exit status, stdout, stderr).
+sub run_stripebackup
+{
+	my @args = @_;
+	my ($stdout, $stderr);
+	IPC::Run::run([ 'stripebackup', @args ], '>', \$stdout, '2>', \$stderr);
+	return ($? >> 8, $stdout, $stderr);
+}
+
+1;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every test of stripebackup, as README.md and CI run it:
+#   1. install the dependencies (Debian packages), build, install;
+#   2. engine unit tests (C, TAP output);
+#   3. end-to-end TAP tests on real PostgreSQL clusters (test/t/*.pl).
+#
+# PostgreSQL refuses to run as root: when run as root, the tests run as the
+# "postgres" user in a scratch directory it owns.  Exits non-zero if any test fails.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+bash scripts/install-deps.sh
+bindir=$(pg_config --bindir)
+pgxs_src=$(dirname "$(pg_config --pgxs)")/..
+
+make -s all test/unit/unit_tests
+if [[ $(id -u) -eq 0 ]]; then
+	make -s install
+	runner=(runuser -u postgres --)
+else
+	sudo make -s install
+	runner=()
+fi
+
+# The tests run from a copy the test user can read, whatever the checkout's permissions.
+scratch=$(mktemp -d /tmp/stripebackup-test.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+cp -r test "$scratch/test"
+mkdir "$scratch/tmp"
+if [[ $(id -u) -eq 0 ]]; then
+	chown -R postgres: "$scratch"
+fi
+cd "$scratch/test"
+
+echo "=== engine unit tests"
+"${runner[@]}" env TMPDIR="$scratch/tmp" prove --exec '' ./unit/unit_tests
+
+echo "=== end-to-end tests on PostgreSQL"
+"${runner[@]}" env TESTDIR="$scratch" PATH="$bindir:$PATH" PGPORT="${PGPORT:-65432}" \
+	PG_REGRESS="$pgxs_src/test/regress/pg_regress" \
+	prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} t/
+echo "=== all tests passed"

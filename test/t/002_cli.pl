@@ -1,0 +1,132 @@
+# The stripebackup command's contract: help, exit status, clear refusals,
+# and problems reported with the stripe, chunk and file they concern.
+use strict;
+use warnings;
+
+use File::Path qw(make_path);
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+for my $cmd (qw(create show plan verify restore))
+{
+	my ($rc, $out) = run_stripebackup($cmd, '--help');
+	is($rc, 0, "$cmd --help exits 0");
+	like($out, qr/Usage:/, "$cmd --help prints usage");
+}
+my ($rc, $out, $err) = run_stripebackup('frobnicate');
+is($rc, 2, 'unknown command exits 2');
+
+my $node = PostgreSQL::Test::Cluster->new('node');
+$node->init(extra => ['--data-checksums']);
+$node->start;
+$node->safe_psql('postgres',
+	'CREATE TABLE t AS SELECT g, md5(g::text) AS h FROM generate_series(1, 50000) g');
+my @dests = make_destinations(2);
+my @create = ('create', '--source', $node->data_dir, '--dest', $dests[0], '--dest', $dests[1]);
+
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'live');
+is($rc, 2, 'a running server is refused');
+like($err, qr/is running.*stripe_backup/, 'the refusal says why and what to do instead');
+ok(!-e "$dests[0]/live", 'nothing was created for the refused backup');
+$node->stop;
+
+# Bad arguments: each a usage error naming the value, creating nothing.
+my %bad = (
+	'weights of the wrong length' => [ '--weights', '1,2,3' ],
+	'a zero weight' => [ '--weights', '1,0' ],
+	'a negative weight' => [ '--weights', '1,-2' ],
+	'a NaN weight' => [ '--weights', '1,nan' ],
+	'an unknown compression' => [ '--compression', 'lz4' ],
+	'an unknown balance' => [ '--balance', 'random' ],
+	'a bad chunk size' => [ '--chunk-size', '1000' ],
+	'a bad backup name' => [ '--name', '../x' ],);
+for my $case (sort keys %bad)
+{
+	($rc, $out, $err) = run_stripebackup(@create, '--name', 'bad', @{ $bad{$case} });
+	$rc = $rc == 0 ? 0 : $rc;
+	is($rc, 2, "$case is refused with exit status 2");
+	ok(!-e "$dests[0]/bad" && !-e "$dests[1]/bad", "$case creates nothing");
+}
+($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
+	'--dest', $dests[0], '--dest', $dests[0], '--name', 'dup');
+is($rc, 2, 'the same destination twice is refused');
+like($err, qr/same folder/, 'the refusal names the duplicate');
+($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
+	'--dest', $dests[0], '--dest', $node->data_dir . '/base', '--name', 'inside');
+is($rc, 2, 'a destination inside the source is refused');
+($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
+	'--dest', 'relative/dir', '--name', 'rel');
+is($rc, 2, 'a relative destination is refused');
+like($err, qr/not an absolute path/, 'the refusal says the path is not absolute');
+
+# A good backup, compressed with zstd at a fast negative level.
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'good', '--level', '-3', '--chunk-size', '256k');
+is($rc, 0, 'cold backup with zstd level -3') or diag($err);
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'good');
+is($rc, 2, 'a second backup of the same name is refused');
+like($err, qr/already holds a backup named "good"/, 'the refusal names the existing backup');
+
+($rc, $out) = run_stripebackup('show', "$dests[1]/good");
+is($rc, 0, 'show works from the second destination');
+like($out, qr/zstd level -3/, 'show reports the compression');
+
+my $target = PostgreSQL::Test::Utils::tempdir() . '/restore';
+($rc, $out) = run_stripebackup('plan', "$dests[0]/good", '--target', $target);
+is($rc, 0, 'plan succeeds');
+like($out, qr/will be created/, 'plan says the target will be created');
+($rc, $out) = run_stripebackup('plan', "$dests[0]/good", '--detail');
+like($out, qr/base\/\d+\/\d+/, 'plan --detail lists file pieces');
+
+# A non-empty target is refused and left alone.
+make_path("$target");
+open my $fh, '>', "$target/precious" or die;
+print $fh "keep me\n";
+close $fh;
+($rc, $out, $err) = run_stripebackup('restore', "$dests[0]/good", '--target', $target);
+is($rc, 2, 'a non-empty target is refused');
+like($err, qr/not empty/, 'the refusal says the target is not empty');
+is(slurp_file("$target/precious"), "keep me\n", 'the non-empty target is untouched');
+
+# A flipped byte in the middle of stripe 2.
+my $manifest = decode_json(slurp_file("$dests[1]/good/manifest.json"));
+my $stripe2 = "$dests[1]/good/stripe-2.sbs";
+my $size = -s $stripe2;
+open my $sf, '+<', $stripe2 or die;
+binmode $sf;
+seek($sf, int($size / 2), 0);
+my $byte;
+read($sf, $byte, 1);
+seek($sf, int($size / 2), 0);
+print $sf chr(ord($byte) ^ 0xFF);
+close $sf;
+($rc, $out, $err) = run_stripebackup('verify', "$dests[0]/good");
+is($rc, 3, 'verify of a damaged backup exits 3');
+like($err, qr/stripe 2 of 2 .*chunk \d+ .*(checksum|header)/, 'the problem names stripe and chunk');
+like($err, qr/holds "[^"]+" bytes \d+-\d+/, 'the problem names the file and bytes involved');
+my $target2 = PostgreSQL::Test::Utils::tempdir() . '/restore2';
+($rc, $out, $err) = run_stripebackup('restore', "$dests[0]/good", '--target', $target2);
+is($rc, 3, 'restore of a damaged backup exits 3');
+like($err, qr/stripe 2 of 2 .*chunk \d+/, 'the restore error names stripe and chunk');
+ok(!-e $target2, 'the failed restore removed the target it created');
+
+# A missing stripe, then found again with --stripe-path.
+my $moved = PostgreSQL::Test::Utils::tempdir();
+rename("$dests[0]/good/stripe-1.sbs", "$moved/stripe-1.sbs") or die;
+($rc, $out, $err) = run_stripebackup('verify', "$dests[1]/good");
+is($rc, 3, 'verify with a missing stripe exits 3');
+like($err, qr/stripe 1 of 2 .*No such file/, 'the problem names the missing stripe');
+($rc, $out) = run_stripebackup('plan', "$dests[1]/good");
+is($rc, 3, 'plan with a missing stripe exits 3');
+($rc, $out, $err) = run_stripebackup('verify', "$dests[1]/good", '--stripe-path', "1=$moved");
+is($rc, 3, 'with --stripe-path the moved stripe is read (stripe 2 is still damaged)');
+unlike($err, qr/stripe 1 of 2/, 'stripe 1 is found where --stripe-path says');
+
+# A location that holds no backup.
+($rc, $out, $err) = run_stripebackup('show', $moved);
+is($rc, 3, 'a folder without a manifest exits 3');
+like($err, qr/no manifest.json/, 'the error says there is no manifest');
+
+done_testing();
