@@ -4,8 +4,9 @@
  *		atomic, durable write of manifest.json into a backup folder.
  *
  * JSON is written and parsed with cJSON (Debian's libcjson).  Integers are
- * JSON numbers, exact up to 2^53; file names that are not plain UTF-8 are
- * written as hex in "encoded_path", as PostgreSQL's backup_manifest does.
+ * JSON numbers, exact up to 2^53; file names, link targets, destinations and
+ * labels that are not plain UTF-8 are written as hex in "encoded_path" (and
+ * so on), as PostgreSQL's backup_manifest does, so the text stays valid JSON.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -25,10 +26,11 @@
 
 /* ---------- writing ---------- */
 
-/* A JSON builder whose failures (out of memory) stick until the end. */
+/* A JSON builder whose failures stick until the end. */
 typedef struct Builder
 {
-	bool		ok;
+	bool		ok;				/* false once anything failed */
+	const char *too_large;		/* key of an integer JSON cannot hold exactly */
 } Builder;
 
 static cJSON *
@@ -46,10 +48,38 @@ add(Builder *b, cJSON *parent, const char *key, cJSON *item)
 	return item;
 }
 
+/*
+ * Integers are written as exact decimal text: cJSON prints a double with 15
+ * significant digits whenever that reads back within its rounding tolerance,
+ * which turns 9007199254740991 into 9007199254740990.  Beyond 2^53 a reader
+ * cannot hold the value exactly, so refuse to write it at all.
+ */
+static void
+add_integer(Builder *b, cJSON *parent, const char *key, bool negative, uint64_t magnitude)
+{
+	char		text[32];
+
+	if (magnitude > (uint64_t) JSON_MAX_INTEGER)
+	{
+		b->ok = false;
+		if (b->too_large == NULL)
+			b->too_large = key ? key : "extents or chunk_ranges";
+		return;
+	}
+	snprintf(text, sizeof(text), "%s%" PRIu64, negative ? "-" : "", magnitude);
+	add(b, parent, key, cJSON_CreateRaw(text));
+}
+
 static void
 add_u64(Builder *b, cJSON *parent, const char *key, uint64_t v)
 {
-	add(b, parent, key, cJSON_CreateNumber((double) v));
+	add_integer(b, parent, key, false, v);
+}
+
+static void
+add_i64(Builder *b, cJSON *parent, const char *key, int64_t v)
+{
+	add_integer(b, parent, key, v < 0, v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v);
 }
 
 static void
@@ -58,7 +88,11 @@ add_str(Builder *b, cJSON *parent, const char *key, const char *v)
 	add(b, parent, key, v ? cJSON_CreateString(v) : cJSON_CreateNull());
 }
 
-/* Plain UTF-8 with no control characters: safe to write as a JSON string. */
+/*
+ * Plain UTF-8 with no control characters: safe to write as a JSON string.
+ * Strict UTF-8 (RFC 3629): overlong forms, surrogates and code points past
+ * U+10FFFF are refused too, since strict JSON readers refuse them.
+ */
 static bool
 is_plain_utf8(const char *s)
 {
@@ -66,12 +100,35 @@ is_plain_utf8(const char *s)
 
 	while (*p)
 	{
-		int			n = *p < 0x80 ? 0 : (*p & 0xE0) == 0xC0 ? 1 :
-		(*p & 0xF0) == 0xE0 ? 2 : (*p & 0xF8) == 0xF0 ? 3 : -1;
+		unsigned char lead = *p;
+		unsigned char lo = 0x80,
+					hi = 0xBF;	/* allowed range of the second byte */
+		int			n;
 
-		if (n < 0 || *p < 0x20)
+		if (lead < 0x20)
 			return false;
-		for (p++; n > 0; n--, p++)
+		if (lead < 0x80)
+			n = 0;
+		else if (lead >= 0xC2 && lead <= 0xDF)
+			n = 1;
+		else if (lead >= 0xE0 && lead <= 0xEF)
+		{
+			n = 2;
+			lo = lead == 0xE0 ? 0xA0 : 0x80;	/* no overlong forms */
+			hi = lead == 0xED ? 0x9F : 0xBF;	/* no surrogates */
+		}
+		else if (lead >= 0xF0 && lead <= 0xF4)
+		{
+			n = 3;
+			lo = lead == 0xF0 ? 0x90 : 0x80;	/* no overlong forms */
+			hi = lead == 0xF4 ? 0x8F : 0xBF;	/* nothing past U+10FFFF */
+		}
+		else
+			return false;
+		p++;
+		if (n > 0 && (*p < lo || *p > hi))
+			return false;
+		for (; n > 0; n--, p++)
 			if ((*p & 0xC0) != 0x80)
 				return false;
 	}
@@ -134,7 +191,7 @@ add_entry(Builder *b, cJSON *array, const SbEntry *e)
 	add_str(b, o, "type", entry_type_name(e->type));
 	snprintf(text, sizeof(text), "%04o", e->mode & 07777);
 	add_str(b, o, "mode", text);
-	add(b, o, "mtime", cJSON_CreateNumber((double) e->mtime));
+	add_i64(b, o, "mtime", e->mtime);
 	if (e->type == SB_ENTRY_SYMLINK)
 		add_name(b, o, "target", "encoded_target", e->link_target);
 	if (e->type != SB_ENTRY_FILE)
@@ -163,7 +220,7 @@ add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
 	if (o == NULL)
 		return;
 	add_u64(b, o, "number", s->number);
-	add_str(b, o, "destination", s->destination);
+	add_name(b, o, "destination", "encoded_destination", s->destination);
 	add_str(b, o, "file", s->file_name);
 	add(b, o, "weight", cJSON_CreateNumber(s->weight));
 	add_u64(b, o, "chunks", s->chunks);
@@ -190,7 +247,10 @@ add_header(Builder *b, cJSON *root, const SbManifest *m)
 		sprintf(text + 2 * i, "%02x", m->uuid[i]);
 	add_str(b, root, "backup_uuid", text);
 	add_str(b, root, "name", m->name);
-	add_str(b, root, "label", m->label);
+	if (m->label != NULL)
+		add_name(b, root, "label", "encoded_label", m->label);
+	else
+		add_str(b, root, "label", NULL);
 	add_str(b, root, "tool", m->tool);
 	add_str(b, root, "started_at", m->started_at);
 	add_str(b, root, "finished_at", m->finished_at);
@@ -210,7 +270,7 @@ add_header(Builder *b, cJSON *root, const SbManifest *m)
 char *
 sb_manifest_to_json(const SbManifest *m, SbError *err)
 {
-	Builder		b = {true};
+	Builder		b = {true, NULL};
 	cJSON	   *root = cJSON_CreateObject();
 	cJSON	   *array;
 	char	   *text = NULL;
@@ -244,7 +304,11 @@ sb_manifest_to_json(const SbManifest *m, SbError *err)
 	if (b.ok)
 		text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
-	if (text == NULL)
+	if (b.too_large != NULL)
+		sb_error_set(err, SB_EINVAL,
+					 "manifest field \"%s\" is larger than 2^53, the largest integer JSON holds exactly",
+					 b.too_large);
+	else if (text == NULL)
 		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
 	return text;
 }
@@ -477,7 +541,7 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 	s->weight = weight->valuedouble;
 	s->seconds = seconds->valuedouble;
 	return get_u32(o, "number", &s->number, err) &&
-		get_str(o, "destination", false, &s->destination, err) &&
+		get_name(o, "destination", "encoded_destination", &s->destination, err) &&
 		get_str(o, "file", false, &s->file_name, err) &&
 		(sb_path_is_safe(s->file_name, false) && strchr(s->file_name, '/') == NULL ?
 		 true : bad(err, "unsafe stripe file name", s->file_name)) &&
@@ -520,7 +584,9 @@ parse_header(const cJSON *root, SbManifest *m, SbError *err)
 		(decode_hex(text, m->uuid, 16) || bad(err, "bad field", "backup_uuid"));
 	free(text);
 	ok = ok && get_str(root, "name", false, &m->name, err) &&
-		get_str(root, "label", true, &m->label, err) &&
+		(cJSON_GetObjectItemCaseSensitive(root, "encoded_label") != NULL ?
+		 get_name(root, "label", "encoded_label", &m->label, err) :
+		 get_str(root, "label", true, &m->label, err)) &&
 		get_str(root, "tool", true, &m->tool, err) &&
 		get_str(root, "started_at", true, &m->started_at, err) &&
 		get_str(root, "finished_at", true, &m->finished_at, err) &&

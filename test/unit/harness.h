@@ -1,0 +1,171 @@
+/*
+ * harness.h
+ *		A tiny TAP harness for the engine's unit tests, and the helpers the
+ *		tests share: temporary folders, source trees, backups, restores,
+ *		tree comparison.
+ *
+ * Output is TAP (prove can run the binary): "ok N - ..." or "not ok N - ...",
+ * diagnostics as "# ..." lines, and the plan "1..N" at the end.  The process
+ * exits non-zero when any assertion failed.
+ */
+#ifndef SB_UNIT_HARNESS_H
+#define SB_UNIT_HARNESS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "stripebackup/sb_archive.h"
+#include "stripebackup/sb_backup.h"
+#include "format.h"
+
+/* ---------- TAP ---------- */
+
+extern bool th_ok(bool cond, const char *file, int line, const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
+extern bool th_is_int(long long got, long long want, const char *file, int line,
+					  const char *fmt,...)
+			__attribute__((format(printf, 5, 6)));
+extern bool th_like(const char *got, const char *want, const char *file, int line,
+					const char *fmt,...)
+			__attribute__((format(printf, 5, 6)));
+extern void th_diag(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+/* ok(condition, "description", ...) */
+#define ok(cond, ...) th_ok((cond), __FILE__, __LINE__, __VA_ARGS__)
+/* is_int(got, expected, "description", ...) */
+#define is_int(got, want, ...) \
+	th_is_int((long long) (got), (long long) (want), __FILE__, __LINE__, __VA_ARGS__)
+/* like(string, substring, "description", ...): STRING contains SUBSTRING */
+#define like(got, want, ...) th_like((got), (want), __FILE__, __LINE__, __VA_ARGS__)
+#define diag(...) th_diag(__VA_ARGS__)
+
+/* Report an SbError that was not expected (no assertion). */
+extern void th_diag_error(const char *what, const SbError *err);
+
+/* Start of a test: a comment line naming it. */
+extern void th_begin(const char *name);
+
+/* Monotonic clock, in seconds. */
+extern double th_now(void);
+
+/* Number of assertions so far, and of failed ones. */
+extern int	th_count(void);
+extern int	th_failures(void);
+
+/* ---------- temporary folders and files ---------- */
+
+/* Remove the temporary folders on SIGINT, SIGTERM, SIGPIPE, SIGHUP or SIGALRM. */
+extern void th_install_signal_handlers(void);
+
+/* A new folder under $TMPDIR (or /tmp), removed by th_rmtree; PATH_MAX buffer. */
+extern void th_tempdir(char *out, const char *tag);
+
+/* Remove a tree without following symlinks; quiet. */
+extern void th_rmtree(const char *path);
+
+/* snprintf into a PATH_MAX buffer. */
+extern char *th_path(char *out, const char *fmt,...) __attribute__((format(printf, 2, 3)));
+
+/* Deterministic content: random-looking, or (COMPRESSIBLE) text-like. */
+extern void th_fill(uint8_t *buf, size_t len, uint32_t seed, bool compressible);
+
+extern bool th_write_file(const char *path, const void *data, size_t len, mode_t mode);
+extern bool th_write_pattern(const char *path, size_t len, uint32_t seed,
+							 bool compressible, mode_t mode);
+extern bool th_pwrite_pattern(int fd, uint64_t offset, size_t len, uint32_t seed);
+extern uint8_t *th_read_file(const char *path, size_t *len);
+extern bool th_mkdir(const char *path, mode_t mode);
+extern bool th_set_mtime(const char *path, int64_t mtime);
+extern bool th_exists(const char *path);
+extern int	th_count_entries(const char *dir);	/* -1 if it cannot be read */
+
+/* XOR one byte of a file at OFFSET with MASK. */
+extern bool th_flip_byte(const char *path, uint64_t offset, uint8_t mask);
+
+/* Replace the first occurrence of FROM by TO in a text file. */
+extern bool th_edit_file(const char *path, const char *from, const char *to);
+
+/* CRC-32C (Castagnoli) of a buffer, for checking the manifest's. */
+extern uint32_t th_crc32c(const uint8_t *data, size_t len);
+
+/* ---------- a test's folders ---------- */
+
+#define TH_MAX_DESTS 3
+
+/*
+ * ROOT (a new temporary folder) holds SRC (created, empty), destinations
+ * d1..dN (created, empty) and TARGET (a restore target, not created).
+ */
+typedef struct ThFixture
+{
+	char		root[PATH_MAX];
+	char		src[PATH_MAX];
+	char		dest[TH_MAX_DESTS][PATH_MAX];
+	const char *dests[TH_MAX_DESTS];
+	uint32_t	ndests;
+	char		target[PATH_MAX];
+} ThFixture;
+
+extern void th_fixture(ThFixture *f, const char *tag, uint32_t ndests);
+extern void th_fixture_done(ThFixture *f);
+
+/* DEST[I]/NAME (I 0-based), and that folder's stripe file NUMBER. */
+extern char *th_location(const ThFixture *f, uint32_t i, const char *name, char *out);
+extern char *th_stripe_path(const ThFixture *f, uint32_t number, const char *name, char *out);
+
+/* ---------- backups, restores, comparisons ---------- */
+
+/* Options: codec none, weighted, chunk 64 KiB, holes detected, 4 workers. */
+extern void th_options(SbBackupOptions *o, const char *const *dests, uint32_t n,
+					   const char *name);
+
+/* Back up the tree at SRC ("." first, then every entry in sorted order). */
+extern bool th_backup_tree(const SbBackupOptions *o, const char *src,
+						   SbManifest **manifest, SbError *err);
+
+/* Open LOCATION and restore it into TARGET. */
+extern bool th_restore(const char *location, const char *target, SbError *err);
+
+/* Open LOCATION and verify it; returns the number of problems, -1 on failure. */
+extern long th_verify(const char *location);
+
+/* Compare two trees: names, types, modes, sizes, contents, link targets and mtimes. */
+#define TH_CMP_MTIME 0x1
+extern bool th_trees_equal(const char *a, const char *b, int flags);
+
+/* Content of two files equal (holes read through SEEK_DATA, not byte by byte). */
+extern bool th_files_equal(const char *a, const char *b);
+
+/*
+ * Read a stripe file's trailer and index (format.h), to find chunk records
+ * on disk.  *ENTRIES is malloc'd.  False (with a diagnostic) if unreadable.
+ */
+extern bool th_read_index(const char *stripe_path, SbTrailer *trailer,
+						  SbIndexEntry **entries, uint64_t *nentries);
+
+/* ---------- problems reported by verify ---------- */
+
+typedef struct ThProblem
+{
+	uint32_t	stripe;
+	int64_t		chunk;
+	char	   *file;
+	SbErrorCode code;
+	char	   *message;
+} ThProblem;
+
+typedef struct ThProblems
+{
+	ThProblem	items[64];
+	int			n;
+	int			dropped;
+} ThProblems;
+
+/* An SbProblemFn that copies problems into a ThProblems. */
+extern void th_collect_problem(void *arg, const SbProblem *problem);
+extern void th_free_problems(ThProblems *p);
+
+#endif							/* SB_UNIT_HARNESS_H */

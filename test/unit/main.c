@@ -1,0 +1,95 @@
+/*
+ * main.c
+ *		Runs every engine unit test and prints TAP: "ok N" lines, then the plan
+ *		"1..N".  Exits non-zero if any assertion failed.
+ *
+ * Usage: unit_tests [NAME-SUBSTRING ...] runs only the tests whose names
+ * contain one of the arguments.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tests.h"
+
+typedef struct UnitTest
+{
+	const char *name;
+	void		(*fn) (void);
+} UnitTest;
+
+#define TEST(fn) {#fn, fn}
+
+static const UnitTest tests[] = {
+	TEST(test_roundtrip_empty_file),
+	TEST(test_roundtrip_one_chunk),
+	TEST(test_roundtrip_sparse_5g),
+	TEST(test_roundtrip_many_files),
+	TEST(test_roundtrip_modes_and_links),
+	TEST(test_roundtrip_non_utf8_names),
+	TEST(test_roundtrip_gathered_folder),
+	TEST(test_roundtrip_pipeline_limits),
+	TEST(test_weights_weighted),
+	TEST(test_weights_adaptive),
+	TEST(test_corruption_flipped_payload),
+	TEST(test_corruption_truncated_stripe),
+	TEST(test_corruption_missing_stripe),
+	TEST(test_corruption_versions),
+	TEST(test_corruption_unsafe_paths),
+	TEST(test_corruption_target_not_empty),
+	TEST(test_corruption_foreign_stripe),
+	TEST(test_manifest_json_roundtrip),
+	TEST(test_manifest_rejects),
+	TEST(test_options_refused),
+	TEST(test_options_existing_name),
+	TEST(test_options_backup_contract),
+	TEST(test_options_write_failure),
+};
+
+static bool
+selected(const char *name, int argc, char **argv)
+{
+	int			i;
+
+	if (argc < 2)
+		return true;
+	for (i = 1; i < argc; i++)
+		if (strstr(name, argv[i]) != NULL)
+			return true;
+	return false;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct timespec t0,
+				t1;
+	size_t		i;
+
+	/* A deadlocked engine must not hang the run: SIGALRM ends it, non-zero. */
+	th_install_signal_handlers();
+	alarm(300);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+	{
+		struct timespec s0,
+					s1;
+
+		if (!selected(tests[i].name, argc, argv))
+			continue;
+		th_begin(tests[i].name);
+		clock_gettime(CLOCK_MONOTONIC, &s0);
+		tests[i].fn();
+		clock_gettime(CLOCK_MONOTONIC, &s1);
+		diag("%s took %.2f s", tests[i].name,
+			 (double) (s1.tv_sec - s0.tv_sec) + (double) (s1.tv_nsec - s0.tv_nsec) / 1e9);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	diag("%d assertions, %d failed, %.2f s", th_count(), th_failures(),
+		 (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	printf("1..%d\n", th_count());
+	return th_failures() == 0 && th_count() > 0 ? 0 : 1;
+}

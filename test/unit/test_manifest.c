@@ -1,0 +1,585 @@
+/*
+ * test_manifest.c
+ *		The manifest model and its JSON form: a full round trip (names that are
+ *		not UTF-8, sparse extents, sizes beyond 4 GiB, metadata), the chunk to
+ *		file mapping, and the checks that refuse inconsistent manifests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tests.h"
+
+#define GiB (UINT64_C(1) << 30)
+
+static void
+add(SbManifest *m, const char *path, SbEntryType type, uint32_t mode, int64_t mtime,
+	uint64_t size, uint64_t offset, uint64_t length, const SbExtent *extents,
+	uint32_t nextents, bool sparse, const char *target)
+{
+	SbEntry		e;
+	SbError		err;
+
+	memset(&e, 0, sizeof(e));
+	e.path = (char *) path;
+	e.type = type;
+	e.mode = mode;
+	e.mtime = mtime;
+	e.size = size;
+	e.crc32c = (uint32_t) (0xC0FFEE00u + m->nentries);
+	e.stream_offset = offset;
+	e.stream_length = length;
+	e.sparse = sparse;
+	e.extents = (SbExtent *) extents;
+	e.nextents = nextents;
+	e.link_target = (char *) target;
+	if (!sb_manifest_add_entry(m, &e, &err))
+		th_diag_error("add entry", &err);
+}
+
+static void
+set_stripe(SbStripeInfo *s, uint32_t number, const char *dest, double weight,
+		   const SbChunkRange *ranges, uint32_t nranges)
+{
+	char		name[32];
+	uint32_t	i;
+
+	sb_stripe_file_name(number, name, sizeof(name));
+	s->number = number;
+	s->destination = strdup(dest);
+	s->file_name = strdup(name);
+	s->weight = weight;
+	s->ranges = malloc(sizeof(SbChunkRange) * (nranges + 1));
+	memcpy(s->ranges, ranges, sizeof(SbChunkRange) * nranges);
+	s->nranges = nranges;
+	s->chunks = 0;
+	for (i = 0; i < nranges; i++)
+		s->chunks += ranges[i].last - ranges[i].first + 1;
+	s->raw_bytes = 1000 * number;
+	s->stored_bytes = 900 * number;
+	s->file_bytes = 123456789012ULL + number;
+	s->seconds = 1.25 * number;
+}
+
+/*
+ * A manifest that uses every feature:
+ *
+ *	stream: "caf\xe9" [0, 10000), "dir/sparse" [10000, 22288), chunks of 4096:
+ *	6 chunks; stripe 1 holds 0-1 and 4-5, stripe 2 holds 2-3.
+ */
+static SbManifest *
+sample_manifest(void)
+{
+	static const SbExtent extents[] = {{0, 4096}, {5 * GiB, 8192}};
+	static const SbChunkRange r1[] = {{0, 1}, {4, 5}};
+	static const SbChunkRange r2[] = {{2, 3}};
+	SbManifest *m = sb_manifest_new();
+	int			i;
+
+	m->name = strdup("bk-1");
+	m->label = strdup("label with \"quotes\", \\ and caf\xc3\xa9");
+	m->tool = strdup("stripebackup unit tests");
+	m->started_at = strdup("2024-01-02T03:04:05Z");
+	m->finished_at = strdup("2024-01-02T03:04:06Z");
+	m->metadata_json = strdup("{\"pg\":{\"version\":150004,\"start_lsn\":\"0/2000028\"},\"list\":[1,2.5,true,null]}");
+	m->chunk_size = 4096;
+	m->codec = SB_CODEC_ZSTD;
+	m->level = -5;
+	m->balance = SB_BALANCE_ADAPTIVE;
+	for (i = 0; i < 16; i++)
+		m->uuid[i] = (uint8_t) (i * 17 + 1);
+	add(m, ".", SB_ENTRY_DIR, 0700, -86400, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "caf\xe9", SB_ENTRY_FILE, 0644, 1700000000, 10000, 0, 10000, NULL, 0, false, NULL);
+	add(m, "dir", SB_ENTRY_DIR, 02750, 1700000001, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "dir/\x01" "ctl", SB_ENTRY_FILE, 0400, 0, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "dir/sparse", SB_ENTRY_FILE, 0600, 1700000002, 6 * GiB, 10000, 12288, extents, 2,
+		true, NULL);
+	add(m, "dir/huge-hole", SB_ENTRY_FILE, 0600, 1700000003, (UINT64_C(1) << 53) - 1, 0, 0,
+		NULL, 0, true, NULL);
+	add(m, "dir/\xe2\x82\xac-euro", SB_ENTRY_FILE, 01755, 1700000004, 0, 0, 0, NULL, 0, false,
+		NULL);
+	add(m, "dir/overlong-\xc0\xaf", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "dir/surrogate-\xed\xa0\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "dir/past-max-\xf4\x90\x80\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false,
+		NULL);
+	add(m, "dir/smile-\xf0\x9f\x98\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "link\xff", SB_ENTRY_SYMLINK, 0777, INT64_C(1) << 40, 0, 0, 0, NULL, 0, false,
+		"\xfe\xff/target");
+	add(m, "link-plain", SB_ENTRY_SYMLINK, 0777, 1700000005, 0, 0, 0, NULL, 0, false,
+		"/absolute/target with spaces");
+	m->stream_bytes = 22288;
+	m->stored_bytes = 2700;
+	m->total_chunks = 6;
+	m->stripes = calloc(2, sizeof(SbStripeInfo));
+	m->nstripes = 2;
+	set_stripe(&m->stripes[0], 1, "/mnt/fast", 2.5, r1, 2);
+	set_stripe(&m->stripes[1], 2, "/mnt/caf\xe9-slow", 0.75, r2, 1);
+	return m;
+}
+
+static bool
+str_eq(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static bool
+entries_equal(const SbEntry *a, const SbEntry *b)
+{
+	uint32_t	i;
+
+	if (!str_eq(a->path, b->path) || a->type != b->type || a->mode != b->mode ||
+		a->mtime != b->mtime || !str_eq(a->link_target, b->link_target))
+		return false;
+	if (a->type != SB_ENTRY_FILE)
+		return true;
+	if (a->size != b->size || a->crc32c != b->crc32c || a->stream_offset != b->stream_offset ||
+		a->stream_length != b->stream_length || a->sparse != b->sparse ||
+		a->nextents != b->nextents)
+		return false;
+	for (i = 0; i < a->nextents; i++)
+		if (a->extents[i].offset != b->extents[i].offset ||
+			a->extents[i].length != b->extents[i].length)
+			return false;
+	return true;
+}
+
+static bool
+stripes_equal(const SbStripeInfo *a, const SbStripeInfo *b)
+{
+	uint32_t	i;
+
+	if (a->number != b->number || !str_eq(a->destination, b->destination) ||
+		!str_eq(a->file_name, b->file_name) || a->weight != b->weight ||
+		a->chunks != b->chunks || a->raw_bytes != b->raw_bytes ||
+		a->stored_bytes != b->stored_bytes || a->file_bytes != b->file_bytes ||
+		a->seconds != b->seconds || a->nranges != b->nranges)
+		return false;
+	for (i = 0; i < a->nranges; i++)
+		if (a->ranges[i].first != b->ranges[i].first || a->ranges[i].last != b->ranges[i].last)
+			return false;
+	return true;
+}
+
+/*
+ * Is TEXT strictly valid UTF-8 (so any JSON reader takes it)?  Decodes each
+ * sequence and refuses overlong forms, surrogates and code points past U+10FFFF.
+ */
+static bool
+valid_utf8(const char *text)
+{
+	const unsigned char *p = (const unsigned char *) text;
+
+	while (*p)
+	{
+		uint32_t	cp;
+		int			n,
+					k;
+
+		if (*p < 0x80)
+		{
+			p++;
+			continue;
+		}
+		if ((*p & 0xE0) == 0xC0)
+			n = 1, cp = *p & 0x1F;
+		else if ((*p & 0xF0) == 0xE0)
+			n = 2, cp = *p & 0x0F;
+		else if ((*p & 0xF8) == 0xF0)
+			n = 3, cp = *p & 0x07;
+		else
+			return false;
+		for (k = 1; k <= n; k++)
+		{
+			if ((p[k] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[k] & 0x3F);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+			(cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+/* The pieces of CHUNK as "path:offset+length;" text. */
+static void
+pieces_text(const SbManifest *m, uint64_t chunk, char *buf, size_t len)
+{
+	SbPieceIter it;
+	SbPiece		piece;
+	size_t		used = 0;
+
+	buf[0] = '\0';
+	sb_piece_iter_init(&it, m, chunk);
+	while (sb_piece_iter_next(&it, &piece) && used < len)
+		used += (size_t) snprintf(buf + used, len - used, "%s:%llu+%llu@%llu;",
+								  m->entries[piece.entry].path,
+								  (unsigned long long) piece.file_offset,
+								  (unsigned long long) piece.length,
+								  (unsigned long long) piece.chunk_offset);
+}
+
+/* 9. to_json / from_json keep everything, including names that are not UTF-8. */
+void
+test_manifest_json_roundtrip(void)
+{
+	static const char *const expected_pieces[] = {
+		"caf\xe9:0+4096@0;",
+		"caf\xe9:4096+4096@0;",
+		"caf\xe9:8192+1808@0;dir/sparse:0+2288@1808;",
+		"dir/sparse:2288+1808@0;dir/sparse:5368709120+2288@1808;",
+		"dir/sparse:5368711408+4096@0;",
+		"dir/sparse:5368715504+1808@0;",
+	};
+	SbManifest *m = sample_manifest();
+	SbManifest *back = NULL;
+	SbManifest *loaded = NULL;
+	SbError		err;
+	char	   *json = NULL;
+	char	   *json2 = NULL;
+	char	   *json3 = NULL;
+	char		dir[PATH_MAX];
+	char		path[PATH_MAX];
+	char		text[512];
+	size_t		i;
+	bool		same;
+
+	ok(sb_manifest_index(m, &err), "the sample manifest is consistent");
+	json = sb_manifest_to_json(m, &err);
+	ok(json != NULL, "to_json succeeds");
+	if (json == NULL)
+	{
+		th_diag_error("to_json", &err);
+		sb_manifest_free(m);
+		return;
+	}
+	ok(valid_utf8(json), "the JSON text is valid UTF-8");
+	like(json, "\"encoded_path\":\"636166e9\"", "a Latin-1 name is written as hex");
+	like(json, "\"encoded_path\":\"6469722f0163746c\"", "a control character is written as hex");
+	like(json, "\"encoded_target\":\"feff2f746172676574\"", "a link target is written as hex");
+	like(json, "\"path\":\"dir/\xe2\x82\xac-euro\"", "valid UTF-8 stays plain");
+	like(json, "\"path\":\"dir/smile-\xf0\x9f\x98\x80\"", "a 4-byte UTF-8 sequence stays plain");
+	like(json, "\"encoded_path\":\"6469722f6f7665726c6f6e672dc0af\"",
+		 "an overlong UTF-8 form is written as hex");
+	like(json, "\"encoded_path\":\"6469722f737572726f676174652deda080\"",
+		 "a UTF-16 surrogate is written as hex");
+	like(json, "\"encoded_destination\":\"2f6d6e742f636166e92d736c6f77\"",
+		 "a destination that is not UTF-8 is written as hex");
+	like(json, "\"format_version\":\"1.0\"", "format version 1.0");
+	like(json, "9007199254740991", "2^53 - 1 is written exactly");
+
+	back = sb_manifest_from_json(json, strlen(json), &err);
+	if (!ok(back != NULL, "from_json takes it back"))
+	{
+		th_diag_error("from_json", &err);
+		free(json);
+		sb_manifest_free(m);
+		return;
+	}
+	ok(back->version_major == 1 && back->version_minor == 0 &&
+	   memcmp(back->uuid, m->uuid, 16) == 0 && str_eq(back->name, m->name) &&
+	   str_eq(back->label, m->label) && str_eq(back->tool, m->tool) &&
+	   str_eq(back->started_at, m->started_at) && str_eq(back->finished_at, m->finished_at) &&
+	   back->chunk_size == m->chunk_size && back->codec == m->codec &&
+	   back->level == m->level && back->balance == m->balance &&
+	   back->stream_bytes == m->stream_bytes && back->stored_bytes == m->stored_bytes &&
+	   back->total_chunks == m->total_chunks, "header fields survive");
+	like(back->metadata_json, "\"start_lsn\":\"0/2000028\"", "metadata survives");
+	is_int(back->nentries, m->nentries, "entry count survives");
+	same = back->nentries == m->nentries;
+	for (i = 0; same && i < m->nentries; i++)
+		if (!entries_equal(&m->entries[i], &back->entries[i]))
+		{
+			diag("entry %zu (\"%s\") differs", i, m->entries[i].path);
+			same = false;
+		}
+	ok(same, "every entry survives, byte for byte");
+	ok(back->nstripes == 2 && stripes_equal(&m->stripes[0], &back->stripes[0]) &&
+	   stripes_equal(&m->stripes[1], &back->stripes[1]), "stripes survive");
+	ok(back->chunk_stripe != NULL && back->chunk_stripe[0] == 0 && back->chunk_stripe[1] == 0 &&
+	   back->chunk_stripe[2] == 1 && back->chunk_stripe[3] == 1 && back->chunk_stripe[4] == 0 &&
+	   back->chunk_stripe[5] == 0, "the chunk to stripe map is built");
+	json2 = sb_manifest_to_json(back, &err);
+	ok(json2 != NULL && strcmp(json, json2) == 0, "written again, the JSON is identical");
+
+	/* The chunk to file mapping, sparse extents included. */
+	for (i = 0; i < 6; i++)
+	{
+		pieces_text(back, i, text, sizeof(text));
+		if (!ok(strcmp(text, expected_pieces[i]) == 0, "chunk %zu holds the expected pieces", i))
+			diag("got %s", text);
+	}
+	is_int(sb_manifest_chunk_length(back, 5), 22288 - 5 * 4096, "the last chunk is short");
+	sb_manifest_describe_chunk(back, 3, text, sizeof(text));
+	like(text, "\"dir/sparse\" bytes 2288-4095", "describe_chunk names files and bytes");
+	sb_manifest_describe_chunk(back, 3, text, 12);
+	ok(strlen(text) < 12, "describe_chunk respects a small buffer");
+
+	/* Written to a folder and loaded back. */
+	th_tempdir(dir, "manifest");
+	ok(sb_manifest_write(back, dir, &err), "manifest written to a folder");
+	loaded = sb_manifest_load(dir, &err);
+	json3 = loaded ? sb_manifest_to_json(loaded, &err) : NULL;
+	ok(json3 != NULL && strcmp(json, json3) == 0, "loaded back, it is the same");
+	ok(!th_exists(th_path(path, "%s/manifest.json.tmp", dir)), "no temporary file is left");
+	th_rmtree(dir);
+	ok(sb_manifest_load(dir, &err) == NULL && err.code == SB_ENOTFOUND,
+	   "loading from a folder without a manifest says not found");
+
+	free(json);
+	free(json2);
+	free(json3);
+	sb_manifest_free(back);
+	sb_manifest_free(loaded);
+
+	/* A label that is not UTF-8, and no label at all. */
+	free(m->label);
+	m->label = strdup("Montr\xe9" "al nightly");
+	json = sb_manifest_to_json(m, &err);
+	back = json ? sb_manifest_from_json(json, strlen(json), &err) : NULL;
+	ok(json != NULL && valid_utf8(json) && back != NULL && str_eq(back->label, m->label),
+	   "a label that is not UTF-8 survives, in valid UTF-8 JSON");
+	free(json);
+	sb_manifest_free(back);
+	free(m->label);
+	m->label = NULL;
+	json = sb_manifest_to_json(m, &err);
+	back = json ? sb_manifest_from_json(json, strlen(json), &err) : NULL;
+	ok(back != NULL && back->label == NULL, "no label stays no label");
+	free(json);
+	sb_manifest_free(back);
+
+	/* Integers JSON cannot hold exactly are refused, not rounded. */
+	m->entries[5].size = (UINT64_C(1) << 53) + 1;
+	json = sb_manifest_to_json(m, &err);
+	ok(json == NULL && err.code == SB_EINVAL, "a size of 2^53 + 1 cannot be written");
+	if (json == NULL)
+		like(err.message, "\"size\"", "the error names the field");
+	free(json);
+	m->entries[5].size = (UINT64_C(1) << 53) - 1;
+	m->entries[1].mtime = -(INT64_C(1) << 53) - 1;
+	json = sb_manifest_to_json(m, &err);
+	ok(json == NULL && err.code == SB_EINVAL, "an mtime of -(2^53 + 1) cannot be written");
+	free(json);
+	m->entries[1].mtime = -(INT64_C(1) << 53);
+	json = sb_manifest_to_json(m, &err);
+	back = json ? sb_manifest_from_json(json, strlen(json), &err) : NULL;
+	ok(back != NULL && back->entries[1].mtime == -(INT64_C(1) << 53),
+	   "an mtime of -2^53 survives");
+	free(json);
+	sb_manifest_free(back);
+	sb_manifest_free(m);
+}
+
+/* Serialize M, parse it back, and expect a refusal saying WANT. */
+static void
+expect_refused(SbManifest *m, SbErrorCode code, const char *want, const char *what)
+{
+	SbError		err;
+	char	   *json = sb_manifest_to_json(m, &err);
+	SbManifest *back = json ? sb_manifest_from_json(json, strlen(json), &err) : NULL;
+
+	ok(json != NULL && back == NULL, "%s: refused", what);
+	if (json != NULL && back == NULL)
+	{
+		is_int(err.code, code, "%s: error code %s", what, sb_error_code_name(code));
+		like(err.message, want, "%s: message says %s", what, want);
+	}
+	free(json);
+	sb_manifest_free(back);
+	sb_manifest_free(m);
+}
+
+/* Replace FROM by TO in the sample's JSON and expect a refusal saying WANT. */
+static void
+expect_text_refused(const char *from, const char *to, SbErrorCode code, const char *want,
+					const char *what)
+{
+	SbError		err;
+	SbManifest *m = sample_manifest();
+	char	   *json = sb_manifest_to_json(m, &err);
+	char	   *hit = json ? strstr(json, from) : NULL;
+	char	   *edited = NULL;
+	SbManifest *back = NULL;
+
+	if (hit != NULL)
+	{
+		size_t		head = (size_t) (hit - json);
+
+		edited = malloc(strlen(json) + strlen(to) + 1);
+		memcpy(edited, json, head);
+		strcpy(edited + head, to);
+		strcat(edited, hit + strlen(from));
+		back = sb_manifest_from_json(edited, strlen(edited), &err);
+	}
+	ok(hit != NULL && back == NULL, "%s: refused", what);
+	if (hit != NULL && back == NULL)
+	{
+		is_int(err.code, code, "%s: error code %s", what, sb_error_code_name(code));
+		like(err.message, want, "%s: message says %s", what, want);
+	}
+	free(edited);
+	free(json);
+	sb_manifest_free(back);
+	sb_manifest_free(m);
+}
+
+/* Inconsistent or hostile manifests are refused, with the reason. */
+void
+test_manifest_rejects(void)
+{
+	static const struct
+	{
+		const char *path;
+		bool		root;
+		bool		safe;
+	}			paths[] = {
+		{"a", false, true}, {"a/b/c", false, true}, {".hidden", false, true},
+		{"a..b", false, true}, {"...", false, true}, {"a/.b", false, true},
+		{".", true, true}, {".", false, false}, {"", false, false}, {"/", false, false},
+		{"/a", false, false}, {"a/", false, false}, {"a//b", false, false},
+		{"..", false, false}, {"a/.", false, false}, {"a/./b", false, false},
+		{"../a", false, false}, {"a/..", false, false}, {"a/../b", false, false},
+		{"./a", true, false},
+	};
+	SbManifest *m;
+	SbError		err;
+	char	   *json;
+	char	   *longpath;
+	size_t		i,
+				len;
+	int			accepted = 0;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		ok(sb_path_is_safe(paths[i].path, paths[i].root) == paths[i].safe,
+		   "path \"%s\"%s is %s", paths[i].path, paths[i].root ? " (root allowed)" : "",
+		   paths[i].safe ? "safe" : "unsafe");
+	longpath = malloc(5000);
+	memset(longpath, 'a', 4999);
+	longpath[4999] = '\0';
+	ok(!sb_path_is_safe(longpath, false), "a path of 4999 bytes is refused");
+	free(longpath);
+
+	/* add_entry refuses what is unsafe. */
+	m = sb_manifest_new();
+	{
+		SbEntry		e;
+
+		memset(&e, 0, sizeof(e));
+		e.path = "../x";
+		e.type = SB_ENTRY_FILE;
+		ok(!sb_manifest_add_entry(m, &e, &err) && err.code == SB_EINVAL && m->nentries == 0,
+		   "add_entry refuses ../x");
+		e.path = "/etc/passwd";
+		ok(!sb_manifest_add_entry(m, &e, &err) && err.code == SB_EINVAL && m->nentries == 0,
+		   "add_entry refuses /etc/passwd");
+	}
+	sb_manifest_free(m);
+
+	/* Not JSON, or cut anywhere. */
+	ok(sb_manifest_from_json("not json", 8, &err) == NULL && err.code == SB_ECORRUPT,
+	   "text that is not JSON is refused as corrupt");
+	ok(sb_manifest_from_json("[1,2]", 5, &err) == NULL && err.code == SB_ECORRUPT,
+	   "a JSON array is refused as corrupt");
+	m = sample_manifest();
+	json = sb_manifest_to_json(m, &err);
+	sb_manifest_free(m);
+	len = json ? strlen(json) : 0;
+	for (i = 0; i < len; i++)
+	{
+		SbManifest *cut = sb_manifest_from_json(json, i, &err);
+
+		if (cut != NULL || err.code == SB_OK)
+			accepted++;
+		sb_manifest_free(cut);
+	}
+	is_int(accepted, 0, "every one of the %zu truncations of the manifest is refused", len);
+	free(json);
+
+	/* Structure that does not add up. */
+	m = sample_manifest();
+	m->stripes[1].ranges[0].first = 1;
+	m->stripes[1].chunks = 3;
+	expect_refused(m, SB_ECORRUPT, "is in stripes 1 and 2", "a chunk in two stripes");
+	m = sample_manifest();
+	m->stripes[1].ranges[0].last = 2;
+	m->stripes[1].chunks = 1;
+	expect_refused(m, SB_ECORRUPT, "chunk 3 is in no stripe", "a chunk in no stripe");
+	m = sample_manifest();
+	m->stripes[0].chunks = 5;
+	expect_refused(m, SB_ECORRUPT, "stripe 1 lists 4 chunks", "a stripe count that is wrong");
+	m = sample_manifest();
+	m->total_chunks = 7;
+	expect_refused(m, SB_ECORRUPT, "7 chunks listed", "a chunk total that is wrong");
+	m = sample_manifest();
+	m->stream_bytes = 22289;
+	expect_refused(m, SB_ECORRUPT, "header says 22289", "a stream size that is wrong");
+	m = sample_manifest();
+	m->entries[4].stream_offset = 10001;
+	expect_refused(m, SB_ECORRUPT, "starts at stream offset 10001", "a gap in the stream");
+	m = sample_manifest();
+	m->entries[4].extents[1].offset = 100;
+	expect_refused(m, SB_ECORRUPT, "bad extent 1", "overlapping extents");
+	m = sample_manifest();
+	m->entries[4].extents[1].offset = 6 * GiB - 4096;
+	expect_refused(m, SB_ECORRUPT, "bad extent 1", "an extent past the end of the file");
+	m = sample_manifest();
+	m->entries[4].stream_length = 12289;
+	m->entries[4].extents[1].length = 8193;
+	m->entries[4].stream_length = 12288;
+	expect_refused(m, SB_ECORRUPT, "extents of \"dir/sparse\" hold", "extents that do not add up");
+	m = sample_manifest();
+	free(m->entries[6].path);
+	m->entries[6].path = strdup("dir/sparse");
+	expect_refused(m, SB_ECORRUPT, "listed twice", "a path listed twice");
+	m = sample_manifest();
+	free(m->entries[6].path);
+	m->entries[6].path = strdup("caf\xe9/under-a-file");
+	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a file");
+	m = sample_manifest();
+	free(m->entries[6].path);
+	m->entries[6].path = strdup("link-plain/x");
+	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a link");
+	m = sample_manifest();
+	m->stripes[1].number = 3;
+	expect_refused(m, SB_ECORRUPT, "listed as number 3", "a stripe numbered wrong");
+	m = sample_manifest();
+	m->chunk_size = 1000;
+	expect_refused(m, SB_ECORRUPT, "chunk size 1000", "a chunk size out of range");
+
+	/* Text that does not parse into a manifest. */
+	expect_text_refused("\"format\":\"stripebackup\"", "\"format\":\"other\"", SB_ECORRUPT,
+						"not a stripebackup manifest", "another format");
+	expect_text_refused("\"format_version\":\"1.0\"", "\"format_version\":\"3.1\"", SB_EVERSION,
+						"version 3.1", "format version 3.1");
+	expect_text_refused("\"format_version\":\"1.0\"", "\"format_version\":\"one\"", SB_ECORRUPT,
+						"format_version", "a format version that is not a number");
+	expect_text_refused("\"type\":\"file\"", "\"type\":\"fifo\"", SB_ECORRUPT, "unknown type",
+						"an unknown entry type");
+	expect_text_refused("\"mode\":\"0644\"", "\"mode\":\"99999\"", SB_ECORRUPT, "bad mode",
+						"a mode that is not octal");
+	expect_text_refused("\"chunk_size\":4096", "\"chunk_size\":-4096", SB_ECORRUPT,
+						"chunk_size", "a negative chunk size");
+	expect_text_refused("\"chunk_size\":4096", "\"chunk_size\":4096.5", SB_ECORRUPT,
+						"chunk_size", "a fractional chunk size");
+	expect_text_refused("\"size\":10000", "\"size\":\"10000\"", SB_ECORRUPT, "size",
+						"a size that is a string");
+	expect_text_refused("\"crc32c\":", "\"crc\":", SB_ECORRUPT, "crc32c", "a missing crc32c");
+	expect_text_refused("\"codec\":\"zstd\"", "\"codec\":\"lz4\"", SB_ECORRUPT, "unknown codec",
+						"an unknown codec");
+	expect_text_refused("\"balance\":\"adaptive\"", "\"balance\":\"random\"", SB_ECORRUPT,
+						"unknown balance", "an unknown balance");
+	expect_text_refused("\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"636166e\"",
+						SB_ECORRUPT, "bad hex", "odd-length hex");
+	expect_text_refused("\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"6361660065\"",
+						SB_ECORRUPT, "bad hex", "hex holding a NUL byte");
+	expect_text_refused("\"file\":\"stripe-2.sbs\"", "\"file\":\"../stripe-2.sbs\"",
+						SB_ECORRUPT, "unsafe stripe file name", "a stripe file outside its folder");
+	expect_text_refused("\"chunk_ranges\":[[2,3]]", "\"chunk_ranges\":[[2]]", SB_ECORRUPT,
+						"bad pair", "a chunk range that is not a pair");
+	expect_text_refused("\"backup_uuid\":\"", "\"backup_uuid\":\"zz", SB_ECORRUPT,
+						"backup_uuid", "a bad backup id");
+}

@@ -1,0 +1,41 @@
+/*
+ * tests.h
+ *		Every unit test, run in this order by main.c.
+ */
+#ifndef SB_UNIT_TESTS_H
+#define SB_UNIT_TESTS_H
+
+/* test_roundtrip.c */
+extern void test_roundtrip_empty_file(void);
+extern void test_roundtrip_one_chunk(void);
+extern void test_roundtrip_sparse_5g(void);
+extern void test_roundtrip_many_files(void);
+extern void test_roundtrip_modes_and_links(void);
+extern void test_roundtrip_non_utf8_names(void);
+extern void test_roundtrip_gathered_folder(void);
+extern void test_roundtrip_pipeline_limits(void);
+
+/* test_weights.c */
+extern void test_weights_weighted(void);
+extern void test_weights_adaptive(void);
+
+/* test_corruption.c */
+extern void test_corruption_flipped_payload(void);
+extern void test_corruption_truncated_stripe(void);
+extern void test_corruption_missing_stripe(void);
+extern void test_corruption_versions(void);
+extern void test_corruption_unsafe_paths(void);
+extern void test_corruption_target_not_empty(void);
+extern void test_corruption_foreign_stripe(void);
+
+/* test_manifest.c */
+extern void test_manifest_json_roundtrip(void);
+extern void test_manifest_rejects(void);
+
+/* test_options.c */
+extern void test_options_refused(void);
+extern void test_options_existing_name(void);
+extern void test_options_backup_contract(void);
+extern void test_options_write_failure(void);
+
+#endif							/* SB_UNIT_TESTS_H */
