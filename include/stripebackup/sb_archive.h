@@ -23,8 +23,9 @@ typedef struct SbArchive
 } SbArchive;
 
 /*
- * Load and check LOCATION's manifest and find each stripe: in the folder of
- * its recorded destination, or else next to the manifest.
+ * Load and check LOCATION's manifest and find each stripe: next to the
+ * manifest (a backup folder copied whole), or else in the backup folder of
+ * the destination it was written to.
  */
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
