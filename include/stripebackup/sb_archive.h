@@ -98,11 +98,23 @@ extern bool sb_archive_verify(SbArchive *a, const SbReadOptions *options,
 
 /* ---------- restore ---------- */
 
+/*
+ * Restore the archive directory FROM (say "pg_tblspc/16385", a tablespace)
+ * into the directory TO instead, and put a symlink to TO in its place.
+ */
+typedef struct SbRelocation
+{
+	const char *from;
+	const char *to;				/* absolute; absent or empty */
+} SbRelocation;
+
 typedef struct SbRestoreOptions
 {
 	const char *target;			/* absent or empty directory */
 	SbReadOptions read;
 	bool		keep_on_error;	/* leave a failed restore's files for inspection */
+	const SbRelocation *relocations;
+	uint32_t	nrelocations;
 } SbRestoreOptions;
 
 /*

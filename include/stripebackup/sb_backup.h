@@ -23,6 +23,16 @@
 #define SB_DEFAULT_CHUNK_SIZE (1024 * 1024)
 #define SB_DEFAULT_BUFFER_COUNT 16
 
+/*
+ * Sees every block of file data as it is read, on the caller's thread, in
+ * file order: FILE_OFFSET and LEN locate DATA in the file being read from FD
+ * (which the hook may read again, as a page checksum check does to tell a
+ * torn read from corruption).  PATH is the file's archive path.  Return
+ * false with ERR set to fail the backup.
+ */
+typedef bool (*SbReadHook) (void *arg, const char *path, int fd, uint64_t file_offset,
+							const uint8_t *data, size_t len, SbError *err);
+
 typedef struct SbBackupOptions
 {
 	const char *const *destinations;	/* absolute, existing folders */
@@ -41,9 +51,14 @@ typedef struct SbBackupOptions
 	const char *metadata_json;	/* a JSON object kept in the manifest, or NULL */
 	SbTickFn	tick;			/* may be NULL */
 	void	   *tick_arg;
+	SbReadHook	read_hook;		/* may be NULL */
+	void	   *read_hook_arg;
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;
+
+/* Check the options as sb_backup_begin does, creating nothing. */
+extern bool sb_backup_check_options(const SbBackupOptions *options, SbError *err);
 
 /* Check the options, create the backup folders and stripe files, start the threads. */
 extern SbBackup *sb_backup_begin(const SbBackupOptions *options, SbError *err);
@@ -78,6 +93,9 @@ extern bool sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err);
 
 /* Stop, remove every file the backup created, and free it. */
 extern void sb_backup_abort(SbBackup *b);
+
+/* Replace the manifest's metadata (a JSON object), e.g. with what is known only at the end. */
+extern bool sb_backup_set_metadata(SbBackup *b, const char *metadata_json, SbError *err);
 
 /* A snapshot of the backup's progress; safe to call from any thread. */
 extern void sb_backup_progress(SbBackup *b, SbProgress *progress);

@@ -119,9 +119,16 @@ check_destinations(const SbBackupOptions *o, SbError *err)
 	return ok;
 }
 
-static bool
-check_options(const SbBackupOptions *o, uint32_t chunk_size, SbError *err)
+static uint32_t
+chunk_size_of(const SbBackupOptions *o)
 {
+	return o->chunk_size ? o->chunk_size : SB_DEFAULT_CHUNK_SIZE;
+}
+
+bool
+sb_backup_check_options(const SbBackupOptions *o, SbError *err)
+{
+	uint32_t	chunk_size = chunk_size_of(o);
 	uint32_t	i;
 
 	if (!check_destinations(o, err))
@@ -328,11 +335,10 @@ record_stripe_info(SbBackup *b, const SbBackupOptions *o)
 SbBackup *
 sb_backup_begin(const SbBackupOptions *o, SbError *err)
 {
-	uint32_t	chunk_size = o->chunk_size ? o->chunk_size : SB_DEFAULT_CHUNK_SIZE;
 	SbBackup   *b;
 
 	sb_error_clear(err);
-	if (!check_options(o, chunk_size, err))
+	if (!sb_backup_check_options(o, err))
 		return NULL;
 	b = sb_alloc(sizeof(SbBackup), err);
 	if (b == NULL)
@@ -341,8 +347,10 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	b->codec = o->codec;
 	b->level = o->level;
 	b->balance = o->balance;
-	b->chunk_size = chunk_size;
+	b->chunk_size = chunk_size_of(o);
 	b->detect_holes = o->detect_holes;
+	b->read_hook = o->read_hook;
+	b->read_hook_arg = o->read_hook_arg;
 	sb_ticker_init(&b->ticker, o->tick, o->tick_arg);
 	b->nstripes = o->ndestinations;
 	b->started = sb_monotonic_seconds();
@@ -560,6 +568,18 @@ sb_backup_progress(SbBackup *b, SbProgress *p)
 		p->stripes[i].stored_bytes = atomic_load(&w->stored_bytes);
 		p->stripes[i].busy_seconds = (double) atomic_load(&w->busy_usec) / 1e6;
 	}
+}
+
+bool
+sb_backup_set_metadata(SbBackup *b, const char *metadata_json, SbError *err)
+{
+	char	   *copy = sb_strdup(metadata_json, err);
+
+	if (copy == NULL)
+		return false;
+	free(b->manifest->metadata_json);
+	b->manifest->metadata_json = copy;
+	return true;
 }
 
 const SbManifest *

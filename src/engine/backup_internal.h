@@ -68,6 +68,8 @@ struct SbBackup
 	SbBalance	balance;
 	uint32_t	chunk_size;
 	bool		detect_holes;
+	SbReadHook	read_hook;
+	void	   *read_hook_arg;
 	SbTicker	ticker;
 	double		started;
 

@@ -87,6 +87,7 @@ typedef struct SbSource
 	int			fd;				/* -1 when reading memory */
 	const uint8_t *data;
 	const char *what;			/* the file's name, for errors */
+	const char *path;			/* its archive path, for the read hook */
 } SbSource;
 
 /* Copy N bytes of SRC at OFFSET to DST; a file that shrank reads as zeros. */
@@ -124,6 +125,9 @@ append_stream(SbBackup *b, const SbSource *src, uint64_t offset, uint64_t len,
 		n = len < room ? (uint32_t) len : room;
 		dst = b->current->raw + b->fill;
 		if (!read_source(src, dst, n, offset, err))
+			return false;
+		if (src->fd >= 0 && b->read_hook != NULL &&
+			!b->read_hook(b->read_hook_arg, src->path, src->fd, offset, dst, n, err))
 			return false;
 		*crc = sb_crc32c_update(*crc, dst, n);
 		b->fill += n;
@@ -305,6 +309,7 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 	src.fd = fd;
 	src.data = NULL;
 	src.what = source_path;
+	src.path = path;
 	memset(&e, 0, sizeof(e));
 	e.path = (char *) path;
 	e.type = SB_ENTRY_FILE;
@@ -323,7 +328,7 @@ sb_backup_add_data(SbBackup *b, const char *path, const void *data, size_t len,
 				   uint32_t mode, int64_t mtime, SbError *err)
 {
 	SbEntry		e;
-	SbSource	src = {-1, data, path};
+	SbSource	src = {-1, data, path, path};
 
 	if (!sb_path_is_safe(path, false))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", path);

@@ -2,15 +2,19 @@
  * restore.c
  *		Restoring an archive into an empty directory.
  *
- * 1. the target must be absent or empty; 2. every directory and file is
- * created (files at their full size, so holes stay holes); 3. the read
- * pipeline checks every chunk and writes its pieces at their offsets;
- * 4. links, modes and times are set, directories last; 5. one syncfs() makes
- * it all durable, instead of an fsync per file.
+ * 1. the target (and every relocation's directory) must be absent or empty;
+ * 2. every directory and file is created (files at their full size, so holes
+ * stay holes); 3. the read pipeline checks every chunk and writes its pieces
+ * at their offsets; 4. links, modes and times are set, directories last;
+ * 5. one syncfs() per file system makes it all durable, instead of an fsync
+ * per file.
  *
- * Every path is opened beneath the target without following symlinks
- * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so no manifest can make a
- * restore write outside its target.  A failed restore removes what it wrote.
+ * A relocation puts an archive directory (a tablespace, "pg_tblspc/16385")
+ * somewhere else and leaves a symlink to it in its place.
+ *
+ * Every path is opened beneath its output directory without following
+ * symlinks (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so no manifest can
+ * make a restore write anywhere else.  A failed restore removes what it wrote.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,68 +29,182 @@
 #include "fsutil.h"
 #include "read_pipeline.h"
 
-typedef struct RestoreTarget
+/* A directory the restore writes into: the target or a relocation's. */
+typedef struct OutDir
 {
-	const SbManifest *manifest;
 	const char *path;
 	int			fd;
 	bool		created;		/* we made the directory itself */
+} OutDir;
+
+typedef struct Relocation
+{
+	const char *from;			/* archive path of the directory */
+	size_t		from_len;
+	OutDir		dir;
+} Relocation;
+
+typedef struct RestoreTarget
+{
+	const SbManifest *manifest;
+	OutDir		root;
+	Relocation *relocs;
+	uint32_t	nrelocs;
 } RestoreTarget;
 
-/* The target must be an empty directory, or absent (then we create it). */
+/* Where an archive path goes: a path relative to an output directory. */
+typedef struct Place
+{
+	const OutDir *dir;
+	const char *rel;			/* "." for a relocation's own directory */
+} Place;
+
+static Place
+locate(const RestoreTarget *t, const char *path)
+{
+	Place		place = {&t->root, path};
+	uint32_t	i;
+
+	for (i = 0; i < t->nrelocs; i++)
+	{
+		const Relocation *r = &t->relocs[i];
+
+		if (strncmp(path, r->from, r->from_len) != 0)
+			continue;
+		if (path[r->from_len] == '\0')
+			place.rel = ".";
+		else if (path[r->from_len] == '/')
+			place.rel = path + r->from_len + 1;
+		else
+			continue;
+		place.dir = &r->dir;
+		break;
+	}
+	return place;
+}
+
+/* An output directory must be empty, or absent (then we create it). */
 static bool
-prepare_target(RestoreTarget *t, SbError *err)
+prepare_dir(OutDir *d, const char *what, SbError *err)
 {
 	bool		exists,
 				empty;
 
-	if (!sb_dir_is_empty(t->path, &exists, &empty, err))
+	d->fd = -1;
+	if (!sb_dir_is_empty(d->path, &exists, &empty, err))
 	{
 		if (err->sys_errno == ENOTDIR)
-			sb_error_set(err, SB_EINVAL, "restore target \"%s\" is not a directory", t->path);
+			sb_error_set(err, SB_EINVAL, "%s \"%s\" is not a directory", what, d->path);
 		return false;
 	}
 	if (exists && !empty)
 		return sb_error_set(err, SB_EEXIST,
-							"restore target \"%s\" is not empty; restore only into an empty or new directory",
-							t->path);
+							"%s \"%s\" is not empty; restore only into an empty or new directory",
+							what, d->path);
 	if (!exists)
 	{
-		if (mkdir(t->path, 0700) != 0)
-			return sb_error_set_errno(err, errno, "could not create restore target \"%s\"", t->path);
-		t->created = true;
+		if (mkdir(d->path, 0700) != 0)
+			return sb_error_set_errno(err, errno, "could not create %s \"%s\"", what, d->path);
+		d->created = true;
 	}
-	t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (t->fd < 0)
-		return sb_error_set_errno(err, errno, "could not open restore target \"%s\"", t->path);
+	d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d->fd < 0)
+		return sb_error_set_errno(err, errno, "could not open %s \"%s\"", what, d->path);
 	return true;
 }
 
 static bool
-create_dir(RestoreTarget *t, const char *path, SbError *err)
+is_directory_entry(const SbManifest *m, const char *path)
 {
-	struct stat st;
+	size_t		i;
 
-	if (mkdirat(t->fd, path, 0700) == 0)
-		return true;
-	/* Already made as the parent of an earlier entry. */
-	if (errno == EEXIST && fstatat(t->fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		S_ISDIR(st.st_mode))
-		return true;
-	return sb_error_set_errno(err, errno, "could not create directory \"%s/%s\"", t->path, path);
+	for (i = 0; i < m->nentries; i++)
+		if (m->entries[i].type == SB_ENTRY_DIR && strcmp(m->entries[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+/* Two output directories must not overlap: one would write into the other. */
+static bool
+check_disjoint(const OutDir *a, const OutDir *b, SbError *err)
+{
+	char		ra[PATH_MAX],
+				rb[PATH_MAX];
+	size_t		la,
+				lb;
+
+	if (realpath(a->path, ra) == NULL || realpath(b->path, rb) == NULL)
+		return sb_error_set_errno(err, errno, "could not resolve \"%s\" or \"%s\"", a->path, b->path);
+	la = strlen(ra);
+	lb = strlen(rb);
+	if ((strncmp(ra, rb, la) == 0 && (rb[la] == '/' || rb[la] == '\0')) ||
+		(strncmp(rb, ra, lb) == 0 && (ra[lb] == '/' || ra[lb] == '\0')))
+		return sb_error_set(err, SB_EINVAL, "\"%s\" and \"%s\" overlap: one is inside the other",
+							a->path, b->path);
+	return true;
 }
 
 static bool
-create_file(RestoreTarget *t, const SbEntry *e, SbError *err)
+prepare_relocations(RestoreTarget *t, const SbRestoreOptions *o, SbError *err)
 {
-	int			fd = sb_open_beneath(t->fd, e->path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	uint32_t	i,
+				j;
+
+	t->relocs = sb_alloc((o->nrelocations + 1) * sizeof(Relocation), err);
+	if (t->relocs == NULL)
+		return false;
+	for (i = 0; i < o->nrelocations; i++)
+	{
+		Relocation *r = &t->relocs[i];
+
+		r->from = o->relocations[i].from;
+		r->from_len = strlen(r->from);
+		r->dir.path = o->relocations[i].to;
+		r->dir.fd = -1;
+		if (strcmp(r->from, ".") == 0 || !is_directory_entry(t->manifest, r->from))
+			return sb_error_set(err, SB_EINVAL, "\"%s\" is not a directory of the backup", r->from);
+		if (r->dir.path[0] != '/')
+			return sb_error_set(err, SB_EINVAL, "relocation target \"%s\" is not an absolute path",
+								r->dir.path);
+		t->nrelocs = i + 1;
+		if (!prepare_dir(&r->dir, "relocation target", err) ||
+			!check_disjoint(&t->root, &r->dir, err))
+			return false;
+		for (j = 0; j < i; j++)
+			if (!check_disjoint(&t->relocs[j].dir, &r->dir, err))
+				return false;
+	}
+	return true;
+}
+
+static bool
+create_dir(const Place *p, SbError *err)
+{
+	struct stat st;
+
+	if (strcmp(p->rel, ".") == 0)
+		return true;			/* a relocation's directory: already made */
+	if (mkdirat(p->dir->fd, p->rel, 0700) == 0)
+		return true;
+	/* Already made as the parent of an earlier entry. */
+	if (errno == EEXIST && fstatat(p->dir->fd, p->rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		S_ISDIR(st.st_mode))
+		return true;
+	return sb_error_set_errno(err, errno, "could not create directory \"%s/%s\"",
+							  p->dir->path, p->rel);
+}
+
+static bool
+create_file(const Place *p, const SbEntry *e, SbError *err)
+{
+	int			fd = sb_open_beneath(p->dir->fd, p->rel, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	bool		ok = true;
 
 	if (fd < 0)
-		return sb_error_set_errno(err, errno, "could not create \"%s/%s\"", t->path, e->path);
+		return sb_error_set_errno(err, errno, "could not create \"%s/%s\"", p->dir->path, p->rel);
 	if (e->size > 0 && ftruncate(fd, (off_t) e->size) != 0)
 		ok = sb_error_set_errno(err, errno, "could not extend \"%s/%s\" to %llu bytes",
-								t->path, e->path, (unsigned long long) e->size);
+								p->dir->path, p->rel, (unsigned long long) e->size);
 	close(fd);
 	return ok;
 }
@@ -101,15 +219,16 @@ create_tree(RestoreTarget *t, SbError *err)
 	for (i = 0; i < m->nentries; i++)
 	{
 		const SbEntry *e = &m->entries[i];
-		bool		ok = true;
+		Place		p = locate(t, e->path);
+		bool		ok;
 
 		if (strcmp(e->path, ".") == 0 || e->type == SB_ENTRY_SYMLINK)
 			continue;
-		ok = sb_make_parents_beneath(t->fd, e->path, err);
+		ok = strcmp(p.rel, ".") == 0 || sb_make_parents_beneath(p.dir->fd, p.rel, err);
 		if (ok && e->type == SB_ENTRY_DIR)
-			ok = create_dir(t, e->path, err);
+			ok = create_dir(&p, err);
 		else if (ok)
-			ok = create_file(t, e, err);
+			ok = create_file(&p, e, err);
 		if (!ok)
 			return false;
 	}
@@ -124,49 +243,49 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 	SbPieceIter it;
 	SbPiece		piece;
 
+	(void) len;
 	sb_piece_iter_init(&it, t->manifest, chunk_id);
 	while (sb_piece_iter_next(&it, &piece))
 	{
-		const char *path = t->manifest->entries[piece.entry].path;
-		int			fd = sb_open_beneath(t->fd, path, O_WRONLY, 0);
+		Place		p = locate(t, t->manifest->entries[piece.entry].path);
+		int			fd = sb_open_beneath(p.dir->fd, p.rel, O_WRONLY, 0);
 		bool		ok;
 
 		if (fd < 0)
-			return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", t->path, path);
+			return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
 		ok = sb_pwrite_all(fd, raw + piece.chunk_offset, piece.length, piece.file_offset,
-						   path, err);
+						   p.rel, err);
 		close(fd);
 		if (!ok)
 		{
 			sb_error_prefix(err, "restoring chunk %llu into \"%s\"",
-							(unsigned long long) chunk_id, t->path);
+							(unsigned long long) chunk_id, p.dir->path);
 			return false;
 		}
 	}
-	(void) len;
 	return true;
 }
 
 static bool
-set_times(RestoreTarget *t, const SbEntry *e, SbError *err)
+set_times(const Place *p, const SbEntry *e, SbError *err)
 {
 	struct timespec times[2];
 
 	times[0].tv_sec = e->mtime;
 	times[0].tv_nsec = 0;
 	times[1] = times[0];
-	if (utimensat(t->fd, e->path, times, AT_SYMLINK_NOFOLLOW) != 0)
+	if (utimensat(p->dir->fd, p->rel, times, AT_SYMLINK_NOFOLLOW) != 0)
 		return sb_error_set_errno(err, errno, "could not set the times of \"%s/%s\"",
-								  t->path, e->path);
+								  p->dir->path, p->rel);
 	return true;
 }
 
 static bool
-set_mode(RestoreTarget *t, const SbEntry *e, SbError *err)
+set_mode(const Place *p, const SbEntry *e, SbError *err)
 {
-	if (fchmodat(t->fd, e->path, e->mode, 0) != 0)
+	if (fchmodat(p->dir->fd, p->rel, e->mode, 0) != 0)
 		return sb_error_set_errno(err, errno, "could not set the mode of \"%s/%s\"",
-								  t->path, e->path);
+								  p->dir->path, p->rel);
 	return true;
 }
 
@@ -196,9 +315,40 @@ finish_directories(RestoreTarget *t, SbError *err)
 			dirs[n++] = &m->entries[i];
 	qsort(dirs, n, sizeof(SbEntry *), compare_paths_descending);
 	for (i = 0; ok && i < n; i++)
-		ok = set_mode(t, dirs[i], err) && set_times(t, dirs[i], err);
+	{
+		Place		p = locate(t, dirs[i]->path);
+
+		ok = set_mode(&p, dirs[i], err) && set_times(&p, dirs[i], err);
+	}
 	free(dirs);
 	return ok;
+}
+
+static bool
+create_link(const Place *p, const char *target, SbError *err)
+{
+	if (!sb_make_parents_beneath(p->dir->fd, p->rel, err))
+		return false;
+	if (symlinkat(target, p->dir->fd, p->rel) != 0)
+		return sb_error_set_errno(err, errno, "could not create link \"%s/%s\"",
+								  p->dir->path, p->rel);
+	return true;
+}
+
+/* Each relocated directory's place in the target becomes a link to it. */
+static bool
+link_relocations(RestoreTarget *t, SbError *err)
+{
+	uint32_t	i;
+
+	for (i = 0; i < t->nrelocs; i++)
+	{
+		Place		p = {&t->root, t->relocs[i].from};
+
+		if (!create_link(&p, t->relocs[i].dir.path, err))
+			return false;
+	}
+	return true;
 }
 
 /* Links, then file modes and times, then directories. */
@@ -211,47 +361,74 @@ finish_tree(RestoreTarget *t, SbError *err)
 	for (i = 0; i < m->nentries; i++)
 	{
 		const SbEntry *e = &m->entries[i];
+		Place		p = locate(t, e->path);
 		bool		ok = true;
 
 		if (e->type == SB_ENTRY_SYMLINK)
-		{
-			ok = sb_make_parents_beneath(t->fd, e->path, err);
-			if (ok && symlinkat(e->link_target, t->fd, e->path) != 0)
-				ok = sb_error_set_errno(err, errno, "could not create link \"%s/%s\"",
-										t->path, e->path);
-			ok = ok && set_times(t, e, err);
-		}
+			ok = create_link(&p, e->link_target, err) && set_times(&p, e, err);
 		else if (e->type == SB_ENTRY_FILE)
-			ok = set_mode(t, e, err) && set_times(t, e, err);
+			ok = set_mode(&p, e, err) && set_times(&p, e, err);
 		if (!ok)
 			return false;
 	}
-	return finish_directories(t, err);
+	return link_relocations(t, err) && finish_directories(t, err);
 }
 
-/* One sync for the whole file system, then the target's own entry. */
+/* One sync of the directory's file system, then of its own entry. */
 static bool
-sync_target(RestoreTarget *t, SbError *err)
+sync_dir(const OutDir *d, SbError *err)
 {
 	char		parent[PATH_MAX];
 
-	if (syncfs(t->fd) != 0)
-		return sb_error_set_errno(err, errno, "could not sync the file system of \"%s\"", t->path);
-	snprintf(parent, sizeof(parent), "%s", t->path);
+	if (syncfs(d->fd) != 0)
+		return sb_error_set_errno(err, errno, "could not sync the file system of \"%s\"", d->path);
+	snprintf(parent, sizeof(parent), "%s", d->path);
 	return sb_fsync_path(dirname(parent), true, err);
 }
 
-/* Remove what a failed restore wrote (and the target, if we made it). */
+static bool
+sync_all(RestoreTarget *t, SbError *err)
+{
+	uint32_t	i;
+
+	for (i = 0; i < t->nrelocs; i++)
+		if (!sync_dir(&t->relocs[i].dir, err))
+			return false;
+	return sync_dir(&t->root, err);
+}
+
+/* Remove what a failed restore wrote (and the directory, if we made it). */
 static void
-clean_target(RestoreTarget *t)
+clean_dir(OutDir *d)
 {
 	SbError		ignored;
 
-	if (t->fd < 0 && !t->created)
-		return;
-	sb_remove_contents(t->path, &ignored);
-	if (t->created)
-		rmdir(t->path);
+	if (d->fd >= 0)
+	{
+		close(d->fd);
+		sb_remove_contents(d->path, &ignored);
+	}
+	if (d->created)
+		rmdir(d->path);
+}
+
+static void
+close_all(RestoreTarget *t, bool clean)
+{
+	uint32_t	i;
+
+	for (i = 0; i < t->nrelocs; i++)
+	{
+		if (clean)
+			clean_dir(&t->relocs[i].dir);
+		else if (t->relocs[i].dir.fd >= 0)
+			close(t->relocs[i].dir.fd);
+	}
+	if (clean)
+		clean_dir(&t->root);
+	else if (t->root.fd >= 0)
+		close(t->root.fd);
+	free(t->relocs);
 }
 
 bool
@@ -265,20 +442,17 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	sb_error_clear(err);
 	memset(&t, 0, sizeof(t));
 	t.manifest = a->manifest;
-	t.path = o->target;
-	t.fd = -1;
+	t.root.path = o->target;
+	t.root.fd = -1;
 	memset(&config, 0, sizeof(config));
 	config.archive = a;
 	config.options = &o->read;
 	config.what = "restore";
 	config.sink = write_pieces;
 	config.sink_arg = &t;
-	ok = prepare_target(&t, err) && create_tree(&t, err) &&
-		sb_read_pipeline_run(&config, &problems, err) &&
-		finish_tree(&t, err) && sync_target(&t, err);
-	if (!ok && !o->keep_on_error)
-		clean_target(&t);
-	if (t.fd >= 0)
-		close(t.fd);
+	ok = prepare_dir(&t.root, "restore target", err) && prepare_relocations(&t, o, err) &&
+		create_tree(&t, err) && sb_read_pipeline_run(&config, &problems, err) &&
+		finish_tree(&t, err) && sync_all(&t, err);
+	close_all(&t, !ok && !o->keep_on_error);
 	return ok;
 }

@@ -1,18 +1,31 @@
 /*
  * stripebackup.c
- *		Entry point of the stripebackup extension library.
- *
- * The SQL functions that take online backups are added by the online-backup
- * work; this file holds the module magic and what every part shares.
+ *		Entry point of the stripebackup extension library: settings, and the
+ *		shared memory a backup needs (so the library must be preloaded).
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
+#include "sb_guc.h"
+#include "sb_shmem.h"
 #include "stripebackup/sb_version.h"
 
 PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	sb_guc_define();
+	/* Without preloading, the SQL functions say how to fix it. */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	sb_shmem_request();
+}
 
 PG_FUNCTION_INFO_V1(stripebackup_version);
 

@@ -1,0 +1,28 @@
+/*
+ * sb_pagecheck.h
+ *		Page checksum verification while a backup reads relation files, with
+ *		PostgreSQL's rule for pages being written meanwhile.
+ */
+#ifndef SB_PAGECHECK_H
+#define SB_PAGECHECK_H
+
+#include "access/xlogdefs.h"
+
+#include "stripebackup/sb_error.h"
+
+typedef struct SbPageCheck SbPageCheck;
+
+/* Checks pages older than START_LSN, if the cluster has data checksums. */
+extern SbPageCheck *sb_pagecheck_new(XLogRecPtr start_lsn);
+
+/* The engine's read hook (SbReadHook): sees every block of every file read. */
+extern bool sb_pagecheck_hook(void *arg, const char *path, int fd, uint64_t file_offset,
+							  const uint8_t *data, size_t len, SbError *err);
+
+/* Pages checked so far. */
+extern int64 sb_pagecheck_pages(const SbPageCheck *pc);
+
+/* ERROR naming the files and blocks if any page failed its checksum. */
+extern void sb_pagecheck_report(SbPageCheck *pc);
+
+#endif							/* SB_PAGECHECK_H */

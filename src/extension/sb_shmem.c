@@ -1,0 +1,180 @@
+/*
+ * sb_shmem.c
+ *		The shared state: one backup at a time, claimed under a lock.
+ *
+ * A claim whose owner is gone (the caller or worker died without releasing
+ * it) is stale and may be taken over; after a server restart shared memory
+ * starts empty.
+ */
+#include "postgres.h"
+
+#include <signal.h>
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+
+#include "sb_shmem.h"
+
+SbShared   *sb_shared = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+sb_shmem_request_hook(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(SbShared)));
+	RequestNamedLWLockTranche("stripebackup", 1);
+}
+
+static void
+sb_shmem_startup_hook(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	sb_shared = ShmemInitStruct("stripebackup", sizeof(SbShared), &found);
+	if (!found)
+	{
+		memset(sb_shared, 0, sizeof(SbShared));
+		sb_shared->lock = &(GetNamedLWLockTranche("stripebackup"))->lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+sb_shmem_request(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = sb_shmem_request_hook;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = sb_shmem_startup_hook;
+}
+
+static void
+require_preload(void)
+{
+	if (sb_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("stripebackup is not loaded at server start"),
+				 errhint("Add stripebackup to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+static bool
+process_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* A claim nobody holds any more: its caller or its worker died. Lock held. */
+static bool
+claim_is_stale(void)
+{
+	if (sb_shared->state == SB_JOB_RUNNING)
+		return !process_alive(sb_shared->worker_pid);
+	if (sb_shared->state == SB_JOB_STARTING)
+		return !process_alive(sb_shared->requester_pid) && !process_alive(sb_shared->worker_pid);
+	return false;
+}
+
+void
+sb_shmem_claim(const SbJobArgs *args)
+{
+	require_preload();
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	if (sb_shared->state != SB_JOB_IDLE && !claim_is_stale())
+	{
+		int64		running = sb_shared->args.id;
+		char		who[NAMEDATALEN];
+		TimestampTz since = sb_shared->started_at;
+
+		strlcpy(who, sb_shared->args.requested_by, sizeof(who));
+		LWLockRelease(sb_shared->lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("backup %lld is already running", (long long) running),
+				 errdetail("Only one backup runs at a time; that one was started by \"%s\" at %s.",
+						   who, timestamptz_to_str(since)),
+				 errhint("Wait for it to finish, or stop it with stripe_cancel(%lld).",
+						 (long long) running)));
+	}
+	memset(sb_shared->stripe_bytes, 0, sizeof(sb_shared->stripe_bytes));
+	sb_shared->args = *args;
+	sb_shared->state = SB_JOB_STARTING;
+	sb_shared->worker_pid = 0;
+	sb_shared->worker_latch = NULL;
+	sb_shared->requester_latch = MyLatch;
+	sb_shared->cancel_requested = false;
+	sb_shared->registered = false;
+	sb_shared->started_at = GetCurrentTimestamp();
+	sb_shared->bytes_done = 0;
+	sb_shared->files_done = 0;
+	strlcpy(sb_shared->phase, "starting", sizeof(sb_shared->phase));
+	sb_shared->requester_pid = MyProcPid;
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sb_shmem_release(int64 id)
+{
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	if (sb_shared->state != SB_JOB_IDLE && sb_shared->args.id == id)
+	{
+		sb_shared->state = SB_JOB_IDLE;
+		sb_shared->worker_pid = 0;
+		sb_shared->worker_latch = NULL;
+		strlcpy(sb_shared->phase, "idle", sizeof(sb_shared->phase));
+	}
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sb_shmem_finish(int64 id, const char *status, const char *error)
+{
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	sb_shared->last_id = id;
+	strlcpy(sb_shared->last_status, status, sizeof(sb_shared->last_status));
+	strlcpy(sb_shared->last_error, error ? error : "", sizeof(sb_shared->last_error));
+	if (sb_shared->requester_latch != NULL)
+		SetLatch(sb_shared->requester_latch);
+	LWLockRelease(sb_shared->lock);
+	sb_shmem_release(id);
+}
+
+bool
+sb_shmem_is_running(int64 id)
+{
+	bool		running;
+
+	if (sb_shared == NULL)
+		return false;
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	running = sb_shared->state != SB_JOB_IDLE && sb_shared->args.id == id && !claim_is_stale();
+	LWLockRelease(sb_shared->lock);
+	return running;
+}
+
+bool
+sb_shmem_request_cancel(int64 id)
+{
+	bool		found;
+
+	require_preload();
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	found = sb_shared->state != SB_JOB_IDLE && sb_shared->args.id == id;
+	if (found)
+	{
+		sb_shared->cancel_requested = true;
+		if (sb_shared->worker_latch != NULL)
+			SetLatch(sb_shared->worker_latch);
+	}
+	LWLockRelease(sb_shared->lock);
+	return found;
+}

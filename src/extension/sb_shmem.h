@@ -1,0 +1,91 @@
+/*
+ * sb_shmem.h
+ *		Shared state of the one backup this server may run at a time: who
+ *		asked for it, its arguments, the worker running it, a cancel flag, and
+ *		its progress.
+ */
+#ifndef SB_SHMEM_H
+#define SB_SHMEM_H
+
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "utils/timestamp.h"
+
+#include "stripebackup/sb_manifest.h"
+
+#define SB_NAME_LEN 64
+#define SB_LABEL_LEN 1024
+#define SB_ERROR_LEN 1024
+
+typedef enum SbJobState
+{
+	SB_JOB_IDLE = 0,			/* nothing runs; a backup may start */
+	SB_JOB_STARTING,			/* claimed by a caller, worker not yet running */
+	SB_JOB_RUNNING				/* the worker runs it */
+} SbJobState;
+
+/* What the caller asks the worker to do. */
+typedef struct SbJobArgs
+{
+	int64		id;
+	Oid			database;
+	char		requested_by[NAMEDATALEN];
+	char		name[SB_NAME_LEN];
+	char		label[SB_LABEL_LEN];
+	bool		has_label;
+	int			ndestinations;
+	char		destinations[SB_MAX_STRIPES][MAXPGPATH];
+	double		weights[SB_MAX_STRIPES];
+	SbCodec		codec;
+	int			level;
+	SbBalance	balance;
+	int			buffer_count;
+	int			chunk_size;
+	int			workers;
+	bool		fast_checkpoint;
+} SbJobArgs;
+
+typedef struct SbShared
+{
+	LWLock	   *lock;
+	SbJobState	state;
+	SbJobArgs	args;
+	pid_t		requester_pid;
+	pid_t		worker_pid;
+	Latch	   *worker_latch;
+	Latch	   *requester_latch;
+	bool		cancel_requested;
+	bool		registered;		/* the worker has written the history row */
+	TimestampTz started_at;
+	/* how the last backup ended, written by its worker as it exits */
+	int64		last_id;
+	char		last_status[16];
+	char		last_error[SB_ERROR_LEN];
+	/* progress, written by the worker about every 100 ms */
+	char		phase[32];
+	uint64		bytes_done;
+	uint64		files_done;
+	uint64		stripe_bytes[SB_MAX_STRIPES];
+} SbShared;
+
+extern SbShared *sb_shared;
+
+/* Ask for the shared memory and lock (from _PG_init). */
+extern void sb_shmem_request(void);
+
+/* Claim the one backup slot for ARGS; ERROR if a backup runs already. */
+extern void sb_shmem_claim(const SbJobArgs *args);
+
+/* Give the slot back (a worker that could not start, or one that ended). */
+extern void sb_shmem_release(int64 id);
+
+/* Record how backup ID ended ("completed", "failed", "cancelled") and release the slot. */
+extern void sb_shmem_finish(int64 id, const char *status, const char *error);
+
+/* Is backup ID running now? */
+extern bool sb_shmem_is_running(int64 id);
+
+/* Ask backup ID to stop; false if it is not running. */
+extern bool sb_shmem_request_cancel(int64 id);
+
+#endif							/* SB_SHMEM_H */

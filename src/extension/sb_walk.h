@@ -1,0 +1,29 @@
+/*
+ * sb_walk.h
+ *		Walking the data directory and the tablespaces with PostgreSQL's own
+ *		rules of what a base backup copies and what it skips.
+ */
+#ifndef SB_WALK_H
+#define SB_WALK_H
+
+#include "nodes/pg_list.h"
+
+#include "stripebackup/sb_backup.h"
+
+typedef struct SbWalk
+{
+	SbBackup   *backup;
+	List	   *tablespaces;	/* tablespaceinfo, from do_pg_backup_start() */
+	int64		skipped_files;	/* vanished while we walked */
+} SbWalk;
+
+/* Add the data directory, except global/pg_control and the tablespaces. */
+extern void sb_walk_data_directory(SbWalk *w);
+
+/* Add one tablespace as pg_tblspc/<oid>/<version directory>/... */
+extern void sb_walk_tablespace(SbWalk *w, const char *oid, const char *location);
+
+/* Add one file (vanished files are skipped); ERROR on failure. */
+extern void sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path);
+
+#endif							/* SB_WALK_H */
