@@ -106,6 +106,7 @@ typedef struct SbRelocation
 {
 	const char *from;
 	const char *to;				/* absolute; absent or empty */
+	const char *what;			/* for messages: "tablespace 16385" */
 } SbRelocation;
 
 typedef struct SbRestoreOptions

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cluster_info.h"
 #include "read_args.h"
 
 static void
@@ -15,6 +16,33 @@ show_usage(void)
 	printf("Options:\n");
 	printf("      --json    print the whole manifest as JSON\n");
 	printf("  -h, --help    show this help\n");
+}
+
+/* For an online backup of a cluster: which cluster, which WAL, which tablespaces. */
+static void
+print_cluster(const SbManifest *m)
+{
+	ClusterInfo info;
+	SbError		err;
+	int			i;
+
+	if (!cluster_info_read(m, &info, &err) || !info.is_postgresql)
+	{
+		if (m->metadata_json != NULL)
+			printf("source:       %s\n", m->metadata_json);
+		cluster_info_free(&info);
+		return;
+	}
+	printf("cluster:      PostgreSQL %s, system identifier %s\n",
+		   info.server_version ? info.server_version : "?",
+		   info.system_identifier ? info.system_identifier : "?");
+	printf("data dir:     %s\n", info.data_directory ? info.data_directory : "?");
+	printf("WAL:          %s to %s on timeline %u\n", info.start_lsn ? info.start_lsn : "?",
+		   info.stop_lsn ? info.stop_lsn : "?", info.timeline);
+	for (i = 0; i < info.ntablespaces; i++)
+		printf("tablespace:   %s at %s%s\n", info.tablespaces[i].oid, info.tablespaces[i].location,
+			   info.tablespaces[i].in_place ? " (in place)" : "");
+	cluster_info_free(&info);
 }
 
 static void
@@ -37,8 +65,7 @@ print_header(const SbManifest *m)
 	if (m->codec == SB_CODEC_ZSTD)
 		printf(" level %d", m->level);
 	printf(", chunks of %u bytes, %s balance\n", m->chunk_size, sb_balance_name(m->balance));
-	if (m->metadata_json != NULL)
-		printf("source:       %s\n", m->metadata_json);
+	print_cluster(m);
 }
 
 static void

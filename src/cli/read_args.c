@@ -14,7 +14,8 @@ enum
 	LONG_NO_PROGRESS,
 	LONG_DETAIL,
 	LONG_JSON,
-	LONG_KEEP
+	LONG_KEEP,
+	LONG_TS_MAPPING
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -38,6 +39,8 @@ option_flag(int c)
 			return OPT_JSON;
 		case LONG_KEEP:
 			return OPT_KEEP;
+		case LONG_TS_MAPPING:
+			return OPT_TS_MAPPING;
 	}
 	return 0;
 }
@@ -78,6 +81,11 @@ apply_option(ReadArgs *a, int c, const char *arg)
 		case LONG_KEEP:
 			a->keep_on_error = true;
 			break;
+		case LONG_TS_MAPPING:
+			if (a->nts_mappings == sizeof(a->ts_mappings) / sizeof(a->ts_mappings[0]))
+				return cli_usage_error(a->command, "too many --tablespace-mapping options");
+			a->ts_mappings[a->nts_mappings++] = arg;
+			break;
 	}
 	return -1;
 }
@@ -95,6 +103,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"detail", no_argument, NULL, LONG_DETAIL},
 		{"json", no_argument, NULL, LONG_JSON},
 		{"keep-on-error", no_argument, NULL, LONG_KEEP},
+		{"tablespace-mapping", required_argument, NULL, LONG_TS_MAPPING},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};

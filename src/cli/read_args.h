@@ -15,6 +15,7 @@
 #define OPT_DETAIL		(1 << 4)
 #define OPT_JSON		(1 << 5)
 #define OPT_KEEP		(1 << 6)
+#define OPT_TS_MAPPING	(1 << 7)
 
 typedef struct ReadArgs
 {
@@ -23,6 +24,8 @@ typedef struct ReadArgs
 	const char *target;
 	const char *stripe_paths[SB_MAX_STRIPES];
 	uint32_t	nstripe_paths;
+	const char *ts_mappings[256];
+	uint32_t	nts_mappings;
 	uint32_t	jobs;			/* 0 = default */
 	int			progress_mode;
 	bool		detail;

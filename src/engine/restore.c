@@ -41,6 +41,7 @@ typedef struct Relocation
 {
 	const char *from;			/* archive path of the directory */
 	size_t		from_len;
+	const char *what;
 	OutDir		dir;
 } Relocation;
 
@@ -159,15 +160,16 @@ prepare_relocations(RestoreTarget *t, const SbRestoreOptions *o, SbError *err)
 
 		r->from = o->relocations[i].from;
 		r->from_len = strlen(r->from);
+		r->what = o->relocations[i].what ? o->relocations[i].what : "relocation target";
 		r->dir.path = o->relocations[i].to;
 		r->dir.fd = -1;
 		if (strcmp(r->from, ".") == 0 || !is_directory_entry(t->manifest, r->from))
 			return sb_error_set(err, SB_EINVAL, "\"%s\" is not a directory of the backup", r->from);
 		if (r->dir.path[0] != '/')
-			return sb_error_set(err, SB_EINVAL, "relocation target \"%s\" is not an absolute path",
-								r->dir.path);
+			return sb_error_set(err, SB_EINVAL, "%s: \"%s\" is not an absolute path",
+								r->what, r->dir.path);
 		t->nrelocs = i + 1;
-		if (!prepare_dir(&r->dir, "relocation target", err) ||
+		if (!prepare_dir(&r->dir, r->what, err) ||
 			!check_disjoint(&t->root, &r->dir, err))
 			return false;
 		for (j = 0; j < i; j++)

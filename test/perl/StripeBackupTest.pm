@@ -8,7 +8,8 @@ use Exporter 'import';
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup);
+our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
+  backup_node restore_node sql_array backup_location);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -61,6 +62,48 @@ sub sample_data_fingerprint
 	});
 	my $other = $node->safe_psql('other', 'SELECT count(*), sum(hashtext(body)) FROM notes');
 	return "$main|$other";
+}
+
+# A started cluster with data checksums, stripebackup preloaded and created.
+sub backup_node
+{
+	my ($name, %opts) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(extra => ['--data-checksums'], allows_streaming => 1);
+	my $preload = 'stripebackup' . ($opts{cron} ? ',pg_cron' : '');
+	$node->append_conf('postgresql.conf', "shared_preload_libraries = '$preload'");
+	$node->append_conf('postgresql.conf', $opts{conf}) if $opts{conf};
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION stripebackup');
+	return $node;
+}
+
+# ARRAY['a','b'] for SQL.
+sub sql_array
+{
+	return 'ARRAY[' . join(',', map { "'$_'" } @_) . ']';
+}
+
+# The backup folder of backup ID in its first destination.
+sub backup_location
+{
+	my ($node, $id) = @_;
+	return $node->safe_psql('postgres', "SELECT location FROM stripe_backups WHERE id = $id");
+}
+
+# Restore LOCATION with the command into a new node's data directory, check
+# it with PostgreSQL's pg_verifybackup, and give the node its own port;
+# extra command arguments may follow.
+sub restore_node
+{
+	my ($name, $location, @extra) = @_;
+	my $copy = PostgreSQL::Test::Cluster->new($name);
+	my ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $copy->data_dir, @extra);
+	is($rc, 0, "restore of $location as $name") or diag($err);
+	PostgreSQL::Test::Utils::command_ok([ 'pg_verifybackup', $copy->data_dir ],
+		"pg_verifybackup accepts the restored $name");
+	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
+	return $copy;
 }
 
 # Run the stripebackup command; returns (exit status, stdout, stderr).

@@ -1,0 +1,142 @@
+/*
+ * cluster_info.c
+ *		Reading the PostgreSQL part of a manifest's metadata (written by the
+ *		extension's online backup; see docs/FORMAT.md).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster_info.h"
+
+static char *
+string_field(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? strdup(v->valuestring) : NULL;
+}
+
+static bool
+read_tablespaces(const cJSON *array, ClusterInfo *info, SbError *err)
+{
+	const cJSON *item;
+	int			n = cJSON_GetArraySize(array);
+
+	info->tablespaces = calloc((size_t) n + 1, sizeof(ClusterTablespace));
+	if (info->tablespaces == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(item, array)
+	{
+		ClusterTablespace *ts = &info->tablespaces[info->ntablespaces];
+		const cJSON *oid = cJSON_GetObjectItemCaseSensitive(item, "oid");
+
+		ts->location = string_field(item, "location");
+		if (!cJSON_IsNumber(oid) || ts->location == NULL)
+			return sb_error_set(err, SB_ECORRUPT, "manifest: bad tablespace in the metadata");
+		snprintf(ts->oid, sizeof(ts->oid), "%.0f", oid->valuedouble);
+		snprintf(ts->what, sizeof(ts->what), "directory of tablespace %s", ts->oid);
+		ts->in_place = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "in_place"));
+		info->ntablespaces++;
+	}
+	return true;
+}
+
+bool
+cluster_info_read(const SbManifest *m, ClusterInfo *info, SbError *err)
+{
+	cJSON	   *meta;
+	const cJSON *kind;
+	bool		ok = true;
+
+	memset(info, 0, sizeof(*info));
+	if (m->metadata_json == NULL)
+		return true;
+	meta = cJSON_Parse(m->metadata_json);
+	kind = cJSON_GetObjectItemCaseSensitive(meta, "kind");
+	if (cJSON_IsString(kind) && strcmp(kind->valuestring, "postgresql") == 0)
+	{
+		const cJSON *tli = cJSON_GetObjectItemCaseSensitive(meta, "timeline");
+
+		info->is_postgresql = true;
+		info->server_version = string_field(meta, "server_version");
+		info->system_identifier = string_field(meta, "system_identifier");
+		info->data_directory = string_field(meta, "data_directory");
+		info->start_lsn = string_field(meta, "start_lsn");
+		info->stop_lsn = string_field(meta, "stop_lsn");
+		info->timeline = cJSON_IsNumber(tli) ? (unsigned) tli->valuedouble : 0;
+		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err);
+	}
+	cJSON_Delete(meta);
+	return ok;
+}
+
+void
+cluster_info_free(ClusterInfo *info)
+{
+	int			i;
+
+	for (i = 0; i < info->ntablespaces; i++)
+		free(info->tablespaces[i].location);
+	free(info->tablespaces);
+	free(info->server_version);
+	free(info->system_identifier);
+	free(info->data_directory);
+	free(info->start_lsn);
+	free(info->stop_lsn);
+	memset(info, 0, sizeof(*info));
+}
+
+/* Apply one "OLD=NEW" to the tablespace at OLD. */
+static bool
+apply_mapping(ClusterInfo *info, const char *mapping, SbError *err)
+{
+	const char *eq = strchr(mapping, '=');
+	int			i;
+
+	if (eq == NULL || eq == mapping || eq[1] != '/')
+		return sb_error_set(err, SB_EINVAL,
+							"--tablespace-mapping \"%s\" is not of the form OLD=NEW with NEW an absolute path",
+							mapping);
+	for (i = 0; i < info->ntablespaces; i++)
+	{
+		ClusterTablespace *ts = &info->tablespaces[i];
+
+		if (ts->in_place || strlen(ts->location) != (size_t) (eq - mapping) ||
+			strncmp(ts->location, mapping, (size_t) (eq - mapping)) != 0)
+			continue;
+		free(ts->location);
+		ts->location = strdup(eq + 1);
+		return ts->location != NULL || sb_error_set(err, SB_ENOMEM, "out of memory");
+	}
+	return sb_error_set(err, SB_EINVAL,
+						"--tablespace-mapping \"%s\": no tablespace of this backup is at \"%.*s\"",
+						mapping, (int) (eq - mapping), mapping);
+}
+
+bool
+cluster_info_relocations(ClusterInfo *info, const char *const *mappings, uint32_t nmappings,
+						 SbRelocation *relocs, uint32_t *nrelocs, SbError *err)
+{
+	uint32_t	i;
+	int			t;
+
+	*nrelocs = 0;
+	for (i = 0; i < nmappings; i++)
+		if (!apply_mapping(info, mappings[i], err))
+			return false;
+	for (t = 0; t < info->ntablespaces; t++)
+	{
+		ClusterTablespace *ts = &info->tablespaces[t];
+
+		if (ts->in_place)
+			continue;
+		snprintf(ts->archive_dir, sizeof(ts->archive_dir), "pg_tblspc/%s", ts->oid);
+		relocs[*nrelocs].from = ts->archive_dir;
+		relocs[*nrelocs].to = ts->location;
+		relocs[*nrelocs].what = ts->what;
+		(*nrelocs)++;
+	}
+	return true;
+}
