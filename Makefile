@@ -25,10 +25,14 @@ SHLIB_LINK = $(ENGINE_LIBS)
 PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
 PG_CFLAGS = -Werror -pthread
 
+# pg_regress (sql/, expected/) on a throwaway instance: make installcheck
+REGRESS = stripebackup_args
+REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_check_regress
+
 CLI = src/cli/stripebackup
 UNIT = test/unit/unit_tests
 
-EXTRA_CLEAN = $(CLI) $(CLI_OBJS) $(UNIT) $(UNIT_OBJS) tmp_check
+EXTRA_CLEAN = $(CLI) $(CLI_OBJS) $(UNIT) $(UNIT_OBJS) tmp_check tmp_check_regress
 
 # Our objects run threads: no LLVM bitcode for the JIT.
 override with_llvm = no

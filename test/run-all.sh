@@ -28,7 +28,8 @@ fi
 scratch=$(mktemp -d /tmp/stripebackup-test.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 cp -r test "$scratch/test"
-mkdir "$scratch/tmp"
+mkdir "$scratch/tmp" "$scratch/regress"
+cp -r sql expected "$scratch/regress/"
 if [[ $(id -u) -eq 0 ]]; then
 	chown -R postgres: "$scratch"
 fi
@@ -36,6 +37,18 @@ cd "$scratch/test"
 
 echo "=== engine unit tests"
 "${runner[@]}" env TMPDIR="$scratch/tmp" prove --exec '' ./unit/unit_tests
+
+echo "=== SQL output (pg_regress)"
+regress_tests=$(cd "$scratch/regress/expected" && ls *.out | sed 's/\.out$//')
+if ! "${runner[@]}" "$pgxs_src/test/regress/pg_regress" --inputdir="$scratch/regress" \
+	--outputdir="$scratch/regress" --bindir="$bindir" --temp-instance="$scratch/regress/instance" \
+	--temp-config="$scratch/test/regress.conf" --port="${REGRESS_PORT:-65430}" $regress_tests; then
+	cat "$scratch/regress/regression.diffs"
+	exit 1
+fi
+
+echo "=== SQL behaviour (pgTAP)"
+"${runner[@]}" env PATH="$bindir:$PATH" bash ./pgtap/run.sh "$scratch"
 
 echo "=== end-to-end tests on PostgreSQL"
 "${runner[@]}" env TESTDIR="$scratch" PATH="$bindir:$PATH" PGPORT="${PGPORT:-65432}" \

@@ -109,7 +109,7 @@ check_destinations(const SbBackupOptions *o, SbError *err)
 			if (strcmp(resolved[i], resolved[j]) == 0)
 				ok = sb_error_set(err, SB_EINVAL,
 								  "destinations \"%s\" and \"%s\" are the same folder",
-								  o->destinations[j], o->destinations[i]);
+								  o->destinations[i < j ? i : j], o->destinations[i < j ? j : i]);
 			else
 				ok = sb_error_set(err, SB_EINVAL,
 								  "destination \"%s\" is inside destination \"%s\"",

@@ -169,7 +169,7 @@ begin_engine(Run *r)
 	options.read_hook_arg = r->pagecheck;
 	b = sb_backup_begin(&options, &err);
 	if (b == NULL)
-		sb_raise(&err);
+		sb_worker_raise(&err);
 	return b;
 }
 
@@ -180,7 +180,7 @@ add_data(Run *r, const char *path, const char *data, size_t len)
 
 	if (!sb_backup_add_data(r->backup, path, data, len, pg_file_create_mode,
 							(int64_t) time(NULL), &err))
-		sb_raise(&err);
+		sb_worker_raise(&err);
 }
 
 /* A file that must be there (pg_control, WAL): its absence is an error. */
@@ -190,7 +190,7 @@ add_required_file(Run *r, const char *path)
 	SbError		err;
 
 	if (!sb_backup_add_file(r->backup, path, path, &err))
-		sb_raise(&err);
+		sb_worker_raise(&err);
 }
 
 /* Data directory, tablespaces, pg_control last, then backup_label. */
@@ -317,14 +317,14 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 									 r->out->start_lsn, stop);
 	add_data(r, "backup_manifest", pgmanifest, strlen(pgmanifest));
 	if (!sb_backup_set_metadata(r->backup, metadata_json(r, stop), &err))
-		sb_raise(&err);
+		sb_worker_raise(&err);
 	r->out->stop_lsn = stop;
 	r->out->timeline = r->start_tli;
 	/* finish consumes the backup, whether it succeeds or not */
 	if (!sb_backup_finish(r->backup, &r->out->manifest, &err))
 	{
 		r->backup = NULL;
-		sb_raise(&err);
+		sb_worker_raise(&err);
 	}
 	r->backup = NULL;
 }

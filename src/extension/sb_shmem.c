@@ -162,15 +162,16 @@ sb_shmem_is_running(int64 id)
 }
 
 bool
-sb_shmem_request_cancel(int64 id)
+sb_shmem_request_cancel(int64 id, const char *reason)
 {
 	bool		found;
 
 	require_preload();
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	found = sb_shared->state != SB_JOB_IDLE && sb_shared->args.id == id;
-	if (found)
+	if (found && !sb_shared->cancel_requested)
 	{
+		strlcpy(sb_shared->cancel_reason, reason, sizeof(sb_shared->cancel_reason));
 		sb_shared->cancel_requested = true;
 		if (sb_shared->worker_latch != NULL)
 			SetLatch(sb_shared->worker_latch);

@@ -55,6 +55,7 @@ typedef struct SbShared
 	Latch	   *worker_latch;
 	Latch	   *requester_latch;
 	bool		cancel_requested;
+	char		cancel_reason[128];
 	bool		registered;		/* the worker has written the history row */
 	TimestampTz started_at;
 	/* how the last backup ended, written by its worker as it exits */
@@ -85,7 +86,7 @@ extern void sb_shmem_finish(int64 id, const char *status, const char *error);
 /* Is backup ID running now? */
 extern bool sb_shmem_is_running(int64 id);
 
-/* Ask backup ID to stop; false if it is not running. */
-extern bool sb_shmem_request_cancel(int64 id);
+/* Ask backup ID to stop, saying why; false if it is not running. */
+extern bool sb_shmem_request_cancel(int64 id, const char *reason);
 
 #endif							/* SB_SHMEM_H */

@@ -12,6 +12,7 @@
 
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
+#include "commands/sequence.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -19,6 +20,7 @@
 #include "storage/latch.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "sb_args.h"
@@ -46,19 +48,15 @@ check_privileges(void)
 			 errhint("Only superusers and members of both pg_read_server_files and pg_write_server_files may take backups.")));
 }
 
+/* The next backup id; the caller was checked, not the sequence's ACL. */
 static int64
 next_backup_id(void)
 {
-	char	   *sql = psprintf("SELECT nextval('%s.stripe_backup_id_seq')", sb_schema_quoted());
-	int64		id;
-	bool		isnull;
+	Oid			seq = get_relname_relid("stripe_backup_id_seq", sb_schema_oid());
 
-	SPI_connect();
-	if (SPI_execute(sql, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not get a backup id");
-	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
-	return id;
+	if (!OidIsValid(seq))
+		elog(ERROR, "sequence stripe_backup_id_seq of extension stripebackup is missing");
+	return nextval_internal(seq, false);
 }
 
 /* "20261130T031900Z-42": sorts by time, unique by id. */
@@ -140,7 +138,8 @@ wait_for_worker(int64 id, BackgroundWorkerHandle *handle, bool until_done)
 	}
 	PG_CATCH();
 	{
-		sb_shmem_request_cancel(id);
+		sb_shmem_request_cancel(id, "canceled: the session waiting for it was interrupted "
+								"(cancel request, statement_timeout or disconnection)");
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -210,7 +209,8 @@ stripe_cancel(PG_FUNCTION_ARGS)
 	int64		id = PG_GETARG_INT64(0);
 
 	check_privileges();
-	if (sb_shmem_request_cancel(id))
+	if (sb_shmem_request_cancel(id, psprintf("canceled by stripe_cancel() in the session of \"%s\"",
+											 GetUserNameFromId(GetUserId(), false))))
 		PG_RETURN_BOOL(true);
 	ereport(NOTICE, (errmsg("backup %lld is not running", (long long) id)));
 	PG_RETURN_BOOL(false);

@@ -75,17 +75,21 @@ extension_namespace(Oid ext)
 	return nsp;
 }
 
-char *
-sb_schema_quoted(void)
+Oid
+sb_schema_oid(void)
 {
 	Oid			ext = get_extension_oid("stripebackup", true);
-	char	   *schema;
 
 	if (!OidIsValid(ext))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("extension \"stripebackup\" is not installed in database \"%s\"",
 						get_database_name(MyDatabaseId))));
-	schema = get_namespace_name(extension_namespace(ext));
-	return pstrdup(quote_identifier(schema));
+	return extension_namespace(ext);
+}
+
+char *
+sb_schema_quoted(void)
+{
+	return pstrdup(quote_identifier(get_namespace_name(sb_schema_oid())));
 }

@@ -14,7 +14,10 @@ extern void sb_raise(const SbError *err) pg_attribute_noreturn();
 /* The SQLSTATE for an engine error code. */
 extern int	sb_sqlstate(SbErrorCode code);
 
-/* The extension's schema in this database, quoted for SQL; ERROR if absent. */
+/* The extension's schema in this database; ERROR if absent. */
+extern Oid	sb_schema_oid(void);
+
+/* The same, its name quoted for SQL. */
 extern char *sb_schema_quoted(void);
 
 #endif							/* SB_UTIL_H */

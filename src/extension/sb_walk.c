@@ -123,7 +123,7 @@ check_stop(void)
 	if (sb_worker_stop_requested())
 		ereport(ERROR,
 				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("backup canceled: %s", sb_worker_stop_reason())));
+				 errmsg("%s", sb_worker_stop_reason())));
 }
 
 static void
@@ -133,7 +133,7 @@ add_dir(SbWalk *w, const char *archive_path, const struct stat *st)
 	mode_t		mode = S_ISDIR(st->st_mode) ? st->st_mode : pg_dir_create_mode;
 
 	if (!sb_backup_add_dir(w->backup, archive_path, mode & 07777, st->st_mtime, &err))
-		sb_raise(&err);
+		sb_worker_raise(&err);
 }
 
 void
@@ -144,7 +144,7 @@ sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
 	if (sb_backup_add_file(w->backup, archive_path, disk_path, &err))
 		return;
 	if (err.code != SB_ENOTFOUND)
-		sb_raise(&err);
+		sb_worker_raise(&err);
 	w->skipped_files++;			/* dropped while we walked: not an error */
 }
 

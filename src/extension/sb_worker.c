@@ -28,6 +28,7 @@
 #include "sb_history.h"
 #include "sb_pgbackup.h"
 #include "sb_shmem.h"
+#include "sb_util.h"
 #include "sb_worker.h"
 
 PGDLLEXPORT void stripebackup_worker_main(Datum main_arg);
@@ -54,10 +55,18 @@ const char *
 sb_worker_stop_reason(void)
 {
 	if (!PostmasterIsAlive())
-		return "the server stopped";
+		return "canceled: the server stopped";
 	if (sb_shared->cancel_requested)
-		return "canceled by request";
-	return "the worker was asked to terminate (server shutdown or pg_terminate_backend)";
+		return sb_shared->cancel_reason;
+	return "canceled: the backup worker was asked to terminate (server shutdown or pg_terminate_backend)";
+}
+
+void
+sb_worker_raise(const SbError *err)
+{
+	if (err->code == SB_ECANCELED)
+		ereport(ERROR, (errcode(ERRCODE_QUERY_CANCELED), errmsg("%s", sb_worker_stop_reason())));
+	sb_raise(err);
 }
 
 /* Take this backup's arguments; false if the claim is not ours any more. */

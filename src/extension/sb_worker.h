@@ -5,10 +5,15 @@
 #ifndef SB_WORKER_H
 #define SB_WORKER_H
 
+#include "stripebackup/sb_error.h"
+
 /* Should the backup stop (cancel, SIGTERM, postmaster gone)? */
 extern bool sb_worker_stop_requested(void);
 
 /* Why, in words, for the error message. */
 extern const char *sb_worker_stop_reason(void);
+
+/* ereport(ERROR) an engine error; a cancel says why the backup was stopped. */
+extern void sb_worker_raise(const SbError *err) pg_attribute_noreturn();
 
 #endif							/* SB_WORKER_H */

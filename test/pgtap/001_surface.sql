@@ -1,0 +1,83 @@
+-- The SQL surface of stripebackup: functions, views, privileges, errors.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+SET client_min_messages TO warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS stripebackup;
+BEGIN;
+SELECT plan(29);
+
+SELECT has_function('stripe_backup',
+	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'],
+	'stripe_backup(destinations, weights, label, compression, compression_level, balance, wait)');
+SELECT function_returns('stripe_backup',
+	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'], 'bigint');
+SELECT has_function('stripe_cancel', ARRAY['bigint']);
+SELECT has_view('stripe_backups');
+SELECT has_view('stripe_backup_stripes');
+SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'started_at',
+	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
+	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
+	'timeline', 'error', 'location', 'requested_by']);
+SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
+	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'mb_per_s']);
+
+-- Defaults, as DESIGN.md gives them.
+SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean)'::regprocedure)),
+	'destinations text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true',
+	'stripe_backup defaults: zstd level 1, adaptive balance, wait');
+
+-- EXECUTE is not for PUBLIC.
+SELECT ok(NOT has_function_privilege('public', 'stripe_backup(text[],float8[],text,text,int,text,boolean)', 'EXECUTE'),
+	'PUBLIC may not run stripe_backup');
+SELECT ok(NOT has_function_privilege('public', 'stripe_cancel(bigint)', 'EXECUTE'),
+	'PUBLIC may not run stripe_cancel');
+SELECT ok(NOT has_table_privilege('public', 'stripe_backup_history', 'SELECT'),
+	'PUBLIC may not read the history table');
+SELECT ok(has_table_privilege('pg_monitor', 'stripe_backups', 'SELECT'), 'pg_monitor may read stripe_backups');
+SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_stripes', 'SELECT'),
+	'pg_monitor may read stripe_backup_stripes');
+
+-- Bad arguments: each an error with its SQLSTATE, naming the value.
+SELECT throws_ok($$SELECT stripe_backup(ARRAY[]::text[])$$, '22023', 'destinations must not be empty');
+SELECT throws_ok($$SELECT stripe_backup(NULL)$$, '22004', 'destinations must not be NULL');
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['not/absolute'])$$, '22023',
+	'destination "not/absolute" is not an absolute path');
+SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp', '/tmp'])$$, '%are the same folder');
+SELECT throws_like($$SELECT stripe_backup(ARRAY['/', '/tmp'])$$, '%');
+SELECT throws_like(format('SELECT stripe_backup(ARRAY[%L])', current_setting('data_directory') || '/global'),
+	'%is inside the data directory%');
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'], weights => ARRAY[1, 2])$$, '22023',
+	'2 weights given for 1 destinations');
+SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp'], weights => ARRAY[0])$$, '%is not a positive number');
+SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp'], weights => ARRAY['-Infinity'::float8])$$,
+	'%is not a positive number');
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'], compression => 'gzip')$$, '22023',
+	'unknown compression "gzip"');
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'], balance => 'even')$$, '22023',
+	'unknown balance "even"');
+
+-- Privileges: EXECUTE is not enough without both server-file roles.
+CREATE ROLE sb_plain;
+CREATE ROLE sb_reader IN ROLE pg_read_server_files;
+CREATE ROLE sb_monitor IN ROLE pg_monitor;
+GRANT EXECUTE ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean) TO sb_plain, sb_reader;
+CREATE ROLE sb_nogrant IN ROLE pg_read_server_files, pg_write_server_files;
+SET ROLE sb_plain;
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501', 'permission denied to take a backup');
+RESET ROLE;
+SET ROLE sb_reader;
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501', 'permission denied to take a backup');
+RESET ROLE;
+SET ROLE sb_nogrant;
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501',
+	'permission denied for function stripe_backup');
+RESET ROLE;
+SET ROLE sb_monitor;
+SELECT lives_ok($$SELECT * FROM stripe_backups$$, 'a pg_monitor member reads stripe_backups');
+SELECT throws_ok($$SELECT * FROM stripe_backup_history$$, '42501', NULL,
+	'but not the table behind it');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;
