@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
 	make gcc
 	postgresql-15 postgresql-client-15 postgresql-server-dev-15
-	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev libssl-dev
+	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev
 	libipc-run-perl postgresql-15-pgtap postgresql-15-cron
 	zstd
 )

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # stripebackup end to end, on a throwaway cluster:
-#   build and install; initdb a cluster with data checksums; load pgbench data;
-#   stop it; back it up striped over three folders with weights 1,2,3;
-#   show, plan and verify the backup; restore it; start the copy on another
-#   port and compare it with the original.
+#   build and install; start a cluster that preloads stripebackup; load
+#   pgbench data; while pgbench writes, take an online backup from SQL
+#   striped over three folders in shares 1:2:3; look at it from SQL and with
+#   the command; restore it with the command; check it with PostgreSQL's
+#   pg_verifybackup; start the copy on another port and check it.
 #
 # Everything lives under $QUICKSTART_DIR (default /tmp/stripebackup-quickstart)
-# and is removed at the end unless KEEP=1.
+# and is removed at the end unless KEEP=1.  SCALE sets the pgbench scale.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,49 +28,57 @@ bindir=$(pg_config --bindir)
 export PATH="$bindir:$PATH"
 
 rm -rf "$dir"
-mkdir -p "$dir"/{dest1,dest2,dest3}
+mkdir -p "$dir"/{nvme1,nvme2,sata}
 [[ $(id -u) -eq 0 ]] && chown -R postgres: "$dir"
 run() { "${as_user[@]}" env PATH="$PATH" "$@"; }
+sql() { run psql -h "$dir" -p "$1" -X -d postgres -v ON_ERROR_STOP=1 "${@:2}"; }
 cleanup() {
 	run pg_ctl -D "$dir/primary" -m immediate stop >/dev/null 2>&1 || true
 	run pg_ctl -D "$dir/copy" -m immediate stop >/dev/null 2>&1 || true
 	[[ "${KEEP:-0}" == 1 ]] || rm -rf "$dir"
 }
 trap cleanup EXIT
-
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "a throwaway cluster with data checksums, pgbench scale $scale"
+step "a throwaway cluster with data checksums and stripebackup preloaded"
 run initdb -D "$dir/primary" --data-checksums -A trust >/dev/null
-run pg_ctl -D "$dir/primary" -o "-p 55432 -k $dir" -l "$dir/primary.log" -w start >/dev/null
+echo "shared_preload_libraries = 'stripebackup'" >> "$dir/primary/postgresql.conf"
+run pg_ctl -D "$dir/primary" -o "-p 55432 -k $dir -c listen_addresses=''" -l "$dir/primary.log" -w start >/dev/null
 run pgbench -i -q -s "$scale" -h "$dir" -p 55432 postgres 2>&1 | tail -1
-run pgbench -c 2 -T 3 -h "$dir" -p 55432 postgres 2>&1 | grep -E "^(tps|number of transactions actually)"
-query="SELECT count(*) AS accounts, sum(abalance) AS balance, (SELECT count(*) FROM pgbench_branches) AS branches FROM pgbench_accounts"
-before=$(run psql -h "$dir" -p 55432 -XAtc "$query" postgres)
-run pg_ctl -D "$dir/primary" -w stop >/dev/null
+sql 55432 -qc "CREATE EXTENSION stripebackup"
 
-step "back it up, striped over three folders in shares of 1:2:3"
-run stripebackup create --source "$dir/primary" \
-	--dest "$dir/dest1" --dest "$dir/dest2" --dest "$dir/dest3" \
-	--weights 1,2,3 --balance weighted --compression zstd --level 1 --name quickstart
+step "while pgbench writes, back it up from SQL over three folders in shares 1:2:3"
+run pgbench -c 2 -T 600 -n -h "$dir" -p 55432 postgres >/dev/null 2>&1 &
+pgbench_pid=$!
+sleep 2
+sql 55432 -c "\\timing on" -c "SELECT stripe_backup(ARRAY['$dir/nvme1', '$dir/nvme2', '$dir/sata'],
+	weights => ARRAY[1, 2, 3], label => 'quickstart')"
+sleep 1
+kill -INT "$pgbench_pid" 2>/dev/null || true
+wait "$pgbench_pid" 2>/dev/null || true
 
-step "what the backup holds (any one destination's folder will do)"
-run stripebackup show "$dir/dest1/quickstart"
+step "the backup, as SQL sees it"
+sql 55432 -c "SELECT id, status, label, duration, files, pg_size_pretty(bytes_read) AS read,
+	pg_size_pretty(bytes_written) AS written, mb_per_s, start_lsn, stop_lsn FROM stripe_backups" \
+	-c "SELECT stripe, destination, weight, chunks, pg_size_pretty(stored_bytes) AS stored, mb_per_s
+	FROM stripe_backup_stripes"
+location=$(sql 55432 -Atc "SELECT location FROM stripe_backups ORDER BY id DESC LIMIT 1")
 
-step "plan and verify it"
-run stripebackup plan "$dir/dest2/quickstart" --target "$dir/copy"
-run stripebackup verify "$dir/dest3/quickstart"
+step "the backup, as the stripebackup command sees it (no server needed)"
+run stripebackup show "$location"
+run stripebackup verify "$location"
 
-step "restore it and start the copy on another port"
-run stripebackup restore "$dir/dest1/quickstart" --target "$dir/copy"
-run pg_ctl -D "$dir/copy" -o "-p 55433 -k $dir" -l "$dir/copy.log" -w start >/dev/null
-after=$(run psql -h "$dir" -p 55433 -XAtc "$query" postgres)
+step "restore it with the command, check it with pg_verifybackup, start the copy"
+run stripebackup restore "$location" --target "$dir/copy"
+run pg_verifybackup "$dir/copy"
+run pg_ctl -D "$dir/copy" -o "-p 55433 -k $dir -c listen_addresses=''" -l "$dir/copy.log" -w start >/dev/null
 
 step "result"
-echo "original: $before"
-echo "restored: $after"
-if [[ "$before" != "$after" ]]; then
-	echo "MISMATCH" >&2
-	exit 1
-fi
-echo "the restored cluster returns the same results"
+invariant="SELECT (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(tbalance) FROM pgbench_tellers)
+	AND (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(abalance) FROM pgbench_accounts)
+	AND (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT coalesce(sum(delta), 0) FROM pgbench_history)"
+history=$(sql 55433 -Atc "SELECT count(*) FROM pgbench_history")
+holds=$(sql 55433 -Atc "$invariant")
+echo "the copy holds $history pgbench transactions; pgbench's invariant holds: $holds"
+[[ "$holds" == t ]]
+echo "the restored cluster started with nothing else to do, and is consistent"
