@@ -53,7 +53,7 @@ $(UNIT): $(UNIT_OBJS) $(ENGINE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(ENGINE_LIBS)
 
 # Every object depends on the headers (few, and small: rebuild all when one changes).
-$(ENGINE_OBJS) $(EXTENSION_OBJS) $(CLI_OBJS) $(UNIT_OBJS): $(wildcard include/stripebackup/*.h src/engine/*.h src/cli/*.h test/unit/*.h)
+$(ENGINE_OBJS) $(EXTENSION_OBJS) $(CLI_OBJS) $(UNIT_OBJS): $(wildcard include/stripebackup/*.h src/engine/*.h src/extension/*.h src/cli/*.h test/unit/*.h)
 
 install: install-cli
 

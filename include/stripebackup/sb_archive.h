@@ -48,6 +48,8 @@ typedef struct SbPlanStripe
 	uint64_t	stored_bytes;
 	uint64_t	files;			/* files with at least one piece in it */
 	double		write_seconds;	/* time its writer spent at backup */
+	double		expected_mbps;	/* stored MB it reads per second; <= 0 unknown */
+	double		estimated_seconds;	/* < 0 unknown */
 } SbPlanStripe;
 
 typedef struct SbPlan
@@ -61,10 +63,20 @@ typedef struct SbPlan
 	uint64_t	raw_bytes;
 	uint64_t	stored_bytes;
 	uint64_t	chunks;
+	double		fixed_seconds;	/* creating files and finishing; < 0 unknown */
+	double		estimated_seconds;	/* slowest stripe plus fixed; < 0 unknown */
 } SbPlan;
 
 /* What a restore will read from each stripe, from the manifest alone. */
 extern bool sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err);
+
+/*
+ * Estimate the restore's time: stripe i is read at READ_MBPS[i] (stored MB per
+ * second; <= 0 when unknown), all stripes at once, and each file costs
+ * SECONDS_PER_FILE (< 0 when unknown) to create and finish.  The total is the
+ * slowest stripe plus that fixed part.
+ */
+extern void sb_plan_estimate(SbPlan *plan, const double *read_mbps, double seconds_per_file);
 
 /* ---------- verify ---------- */
 
@@ -109,6 +121,16 @@ typedef struct SbRelocation
 	const char *what;			/* for messages: "tablespace 16385" */
 } SbRelocation;
 
+/* How long a restore took, and each stripe's part (a measure for later plans). */
+typedef struct SbRestoreStats
+{
+	double		setup_seconds;	/* checking the target, creating the tree */
+	double		read_seconds;	/* reading, checking and writing every chunk */
+	double		finish_seconds; /* links, modes, times and the final sync */
+	uint32_t	nstripes;
+	double		stripe_seconds[SB_MAX_STRIPES];	/* each stripe's reader, start to end */
+} SbRestoreStats;
+
 typedef struct SbRestoreOptions
 {
 	const char *target;			/* absent or empty directory */
@@ -116,6 +138,7 @@ typedef struct SbRestoreOptions
 	bool		keep_on_error;	/* leave a failed restore's files for inspection */
 	const SbRelocation *relocations;
 	uint32_t	nrelocations;
+	SbRestoreStats *stats;		/* filled in when not NULL */
 } SbRestoreOptions;
 
 /*

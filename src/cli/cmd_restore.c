@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cluster_info.h"
+#include "stripebackup/sb_pgmeta.h"
 #include "read_args.h"
 
 static void
@@ -33,19 +33,19 @@ restore_usage(void)
 static bool
 restore(SbArchive *a, const ReadArgs *args, SbError *err)
 {
-	ClusterInfo info;
+	SbPgMeta info;
 	SbRestoreOptions options = {0};
 	CliProgress progress;
 	SbRelocation *relocs = NULL;
 	bool		ok;
 
-	if (!cluster_info_read(a->manifest, &info, err))
+	if (!sb_pgmeta_read(a->manifest, &info, err))
 		return false;
 	if (args->nts_mappings > 0 && info.ntablespaces == 0)
 		ok = sb_error_set(err, SB_EINVAL, "--tablespace-mapping given, but the backup has no tablespaces");
 	else
 		ok = (relocs = calloc((size_t) info.ntablespaces + 1, sizeof(SbRelocation))) != NULL &&
-			cluster_info_relocations(&info, args->ts_mappings, args->nts_mappings, relocs,
+			sb_pgmeta_relocations(&info, args->ts_mappings, args->nts_mappings, relocs,
 									 &options.nrelocations, err);
 	if (ok)
 	{
@@ -60,7 +60,7 @@ restore(SbArchive *a, const ReadArgs *args, SbError *err)
 		cli_progress_done(&progress, NULL);
 	}
 	free(relocs);
-	cluster_info_free(&info);
+	sb_pgmeta_free(&info);
 	return ok;
 }
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cluster_info.h"
+#include "stripebackup/sb_pgmeta.h"
 #include "read_args.h"
 
 static void
@@ -22,15 +22,15 @@ show_usage(void)
 static void
 print_cluster(const SbManifest *m)
 {
-	ClusterInfo info;
+	SbPgMeta info;
 	SbError		err;
 	int			i;
 
-	if (!cluster_info_read(m, &info, &err) || !info.is_postgresql)
+	if (!sb_pgmeta_read(m, &info, &err) || !info.is_postgresql)
 	{
 		if (m->metadata_json != NULL)
 			printf("source:       %s\n", m->metadata_json);
-		cluster_info_free(&info);
+		sb_pgmeta_free(&info);
 		return;
 	}
 	printf("cluster:      PostgreSQL %s, system identifier %s\n",
@@ -42,7 +42,7 @@ print_cluster(const SbManifest *m)
 	for (i = 0; i < info.ntablespaces; i++)
 		printf("tablespace:   %s at %s%s\n", info.tablespaces[i].oid, info.tablespaces[i].location,
 			   info.tablespaces[i].in_place ? " (in place)" : "");
-	cluster_info_free(&info);
+	sb_pgmeta_free(&info);
 }
 
 static void

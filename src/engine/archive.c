@@ -170,5 +170,30 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 	plan->raw_bytes = m->stream_bytes;
 	plan->stored_bytes = m->stored_bytes;
 	plan->chunks = m->total_chunks;
+	sb_plan_estimate(plan, NULL, -1);
 	return count_files_per_stripe(m, plan, err);
+}
+
+void
+sb_plan_estimate(SbPlan *plan, const double *read_mbps, double seconds_per_file)
+{
+	double		slowest = 0;
+	bool		known = seconds_per_file >= 0;
+	uint32_t	s;
+
+	for (s = 0; s < plan->nstripes; s++)
+	{
+		SbPlanStripe *p = &plan->stripes[s];
+
+		p->expected_mbps = read_mbps ? read_mbps[s] : 0;
+		p->estimated_seconds = -1;
+		if (p->expected_mbps > 0)
+			p->estimated_seconds = (double) p->stored_bytes / 1e6 / p->expected_mbps;
+		else if (p->stored_bytes > 0)
+			known = false;
+		if (p->estimated_seconds > slowest)
+			slowest = p->estimated_seconds;
+	}
+	plan->fixed_seconds = seconds_per_file >= 0 ? seconds_per_file * (double) plan->files : -1;
+	plan->estimated_seconds = known ? slowest + plan->fixed_seconds : -1;
 }

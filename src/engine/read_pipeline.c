@@ -39,6 +39,7 @@ typedef struct StripeState
 	SbStripeReader reader;
 	pthread_t	thread;
 	bool		started;
+	double		seconds;		/* from the start of the run to its last chunk */
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;
@@ -198,6 +199,7 @@ reader_main(void *arg)
 	StripeState *s = arg;
 
 	read_stripe(s->pipeline, s);
+	s->seconds = sb_monotonic_seconds() - s->pipeline->started;
 	sb_stripe_close(&s->reader);
 	thread_finished(s->pipeline, true);
 	return NULL;
@@ -429,6 +431,13 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 		fail(p, err);
 	wait_for_threads(p);
 	join_and_free(p);
+	if (config->stripe_seconds != NULL)
+	{
+		uint32_t	i;
+
+		for (i = 0; i < p->manifest->nstripes; i++)
+			config->stripe_seconds[i] = p->stripes[i].seconds;
+	}
 	*problems = p->problems;
 	if (p->failed)
 		*err = p->failure;

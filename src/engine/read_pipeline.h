@@ -28,6 +28,7 @@ typedef struct SbReadPipelineConfig
 	void	   *problem_arg;
 	SbChunkSink sink;			/* may be NULL */
 	void	   *sink_arg;
+	double	   *stripe_seconds;	/* out, per stripe: its reader's time; may be NULL */
 } SbReadPipelineConfig;
 
 /*

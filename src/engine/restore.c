@@ -433,12 +433,29 @@ close_all(RestoreTarget *t, bool clean)
 	free(t->relocs);
 }
 
+/* The read of every stripe, timed for the caller's statistics. */
+static bool
+read_all(SbReadPipelineConfig *config, SbRestoreStats *stats, SbError *err)
+{
+	uint64_t	problems;
+	double		t0 = sb_monotonic_seconds();
+	bool		ok;
+
+	config->stripe_seconds = stats->stripe_seconds;
+	ok = sb_read_pipeline_run(config, &problems, err);
+	stats->read_seconds = sb_monotonic_seconds() - t0;
+	return ok;
+}
+
 bool
 sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 {
 	RestoreTarget t;
 	SbReadPipelineConfig config;
-	uint64_t	problems;
+	SbRestoreStats local_stats;
+	SbRestoreStats *stats = o->stats ? o->stats : &local_stats;
+	double		t0 = sb_monotonic_seconds();
+	double		t1;
 	bool		ok;
 
 	sb_error_clear(err);
@@ -452,9 +469,15 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	config.what = "restore";
 	config.sink = write_pieces;
 	config.sink_arg = &t;
+	memset(stats, 0, sizeof(*stats));
+	stats->nstripes = a->manifest->nstripes;
 	ok = prepare_dir(&t.root, "restore target", err) && prepare_relocations(&t, o, err) &&
-		create_tree(&t, err) && sb_read_pipeline_run(&config, &problems, err) &&
-		finish_tree(&t, err) && sync_all(&t, err);
+		create_tree(&t, err);
+	stats->setup_seconds = sb_monotonic_seconds() - t0;
+	ok = ok && read_all(&config, stats, err);
+	t1 = sb_monotonic_seconds();
+	ok = ok && finish_tree(&t, err) && sync_all(&t, err);
+	stats->finish_seconds = sb_monotonic_seconds() - t1;
 	close_all(&t, !ok && !o->keep_on_error);
 	return ok;
 }

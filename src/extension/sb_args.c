@@ -143,47 +143,66 @@ path_within(const char *a, const char *b)
 {
 	size_t		len = strlen(b);
 
-	return strncmp(a, b, len) == 0 && (a[len] == '\0' || a[len] == '/');
+	return strncmp(a, b, len) == 0 && (a[len] == '\0' || a[len] == '/' || strcmp(b, "/") == 0);
 }
 
-/* Refuse a destination inside DIR (the data directory or a tablespace). */
+/* PATH made canonical; a last component that does not exist yet is kept as is. */
+static bool
+resolve(const char *path, char *resolved)
+{
+	char		parent[MAXPGPATH];
+	char		real_parent[PATH_MAX];
+	const char *slash;
+
+	if (realpath(path, resolved) != NULL)
+		return true;
+	slash = strrchr(path, '/');
+	if (slash == NULL || slash[1] == '\0')
+		return false;
+	strlcpy(parent, path, Min(sizeof(parent), (size_t) (slash - path) + 1));
+	if (realpath(parent[0] ? parent : "/", real_parent) == NULL)
+		return false;
+	snprintf(resolved, PATH_MAX, "%s/%s", strcmp(real_parent, "/") == 0 ? "" : real_parent, slash + 1);
+	return true;
+}
+
+/* Refuse PATH (resolved as RESOLVED) inside DIR. */
 static void
-check_outside(const char *dest, const char *resolved, const char *dir, const char *what)
+check_outside(const char *path, const char *resolved, const char *dir, const char *dir_what,
+			  const char *what)
 {
 	char		real_dir[PATH_MAX];
 
 	if (realpath(dir, real_dir) != NULL && path_within(resolved, real_dir))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("destination \"%s\" is inside %s \"%s\"", dest, what, dir),
-				 errhint("A backup must be written outside the cluster it copies.")));
+				 errmsg("%s \"%s\" is inside %s \"%s\"", what, path, dir_what, dir),
+				 errhint("Backups and restores must be written outside the running cluster.")));
 }
 
-/* Destinations must lie outside PGDATA and every tablespace. */
-static void
-check_outside_cluster(const SbJobArgs *args)
+void
+sb_check_outside_cluster(const char *path, const char *what)
 {
-	DIR		   *dir = AllocateDir("pg_tblspc");
+	char		resolved[PATH_MAX];
+	DIR		   *dir;
 	struct dirent *de;
-	int			i;
 
-	for (i = 0; i < args->ndestinations; i++)
+	if (path[0] != '/')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s \"%s\" is not an absolute path", what, path)));
+	if (!resolve(path, resolved))
+		return;					/* the engine says why it is unusable */
+	check_outside(path, resolved, DataDir, "the data directory", what);
+	dir = AllocateDir("pg_tblspc");
+	while ((de = ReadDir(dir, "pg_tblspc")) != NULL)
 	{
-		char		resolved[PATH_MAX];
+		char		link[MAXPGPATH];
 
-		if (realpath(args->destinations[i], resolved) == NULL)
-			continue;			/* the engine's check says why it is unusable */
-		check_outside(args->destinations[i], resolved, DataDir, "the data directory");
-		rewinddir(dir);
-		while ((de = ReadDir(dir, "pg_tblspc")) != NULL)
-		{
-			char		link[MAXPGPATH];
-
-			if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
-				continue;
-			snprintf(link, sizeof(link), "pg_tblspc/%s", de->d_name);
-			check_outside(args->destinations[i], resolved, link, "tablespace");
-		}
+		if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
+			continue;
+		snprintf(link, sizeof(link), "pg_tblspc/%s", de->d_name);
+		check_outside(path, resolved, link, "tablespace", what);
 	}
 	FreeDir(dir);
 }
@@ -249,5 +268,6 @@ sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args)
 	sb_args_to_options(args, &options, dest_ptrs);
 	if (!sb_backup_check_options(&options, &err))
 		sb_raise(&err);
-	check_outside_cluster(args);
+	for (i = 0; i < args->ndestinations; i++)
+		sb_check_outside_cluster(args->destinations[i], "destination");
 }

@@ -14,6 +14,12 @@
 /* Read and check stripe_backup()'s arguments; ERROR naming the bad value. */
 extern void sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args);
 
+/*
+ * ERROR unless PATH (WHAT, for messages: "destination", "restore target") is
+ * absolute and outside the data directory and every tablespace.
+ */
+extern void sb_check_outside_cluster(const char *path, const char *what);
+
 /* Engine options for ARGS; DEST_PTRS must have room for SB_MAX_STRIPES. */
 extern void sb_args_to_options(const SbJobArgs *args, SbBackupOptions *options,
 							   const char **dest_ptrs);

@@ -16,33 +16,8 @@
 #include "utils/snapmgr.h"
 
 #include "sb_history.h"
+#include "sb_spi.h"
 #include "sb_util.h"
-
-static void
-begin_write(void)
-{
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	SPI_connect();
-	PushActiveSnapshot(GetTransactionSnapshot());
-}
-
-static void
-end_write(void)
-{
-	SPI_finish();
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-}
-
-static void
-execute(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
-{
-	int			rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
-
-	if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
-		elog(ERROR, "could not write backup history: %s", SPI_result_code_string(rc));
-}
 
 static Datum
 text_array(const SbJobArgs *a)
@@ -76,7 +51,7 @@ sb_history_insert(const SbJobArgs *a)
 	Datum		values[11];
 	char		nulls[12] = "           ";
 
-	begin_write();
+	sb_spi_begin();
 	values[0] = Int64GetDatum(a->id);
 	values[1] = CStringGetTextDatum(a->name);
 	values[2] = a->has_label ? CStringGetTextDatum(a->label) : (Datum) 0;
@@ -89,12 +64,12 @@ sb_history_insert(const SbJobArgs *a)
 	values[8] = CStringGetDatum(a->requested_by);
 	values[9] = Int32GetDatum(MyProcPid);
 	values[10] = TimestampTzGetDatum(GetCurrentTimestamp());
-	execute(psprintf("INSERT INTO %s.stripe_backup_history (id, name, label, status, destinations, "
+	sb_spi_write(psprintf("INSERT INTO %s.stripe_backup_history (id, name, label, status, destinations, "
 					 "weights, compression, compression_level, balance, requested_by, worker_pid, "
 					 "started_at) VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11)",
 					 sb_schema_quoted()),
 			11, types, values, nulls);
-	end_write();
+	sb_spi_end();
 }
 
 static void
@@ -119,7 +94,7 @@ insert_stripes(const SbJobArgs *a, const SbManifest *m)
 		values[5] = Int64GetDatum((int64) s->raw_bytes);
 		values[6] = Int64GetDatum((int64) s->stored_bytes);
 		values[7] = Float8GetDatum(s->seconds);
-		execute(sql, 8, types, values, NULL);
+		sb_spi_write(sql, 8, types, values, NULL);
 	}
 }
 
@@ -156,7 +131,7 @@ sb_history_finish(const SbJobArgs *a, const char *status, const char *error,
 	char		nulls[10] = "         ";
 	const SbManifest *m = o->manifest;
 
-	begin_write();
+	sb_spi_begin();
 	values[0] = Int64GetDatum(a->id);
 	values[1] = CStringGetTextDatum(status);
 	values[2] = error ? CStringGetTextDatum(error) : (Datum) 0;
@@ -171,12 +146,12 @@ sb_history_finish(const SbJobArgs *a, const char *status, const char *error,
 	nulls[7] = XLogRecPtrIsInvalid(o->stop_lsn) ? 'n' : ' ';
 	values[8] = Int32GetDatum((int32) o->timeline);
 	nulls[8] = o->timeline == 0 ? 'n' : ' ';
-	execute(psprintf("UPDATE %s.stripe_backup_history SET status = $2, error = $3, files = $4, "
+	sb_spi_write(psprintf("UPDATE %s.stripe_backup_history SET status = $2, error = $3, files = $4, "
 					 "bytes_read = $5, bytes_written = $6, start_lsn = $7, stop_lsn = $8, "
 					 "timeline = $9, finished_at = clock_timestamp() WHERE id = $1",
 					 sb_schema_quoted()),
 			9, types, values, nulls);
 	if (m != NULL)
 		insert_stripes(a, m);
-	end_write();
+	sb_spi_end();
 }

@@ -84,6 +84,20 @@ claim_is_stale(void)
 	return false;
 }
 
+const char *
+sb_job_kind_name(SbJobKind kind)
+{
+	return kind == SB_JOB_RESTORE ? "restore" : "backup";
+}
+
+/* Is the slot held by job ID of KIND?  Lock held. */
+static bool
+holds(SbJobKind kind, int64 id)
+{
+	return sb_shared->state != SB_JOB_IDLE && sb_shared->args.kind == kind &&
+		sb_shared->args.id == id;
+}
+
 void
 sb_shmem_claim(const SbJobArgs *args)
 {
@@ -91,6 +105,7 @@ sb_shmem_claim(const SbJobArgs *args)
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	if (sb_shared->state != SB_JOB_IDLE && !claim_is_stale())
 	{
+		SbJobKind	kind = sb_shared->args.kind;
 		int64		running = sb_shared->args.id;
 		char		who[NAMEDATALEN];
 		TimestampTz since = sb_shared->started_at;
@@ -99,10 +114,11 @@ sb_shmem_claim(const SbJobArgs *args)
 		LWLockRelease(sb_shared->lock);
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("backup %lld is already running", (long long) running),
-				 errdetail("Only one backup runs at a time; that one was started by \"%s\" at %s.",
+				 errmsg("%s %lld is already running", sb_job_kind_name(kind), (long long) running),
+				 errdetail("Only one backup or restore runs at a time; that one was started by \"%s\" at %s.",
 						   who, timestamptz_to_str(since)),
-				 errhint("Wait for it to finish, or stop it with stripe_cancel(%lld).",
+				 errhint("Wait for it to finish, or stop it with %s(%lld).",
+						 kind == SB_JOB_RESTORE ? "stripe_cancel_restore" : "stripe_cancel",
 						 (long long) running)));
 	}
 	memset(sb_shared->stripe_bytes, 0, sizeof(sb_shared->stripe_bytes));
@@ -122,10 +138,10 @@ sb_shmem_claim(const SbJobArgs *args)
 }
 
 void
-sb_shmem_release(int64 id)
+sb_shmem_release(SbJobKind kind, int64 id)
 {
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	if (sb_shared->state != SB_JOB_IDLE && sb_shared->args.id == id)
+	if (holds(kind, id))
 	{
 		sb_shared->state = SB_JOB_IDLE;
 		sb_shared->worker_pid = 0;
@@ -136,39 +152,40 @@ sb_shmem_release(int64 id)
 }
 
 void
-sb_shmem_finish(int64 id, const char *status, const char *error)
+sb_shmem_finish(SbJobKind kind, int64 id, const char *status, const char *error)
 {
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	sb_shared->last_kind = kind;
 	sb_shared->last_id = id;
 	strlcpy(sb_shared->last_status, status, sizeof(sb_shared->last_status));
 	strlcpy(sb_shared->last_error, error ? error : "", sizeof(sb_shared->last_error));
 	if (sb_shared->requester_latch != NULL)
 		SetLatch(sb_shared->requester_latch);
 	LWLockRelease(sb_shared->lock);
-	sb_shmem_release(id);
+	sb_shmem_release(kind, id);
 }
 
 bool
-sb_shmem_is_running(int64 id)
+sb_shmem_is_running(SbJobKind kind, int64 id)
 {
 	bool		running;
 
 	if (sb_shared == NULL)
 		return false;
 	LWLockAcquire(sb_shared->lock, LW_SHARED);
-	running = sb_shared->state != SB_JOB_IDLE && sb_shared->args.id == id && !claim_is_stale();
+	running = holds(kind, id) && !claim_is_stale();
 	LWLockRelease(sb_shared->lock);
 	return running;
 }
 
 bool
-sb_shmem_request_cancel(int64 id, const char *reason)
+sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason)
 {
 	bool		found;
 
 	require_preload();
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	found = sb_shared->state != SB_JOB_IDLE && sb_shared->args.id == id;
+	found = holds(kind, id);
 	if (found && !sb_shared->cancel_requested)
 	{
 		strlcpy(sb_shared->cancel_reason, reason, sizeof(sb_shared->cancel_reason));

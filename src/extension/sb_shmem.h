@@ -16,6 +16,13 @@
 #define SB_NAME_LEN 64
 #define SB_LABEL_LEN 1024
 #define SB_ERROR_LEN 1024
+#define SB_MAX_MAPPINGS 16
+
+typedef enum SbJobKind
+{
+	SB_JOB_BACKUP,
+	SB_JOB_RESTORE
+} SbJobKind;
 
 typedef enum SbJobState
 {
@@ -27,9 +34,11 @@ typedef enum SbJobState
 /* What the caller asks the worker to do. */
 typedef struct SbJobArgs
 {
+	SbJobKind	kind;
 	int64		id;
 	Oid			database;
 	char		requested_by[NAMEDATALEN];
+	/* a backup's */
 	char		name[SB_NAME_LEN];
 	char		label[SB_LABEL_LEN];
 	bool		has_label;
@@ -43,6 +52,12 @@ typedef struct SbJobArgs
 	int			chunk_size;
 	int			workers;
 	bool		fast_checkpoint;
+	/* a restore's */
+	int64		backup_id;		/* 0 when restoring from a location */
+	char		location[MAXPGPATH];
+	char		target[MAXPGPATH];
+	int			nmappings;
+	char		mappings[SB_MAX_MAPPINGS][2 * MAXPGPATH];	/* "OLD=NEW" */
 } SbJobArgs;
 
 typedef struct SbShared
@@ -58,7 +73,8 @@ typedef struct SbShared
 	char		cancel_reason[128];
 	bool		registered;		/* the worker has written the history row */
 	TimestampTz started_at;
-	/* how the last backup ended, written by its worker as it exits */
+	/* how the last job ended, written by its worker as it exits */
+	SbJobKind	last_kind;
 	int64		last_id;
 	char		last_status[16];
 	char		last_error[SB_ERROR_LEN];
@@ -74,19 +90,22 @@ extern SbShared *sb_shared;
 /* Ask for the shared memory and lock (from _PG_init). */
 extern void sb_shmem_request(void);
 
-/* Claim the one backup slot for ARGS; ERROR if a backup runs already. */
+/* "backup" or "restore" */
+extern const char *sb_job_kind_name(SbJobKind kind);
+
+/* Claim the one job slot for ARGS; ERROR if a backup or restore runs already. */
 extern void sb_shmem_claim(const SbJobArgs *args);
 
 /* Give the slot back (a worker that could not start, or one that ended). */
-extern void sb_shmem_release(int64 id);
+extern void sb_shmem_release(SbJobKind kind, int64 id);
 
-/* Record how backup ID ended ("completed", "failed", "cancelled") and release the slot. */
-extern void sb_shmem_finish(int64 id, const char *status, const char *error);
+/* Record how a job ended ("completed", "failed", "cancelled") and release the slot. */
+extern void sb_shmem_finish(SbJobKind kind, int64 id, const char *status, const char *error);
 
-/* Is backup ID running now? */
-extern bool sb_shmem_is_running(int64 id);
+/* Is job ID of KIND running now? */
+extern bool sb_shmem_is_running(SbJobKind kind, int64 id);
 
-/* Ask backup ID to stop, saying why; false if it is not running. */
-extern bool sb_shmem_request_cancel(int64 id, const char *reason);
+/* Ask job ID of KIND to stop, saying why; false if it is not running. */
+extern bool sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason);
 
 #endif							/* SB_SHMEM_H */

@@ -27,6 +27,7 @@
 
 #include "sb_history.h"
 #include "sb_pgbackup.h"
+#include "sb_pgrestore.h"
 #include "sb_shmem.h"
 #include "sb_util.h"
 #include "sb_worker.h"
@@ -69,7 +70,7 @@ sb_worker_raise(const SbError *err)
 	sb_raise(err);
 }
 
-/* Take this backup's arguments; false if the claim is not ours any more. */
+/* Take this job's arguments; false if the claim is not ours any more. */
 static bool
 attach(int64 id, SbJobArgs *args)
 {
@@ -98,16 +99,51 @@ mark_registered(void)
 	LWLockRelease(sb_shared->lock);
 }
 
-/* Run the backup; returns its status and sets *ERROR when it did not complete. */
+/* What a job of either kind produced. */
+typedef struct JobOutcome
+{
+	SbBackupOutcome backup;
+	SbRestoreOutcome restore;
+} JobOutcome;
+
+static void
+insert_history(const SbJobArgs *args)
+{
+	if (args->kind == SB_JOB_BACKUP)
+		sb_history_insert(args);
+	else
+		sb_restore_history_insert(args);
+}
+
+static void
+run_job(const SbJobArgs *args, JobOutcome *outcome)
+{
+	if (args->kind == SB_JOB_BACKUP)
+		sb_pgbackup_run(args, &outcome->backup);
+	else
+		sb_pgrestore_run(args, &outcome->restore);
+}
+
+static void
+finish_history(const SbJobArgs *args, const char *status, const char *error,
+			   const JobOutcome *outcome)
+{
+	if (args->kind == SB_JOB_BACKUP)
+		sb_history_finish(args, status, error, &outcome->backup);
+	else
+		sb_restore_history_finish(args, status, error, &outcome->restore);
+}
+
+/* Run the job; returns its status and sets *ERROR when it did not complete. */
 static const char *
-run(const SbJobArgs *args, SbBackupOutcome *outcome, char **error)
+run(const SbJobArgs *args, JobOutcome *outcome, char **error)
 {
 	MemoryContext context = CurrentMemoryContext;
 	const char *volatile status = "completed";
 
 	PG_TRY();
 	{
-		sb_pgbackup_run(args, outcome);
+		run_job(args, outcome);
 	}
 	PG_CATCH();
 	{
@@ -122,11 +158,11 @@ run(const SbJobArgs *args, SbBackupOutcome *outcome, char **error)
 		ReplicationSlotCleanup();
 		status = edata->sqlerrcode == ERRCODE_QUERY_CANCELED ? "cancelled" : "failed";
 		*error = edata->message;
-		ereport(LOG,
-				(errmsg("stripebackup: backup %lld %s: %s", (long long) args->id, status,
-						edata->message)));
 	}
 	PG_END_TRY();
+	ereport(LOG,
+			(errmsg("stripebackup: %s %lld %s%s%s", sb_job_kind_name(args->kind),
+					(long long) args->id, status, *error ? ": " : "", *error ? *error : "")));
 	return status;
 }
 
@@ -135,7 +171,7 @@ stripebackup_worker_main(Datum main_arg)
 {
 	int64		id = DatumGetInt64(main_arg);
 	SbJobArgs  *args = palloc(sizeof(SbJobArgs));
-	SbBackupOutcome outcome;
+	JobOutcome *outcome = palloc0(sizeof(JobOutcome));
 	const char *status;
 	char	   *error = NULL;
 
@@ -146,23 +182,20 @@ stripebackup_worker_main(Datum main_arg)
 	/* The caller was checked; the worker acts for the extension itself. */
 	BackgroundWorkerInitializeConnectionByOid(args->database, BOOTSTRAP_SUPERUSERID, 0);
 	pgstat_report_appname("stripebackup");
-	sb_history_insert(args);
+	insert_history(args);
 	mark_registered();
-	memset(&outcome, 0, sizeof(outcome));
 	/* Files and buffers used outside a transaction need an owner. */
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "stripebackup worker");
-	status = run(args, &outcome, &error);
+	status = run(args, outcome, &error);
 	CurrentResourceOwner = NULL;
-	if (strcmp(status, "completed") == 0)
-		ereport(LOG, (errmsg("stripebackup: backup %lld completed", (long long) id)));
 	PG_TRY();
 	{
-		sb_history_finish(args, status, error, &outcome);
+		finish_history(args, status, error, outcome);
 	}
 	PG_FINALLY();
 	{
-		sb_shmem_finish(id, status, error);
-		sb_manifest_free(outcome.manifest);
+		sb_shmem_finish(args->kind, id, status, error);
+		sb_manifest_free(outcome->backup.manifest);
 	}
 	PG_END_TRY();
 }

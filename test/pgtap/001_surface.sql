@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(29);
+SELECT plan(46);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'],
@@ -13,6 +13,15 @@ SELECT has_function('stripe_backup',
 SELECT function_returns('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'], 'bigint');
 SELECT has_function('stripe_cancel', ARRAY['bigint']);
+SELECT has_function('stripe_cancel_restore', ARRAY['bigint']);
+SELECT has_function('stripe_restore_plan', ARRAY['bigint', 'boolean']);
+SELECT has_function('stripe_restore_plan', ARRAY['text', 'boolean']);
+SELECT has_function('stripe_verify', ARRAY['bigint']);
+SELECT has_function('stripe_verify', ARRAY['text']);
+SELECT has_function('stripe_restore', ARRAY['bigint', 'text', 'text[]', 'boolean']);
+SELECT has_function('stripe_restore', ARRAY['text', 'text', 'text[]', 'boolean']);
+SELECT has_view('stripe_restores');
+SELECT has_view('stripe_restore_stripes');
 SELECT has_view('stripe_backups');
 SELECT has_view('stripe_backup_stripes');
 SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'started_at',
@@ -34,6 +43,11 @@ SELECT ok(NOT has_function_privilege('public', 'stripe_cancel(bigint)', 'EXECUTE
 	'PUBLIC may not run stripe_cancel');
 SELECT ok(NOT has_table_privilege('public', 'stripe_backup_history', 'SELECT'),
 	'PUBLIC may not read the history table');
+SELECT ok(NOT has_function_privilege('public', 'stripe_restore(bigint,text,text[],boolean)', 'EXECUTE'),
+	'PUBLIC may not run stripe_restore');
+SELECT ok(NOT has_function_privilege('public', 'stripe_verify(text)', 'EXECUTE'),
+	'PUBLIC may not run stripe_verify');
+SELECT ok(has_table_privilege('pg_monitor', 'stripe_restores', 'SELECT'), 'pg_monitor may read stripe_restores');
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_backups', 'SELECT'), 'pg_monitor may read stripe_backups');
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_stripes', 'SELECT'),
 	'pg_monitor may read stripe_backup_stripes');
@@ -69,6 +83,19 @@ RESET ROLE;
 SET ROLE sb_reader;
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501', 'permission denied to take a backup');
 RESET ROLE;
+GRANT EXECUTE ON FUNCTION stripe_restore(text, text, text[], boolean), stripe_verify(text)
+	TO sb_plain, sb_reader;
+SET ROLE sb_reader;
+SELECT throws_ok($$SELECT stripe_restore('/nowhere', '/tmp/x')$$, '42501', 'permission denied to restore a backup');
+SELECT throws_like($$SELECT * FROM stripe_verify('/nowhere')$$, '%no manifest.json in "/nowhere"%',
+	'pg_read_server_files is enough to verify (here: a folder without a backup)');
+RESET ROLE;
+SET ROLE sb_plain;
+SELECT throws_ok($$SELECT * FROM stripe_verify('/nowhere')$$, '42501', 'permission denied to verify a backup');
+RESET ROLE;
+SELECT throws_ok($$SELECT stripe_restore(4242, '/tmp/x')$$, 'P0002', 'there is no completed backup 4242');
+SELECT throws_ok($$SELECT stripe_restore('relative/place', '/tmp/x')$$, '22023',
+	'location "relative/place" is not an absolute path');
 SET ROLE sb_nogrant;
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501',
 	'permission denied for function stripe_backup');

@@ -1,14 +1,14 @@
 /*
- * cluster_info.c
+ * pgmeta.c
  *		Reading the PostgreSQL part of a manifest's metadata (written by the
- *		extension's online backup; see docs/FORMAT.md).
+ *		extension's online backup; see docs/FORMAT.md 4.1).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster_info.h"
+#include "stripebackup/sb_pgmeta.h"
 
 static char *
 string_field(const cJSON *o, const char *key)
@@ -19,17 +19,17 @@ string_field(const cJSON *o, const char *key)
 }
 
 static bool
-read_tablespaces(const cJSON *array, ClusterInfo *info, SbError *err)
+read_tablespaces(const cJSON *array, SbPgMeta *info, SbError *err)
 {
 	const cJSON *item;
 	int			n = cJSON_GetArraySize(array);
 
-	info->tablespaces = calloc((size_t) n + 1, sizeof(ClusterTablespace));
+	info->tablespaces = calloc((size_t) n + 1, sizeof(SbPgTablespace));
 	if (info->tablespaces == NULL)
 		return sb_error_set(err, SB_ENOMEM, "out of memory");
 	cJSON_ArrayForEach(item, array)
 	{
-		ClusterTablespace *ts = &info->tablespaces[info->ntablespaces];
+		SbPgTablespace *ts = &info->tablespaces[info->ntablespaces];
 		const cJSON *oid = cJSON_GetObjectItemCaseSensitive(item, "oid");
 
 		ts->location = string_field(item, "location");
@@ -44,7 +44,7 @@ read_tablespaces(const cJSON *array, ClusterInfo *info, SbError *err)
 }
 
 bool
-cluster_info_read(const SbManifest *m, ClusterInfo *info, SbError *err)
+sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 {
 	cJSON	   *meta;
 	const cJSON *kind;
@@ -73,7 +73,7 @@ cluster_info_read(const SbManifest *m, ClusterInfo *info, SbError *err)
 }
 
 void
-cluster_info_free(ClusterInfo *info)
+sb_pgmeta_free(SbPgMeta *info)
 {
 	int			i;
 
@@ -90,7 +90,7 @@ cluster_info_free(ClusterInfo *info)
 
 /* Apply one "OLD=NEW" to the tablespace at OLD. */
 static bool
-apply_mapping(ClusterInfo *info, const char *mapping, SbError *err)
+apply_mapping(SbPgMeta *info, const char *mapping, SbError *err)
 {
 	const char *eq = strchr(mapping, '=');
 	int			i;
@@ -101,7 +101,7 @@ apply_mapping(ClusterInfo *info, const char *mapping, SbError *err)
 							mapping);
 	for (i = 0; i < info->ntablespaces; i++)
 	{
-		ClusterTablespace *ts = &info->tablespaces[i];
+		SbPgTablespace *ts = &info->tablespaces[i];
 
 		if (ts->in_place || strlen(ts->location) != (size_t) (eq - mapping) ||
 			strncmp(ts->location, mapping, (size_t) (eq - mapping)) != 0)
@@ -116,7 +116,7 @@ apply_mapping(ClusterInfo *info, const char *mapping, SbError *err)
 }
 
 bool
-cluster_info_relocations(ClusterInfo *info, const char *const *mappings, uint32_t nmappings,
+sb_pgmeta_relocations(SbPgMeta *info, const char *const *mappings, uint32_t nmappings,
 						 SbRelocation *relocs, uint32_t *nrelocs, SbError *err)
 {
 	uint32_t	i;
@@ -128,7 +128,7 @@ cluster_info_relocations(ClusterInfo *info, const char *const *mappings, uint32_
 			return false;
 	for (t = 0; t < info->ntablespaces; t++)
 	{
-		ClusterTablespace *ts = &info->tablespaces[t];
+		SbPgTablespace *ts = &info->tablespaces[t];
 
 		if (ts->in_place)
 			continue;

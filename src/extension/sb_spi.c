@@ -1,0 +1,37 @@
+/*
+ * sb_spi.c
+ *		Transactions for the worker's history writes.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "utils/snapmgr.h"
+
+#include "sb_spi.h"
+
+void
+sb_spi_begin(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
+
+void
+sb_spi_end(void)
+{
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+void
+sb_spi_write(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls)
+{
+	int			rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, 0);
+
+	if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
+		elog(ERROR, "could not write history: %s", SPI_result_code_string(rc));
+}

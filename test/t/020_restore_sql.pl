@@ -1,0 +1,117 @@
+# Restore planning, verification and restore from SQL: plan totals match the
+# manifest; verify finds nothing on a good backup and names stripe, chunk and
+# file on a bad one; stripe_restore() restores while the server runs and the
+# copy starts on another port; a second restore is estimated within 30% from
+# what the first measured; plan and verify work from a location on a server
+# that never took the backup.
+use strict;
+use warnings;
+
+use File::Copy qw(copy move);
+use JSON::PP;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+my $node = backup_node('primary');
+$node->command_ok([ 'pgbench', '-i', '-s', '20', '-q', '-p', $node->port, '-h', $node->host, 'postgres' ],
+	'pgbench tables loaded');
+$node->safe_psql('postgres', 'CREATE TABLE extra AS SELECT g, md5(g::text) AS h FROM generate_series(1, 100000) g');
+my $query = 'SELECT count(*), sum(abalance), (SELECT sum(hashtext(h)) FROM extra) FROM pgbench_accounts';
+my $expected = $node->safe_psql('postgres', $query);
+my @dests = make_destinations(3);
+my $id = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ", compression => 'none')");
+my $location = backup_location($node, $id);
+my $manifest = decode_json(slurp_file("$location/manifest.json"));
+
+# The plan adds up to the manifest.
+my $total = $node->safe_psql('postgres',
+	"SELECT chunks, stored_bytes, raw_bytes, files, present FROM stripe_restore_plan($id) WHERE stripe IS NULL");
+my $files = grep { $_->{type} eq 'file' } @{ $manifest->{entries} };
+is($total, join('|', $manifest->{chunks}, $manifest->{stored_bytes}, $manifest->{stream_bytes}, $files, 't'),
+	'plan totals equal the manifest totals');
+is($node->safe_psql('postgres',
+		"SELECT sum(chunks) = $manifest->{chunks} AND sum(stored_bytes) = $manifest->{stored_bytes} "
+		  . "FROM stripe_restore_plan($id) WHERE stripe IS NOT NULL"),
+	't', 'the stripes add up to the totals');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_restore_plan($id) WHERE estimated_seconds IS NOT NULL"),
+	'0', 'no estimate before any restore was measured');
+my $data_files = grep { $_->{type} eq 'file' && $_->{stream_length} > 0 } @{ $manifest->{entries} };
+is($node->safe_psql('postgres',
+		"SELECT sum(length) = $manifest->{stream_bytes} AND count(DISTINCT file) = $data_files "
+		  . "FROM stripe_restore_plan($id, detail => true) WHERE file IS NOT NULL"),
+	't', 'the detail rows cover every byte of every file');
+
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_verify($id)"), '0',
+	'stripe_verify finds nothing wrong with a good backup');
+
+# Restore from SQL while the server runs; start the copy on another port.
+my $base = PostgreSQL::Test::Utils::tempdir();
+my $copy = PostgreSQL::Test::Cluster->new('copy');
+my $restore1 = $node->safe_psql('postgres', "SELECT stripe_restore($id, '" . $copy->data_dir . "')");
+is($node->safe_psql('postgres', "SELECT status FROM stripe_restores WHERE id = $restore1"), 'completed',
+	'stripe_restore completed');
+command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts the restore made from SQL');
+$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
+$copy->start;
+is($copy->safe_psql('postgres', $query), $expected, 'the copy restored from SQL returns the same results');
+$copy->stop;
+
+# The plan now expects what the first restore measured; a second restore
+# comes within 30% of it.
+my $estimate = $node->safe_psql('postgres', "SELECT estimated_seconds FROM stripe_restore_plan($id) WHERE stripe IS NULL");
+ok($estimate > 0, "the plan estimates ${estimate}s from the measured restore");
+my $restore2 = $node->safe_psql('postgres', "SELECT stripe_restore($id, '$base/second')");
+my ($est, $actual) = split /\|/, $node->safe_psql('postgres',
+	"SELECT estimated_seconds, actual_seconds FROM stripe_restores WHERE id = $restore2");
+note("estimated $est s, actual $actual s");
+cmp_ok(abs($est - $actual) / $actual, '<=', 0.30, "estimate ${est}s within 30% of actual ${actual}s");
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM stripe_restore_stripes WHERE restore_id = $restore2 AND estimated_seconds > 0 AND actual_seconds > 0"),
+	'3', 'each stripe has its estimate beside its measured time');
+
+# Bad targets are refused before anything starts.
+my ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($id, '$base/second')");
+like($err, qr/restore target "\Q$base\E\/second" is not empty/, 'a non-empty target is refused');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore($id, current_setting('data_directory') || '/restore-here')");
+like($err, qr/is inside the data directory/, 'a target inside the data directory is refused');
+
+# Damage: each reported with stripe, chunk and file.
+my $stripe2 = "$dests[1]/" . $node->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $id") . '/stripe-2.sbs';
+copy($stripe2, "$base/stripe-2.good") or die;
+my $size = -s $stripe2;
+open my $fh, '+<', $stripe2 or die;
+binmode $fh;
+seek($fh, int($size / 2), 0);
+print $fh "\xff\x00\xff\x00";
+close $fh;
+my $problem = $node->safe_psql('postgres', "SELECT stripe, chunk IS NOT NULL, file IS NOT NULL, problem FROM stripe_verify($id)");
+like($problem, qr/^2\|t\|t\|stripe 2 of 3 .*chunk \d+.*holds "[^"]+"/, 'a flipped byte: stripe, chunk and file named');
+copy("$base/stripe-2.good", $stripe2) or die;
+truncate($stripe2, $size - 1000) or die;
+like($node->safe_psql('postgres', "SELECT stripe || ': ' || problem FROM stripe_verify($id)"),
+	qr/^2: stripe 2 of 3 .*(truncated|does not match its index)/, 'a truncated stripe is reported');
+unlink $stripe2;
+like($node->safe_psql('postgres', "SELECT stripe || ': ' || problem FROM stripe_verify($id)"),
+	qr/^2: stripe 2 of 3 .*No such file/, 'a missing stripe is reported');
+copy("$base/stripe-2.good", $stripe2) or die;
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_verify('$location')"), '0',
+	'put back, the backup verifies again (by location)');
+
+# A server that never took this backup plans, verifies and restores it from its location.
+my $other = backup_node('other');
+is($other->safe_psql('postgres', "SELECT count(*) FROM stripe_restore_plan('$location') WHERE stripe IS NOT NULL"),
+	'3', 'another server plans the restore from the location alone');
+is($other->safe_psql('postgres', "SELECT count(*) FROM stripe_verify('$location')"), '0',
+	'and verifies it');
+my $third = PostgreSQL::Test::Cluster->new('third');
+$other->safe_psql('postgres', "SELECT stripe_restore('$location', '" . $third->data_dir . "')");
+$third->append_conf('postgresql.conf', 'port = ' . $third->port);
+$third->start;
+is($third->safe_psql('postgres', $query), $expected, 'and restores it');
+$third->stop;
+$other->stop;
+$node->stop;
+done_testing();
