@@ -72,22 +72,6 @@ set_phase(const char *phase)
 	LWLockRelease(sb_shared->lock);
 }
 
-/* The engine's tick: publish progress; say stop when asked to. */
-static bool
-tick(void *arg, const SbProgress *p)
-{
-	uint32_t	i;
-
-	(void) arg;
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	sb_shared->bytes_done = p->raw_bytes_done;
-	sb_shared->files_done = p->files_done;
-	for (i = 0; i < p->nstripes; i++)
-		sb_shared->stripe_bytes[i] = p->stripes[i].stored_bytes;
-	LWLockRelease(sb_shared->lock);
-	return !sb_worker_stop_requested();
-}
-
 static void
 check_server(void)
 {
@@ -163,7 +147,7 @@ begin_engine(Run *r)
 	SbError		err;
 
 	sb_args_to_options(r->args, &options, dests);
-	options.tick = tick;
+	options.tick = sb_worker_tick;
 	options.tick_arg = r;
 	options.read_hook = sb_pagecheck_hook;
 	options.read_hook_arg = r->pagecheck;

@@ -71,22 +71,6 @@ sb_pgrestore_location_of(int64 backup_id)
 	return found;
 }
 
-/* The engine's tick: publish progress; say stop when asked to. */
-static bool
-tick(void *arg, const SbProgress *p)
-{
-	uint32_t	i;
-
-	(void) arg;
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	sb_shared->bytes_done = p->raw_bytes_done;
-	sb_shared->files_done = p->files_done;
-	for (i = 0; i < p->nstripes; i++)
-		sb_shared->stripe_bytes[i] = p->stripes[i].stored_bytes;
-	LWLockRelease(sb_shared->lock);
-	return !sb_worker_stop_requested();
-}
-
 /* Estimates from history, to compare with what this restore measures. */
 static void
 plan(const SbArchive *a, SbRestoreOutcome *out)
@@ -134,7 +118,7 @@ restore(const SbJobArgs *args, SbArchive *a, SbRestoreOutcome *out)
 	options.target = args->target;
 	options.read.workers = (uint32_t) args->workers;
 	options.read.buffer_count = (uint32_t) args->buffer_count;
-	options.read.tick = tick;
+	options.read.tick = sb_worker_tick;
 	options.stats = &out->stats;
 	ok = sb_archive_restore(a, &options, &err);
 	sb_pgmeta_free(&meta);
