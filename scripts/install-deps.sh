@@ -4,6 +4,8 @@
 #
 #   scripts/install-deps.sh          build and test dependencies
 #   scripts/install-deps.sh --bench  also the benchmark's peers (pgBackRest, fio)
+#   scripts/install-deps.sh --fuzz   also clang and its libFuzzer and sanitizer
+#                                    runtimes, for "make fuzz" (test/fuzz/README.md)
 set -euo pipefail
 
 packages=(
@@ -13,9 +15,15 @@ packages=(
 	libipc-run-perl postgresql-15-pgtap postgresql-15-cron
 	zstd
 )
-if [[ "${1:-}" == "--bench" ]]; then
-	packages+=(pgbackrest fio)
-fi
+for arg in "$@"; do
+	case "$arg" in
+		--bench) packages+=(pgbackrest fio) ;;
+		# Debian's default clang; libFuzzer, ASan and UBSan for it are only
+		# recommended by clang, so named here.
+		--fuzz) packages+=(clang libclang-rt-dev) ;;
+		*) echo "usage: $0 [--bench] [--fuzz]" >&2; exit 2 ;;
+	esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

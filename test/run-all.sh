@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of stripebackup, as README.md and CI run it:
 #   1. install the dependencies (Debian packages), build, install;
-#   2. engine unit tests (C, TAP output);
+#   2. engine unit tests (C, TAP output), then again under AddressSanitizer
+#      and UndefinedBehaviorSanitizer, with the fuzz corpus replayed the same way;
 #   3. end-to-end TAP tests on real PostgreSQL clusters (test/t/*.pl).
 #
 # PostgreSQL refuses to run as root: when run as root, the tests run as the
@@ -15,7 +16,9 @@ bash scripts/install-deps.sh
 bindir=$(pg_config --bindir)
 pgxs_src=$(dirname "$(pg_config --pgxs)")/..
 
-make -s all test/unit/unit_tests
+# The sanitized copies build under build/asan/, apart from the normal objects.
+asan_bins=(build/asan/unit_tests build/asan/replay_manifest build/asan/replay_stripe)
+make -s all test/unit/unit_tests "${asan_bins[@]}"
 if [[ $(id -u) -eq 0 ]]; then
 	make -s install
 	runner=(runuser -u postgres --)
@@ -28,6 +31,8 @@ fi
 scratch=$(mktemp -d /tmp/stripebackup-test.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 cp -r test "$scratch/test"
+mkdir "$scratch/test/asan"
+cp "${asan_bins[@]}" "$scratch/test/asan/"
 mkdir "$scratch/tmp" "$scratch/regress"
 cp -r sql expected "$scratch/regress/"
 if [[ $(id -u) -eq 0 ]]; then
@@ -37,6 +42,16 @@ cd "$scratch/test"
 
 echo "=== engine unit tests"
 "${runner[@]}" env TMPDIR="$scratch/tmp" prove --exec '' ./unit/unit_tests
+
+# Any report (memory error, leak, undefined behaviour) ends the program with a
+# non-zero status, which fails the run.
+echo "=== engine unit tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+sanitized=(env TMPDIR="$scratch/tmp" ASAN_OPTIONS=detect_leaks=1
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+"${runner[@]}" "${sanitized[@]}" prove --exec '' ./asan/unit_tests
+echo "=== fuzz corpus (test/fuzz) under AddressSanitizer and UndefinedBehaviorSanitizer"
+"${runner[@]}" "${sanitized[@]}" ./asan/replay_manifest fuzz/corpus/manifest fuzz/regress/manifest
+"${runner[@]}" "${sanitized[@]}" ./asan/replay_stripe fuzz/corpus/stripe fuzz/regress/stripe
 
 echo "=== SQL output (pg_regress)"
 regress_tests=$(cd "$scratch/regress/expected" && ls *.out | sed 's/\.out$//')

@@ -538,6 +538,11 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 
 	if (!cJSON_IsNumber(weight) || !cJSON_IsNumber(seconds))
 		return bad(err, "stripe lacks", "weight");
+	/* "1e999" reads as infinity, which JSON cannot hold: it would be written as null. */
+	if (!isfinite(weight->valuedouble))
+		return bad(err, "stripe field out of range:", "weight");
+	if (!isfinite(seconds->valuedouble))
+		return bad(err, "stripe field out of range:", "seconds");
 	s->weight = weight->valuedouble;
 	s->seconds = seconds->valuedouble;
 	return get_u32(o, "number", &s->number, err) &&

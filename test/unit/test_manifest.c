@@ -582,4 +582,9 @@ test_manifest_rejects(void)
 						"bad pair", "a chunk range that is not a pair");
 	expect_text_refused("\"backup_uuid\":\"", "\"backup_uuid\":\"zz", SB_ECORRUPT,
 						"backup_uuid", "a bad backup id");
+	/* Found by fuzzing: an infinity would be written back as null, unreadable. */
+	expect_text_refused("\"weight\":2.5", "\"weight\":1e999", SB_ECORRUPT,
+						"\"weight\"", "an infinite stripe weight");
+	expect_text_refused("\"weight\":2.5,", "\"weight\":2.5,\"seconds\":-1e999,", SB_ECORRUPT,
+						"\"seconds\"", "an infinite writing time");
 }

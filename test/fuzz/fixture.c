@@ -1,0 +1,303 @@
+/*
+ * fixture.c
+ *		The fixed archive of the stripe fuzz target, and shared helpers.
+ *
+ * Content: directories, a compressible text file, an incompressible one (its
+ * chunks are stored uncompressed even with zstd), an empty file, a symlink,
+ * a sparse file with two data extents and a small tail file: about 34 KB,
+ * nine chunks of 4 KiB, six in stripe 1 and three in stripe 2 (weights 2:1).
+ * One compression worker and weighted balance make the stripe files the same
+ * on every run; the backup id is then replaced by a fixed one.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "fixture.h"
+#include "format.h"
+
+#define FIXTURE_MTIME 1700000000
+#define FIXTURE_CHUNK_SIZE 4096
+
+static const uint8_t fixed_uuid[16] = {
+	0x5b, 0xf0, 0x22, 0x7a, 0x11, 0x3c, 0x4e, 0x8d,
+	0x9a, 0x07, 0x66, 0x2e, 0xc1, 0x58, 0x3f, 0xb4
+};
+
+bool
+fuzz_tempdir(const char *dir, const char *tag, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s/%s-XXXXXX", dir, tag);
+	if (mkdtemp(out) != NULL)
+		return true;
+	fprintf(stderr, "could not create a folder under %s: %s\n", dir, strerror(errno));
+	return false;
+}
+
+static int
+remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void) st;
+	(void) ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void
+fuzz_rmtree(const char *path)
+{
+	nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Deterministic bytes: text-like when COMPRESSIBLE, else noise. */
+static void
+fill(uint8_t *buf, size_t len, uint32_t seed, bool compressible)
+{
+	static const char text[] = "stripe chunk backup restore manifest weight page wal\n";
+	uint32_t	x = seed * 2654435761u + 1;
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+	{
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = compressible ? (uint8_t) text[(i + x % 3) % (sizeof(text) - 1)] : (uint8_t) x;
+	}
+}
+
+/* A 64 KiB file with data at 0 and at 32 KiB, holes elsewhere. */
+static bool
+make_sparse_source(const char *path, SbError *err)
+{
+	uint8_t		block[4096];
+	struct timespec times[2];
+	int			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	bool		ok;
+
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not create \"%s\"", path);
+	fill(block, sizeof(block), 7, true);
+	ok = ftruncate(fd, 65536) == 0 &&
+		pwrite(fd, block, sizeof(block), 0) == (ssize_t) sizeof(block) &&
+		pwrite(fd, block, sizeof(block), 32768) == (ssize_t) sizeof(block);
+	times[0].tv_sec = FIXTURE_MTIME;
+	times[0].tv_nsec = 0;
+	times[1] = times[0];
+	ok = ok && fsync(fd) == 0 && futimens(fd, times) == 0;
+	if (!ok)
+		sb_error_set_errno(err, errno, "could not write \"%s\"", path);
+	close(fd);
+	return ok;
+}
+
+/* The fixed content, in archive order. */
+static bool
+add_content(SbBackup *b, const char *sparse_source, SbError *err)
+{
+	static uint8_t text[20000];
+	static uint8_t noise[6000];
+	static uint8_t tail[100];
+
+	fill(text, sizeof(text), 1, true);
+	fill(noise, sizeof(noise), 2, false);
+	fill(tail, sizeof(tail), 3, true);
+	return sb_backup_add_dir(b, ".", 0700, FIXTURE_MTIME, err) &&
+		sb_backup_add_dir(b, "base", 0700, FIXTURE_MTIME, err) &&
+		sb_backup_add_dir(b, "base/1", 0700, FIXTURE_MTIME, err) &&
+		sb_backup_add_data(b, "base/1/noise", noise, sizeof(noise), 0600, FIXTURE_MTIME, err) &&
+		sb_backup_add_data(b, "base/1/text", text, sizeof(text), 0600, FIXTURE_MTIME, err) &&
+		sb_backup_add_data(b, "empty", "", 0, 0600, FIXTURE_MTIME, err) &&
+		sb_backup_add_symlink(b, "link", "base/1/text", FIXTURE_MTIME, err) &&
+		sb_backup_add_file(b, "sparse", sparse_source, err) &&
+		sb_backup_add_data(b, "tail", tail, sizeof(tail), 0640, FIXTURE_MTIME, err);
+}
+
+/* Put the fixed backup id into stripe file PATH: header and trailer, resealed. */
+static bool
+patch_stripe(const char *path, SbError *err)
+{
+	uint8_t		head[SB_STRIPE_HEADER_SIZE];
+	uint8_t		tail[SB_TRAILER_SIZE];
+	SbStripeHeader h;
+	SbTrailer	t;
+	struct stat st;
+	int			fd = open(path, O_RDWR | O_CLOEXEC);
+	bool		ok;
+
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not open \"%s\"", path);
+	ok = fstat(fd, &st) == 0 && st.st_size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
+		pread(fd, head, sizeof(head), 0) == (ssize_t) sizeof(head) &&
+		pread(fd, tail, sizeof(tail), st.st_size - SB_TRAILER_SIZE) == (ssize_t) sizeof(tail);
+	if (!ok)
+		sb_error_set_errno(err, errno, "could not read \"%s\"", path);
+	ok = ok && sb_format_decode_header(head, &h, err) && sb_format_decode_trailer(tail, &t, err);
+	if (ok)
+	{
+		memcpy(h.uuid, fixed_uuid, 16);
+		memcpy(t.uuid_prefix, fixed_uuid, 4);
+		sb_format_encode_header(&h, head);
+		sb_format_encode_trailer(&t, tail);
+		ok = pwrite(fd, head, sizeof(head), 0) == (ssize_t) sizeof(head) &&
+			pwrite(fd, tail, sizeof(tail), st.st_size - SB_TRAILER_SIZE) == (ssize_t) sizeof(tail);
+		if (!ok)
+			sb_error_set_errno(err, errno, "could not write \"%s\"", path);
+	}
+	close(fd);
+	return ok;
+}
+
+/* Give backup NAME in every destination the fixed id: manifests and stripes. */
+static bool
+fix_backup_id(SbManifest *m, char dests[][PATH_MAX], const char *name, SbError *err)
+{
+	char		folder[PATH_MAX];
+	char		stripe[PATH_MAX + 32];
+	uint32_t	i;
+
+	memcpy(m->uuid, fixed_uuid, 16);
+	for (i = 0; i < FUZZ_NDESTS; i++)
+	{
+		snprintf(folder, sizeof(folder), "%s/%s", dests[i], name);
+		snprintf(stripe, sizeof(stripe), "%s/%s", folder, m->stripes[i].file_name);
+		if (!patch_stripe(stripe, err) || !sb_manifest_write(m, folder, err))
+			return false;
+	}
+	return true;
+}
+
+bool
+fuzz_make_fixture(const char *root, const char *name, SbCodec codec, SbError *err)
+{
+	char		dests[FUZZ_NDESTS][PATH_MAX];
+	const char *dest_ptrs[FUZZ_NDESTS];
+	char		sparse[PATH_MAX];
+	double		weights[FUZZ_NDESTS] = {2, 1};
+	SbBackupOptions o;
+	SbBackup   *b;
+	SbManifest *m = NULL;
+	uint32_t	i;
+	bool		ok;
+
+	sb_error_clear(err);
+	for (i = 0; i < FUZZ_NDESTS; i++)
+	{
+		snprintf(dests[i], PATH_MAX, "%s/d%u", root, i + 1);
+		dest_ptrs[i] = dests[i];
+		if (mkdir(dests[i], 0700) != 0 && errno != EEXIST)
+			return sb_error_set_errno(err, errno, "could not create \"%s\"", dests[i]);
+	}
+	snprintf(sparse, sizeof(sparse), "%s/sparse-source", root);
+	if (!make_sparse_source(sparse, err))
+		return false;
+	memset(&o, 0, sizeof(o));
+	o.destinations = dest_ptrs;
+	o.ndestinations = FUZZ_NDESTS;
+	o.weights = weights;
+	o.name = name;
+	o.label = "fuzz fixture";
+	o.tool = "stripebackup fuzz fixture";
+	o.codec = codec;
+	o.level = 1;
+	o.balance = SB_BALANCE_WEIGHTED;
+	o.chunk_size = FIXTURE_CHUNK_SIZE;
+	o.workers = 1;				/* chunks reach the stripes in stream order */
+	o.detect_holes = true;
+	b = sb_backup_begin(&o, err);
+	if (b == NULL)
+		return false;
+	if (!add_content(b, sparse, err))
+	{
+		sb_backup_abort(b);
+		return false;
+	}
+	ok = sb_backup_finish(b, &m, err) && fix_backup_id(m, dests, name, err);
+	sb_manifest_free(m);
+	unlink(sparse);
+	return ok;
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	uint64_t	v = 0;
+	int			i;
+
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	int			i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+/* The last 8 bytes of a structure hash the ones before (format.c). */
+static void
+seal(uint8_t *p, size_t size)
+{
+	put64(p + size - 8, sb_hash64(p, size - 8));
+}
+
+/*
+ * Recompute what random mutations can hardly get right, so the fuzzer gets
+ * past the seals to the checks behind them: the header's seal, each chunk's
+ * stored-payload hash (in its index entry and its header) and header seal,
+ * the index hash and the trailer's seal.  Raw-data hashes stay as they are:
+ * recomputing them would need the decompression under test.  Structures
+ * that lie outside the image are left alone.
+ */
+void
+fuzz_reseal_stripe(uint8_t *p, size_t len)
+{
+	uint8_t    *trailer;
+	uint64_t	index_offset,
+				count,
+				i;
+
+	if (len < SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE)
+		return;
+	seal(p, SB_STRIPE_HEADER_SIZE);
+	trailer = p + len - SB_TRAILER_SIZE;
+	index_offset = get64(trailer + 8);
+	count = get64(trailer + 16);
+	if (index_offset > len - SB_TRAILER_SIZE ||
+		count > (len - SB_TRAILER_SIZE - index_offset) / SB_INDEX_ENTRY_SIZE)
+		return;
+	for (i = 0; i < count; i++)
+	{
+		uint8_t    *entry = p + index_offset + i * SB_INDEX_ENTRY_SIZE;
+		uint64_t	offset = get64(entry + 8);
+		uint64_t	stored_len = entry[20] | (entry[21] << 8) | (entry[22] << 16) |
+			((uint64_t) entry[23] << 24);
+		uint64_t	hash;
+
+		if (offset > index_offset || SB_CHUNK_HEADER_SIZE + stored_len > index_offset - offset)
+			continue;
+		hash = sb_hash64(p + offset + SB_CHUNK_HEADER_SIZE, stored_len);
+		put64(entry + 40, hash);
+		put64(p + offset + 32, hash);
+		seal(p + offset, SB_CHUNK_HEADER_SIZE);
+	}
+	put64(trailer + 40, sb_hash64(p + index_offset, count * SB_INDEX_ENTRY_SIZE));
+	seal(trailer, SB_TRAILER_SIZE);
+}
