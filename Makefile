@@ -6,6 +6,7 @@
 #   make test            install dependencies, build, install, run every test
 #   make quickstart      build, then back up and restore a throwaway cluster
 #   make unit            engine unit tests only (no PostgreSQL needed)
+#   make bench           throughput beside pg_basebackup, pgBackRest and fio
 #   make unit-asan       the same under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make fuzz            build the libFuzzer targets (clang: scripts/install-deps.sh --fuzz)
 #   make fuzz-run        run both fuzz targets at once, FUZZ_SECONDS each (default 600)
@@ -81,7 +82,11 @@ test:
 quickstart:
 	bash scripts/quickstart.sh
 
-.PHONY: install-cli uninstall-cli unit test quickstart
+# Figures beside pg_basebackup, pgBackRest and fio (not a test): make bench SCALE=60 RUNS=3
+bench:
+	bash test/bench/bench.sh $(or $(SCALE),60) $(or $(RUNS),3) $(or $(BIG_SCALE),0)
+
+.PHONY: install-cli uninstall-cli unit test quickstart bench
 
 # ---------- sanitizers ----------
 #

@@ -65,8 +65,24 @@ fi
 echo "=== SQL behaviour (pgTAP)"
 "${runner[@]}" env PATH="$bindir:$PATH" bash ./pgtap/run.sh "$scratch"
 
-echo "=== end-to-end tests on PostgreSQL"
-"${runner[@]}" env TESTDIR="$scratch" PATH="$bindir:$PATH" PGPORT="${PGPORT:-65432}" \
-	PG_REGRESS="$pgxs_src/test/regress/pg_regress" \
-	prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} t/*.pl
+# The end-to-end tests run twice: with the default I/O (io_uring where the
+# kernel allows it) and with synchronous I/O, the fallback.  The command takes
+# the method from STRIPEBACKUP_IO_METHOD, the server from TEMP_CONFIG.
+run_tap() {		# IO_METHOD
+	local conf="$scratch/tmp/io-$1.conf"
+
+	echo "stripebackup.io_method = '$1'" > "$conf"
+	rm -rf "$scratch/tmp_check"
+	"${runner[@]}" env TESTDIR="$scratch" PATH="$bindir:$PATH" PGPORT="${PGPORT:-65432}" \
+		PG_REGRESS="$pgxs_src/test/regress/pg_regress" TEMP_CONFIG="$conf" \
+		STRIPEBACKUP_IO_METHOD="$1" \
+		prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} t/*.pl
+}
+
+echo "=== engine unit tests with synchronous I/O"
+"${runner[@]}" env TMPDIR="$scratch/tmp" STRIPEBACKUP_IO_METHOD=sync prove --exec '' ./unit/unit_tests
+echo "=== end-to-end tests on PostgreSQL (io_method auto)"
+run_tap auto
+echo "=== end-to-end tests on PostgreSQL (io_method sync)"
+run_tap sync
 echo "=== all tests passed"

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_progress.h"
 
@@ -72,11 +73,13 @@ extern bool sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err);
 
 /*
  * Estimate the restore's time: stripe i is read at READ_MBPS[i] (stored MB per
- * second; <= 0 when unknown), all stripes at once, and each file costs
- * SECONDS_PER_FILE (< 0 when unknown) to create and finish.  The total is the
- * slowest stripe plus that fixed part.
+ * second; <= 0 when unknown), all stripes at once; creating the tree costs
+ * SETUP_PER_FILE seconds a file and finishing it (modes, times, the final
+ * sync) FINISH_PER_BYTE seconds a byte restored (either < 0 when unknown).
+ * The total is the slowest stripe plus those fixed parts.
  */
-extern void sb_plan_estimate(SbPlan *plan, const double *read_mbps, double seconds_per_file);
+extern void sb_plan_estimate(SbPlan *plan, const double *read_mbps, double setup_per_file,
+							 double finish_per_byte);
 
 /* ---------- verify ---------- */
 
@@ -95,6 +98,9 @@ typedef struct SbReadOptions
 {
 	uint32_t	workers;		/* 0 = number of CPUs */
 	uint32_t	buffer_count;	/* 0 = default */
+	SbIoMethod	io_method;		/* SB_IO_AUTO: io_uring when the kernel allows */
+	uint32_t	queue_depth;	/* reads in flight per stripe; 0 = default */
+	const double *max_rates;	/* MB/s read per stripe, 0 = no limit; or NULL */
 	SbTickFn	tick;
 	void	   *tick_arg;
 } SbReadOptions;

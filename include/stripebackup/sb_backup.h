@@ -17,11 +17,13 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_progress.h"
 
 #define SB_DEFAULT_CHUNK_SIZE (1024 * 1024)
 #define SB_DEFAULT_BUFFER_COUNT 16
+#define SB_DEFAULT_QUEUE_DEPTH 4
 
 /*
  * Sees every block of file data as it is read, on the caller's thread, in
@@ -53,6 +55,11 @@ typedef struct SbBackupOptions
 	void	   *tick_arg;
 	SbReadHook	read_hook;		/* may be NULL */
 	void	   *read_hook_arg;
+	SbIoMethod	io_method;		/* SB_IO_AUTO: io_uring when the kernel allows */
+	uint32_t	queue_depth;	/* reads or writes in flight per file; 0 = default */
+	bool		direct_io;		/* read sources with O_DIRECT and keep the
+								 * stripes out of the page cache */
+	const double *max_rates;	/* MB/s per destination, 0 = no limit; or NULL */
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;

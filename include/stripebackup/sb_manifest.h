@@ -84,6 +84,7 @@ typedef struct SbStripeInfo
 	uint64_t	stored_bytes;	/* payload bytes after compression */
 	uint64_t	file_bytes;		/* size of the stripe file */
 	double		seconds;		/* wall time its writer was busy */
+	double		finished_after; /* from the start of the backup to its last write */
 	SbChunkRange *ranges;
 	uint32_t	nranges;
 } SbStripeInfo;

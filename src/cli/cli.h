@@ -47,6 +47,12 @@ extern bool cli_parse_size(const char *text, uint64_t *out);
 /* "1.5 GiB" and the like. */
 extern const char *cli_format_bytes(uint64_t bytes, char *buf, size_t len);
 
+/*
+ * "R" or "R1,R2,...": MB/s for every stripe or one each (0 = no limit) into
+ * RATES[SB_MAX_STRIPES].
+ */
+extern bool cli_parse_rates(const char *text, double *rates);
+
 /* Apply "--stripe-path K=DIR" to an opened archive. */
 extern bool cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err);
 

@@ -24,6 +24,8 @@
 typedef struct CreateArgs
 {
 	const char *source;
+	double		max_rates[SB_MAX_STRIPES];
+	const char *max_rate_text;
 	const char *dests[SB_MAX_STRIPES];
 	uint32_t	ndests;
 	const char *weights_text;
@@ -54,6 +56,11 @@ create_usage(void)
 	printf("      --chunk-size=SIZE    bytes per chunk, a multiple of 4k (default 1M)\n");
 	printf("      --buffers=N          chunk buffers in flight (default %d)\n", SB_DEFAULT_BUFFER_COUNT);
 	printf("  -j, --jobs=N             compression workers (default: number of CPUs)\n");
+	printf("      --max-rate=R[,R...]  write at most R MB/s, to every destination or one each\n");
+	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
+	printf("      --queue-depth=N      reads or writes in flight per file (default %d)\n",
+		   SB_DEFAULT_QUEUE_DEPTH);
+	printf("      --direct-io          read with O_DIRECT, keep stripes out of the page cache\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
@@ -61,32 +68,38 @@ create_usage(void)
 		   "is the LOCATION that show, plan, verify and restore take.\n");
 }
 
-/* "1,2,3": one positive weight per destination. */
+/*
+ * "1,2,3": one number per destination (weights: positive; rates: MB/s, 0 for
+ * none, and a single rate applies to every destination).
+ */
 static bool
-parse_weights(CreateArgs *a)
+parse_numbers(const char *text, const char *what, bool rate, double *out, uint32_t ndests)
 {
 	char		copy[1024];
 	char	   *save = NULL;
 	char	   *tok;
 	uint32_t	n = 0;
 
-	snprintf(copy, sizeof(copy), "%s", a->weights_text);
+	snprintf(copy, sizeof(copy), "%s", text);
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
 	{
 		char	   *end;
-		double		w = strtod(tok, &end);
+		double		v = strtod(tok, &end);
 
-		if (end == tok || *end != '\0' || !isfinite(w) || w <= 0 || n == SB_MAX_STRIPES)
+		if (end == tok || *end != '\0' || !isfinite(v) || v < 0 || (!rate && v == 0) ||
+			n == SB_MAX_STRIPES)
 		{
-			cli_usage_error("create", "weight \"%s\" is not a positive number", tok);
+			cli_usage_error("create", "%s \"%s\" is not a %s number", what, tok,
+							rate ? "non-negative" : "positive");
 			return false;
 		}
-		a->weights[n++] = w;
+		out[n++] = v;
 	}
-	if (n != a->ndests)
+	for (; rate && n == 1 && n < ndests; n++)
+		out[n] = out[0];
+	if (n != ndests)
 	{
-		cli_usage_error("create", "%u weights given for %u destinations (\"%s\")",
-						n, a->ndests, a->weights_text);
+		cli_usage_error("create", "%u %ss given for %u destinations (\"%s\")", n, what, ndests, text);
 		return false;
 	}
 	return true;
@@ -135,6 +148,14 @@ parse_value_option(CreateArgs *a, int c, const char *arg)
 				return bad_value(arg, "--jobs (1 to 256)");
 			a->options.workers = (uint32_t) v;
 			return true;
+		case 5:
+			return sb_io_method_parse(arg, &a->options.io_method) ||
+				bad_value(arg, "--io-method (auto, io_uring or sync)");
+		case 6:
+			if (!cli_parse_int(arg, 1, 256, &v))
+				return bad_value(arg, "--queue-depth (1 to 256)");
+			a->options.queue_depth = (uint32_t) v;
+			return true;
 	}
 	return false;
 }
@@ -157,6 +178,10 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		{"jobs", required_argument, NULL, 'j'},
 		{"progress", no_argument, NULL, 'P'},
 		{"no-progress", no_argument, NULL, 4},
+		{"io-method", required_argument, NULL, 5},
+		{"queue-depth", required_argument, NULL, 6},
+		{"direct-io", no_argument, NULL, 7},
+		{"max-rate", required_argument, NULL, 8},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -189,6 +214,12 @@ parse_args(int argc, char **argv, CreateArgs *a)
 			case 4:
 				a->progress_mode = PROGRESS_OFF;
 				break;
+			case 7:
+				a->options.direct_io = true;
+				break;
+			case 8:
+				a->max_rate_text = optarg;
+				break;
 			case 'h':
 				create_usage();
 				return EXIT_OK;
@@ -205,7 +236,11 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		return cli_usage_error("create", "--source is required");
 	if (a->ndests == 0)
 		return cli_usage_error("create", "at least one --dest is required");
-	if (a->weights_text != NULL && !parse_weights(a))
+	if (a->weights_text != NULL &&
+		!parse_numbers(a->weights_text, "weight", false, a->weights, a->ndests))
+		return EXIT_USAGE;
+	if (a->max_rate_text != NULL &&
+		!parse_numbers(a->max_rate_text, "rate", true, a->max_rates, a->ndests))
 		return EXIT_USAGE;
 	return -1;
 }
@@ -362,6 +397,7 @@ cmd_create(int argc, char **argv)
 	a.options.destinations = a.dests;
 	a.options.ndestinations = a.ndests;
 	a.options.weights = a.weights_text ? a.weights : NULL;
+	a.options.max_rates = a.max_rate_text ? a.max_rates : NULL;
 	if (!check_not_nested(&a, &err) || !check_server_stopped(a.source, &err) ||
 		!source_tree_scan(a.source, &tree, &err))
 		return cli_report_error(&err);

@@ -24,6 +24,9 @@ restore_usage(void)
 		   "                           (default: where it was; it must be empty or absent)\n");
 	printf("  -j, --jobs=N             decompression workers (default: number of CPUs)\n");
 	printf("      --stripe-path=K=DIR  stripe K's backup folder, if it moved\n");
+	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
+	printf("      --queue-depth=N      reads in flight per stripe (default 4)\n");
+	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
 	printf("      --keep-on-error      leave a failed restore's files for inspection\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
@@ -54,6 +57,9 @@ restore(SbArchive *a, const ReadArgs *args, SbError *err)
 		options.keep_on_error = args->keep_on_error;
 		options.relocations = relocs;
 		options.read.workers = args->jobs;
+		options.read.io_method = args->io_method;
+		options.read.queue_depth = args->queue_depth;
+		options.read.max_rates = args->has_max_rates ? args->max_rates : NULL;
 		options.read.tick = cli_progress_tick;
 		options.read.tick_arg = &progress;
 		ok = sb_archive_restore(a, &options, err);
@@ -73,7 +79,7 @@ cmd_restore(int argc, char **argv)
 	int			rc;
 
 	if ((rc = read_args_parse(argc, argv, "restore",
-							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_KEEP |
+							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
 							  OPT_TS_MAPPING, restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)

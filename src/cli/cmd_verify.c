@@ -16,6 +16,9 @@ verify_usage(void)
 	printf("Options:\n");
 	printf("  -j, --jobs=N             checking workers (default: number of CPUs)\n");
 	printf("      --stripe-path=K=DIR  stripe K's backup folder, if it moved\n");
+	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
+	printf("      --queue-depth=N      reads in flight per stripe (default 4)\n");
+	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
@@ -41,13 +44,16 @@ cmd_verify(int argc, char **argv)
 	bool		ok;
 	int			rc;
 
-	if ((rc = read_args_parse(argc, argv, "verify", OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS,
+	if ((rc = read_args_parse(argc, argv, "verify", OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO,
 							  verify_usage, &args)) >= 0)
 		return rc;
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	cli_progress_init(&progress, "verified", args.progress_mode);
 	options.workers = args.jobs;
+	options.io_method = args.io_method;
+	options.queue_depth = args.queue_depth;
+	options.max_rates = args.has_max_rates ? args.max_rates : NULL;
 	options.tick = cli_progress_tick;
 	options.tick_arg = &progress;
 	ok = sb_archive_verify(a, &options, print_problem, NULL, &problems, &err);

@@ -15,7 +15,10 @@ enum
 	LONG_DETAIL,
 	LONG_JSON,
 	LONG_KEEP,
-	LONG_TS_MAPPING
+	LONG_TS_MAPPING,
+	LONG_IO_METHOD,
+	LONG_QUEUE_DEPTH,
+	LONG_MAX_RATE
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -41,6 +44,10 @@ option_flag(int c)
 			return OPT_KEEP;
 		case LONG_TS_MAPPING:
 			return OPT_TS_MAPPING;
+		case LONG_IO_METHOD:
+		case LONG_QUEUE_DEPTH:
+		case LONG_MAX_RATE:
+			return OPT_IO;
 	}
 	return 0;
 }
@@ -81,6 +88,20 @@ apply_option(ReadArgs *a, int c, const char *arg)
 		case LONG_KEEP:
 			a->keep_on_error = true;
 			break;
+		case LONG_IO_METHOD:
+			if (!sb_io_method_parse(arg, &a->io_method))
+				return cli_usage_error(a->command, "invalid value \"%s\" for --io-method (auto, io_uring or sync)", arg);
+			break;
+		case LONG_QUEUE_DEPTH:
+			if (!cli_parse_int(arg, 1, 256, &v))
+				return cli_usage_error(a->command, "invalid value \"%s\" for --queue-depth (1 to 256)", arg);
+			a->queue_depth = (uint32_t) v;
+			break;
+		case LONG_MAX_RATE:
+			if (!cli_parse_rates(arg, a->max_rates))
+				return cli_usage_error(a->command, "invalid value \"%s\" for --max-rate (MB/s, or one per stripe: R,R,...)", arg);
+			a->has_max_rates = true;
+			break;
 		case LONG_TS_MAPPING:
 			if (a->nts_mappings == sizeof(a->ts_mappings) / sizeof(a->ts_mappings[0]))
 				return cli_usage_error(a->command, "too many --tablespace-mapping options");
@@ -104,6 +125,9 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"json", no_argument, NULL, LONG_JSON},
 		{"keep-on-error", no_argument, NULL, LONG_KEEP},
 		{"tablespace-mapping", required_argument, NULL, LONG_TS_MAPPING},
+		{"io-method", required_argument, NULL, LONG_IO_METHOD},
+		{"queue-depth", required_argument, NULL, LONG_QUEUE_DEPTH},
+		{"max-rate", required_argument, NULL, LONG_MAX_RATE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};

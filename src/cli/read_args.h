@@ -16,6 +16,7 @@
 #define OPT_JSON		(1 << 5)
 #define OPT_KEEP		(1 << 6)
 #define OPT_TS_MAPPING	(1 << 7)
+#define OPT_IO			(1 << 8)
 
 typedef struct ReadArgs
 {
@@ -27,6 +28,10 @@ typedef struct ReadArgs
 	const char *ts_mappings[256];
 	uint32_t	nts_mappings;
 	uint32_t	jobs;			/* 0 = default */
+	SbIoMethod	io_method;
+	uint32_t	queue_depth;	/* 0 = default */
+	bool		has_max_rates;
+	double		max_rates[SB_MAX_STRIPES];	/* MB/s read per stripe */
 	int			progress_mode;
 	bool		detail;
 	bool		json;

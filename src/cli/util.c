@@ -109,6 +109,30 @@ cli_format_bytes(uint64_t bytes, char *buf, size_t len)
 }
 
 bool
+cli_parse_rates(const char *text, double *rates)
+{
+	const char *p = text;
+	int			n = 0;
+	int			i;
+
+	while (*p != '\0')
+	{
+		char	   *end;
+		double		v = strtod(p, &end);
+
+		if (end == p || v < 0 || v != v || v > 1e12 || n == SB_MAX_STRIPES)
+			return false;
+		rates[n++] = v;
+		p = *end == ',' ? end + 1 : end;
+		if (*end != ',' && *end != '\0')
+			return false;
+	}
+	for (i = n; i < SB_MAX_STRIPES; i++)
+		rates[i] = n == 1 ? rates[0] : 0;
+	return n > 0;
+}
+
+bool
 cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err)
 {
 	const char *eq = strchr(arg, '=');

@@ -170,15 +170,16 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 	plan->raw_bytes = m->stream_bytes;
 	plan->stored_bytes = m->stored_bytes;
 	plan->chunks = m->total_chunks;
-	sb_plan_estimate(plan, NULL, -1);
+	sb_plan_estimate(plan, NULL, -1, -1);
 	return count_files_per_stripe(m, plan, err);
 }
 
 void
-sb_plan_estimate(SbPlan *plan, const double *read_mbps, double seconds_per_file)
+sb_plan_estimate(SbPlan *plan, const double *read_mbps, double setup_per_file,
+				 double finish_per_byte)
 {
 	double		slowest = 0;
-	bool		known = seconds_per_file >= 0;
+	bool		known = setup_per_file >= 0 && finish_per_byte >= 0;
 	uint32_t	s;
 
 	for (s = 0; s < plan->nstripes; s++)
@@ -194,6 +195,7 @@ sb_plan_estimate(SbPlan *plan, const double *read_mbps, double seconds_per_file)
 		if (p->estimated_seconds > slowest)
 			slowest = p->estimated_seconds;
 	}
-	plan->fixed_seconds = seconds_per_file >= 0 ? seconds_per_file * (double) plan->files : -1;
+	plan->fixed_seconds = known ? setup_per_file * (double) plan->files +
+		finish_per_byte * (double) plan->raw_bytes : -1;
 	plan->estimated_seconds = known ? slowest + plan->fixed_seconds : -1;
 }

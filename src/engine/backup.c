@@ -22,11 +22,13 @@
 
 #include "backup_internal.h"
 #include "fsutil.h"
+#include "source_reader.h"
 #include "thread.h"
 
 #define MAX_WORKERS 256
 #define MAX_BUFFERS 4096
 #define MAX_NAME_LEN 128
+#define MAX_QUEUE_DEPTH 256
 
 /* A backup name is one plain path component: letters, digits, ".", "_", "-". */
 static bool
@@ -156,6 +158,14 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 	if (o->workers > MAX_WORKERS)
 		return sb_error_set(err, SB_EINVAL, "%u compression workers; at most %d are allowed",
 							o->workers, MAX_WORKERS);
+	if (o->queue_depth > MAX_QUEUE_DEPTH)
+		return sb_error_set(err, SB_EINVAL, "queue depth %u is out of range (1 to %d)",
+							o->queue_depth, MAX_QUEUE_DEPTH);
+	for (i = 0; o->max_rates != NULL && i < o->ndestinations; i++)
+		if (!isfinite(o->max_rates[i]) || o->max_rates[i] < 0)
+			return sb_error_set(err, SB_EINVAL,
+								"rate limit %g MB/s of destination \"%s\" is not a number of MB/s (0 for none)",
+								o->max_rates[i], o->destinations[i]);
 	return true;
 }
 
@@ -296,14 +306,23 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	sb_schedule_init(&b->schedule, o->weights ? o->weights : equal, b->nstripes);
 	for (i = 0; i < b->nstripes; i++)
 	{
-		b->writers[i].backup = b;
-		b->writers[i].index = i;
-		b->writers[i].fd = -1;
+		SbStripeWriter *w = &b->writers[i];
+
+		w->backup = b;
+		w->index = i;
+		w->fd = -1;
+		sb_rate_init(&w->rate, o->max_rates ? o->max_rates[i] : 0);
+		w->in_flight = sb_alloc(b->queue_depth * sizeof(SbChunk *), err);
+		if (w->in_flight == NULL)
+			return false;
 	}
 	for (i = 0; i < b->nstripes; i++)
 		if (!create_stripe(b, &b->writers[i], o->destinations[i], err))
 			return false;
-	return alloc_chunks(b, o->buffer_count ? o->buffer_count : SB_DEFAULT_BUFFER_COUNT, err) &&
+	b->reader = sb_source_reader_new(b->io_method, b->queue_depth, b->chunk_size,
+									 b->direct_io, err);
+	return b->reader != NULL &&
+		alloc_chunks(b, o->buffer_count ? o->buffer_count : SB_DEFAULT_BUFFER_COUNT, err) &&
 		init_queues(b, err) && sb_backup_start_threads(b, err);
 }
 
@@ -349,6 +368,9 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	b->balance = o->balance;
 	b->chunk_size = chunk_size_of(o);
 	b->detect_holes = o->detect_holes;
+	b->direct_io = o->direct_io;
+	b->io_method = o->io_method;
+	b->queue_depth = o->queue_depth ? o->queue_depth : SB_DEFAULT_QUEUE_DEPTH;
 	b->read_hook = o->read_hook;
 	b->read_hook_arg = o->read_hook_arg;
 	sb_ticker_init(&b->ticker, o->tick, o->tick_arg);
@@ -429,6 +451,7 @@ complete_manifest(SbBackup *b, SbError *err)
 		s->stored_bytes = atomic_load(&w->stored_bytes);
 		s->file_bytes = w->offset;
 		s->seconds = (double) atomic_load(&w->busy_usec) / 1e6;
+		s->finished_after = w->finished_at > 0 ? w->finished_at - b->started : 0;
 		m->stream_bytes += s->raw_bytes;
 		m->stored_bytes += s->stored_bytes;
 		if (!build_ranges(w, s, err))
@@ -467,6 +490,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 		free(w->folder);
 		free(w->path);
 		free(w->entries);
+		free(w->in_flight);
 		sb_queue_destroy(&w->queue);
 	}
 	for (i = 0; b->chunks != NULL && i < b->nchunks; i++)
@@ -476,6 +500,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 	}
 	free(b->chunks);
 	free(b->workers);
+	sb_source_reader_free(b->reader);
 	sb_queue_destroy(&b->free_queue);
 	sb_queue_destroy(&b->seal_queue);
 	sb_queue_destroy(&b->ready_queue);

@@ -20,7 +20,9 @@
 #include "stripebackup/sb_backup.h"
 #include "codec.h"
 #include "format.h"
+#include "io.h"
 #include "queue.h"
+#include "rate.h"
 #include "scheduler.h"
 #include "ticker.h"
 
@@ -37,6 +39,10 @@ typedef struct SbChunk
 	uint8_t    *raw;			/* chunk_size bytes */
 	uint8_t    *compressed;		/* sb_codec_bound bytes, or NULL */
 	const uint8_t *payload;		/* what is written: raw or compressed */
+	/* while its stripe writer writes it */
+	uint8_t		header[SB_CHUNK_HEADER_SIZE];
+	SbIoOp		op;
+	bool		written;		/* its write completed */
 } SbChunk;
 
 typedef struct SbStripeWriter
@@ -54,6 +60,14 @@ typedef struct SbStripeWriter
 	SbQueue		queue;			/* weighted mode: chunks for this stripe */
 	pthread_t	thread;
 	bool		started;
+	/* writes in flight, oldest first: the file is complete up to the first */
+	SbChunk   **in_flight;
+	uint32_t	in_flight_head;
+	uint32_t	in_flight_count;
+	uint64_t	durable_offset; /* written back and dropped from the cache */
+	SbRate		rate;
+	double		busy_since;		/* when writes went from none to some */
+	double		finished_at;	/* when its last write completed */
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;
@@ -68,6 +82,9 @@ struct SbBackup
 	SbBalance	balance;
 	uint32_t	chunk_size;
 	bool		detect_holes;
+	bool		direct_io;
+	SbIoMethod	io_method;
+	uint32_t	queue_depth;
 	SbReadHook	read_hook;
 	void	   *read_hook_arg;
 	SbTicker	ticker;
@@ -87,6 +104,7 @@ struct SbBackup
 	uint32_t	nworkers;
 	uint32_t	workers_started;
 
+	struct SbSourceReader *reader;	/* reads the files ahead, on the caller's thread */
 	SbChunk    *current;		/* being filled by the caller's thread */
 	uint32_t	fill;
 	uint64_t	next_chunk_id;
@@ -101,6 +119,9 @@ struct SbBackup
 
 /* Record the first failure of any thread and stop every queue. */
 extern void sb_backup_fail(SbBackup *b, const SbError *err);
+
+/* The thread of one stripe writer (ARG: its SbStripeWriter). */
+extern void *sb_stripe_writer_main(void *arg);
 
 /* Start the compression workers and the stripe writers. */
 extern bool sb_backup_start_threads(SbBackup *b, SbError *err);

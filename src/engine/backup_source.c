@@ -22,6 +22,7 @@
 #include "backup_internal.h"
 #include "checksum.h"
 #include "fsutil.h"
+#include "source_reader.h"
 
 /* The caller's tick, when due; false (and SB_ECANCELED) when it says stop. */
 static bool
@@ -81,62 +82,66 @@ sb_backup_submit_current(SbBackup *b, SbError *err)
 	return tick(b, err);
 }
 
-/* Where appended bytes come from: an open file, or memory. */
-typedef struct SbSource
-{
-	int			fd;				/* -1 when reading memory */
-	const uint8_t *data;
-	const char *what;			/* the file's name, for errors */
-	const char *path;			/* its archive path, for the read hook */
-} SbSource;
-
-/* Copy N bytes of SRC at OFFSET to DST; a file that shrank reads as zeros. */
+/* Append LEN bytes to the stream, cutting them into chunks. */
 static bool
-read_source(const SbSource *src, uint8_t *dst, uint32_t n, uint64_t offset, SbError *err)
-{
-	ssize_t		got;
-
-	if (src->fd < 0)
-	{
-		memcpy(dst, src->data + offset, n);
-		return true;
-	}
-	got = sb_pread_upto(src->fd, dst, n, offset, src->what, err);
-	if (got < 0)
-		return false;
-	memset(dst + got, 0, n - (size_t) got);
-	return true;
-}
-
-/* Append LEN bytes of SRC at OFFSET to the stream, updating *CRC over them. */
-static bool
-append_stream(SbBackup *b, const SbSource *src, uint64_t offset, uint64_t len,
-			  uint32_t *crc, SbError *err)
+append_bytes(SbBackup *b, const uint8_t *data, size_t len, SbError *err)
 {
 	while (len > 0)
 	{
 		uint32_t	room;
 		uint32_t	n;
-		uint8_t    *dst;
 
 		if (!sb_backup_ensure_current(b, err))
 			return false;
 		room = b->chunk_size - b->fill;
 		n = len < room ? (uint32_t) len : room;
-		dst = b->current->raw + b->fill;
-		if (!read_source(src, dst, n, offset, err))
-			return false;
-		if (src->fd >= 0 && b->read_hook != NULL &&
-			!b->read_hook(b->read_hook_arg, src->path, src->fd, offset, dst, n, err))
-			return false;
-		*crc = sb_crc32c_update(*crc, dst, n);
+		memcpy(b->current->raw + b->fill, data, n);
 		b->fill += n;
-		offset += n;
+		data += n;
 		len -= n;
 		atomic_fetch_add(&b->raw_bytes_done, n);
 		if (b->fill == b->chunk_size && !sb_backup_submit_current(b, err))
 			return false;
 	}
+	return true;
+}
+
+/*
+ * Stream the RANGES of FD through the read-ahead reader, in file order:
+ * page checks (the read hook) and the CRC see each block before it is cut
+ * into chunks.  Holes between the ranges count as zeros in the CRC.
+ */
+static bool
+stream_ranges(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
+			  const SbExtent *ranges, uint32_t nranges, SbError *err)
+{
+	uint32_t	crc = SB_CRC32C_INIT;
+	uint64_t	end = 0;
+	uint8_t    *data;
+	uint64_t	offset;
+	size_t		len;
+	bool		ok;
+
+	sb_error_clear(err);
+	ok = sb_source_reader_begin(b->reader, fd, what, ranges, nranges, err);
+	while (ok)
+	{
+		if (!sb_source_reader_next(b->reader, &data, &offset, &len, err))
+		{
+			ok = err->code == SB_OK;	/* the end, or a read error */
+			break;
+		}
+		crc = sb_crc32c_zeros(crc, offset - end);
+		ok = (b->read_hook == NULL ||
+			  b->read_hook(b->read_hook_arg, path, fd, offset, data, len, err)) &&
+			append_bytes(b, data, len, err);
+		crc = sb_crc32c_update(crc, data, len);
+		end = offset + len;
+	}
+	sb_source_reader_end(b->reader);
+	if (!ok)
+		return false;
+	e->crc32c = sb_crc32c_final(sb_crc32c_zeros(crc, e->size - end));
 	return true;
 }
 
@@ -203,33 +208,19 @@ find_extents(int fd, const char *what, uint64_t size, SbEntry *e, SbError *err)
 
 /* Stream a file's data (extents only, if sparse) and compute its CRC-32C. */
 static bool
-stream_file(SbBackup *b, const SbSource *src, SbEntry *e, SbError *err)
+stream_file(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e, SbError *err)
 {
-	uint32_t	crc = SB_CRC32C_INIT;
-	uint64_t	end = 0;
+	SbExtent	whole = {0, e->size};
 	uint32_t	i;
 
 	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
+	e->stream_length = e->size;
 	if (!e->sparse)
-	{
-		if (!append_stream(b, src, 0, e->size, &crc, err))
-			return false;
-		e->stream_length = e->size;
-		e->crc32c = sb_crc32c_final(crc);
-		return true;
-	}
+		return stream_ranges(b, fd, what, path, e, &whole, 1, err);
 	e->stream_length = 0;
 	for (i = 0; i < e->nextents; i++)
-	{
-		crc = sb_crc32c_zeros(crc, e->extents[i].offset - end);
-		if (!append_stream(b, src, e->extents[i].offset, e->extents[i].length, &crc, err))
-			return false;
-		end = e->extents[i].offset + e->extents[i].length;
 		e->stream_length += e->extents[i].length;
-	}
-	crc = sb_crc32c_zeros(crc, e->size - end);
-	e->crc32c = sb_crc32c_final(crc);
-	return true;
+	return stream_ranges(b, fd, what, path, e, e->extents, e->nextents, err);
 }
 
 static bool
@@ -272,17 +263,12 @@ sb_backup_add_symlink(SbBackup *b, const char *path, const char *target, int64_t
 
 /* Open a source file for reading; SB_ENOTFOUND if it is gone. */
 static int
-open_source(const char *source_path, struct stat *st, SbError *err)
+open_source(SbBackup *b, const char *source_path, struct stat *st, SbError *err)
 {
-	int			fd = open(source_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int			fd = sb_source_reader_open(b->reader, source_path, err);
 
 	if (fd < 0)
-	{
-		sb_error_set_errno(err, errno, "could not open \"%s\"", source_path);
-		if (errno == ENOENT)
-			err->code = SB_ENOTFOUND;
 		return -1;
-	}
 	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
 	{
 		close(fd);
@@ -297,19 +283,14 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 {
 	struct stat st;
 	SbEntry		e;
-	SbSource	src;
 	int			fd;
 	bool		ok;
 
 	if (!sb_path_is_safe(path, false))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", path);
-	fd = open_source(source_path, &st, err);
+	fd = open_source(b, source_path, &st, err);
 	if (fd < 0)
 		return false;
-	src.fd = fd;
-	src.data = NULL;
-	src.what = source_path;
-	src.path = path;
 	memset(&e, 0, sizeof(e));
 	e.path = (char *) path;
 	e.type = SB_ENTRY_FILE;
@@ -317,7 +298,7 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 	e.mtime = st.st_mtime;
 	e.size = (uint64_t) st.st_size;
 	ok = (!b->detect_holes || find_extents(fd, source_path, e.size, &e, err)) &&
-		stream_file(b, &src, &e, err) && add_entry(b, &e, err);
+		stream_file(b, fd, source_path, path, &e, err) && add_entry(b, &e, err);
 	free(e.extents);
 	close(fd);
 	return ok;
@@ -328,7 +309,6 @@ sb_backup_add_data(SbBackup *b, const char *path, const void *data, size_t len,
 				   uint32_t mode, int64_t mtime, SbError *err)
 {
 	SbEntry		e;
-	SbSource	src = {-1, data, path, path};
 
 	if (!sb_path_is_safe(path, false))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", path);
@@ -338,5 +318,8 @@ sb_backup_add_data(SbBackup *b, const char *path, const void *data, size_t len,
 	e.mode = mode & 07777;
 	e.mtime = mtime;
 	e.size = len;
-	return stream_file(b, &src, &e, err) && add_entry(b, &e, err);
+	e.stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
+	e.stream_length = len;
+	e.crc32c = sb_crc32c_final(sb_crc32c_update(SB_CRC32C_INIT, data, len));
+	return append_bytes(b, data, len, err) && add_entry(b, &e, err);
 }

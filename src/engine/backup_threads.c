@@ -1,19 +1,12 @@
 /*
  * backup_threads.c
  *		The threads of the backup pipeline: compression workers, which seal
- *		chunks (compress and hash), and one writer per destination, which
- *		appends chunk records to its stripe and at the end writes the index,
- *		the trailer, and syncs.
- *
- * In adaptive mode every writer takes from one shared queue, so a device
- * takes the next chunk as soon as it has written the last one: fast devices
- * take more and all stripes finish together.  In weighted mode each writer
- * has its own queue, filled in exact proportion to its weight.
+ *		chunks (compress and hash), and the stripe writers (stripe_writer.c);
+ *		starting, joining and stopping them all.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "backup_internal.h"
@@ -96,154 +89,6 @@ worker_main(void *arg)
 	return NULL;
 }
 
-static bool
-remember_entry(SbStripeWriter *w, const SbIndexEntry *e, SbError *err)
-{
-	if (w->nentries == w->entries_cap)
-	{
-		size_t		cap = w->entries_cap ? w->entries_cap * 2 : 1024;
-		SbIndexEntry *grown = realloc(w->entries, cap * sizeof(SbIndexEntry));
-
-		if (grown == NULL)
-			return sb_error_set(err, SB_ENOMEM, "out of memory growing the index of stripe %u",
-								w->index + 1);
-		w->entries = grown;
-		w->entries_cap = cap;
-	}
-	w->entries[w->nentries++] = *e;
-	return true;
-}
-
-/* Write header and payload with one writev (retrying short writes). */
-static bool
-write_chunk_record(SbStripeWriter *w, const SbChunk *c, SbError *err)
-{
-	SbChunkHeader h;
-	uint8_t		header[SB_CHUNK_HEADER_SIZE];
-	struct iovec iov[2];
-	ssize_t		n;
-
-	h.codec = (uint8_t) c->codec;
-	h.chunk_id = c->id;
-	h.raw_len = c->raw_len;
-	h.stored_len = c->stored_len;
-	h.raw_hash = c->raw_hash;
-	h.stored_hash = c->stored_hash;
-	sb_format_encode_chunk(&h, header);
-	iov[0].iov_base = header;
-	iov[0].iov_len = sizeof(header);
-	iov[1].iov_base = (void *) c->payload;
-	iov[1].iov_len = c->stored_len;
-	do
-		n = writev(w->fd, iov, 2);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return sb_error_set_errno(err, errno, "could not write \"%s\"", w->path);
-	if ((size_t) n < sizeof(header) + c->stored_len)
-	{
-		/* Short write: finish the rest the slow way. */
-		size_t		done = (size_t) n;
-
-		if (done < sizeof(header) &&
-			!sb_write_all(w->fd, header + done, sizeof(header) - done, w->path, err))
-			return false;
-		done = done > sizeof(header) ? done - sizeof(header) : 0;
-		if (!sb_write_all(w->fd, c->payload + done, c->stored_len - done, w->path, err))
-			return false;
-	}
-	return true;
-}
-
-/* Append one chunk to the stripe and note it in the index. */
-static bool
-write_chunk(SbStripeWriter *w, const SbChunk *c, SbError *err)
-{
-	SbIndexEntry e;
-	double		t0 = sb_monotonic_seconds();
-
-	if (!write_chunk_record(w, c, err))
-		return false;
-	e.chunk_id = c->id;
-	e.offset = w->offset;
-	e.raw_len = c->raw_len;
-	e.stored_len = c->stored_len;
-	e.codec = (uint8_t) c->codec;
-	e.raw_hash = c->raw_hash;
-	e.stored_hash = c->stored_hash;
-	if (!remember_entry(w, &e, err))
-		return false;
-	w->offset += SB_CHUNK_HEADER_SIZE + c->stored_len;
-	atomic_fetch_add(&w->chunks, 1);
-	atomic_fetch_add(&w->raw_bytes, c->raw_len);
-	atomic_fetch_add(&w->stored_bytes, c->stored_len);
-	atomic_fetch_add(&w->busy_usec, (uint64_t) ((sb_monotonic_seconds() - t0) * 1e6));
-	return true;
-}
-
-/* Index entries, then the trailer, then fsync: the stripe is complete. */
-static bool
-write_index_and_sync(SbStripeWriter *w, SbError *err)
-{
-	size_t		index_len = w->nentries * SB_INDEX_ENTRY_SIZE;
-	uint8_t    *index = malloc(index_len ? index_len : 1);
-	uint8_t		trailer[SB_TRAILER_SIZE];
-	SbTrailer	t;
-	size_t		i;
-	bool		ok;
-
-	if (index == NULL)
-		return sb_error_set(err, SB_ENOMEM, "out of memory writing the index");
-	for (i = 0; i < w->nentries; i++)
-		sb_format_encode_index_entry(&w->entries[i], index + i * SB_INDEX_ENTRY_SIZE);
-	memset(&t, 0, sizeof(t));
-	t.index_offset = w->offset;
-	t.chunk_count = w->nentries;
-	t.raw_bytes = atomic_load(&w->raw_bytes);
-	t.stored_bytes = atomic_load(&w->stored_bytes);
-	t.index_hash = sb_hash64(index, index_len);
-	t.number = w->index + 1;
-	memcpy(t.uuid_prefix, w->backup->manifest->uuid, 4);
-	sb_format_encode_trailer(&t, trailer);
-	ok = sb_write_all(w->fd, index, index_len, w->path, err) &&
-		sb_write_all(w->fd, trailer, sizeof(trailer), w->path, err);
-	free(index);
-	if (!ok)
-		return false;
-	w->offset += index_len + SB_TRAILER_SIZE;
-	if (fsync(w->fd) != 0)
-		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
-	return true;
-}
-
-static void *
-writer_main(void *arg)
-{
-	SbStripeWriter *w = arg;
-	SbBackup   *b = w->backup;
-	SbQueue    *source = b->balance == SB_BALANCE_ADAPTIVE ? &b->ready_queue : &w->queue;
-	SbChunk    *c;
-	SbError		err;
-
-	sb_error_clear(&err);
-	while ((c = sb_queue_pop(source)) != NULL)
-	{
-		if (!write_chunk(w, c, &err))
-		{
-			sb_error_prefix(&err, "stripe %u, chunk %llu", w->index + 1,
-							(unsigned long long) c->id);
-			sb_backup_fail(b, &err);
-			return NULL;
-		}
-		sb_queue_push(&b->free_queue, c);
-	}
-	if (!atomic_load(&b->failed) && !write_index_and_sync(w, &err))
-	{
-		sb_error_prefix(&err, "stripe %u", w->index + 1);
-		sb_backup_fail(b, &err);
-	}
-	return NULL;
-}
-
 bool
 sb_backup_start_threads(SbBackup *b, SbError *err)
 {
@@ -257,7 +102,7 @@ sb_backup_start_threads(SbBackup *b, SbError *err)
 	}
 	for (i = 0; i < b->nstripes; i++)
 	{
-		if (!sb_thread_start(&b->writers[i].thread, writer_main, &b->writers[i],
+		if (!sb_thread_start(&b->writers[i].thread, sb_stripe_writer_main, &b->writers[i],
 							 "stripe writer", err))
 			return false;
 		b->writers[i].started = true;

@@ -228,6 +228,7 @@ add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
 	add_u64(b, o, "stored_bytes", s->stored_bytes);
 	add_u64(b, o, "file_bytes", s->file_bytes);
 	add(b, o, "seconds", cJSON_CreateNumber(s->seconds));
+	add(b, o, "finished_after", cJSON_CreateNumber(s->finished_after));
 	ranges = add(b, o, "chunk_ranges", cJSON_CreateArray());
 	for (i = 0; ranges != NULL && i < s->nranges; i++)
 		add_pair(b, ranges, s->ranges[i].first, s->ranges[i].last);
@@ -535,6 +536,7 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 {
 	const cJSON *weight = cJSON_GetObjectItemCaseSensitive(o, "weight");
 	const cJSON *seconds = cJSON_GetObjectItemCaseSensitive(o, "seconds");
+	const cJSON *finished = cJSON_GetObjectItemCaseSensitive(o, "finished_after");
 
 	if (!cJSON_IsNumber(weight) || !cJSON_IsNumber(seconds))
 		return bad(err, "stripe lacks", "weight");
@@ -545,6 +547,8 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 		return bad(err, "stripe field out of range:", "seconds");
 	s->weight = weight->valuedouble;
 	s->seconds = seconds->valuedouble;
+	s->finished_after = cJSON_IsNumber(finished) && isfinite(finished->valuedouble) ?
+		finished->valuedouble : 0;	/* optional */
 	return get_u32(o, "number", &s->number, err) &&
 		get_name(o, "destination", "encoded_destination", &s->destination, err) &&
 		get_str(o, "file", false, &s->file_name, err) &&

@@ -111,6 +111,18 @@ sb_queue_pop_timed(SbQueue *q, int timeout_ms, bool *timed_out)
 	return item;
 }
 
+void *
+sb_queue_try_pop(SbQueue *q)
+{
+	void	   *item = NULL;
+
+	pthread_mutex_lock(&q->mutex);
+	if (!q->aborted && q->count > 0)
+		item = take_locked(q);
+	pthread_mutex_unlock(&q->mutex);
+	return item;
+}
+
 void
 sb_queue_close(SbQueue *q)
 {

@@ -42,6 +42,9 @@ extern void *sb_queue_pop(SbQueue *q);
  */
 extern void *sb_queue_pop_timed(SbQueue *q, int timeout_ms, bool *timed_out);
 
+/* Take an item if one is there, without waiting; NULL otherwise. */
+extern void *sb_queue_try_pop(SbQueue *q);
+
 /* No more pushes; consumers drain the rest. */
 extern void sb_queue_close(SbQueue *q);
 

@@ -6,6 +6,7 @@
  * (number and offset in the stripe) and the files whose bytes it holds.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,20 +17,26 @@
 #include "checksum.h"
 #include "codec.h"
 #include "fsutil.h"
+#include "io.h"
 #include "queue.h"
+#include "rate.h"
 #include "read_pipeline.h"
 #include "stripe_reader.h"
 #include "thread.h"
 #include "ticker.h"
 
 #define DEFAULT_READ_BUFFERS 16
+#define SB_DEFAULT_READ_DEPTH 4
 
 typedef struct ReadSlot
 {
 	uint32_t	stripe;			/* 0-based */
+	uint64_t	position;		/* in its stripe's index */
 	SbIndexEntry entry;
-	uint8_t    *stored;			/* chunk_size bytes */
+	uint8_t    *record;			/* header and payload as read: chunk_size + 48 bytes */
+	uint8_t    *stored;			/* the payload, inside record */
 	uint8_t    *raw;			/* chunk_size bytes, when compressed chunks exist */
+	SbIoOp		op;
 } ReadSlot;
 
 typedef struct StripeState
@@ -40,6 +47,7 @@ typedef struct StripeState
 	pthread_t	thread;
 	bool		started;
 	double		seconds;		/* from the start of the run to its last chunk */
+	SbRate		rate;
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;
@@ -58,6 +66,7 @@ typedef struct Pipeline
 	pthread_t  *workers;
 	uint32_t	nworkers;
 	uint32_t	workers_started;
+	uint32_t	queue_depth;	/* reads in flight per stripe */
 	pthread_mutex_t mutex;		/* guards what follows, and problem reports */
 	pthread_cond_t finished;
 	uint32_t	threads_running;
@@ -157,12 +166,119 @@ thread_finished(Pipeline *p, bool is_reader)
 	pthread_mutex_unlock(&p->mutex);
 }
 
-/* Read the stripe's chunks in file order (sequential on its device). */
+static bool
+run_failed(void *arg)
+{
+	Pipeline   *p = arg;
+	bool		failed;
+
+	pthread_mutex_lock(&p->mutex);
+	failed = p->failed;
+	pthread_mutex_unlock(&p->mutex);
+	return failed;
+}
+
+/* Start reading the K-th chunk record of the stripe into SLOT. */
+static bool
+start_read(SbIo *io, StripeState *s, ReadSlot *slot, uint64_t k, SbError *err)
+{
+	sb_rate_wait(&s->rate, sb_stripe_record_length(&s->reader, k), run_failed, s->pipeline);
+	slot->stripe = s->index;
+	slot->position = k;
+	slot->entry = s->reader.entries[k];
+	memset(&slot->op, 0, sizeof(slot->op));
+	slot->op.kind = SB_IO_READ;
+	slot->op.fd = s->reader.fd;
+	slot->op.offset = slot->entry.offset;
+	slot->op.iov[0].iov_base = slot->record;
+	slot->op.iov[0].iov_len = sb_stripe_record_length(&s->reader, k);
+	slot->op.iovcnt = 1;
+	slot->op.tag = slot;
+	return sb_io_start(io, &slot->op, err);
+}
+
+/* A record has been read: check it, then on to the workers (or report it). */
+static bool
+finish_read(Pipeline *p, StripeState *s, ReadSlot *slot)
+{
+	SbError		err;
+
+	if (slot->op.error != 0)
+		sb_error_set_errno(&err, slot->op.error, "could not read \"%s\"", s->reader.path);
+	if (slot->op.error != 0 ||
+		!sb_stripe_check_record(&s->reader, slot->position, slot->record, slot->op.done, &err))
+	{
+		/* Report before the buffer goes back: another reader may take it at once. */
+		report_chunk(p, s->index, &slot->entry, &err);
+		sb_queue_push(&p->free_queue, slot);
+		return true;
+	}
+	atomic_fetch_add(&s->chunks, 1);
+	atomic_fetch_add(&s->stored_bytes, slot->entry.stored_len);
+	return sb_queue_push(&p->work_queue, slot);
+}
+
+/* The next free buffer: wait for one only when no read is in flight. */
+static ReadSlot *
+next_slot(Pipeline *p, SbIo *io)
+{
+	if (sb_io_in_flight(io) >= p->queue_depth)
+		return NULL;
+	return sb_io_in_flight(io) == 0 ? sb_queue_pop(&p->free_queue) :
+		sb_queue_try_pop(&p->free_queue);
+}
+
+/*
+ * Read the stripe's chunks in file order (sequential on its device), with
+ * up to queue_depth reads in flight.
+ */
+static void
+read_records(Pipeline *p, StripeState *s, SbIo *io)
+{
+	uint64_t	k = 0;
+	SbError		err;
+
+	while (k < s->reader.nentries || sb_io_in_flight(io) > 0)
+	{
+		ReadSlot   *slot = k < s->reader.nentries ? next_slot(p, io) : NULL;
+		SbIoOp	   *done[64];
+		double		t0 = sb_monotonic_seconds();
+		int			n,
+					i;
+
+		if (slot == NULL && sb_io_in_flight(io) == 0)
+			return;				/* the run was stopped */
+		if (slot != NULL)
+		{
+			if (!start_read(io, s, slot, k++, &err))
+			{
+				sb_queue_push(&p->free_queue, slot);
+				report_stripe(p, s->index, &err);
+				return;
+			}
+			continue;
+		}
+		n = sb_io_reap(io, done, 64, 1, &err);
+		atomic_fetch_add(&s->busy_usec, (uint64_t) ((sb_monotonic_seconds() - t0) * 1e6));
+		if (n < 0)
+		{
+			report_stripe(p, s->index, &err);
+			return;
+		}
+		for (i = 0; i < n; i++)
+			if (!finish_read(p, s, done[i]->tag))
+				return;
+	}
+}
+
+/* Open and check the stripe, then read it; in-flight reads end before we do. */
 static void
 read_stripe(Pipeline *p, StripeState *s)
 {
+	const SbReadOptions *o = p->config->options;
 	SbError		err;
-	uint64_t	k;
+	SbIo	   *io;
+	SbIoOp	   *done[64];
 
 	if (!sb_stripe_open(&s->reader, p->manifest, s->index,
 						p->config->archive->stripe_paths[s->index], &err))
@@ -170,27 +286,17 @@ read_stripe(Pipeline *p, StripeState *s)
 		report_stripe(p, s->index, &err);
 		return;
 	}
-	for (k = 0; k < s->reader.nentries; k++)
+	(void) posix_fadvise(s->reader.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	io = sb_io_new(o->io_method, p->queue_depth, NULL, &err);
+	if (io == NULL)
 	{
-		ReadSlot   *slot = sb_queue_pop(&p->free_queue);
-		double		t0 = sb_monotonic_seconds();
-
-		if (slot == NULL)
-			return;				/* the run was stopped */
-		slot->stripe = s->index;
-		slot->entry = s->reader.entries[k];
-		if (!sb_stripe_read_chunk(&s->reader, k, slot->stored, &err))
-		{
-			sb_queue_push(&p->free_queue, slot);
-			report_chunk(p, s->index, &s->reader.entries[k], &err);
-			continue;
-		}
-		atomic_fetch_add(&s->busy_usec, (uint64_t) ((sb_monotonic_seconds() - t0) * 1e6));
-		atomic_fetch_add(&s->chunks, 1);
-		atomic_fetch_add(&s->stored_bytes, slot->entry.stored_len);
-		if (!sb_queue_push(&p->work_queue, slot))
-			return;
+		report_stripe(p, s->index, &err);
+		return;
 	}
+	read_records(p, s, io);
+	while (sb_io_in_flight(io) > 0 && sb_io_reap(io, done, 64, 1, &err) > 0)
+		;
+	sb_io_free(io);
 }
 
 static void *
@@ -290,10 +396,11 @@ alloc_slots(Pipeline *p, uint32_t count, SbError *err)
 	{
 		ReadSlot   *slot = &p->slots[i];
 
-		if (posix_memalign((void **) &slot->stored, 4096, cs) != 0 ||
+		if (posix_memalign((void **) &slot->record, 4096, cs + SB_CHUNK_HEADER_SIZE) != 0 ||
 			(p->manifest->codec != SB_CODEC_NONE &&
 			 posix_memalign((void **) &slot->raw, 4096, cs) != 0))
 			return sb_error_set(err, SB_ENOMEM, "out of memory allocating read buffers");
+		slot->stored = slot->record + SB_CHUNK_HEADER_SIZE;
 		sb_queue_push(&p->free_queue, slot);
 	}
 	return true;
@@ -315,6 +422,8 @@ start_threads(Pipeline *p, SbError *err)
 		s->pipeline = p;
 		s->index = i;
 		s->reader.fd = -1;
+		sb_rate_init(&s->rate, p->config->options->max_rates ?
+					 p->config->options->max_rates[i] : 0);
 		if (!sb_thread_start(&s->thread, reader_main, s, "stripe reader", err))
 			break;
 		s->started = true;
@@ -397,7 +506,7 @@ join_and_free(Pipeline *p)
 		pthread_join(p->workers[i], NULL);
 	for (i = 0; p->slots != NULL && i < p->nslots; i++)
 	{
-		free(p->slots[i].stored);
+		free(p->slots[i].record);
 		free(p->slots[i].raw);
 	}
 	free(p->slots);
@@ -421,6 +530,7 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	p->config = config;
 	p->manifest = config->archive->manifest;
 	p->nworkers = o->workers ? o->workers : sb_cpu_count();
+	p->queue_depth = o->queue_depth ? o->queue_depth : SB_DEFAULT_READ_DEPTH;
 	p->started = sb_monotonic_seconds();
 	pthread_mutex_init(&p->mutex, NULL);
 	pthread_cond_init(&p->finished, NULL);

@@ -156,24 +156,31 @@ sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
 	return check_header(r, err) && check_trailer(r, err) && load_index(r, err);
 }
 
+size_t
+sb_stripe_record_length(const SbStripeReader *r, uint64_t i)
+{
+	return SB_CHUNK_HEADER_SIZE + (size_t) r->entries[i].stored_len;
+}
+
 bool
-sb_stripe_read_chunk(SbStripeReader *r, uint64_t i, uint8_t *buf, SbError *err)
+sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const uint8_t *record, size_t got,
+					   SbError *err)
 {
 	const SbIndexEntry *e = &r->entries[i];
-	uint8_t		raw_header[SB_CHUNK_HEADER_SIZE];
 	SbChunkHeader h;
 	uint64_t	hash;
 
-	if (!read_exact(r, raw_header, sizeof(raw_header), e->offset, err) ||
-		!sb_format_decode_chunk(raw_header, &h, err))
+	if (got < sb_stripe_record_length(r, i))
+		return sb_error_set(err, SB_ECORRUPT,
+							"file ends at %llu bytes, inside the chunk record at offset %llu",
+							(unsigned long long) r->file_size, (unsigned long long) e->offset);
+	if (!sb_format_decode_chunk(record, &h, err))
 		return false;
 	if (h.chunk_id != e->chunk_id || h.raw_len != e->raw_len ||
 		h.stored_len != e->stored_len || h.codec != e->codec ||
 		h.raw_hash != e->raw_hash || h.stored_hash != e->stored_hash)
 		return sb_error_set(err, SB_ECORRUPT, "chunk header disagrees with the stripe index");
-	if (!read_exact(r, buf, e->stored_len, e->offset + SB_CHUNK_HEADER_SIZE, err))
-		return false;
-	hash = sb_hash64(buf, e->stored_len);
+	hash = sb_hash64(record + SB_CHUNK_HEADER_SIZE, e->stored_len);
 	if (hash != e->stored_hash)
 		return sb_error_set(err, SB_ECORRUPT,
 							"checksum mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",

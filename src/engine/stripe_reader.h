@@ -29,11 +29,15 @@ typedef struct SbStripeReader
 extern bool sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
 						   const char *path, SbError *err);
 
+/* Bytes of the I-th chunk record (header and payload), as the index says. */
+extern size_t sb_stripe_record_length(const SbStripeReader *r, uint64_t i);
+
 /*
- * Read the I-th chunk record into BUF (room for the stored payload) and check
- * its header against the index and the payload's stored checksum.
+ * Check the I-th chunk record, read into RECORD (GOT bytes of it): its
+ * header against the index, and the payload's stored checksum.
  */
-extern bool sb_stripe_read_chunk(SbStripeReader *r, uint64_t i, uint8_t *buf, SbError *err);
+extern bool sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const uint8_t *record,
+								   size_t got, SbError *err);
 
 extern void sb_stripe_close(SbStripeReader *r);
 

@@ -228,6 +228,10 @@ sb_args_to_options(const SbJobArgs *args, SbBackupOptions *o, const char **dest_
 	o->buffer_count = (uint32_t) args->buffer_count;
 	o->workers = (uint32_t) args->workers;
 	o->detect_holes = false;	/* a live relation file is never read as holes */
+	o->io_method = args->io_method;
+	o->queue_depth = (uint32_t) args->queue_depth;
+	o->direct_io = args->direct_io;
+	o->max_rates = args->max_rates;
 }
 
 void
@@ -263,6 +267,10 @@ sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args)
 	args->chunk_size = sb_guc_transfer_size_kb * 1024;
 	args->workers = sb_guc_compression_workers;
 	args->fast_checkpoint = sb_guc_fast_checkpoint;
+	args->io_method = (SbIoMethod) sb_guc_io_method_checked();
+	args->queue_depth = sb_guc_queue_depth;
+	args->direct_io = sb_guc_direct_io;
+	sb_guc_max_rates(args->ndestinations, args->max_rates);
 	/* The name is made later from the id; a placeholder passes the check. */
 	strlcpy(args->name, "check", sizeof(args->name));
 	sb_args_to_options(args, &options, dest_ptrs);

@@ -9,14 +9,97 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "utils/guc.h"
 
+#include "stripebackup/sb_io_method.h"
+#include "stripebackup/sb_manifest.h"
 #include "sb_guc.h"
 
 int			sb_guc_buffer_count = 16;
 int			sb_guc_transfer_size_kb = 1024;
 int			sb_guc_compression_workers = 0;
 bool		sb_guc_fast_checkpoint = true;
+int			sb_guc_io_method = SB_IO_AUTO;
+int			sb_guc_queue_depth = 4;
+bool		sb_guc_direct_io = true;
+char	   *sb_guc_max_rate = NULL;
+
+static const struct config_enum_entry io_methods[] = {
+	{"auto", SB_IO_AUTO, false},
+	{"io_uring", SB_IO_URING, false},
+	{"sync", SB_IO_SYNC, false},
+	{NULL, 0, false}
+};
+
+/* "0", "100" or "50,200,200": MB/s, one for all destinations or one each. */
+static bool
+parse_rates(const char *text, double *rates, int *n)
+{
+	const char *p = text;
+
+	*n = 0;
+	while (*p != '\0')
+	{
+		char	   *end;
+		double		v = strtod(p, &end);
+
+		if (end == p || !isfinite(v) || v < 0 || *n == SB_MAX_STRIPES)
+			return false;
+		rates[(*n)++] = v;
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			return false;
+	}
+	return *n > 0;
+}
+
+static bool
+check_max_rate(char **newval, void **extra, GucSource source)
+{
+	double		rates[SB_MAX_STRIPES];
+	int			n;
+
+	if (parse_rates(*newval, rates, &n))
+		return true;
+	GUC_check_errdetail("stripebackup.max_rate is a rate in MB/s for every destination, "
+						"or a comma-separated list of one rate per destination; 0 means no limit.");
+	return false;
+}
+
+void
+sb_guc_max_rates(int n, double *out)
+{
+	double		rates[SB_MAX_STRIPES];
+	int			given = 0;
+	int			i;
+
+	if (sb_guc_max_rate == NULL || !parse_rates(sb_guc_max_rate, rates, &given))
+		given = 0;
+	for (i = 0; i < n; i++)
+		out[i] = given == 0 ? 0 : given == 1 ? rates[0] : i < given ? rates[i] : 0;
+}
+
+int
+sb_guc_io_method_checked(void)
+{
+	static bool told = false;
+	const char *why;
+
+	if (sb_guc_io_method == SB_IO_AUTO && !sb_io_uring_available(&why) && !told)
+	{
+		ereport(NOTICE,
+				(errmsg("stripebackup uses synchronous I/O: %s", why),
+				 errhint("Set stripebackup.io_method = 'sync' to make this the choice and hide this notice.")));
+		told = true;
+	}
+	return sb_guc_io_method;
+}
 
 /* The engine reads and writes whole 4kB pages: transfers are multiples of them. */
 static bool
@@ -53,5 +136,25 @@ sb_guc_define(void)
 							 "A spread checkpoint is gentler on a busy server but can delay the start by up to checkpoint_timeout.",
 							 &sb_guc_fast_checkpoint, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("stripebackup.io_method",
+							 "How backups and restores read and write files.",
+							 "auto uses io_uring when the kernel allows it, else pread/pwrite (sync).",
+							 &sb_guc_io_method, SB_IO_AUTO, io_methods,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.queue_depth",
+							"Reads or writes in flight per file or destination.",
+							NULL,
+							&sb_guc_queue_depth, 4, 1, 256,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("stripebackup.direct_io",
+							 "Read relation files with O_DIRECT and keep stripes out of the page cache.",
+							 "So a backup does not evict the application's working set from the OS cache.",
+							 &sb_guc_direct_io, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("stripebackup.max_rate",
+							   "Rate limit in MB/s per destination: one for all, or one each (\"50,200\"); 0 = none.",
+							   "Backups write each stripe, restores and verifies read each stripe, at most this fast.",
+							   &sb_guc_max_rate, "0",
+							   PGC_USERSET, 0, check_max_rate, NULL, NULL);
 	MarkGUCPrefixReserved("stripebackup");
 }

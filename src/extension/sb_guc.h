@@ -9,6 +9,16 @@ extern int	sb_guc_buffer_count;
 extern int	sb_guc_transfer_size_kb;
 extern int	sb_guc_compression_workers;
 extern bool sb_guc_fast_checkpoint;
+extern int	sb_guc_io_method;
+extern int	sb_guc_queue_depth;
+extern bool sb_guc_direct_io;
+extern char *sb_guc_max_rate;
+
+/* Rate limits for N destinations (MB/s, 0 = none) from stripebackup.max_rate. */
+extern void sb_guc_max_rates(int n, double *rates);
+
+/* The I/O method to use; a NOTICE, once per session, when io_uring is not available. */
+extern int	sb_guc_io_method_checked(void);
 
 /* Define every stripebackup.* setting. */
 extern void sb_guc_define(void);

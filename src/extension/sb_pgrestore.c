@@ -118,6 +118,9 @@ restore(const SbJobArgs *args, SbArchive *a, SbRestoreOutcome *out)
 	options.target = args->target;
 	options.read.workers = (uint32_t) args->workers;
 	options.read.buffer_count = (uint32_t) args->buffer_count;
+	options.read.io_method = args->io_method;
+	options.read.queue_depth = (uint32_t) args->queue_depth;
+	options.read.max_rates = args->max_rates;
 	options.read.tick = sb_worker_tick;
 	options.stats = &out->stats;
 	ok = sb_archive_restore(a, &options, &err);

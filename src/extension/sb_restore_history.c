@@ -60,30 +60,41 @@ measured_speed(const char *destination)
 	return mbps;
 }
 
-/* What creating and finishing one file cost in the latest restore; -1 if none. */
-static double
-measured_seconds_per_file(void)
+/*
+ * What the latest restore paid to create the tree, per file, and to finish
+ * it (modes, times and above all the final sync of what it wrote), per byte;
+ * -1 for both when there is none.
+ */
+static void
+measured_fixed_costs(double *setup_per_file, double *finish_per_byte)
 {
-	bool		isnull;
-	double		seconds = -1;
-
-	if (SPI_execute(psprintf("SELECT (setup_seconds + finish_seconds) / files "
-							 "FROM %s.stripe_restore_history WHERE status = 'completed' AND files > 0 "
+	*setup_per_file = -1;
+	*finish_per_byte = -1;
+	if (SPI_execute(psprintf("SELECT setup_seconds / files, finish_seconds / bytes_written "
+							 "FROM %s.stripe_restore_history WHERE status = 'completed' "
+							 "AND files > 0 AND bytes_written > 0 "
 							 "ORDER BY id DESC LIMIT 1", sb_schema_quoted()),
 					true, 1) == SPI_OK_SELECT && SPI_processed == 1)
 	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		bool		null1,
+					null2;
+		Datum		d1 = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &null1);
+		Datum		d2 = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &null2);
 
-		if (!isnull)
-			seconds = DatumGetFloat8(d);
+		if (!null1 && !null2)
+		{
+			*setup_per_file = DatumGetFloat8(d1);
+			*finish_per_byte = DatumGetFloat8(d2);
+		}
 	}
-	return seconds;
 }
 
 void
 sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 {
 	double		speeds[SB_MAX_STRIPES];
+	double		setup_per_file,
+				finish_per_byte;
 	SbError		err;
 	uint32_t	i;
 
@@ -97,7 +108,8 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 		sb_restore_stripe_destination(a, i, destination, sizeof(destination));
 		speeds[i] = measured_speed(destination);
 	}
-	sb_plan_estimate(plan, speeds, measured_seconds_per_file());
+	measured_fixed_costs(&setup_per_file, &finish_per_byte);
+	sb_plan_estimate(plan, speeds, setup_per_file, finish_per_byte);
 	SPI_finish();
 }
 

@@ -11,6 +11,7 @@
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"
 
+#include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 
 #define SB_NAME_LEN 64
@@ -52,6 +53,10 @@ typedef struct SbJobArgs
 	int			chunk_size;
 	int			workers;
 	bool		fast_checkpoint;
+	SbIoMethod	io_method;
+	int			queue_depth;
+	bool		direct_io;
+	double		max_rates[SB_MAX_STRIPES];
 	/* a restore's */
 	int64		backup_id;		/* 0 when restoring from a location */
 	char		location[MAXPGPATH];

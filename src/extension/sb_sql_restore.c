@@ -230,6 +230,7 @@ put_problem(ReturnSetInfo *rs, const SbProblem *p)
 static void
 verify(SbArchive *a, Findings *found)
 {
+	double		rates[SB_MAX_STRIPES];
 	SbReadOptions options;
 	uint64_t	problems;
 	SbError		err;
@@ -237,7 +238,11 @@ verify(SbArchive *a, Findings *found)
 	memset(&options, 0, sizeof(options));
 	options.workers = (uint32_t) sb_guc_compression_workers;
 	options.buffer_count = (uint32_t) sb_guc_buffer_count;
+	options.io_method = (SbIoMethod) sb_guc_io_method_checked();
+	options.queue_depth = (uint32_t) sb_guc_queue_depth;
 	options.tick = verify_tick;
+	sb_guc_max_rates(SB_MAX_STRIPES, rates);
+	options.max_rates = rates;
 	if (sb_archive_verify(a, &options, collect_problem, found, &problems, &err))
 		return;
 	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */
@@ -400,6 +405,9 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 		read_mappings(PG_GETARG_ARRAYTYPE_P(2), args);
 	args->buffer_count = sb_guc_buffer_count;
 	args->workers = sb_guc_compression_workers;
+	args->io_method = (SbIoMethod) sb_guc_io_method_checked();
+	args->queue_depth = sb_guc_queue_depth;
+	sb_guc_max_rates(SB_MAX_STRIPES, args->max_rates);
 	check_restore(args);
 	args->id = sb_launch_next_id("stripe_restore_id_seq");
 	args->database = MyDatabaseId;

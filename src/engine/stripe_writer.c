@@ -1,0 +1,269 @@
+/*
+ * stripe_writer.c
+ *		One writer thread per destination: appends chunk records to its
+ *		stripe, several writes in flight (io_uring, or one at a time with the
+ *		synchronous method), at most the destination's rate, and at the end
+ *		writes the index and the trailer and syncs.
+ *
+ * In adaptive mode every writer takes from one shared queue, so a device
+ * takes the next chunk as soon as it has room for it: fast devices take more
+ * and all stripes finish together.  In weighted mode each writer has its own
+ * queue, filled in exact proportion to its weight.
+ *
+ * With direct I/O asked for, what is written is pushed to the device and
+ * dropped from the page cache as the stripe grows, so a backup does not evict
+ * the application's working set.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backup_internal.h"
+#include "checksum.h"
+#include "fsutil.h"
+#include "rate.h"
+
+#define DROP_STEP (16 * 1024 * 1024)	/* write back and drop the cache per 16 MB */
+
+static bool
+remember_entry(SbStripeWriter *w, const SbChunk *c, uint64_t offset, SbError *err)
+{
+	SbIndexEntry *e;
+
+	if (w->nentries == w->entries_cap)
+	{
+		size_t		cap = w->entries_cap ? w->entries_cap * 2 : 1024;
+		SbIndexEntry *grown = realloc(w->entries, cap * sizeof(SbIndexEntry));
+
+		if (grown == NULL)
+			return sb_error_set(err, SB_ENOMEM, "out of memory growing the index");
+		w->entries = grown;
+		w->entries_cap = cap;
+	}
+	e = &w->entries[w->nentries++];
+	e->chunk_id = c->id;
+	e->offset = offset;
+	e->raw_len = c->raw_len;
+	e->stored_len = c->stored_len;
+	e->codec = (uint8_t) c->codec;
+	e->raw_hash = c->raw_hash;
+	e->stored_hash = c->stored_hash;
+	return true;
+}
+
+static bool
+backup_failed(void *arg)
+{
+	return atomic_load(&((SbBackup *) arg)->failed);
+}
+
+/* Queue chunk C's record (header and payload) at the end of the stripe. */
+static bool
+start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
+{
+	SbChunkHeader h;
+	uint32_t	slot;
+
+	h.codec = (uint8_t) c->codec;
+	h.chunk_id = c->id;
+	h.raw_len = c->raw_len;
+	h.stored_len = c->stored_len;
+	h.raw_hash = c->raw_hash;
+	h.stored_hash = c->stored_hash;
+	sb_format_encode_chunk(&h, c->header);
+	if (!remember_entry(w, c, w->offset, err))
+		return false;
+	sb_rate_wait(&w->rate, SB_CHUNK_HEADER_SIZE + c->stored_len, backup_failed, w->backup);
+	memset(&c->op, 0, sizeof(c->op));
+	c->op.kind = SB_IO_WRITE;
+	c->op.fd = w->fd;
+	c->op.offset = w->offset;
+	c->op.iov[0].iov_base = c->header;
+	c->op.iov[0].iov_len = SB_CHUNK_HEADER_SIZE;
+	c->op.iov[1].iov_base = (void *) c->payload;
+	c->op.iov[1].iov_len = c->stored_len;
+	c->op.iovcnt = 2;
+	c->op.tag = c;
+	c->written = false;
+	w->offset += SB_CHUNK_HEADER_SIZE + c->stored_len;
+	slot = (w->in_flight_head + w->in_flight_count) % w->backup->queue_depth;
+	w->in_flight[slot] = c;
+	if (w->in_flight_count++ == 0)
+		w->busy_since = sb_monotonic_seconds();
+	return sb_io_start(io, &c->op, err);
+}
+
+/* Push what is complete to the device and drop it from the page cache. */
+static void
+drop_written(SbStripeWriter *w, uint64_t complete_upto)
+{
+	if (!w->backup->direct_io || complete_upto < w->durable_offset + DROP_STEP)
+		return;
+	(void) sync_file_range(w->fd, (off_t) w->durable_offset,
+						   (off_t) (complete_upto - w->durable_offset),
+						   SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+						   SYNC_FILE_RANGE_WAIT_AFTER);
+	(void) posix_fadvise(w->fd, (off_t) w->durable_offset,
+						 (off_t) (complete_upto - w->durable_offset), POSIX_FADV_DONTNEED);
+	w->durable_offset = complete_upto;
+}
+
+/* Oldest writes that are done leave the queue; their buffers go back. */
+static void
+retire_written(SbStripeWriter *w)
+{
+	SbBackup   *b = w->backup;
+	uint64_t	complete_upto = 0;
+
+	while (w->in_flight_count > 0 && w->in_flight[w->in_flight_head]->written)
+	{
+		SbChunk    *c = w->in_flight[w->in_flight_head];
+
+		complete_upto = c->op.offset;	/* advanced past the record */
+		w->in_flight_head = (w->in_flight_head + 1) % b->queue_depth;
+		w->in_flight_count--;
+		sb_queue_push(&b->free_queue, c);
+	}
+	if (w->in_flight_count == 0)
+		atomic_fetch_add(&w->busy_usec,
+						 (uint64_t) ((sb_monotonic_seconds() - w->busy_since) * 1e6));
+	if (complete_upto > 0)
+		drop_written(w, complete_upto);
+}
+
+/* Take completed writes; false (ERR set) if one failed. */
+static bool
+reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
+{
+	SbIoOp	   *done[64];
+	int			n = sb_io_reap(io, done, 64, min, err);
+	int			i;
+
+	if (n < 0)
+		return false;
+	for (i = 0; i < n; i++)
+	{
+		SbChunk    *c = done[i]->tag;
+
+		if (done[i]->error != 0)
+			return sb_error_set_errno(err, done[i]->error, "could not write \"%s\"", w->path);
+		c->written = true;
+		atomic_fetch_add(&w->chunks, 1);
+		atomic_fetch_add(&w->raw_bytes, c->raw_len);
+		atomic_fetch_add(&w->stored_bytes, c->stored_len);
+	}
+	if (n > 0)
+		retire_written(w);
+	return true;
+}
+
+/* Index entries, then the trailer, then fsync: the stripe is complete. */
+static bool
+write_index_and_sync(SbStripeWriter *w, SbError *err)
+{
+	size_t		index_len = w->nentries * SB_INDEX_ENTRY_SIZE;
+	uint8_t    *index = malloc(index_len ? index_len : 1);
+	uint8_t		trailer[SB_TRAILER_SIZE];
+	SbTrailer	t;
+	size_t		i;
+	bool		ok;
+
+	if (index == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory writing the index");
+	for (i = 0; i < w->nentries; i++)
+		sb_format_encode_index_entry(&w->entries[i], index + i * SB_INDEX_ENTRY_SIZE);
+	memset(&t, 0, sizeof(t));
+	t.index_offset = w->offset;
+	t.chunk_count = w->nentries;
+	t.raw_bytes = atomic_load(&w->raw_bytes);
+	t.stored_bytes = atomic_load(&w->stored_bytes);
+	t.index_hash = sb_hash64(index, index_len);
+	t.number = w->index + 1;
+	memcpy(t.uuid_prefix, w->backup->manifest->uuid, 4);
+	sb_format_encode_trailer(&t, trailer);
+	ok = sb_pwrite_all(w->fd, index, index_len, w->offset, w->path, err) &&
+		sb_pwrite_all(w->fd, trailer, sizeof(trailer), w->offset + index_len, w->path, err);
+	free(index);
+	if (!ok)
+		return false;
+	w->offset += index_len + SB_TRAILER_SIZE;
+	if (fsync(w->fd) != 0)
+		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
+	if (w->backup->direct_io)
+		(void) posix_fadvise(w->fd, 0, 0, POSIX_FADV_DONTNEED);
+	return true;
+}
+
+/*
+ * The next chunk to write: wait for one only when nothing is in flight
+ * (otherwise completions need reaping); NULL when there is none now.
+ */
+static SbChunk *
+next_chunk(SbStripeWriter *w, SbQueue *source)
+{
+	if (w->in_flight_count >= w->backup->queue_depth)
+		return NULL;
+	return w->in_flight_count == 0 ? sb_queue_pop(source) : sb_queue_try_pop(source);
+}
+
+/* Write chunks until the source is closed and drained, or the backup stops. */
+static bool
+write_all(SbStripeWriter *w, SbIo *io, SbQueue *source, SbError *err)
+{
+	for (;;)
+	{
+		SbChunk    *c = next_chunk(w, source);
+
+		if (c != NULL)
+		{
+			if (!start_write(w, io, c, err))
+				return false;
+			continue;
+		}
+		if (w->in_flight_count == 0)
+			return true;		/* closed and drained, or stopped */
+		if (!reap_writes(w, io, 1, err))
+			return false;
+	}
+}
+
+/* Never leave a buffer in the kernel's hands when the thread ends. */
+static void
+drain(SbStripeWriter *w, SbIo *io)
+{
+	SbError		ignored;
+	SbIoOp	   *done[64];
+
+	while (sb_io_in_flight(io) > 0 && sb_io_reap(io, done, 64, 1, &ignored) > 0)
+		;
+	w->in_flight_count = 0;
+}
+
+void *
+sb_stripe_writer_main(void *arg)
+{
+	SbStripeWriter *w = arg;
+	SbBackup   *b = w->backup;
+	SbQueue    *source = b->balance == SB_BALANCE_ADAPTIVE ? &b->ready_queue : &w->queue;
+	SbIo	   *io;
+	SbError		err;
+	bool		ok;
+
+	sb_error_clear(&err);
+	io = sb_io_new(b->io_method, b->queue_depth, NULL, &err);
+	ok = io != NULL && write_all(w, io, source, &err);
+	w->finished_at = sb_monotonic_seconds();
+	if (io != NULL)
+		drain(w, io);
+	sb_io_free(io);
+	if (ok && !atomic_load(&b->failed))
+		ok = write_index_and_sync(w, &err);
+	if (!ok)
+	{
+		sb_error_prefix(&err, "stripe %u", w->index + 1);
+		sb_backup_fail(b, &err);
+	}
+	return NULL;
+}

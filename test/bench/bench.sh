@@ -1,0 +1,373 @@
+#!/usr/bin/env bash
+# The throughput benchmark (make bench): stripebackup beside pg_basebackup and
+# pgBackRest on the same cluster, the same disk and in the same run, the tools
+# alternating, several runs each; prints medians, ratios, and the targets of
+# the throughput issue.  Figures, not a test: it never fails on a slow result.
+#
+#   test/bench/bench.sh [SCALE] [RUNS] [BIG_SCALE]
+#     SCALE      pgbench scale of the main cluster (default 60, about 1 GB with the other tables)
+#     RUNS       runs per tool (default 3)
+#     BIG_SCALE  pgbench scale of a second cluster for the memory check (default 0: skip;
+#                540 is about 8 GB)
+#   BENCH_DIR   where everything goes (default /tmp/stripebackup-bench)
+#
+# Started as root it installs what it needs (pgBackRest, fio) and runs as postgres.
+set -euo pipefail
+
+scale=${1:-60}
+runs=${2:-3}
+big_scale=${3:-0}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+dir=${BENCH_DIR:-/tmp/stripebackup-bench}
+
+if [[ $(id -u) -eq 0 ]]; then
+	bash "$repo/scripts/install-deps.sh" --bench
+	make -s -C "$repo" all install >/dev/null
+	mkdir -p "$dir"
+	chown postgres: "$dir"
+	exec runuser -u postgres -- env BENCH_DIR="$dir" bash "${BASH_SOURCE[0]}" "$@"
+fi
+
+bindir=$(pg_config --bindir)
+export PATH="$bindir:$PATH"
+port=55498
+data="$dir/main"
+results="$dir/results"
+mkdir -p "$results"
+: > "$results/times"
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.3f", a - b }'; }
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+psql_() { psql -h "$dir" -p "${PORT:-$port}" -XAtq -d postgres -v ON_ERROR_STOP=1 "$@"; }
+record() { echo "$1 $2" >> "$results/times"; }	# name seconds
+median() { awk -v k="$1" '$1 == k { print $2 }' "$results/times" | sort -g |
+	awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
+say() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
+
+# ---------- the clusters ----------
+
+start_cluster() {	# DATA PORT
+	pg_ctl -D "$1" -o "-p $2 -k $dir -c listen_addresses=''" -l "$1.log" -w start >/dev/null
+}
+
+stop_cluster() {
+	pg_ctl -D "$1" -m fast stop >/dev/null 2>&1 || true
+}
+
+init_cluster() {	# DATA PORT
+	rm -rf "$1"
+	initdb -D "$1" --data-checksums -A trust >/dev/null
+	cat >> "$1/postgresql.conf" <<-EOF
+	shared_preload_libraries = 'stripebackup'
+	archive_mode = on
+	archive_command = 'pgbackrest --config=$dir/pgbackrest.conf --stanza=bench archive-push %p'
+	max_wal_size = 4GB
+	checkpoint_timeout = 30min
+	EOF
+	start_cluster "$1" "$2"
+	PORT=$2 psql_ -c 'CREATE EXTENSION stripebackup'
+}
+
+# pgbench, a table of random values (hex text: compresses about 2x), and a
+# table with 3,000 partitions.
+load_main() {
+	say "loading the main cluster: pgbench scale $scale, random values, 3,000 partitions"
+	pgbench -i -q -s "$scale" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
+	psql_ -c "CREATE TABLE random_values AS
+		SELECT g AS id, md5(random()::text) || md5(random()::text) || md5(random()::text) AS v
+		FROM generate_series(1, $((scale * 25000))) g"
+	load_partitions "$port" 3000 $((scale * 5000))
+	psql_ -c 'CHECKPOINT'
+}
+
+load_partitions() {	# PORT PARTITIONS ROWS
+	PORT=$1 psql_ -c "CREATE TABLE parts (id bigint, v text) PARTITION BY HASH (id)"
+	PORT=$1 psql_ -c "DO \$\$ BEGIN FOR i IN 0..$(($2 - 1)) LOOP
+		EXECUTE format('CREATE TABLE parts_%s PARTITION OF parts FOR VALUES WITH (MODULUS $2, REMAINDER %s)', i, i);
+		END LOOP; END \$\$"
+	PORT=$1 psql_ -c "INSERT INTO parts SELECT g, md5(g::text) || md5(random()::text)
+		FROM generate_series(1, $3) g"
+}
+
+pgbackrest_conf() {
+	cat > "$dir/pgbackrest.conf" <<-EOF
+	[global]
+	repo1-path=$dir/pgbackrest-repo
+	repo1-retention-full=1
+	process-max=2
+	start-fast=y
+	log-level-console=warn
+	log-level-file=off
+	lock-path=$dir/pgbackrest-lock
+	spool-path=$dir/pgbackrest-spool
+	[bench]
+	pg1-path=$data
+	pg1-socket-path=$dir
+	pg1-port=$port
+	EOF
+}
+
+pgbr() { pgbackrest --config="$dir/pgbackrest.conf" --stanza=bench "$@"; }
+
+# ---------- the tools ----------
+
+sb_backup() {	# NAME NDEST COMPRESSION
+	local dests=() i
+	for ((i = 1; i <= $2; i++)); do
+		rm -rf "$dir/sb$i"
+		mkdir -p "$dir/sb$i"
+		dests+=("'$dir/sb$i'")
+	done
+	local t0=$(now)
+	psql_ -c "SELECT stripe_backup(ARRAY[$(IFS=,; echo "${dests[*]}")], compression => '$3', compression_level => 1)" >/dev/null
+	record "$1" "$(elapsed "$t0")"
+}
+
+pgbb_backup() {	# NAME none|zstd
+	rm -rf "$dir/pgbb"
+	local t0=$(now)
+	if [[ $2 == zstd ]]; then
+		pg_basebackup -h "$dir" -p "$port" -D "$dir/pgbb" -Ft -X fetch --checkpoint=fast \
+			--compress=server-zstd:level=1,workers=2
+	else
+		pg_basebackup -h "$dir" -p "$port" -D "$dir/pgbb" -Ft -X fetch --checkpoint=fast
+	fi
+	sync -f "$dir/pgbb"/*
+	record "$1" "$(elapsed "$t0")"
+}
+
+pgbr_backup() {	# NAME none|zst
+	local t0=$(now)
+	pgbr --type=full --compress-type="$2" --compress-level=1 backup
+	record "$1" "$(elapsed "$t0")"
+}
+
+restore_target() { rm -rf "$dir/restore"; }
+
+sb_restore() {
+	restore_target
+	local location
+	location=$(psql_ -c "SELECT location FROM stripe_backups WHERE status = 'completed' ORDER BY id DESC LIMIT 1")
+	local t0=$(now)
+	stripebackup restore "$location" --target "$dir/restore" --no-progress >/dev/null
+	record sb_restore "$(elapsed "$t0")"
+}
+
+pgbr_restore() {
+	restore_target
+	local t0=$(now)
+	pgbr --pg1-path="$dir/restore" restore
+	sync -f "$dir/restore"
+	record br_restore "$(elapsed "$t0")"
+}
+
+pgbb_restore() {
+	restore_target
+	mkdir -p "$dir/restore/pg_wal"
+	local t0=$(now)
+	zstd -q -d -c "$dir/pgbb/base.tar.zst" | tar -xf - -C "$dir/restore"
+	sync -f "$dir/restore"
+	record bb_restore "$(elapsed "$t0")"
+}
+
+# ---------- the limit: fio reading and writing the same bytes ----------
+
+fio_rate() {	# read|write BYTES
+	fio --name=limit --filename="$dir/fio.dat" --size="$2" --rw="$1" --bs=1M --direct=1 \
+		--ioengine=libaio --iodepth=16 --minimal 2>/dev/null |
+		awk -F';' -v rw="$1" '{ print (rw == "read" ? $7 : $48) * 1024 }'
+}
+
+# ---------- memory and cache ----------
+
+# Peak RSS of the backup worker (sampled) and the page cache's growth.
+memory_and_cache() {	# LABEL PORT
+	local pid="" peak=0 before after read
+	before=$(awk '/^Cached:/ { print $2 * 1024 }' /proc/meminfo)
+	rm -rf "$dir/m1" "$dir/m2" && mkdir -p "$dir/m1" "$dir/m2"
+	PORT=$2 psql_ -c "SELECT stripe_backup(ARRAY['$dir/m1', '$dir/m2'], wait => false)" >/dev/null
+	while :; do
+		pid=$(PORT=$2 psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
+		[[ -z $pid ]] && break
+		local hwm
+		hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+		((hwm > peak)) && peak=$hwm
+		sleep 0.1
+	done
+	after=$(awk '/^Cached:/ { print $2 * 1024 }' /proc/meminfo)
+	read=$(PORT=$2 psql_ -c "SELECT bytes_read FROM stripe_backups ORDER BY id DESC LIMIT 1")
+	echo "$1 $peak $((after - before)) $read" >> "$results/memory"
+	rm -rf "$dir/m1" "$dir/m2"
+}
+
+# ---------- balance: two destinations limited 1:4 ----------
+
+balance() {	# LABEL BALANCE WEIGHTS
+	local stored rate location
+	stored=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
+	rate=$(calc "$stored / 1e6 / 5 / 15" 1)	# about 15 s in all
+	rm -rf "$dir/b1" "$dir/b2" && mkdir -p "$dir/b1" "$dir/b2"
+	psql_ -c "SET stripebackup.max_rate = '$rate, $(calc "$rate * 4" 1)'" \
+		-c "SELECT stripe_backup(ARRAY['$dir/b1', '$dir/b2'], weights => ARRAY[$3], balance => '$2',
+			compression => 'none')" >/dev/null
+	location=$(psql_ -c "SELECT location FROM stripe_backups ORDER BY id DESC LIMIT 1")
+	python3 - "$location/manifest.json" "$1" <<-'PY' >> "$results/balance"
+	import json, sys
+	m = json.load(open(sys.argv[1]))
+	f = [s["finished_after"] for s in m["stripes"]]
+	print(sys.argv[2], f[0], f[1], max(f))
+	PY
+	rm -rf "$dir/b1" "$dir/b2"
+}
+
+# ---------- one table against 3,000 partitions ----------
+
+partitions_vs_table() {
+	local mb=$((scale * 5))
+	say "one table against 3,000 partitions, ${mb} MB each"
+	init_cluster "$dir/onetable" 55496
+	PORT=55496 psql_ -c "CREATE TABLE t AS SELECT g AS id, md5(g::text) || md5(random()::text) AS v
+		FROM generate_series(1, $((scale * 50000))) g"
+	init_cluster "$dir/manyparts" 55495
+	load_partitions 55495 3000 $((scale * 50000))
+	for ((r = 1; r <= runs; r++)); do
+		for c in onetable:55496 manyparts:55495; do
+			rm -rf "$dir/p1" "$dir/p2" && mkdir -p "$dir/p1" "$dir/p2"
+			PORT=${c#*:} psql_ -c "SELECT stripe_backup(ARRAY['$dir/p1', '$dir/p2'], compression => 'none')" >/dev/null
+			PORT=${c#*:} psql_ -c "SELECT bytes_read / 1e6 / extract(epoch FROM duration)
+				FROM stripe_backups ORDER BY id DESC LIMIT 1" | xargs -I{} echo "${c%%:*} {}" >> "$results/times"
+		done
+	done
+	stop_cluster "$dir/onetable"
+	stop_cluster "$dir/manyparts"
+	rm -rf "$dir/p1" "$dir/p2" "$dir/onetable" "$dir/manyparts"
+}
+
+# ---------- the run ----------
+
+stop_cluster "$data"
+pgbackrest_conf
+rm -rf "$dir/pgbackrest-repo" "$results"/*
+: > "$results/times"
+init_cluster "$data" "$port"
+pgbr stanza-create >/dev/null
+load_main
+bytes=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
+say "main cluster: $(calc "$bytes / 1e9" 2) GB; $runs runs of each tool, alternating"
+
+for ((r = 1; r <= runs; r++)); do
+	say "round $r of $runs: backups"
+	sb_backup sb2_none 2 none
+	pgbb_backup bb_none none
+	pgbr_backup br_none none
+	sb_backup sb3_none 3 none
+	sb_backup sb2_zstd 2 zstd
+	pgbb_backup bb_zstd zstd
+	pgbr_backup br_zstd zst
+	sb_backup sb3_zstd 3 zstd
+	say "round $r of $runs: restores"
+	sb_restore
+	pgbr_restore
+	pgbb_restore
+done
+restore_target
+rm -rf "$dir/pgbb" "$dir"/sb[123]
+
+say "the limit: fio reading and writing $(calc "$bytes / 1e9" 2) GB"
+read_rate=$(fio_rate read "$bytes")
+write_rate=$(fio_rate write "$bytes")
+rm -f "$dir/fio.dat"
+
+say "memory and page cache"
+memory_and_cache "main" "$port"
+say "balance: two destinations limited 1:4"
+balance adaptive adaptive "1, 1"
+balance weighted weighted "1, 4"
+stop_cluster "$data"
+if ((big_scale > 0)); then
+	say "memory on a cluster of pgbench scale $big_scale"
+	init_cluster "$dir/big" 55497
+	PORT=55497 pgbench -i -q -s "$big_scale" -h "$dir" -p 55497 postgres 2>&1 | tail -1 >&2
+	memory_and_cache "big" 55497
+	stop_cluster "$dir/big"
+	rm -rf "$dir/big"
+fi
+partitions_vs_table
+
+# ---------- the report ----------
+
+mbps() { calc "$bytes / 1e6 / $1" 0; }
+row() {	# LABEL KEY [REFERENCE_KEY]
+	local s ref=""
+	s=$(median "$2")
+	[[ -n ${3:-} ]] && ref=$(calc "$s / $(median "$3")")
+	printf '%-62s %8.2f %8s %8s\n' "$1" "$s" "$(mbps "$s")" "$ref"
+}
+target() {	# TEXT MET
+	printf '  %-80s %s\n' "$1" "$([[ $2 == 1 ]] && echo met || echo 'NOT met')"
+}
+{
+echo
+echo "stripebackup benchmark: $(calc "$bytes / 1e9" 2) GB cluster (pgbench scale $scale, random values,"
+echo "3,000 partitions), $runs runs each, medians; $(nproc) CPUs; $(date -u +%F)"
+echo
+printf '%-62s %8s %8s %8s\n' "backup" "seconds" "MB/s" "ratio"
+row "stripebackup, 2 destinations, none" sb2_none bb_none
+row "stripebackup, 3 destinations, none" sb3_none bb_none
+row "pg_basebackup -Ft -X fetch" bb_none
+row "pgBackRest process-max=2, none" br_none bb_none
+row "stripebackup, 2 destinations, zstd 1" sb2_zstd bb_zstd
+row "stripebackup, 3 destinations, zstd 1" sb3_zstd bb_zstd
+row "pg_basebackup -Ft -X fetch --compress=server-zstd:level=1,workers=2" bb_zstd
+row "pgBackRest process-max=2, zst level 1" br_zstd bb_zstd
+echo "(ratio: time / pg_basebackup's time at the same compression)"
+echo
+printf '%-62s %8s %8s %8s\n' "restore" "seconds" "MB/s" "ratio"
+row "stripebackup restore (3 stripes, zstd 1)" sb_restore br_restore
+row "pgBackRest restore (process-max=2, zst 1)" br_restore
+row "pg_basebackup tar | zstd -d | tar -x" bb_restore br_restore
+echo "(ratio: time / pgBackRest's)"
+echo
+fio_copy=$(calc "$bytes / $read_rate + $bytes / $write_rate" 3)
+echo "the limit: fio read $(calc "$read_rate / 1e6" 0) MB/s, write $(calc "$write_rate / 1e6" 0) MB/s;"
+echo "  reading and writing the cluster's bytes once takes ${fio_copy} s ($(mbps "$fio_copy") MB/s)"
+echo
+echo "memory and cache (peak RSS of the worker, page-cache growth during the backup):"
+while read -r label peak growth read; do
+	echo "  $label: peak RSS $(calc "$peak / 1048576" 0) MiB; page cache grew $(calc "$growth / 1048576" 0) MiB for $(calc "$read / 1048576" 0) MiB read ($(calc "100 * $growth / $read" 1)%)"
+done < "$results/memory"
+echo
+echo "balance (seconds from the start to each stripe's last write):"
+while read -r label f1 f2 wall; do
+	echo "  $label: stripe 1 at $(calc "$f1"), stripe 2 at $(calc "$f2"): apart by $(calc "100 * ($f1 > $f2 ? $f1 - $f2 : $f2 - $f1) / $wall" 1)% of the backup's time"
+done < "$results/balance"
+echo
+one=$(median onetable)
+many=$(median manyparts)
+echo "3,000 partitions: $(calc "$many" 0) MB/s against $(calc "$one" 0) MB/s for one table ($(calc "100 * $many / $one" 0)%)"
+echo
+echo "targets:"
+# buffer_count (16) chunks of transfer_size (1 MiB), twice with compression,
+# plus queue_depth (4) read-ahead buffers: the defaults.
+buffers_mib=$(calc "(16 * 2 + 4) * 1" 0)
+target "backup zstd 1 <= 0.6 x pg_basebackup server-zstd ($(calc "$(median sb3_zstd) / $(median bb_zstd)"))" \
+	"$(awk "BEGIN { print ($(median sb3_zstd) <= 0.6 * $(median bb_zstd)) }")"
+target "backup zstd 1 <= 0.4 x pgBackRest zst 1 ($(calc "$(median sb3_zstd) / $(median br_zstd)"))" \
+	"$(awk "BEGIN { print ($(median sb3_zstd) <= 0.4 * $(median br_zstd)) }")"
+target "backup none >= 80% of fio's read-and-write rate ($(calc "100 * $fio_copy / $(median sb3_none)" 0)%)" \
+	"$(awk "BEGIN { print ($fio_copy / $(median sb3_none) >= 0.8) }")"
+target "restore <= 0.5 x pgBackRest ($(calc "$(median sb_restore) / $(median br_restore)"))" \
+	"$(awk "BEGIN { print ($(median sb_restore) <= 0.5 * $(median br_restore)) }")"
+while read -r label f1 f2 wall; do
+	target "balance, $label: stripes within 5% of the backup's time" \
+		"$(awk "BEGIN { d = $f1 - $f2; if (d < 0) d = -d; print (d <= 0.05 * $wall) }")"
+done < "$results/balance"
+target "3,000 partitions >= 80% of one table's throughput" "$(awk "BEGIN { print ($many >= 0.8 * $one) }")"
+while read -r label peak growth read; do
+	target "memory ($label): peak RSS <= buffers ${buffers_mib} MiB + 64 MiB" \
+		"$(awk "BEGIN { print ($peak <= ($buffers_mib + 64) * 1048576) }")"
+	target "cache ($label): page-cache growth <= 10% of bytes read" \
+		"$(awk "BEGIN { print ($growth <= 0.1 * $read) }")"
+done < "$results/memory"
+} | tee "$results/report.txt"
