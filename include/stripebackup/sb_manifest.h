@@ -73,6 +73,14 @@ typedef struct SbChunkRange
 	uint64_t	last;
 } SbChunkRange;
 
+/* A range of chunks and the (0-based) stripe that holds it. */
+typedef struct SbChunkOwner
+{
+	uint64_t	first;
+	uint64_t	last;
+	uint32_t	stripe;
+} SbChunkOwner;
+
 typedef struct SbStripeInfo
 {
 	uint32_t	number;			/* 1-based */
@@ -117,7 +125,8 @@ typedef struct SbManifest
 	uint64_t	total_chunks;
 
 	/* Derived by sb_manifest_index() for readers; not serialized. */
-	uint8_t    *chunk_stripe;	/* 0-based stripe of each chunk */
+	struct SbChunkOwner *chunk_map; /* every range of chunks and its stripe, sorted */
+	uint32_t	nchunk_map;
 	size_t	   *data_entries;	/* entries with stream_length > 0, stream order */
 	size_t		ndata_entries;
 } SbManifest;
@@ -179,6 +188,12 @@ extern bool sb_piece_iter_next(SbPieceIter *it, SbPiece *piece);
 /* Describe the files a chunk holds, for error messages ("base/1/2 bytes 0-8191, ..."). */
 extern void sb_manifest_describe_chunk(const SbManifest *m, uint64_t chunk_id,
 									   char *buf, size_t buflen);
+
+/* The 0-based stripe of chunk CHUNK_ID, or UINT32_MAX if there is no such chunk. */
+extern uint32_t sb_manifest_chunk_stripe(const SbManifest *m, uint64_t chunk_id);
+
+/* Index into data_entries of the file holding stream byte POS (ndata_entries if none). */
+extern size_t sb_manifest_data_entry_at(const SbManifest *m, uint64_t pos);
 
 /* Raw length of chunk CHUNK_ID (the last one may be short). */
 extern uint32_t sb_manifest_chunk_length(const SbManifest *m, uint64_t chunk_id);

@@ -78,7 +78,7 @@ print_pieces(const SbManifest *m)
 		sb_piece_iter_init(&it, m, c);
 		while (sb_piece_iter_next(&it, &p))
 			printf("%-10llu %-6u %-12llu %-12llu %-12llu %s\n", (unsigned long long) c,
-				   m->chunk_stripe[c] + 1u, (unsigned long long) p.chunk_offset,
+				   sb_manifest_chunk_stripe(m, c) + 1u, (unsigned long long) p.chunk_offset,
 				   (unsigned long long) p.file_offset, (unsigned long long) p.length,
 				   m->entries[p.entry].path);
 	}

@@ -99,31 +99,34 @@ sb_archive_close(SbArchive *a)
 	free(a);
 }
 
-/* Count, per stripe, the files with a piece in it (chunk order keeps it cheap). */
+/*
+ * Count, per stripe, the files with a piece in it: per range of chunks, the
+ * files its stream bytes touch.  Ranges come in chunk order, so a stripe's
+ * files come in order too and one shared with its previous range counts once.
+ */
 static bool
 count_files_per_stripe(const SbManifest *m, SbPlan *plan, SbError *err)
 {
 	size_t	   *last = sb_alloc(m->nstripes * sizeof(size_t), err);
-	uint64_t	c;
+	uint32_t	r;
 	uint32_t	s;
 
 	if (last == NULL)
 		return false;
 	for (s = 0; s < m->nstripes; s++)
 		last[s] = (size_t) -1;
-	for (c = 0; c < m->total_chunks; c++)
+	for (r = 0; r < m->nchunk_map; r++)
 	{
-		SbPieceIter it;
-		SbPiece		piece;
+		const SbChunkOwner *o = &m->chunk_map[r];
+		uint64_t	start = o->first * m->chunk_size;
+		uint64_t	end = (o->last + 1) * m->chunk_size;
+		size_t		first = sb_manifest_data_entry_at(m, start);
+		size_t		final = sb_manifest_data_entry_at(m, (end < m->stream_bytes ? end : m->stream_bytes) - 1);
 
-		s = m->chunk_stripe[c];
-		sb_piece_iter_init(&it, m, c);
-		while (sb_piece_iter_next(&it, &piece))
-		{
-			if (piece.entry != last[s])
-				plan->stripes[s].files++;
-			last[s] = piece.entry;
-		}
+		if (first >= m->ndata_entries)
+			continue;
+		plan->stripes[o->stripe].files += final - first + 1 - (last[o->stripe] == first ? 1 : 0);
+		last[o->stripe] = final;
 	}
 	free(last);
 	return true;

@@ -59,7 +59,7 @@ sb_manifest_free(SbManifest *m)
 	free(m->started_at);
 	free(m->finished_at);
 	free(m->metadata_json);
-	free(m->chunk_stripe);
+	free(m->chunk_map);
 	free(m->data_entries);
 	free(m);
 }
@@ -270,12 +270,53 @@ check_paths(const SbManifest *m, SbError *err)
 	return ok;
 }
 
-/* Mark the stripe of every chunk; each chunk must be in exactly one stripe. */
+/* A stripe's ranges: sane, and adding up to the chunks it says it holds. */
+static bool
+check_stripe_ranges(const SbManifest *m, uint32_t s, SbError *err)
+{
+	const SbStripeInfo *st = &m->stripes[s];
+	uint64_t	count = 0;
+	uint32_t	r;
+
+	if (st->number != s + 1)
+		return sb_error_set(err, SB_ECORRUPT, "manifest: stripe %u listed as number %u",
+							s + 1, st->number);
+	for (r = 0; r < st->nranges; r++)
+	{
+		const SbChunkRange *rg = &st->ranges[r];
+
+		if (rg->first > rg->last || rg->last >= m->total_chunks)
+			return sb_error_set(err, SB_ECORRUPT, "manifest: stripe %u has a bad chunk range", s + 1);
+		count += rg->last - rg->first + 1;
+	}
+	if (count != st->chunks)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: stripe %u lists %" PRIu64 " chunks in ranges, %" PRIu64 " in total",
+							s + 1, count, st->chunks);
+	return true;
+}
+
+static int
+compare_owners(const void *a, const void *b)
+{
+	const SbChunkOwner *x = a;
+	const SbChunkOwner *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+ * Every chunk must be in exactly one stripe: the ranges of all stripes,
+ * sorted, must tile 0..total_chunks-1.  Memory follows the number of ranges,
+ * not of chunks, so a manifest cannot make a reader allocate for chunks it
+ * only claims to have.
+ */
 static bool
 index_chunks(SbManifest *m, SbError *err)
 {
 	uint64_t	expected = (m->stream_bytes + m->chunk_size - 1) / m->chunk_size;
-	uint64_t	c;
+	uint64_t	next = 0;
+	uint32_t	n = 0;
 	uint32_t	s,
 				r;
 
@@ -283,46 +324,62 @@ index_chunks(SbManifest *m, SbError *err)
 		return sb_error_set(err, SB_ECORRUPT,
 							"manifest: %" PRIu64 " chunks listed, %" PRIu64 " expected",
 							m->total_chunks, expected);
-	free(m->chunk_stripe);
-	m->chunk_stripe = sb_alloc(m->total_chunks ? m->total_chunks : 1, err);
-	if (m->chunk_stripe == NULL)
-		return false;
-	memset(m->chunk_stripe, 0xFF, m->total_chunks);
 	for (s = 0; s < m->nstripes; s++)
 	{
-		const SbStripeInfo *st = &m->stripes[s];
-		uint64_t	count = 0;
-
-		if (st->number != s + 1)
-			return sb_error_set(err, SB_ECORRUPT, "manifest: stripe %u listed as number %u",
-								s + 1, st->number);
-		for (r = 0; r < st->nranges; r++)
-		{
-			const SbChunkRange *rg = &st->ranges[r];
-
-			if (rg->first > rg->last || rg->last >= m->total_chunks)
-				return sb_error_set(err, SB_ECORRUPT,
-									"manifest: stripe %u has a bad chunk range", s + 1);
-			for (c = rg->first; c <= rg->last; c++)
-			{
-				if (m->chunk_stripe[c] != 0xFF)
-					return sb_error_set(err, SB_ECORRUPT,
-										"manifest: chunk %" PRIu64 " is in stripes %u and %u",
-										c, m->chunk_stripe[c] + 1, s + 1);
-				m->chunk_stripe[c] = (uint8_t) s;
-			}
-			count += rg->last - rg->first + 1;
-		}
-		if (count != st->chunks)
-			return sb_error_set(err, SB_ECORRUPT,
-								"manifest: stripe %u lists %" PRIu64 " chunks in ranges, %" PRIu64 " in total",
-								s + 1, count, st->chunks);
+		if (!check_stripe_ranges(m, s, err))
+			return false;
+		n += m->stripes[s].nranges;
 	}
-	for (c = 0; c < m->total_chunks; c++)
-		if (m->chunk_stripe[c] == 0xFF)
+	free(m->chunk_map);
+	m->chunk_map = sb_alloc((n ? n : 1) * sizeof(SbChunkOwner), err);
+	if (m->chunk_map == NULL)
+		return false;
+	m->nchunk_map = 0;
+	for (s = 0; s < m->nstripes; s++)
+		for (r = 0; r < m->stripes[s].nranges; r++)
+		{
+			SbChunkOwner *o = &m->chunk_map[m->nchunk_map++];
+
+			o->first = m->stripes[s].ranges[r].first;
+			o->last = m->stripes[s].ranges[r].last;
+			o->stripe = s;
+		}
+	qsort(m->chunk_map, m->nchunk_map, sizeof(SbChunkOwner), compare_owners);
+	for (r = 0; r < m->nchunk_map; r++)
+	{
+		const SbChunkOwner *o = &m->chunk_map[r];
+
+		if (o->first < next)
 			return sb_error_set(err, SB_ECORRUPT,
-								"manifest: chunk %" PRIu64 " is in no stripe", c);
+								"manifest: chunk %" PRIu64 " is in stripes %u and %u",
+								o->first, m->chunk_map[r - 1].stripe + 1, o->stripe + 1);
+		if (o->first > next)
+			break;
+		next = o->last + 1;
+	}
+	if (next != m->total_chunks)
+		return sb_error_set(err, SB_ECORRUPT, "manifest: chunk %" PRIu64 " is in no stripe", next);
 	return true;
+}
+
+uint32_t
+sb_manifest_chunk_stripe(const SbManifest *m, uint64_t chunk_id)
+{
+	uint32_t	lo = 0,
+				hi = m->nchunk_map;
+
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (m->chunk_map[mid].last < chunk_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nchunk_map && m->chunk_map[lo].first <= chunk_id)
+		return m->chunk_map[lo].stripe;
+	return UINT32_MAX;
 }
 
 bool
@@ -345,9 +402,8 @@ sb_manifest_chunk_length(const SbManifest *m, uint64_t chunk_id)
 	return (uint32_t) (left < m->chunk_size ? left : m->chunk_size);
 }
 
-/* First data entry whose stream range reaches past POS (binary search). */
-static size_t
-find_data_entry(const SbManifest *m, uint64_t pos)
+size_t
+sb_manifest_data_entry_at(const SbManifest *m, uint64_t pos)
 {
 	size_t		lo = 0,
 				hi = m->ndata_entries;
@@ -372,7 +428,7 @@ sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t chunk_id)
 	it->chunk_start = chunk_id * m->chunk_size;
 	it->pos = it->chunk_start;
 	it->end = it->chunk_start + sb_manifest_chunk_length(m, chunk_id);
-	it->data_index = find_data_entry(m, it->pos);
+	it->data_index = sb_manifest_data_entry_at(m, it->pos);
 	it->extent = 0;
 	it->extent_base = 0;
 }

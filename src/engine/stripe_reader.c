@@ -79,19 +79,21 @@ check_trailer(SbStripeReader *r, SbError *err)
 	return true;
 }
 
-/* Each index entry must be a chunk of this stripe, once, in bounds. */
+/* Each index entry must be a chunk of this stripe, in bounds. */
 static bool
-check_entry(SbStripeReader *r, const SbIndexEntry *e, uint8_t *seen, SbError *err)
+check_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
 {
 	const SbManifest *m = r->manifest;
 
-	if (e->chunk_id >= m->total_chunks || m->chunk_stripe[e->chunk_id] != r->index)
+	if (sb_manifest_chunk_stripe(m, e->chunk_id) != r->index)
 		return sb_error_set(err, SB_ECORRUPT,
 							"index lists chunk %" PRIu64 ", which the manifest does not put in this stripe",
 							e->chunk_id);
-	if (seen[e->chunk_id / 8] & (1 << (e->chunk_id % 8)))
-		return sb_error_set(err, SB_ECORRUPT, "index lists chunk %" PRIu64 " twice", e->chunk_id);
-	seen[e->chunk_id / 8] |= (uint8_t) (1 << (e->chunk_id % 8));
+	/* Readers size their buffers by the manifest: no compressed chunk without it. */
+	if (e->codec != SB_CODEC_NONE && m->codec == SB_CODEC_NONE)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index says chunk %" PRIu64 " is compressed, but the backup is not",
+							e->chunk_id);
 	/* A chunk is stored compressed only when that makes it smaller. */
 	if (e->raw_len != sb_manifest_chunk_length(m, e->chunk_id) ||
 		e->stored_len > e->raw_len || e->codec > SB_CODEC_ZSTD ||
@@ -103,29 +105,56 @@ check_entry(SbStripeReader *r, const SbIndexEntry *e, uint8_t *seen, SbError *er
 	return true;
 }
 
+static int
+compare_ids(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* No chunk twice: the entries, sorted by chunk, must all differ. */
+static bool
+check_unique(SbStripeReader *r, SbError *err)
+{
+	uint64_t   *ids = sb_alloc((size_t) (r->nentries + 1) * sizeof(uint64_t), err);
+	uint64_t	i;
+	bool		ok = ids != NULL;
+
+	for (i = 0; ok && i < r->nentries; i++)
+		ids[i] = r->entries[i].chunk_id;
+	if (ok)
+		qsort(ids, r->nentries, sizeof(uint64_t), compare_ids);
+	for (i = 1; ok && i < r->nentries; i++)
+		if (ids[i] == ids[i - 1])
+			ok = sb_error_set(err, SB_ECORRUPT, "index lists chunk %" PRIu64 " twice", ids[i]);
+	free(ids);
+	return ok;
+}
+
+/* The index is as long as the file says (trailer checked), so this is real data. */
 static bool
 load_index(SbStripeReader *r, SbError *err)
 {
 	uint64_t	n = r->trailer.chunk_count;
 	size_t		len = (size_t) n * SB_INDEX_ENTRY_SIZE;
 	uint8_t    *raw = sb_alloc(len, err);
-	uint8_t    *seen = sb_alloc(r->manifest->total_chunks / 8 + 1, err);
 	uint64_t	i;
 	bool		ok;
 
 	r->entries = sb_alloc((size_t) (n ? n : 1) * sizeof(SbIndexEntry), err);
-	ok = raw && seen && r->entries && read_exact(r, raw, len, r->trailer.index_offset, err);
+	ok = raw && r->entries && read_exact(r, raw, len, r->trailer.index_offset, err);
 	if (ok && sb_hash64(raw, len) != r->trailer.index_hash)
 		ok = sb_error_set(err, SB_ECORRUPT, "index checksum mismatch");
 	for (i = 0; ok && i < n; i++)
 	{
 		sb_format_decode_index_entry(raw + i * SB_INDEX_ENTRY_SIZE, &r->entries[i]);
-		ok = check_entry(r, &r->entries[i], seen, err);
+		ok = check_entry(r, &r->entries[i], err);
 	}
 	r->nentries = ok ? n : 0;
 	free(raw);
-	free(seen);
-	return ok;
+	return ok && check_unique(r, err);
 }
 
 bool

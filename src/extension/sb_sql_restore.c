@@ -106,7 +106,7 @@ put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 			bool		n[PLAN_COLUMNS];
 
 			memset(n, true, sizeof(n));
-			v[0] = Int32GetDatum(m->chunk_stripe[c] + 1);
+			v[0] = Int32GetDatum((int32) sb_manifest_chunk_stripe(m, c) + 1);
 			n[0] = false;
 			v[9] = CStringGetTextDatum(m->entries[p.entry].path);
 			v[10] = Int64GetDatum((int64) p.file_offset);

@@ -91,11 +91,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("manifest refused without an error", NULL);
 		return 0;
 	}
-	if (m->chunk_stripe == NULL || m->data_entries == NULL || !sb_manifest_index(m, &err))
+	if (m->chunk_map == NULL || m->data_entries == NULL || !sb_manifest_index(m, &err))
 		fail("an accepted manifest does not index", err.message);
 	for (c = 0; c < m->total_chunks && c < MAX_CHUNKS_WALKED; c++)
 	{
-		if (m->chunk_stripe[c] >= m->nstripes)
+		if (sb_manifest_chunk_stripe(m, c) >= m->nstripes)
 			fail("chunk in a stripe that does not exist", NULL);
 		check_chunk(m, c);
 	}

@@ -299,9 +299,11 @@ test_manifest_json_roundtrip(void)
 	ok(same, "every entry survives, byte for byte");
 	ok(back->nstripes == 2 && stripes_equal(&m->stripes[0], &back->stripes[0]) &&
 	   stripes_equal(&m->stripes[1], &back->stripes[1]), "stripes survive");
-	ok(back->chunk_stripe != NULL && back->chunk_stripe[0] == 0 && back->chunk_stripe[1] == 0 &&
-	   back->chunk_stripe[2] == 1 && back->chunk_stripe[3] == 1 && back->chunk_stripe[4] == 0 &&
-	   back->chunk_stripe[5] == 0, "the chunk to stripe map is built");
+	ok(back->chunk_map != NULL && sb_manifest_chunk_stripe(back, 0) == 0 &&
+	   sb_manifest_chunk_stripe(back, 1) == 0 && sb_manifest_chunk_stripe(back, 2) == 1 &&
+	   sb_manifest_chunk_stripe(back, 3) == 1 && sb_manifest_chunk_stripe(back, 4) == 0 &&
+	   sb_manifest_chunk_stripe(back, 5) == 0 && sb_manifest_chunk_stripe(back, 6) == UINT32_MAX,
+	   "the chunk to stripe map is built");
 	json2 = sb_manifest_to_json(back, &err);
 	ok(json2 != NULL && strcmp(json, json2) == 0, "written again, the JSON is identical");
 
@@ -587,4 +589,51 @@ test_manifest_rejects(void)
 						"\"weight\"", "an infinite stripe weight");
 	expect_text_refused("\"weight\":2.5,", "\"weight\":2.5,\"seconds\":-1e999,", SB_ECORRUPT,
 						"\"seconds\"", "an infinite writing time");
+}
+
+/*
+ * A manifest can claim far more chunks than any file holds (a 4 TiB file in
+ * one range of a billion 4 kB chunks, in a few hundred bytes of JSON).  Reading
+ * and planning it must cost memory and time by its ranges, not its chunks.
+ */
+void
+test_manifest_huge_claims(void)
+{
+	SbManifest *m = sb_manifest_new();
+	SbManifest *back;
+	SbChunkRange r1[] = {{0, (UINT64_C(1) << 30) - 2}};
+	SbChunkRange r2[] = {{(UINT64_C(1) << 30) - 1, (UINT64_C(1) << 30) - 1}};
+	SbArchive	a;
+	SbPlan		plan;
+	SbError		err;
+	char	   *text;
+	double		t0 = th_now();
+
+	m->name = strdup("huge");
+	m->chunk_size = 4096;
+	m->codec = SB_CODEC_NONE;
+	add(m, ".", SB_ENTRY_DIR, 0700, 1, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "big", SB_ENTRY_FILE, 0600, 1, UINT64_C(1) << 42, 0, UINT64_C(1) << 42, NULL, 0,
+		false, NULL);
+	m->stream_bytes = UINT64_C(1) << 42;
+	m->total_chunks = UINT64_C(1) << 30;
+	m->stripes = calloc(2, sizeof(SbStripeInfo));
+	m->nstripes = 2;
+	set_stripe(&m->stripes[0], 1, "/a", 1, r1, 1);
+	set_stripe(&m->stripes[1], 2, "/b", 1, r2, 1);
+	text = sb_manifest_to_json(m, &err);
+	back = text ? sb_manifest_from_json(text, strlen(text), &err) : NULL;
+	ok(back != NULL && back->nchunk_map == 2, "a manifest claiming a billion chunks is read by its 2 ranges");
+	ok(back != NULL && sb_manifest_chunk_stripe(back, (UINT64_C(1) << 30) - 1) == 1 &&
+	   sb_manifest_chunk_stripe(back, 12345) == 0, "chunks are found in their ranges");
+	memset(&a, 0, sizeof(a));
+	a.manifest = back;
+	a.stripe_paths[0] = "/nonexistent/huge/stripe-1.sbs";
+	a.stripe_paths[1] = "/nonexistent/huge/stripe-2.sbs";
+	ok(back != NULL && sb_archive_plan(&a, &plan, &err) && plan.stripes[0].files == 1 &&
+	   plan.stripes[1].files == 1, "its plan counts the one file in each stripe");
+	ok(th_now() - t0 < 5.0, "all of it in moments (%.2f s)", th_now() - t0);
+	free(text);
+	sb_manifest_free(back);
+	sb_manifest_free(m);
 }
