@@ -28,7 +28,7 @@ UNIT_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard test/unit/*.c)))
 
 OBJS = $(EXTENSION_OBJS) $(ENGINE_OBJS)
 
-ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lpthread
+ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lpthread -lm
 SHLIB_LINK = $(ENGINE_LIBS)
 PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
 PG_CFLAGS = -Werror -pthread

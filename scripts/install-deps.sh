@@ -13,7 +13,7 @@ packages=(
 	postgresql-15 postgresql-client-15 postgresql-server-dev-15
 	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev
 	libipc-run-perl postgresql-15-pgtap postgresql-15-cron
-	zstd
+	zstd libxml2-utils
 )
 for arg in "$@"; do
 	case "$arg" in

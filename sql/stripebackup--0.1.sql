@@ -85,6 +85,34 @@ CREATE TABLE stripe_restore_stripe_history (
 	PRIMARY KEY (restore_id, stripe)
 );
 
+-- Each stripe's stored bytes by the end of every second of its backup.
+CREATE TABLE stripe_backup_timeline_history (
+	backup_id		bigint NOT NULL REFERENCES stripe_backup_history (id) ON DELETE CASCADE,
+	stripe			int NOT NULL,
+	second			int NOT NULL,
+	stored_bytes	bigint NOT NULL,
+	PRIMARY KEY (backup_id, stripe, second)
+);
+
+-- What stripe_calibrate() measured.
+CREATE TABLE stripe_calibrations (
+	id				bigserial PRIMARY KEY,
+	destination		text NOT NULL,
+	measured_at		timestamptz NOT NULL DEFAULT now(),
+	test			text NOT NULL
+		CHECK (test IN ('sequential write', 'sequential read', 'random read')),
+	block_kb		int NOT NULL,
+	queue_depth		int NOT NULL,
+	size_mb			int NOT NULL,
+	mb_per_s		float8 NOT NULL,
+	iops			float8 NOT NULL,
+	direct_io		boolean NOT NULL
+);
+CREATE INDEX ON stripe_calibrations (destination, test, measured_at);
+
+-- When stripe_stats_reset() last ran: throughput statistics start there.
+CREATE TABLE stripe_stats_reset_history (reset_at timestamptz NOT NULL);
+
 -- Keep the history in pg_dump output.
 SELECT pg_catalog.pg_extension_config_dump('stripe_backup_history', '');
 SELECT pg_catalog.pg_extension_config_dump('stripe_backup_stripe_history', '');
@@ -92,6 +120,9 @@ SELECT pg_catalog.pg_extension_config_dump('stripe_backup_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('stripe_restore_history', '');
 SELECT pg_catalog.pg_extension_config_dump('stripe_restore_stripe_history', '');
 SELECT pg_catalog.pg_extension_config_dump('stripe_restore_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('stripe_backup_timeline_history', '');
+SELECT pg_catalog.pg_extension_config_dump('stripe_calibrations', '');
+SELECT pg_catalog.pg_extension_config_dump('stripe_stats_reset_history', '');
 
 -- Is job ID of KIND ('backup' or 'restore') the one this server runs now?
 -- Lets the views show a job whose worker died with the server as failed.
@@ -180,6 +211,73 @@ SELECT s.restore_id,
 	   round((s.stored_bytes / 1e6 / nullif(s.seconds, 0))::numeric, 1) AS mb_per_s
 FROM stripe_restore_stripe_history s;
 
+CREATE VIEW stripe_backup_timeline AS
+SELECT t.backup_id,
+	   t.stripe,
+	   t.second,
+	   t.stored_bytes,
+	   round(((t.stored_bytes - lag(t.stored_bytes, 1, 0::bigint) OVER w) / 1e6)::numeric, 1)
+		   AS mb_per_s
+FROM stripe_backup_timeline_history t
+WINDOW w AS (PARTITION BY t.backup_id, t.stripe ORDER BY t.second);
+
+-- Live: a row per stripe of the running backup or restore; none otherwise.
+CREATE FUNCTION stripebackup_progress(
+	OUT kind text, OUT id bigint, OUT phase text, OUT stripe int, OUT location text,
+	OUT bytes_done bigint, OUT bytes_total bigint, OUT stored_bytes bigint,
+	OUT mb_per_s float8, OUT mb_per_s_average float8, OUT queue_depth int,
+	OUT eta_seconds float8, OUT updated_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'stripebackup_progress'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW stripe_backup_progress AS
+SELECT kind, id, phase, stripe, location, bytes_done, bytes_total,
+	   round((100.0 * bytes_done / nullif(bytes_total, 0))::numeric, 1) AS percent,
+	   stored_bytes, round(mb_per_s::numeric, 1) AS mb_per_s,
+	   round(mb_per_s_average::numeric, 1) AS mb_per_s_average, queue_depth,
+	   round(eta_seconds::numeric, 1) AS eta_seconds, updated_at
+FROM stripebackup_progress();
+
+-- Per destination, its recent runs (the last 10 of each kind since the last
+-- reset): backups measure writing, restores reading.
+CREATE VIEW stripe_throughput AS
+WITH runs AS (
+	SELECT s.destination, 'backup' AS kind, h.finished_at AS at,
+		   s.stored_bytes / 1e6 / nullif(s.seconds, 0) AS mb_per_s
+	FROM stripe_backup_stripe_history s
+	JOIN stripe_backup_history h ON h.id = s.backup_id
+	WHERE h.status = 'completed'
+	UNION ALL
+	SELECT s.destination, 'restore', r.finished_at, s.stored_bytes / 1e6 / nullif(s.seconds, 0)
+	FROM stripe_restore_stripe_history s
+	JOIN stripe_restore_history r ON r.id = s.restore_id
+	WHERE r.status = 'completed'
+), recent AS (
+	SELECT *, row_number() OVER (PARTITION BY destination, kind ORDER BY at DESC) AS age
+	FROM runs
+	WHERE mb_per_s IS NOT NULL
+	  AND at > coalesce((SELECT max(reset_at) FROM stripe_stats_reset_history), '-infinity')
+)
+SELECT destination,
+	   kind,
+	   count(*) AS runs,
+	   round((max(mb_per_s) FILTER (WHERE age = 1))::numeric, 1) AS last_mb_per_s,
+	   round(avg(mb_per_s)::numeric, 1) AS avg_mb_per_s,
+	   round(max(mb_per_s)::numeric, 1) AS best_mb_per_s,
+	   round(min(mb_per_s)::numeric, 1) AS worst_mb_per_s,
+	   CASE WHEN count(*) < 3 THEN 'too few runs'
+			WHEN max(mb_per_s) FILTER (WHERE age = 1) < 0.9 * avg(mb_per_s) THEN 'slower'
+			WHEN max(mb_per_s) FILTER (WHERE age = 1) > 1.1 * avg(mb_per_s) THEN 'faster'
+			ELSE 'steady' END AS trend,
+	   CASE WHEN count(*) >= 3 THEN
+			round((regr_slope(mb_per_s, extract(epoch FROM at)) * 86400)::numeric, 1) END
+		   AS mb_per_s_change_per_day,
+	   max(at) AS last_run_at
+FROM recent
+WHERE age <= 10
+GROUP BY destination, kind;
+
 -- ---------------------------------------------------------------------------
 -- Functions
 -- ---------------------------------------------------------------------------
@@ -262,6 +360,31 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION stripe_restore(bigint, text, text[], boolean) IS
 'restore a backup into an empty directory while the server runs';
 
+-- Measure destinations: sequential write and read of a test file (O_DIRECT),
+-- random reads when asked, a block size by queue depth matrix when asked.
+CREATE FUNCTION stripe_calibrate(destinations text[], size_mb int DEFAULT 256,
+	block_kb int DEFAULT 1024, queue_depth int DEFAULT 16,
+	random_iops boolean DEFAULT false, matrix boolean DEFAULT false,
+	OUT destination text, OUT test text, OUT block_kb int, OUT queue_depth int,
+	OUT mb_per_s float8, OUT iops float8, OUT direct_io boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'stripe_calibrate'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+-- A chart of each stripe's throughput over the backup, as SVG.
+CREATE FUNCTION stripe_backup_svg(backup bigint) RETURNS text
+AS 'MODULE_PATHNAME', 'stripe_backup_svg'
+LANGUAGE C STRICT VOLATILE;
+
+-- Clear the statistics: calibrations and timelines go; throughput counts from now.
+CREATE FUNCTION stripe_stats_reset() RETURNS void
+LANGUAGE sql
+AS $$
+	DELETE FROM @extschema@.stripe_calibrations;
+	DELETE FROM @extschema@.stripe_backup_timeline_history;
+	INSERT INTO @extschema@.stripe_stats_reset_history VALUES (now());
+$$;
+
 CREATE FUNCTION stripebackup_version() RETURNS text
 AS 'MODULE_PATHNAME', 'stripebackup_version'
 LANGUAGE C STRICT IMMUTABLE;
@@ -278,7 +401,14 @@ REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
 REVOKE ALL ON TABLE stripe_backup_history, stripe_backup_stripe_history,
-	stripe_restore_history, stripe_restore_stripe_history FROM PUBLIC;
-GRANT SELECT ON stripe_backups, stripe_backup_stripes, stripe_restores, stripe_restore_stripes
+	stripe_restore_history, stripe_restore_stripe_history, stripe_backup_timeline_history,
+	stripe_calibrations, stripe_stats_reset_history FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION stripebackup_progress() TO pg_monitor;
+GRANT SELECT ON stripe_backups, stripe_backup_stripes, stripe_restores, stripe_restore_stripes,
+	stripe_backup_progress, stripe_backup_timeline, stripe_throughput, stripe_calibrations
 	TO pg_monitor;

@@ -93,6 +93,9 @@ typedef struct SbStripeInfo
 	uint64_t	file_bytes;		/* size of the stripe file */
 	double		seconds;		/* wall time its writer was busy */
 	double		finished_after; /* from the start of the backup to its last write */
+	uint64_t   *timeline;		/* stored bytes by the end of each second; the last
+								 * figure is the total, at finished_after */
+	uint32_t	ntimeline;
 	SbChunkRange *ranges;
 	uint32_t	nranges;
 } SbStripeInfo;

@@ -17,6 +17,7 @@ typedef struct SbStripeProgress
 	uint64_t	raw_bytes;		/* their uncompressed bytes */
 	uint64_t	stored_bytes;	/* their bytes on the device */
 	double		busy_seconds;	/* time spent in device I/O */
+	uint32_t	in_flight;		/* transfers queued to the device now */
 } SbStripeProgress;
 
 typedef struct SbProgress

@@ -30,6 +30,7 @@ extern int	cmd_show(int argc, char **argv);
 extern int	cmd_plan(int argc, char **argv);
 extern int	cmd_verify(int argc, char **argv);
 extern int	cmd_restore(int argc, char **argv);
+extern int	cmd_report(int argc, char **argv);
 
 /* Print "stripebackup: error: MESSAGE" and return the exit status for ERR. */
 extern int	cli_report_error(const SbError *err);

@@ -23,6 +23,7 @@ usage(void)
 	printf("  %s plan    LOCATION [--target DIR]                  what a restore will read\n", progname);
 	printf("  %s verify  LOCATION                                 check every stripe and checksum\n", progname);
 	printf("  %s restore LOCATION --target DIR [OPTION]...        restore into an empty directory\n", progname);
+	printf("  %s report  LOCATION [--svg FILE]                    how each stripe did, as a chart\n", progname);
 	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME).\n");
 	printf("Run \"%s COMMAND --help\" for a command's options.\n", progname);
 	printf("\nExit status: 0 success, 1 failure, 2 bad usage or refused input,\n"
@@ -43,6 +44,7 @@ main(int argc, char **argv)
 		{"plan", cmd_plan},
 		{"verify", cmd_verify},
 		{"restore", cmd_restore},
+		{"report", cmd_report},
 	};
 	size_t		i;
 

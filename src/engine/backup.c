@@ -426,6 +426,20 @@ build_ranges(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
 	return true;
 }
 
+/* The writer's per-second figures, and the total at its end. */
+static bool
+copy_timeline(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
+{
+	s->timeline = sb_alloc((w->ntimeline + 1) * sizeof(uint64_t), err);
+	if (s->timeline == NULL)
+		return false;
+	if (w->ntimeline > 0)
+		memcpy(s->timeline, w->timeline, w->ntimeline * sizeof(uint64_t));
+	s->timeline[w->ntimeline] = s->stored_bytes;
+	s->ntimeline = w->ntimeline + 1;
+	return true;
+}
+
 /* Put the writers' figures and chunk ranges into the manifest. */
 static bool
 complete_manifest(SbBackup *b, SbError *err)
@@ -452,6 +466,8 @@ complete_manifest(SbBackup *b, SbError *err)
 		s->file_bytes = w->offset;
 		s->seconds = (double) atomic_load(&w->busy_usec) / 1e6;
 		s->finished_after = w->finished_at > 0 ? w->finished_at - b->started : 0;
+		if (!copy_timeline(w, s, err))
+			return false;
 		m->stream_bytes += s->raw_bytes;
 		m->stored_bytes += s->stored_bytes;
 		if (!build_ranges(w, s, err))
@@ -491,6 +507,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 		free(w->path);
 		free(w->entries);
 		free(w->in_flight);
+		free(w->timeline);
 		sb_queue_destroy(&w->queue);
 	}
 	for (i = 0; b->chunks != NULL && i < b->nchunks; i++)
@@ -592,6 +609,7 @@ sb_backup_progress(SbBackup *b, SbProgress *p)
 		p->stripes[i].raw_bytes = atomic_load(&w->raw_bytes);
 		p->stripes[i].stored_bytes = atomic_load(&w->stored_bytes);
 		p->stripes[i].busy_seconds = (double) atomic_load(&w->busy_usec) / 1e6;
+		p->stripes[i].in_flight = atomic_load(&w->in_flight_count);
 	}
 }
 

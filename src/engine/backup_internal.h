@@ -63,11 +63,14 @@ typedef struct SbStripeWriter
 	/* writes in flight, oldest first: the file is complete up to the first */
 	SbChunk   **in_flight;
 	uint32_t	in_flight_head;
-	uint32_t	in_flight_count;
+	_Atomic uint32_t in_flight_count;	/* read by progress on other threads */
 	uint64_t	durable_offset; /* written back and dropped from the cache */
 	SbRate		rate;
 	double		busy_since;		/* when writes went from none to some */
 	double		finished_at;	/* when its last write completed */
+	uint64_t   *timeline;		/* stored bytes written by the end of each second */
+	uint32_t	ntimeline;
+	uint32_t	timeline_cap;
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;

@@ -50,6 +50,7 @@ sb_manifest_free(SbManifest *m)
 		free(m->stripes[i].destination);
 		free(m->stripes[i].file_name);
 		free(m->stripes[i].ranges);
+		free(m->stripes[i].timeline);
 	}
 	free(m->entries);
 	free(m->stripes);

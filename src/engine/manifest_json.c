@@ -232,6 +232,13 @@ add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
 	ranges = add(b, o, "chunk_ranges", cJSON_CreateArray());
 	for (i = 0; ranges != NULL && i < s->nranges; i++)
 		add_pair(b, ranges, s->ranges[i].first, s->ranges[i].last);
+	if (s->ntimeline > 0)
+	{
+		cJSON	   *timeline = add(b, o, "timeline", cJSON_CreateArray());
+
+		for (i = 0; timeline != NULL && i < s->ntimeline; i++)
+			add_u64(b, timeline, NULL, s->timeline[i]);
+	}
 }
 
 static void
@@ -417,6 +424,32 @@ get_name(const cJSON *o, const char *key, const char *hex_key, char **out, SbErr
 	return true;
 }
 
+/* An optional array of whole numbers (absent: none). */
+static bool
+get_number_list(const cJSON *o, const char *key, uint64_t **out, uint32_t *count, SbError *err)
+{
+	const cJSON *array = cJSON_GetObjectItemCaseSensitive(o, key);
+	const cJSON *v;
+
+	*out = NULL;
+	*count = 0;
+	if (array == NULL)
+		return true;
+	if (!cJSON_IsArray(array))
+		return bad(err, "bad array", key);
+	*out = sb_alloc(sizeof(uint64_t) * (size_t) (cJSON_GetArraySize(array) + 1), err);
+	if (*out == NULL)
+		return false;
+	cJSON_ArrayForEach(v, array)
+	{
+		if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= JSON_MAX_INTEGER) ||
+			v->valuedouble != floor(v->valuedouble))
+			return bad(err, "bad number in", key);
+		(*out)[(*count)++] = (uint64_t) v->valuedouble;
+	}
+	return true;
+}
+
 /* Read an array of [x, y] number pairs. */
 static bool
 get_pairs(const cJSON *o, const char *key, uint64_t **out, uint32_t *count, SbError *err)
@@ -558,7 +591,8 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 		get_u64(o, "raw_bytes", &s->raw_bytes, err) &&
 		get_u64(o, "stored_bytes", &s->stored_bytes, err) &&
 		get_u64(o, "file_bytes", &s->file_bytes, err) &&
-		get_pairs(o, "chunk_ranges", (uint64_t **) &s->ranges, &s->nranges, err);
+		get_pairs(o, "chunk_ranges", (uint64_t **) &s->ranges, &s->nranges, err) &&
+		get_number_list(o, "timeline", &s->timeline, &s->ntimeline, err);
 }
 
 /* "format", "format_version": refuse what is not ours or too new. */

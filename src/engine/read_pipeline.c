@@ -48,6 +48,7 @@ typedef struct StripeState
 	bool		started;
 	double		seconds;		/* from the start of the run to its last chunk */
 	SbRate		rate;
+	_Atomic uint32_t in_flight;	/* reads queued now, for progress */
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;
@@ -258,6 +259,7 @@ read_records(Pipeline *p, StripeState *s, SbIo *io)
 			}
 			continue;
 		}
+		atomic_store(&s->in_flight, sb_io_in_flight(io));
 		n = sb_io_reap(io, done, 64, 1, &err);
 		atomic_fetch_add(&s->busy_usec, (uint64_t) ((sb_monotonic_seconds() - t0) * 1e6));
 		if (n < 0)
@@ -458,6 +460,7 @@ fill_progress(Pipeline *p, SbProgress *progress)
 		progress->stripes[i].raw_bytes = atomic_load(&s->raw_bytes);
 		progress->stripes[i].stored_bytes = atomic_load(&s->stored_bytes);
 		progress->stripes[i].busy_seconds = (double) atomic_load(&s->busy_usec) / 1e6;
+		progress->stripes[i].in_flight = atomic_load(&s->in_flight);
 	}
 }
 

@@ -133,6 +133,34 @@ retire_written(SbStripeWriter *w)
 		drop_written(w, complete_upto);
 }
 
+/*
+ * The stripe's timeline: its stored bytes at the end of every second since
+ * the backup began (the chart of a backup shows whether the devices were
+ * balanced).  A second without a write repeats the figure before it.
+ */
+static bool
+note_timeline(SbStripeWriter *w, SbError *err)
+{
+	uint64_t	now_second = (uint64_t) (sb_monotonic_seconds() - w->backup->started);
+	uint64_t	bytes = atomic_load(&w->stored_bytes);
+
+	while (w->ntimeline < now_second)
+	{
+		if (w->ntimeline == w->timeline_cap)
+		{
+			uint32_t	cap = w->timeline_cap ? w->timeline_cap * 2 : 64;
+			uint64_t   *grown = realloc(w->timeline, cap * sizeof(uint64_t));
+
+			if (grown == NULL)
+				return sb_error_set(err, SB_ENOMEM, "out of memory growing the timeline");
+			w->timeline = grown;
+			w->timeline_cap = cap;
+		}
+		w->timeline[w->ntimeline++] = bytes;
+	}
+	return true;
+}
+
 /* Take completed writes; false (ERR set) if one failed. */
 static bool
 reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
@@ -156,7 +184,7 @@ reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
 	}
 	if (n > 0)
 		retire_written(w);
-	return true;
+	return note_timeline(w, err);
 }
 
 /* Index entries, then the trailer, then fsync: the stripe is complete. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "storage/fd.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -48,8 +49,8 @@ text_array_elements(ArrayType *array, char ***out)
 	return n;
 }
 
-static void
-read_destinations(ArrayType *array, SbJobArgs *args)
+void
+sb_args_read_destinations(ArrayType *array, SbJobArgs *args)
 {
 	char	  **dests;
 	int			n = text_array_elements(array, &dests);
@@ -102,6 +103,37 @@ read_weights(ArrayType *array, SbJobArgs *args)
 					 errmsg("weight %d is NULL", i + 1)));
 		args->weights[i] = DatumGetFloat8(elems[i]);
 	}
+}
+
+/*
+ * No weights given: each destination's latest calibrated sequential write
+ * speed, when every destination has one; equal shares otherwise.
+ */
+static void
+weights_from_calibrations(SbJobArgs *args)
+{
+	char	   *sql = psprintf("SELECT mb_per_s FROM %s.stripe_calibrations "
+							   "WHERE destination = $1 AND test = 'sequential write' "
+							   "ORDER BY measured_at DESC, id DESC LIMIT 1", sb_schema_quoted());
+	Oid			types[1] = {TEXTOID};
+	bool		all = true;
+	int			i;
+
+	SPI_connect();
+	for (i = 0; i < args->ndestinations && all; i++)
+	{
+		Datum		values[1] = {CStringGetTextDatum(args->destinations[i])};
+		bool		isnull = true;
+
+		if (SPI_execute_with_args(sql, 1, types, values, NULL, true, 1) == SPI_OK_SELECT &&
+			SPI_processed == 1)
+			args->weights[i] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0],
+															SPI_tuptable->tupdesc, 1, &isnull));
+		all = !isnull && args->weights[i] > 0;
+	}
+	SPI_finish();
+	for (i = 0; i < args->ndestinations && !all; i++)
+		args->weights[i] = 1.0;
 }
 
 static char *
@@ -246,11 +278,11 @@ sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("destinations must not be NULL")));
-	read_destinations(PG_GETARG_ARRAYTYPE_P(0), args);
-	for (i = 0; i < args->ndestinations; i++)
-		args->weights[i] = 1.0;
+	sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), args);
 	if (!PG_ARGISNULL(1))
 		read_weights(PG_GETARG_ARRAYTYPE_P(1), args);
+	else
+		weights_from_calibrations(args);
 	args->has_label = !PG_ARGISNULL(2);
 	if (args->has_label)
 	{

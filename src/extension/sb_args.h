@@ -7,9 +7,13 @@
 #define SB_ARGS_H
 
 #include "fmgr.h"
+#include "utils/array.h"
 
 #include "stripebackup/sb_backup.h"
 #include "sb_shmem.h"
+
+/* Read a destinations array (one-dimensional, no NULLs, 1 to 64 of them). */
+extern void sb_args_read_destinations(ArrayType *array, SbJobArgs *args);
 
 /* Read and check stripe_backup()'s arguments; ERROR naming the bad value. */
 extern void sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args);

@@ -98,6 +98,29 @@ insert_stripes(const SbJobArgs *a, const SbManifest *m)
 	}
 }
 
+/* Each stripe's timeline, a row per second. */
+static void
+insert_timelines(const SbJobArgs *a, const SbManifest *m)
+{
+	Oid			types[4] = {INT8OID, INT4OID, INT4OID, INT8OID};
+	char	   *sql = psprintf("INSERT INTO %s.stripe_backup_timeline_history (backup_id, stripe, "
+							   "second, stored_bytes) VALUES ($1, $2, $3, $4)", sb_schema_quoted());
+	uint32_t	i,
+				t;
+
+	for (i = 0; i < m->nstripes; i++)
+		for (t = 0; t < m->stripes[i].ntimeline; t++)
+		{
+			Datum		values[4];
+
+			values[0] = Int64GetDatum(a->id);
+			values[1] = Int32GetDatum((int32) m->stripes[i].number);
+			values[2] = Int32GetDatum((int32) t + 1);
+			values[3] = Int64GetDatum((int64) m->stripes[i].timeline[t]);
+			sb_spi_write(sql, 4, types, values, NULL);
+		}
+}
+
 static int64
 file_count(const SbManifest *m)
 {
@@ -152,6 +175,9 @@ sb_history_finish(const SbJobArgs *a, const char *status, const char *error,
 					 sb_schema_quoted()),
 			9, types, values, nulls);
 	if (m != NULL)
+	{
 		insert_stripes(a, m);
+		insert_timelines(a, m);
+	}
 	sb_spi_end();
 }

@@ -39,6 +39,7 @@
 #include "sb_pagecheck.h"
 #include "sb_pgbackup.h"
 #include "sb_pgmanifest.h"
+#include "sb_progress.h"
 #include "sb_util.h"
 #include "sb_walk.h"
 #include "sb_worker.h"
@@ -356,6 +357,7 @@ sb_pgbackup_run(const SbJobArgs *args, SbBackupOutcome *out)
 	r->args = args;
 	r->out = out;
 	check_server();
+	sb_progress_begin_backup(args);
 	create_slot(args);
 	PG_TRY();
 	{

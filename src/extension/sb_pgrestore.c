@@ -15,6 +15,7 @@
 #include "stripebackup/sb_pgmeta.h"
 #include "sb_args.h"
 #include "sb_pgrestore.h"
+#include "sb_progress.h"
 #include "sb_spi.h"
 #include "sb_util.h"
 #include "sb_worker.h"
@@ -145,6 +146,7 @@ sb_pgrestore_run(const SbJobArgs *args, SbRestoreOutcome *out)
 	PG_TRY();
 	{
 		sb_check_outside_cluster(args->target, "restore target");
+		sb_progress_begin_restore(a);
 		plan(a, out);
 		restore(args, a, out);
 	}

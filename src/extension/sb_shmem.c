@@ -121,7 +121,9 @@ sb_shmem_claim(const SbJobArgs *args)
 						 kind == SB_JOB_RESTORE ? "stripe_cancel_restore" : "stripe_cancel",
 						 (long long) running)));
 	}
-	memset(sb_shared->stripe_bytes, 0, sizeof(sb_shared->stripe_bytes));
+	memset(sb_shared->stripes, 0, sizeof(sb_shared->stripes));
+	sb_shared->nstripes = 0;
+	sb_shared->bytes_total = 0;
 	sb_shared->args = *args;
 	sb_shared->state = SB_JOB_STARTING;
 	sb_shared->worker_pid = 0;
@@ -134,6 +136,26 @@ sb_shmem_claim(const SbJobArgs *args)
 	sb_shared->files_done = 0;
 	strlcpy(sb_shared->phase, "starting", sizeof(sb_shared->phase));
 	sb_shared->requester_pid = MyProcPid;
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sb_shmem_progress_begin(int nstripes, const char *const *locations, const uint64 *totals,
+						uint64 total)
+{
+	int			i;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	sb_shared->nstripes = nstripes;
+	sb_shared->bytes_total = total;
+	for (i = 0; i < nstripes; i++)
+	{
+		SbStripeLive *l = &sb_shared->stripes[i];
+
+		memset(l, 0, sizeof(*l));
+		strlcpy(l->location, locations[i], sizeof(l->location));
+		l->total = totals[i];
+	}
 	LWLockRelease(sb_shared->lock);
 }
 

@@ -65,6 +65,22 @@ typedef struct SbJobArgs
 	char		mappings[SB_MAX_MAPPINGS][2 * MAXPGPATH];	/* "OLD=NEW" */
 } SbJobArgs;
 
+#define SB_PROGRESS_SAMPLES 8
+
+/* What one stripe of the running job has done so far. */
+typedef struct SbStripeLive
+{
+	char		location[MAXPGPATH];	/* destination, or stripe folder (restore) */
+	uint64		total;			/* raw bytes it is expected to move; 0 unknown */
+	uint64		done;			/* raw bytes moved */
+	uint64		stored;			/* bytes on its device */
+	uint32		in_flight;		/* transfers queued to its device now */
+	/* about one sample a second, for the recent rate */
+	double		sample_time[SB_PROGRESS_SAMPLES];
+	uint64		sample_done[SB_PROGRESS_SAMPLES];
+	int			nsamples;
+} SbStripeLive;
+
 typedef struct SbShared
 {
 	LWLock	   *lock;
@@ -86,8 +102,12 @@ typedef struct SbShared
 	/* progress, written by the worker about every 100 ms */
 	char		phase[32];
 	uint64		bytes_done;
+	uint64		bytes_total;	/* 0 when unknown */
 	uint64		files_done;
-	uint64		stripe_bytes[SB_MAX_STRIPES];
+	double		progress_started;	/* monotonic seconds */
+	TimestampTz updated_at;
+	int			nstripes;
+	SbStripeLive stripes[SB_MAX_STRIPES];
 } SbShared;
 
 extern SbShared *sb_shared;
@@ -106,6 +126,10 @@ extern void sb_shmem_release(SbJobKind kind, int64 id);
 
 /* Record how a job ended ("completed", "failed", "cancelled") and release the slot. */
 extern void sb_shmem_finish(SbJobKind kind, int64 id, const char *status, const char *error);
+
+/* The job's stripes: where each is, and the raw bytes each should move (0 unknown). */
+extern void sb_shmem_progress_begin(int nstripes, const char *const *locations,
+									const uint64 *totals, uint64 total);
 
 /* Is job ID of KIND running now? */
 extern bool sb_shmem_is_running(SbJobKind kind, int64 id);

@@ -6,13 +6,22 @@
 
 #include "access/xact.h"
 #include "executor/spi.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
 #include "sb_spi.h"
 
+/*
+ * The worker's own resource owner, set aside for the transaction: commit
+ * leaves CurrentResourceOwner NULL, and later work outside a transaction
+ * (checksums of the backup manifest, files) needs one.
+ */
+static ResourceOwner saved_owner = NULL;
+
 void
 sb_spi_begin(void)
 {
+	saved_owner = CurrentResourceOwner;
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	SPI_connect();
@@ -25,6 +34,7 @@ sb_spi_end(void)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	CurrentResourceOwner = saved_owner;
 }
 
 void

@@ -62,21 +62,6 @@ sb_worker_stop_reason(void)
 	return "canceled: the backup worker was asked to terminate (server shutdown or pg_terminate_backend)";
 }
 
-bool
-sb_worker_tick(void *arg, const SbProgress *p)
-{
-	uint32_t	i;
-
-	(void) arg;
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	sb_shared->bytes_done = p->raw_bytes_done;
-	sb_shared->files_done = p->files_done;
-	for (i = 0; i < p->nstripes; i++)
-		sb_shared->stripe_bytes[i] = p->stripes[i].stored_bytes;
-	LWLockRelease(sb_shared->lock);
-	return !sb_worker_stop_requested();
-}
-
 void
 sb_worker_raise(const SbError *err)
 {

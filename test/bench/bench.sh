@@ -184,18 +184,18 @@ fio_rate() {	# read|write BYTES
 # Peak RSS of the backup worker (sampled) and the page cache's growth.
 memory_and_cache() {	# LABEL PORT
 	local pid="" peak=0 before after read
-	before=$(awk '/^Cached:/ { print $2 * 1024 }' /proc/meminfo)
+	before=$(awk '/^Cached:/ { printf "%d", $2 * 1024 }' /proc/meminfo)
 	rm -rf "$dir/m1" "$dir/m2" && mkdir -p "$dir/m1" "$dir/m2"
 	PORT=$2 psql_ -c "SELECT stripe_backup(ARRAY['$dir/m1', '$dir/m2'], wait => false)" >/dev/null
 	while :; do
 		pid=$(PORT=$2 psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
 		[[ -z $pid ]] && break
 		local hwm
-		hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+		hwm=$(awk '/^VmHWM:/ { printf "%d", $2 * 1024 }' "/proc/$pid/status" 2>/dev/null || echo 0)
 		((hwm > peak)) && peak=$hwm
 		sleep 0.1
 	done
-	after=$(awk '/^Cached:/ { print $2 * 1024 }' /proc/meminfo)
+	after=$(awk '/^Cached:/ { printf "%d", $2 * 1024 }' /proc/meminfo)
 	read=$(PORT=$2 psql_ -c "SELECT bytes_read FROM stripe_backups ORDER BY id DESC LIMIT 1")
 	echo "$1 $peak $((after - before)) $read" >> "$results/memory"
 	rm -rf "$dir/m1" "$dir/m2"

@@ -1,0 +1,107 @@
+/*
+ * cmd_report.c
+ *		"stripebackup report": how each stripe of a backup did, as a table and
+ *		as an SVG chart of its throughput over time.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "stripebackup/sb_report.h"
+
+static void
+report_usage(void)
+{
+	printf("%s report shows how the stripes of a backup did: the figures of each, and\n"
+		   "with --svg a chart of their throughput second by second.\n\n", progname);
+	printf("Usage:\n  %s report LOCATION [--svg FILE]\n\n", progname);
+	printf("Options:\n");
+	printf("      --svg=FILE   write the chart to FILE (\"-\" for standard output)\n");
+	printf("  -h, --help       show this help\n");
+}
+
+static void
+print_table(const SbManifest *m)
+{
+	double		first = 0,
+				last = 0;
+	uint32_t	i;
+
+	printf("backup \"%s\": %u stripes\n", m->name, m->nstripes);
+	printf("  %-3s %-12s %-10s %-12s %s\n", "#", "stored MB", "MB/s", "done after s", "destination");
+	for (i = 0; i < m->nstripes; i++)
+	{
+		const SbStripeInfo *s = &m->stripes[i];
+		double		rate = s->finished_after > 0 ? (double) s->stored_bytes / 1e6 / s->finished_after : 0;
+
+		printf("  %-3u %-12.1f %-10.1f %-12.2f %s\n", s->number, (double) s->stored_bytes / 1e6,
+			   rate, s->finished_after, s->destination);
+		if (i == 0 || s->finished_after < first)
+			first = s->finished_after;
+		if (s->finished_after > last)
+			last = s->finished_after;
+	}
+	if (last > 0)
+		printf("the stripes finished within %.2f s of each other (%.1f%% of the backup)\n",
+			   last - first, 100 * (last - first) / last);
+}
+
+static bool
+write_svg(const char *path, const char *svg, SbError *err)
+{
+	FILE	   *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	bool		ok;
+
+	if (f == NULL)
+		return sb_error_set_errno(err, errno, "could not create \"%s\"", path);
+	ok = fputs(svg, f) >= 0;
+	if (f != stdout)
+		ok = fclose(f) == 0 && ok;
+	return ok ? true : sb_error_set_errno(err, errno, "could not write \"%s\"", path);
+}
+
+int
+cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"svg", required_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}
+	};
+	const char *svg_path = NULL;
+	SbArchive  *a;
+	SbError		err;
+	char	   *svg;
+	int			c;
+	int			rc = EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+	{
+		if (c == 'h')
+		{
+			report_usage();
+			return EXIT_OK;
+		}
+		if (c != 's')
+			return cli_usage_error("report", "bad option");
+		svg_path = optarg;
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("report", "give exactly one backup LOCATION");
+	if ((a = sb_archive_open(argv[optind], &err)) == NULL)
+		return cli_report_error(&err);
+	if (svg_path == NULL || strcmp(svg_path, "-") != 0)
+		print_table(a->manifest);
+	if (svg_path != NULL)
+	{
+		svg = sb_report_svg(a->manifest, &err);
+		if (svg == NULL || !write_svg(svg_path, svg, &err))
+			rc = cli_report_error(&err);
+		free(svg);
+	}
+	sb_archive_close(a);
+	return rc;
+}
