@@ -376,6 +376,18 @@ CREATE FUNCTION stripe_backup_svg(backup bigint) RETURNS text
 AS 'MODULE_PATHNAME', 'stripe_backup_svg'
 LANGUAGE C STRICT VOLATILE;
 
+-- Retention: remove the files and history of backups beyond the newest
+-- KEEP_LAST completed ones and older than OLDER_THAN (every condition given).
+CREATE FUNCTION stripe_expire(keep_last int DEFAULT NULL, older_than interval DEFAULT NULL,
+	OUT backup_id bigint, OUT name text, OUT status text, OUT started_at timestamptz,
+	OUT files_removed bigint, OUT bytes_freed bigint, OUT removed boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'stripe_expire'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION stripe_expire(int, interval) IS
+'remove old backups (never the newest completed one, never a running one) and say what went';
+
 -- Clear the statistics: calibrations and timelines go; throughput counts from now.
 CREATE FUNCTION stripe_stats_reset() RETURNS void
 LANGUAGE sql
@@ -404,6 +416,7 @@ REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_expire(int, interval) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
 REVOKE ALL ON TABLE stripe_backup_history, stripe_backup_stripe_history,
 	stripe_restore_history, stripe_restore_stripe_history, stripe_backup_timeline_history,

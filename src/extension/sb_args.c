@@ -20,6 +20,7 @@
 
 #include "sb_args.h"
 #include "sb_guc.h"
+#include "sb_spi.h"
 #include "sb_util.h"
 #include "stripebackup/sb_version.h"
 
@@ -112,6 +113,7 @@ read_weights(ArrayType *array, SbJobArgs *args)
 static void
 weights_from_calibrations(SbJobArgs *args)
 {
+	SbSavedUser saved_user;
 	char	   *sql = psprintf("SELECT mb_per_s FROM %s.stripe_calibrations "
 							   "WHERE destination = $1 AND test = 'sequential write' "
 							   "ORDER BY measured_at DESC, id DESC LIMIT 1", sb_schema_quoted());
@@ -119,7 +121,7 @@ weights_from_calibrations(SbJobArgs *args)
 	bool		all = true;
 	int			i;
 
-	SPI_connect();
+	saved_user = sb_spi_connect_as_extension();
 	for (i = 0; i < args->ndestinations && all; i++)
 	{
 		Datum		values[1] = {CStringGetTextDatum(args->destinations[i])};
@@ -131,7 +133,7 @@ weights_from_calibrations(SbJobArgs *args)
 															SPI_tuptable->tupdesc, 1, &isnull));
 		all = !isnull && args->weights[i] > 0;
 	}
-	SPI_finish();
+	sb_spi_finish_as_extension(saved_user);
 	for (i = 0; i < args->ndestinations && !all; i++)
 		args->weights[i] = 1.0;
 }

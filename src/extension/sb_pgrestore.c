@@ -39,6 +39,7 @@ sb_pgrestore_open(const char *location)
 char *
 sb_pgrestore_location_of(int64 backup_id)
 {
+	SbSavedUser saved_user;
 	char	   *sql = psprintf("SELECT d || '/' || name FROM %s.stripe_backup_history, "
 							   "unnest(destinations) d WHERE id = %lld AND status = 'completed'",
 							   sb_schema_quoted(), (long long) backup_id);
@@ -46,7 +47,7 @@ sb_pgrestore_location_of(int64 backup_id)
 	char	   *found = NULL;
 	uint64		i;
 
-	SPI_connect();
+	saved_user = sb_spi_connect_as_extension();
 	if (SPI_execute(sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the backup history");
 	for (i = 0; i < SPI_processed && found == NULL; i++)
@@ -63,7 +64,7 @@ sb_pgrestore_location_of(int64 backup_id)
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("there is no completed backup %lld", (long long) backup_id),
 				 errhint("See SELECT id, status FROM stripe_backups.")));
-	SPI_finish();
+	sb_spi_finish_as_extension(saved_user);
 	if (found == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),

@@ -92,6 +92,7 @@ measured_fixed_costs(double *setup_per_file, double *finish_per_byte)
 void
 sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 {
+	SbSavedUser saved_user;
 	double		speeds[SB_MAX_STRIPES];
 	double		setup_per_file,
 				finish_per_byte;
@@ -100,7 +101,7 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 
 	if (!sb_archive_plan(a, plan, &err))
 		sb_raise(&err);
-	SPI_connect();
+	saved_user = sb_spi_connect_as_extension();
 	for (i = 0; i < plan->nstripes; i++)
 	{
 		char		destination[MAXPGPATH];
@@ -110,7 +111,7 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 	}
 	measured_fixed_costs(&setup_per_file, &finish_per_byte);
 	sb_plan_estimate(plan, speeds, setup_per_file, finish_per_byte);
-	SPI_finish();
+	sb_spi_finish_as_extension(saved_user);
 }
 
 static Datum

@@ -5,7 +5,9 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_authid_d.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 
@@ -35,6 +37,25 @@ sb_spi_end(void)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	CurrentResourceOwner = saved_owner;
+}
+
+/* An error on the way aborts the transaction, which restores the user itself. */
+SbSavedUser
+sb_spi_connect_as_extension(void)
+{
+	SbSavedUser saved;
+
+	GetUserIdAndSecContext(&saved.user, &saved.context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, saved.context | SECURITY_LOCAL_USERID_CHANGE);
+	SPI_connect();
+	return saved;
+}
+
+void
+sb_spi_finish_as_extension(SbSavedUser saved)
+{
+	SPI_finish();
+	SetUserIdAndSecContext(saved.user, saved.context);
 }
 
 void

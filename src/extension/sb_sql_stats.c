@@ -24,6 +24,7 @@
 #include "sb_guc.h"
 #include "sb_launch.h"
 #include "sb_pgrestore.h"
+#include "sb_spi.h"
 #include "sb_util.h"
 
 PG_FUNCTION_INFO_V1(stripe_calibrate);
@@ -56,6 +57,7 @@ int_arg(FunctionCallInfo fcinfo, int n, const char *name, int min, int max)
 static void
 remember(const char *destination, const SbCalibrationResult *r, int size_mb)
 {
+	SbSavedUser saved_user;
 	Oid			types[8] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT8OID, FLOAT8OID, BOOLOID};
 	Datum		values[8];
 
@@ -67,13 +69,13 @@ remember(const char *destination, const SbCalibrationResult *r, int size_mb)
 	values[5] = Float8GetDatum(r->mb_per_s);
 	values[6] = Float8GetDatum(r->iops);
 	values[7] = BoolGetDatum(r->direct);
-	SPI_connect();
+	saved_user = sb_spi_connect_as_extension();
 	if (SPI_execute_with_args(psprintf("INSERT INTO %s.stripe_calibrations (destination, test, "
 									   "block_kb, queue_depth, size_mb, mb_per_s, iops, direct_io) "
 									   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", sb_schema_quoted()),
 							  8, types, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the calibration of \"%s\"", destination);
-	SPI_finish();
+	sb_spi_finish_as_extension(saved_user);
 }
 
 static void

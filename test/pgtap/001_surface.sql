@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(46);
+SELECT plan(52);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'],
@@ -22,6 +22,14 @@ SELECT has_function('stripe_restore', ARRAY['bigint', 'text', 'text[]', 'boolean
 SELECT has_function('stripe_restore', ARRAY['text', 'text', 'text[]', 'boolean']);
 SELECT has_view('stripe_restores');
 SELECT has_view('stripe_restore_stripes');
+SELECT has_view('stripe_backup_progress');
+SELECT has_view('stripe_throughput');
+SELECT has_view('stripe_backup_timeline');
+SELECT has_function('stripe_calibrate', ARRAY['text[]', 'integer', 'integer', 'integer', 'boolean', 'boolean']);
+SELECT has_function('stripe_expire', ARRAY['integer', 'interval']);
+SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_progress', 'SELECT')
+	AND has_function_privilege('pg_monitor', 'stripebackup_progress()', 'EXECUTE'),
+	'pg_monitor may watch stripe_backup_progress');
 SELECT has_view('stripe_backups');
 SELECT has_view('stripe_backup_stripes');
 SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'started_at',
