@@ -12,6 +12,8 @@
 #include "postgres.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include "fmgr.h"
@@ -333,7 +335,25 @@ read_mappings(ArrayType *array, SbJobArgs *args)
 	args->nmappings = n;
 }
 
-/* A restore writes only into an empty or new directory. */
+/* An absent target is made in its parent, which must exist and be writable. */
+static void
+check_creatable(const char *path, const char *what)
+{
+	char		parent[MAXPGPATH];
+	char	   *slash;
+
+	strlcpy(parent, path, sizeof(parent));
+	slash = strrchr(parent, '/');
+	if (slash == NULL)
+		return;
+	*(slash == parent ? slash + 1 : slash) = '\0';
+	if (access(parent, W_OK | X_OK) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("%s \"%s\" cannot be created in \"%s\": %m", what, path, parent)));
+}
+
+/* A restore writes only into an empty or new directory it can write to. */
 static void
 check_empty_or_absent(const char *path, const char *what)
 {
@@ -341,12 +361,21 @@ check_empty_or_absent(const char *path, const char *what)
 	struct dirent *de;
 	bool		empty = true;
 
+	if (dir == NULL && errno == ENOENT)
+	{
+		check_creatable(path, what);
+		return;
+	}
 	if (dir == NULL)
-		return;					/* absent: created; unusable: the engine says why */
+		ereport(ERROR,
+				(errcode_for_file_access(), errmsg("%s \"%s\" is not usable: %m", what, path)));
 	while ((de = readdir(dir)) != NULL)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			empty = false;
 	closedir(dir);
+	if (empty && access(path, W_OK | X_OK) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(), errmsg("%s \"%s\" is not writable: %m", what, path)));
 	if (!empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_FILE),

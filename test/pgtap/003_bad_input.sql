@@ -1,0 +1,31 @@
+-- Bad input to the functions that write: each a clear error naming the
+-- value, and nothing created.
+\set ON_ERROR_STOP 1
+\set QUIET 1
+SET client_min_messages TO warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS stripebackup;
+COPY (SELECT 1) TO PROGRAM 'rm -rf /tmp/stripebackup-badinput && mkdir -p /tmp/stripebackup-badinput/ok /tmp/stripebackup-badinput/locked /tmp/stripebackup-badinput/notempty && touch /tmp/stripebackup-badinput/afile /tmp/stripebackup-badinput/notempty/x && chmod 500 /tmp/stripebackup-badinput/locked';
+SELECT count(*) AS backups_before FROM stripe_backups \gset
+BEGIN;
+SELECT plan(9);
+SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/afile'])$$, '22023',
+	'destination "/tmp/stripebackup-badinput/afile" is not a directory', 'a destination that is a file');
+SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/locked'])$$,
+	'destination "/tmp/stripebackup-badinput/locked" is not writable%', 'a destination that is not writable');
+SELECT throws_like($$SELECT * FROM stripe_verify('/tmp/stripebackup-badinput/ok')$$,
+	'no manifest.json in "/tmp/stripebackup-badinput/ok"%', 'a location that holds no backup');
+SELECT throws_like($$SELECT * FROM stripe_restore_plan('/tmp/stripebackup-badinput/notempty')$$,
+	'no manifest.json in%', 'a location that holds another tool''s files');
+SELECT throws_ok($$SELECT * FROM stripe_expire(keep_last => -1)$$, '22023', 'keep_last -1 must be at least 1',
+	'a negative keep_last');
+SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['/tmp/stripebackup-badinput/ok'], block_kb => 3)$$,
+	'block_kb 3 is out of range%', 'a bad calibration block size');
+SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['relative'])$$,
+	'%"relative" is not an absolute path', 'a relative calibration destination');
+SELECT is((SELECT count(*) FROM stripe_backups), :backups_before::bigint, 'no backup was recorded');
+SELECT is((SELECT count(*) FROM pg_ls_dir('/tmp/stripebackup-badinput/ok')), 0::bigint,
+	'nothing was written in the good folder either');
+SELECT * FROM finish();
+ROLLBACK;
+COPY (SELECT 1) TO PROGRAM 'chmod 700 /tmp/stripebackup-badinput/locked; rm -rf /tmp/stripebackup-badinput';
