@@ -69,8 +69,8 @@ typedef struct SbStripeWriter
 	double		busy_since;		/* when writes went from none to some */
 	double		finished_at;	/* when its last write completed */
 	uint64_t   *timeline;		/* stored bytes written by the end of each second */
-	uint32_t	ntimeline;
-	uint32_t	timeline_cap;
+	size_t		ntimeline;
+	size_t		timeline_cap;
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;

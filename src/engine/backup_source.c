@@ -153,7 +153,7 @@ static bool
 find_extents(int fd, const char *what, uint64_t size, SbEntry *e, SbError *err)
 {
 	uint64_t	pos = 0;
-	uint32_t	cap = 0;
+	size_t		cap = 0;
 
 	e->sparse = false;
 	e->nextents = 0;
@@ -179,16 +179,8 @@ find_extents(int fd, const char *what, uint64_t size, SbEntry *e, SbError *err)
 		hole = lseek(fd, data, SEEK_HOLE);
 		if (hole < 0 || (uint64_t) hole > size)
 			hole = (off_t) size;
-		if (e->nextents == cap)
-		{
-			SbExtent   *grown;
-
-			cap = cap ? cap * 2 : 8;
-			grown = realloc(e->extents, cap * sizeof(SbExtent));
-			if (grown == NULL)
-				return sb_error_set(err, SB_ENOMEM, "out of memory");
-			e->extents = grown;
-		}
+		if (!sb_grow((void **) &e->extents, &cap, e->nextents, sizeof(SbExtent), err))
+			return false;
 		e->extents[e->nextents].offset = (uint64_t) data;
 		e->extents[e->nextents].length = (uint64_t) (hole - data);
 		e->nextents++;

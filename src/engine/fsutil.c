@@ -39,6 +39,23 @@ sb_strdup(const char *s, SbError *err)
 	return p;
 }
 
+bool
+sb_grow(void **items, size_t *cap, size_t count, size_t elem_size, SbError *err)
+{
+	size_t		new_cap;
+	void	   *grown;
+
+	if (count < *cap)
+		return true;
+	new_cap = *cap ? *cap * 2 : 16;
+	grown = realloc(*items, new_cap * elem_size);
+	if (grown == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory (growing a list to %zu items)", new_cap);
+	*items = grown;
+	*cap = new_cap;
+	return true;
+}
+
 char *
 sb_path_join(const char *a, const char *b, SbError *err)
 {

@@ -16,6 +16,13 @@
 extern void *sb_alloc(size_t size, SbError *err);
 extern char *sb_strdup(const char *s, SbError *err);
 
+/*
+ * Make room in a growing array for one more element after COUNT: doubles
+ * *CAP (from 16) when full.  False (SB_ENOMEM) if memory runs out; the array
+ * is unchanged then.
+ */
+extern bool sb_grow(void **items, size_t *cap, size_t count, size_t elem_size, SbError *err);
+
 /* "a/b" from "a" and "b"; malloc'd. */
 extern char *sb_path_join(const char *a, const char *b, SbError *err);
 

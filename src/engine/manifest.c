@@ -98,16 +98,8 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 
 	if (!sb_path_is_safe(e->path, e->type == SB_ENTRY_DIR))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", e->path);
-	if (m->nentries == m->entries_cap)
-	{
-		size_t		cap = m->entries_cap ? m->entries_cap * 2 : 256;
-		SbEntry    *grown = realloc(m->entries, cap * sizeof(SbEntry));
-
-		if (grown == NULL)
-			return sb_error_set(err, SB_ENOMEM, "out of memory");
-		m->entries = grown;
-		m->entries_cap = cap;
-	}
+	if (!sb_grow((void **) &m->entries, &m->entries_cap, m->nentries, sizeof(SbEntry), err))
+		return false;
 	copy = &m->entries[m->nentries];
 	*copy = *e;
 	copy->path = strdup(e->path);

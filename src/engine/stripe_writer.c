@@ -32,16 +32,8 @@ remember_entry(SbStripeWriter *w, const SbChunk *c, uint64_t offset, SbError *er
 {
 	SbIndexEntry *e;
 
-	if (w->nentries == w->entries_cap)
-	{
-		size_t		cap = w->entries_cap ? w->entries_cap * 2 : 1024;
-		SbIndexEntry *grown = realloc(w->entries, cap * sizeof(SbIndexEntry));
-
-		if (grown == NULL)
-			return sb_error_set(err, SB_ENOMEM, "out of memory growing the index");
-		w->entries = grown;
-		w->entries_cap = cap;
-	}
+	if (!sb_grow((void **) &w->entries, &w->entries_cap, w->nentries, sizeof(SbIndexEntry), err))
+		return false;
 	e = &w->entries[w->nentries++];
 	e->chunk_id = c->id;
 	e->offset = offset;
@@ -146,16 +138,8 @@ note_timeline(SbStripeWriter *w, SbError *err)
 
 	while (w->ntimeline < now_second)
 	{
-		if (w->ntimeline == w->timeline_cap)
-		{
-			uint32_t	cap = w->timeline_cap ? w->timeline_cap * 2 : 64;
-			uint64_t   *grown = realloc(w->timeline, cap * sizeof(uint64_t));
-
-			if (grown == NULL)
-				return sb_error_set(err, SB_ENOMEM, "out of memory growing the timeline");
-			w->timeline = grown;
-			w->timeline_cap = cap;
-		}
+		if (!sb_grow((void **) &w->timeline, &w->timeline_cap, w->ntimeline, sizeof(uint64_t), err))
+			return false;
 		w->timeline[w->ntimeline++] = bytes;
 	}
 	return true;
