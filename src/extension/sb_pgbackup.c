@@ -31,6 +31,7 @@
 #include "replication/slot.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/timestamp.h"
@@ -84,15 +85,25 @@ check_server(void)
 	CheckSlotRequirements();
 }
 
-/* A temporary slot: dropped when this process exits, whatever happens. */
+/*
+ * A temporary slot: dropped when this process exits, whatever happens.
+ * ReplicationSlotReserveWal() keeps the WAL from the last checkpoint on, but
+ * the backup needs it only from the checkpoint it is about to request, which
+ * starts after now: keeping more, the start checkpoint itself would
+ * invalidate the slot under max_slot_wal_keep_size after much WAL.
+ */
 static void
 create_slot(const SbJobArgs *args)
 {
 	char		name[NAMEDATALEN];
 
-	snprintf(name, sizeof(name), "stripebackup_%lld", (long long) args->id);
+	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) args->id);
 	ReplicationSlotCreate(name, false, RS_TEMPORARY, false);
 	ReplicationSlotReserveWal();
+	SpinLockAcquire(&MyReplicationSlot->mutex);
+	MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
+	SpinLockRelease(&MyReplicationSlot->mutex);
+	ReplicationSlotsComputeRequiredLSN();
 	ReplicationSlotMarkDirty();
 	ReplicationSlotRelease();
 }

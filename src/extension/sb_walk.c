@@ -121,9 +121,7 @@ check_stop(void)
 {
 	CHECK_FOR_INTERRUPTS();
 	if (sb_worker_stop_requested())
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("%s", sb_worker_stop_reason())));
+		sb_worker_raise_stop();
 }
 
 static void

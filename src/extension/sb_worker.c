@@ -4,15 +4,19 @@
  *		from shared memory, writes the history row, runs the backup, and
  *		records how it ended, whatever happens.
  *
- * SIGTERM (stripe_cancel, a fast shutdown, an invalidated WAL slot) sets a
- * flag; the backup notices it within 100 ms, stops cleanly (backup mode
- * ended, slot dropped, partial files removed) and is recorded 'cancelled'.
+ * SIGTERM (pg_terminate_backend, a fast shutdown, the checkpointer
+ * invalidating the WAL slot) sets a flag; the backup notices it within
+ * 100 ms, stops cleanly (backup mode ended, slot dropped, partial files
+ * removed) and is recorded 'cancelled', or 'failed' when its slot was lost.
+ * SIGTERM also cancels what PostgreSQL's own code waits for, such as the
+ * start checkpoint: the checkpointer that signals us waits for our slot.
  */
 #include "postgres.h"
 
 #include <signal.h>
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_authid_d.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -22,6 +26,7 @@
 #include "storage/pmsignal.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
+#include "storage/spin.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
@@ -36,12 +41,25 @@ PGDLLEXPORT void stripebackup_worker_main(Datum main_arg);
 
 static volatile sig_atomic_t got_sigterm = false;
 
+/* The job this worker runs, once attached. */
+static const SbJobArgs *job = NULL;
+
+/*
+ * Besides the flag our code polls, a query cancel: PostgreSQL's own waits
+ * (the start checkpoint) end with an ERROR that run() turns into the stop
+ * reason.  Cancels are held off outside the job itself (history writes).
+ */
 static void
 handle_sigterm(SIGNAL_ARGS)
 {
 	int			save_errno = errno;
 
 	got_sigterm = true;
+	if (!proc_exit_inprogress)
+	{
+		InterruptPending = true;
+		QueryCancelPending = true;
+	}
 	SetLatch(MyLatch);
 	errno = save_errno;
 }
@@ -52,21 +70,82 @@ sb_worker_stop_requested(void)
 	return got_sigterm || sb_shared->cancel_requested || !PostmasterIsAlive();
 }
 
+/*
+ * Is this backup's WAL slot invalidated, or about to be?  A checkpoint that
+ * finds a slot more than max_slot_wal_keep_size behind sends SIGTERM to the
+ * process holding it and invalidates it once released: at our SIGTERM the
+ * slot is usually still valid, but its WAL is no longer reserved.
+ */
+static bool
+wal_slot_lost(char *name, size_t len)
+{
+	ReplicationSlot *slot;
+	XLogRecPtr	restart_lsn;
+	XLogRecPtr	invalidated_at;
+	WALAvailability availability;
+
+	if (job == NULL || job->kind != SB_JOB_BACKUP)
+		return false;
+	snprintf(name, len, SB_WAL_SLOT_FORMAT, (long long) job->id);
+	slot = SearchNamedReplicationSlot(name, true);
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	restart_lsn = slot->data.restart_lsn;
+	invalidated_at = slot->data.invalidated_at;
+	SpinLockRelease(&slot->mutex);
+	if (!XLogRecPtrIsInvalid(invalidated_at) || XLogRecPtrIsInvalid(restart_lsn))
+		return true;
+	availability = GetWALAvailability(restart_lsn);
+	return availability == WALAVAIL_UNRESERVED || availability == WALAVAIL_REMOVED;
+}
+
+/* Why the job must stop; the SQLSTATE says whether it is a cancel or a failure. */
+static int
+stop_cause(const char **reason)
+{
+	char		slot[NAMEDATALEN];
+
+	if (!PostmasterIsAlive())
+		*reason = "canceled: the server stopped";
+	else if (sb_shared->cancel_requested)
+		*reason = sb_shared->cancel_reason;
+	else if (got_sigterm && wal_slot_lost(slot, sizeof(slot)))
+	{
+		*reason = psprintf("the WAL this backup needs is no longer kept: its replication slot \"%s\" "
+						   "fell more than max_slot_wal_keep_size (%dMB) behind and a checkpoint "
+						   "invalidated it", slot, max_slot_wal_keep_size_mb);
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	}
+	else
+		*reason = "canceled: the backup worker was asked to terminate (server shutdown or pg_terminate_backend)";
+	return ERRCODE_QUERY_CANCELED;
+}
+
 const char *
 sb_worker_stop_reason(void)
 {
-	if (!PostmasterIsAlive())
-		return "canceled: the server stopped";
-	if (sb_shared->cancel_requested)
-		return sb_shared->cancel_reason;
-	return "canceled: the backup worker was asked to terminate (server shutdown or pg_terminate_backend)";
+	const char *reason;
+
+	(void) stop_cause(&reason);
+	return reason;
+}
+
+void
+sb_worker_raise_stop(void)
+{
+	const char *reason;
+	int			sqlstate = stop_cause(&reason);
+
+	ereport(ERROR, (errcode(sqlstate), errmsg("%s", reason)));
+	pg_unreachable();
 }
 
 void
 sb_worker_raise(const SbError *err)
 {
 	if (err->code == SB_ECANCELED)
-		ereport(ERROR, (errcode(ERRCODE_QUERY_CANCELED), errmsg("%s", sb_worker_stop_reason())));
+		sb_worker_raise_stop();
 	sb_raise(err);
 }
 
@@ -141,6 +220,7 @@ run(const SbJobArgs *args, JobOutcome *outcome, char **error)
 	MemoryContext context = CurrentMemoryContext;
 	const char *volatile status = "completed";
 
+	RESUME_CANCEL_INTERRUPTS();
 	PG_TRY();
 	{
 		run_job(args, outcome);
@@ -153,6 +233,14 @@ run(const SbJobArgs *args, JobOutcome *outcome, char **error)
 		edata = CopyErrorData();
 		FlushErrorState();
 		AbortOutOfAnyTransaction();
+		/* A cancel by our SIGTERM inside PostgreSQL's code: say why (before the slot goes). */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && sb_worker_stop_requested())
+		{
+			const char *reason;
+
+			edata->sqlerrcode = stop_cause(&reason);
+			edata->message = pstrdup(reason);
+		}
 		if (MyReplicationSlot != NULL)
 			ReplicationSlotRelease();
 		ReplicationSlotCleanup();
@@ -160,6 +248,7 @@ run(const SbJobArgs *args, JobOutcome *outcome, char **error)
 		*error = edata->message;
 	}
 	PG_END_TRY();
+	HOLD_CANCEL_INTERRUPTS();
 	ereport(LOG,
 			(errmsg("stripebackup: %s %lld %s%s%s", sb_job_kind_name(args->kind),
 					(long long) args->id, status, *error ? ": " : "", *error ? *error : "")));
@@ -176,9 +265,12 @@ stripebackup_worker_main(Datum main_arg)
 	char	   *error = NULL;
 
 	pqsignal(SIGTERM, handle_sigterm);
+	/* Only the job itself is cancelled by SIGTERM (run()), not its bookkeeping. */
+	HOLD_CANCEL_INTERRUPTS();
 	BackgroundWorkerUnblockSignals();
 	if (!attach(id, args))
 		return;
+	job = args;
 	/* The caller was checked; the worker acts for the extension itself. */
 	BackgroundWorkerInitializeConnectionByOid(args->database, BOOTSTRAP_SUPERUSERID, 0);
 	pgstat_report_appname("stripebackup");

@@ -8,6 +8,9 @@
 #include "stripebackup/sb_error.h"
 #include "stripebackup/sb_progress.h"
 
+/* The name of backup ID's temporary WAL slot. */
+#define SB_WAL_SLOT_FORMAT "stripebackup_%lld"
+
 /* Should the backup stop (cancel, SIGTERM, postmaster gone)? */
 extern bool sb_worker_stop_requested(void);
 
@@ -16,6 +19,12 @@ extern const char *sb_worker_stop_reason(void);
 
 /* The engine's tick in a worker: publish progress; false when the job must stop. */
 extern bool sb_worker_tick(void *arg, const SbProgress *progress);
+
+/*
+ * ereport(ERROR) saying why the job stops: a cancel, or a failure when the
+ * backup's WAL slot was lost.
+ */
+extern void sb_worker_raise_stop(void) pg_attribute_noreturn();
 
 /* ereport(ERROR) an engine error; a cancel says why the backup was stopped. */
 extern void sb_worker_raise(const SbError *err) pg_attribute_noreturn();

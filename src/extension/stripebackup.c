@@ -11,6 +11,7 @@
 
 #include "sb_guc.h"
 #include "sb_shmem.h"
+#include "sb_startup.h"
 #include "stripebackup/sb_version.h"
 
 PG_MODULE_MAGIC;
@@ -20,6 +21,7 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	sb_startup_register();
 	sb_guc_define();
 	/* Without preloading, the SQL functions say how to fix it. */
 	if (!process_shared_preload_libraries_in_progress)

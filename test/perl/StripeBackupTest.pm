@@ -5,11 +5,13 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use File::Path ();
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
-  backup_node restore_node sql_array backup_location);
+  backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
+  check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -113,6 +115,91 @@ sub run_stripebackup
 	my ($stdout, $stderr);
 	IPC::Run::run([ 'stripebackup', @args ], '>', \$stdout, '2>', \$stderr);
 	return ($? >> 8, $stdout, $stderr);
+}
+
+# About 30 MB of text (74 MB of cluster): at zstd level 19, or at
+# stripebackup.max_rate, a backup of it takes seconds, long enough to break.
+sub load_slow_data
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', q{
+		CREATE TABLE slow AS
+			SELECT g, md5(g::text) || md5((g * 7)::text) || md5((g * 13)::text) AS v
+			FROM generate_series(1, 250000) g;
+	});
+}
+
+# The pid of the running backup or restore worker, once it is there.
+sub worker_pid
+{
+	my ($node) = @_;
+	my $query = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'";
+	$node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($query) w")
+	  or die 'no stripebackup worker is running';
+	return $node->safe_psql('postgres', $query);
+}
+
+# The names in DIR (none when DIR does not exist).
+sub folder_entries
+{
+	my ($dir) = @_;
+	opendir(my $dh, $dir) or return ();
+	my @names = sort grep { !/^\.\.?$/ } readdir $dh;
+	closedir $dh;
+	return @names;
+}
+
+# Backup ID stopped: its history row says STATUS (a pattern) with an error matching
+# ERROR_RE, no destination holds anything of it, no WAL slot is left.
+sub check_backup_cleaned_up
+{
+	my ($node, $id, $status, $error_re, @dests) = @_;
+	my ($got, $error) = split /\|/, $node->safe_psql('postgres',
+		"SELECT status, error FROM stripe_backup_history WHERE id = $id"), 2;
+	like($got, qr/^(?:$status)$/, "backup $id is recorded as $status");
+	like($error, $error_re, "backup ${id}'s history row gives the reason");
+	for my $d (@dests)
+	{
+		is(join(' ', folder_entries($d)), '', "nothing of backup $id is left in $d");
+	}
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_replication_slots'), '0',
+		"backup ${id}'s WAL slot is dropped");
+}
+
+# The next backup over DESTS completes (so backup mode was ended); its
+# folders are removed again, so the destinations are left empty.
+sub check_next_backup
+{
+	my ($node, @dests) = @_;
+	my $id = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+	is($node->safe_psql('postgres', "SELECT status FROM stripe_backup_history WHERE id = $id"),
+		'completed', 'the next backup completes');
+	my $name = $node->safe_psql('postgres', "SELECT name FROM stripe_backup_history WHERE id = $id");
+	File::Path::rmtree("$_/$name") for @dests;
+	return $id;
+}
+
+# Start an uncompressed backup of the slow data (load_slow_data) to DESTS at
+# 4 MB/s per destination: about ten seconds.  Returns its id at once.
+sub start_slow_backup
+{
+	my ($node, @dests) = @_;
+	return $node->safe_psql('postgres', 'SET stripebackup.max_rate = 4; SELECT stripe_backup('
+		  . sql_array(@dests) . ", compression => 'none', wait => false)");
+}
+
+# The stripe file of backup ID in DEST, once it holds MB megabytes.
+sub wait_for_stripe
+{
+	my ($node, $id, $dest, $mb) = @_;
+	my $name = $node->safe_psql('postgres', "SELECT name FROM stripe_backup_history WHERE id = $id");
+	for (1 .. $PostgreSQL::Test::Utils::timeout_default * 10)
+	{
+		my ($stripe) = glob("$dest/$name/stripe-*.sbs");
+		return $stripe if defined $stripe && -s $stripe >= $mb * 1024 * 1024;
+		select(undef, undef, undef, 0.1);
+	}
+	die "backup $id writes nothing to $dest";
 }
 
 1;

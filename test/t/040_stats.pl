@@ -27,12 +27,15 @@ my @samples;
 for (my $i = 0; $i < 200; $i++)
 {
 	my $rows = $node->safe_psql('postgres',
-		"SELECT stripe, bytes_done, coalesce(bytes_total, 0), mb_per_s, queue_depth >= 0, phase
+		"SELECT stripe, bytes_done, coalesce(bytes_total, 0), mb_per_s, percent, mb_per_s_average,
+		        queue_depth, eta_seconds, phase
 		 FROM stripe_backup_progress WHERE id = $id ORDER BY stripe");
 	last if $rows eq '' && @samples > 0;
 	push @samples, $rows if $rows ne '';
 	sleep 0.25;
 }
+note("a progress sample (stripe|bytes done|bytes total|MB/s|percent|MB/s average|queue depth|seconds left|phase):\n" . $samples[int(@samples / 2)])
+	if @samples;
 cmp_ok(scalar @samples, '>=', 4, 'progress rows appear while the backup runs (' . scalar(@samples) . ' samples)');
 my ($monotonic, $two_rows, $moving) = (1, 1, 0);
 my @last = (0, 0);
@@ -86,7 +89,7 @@ my $cal = $node->safe_psql('postgres',
 	"SET stripebackup.max_rate = '20,80';
 	 SELECT destination, test, round(mb_per_s) FROM stripe_calibrate($arr, size_mb => 16, block_kb => 256, queue_depth => 4)
 	 ORDER BY destination, test");
-note($cal);
+note("calibration (destination|test|MB/s):\n$cal");
 my %rate = map { my ($d, $t, $r) = split /\|/; ("$d $t" => $r) } split /\n/, $cal;
 cmp_ok($rate{"$dests[0] sequential write"}, '<', $rate{"$dests[1] sequential write"},
 	'the slower destination has the smaller write figure');

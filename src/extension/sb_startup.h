@@ -1,0 +1,16 @@
+/*
+ * sb_startup.h
+ *		At server start, and after a crash restart: backups and restores that
+ *		were running when the server stopped are marked failed.
+ */
+#ifndef SB_STARTUP_H
+#define SB_STARTUP_H
+
+/*
+ * Define stripebackup.database_name and, when preloading, register the
+ * start-up worker.  From _PG_init, before the stripebackup.* prefix is
+ * reserved.
+ */
+extern void sb_startup_register(void);
+
+#endif							/* SB_STARTUP_H */

@@ -1,0 +1,85 @@
+# A backup stopped with the server: SIGKILL to its worker (the postmaster
+# restarts every process) and a fast shutdown.  The history row ends failed
+# or cancelled with the reason, in the table itself: after a crash the
+# start-up worker marks the row that was left running, and removes the
+# partial folders, but never a folder that holds a manifest or files
+# stripebackup did not write.  No WAL slot is left; the next backup completes.
+use strict;
+use warnings;
+
+use File::Path qw(make_path);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+my $node = backup_node('primary', conf => 'restart_after_crash = on');
+load_slow_data($node);
+my @dests = make_destinations(2);
+
+# SIGKILL to the worker: nothing of it runs again, the server restarts.
+my $id = start_slow_backup($node, @dests);
+my $pid = worker_pid($node);
+wait_for_stripe($node, $id, $dests[0], 1);
+my $log_offset = -s $node->logfile;
+ok(kill('KILL', $pid), 'SIGKILL sent to the backup worker');
+ok($node->poll_query_until('postgres',
+		"SELECT status <> 'running' FROM stripe_backup_history WHERE id = $id"),
+	'after the crash restart, the history row is no longer running');
+check_backup_cleaned_up($node, $id, 'failed', qr/^the server restarted while it ran$/, @dests);
+ok($node->log_contains(qr/all server processes terminated; reinitializing/, $log_offset),
+	'the server went through a crash restart');
+ok($node->log_contains(qr/stripebackup: backup $id was running when the server stopped; marked failed/,
+		$log_offset), 'the start-up worker says which backup it marked');
+ok($node->log_contains(qr/stripebackup: removed the partial backup folder/, $log_offset),
+	'and that it removed its partial folders');
+check_next_backup($node, @dests);
+
+# A fast shutdown while a backup runs: the worker stops it cleanly.
+$id = start_slow_backup($node, @dests);
+wait_for_stripe($node, $id, $dests[0], 1);
+$node->stop('fast');
+$node->start;
+check_backup_cleaned_up($node, $id, 'cancelled', qr/server shutdown/, @dests);
+check_next_backup($node, @dests);
+
+# Rows left running whose folders are not only a partial backup: one with a
+# manifest (it may be complete), one with a file of the user's.  The rows
+# are marked; the folders are left.
+my $row = q{INSERT INTO stripe_backup_history (id, name, status, started_at, destinations, weights,
+	compression, compression_level, balance, requested_by)
+	VALUES (%d, '%s', 'running', now(), %s, '{1,1}', 'zstd', 1, 'adaptive', current_user)};
+$node->safe_psql('postgres', sprintf($row, 1001, 'with-manifest', sql_array(@dests)));
+$node->safe_psql('postgres', sprintf($row, 1002, 'with-user-file', sql_array(@dests)));
+make_path("$dests[0]/with-manifest", "$dests[1]/with-manifest", "$dests[0]/with-user-file");
+append_to_file("$dests[0]/with-manifest/stripe-1.sbs", 'x');
+append_to_file("$dests[1]/with-manifest/manifest.json", '{}');
+append_to_file("$dests[0]/with-user-file/stripe-1.sbs", 'x');
+append_to_file("$dests[0]/with-user-file/notes.txt", 'mine');
+$log_offset = -s $node->logfile;
+$node->restart;
+ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 2 FROM stripe_backup_history WHERE id IN (1001, 1002) AND status = 'failed'"),
+	'rows left running are marked failed at a normal start too');
+ok(-e "$dests[0]/with-manifest/stripe-1.sbs", 'the folders of a backup that holds a manifest are left');
+ok($node->log_contains(qr/left the folders of backup "with-manifest"/, $log_offset), 'and the log says why');
+is(join(' ', folder_entries("$dests[0]/with-user-file")), 'notes.txt',
+	"only the stripe is removed from a folder that holds the user's file");
+ok($node->log_contains(qr/could not remove the partial backup folder .*with-user-file/, $log_offset),
+	'and the log says the folder is left');
+
+# The database in stripebackup.database_name missing, or without the
+# extension: a LOG line, nothing else.
+$node->safe_psql('postgres', 'CREATE DATABASE plain');
+for my $case ([ 'nosuch', qr/database "nosuch" does not exist; backups left running are not checked/ ],
+	[ 'plain', qr/extension "stripebackup" is not installed in database "plain"/ ])
+{
+	$node->append_conf('postgresql.conf', "stripebackup.database_name = '$case->[0]'");
+	$log_offset = -s $node->logfile;
+	$node->restart;
+	ok($node->wait_for_log($case->[1], $log_offset), "stripebackup.database_name = '$case->[0]' is logged");
+}
+ok(!$node->log_contains(qr/FATAL:  (?!the database system is (?:not yet accepting connections|starting up|shutting down|in recovery mode))/, 0),
+	'no start-up worker ended with FATAL');
+$node->stop;
+done_testing();
