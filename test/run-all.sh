@@ -30,10 +30,14 @@ fi
 # The tests run from a copy the test user can read, whatever the checkout's permissions.
 scratch=$(mktemp -d /tmp/stripebackup-test.XXXXXX)
 small_fs="$scratch/small-fs"
+readonly_fs="$scratch/readonly-fs"
 cleanup() {
-	if mountpoint -q "$small_fs" 2>/dev/null; then
-		umount "$small_fs"
-	fi
+	local fs
+	for fs in "$small_fs" "$readonly_fs"; do
+		if [[ -n $fs ]] && mountpoint -q "$fs" 2>/dev/null; then
+			umount "$fs"
+		fi
+	done
 	rm -rf "$scratch"
 }
 trap cleanup EXIT
@@ -54,6 +58,12 @@ if [[ $(id -u) -eq 0 ]] && mkdir "$small_fs" &&
 else
 	echo "=== no small file system (root mounts a tmpfs): the full-disk tests skip"
 	small_fs=
+fi
+# A read-only file system, owned by the test user (test/t/035).
+if ! { [[ $(id -u) -eq 0 ]] && mkdir "$readonly_fs" &&
+	mount -t tmpfs -o ro,size=1m,mode=0755,uid="$(id -u postgres)" stripebackup-ro "$readonly_fs"; }; then
+	echo "=== no read-only file system (root mounts a tmpfs): its tests skip"
+	readonly_fs=
 fi
 cd "$scratch/test"
 
@@ -92,7 +102,7 @@ run_tap() {		# IO_METHOD
 	rm -rf "$scratch/tmp_check"
 	"${runner[@]}" env TESTDIR="$scratch" PATH="$bindir:$PATH" PGPORT="${PGPORT:-65432}" \
 		PG_REGRESS="$pgxs_src/test/regress/pg_regress" TEMP_CONFIG="$conf" \
-		STRIPEBACKUP_IO_METHOD="$1" SB_TEST_SMALL_FS="$small_fs" \
+		STRIPEBACKUP_IO_METHOD="$1" SB_TEST_SMALL_FS="$small_fs" SB_TEST_READONLY_FS="$readonly_fs" \
 		prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} ${TAP_TESTS:-t/*.pl}
 }
 
