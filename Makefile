@@ -57,8 +57,11 @@ all: $(CLI)
 $(CLI): $(CLI_OBJS) $(ENGINE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(ENGINE_LIBS)
 
+# test_durability.c watches (and fails) the engine's syncs and renames.
+UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=syncfs
+
 $(UNIT): $(UNIT_OBJS) $(ENGINE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(ENGINE_LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
 
 # Every object depends on the headers (few, and small: rebuild all when one changes).
 $(ENGINE_OBJS) $(EXTENSION_OBJS) $(CLI_OBJS) $(UNIT_OBJS): $(wildcard include/stripebackup/*.h src/engine/*.h src/extension/*.h src/cli/*.h test/unit/*.h)
@@ -114,7 +117,7 @@ $(ASAN_DIR)/unit/%.o: test/unit/%.c $(ENGINE_HEADERS) $(wildcard test/unit/*.h)
 	$(CC) $(CPPFLAGS) $(ASAN_CFLAGS) -c -o $@ $<
 
 $(UNIT_ASAN): $(ASAN_UNIT_OBJS) $(ASAN_ENGINE_OBJS)
-	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDFLAGS) $(ENGINE_LIBS)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
 
 unit-asan: $(UNIT_ASAN)
 	$(SANITIZER_ENV) ./$(UNIT_ASAN)

@@ -39,4 +39,9 @@ extern void test_options_existing_name(void);
 extern void test_options_backup_contract(void);
 extern void test_options_write_failure(void);
 
+/* test_durability.c */
+extern void test_durability_backup_order(void);
+extern void test_durability_backup_sync_fails(void);
+extern void test_durability_restore_sync(void);
+
 #endif							/* SB_UNIT_TESTS_H */
