@@ -57,8 +57,8 @@ typedef struct SbBackupOptions
 	void	   *read_hook_arg;
 	SbIoMethod	io_method;		/* SB_IO_AUTO: io_uring when the kernel allows */
 	uint32_t	queue_depth;	/* reads or writes in flight per file; 0 = default */
-	bool		direct_io;		/* read sources with O_DIRECT and keep the
-								 * stripes out of the page cache */
+	bool		direct_io;		/* read uncached source blocks with O_DIRECT
+								 * and keep the stripes out of the page cache */
 	const double *max_rates;	/* MB/s per destination, 0 = no limit; or NULL */
 } SbBackupOptions;
 

@@ -60,7 +60,7 @@ create_usage(void)
 	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
 	printf("      --queue-depth=N      reads or writes in flight per file (default %d)\n",
 		   SB_DEFAULT_QUEUE_DEPTH);
-	printf("      --direct-io          read with O_DIRECT, keep stripes out of the page cache\n");
+	printf("      --direct-io          read what the page cache lacks with O_DIRECT; keep stripes out of it\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");

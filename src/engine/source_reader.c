@@ -7,19 +7,26 @@
  * order (the order a file's checksum and page checks need).  Each buffer the
  * caller is done with starts the next read.
  *
- * With direct I/O the file is opened O_DIRECT, so reading it neither evicts
- * the application's working set nor fills the cache with data read once;
- * transfers are then whole multiples of 4 kB (a short last one is fine).  A
- * file system that refuses O_DIRECT (tmpfs) gets normal reads, and the pages
- * read are dropped from the cache afterwards (posix_fadvise DONTNEED).
+ * With direct I/O, a backup must neither evict the application's working
+ * set nor fill the cache with data read once.  A block whose pages are all
+ * in the page cache already is read through it: a copy from memory that
+ * changes nothing in the cache (a busy server's hot relations are there,
+ * and reading them from the device instead would cost the backup its
+ * speed).  Any other block is read with O_DIRECT, from a second descriptor
+ * opened when first needed; transfers are then whole multiples of 4 kB (a
+ * short last one is fine).  A file system that refuses O_DIRECT (tmpfs) gets
+ * normal reads, and if any were of pages not cached before, the file is
+ * dropped from the cache afterwards (posix_fadvise DONTNEED).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "page_cache.h"
 #include "source_reader.h"
 
 #define DIRECT_ALIGN 4096
@@ -44,9 +51,11 @@ struct SbSourceReader
 	uint32_t	count;
 	bool		head_taken;		/* the caller holds the head block */
 	/* the file being read */
-	int			fd;
+	int			fd;				/* the caller's, reading through the cache */
 	const char *what;
-	bool		fd_direct;		/* opened O_DIRECT */
+	int			direct_fd;		/* the same file, O_DIRECT; -1 until needed */
+	bool		direct_refused; /* its file system refused O_DIRECT */
+	bool		read_uncached;	/* pages not cached before were read through the cache */
 	const SbExtent *ranges;
 	uint32_t	nranges;
 	uint32_t	range;			/* next range to request from */
@@ -65,6 +74,7 @@ sb_source_reader_new(SbIoMethod method, uint32_t depth, uint32_t block, bool dir
 	r->block_size = block;
 	r->direct = direct;
 	r->fd = -1;
+	r->direct_fd = -1;
 	r->blocks = sb_alloc(r->depth * sizeof(Block), err);
 	r->io = r->blocks ? sb_io_new(method, r->depth, NULL, err) : NULL;
 	for (i = 0; r->io != NULL && i < r->depth; i++)
@@ -100,18 +110,8 @@ sb_source_reader_free(SbSourceReader *r)
 int
 sb_source_reader_open(SbSourceReader *r, const char *path, SbError *err)
 {
-	int			flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
-	int			fd = -1;
+	int			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
-	r->fd_direct = false;
-	if (r->direct)
-	{
-		fd = open(path, flags | O_DIRECT);
-		r->fd_direct = fd >= 0;
-	}
-	/* EINVAL: this file system does not do O_DIRECT; read through the cache. */
-	if (fd < 0 && (!r->direct || errno == EINVAL))
-		fd = open(path, flags);
 	if (fd < 0)
 	{
 		sb_error_set_errno(err, errno, "could not open \"%s\"", path);
@@ -121,6 +121,37 @@ sb_source_reader_open(SbSourceReader *r, const char *path, SbError *err)
 	return fd;
 }
 
+/*
+ * The file opened O_DIRECT, reopened through /proc so that it is the very
+ * file the caller opened; -1 when the file system refuses (EINVAL) or /proc
+ * is not there: then reads go through the cache.
+ */
+static int
+direct_fd(SbSourceReader *r)
+{
+	char		path[64];
+
+	if (r->direct_fd < 0 && !r->direct_refused)
+	{
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", r->fd);
+		r->direct_fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		r->direct_refused = r->direct_fd < 0;
+	}
+	return r->direct_fd;
+}
+
+/* The descriptor to read LEN bytes at OFFSET with: see the top of this file. */
+static int
+read_fd(SbSourceReader *r, uint64_t offset, size_t len)
+{
+	if (!r->direct || sb_range_cached(r->fd, offset, len))
+		return r->fd;
+	if (direct_fd(r) >= 0)
+		return r->direct_fd;
+	r->read_uncached = true;
+	return r->fd;
+}
+
 /* Start reading the next block of the ranges into free block B. */
 static bool
 request(SbSourceReader *r, Block *b, SbError *err)
@@ -128,23 +159,26 @@ request(SbSourceReader *r, Block *b, SbError *err)
 	const SbExtent *x = &r->ranges[r->range];
 	uint64_t	left = x->length - r->range_pos;
 	size_t		len = left < r->block_size ? (size_t) left : r->block_size;
+	uint64_t	offset = x->offset + r->range_pos;
+	int			fd = read_fd(r, offset, len);
+	bool		direct = fd == r->direct_fd;
 	size_t		io_len = len;
 
-	if (r->fd_direct)
+	if (direct)
 		io_len = (len + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN;
-	b->offset = x->offset + r->range_pos;
+	b->offset = offset;
 	b->len = len;
 	b->done = false;
 	memset(&b->op, 0, sizeof(b->op));
 	b->op.kind = SB_IO_READ;
-	b->op.fd = r->fd;
+	b->op.fd = fd;
 	b->op.offset = b->offset;
 	b->op.iov[0].iov_base = b->buf;
 	b->op.iov[0].iov_len = io_len;
 	b->op.iovcnt = 1;
 	b->op.tag = b;
 	/* O_DIRECT cannot continue at an unaligned end of file */
-	b->op.short_is_eof = r->fd_direct;
+	b->op.short_is_eof = direct;
 	r->range_pos += len;
 	if (r->range_pos == x->length)
 	{
@@ -175,6 +209,9 @@ sb_source_reader_begin(SbSourceReader *r, int fd, const char *what,
 {
 	r->fd = fd;
 	r->what = what;
+	r->direct_fd = -1;
+	r->direct_refused = false;
+	r->read_uncached = false;
 	r->ranges = ranges;
 	r->nranges = nranges;
 	r->range = 0;
@@ -247,7 +284,10 @@ sb_source_reader_end(SbSourceReader *r)
 
 	while (sb_io_in_flight(r->io) > 0 && sb_io_reap(r->io, done, 64, 1, &ignored) > 0)
 		;
-	if (r->fd >= 0 && r->direct && !r->fd_direct)
+	if (r->direct_fd >= 0)
+		close(r->direct_fd);
+	r->direct_fd = -1;
+	if (r->fd >= 0 && r->read_uncached)
 		(void) posix_fadvise(r->fd, 0, 0, POSIX_FADV_DONTNEED);
 	r->count = 0;
 	r->head = 0;

@@ -20,8 +20,9 @@ extern SbSourceReader *sb_source_reader_new(SbIoMethod method, uint32_t depth, u
 extern void sb_source_reader_free(SbSourceReader *r);
 
 /*
- * Open PATH for reading (O_DIRECT when asked and the file system allows it).
- * Returns the descriptor, or -1 with ERR set (SB_ENOTFOUND if it is gone).
+ * Open PATH for reading (with direct I/O, blocks not in the page cache are
+ * read O_DIRECT through a second descriptor the reader keeps).  Returns the
+ * descriptor, or -1 with ERR set (SB_ENOTFOUND if it is gone).
  */
 extern int	sb_source_reader_open(SbSourceReader *r, const char *path, SbError *err);
 
@@ -38,7 +39,7 @@ extern bool sb_source_reader_begin(SbSourceReader *r, int fd, const char *what,
 extern bool sb_source_reader_next(SbSourceReader *r, uint8_t **data, uint64_t *offset,
 								  size_t *len, SbError *err);
 
-/* Done with the file: wait for what is in flight, drop it from the cache. */
+/* Done with the file: wait for what is in flight; drop what it brought into the cache. */
 extern void sb_source_reader_end(SbSourceReader *r);
 
 #endif							/* SB_SOURCE_READER_H */

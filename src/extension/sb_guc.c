@@ -147,8 +147,8 @@ sb_guc_define(void)
 							&sb_guc_queue_depth, 4, 1, 256,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("stripebackup.direct_io",
-							 "Read relation files with O_DIRECT and keep stripes out of the page cache.",
-							 "So a backup does not evict the application's working set from the OS cache.",
+							 "Keep backups out of the page cache: read what it does not hold with O_DIRECT.",
+							 "So a backup does not evict the application's working set; what the cache holds is read through it.",
 							 &sb_guc_direct_io, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("stripebackup.max_rate",

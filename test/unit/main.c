@@ -50,6 +50,7 @@ static const UnitTest tests[] = {
 	TEST(test_durability_backup_order),
 	TEST(test_durability_backup_sync_fails),
 	TEST(test_durability_restore_sync),
+	TEST(test_page_cache_direct_reads),
 };
 
 static bool

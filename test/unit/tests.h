@@ -44,4 +44,7 @@ extern void test_durability_backup_order(void);
 extern void test_durability_backup_sync_fails(void);
 extern void test_durability_restore_sync(void);
 
+/* test_page_cache.c */
+extern void test_page_cache_direct_reads(void);
+
 #endif							/* SB_UNIT_TESTS_H */
