@@ -101,19 +101,49 @@ is_database_dir(const char *archive_path)
 				strlen(TABLESPACE_VERSION_DIRECTORY)) == 0;
 }
 
-/* A fork of an unlogged relation other than its init fork: start-up rebuilds it. */
+/* A directory's entries, sorted by name, so the archive order is repeatable. */
+typedef struct DirEntry
+{
+	char	   *name;
+	unsigned char type;			/* d_type: DT_REG, DT_DIR, ... or DT_UNKNOWN */
+} DirEntry;
+
+typedef struct DirListing
+{
+	DirEntry   *entries;
+	int			count;
+} DirListing;
+
+static int
+compare_entries(const void *a, const void *b)
+{
+	return strcmp(((const DirEntry *) a)->name, ((const DirEntry *) b)->name);
+}
+
 static bool
-is_unlogged_fork(const char *disk_dir, const char *name)
+listing_has(const DirListing *l, const char *name)
+{
+	DirEntry	key = {(char *) name, DT_UNKNOWN};
+
+	return bsearch(&key, l->entries, l->count, sizeof(DirEntry), compare_entries) != NULL;
+}
+
+/*
+ * A fork of an unlogged relation other than its init fork: start-up rebuilds
+ * it.  The init fork is looked up in the directory's listing, not with a
+ * stat per relation file (thousands of partitions make that count).
+ */
+static bool
+is_unlogged_fork(const DirListing *l, const char *name)
 {
 	int			oidchars;
 	ForkNumber	fork;
 	char		init_fork[MAXPGPATH];
-	struct stat st;
 
 	if (!parse_filename_for_nontemp_relation(name, &oidchars, &fork) || fork == INIT_FORKNUM)
 		return false;
-	snprintf(init_fork, sizeof(init_fork), "%s/%.*s_init", disk_dir, oidchars, name);
-	return lstat(init_fork, &st) == 0;
+	snprintf(init_fork, sizeof(init_fork), "%.*s_init", oidchars, name);
+	return listing_has(l, init_fork);
 }
 
 static void
@@ -146,26 +176,40 @@ sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
 	w->skipped_files++;			/* dropped while we walked: not an error */
 }
 
-static int
-compare_names(const ListCell *a, const ListCell *b)
-{
-	return strcmp(lfirst(a), lfirst(b));
-}
-
-/* The names in a directory, sorted, so the archive order is repeatable. */
-static List *
-sorted_names(const char *disk_dir)
+static DirListing
+list_dir(const char *disk_dir)
 {
 	DIR		   *dir = AllocateDir(disk_dir);
 	struct dirent *de;
-	List	   *names = NIL;
+	DirListing	l = {palloc(64 * sizeof(DirEntry)), 0};
+	int			allocated = 64;
 
 	while ((de = ReadDir(dir, disk_dir)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			names = lappend(names, pstrdup(de->d_name));
+	{
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (l.count == allocated)
+		{
+			allocated *= 2;
+			l.entries = repalloc(l.entries, allocated * sizeof(DirEntry));
+		}
+		l.entries[l.count].name = pstrdup(de->d_name);
+		l.entries[l.count].type = de->d_type;
+		l.count++;
+	}
 	FreeDir(dir);
-	list_sort(names, compare_names);
-	return names;
+	qsort(l.entries, l.count, sizeof(DirEntry), compare_entries);
+	return l;
+}
+
+static void
+free_listing(DirListing *l)
+{
+	int			i;
+
+	for (i = 0; i < l->count; i++)
+		pfree(l->entries[i].name);
+	pfree(l->entries);
 }
 
 static void walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir);
@@ -196,16 +240,17 @@ walk_special(SbWalk *w, const char *archive, const char *name, const struct stat
 }
 
 static void
-walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const char *name,
-		   bool in_database_dir)
+walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const DirListing *listing,
+		   const DirEntry *entry, bool in_database_dir)
 {
+	const char *name = entry->name;
 	char		disk[MAXPGPATH];
 	char		archive[MAXPGPATH];
 	struct stat st;
 
 	if (is_skipped_file(name) || strcmp(name, ".DS_Store") == 0)
 		return;
-	if (in_database_dir && (looks_like_temp_rel_name(name) || is_unlogged_fork(disk_dir, name)))
+	if (in_database_dir && (looks_like_temp_rel_name(name) || is_unlogged_fork(listing, name)))
 		return;
 	snprintf(disk, sizeof(disk), "%s/%s", disk_dir, name);
 	if (strcmp(archive_dir, ".") == 0)
@@ -214,6 +259,12 @@ walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const char 
 		snprintf(archive, sizeof(archive), "%s/%s", archive_dir, name);
 	if (strcmp(archive, XLOG_CONTROL_FILE) == 0)
 		return;					/* copied last, by the caller */
+	/* A regular file needs no stat here: the engine opens it and fstat()s that. */
+	if (entry->type == DT_REG && !is_contents_skipped(name))
+	{
+		sb_walk_add_file(w, archive, disk);
+		return;
+	}
 	if (lstat(disk, &st) != 0)
 	{
 		if (errno == ENOENT)
@@ -236,16 +287,16 @@ walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const char 
 static void
 walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir)
 {
-	List	   *names = sorted_names(disk_dir);
+	DirListing	listing = list_dir(disk_dir);
 	bool		in_database_dir = is_database_dir(archive_dir);
-	ListCell   *lc;
+	int			i;
 
-	foreach(lc, names)
+	for (i = 0; i < listing.count; i++)
 	{
 		check_stop();
-		walk_entry(w, disk_dir, archive_dir, lfirst(lc), in_database_dir);
+		walk_entry(w, disk_dir, archive_dir, &listing, &listing.entries[i], in_database_dir);
 	}
-	list_free_deep(names);
+	free_listing(&listing);
 }
 
 void
