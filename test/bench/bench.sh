@@ -78,7 +78,14 @@ load_main() {
 		SELECT g AS id, md5(random()::text) || md5(random()::text) || md5(random()::text) AS v
 		FROM generate_series(1, $((scale * 25000))) g"
 	load_partitions "$port" 3000 $((scale * 5000))
-	psql_ -c 'CHECKPOINT'
+	settle "$port"
+}
+
+# After loading: vacuum and analyze now and checkpoint, so that autovacuum
+# does not dirty thousands of relations during the runs, and a backup's start
+# checkpoint writes what a steady server's would.
+settle() {	# PORT
+	PORT=$1 psql_ -c 'VACUUM ANALYZE' -c 'CHECKPOINT'
 }
 
 load_partitions() {	# PORT PARTITIONS ROWS
@@ -231,6 +238,8 @@ partitions_vs_table() {
 		FROM generate_series(1, $((scale * 50000))) g"
 	init_cluster "$dir/manyparts" 55495
 	load_partitions 55495 3000 $((scale * 50000))
+	settle 55496
+	settle 55495
 	for ((r = 1; r <= runs; r++)); do
 		for c in onetable:55496 manyparts:55495; do
 			rm -rf "$dir/p1" "$dir/p2" && mkdir -p "$dir/p1" "$dir/p2"
