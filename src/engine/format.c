@@ -27,8 +27,8 @@ put32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t) (v >> (8 * i));
 }
 
-static void
-put64(uint8_t *p, uint64_t v)
+void
+sb_format_put64(uint8_t *p, uint64_t v)
 {
 	int			i;
 
@@ -53,8 +53,8 @@ get32(const uint8_t *p)
 	return v;
 }
 
-static uint64_t
-get64(const uint8_t *p)
+uint64_t
+sb_format_get64(const uint8_t *p)
 {
 	uint64_t	v = 0;
 	int			i;
@@ -65,16 +65,16 @@ get64(const uint8_t *p)
 }
 
 /* Seal a structure of SIZE bytes: its last 8 bytes hash the ones before. */
-static void
-seal(uint8_t *p, size_t size)
+void
+sb_format_seal(uint8_t *p, size_t size)
 {
-	put64(p + size - 8, sb_hash64(p, size - 8));
+	sb_format_put64(p + size - 8, sb_hash64(p, size - 8));
 }
 
 static bool
 seal_ok(const uint8_t *p, size_t size)
 {
-	return get64(p + size - 8) == sb_hash64(p, size - 8);
+	return sb_format_get64(p + size - 8) == sb_hash64(p, size - 8);
 }
 
 void
@@ -89,7 +89,7 @@ sb_format_encode_header(const SbStripeHeader *h, uint8_t *out)
 	put32(out + 32, h->number);
 	put32(out + 36, h->count);
 	put32(out + 40, h->chunk_size);
-	seal(out, SB_STRIPE_HEADER_SIZE);
+	sb_format_seal(out, SB_STRIPE_HEADER_SIZE);
 }
 
 bool
@@ -119,12 +119,12 @@ sb_format_encode_chunk(const SbChunkHeader *h, uint8_t *out)
 	memset(out, 0, SB_CHUNK_HEADER_SIZE);
 	memcpy(out, SB_CHUNK_MAGIC, 4);
 	out[4] = h->codec;
-	put64(out + 8, h->chunk_id);
+	sb_format_put64(out + 8, h->chunk_id);
 	put32(out + 16, h->raw_len);
 	put32(out + 20, h->stored_len);
-	put64(out + 24, h->raw_hash);
-	put64(out + 32, h->stored_hash);
-	seal(out, SB_CHUNK_HEADER_SIZE);
+	sb_format_put64(out + 24, h->raw_hash);
+	sb_format_put64(out + 32, h->stored_hash);
+	sb_format_seal(out, SB_CHUNK_HEADER_SIZE);
 }
 
 bool
@@ -135,11 +135,11 @@ sb_format_decode_chunk(const uint8_t *in, SbChunkHeader *h, SbError *err)
 	if (!seal_ok(in, SB_CHUNK_HEADER_SIZE))
 		return sb_error_set(err, SB_ECORRUPT, "chunk header checksum mismatch");
 	h->codec = in[4];
-	h->chunk_id = get64(in + 8);
+	h->chunk_id = sb_format_get64(in + 8);
 	h->raw_len = get32(in + 16);
 	h->stored_len = get32(in + 20);
-	h->raw_hash = get64(in + 24);
-	h->stored_hash = get64(in + 32);
+	h->raw_hash = sb_format_get64(in + 24);
+	h->stored_hash = sb_format_get64(in + 32);
 	return true;
 }
 
@@ -147,25 +147,25 @@ void
 sb_format_encode_index_entry(const SbIndexEntry *e, uint8_t *out)
 {
 	memset(out, 0, SB_INDEX_ENTRY_SIZE);
-	put64(out, e->chunk_id);
-	put64(out + 8, e->offset);
+	sb_format_put64(out, e->chunk_id);
+	sb_format_put64(out + 8, e->offset);
 	put32(out + 16, e->raw_len);
 	put32(out + 20, e->stored_len);
 	out[24] = e->codec;
-	put64(out + 32, e->raw_hash);
-	put64(out + 40, e->stored_hash);
+	sb_format_put64(out + 32, e->raw_hash);
+	sb_format_put64(out + 40, e->stored_hash);
 }
 
 void
 sb_format_decode_index_entry(const uint8_t *in, SbIndexEntry *e)
 {
-	e->chunk_id = get64(in);
-	e->offset = get64(in + 8);
+	e->chunk_id = sb_format_get64(in);
+	e->offset = sb_format_get64(in + 8);
 	e->raw_len = get32(in + 16);
 	e->stored_len = get32(in + 20);
 	e->codec = in[24];
-	e->raw_hash = get64(in + 32);
-	e->stored_hash = get64(in + 40);
+	e->raw_hash = sb_format_get64(in + 32);
+	e->stored_hash = sb_format_get64(in + 40);
 }
 
 void
@@ -173,14 +173,14 @@ sb_format_encode_trailer(const SbTrailer *t, uint8_t *out)
 {
 	memset(out, 0, SB_TRAILER_SIZE);
 	memcpy(out, SB_TRAILER_MAGIC, 8);
-	put64(out + 8, t->index_offset);
-	put64(out + 16, t->chunk_count);
-	put64(out + 24, t->raw_bytes);
-	put64(out + 32, t->stored_bytes);
-	put64(out + 40, t->index_hash);
+	sb_format_put64(out + 8, t->index_offset);
+	sb_format_put64(out + 16, t->chunk_count);
+	sb_format_put64(out + 24, t->raw_bytes);
+	sb_format_put64(out + 32, t->stored_bytes);
+	sb_format_put64(out + 40, t->index_hash);
 	put32(out + 48, t->number);
 	memcpy(out + 52, t->uuid_prefix, 4);
-	seal(out, SB_TRAILER_SIZE);
+	sb_format_seal(out, SB_TRAILER_SIZE);
 }
 
 bool
@@ -191,11 +191,11 @@ sb_format_decode_trailer(const uint8_t *in, SbTrailer *t, SbError *err)
 							"no index trailer at the end of the file (truncated or incomplete stripe)");
 	if (!seal_ok(in, SB_TRAILER_SIZE))
 		return sb_error_set(err, SB_ECORRUPT, "index trailer checksum mismatch");
-	t->index_offset = get64(in + 8);
-	t->chunk_count = get64(in + 16);
-	t->raw_bytes = get64(in + 24);
-	t->stored_bytes = get64(in + 32);
-	t->index_hash = get64(in + 40);
+	t->index_offset = sb_format_get64(in + 8);
+	t->chunk_count = sb_format_get64(in + 16);
+	t->raw_bytes = sb_format_get64(in + 24);
+	t->stored_bytes = sb_format_get64(in + 32);
+	t->index_hash = sb_format_get64(in + 40);
 	t->number = get32(in + 48);
 	memcpy(t->uuid_prefix, in + 52, 4);
 	return true;

@@ -68,6 +68,12 @@ typedef struct SbTrailer
 	uint8_t		uuid_prefix[4];	/* first bytes of the backup uuid */
 } SbTrailer;
 
+/* Little-endian 64-bit fields, and the seal that ends every structure. */
+extern uint64_t sb_format_get64(const uint8_t *p);
+extern void sb_format_put64(uint8_t *p, uint64_t v);
+/* Seal a structure of SIZE bytes: its last 8 bytes hash the ones before. */
+extern void sb_format_seal(uint8_t *p, size_t size);
+
 extern void sb_format_encode_header(const SbStripeHeader *h, uint8_t *out);
 extern bool sb_format_decode_header(const uint8_t *in, SbStripeHeader *h, SbError *err);
 

@@ -231,33 +231,6 @@ fuzz_make_fixture(const char *root, const char *name, SbCodec codec, SbError *er
 	return ok;
 }
 
-static uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t	v = 0;
-	int			i;
-
-	for (i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	int			i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-/* The last 8 bytes of a structure hash the ones before (format.c). */
-static void
-seal(uint8_t *p, size_t size)
-{
-	put64(p + size - 8, sb_hash64(p, size - 8));
-}
-
 /*
  * Recompute what random mutations can hardly get right, so the fuzzer gets
  * past the seals to the checks behind them: the header's seal, each chunk's
@@ -276,17 +249,17 @@ fuzz_reseal_stripe(uint8_t *p, size_t len)
 
 	if (len < SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE)
 		return;
-	seal(p, SB_STRIPE_HEADER_SIZE);
+	sb_format_seal(p, SB_STRIPE_HEADER_SIZE);
 	trailer = p + len - SB_TRAILER_SIZE;
-	index_offset = get64(trailer + 8);
-	count = get64(trailer + 16);
+	index_offset = sb_format_get64(trailer + 8);
+	count = sb_format_get64(trailer + 16);
 	if (index_offset > len - SB_TRAILER_SIZE ||
 		count > (len - SB_TRAILER_SIZE - index_offset) / SB_INDEX_ENTRY_SIZE)
 		return;
 	for (i = 0; i < count; i++)
 	{
 		uint8_t    *entry = p + index_offset + i * SB_INDEX_ENTRY_SIZE;
-		uint64_t	offset = get64(entry + 8);
+		uint64_t	offset = sb_format_get64(entry + 8);
 		uint64_t	stored_len = entry[20] | (entry[21] << 8) | (entry[22] << 16) |
 			((uint64_t) entry[23] << 24);
 		uint64_t	hash;
@@ -294,10 +267,10 @@ fuzz_reseal_stripe(uint8_t *p, size_t len)
 		if (offset > index_offset || SB_CHUNK_HEADER_SIZE + stored_len > index_offset - offset)
 			continue;
 		hash = sb_hash64(p + offset + SB_CHUNK_HEADER_SIZE, stored_len);
-		put64(entry + 40, hash);
-		put64(p + offset + 32, hash);
-		seal(p + offset, SB_CHUNK_HEADER_SIZE);
+		sb_format_put64(entry + 40, hash);
+		sb_format_put64(p + offset + 32, hash);
+		sb_format_seal(p + offset, SB_CHUNK_HEADER_SIZE);
 	}
-	put64(trailer + 40, sb_hash64(p + index_offset, count * SB_INDEX_ENTRY_SIZE));
-	seal(trailer, SB_TRAILER_SIZE);
+	sb_format_put64(trailer + 40, sb_hash64(p + index_offset, count * SB_INDEX_ENTRY_SIZE));
+	sb_format_seal(trailer, SB_TRAILER_SIZE);
 }
