@@ -12,7 +12,7 @@ packages=(
 	make gcc
 	postgresql-15 postgresql-client-15 postgresql-server-dev-15
 	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev
-	libipc-run-perl postgresql-15-pgtap postgresql-15-cron
+	libipc-run-perl postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
 	zstd libxml2-utils
 )
 for arg in "$@"; do
