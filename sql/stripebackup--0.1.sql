@@ -3,6 +3,13 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION stripebackup" to load this file. \quit
 
+-- Every function and operator below is named by schema (pg_catalog.now(),
+-- OPERATOR(pg_catalog./)): CREATE EXTENSION runs this script with the
+-- extension's schema on the search_path, where a database owner may have
+-- planted look-alikes that an unqualified name would bind to for good
+-- (docs/SECURITY.md).  OPERATOR(...) forms all share one precedence, so
+-- compound expressions are parenthesized.
+
 -- ---------------------------------------------------------------------------
 -- History: one row per backup, one per backup and destination.  Written by
 -- the backup worker in its own transactions, so rows survive the caller's
@@ -16,7 +23,8 @@ CREATE TABLE stripe_backup_history (
 	name			text NOT NULL,
 	label			text,
 	status			text NOT NULL
-		CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+		CHECK (status OPERATOR(pg_catalog.=) ANY
+			   (ARRAY['running', 'completed', 'failed', 'cancelled']::pg_catalog.text[])),
 	started_at		timestamptz NOT NULL,
 	finished_at		timestamptz,
 	destinations	text[] NOT NULL,
@@ -31,8 +39,10 @@ CREATE TABLE stripe_backup_history (
 	stop_lsn		pg_lsn,
 	timeline		int,
 	error			text,
+	sqlstate		text,			-- of the error that ended it
 	requested_by	name NOT NULL,
-	worker_pid		int
+	worker_pid		int,
+	backup_uuid		uuid			-- in every stripe of the backup
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -56,7 +66,8 @@ CREATE TABLE stripe_restore_history (
 	target			text NOT NULL,
 	tablespace_mapping text[],
 	status			text NOT NULL
-		CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+		CHECK (status OPERATOR(pg_catalog.=) ANY
+			   (ARRAY['running', 'completed', 'failed', 'cancelled']::pg_catalog.text[])),
 	started_at		timestamptz NOT NULL,
 	finished_at		timestamptz,
 	files			bigint,
@@ -67,8 +78,10 @@ CREATE TABLE stripe_restore_history (
 	read_seconds	float8,
 	finish_seconds	float8,
 	error			text,
+	sqlstate		text,			-- of the error that ended it
 	requested_by	name NOT NULL,
-	worker_pid		int
+	worker_pid		int,
+	directories		text[]			-- the target and each tablespace's, as written into
 );
 
 -- What each stripe's read took, beside what the plan expected: later plans
@@ -98,9 +111,10 @@ CREATE TABLE stripe_backup_timeline_history (
 CREATE TABLE stripe_calibrations (
 	id				bigserial PRIMARY KEY,
 	destination		text NOT NULL,
-	measured_at		timestamptz NOT NULL DEFAULT now(),
+	measured_at		timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	test			text NOT NULL
-		CHECK (test IN ('sequential write', 'sequential read', 'random read')),
+		CHECK (test OPERATOR(pg_catalog.=) ANY
+			   (ARRAY['sequential write', 'sequential read', 'random read']::pg_catalog.text[])),
 	block_kb		int NOT NULL,
 	queue_depth		int NOT NULL,
 	size_mb			int NOT NULL,
@@ -134,11 +148,12 @@ CREATE VIEW stripe_backups AS
 SELECT h.id,
 	   h.name,
 	   h.label,
-	   CASE WHEN h.status = 'running' AND NOT stripe_job_is_running('backup', h.id)
-			THEN 'failed' ELSE h.status END AS status,
+	   CASE WHEN h.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text
+				 AND NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, h.id)
+			THEN 'failed'::pg_catalog.text ELSE h.status END AS status,
 	   h.started_at,
 	   h.finished_at,
-	   h.finished_at - h.started_at AS duration,
+	   (h.finished_at OPERATOR(pg_catalog.-) h.started_at) AS duration,
 	   h.destinations,
 	   h.weights,
 	   h.compression,
@@ -147,32 +162,41 @@ SELECT h.id,
 	   h.files,
 	   h.bytes_read,
 	   h.bytes_written,
-	   round((h.bytes_read / 1e6 /
-			  nullif(extract(epoch FROM h.finished_at - h.started_at), 0))::numeric, 1)
+	   pg_catalog.round(((h.bytes_read::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (pg_catalog.date_part('epoch'::pg_catalog.text,
+				(h.finished_at OPERATOR(pg_catalog.-) h.started_at))) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (pg_catalog.date_part('epoch'::pg_catalog.text,
+				(h.finished_at OPERATOR(pg_catalog.-) h.started_at))) END))::pg_catalog.numeric, 1)
 		   AS mb_per_s,
 	   h.start_lsn,
 	   h.stop_lsn,
 	   h.timeline,
-	   CASE WHEN h.status = 'running' AND NOT stripe_job_is_running('backup', h.id)
-			THEN 'the backup worker stopped without finishing (server restart or crash)'
+	   CASE WHEN h.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text
+				 AND NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, h.id)
+			THEN 'the backup worker stopped without finishing (server restart or crash)'::pg_catalog.text
 			ELSE h.error END AS error,
-	   h.destinations[1] || '/' || h.name AS location,
-	   h.requested_by
-FROM stripe_backup_history h;
+	   h.sqlstate,
+	   ((h.destinations[1] OPERATOR(pg_catalog.||) '/'::pg_catalog.text) OPERATOR(pg_catalog.||) h.name)
+		   AS location,
+	   h.requested_by,
+	   h.backup_uuid
+FROM @extschema@.stripe_backup_history h;
 
 CREATE VIEW stripe_backup_stripes AS
 SELECT s.backup_id,
 	   s.stripe,
 	   s.destination,
-	   s.destination || '/' || h.name AS location,
+	   ((s.destination OPERATOR(pg_catalog.||) '/'::pg_catalog.text) OPERATOR(pg_catalog.||) h.name)
+		   AS location,
 	   s.weight,
 	   s.chunks,
 	   s.raw_bytes,
 	   s.stored_bytes,
 	   s.seconds,
-	   round((s.stored_bytes / 1e6 / nullif(s.seconds, 0))::numeric, 1) AS mb_per_s
-FROM stripe_backup_stripe_history s
-JOIN stripe_backup_history h ON h.id = s.backup_id;
+	   pg_catalog.round(((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END))::pg_catalog.numeric, 1)
+		   AS mb_per_s
+FROM @extschema@.stripe_backup_stripe_history s
+JOIN @extschema@.stripe_backup_history h ON h.id OPERATOR(pg_catalog.=) s.backup_id;
 
 CREATE VIEW stripe_restores AS
 SELECT r.id,
@@ -180,24 +204,30 @@ SELECT r.id,
 	   r.location,
 	   r.target,
 	   r.tablespace_mapping,
-	   CASE WHEN r.status = 'running' AND NOT stripe_job_is_running('restore', r.id)
-			THEN 'failed' ELSE r.status END AS status,
+	   CASE WHEN r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text
+				 AND NOT @extschema@.stripe_job_is_running('restore'::pg_catalog.text, r.id)
+			THEN 'failed'::pg_catalog.text ELSE r.status END AS status,
 	   r.started_at,
 	   r.finished_at,
-	   r.finished_at - r.started_at AS duration,
+	   (r.finished_at OPERATOR(pg_catalog.-) r.started_at) AS duration,
 	   r.estimated_seconds,
-	   extract(epoch FROM r.finished_at - r.started_at)::float8 AS actual_seconds,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (r.finished_at OPERATOR(pg_catalog.-) r.started_at))
+		   AS actual_seconds,
 	   r.files,
 	   r.bytes_read,
 	   r.bytes_written,
-	   round((r.bytes_written / 1e6 /
-			  nullif(extract(epoch FROM r.finished_at - r.started_at), 0))::numeric, 1)
+	   pg_catalog.round(((r.bytes_written::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (pg_catalog.date_part('epoch'::pg_catalog.text,
+				(r.finished_at OPERATOR(pg_catalog.-) r.started_at))) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (pg_catalog.date_part('epoch'::pg_catalog.text,
+				(r.finished_at OPERATOR(pg_catalog.-) r.started_at))) END))::pg_catalog.numeric, 1)
 		   AS mb_per_s,
-	   CASE WHEN r.status = 'running' AND NOT stripe_job_is_running('restore', r.id)
-			THEN 'the restore worker stopped without finishing (server restart or crash)'
+	   CASE WHEN r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text
+				 AND NOT @extschema@.stripe_job_is_running('restore'::pg_catalog.text, r.id)
+			THEN 'the restore worker stopped without finishing (server restart or crash)'::pg_catalog.text
 			ELSE r.error END AS error,
+	   r.sqlstate,
 	   r.requested_by
-FROM stripe_restore_history r;
+FROM @extschema@.stripe_restore_history r;
 
 CREATE VIEW stripe_restore_stripes AS
 SELECT s.restore_id,
@@ -208,17 +238,21 @@ SELECT s.restore_id,
 	   s.raw_bytes,
 	   s.estimated_seconds,
 	   s.seconds AS actual_seconds,
-	   round((s.stored_bytes / 1e6 / nullif(s.seconds, 0))::numeric, 1) AS mb_per_s
-FROM stripe_restore_stripe_history s;
+	   pg_catalog.round(((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END))::pg_catalog.numeric, 1)
+		   AS mb_per_s
+FROM @extschema@.stripe_restore_stripe_history s;
 
 CREATE VIEW stripe_backup_timeline AS
 SELECT t.backup_id,
 	   t.stripe,
 	   t.second,
 	   t.stored_bytes,
-	   round(((t.stored_bytes - lag(t.stored_bytes, 1, 0::bigint) OVER w) / 1e6)::numeric, 1)
+	   pg_catalog.round(((t.stored_bytes OPERATOR(pg_catalog.-)
+			pg_catalog.lag(t.stored_bytes, 1, 0::pg_catalog.int8) OVER w)::pg_catalog.float8
+			OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)::pg_catalog.numeric, 1)
 		   AS mb_per_s
-FROM stripe_backup_timeline_history t
+FROM @extschema@.stripe_backup_timeline_history t
 WINDOW w AS (PARTITION BY t.backup_id, t.stripe ORDER BY t.second);
 
 -- Live: a row per stripe of the running backup or restore; none otherwise.
@@ -232,51 +266,65 @@ AS 'MODULE_PATHNAME', 'stripebackup_progress'
 LANGUAGE C STRICT VOLATILE;
 
 CREATE VIEW stripe_backup_progress AS
-SELECT kind, id, phase, stripe, location, bytes_done, bytes_total,
-	   round((100.0 * bytes_done / nullif(bytes_total, 0))::numeric, 1) AS percent,
-	   stored_bytes, round(mb_per_s::numeric, 1) AS mb_per_s,
-	   round(mb_per_s_average::numeric, 1) AS mb_per_s_average, queue_depth,
-	   round(eta_seconds::numeric, 1) AS eta_seconds, updated_at
-FROM stripebackup_progress();
+SELECT p.kind, p.id, p.phase, p.stripe, p.location, p.bytes_done, p.bytes_total,
+	   pg_catalog.round(((100::pg_catalog.float8 OPERATOR(pg_catalog.*) p.bytes_done::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (p.bytes_total) OPERATOR(pg_catalog.<>) 0::pg_catalog.int8 THEN (p.bytes_total) END)::pg_catalog.float8)::pg_catalog.numeric, 1)
+		   AS percent,
+	   p.stored_bytes, pg_catalog.round(p.mb_per_s::pg_catalog.numeric, 1) AS mb_per_s,
+	   pg_catalog.round(p.mb_per_s_average::pg_catalog.numeric, 1) AS mb_per_s_average, p.queue_depth,
+	   pg_catalog.round(p.eta_seconds::pg_catalog.numeric, 1) AS eta_seconds, p.updated_at
+FROM @extschema@.stripebackup_progress() p;
 
 -- Per destination, its recent runs (the last 10 of each kind since the last
 -- reset): backups measure writing, restores reading.
 CREATE VIEW stripe_throughput AS
 WITH runs AS (
-	SELECT s.destination, 'backup' AS kind, h.finished_at AS at,
-		   s.stored_bytes / 1e6 / nullif(s.seconds, 0) AS mb_per_s
-	FROM stripe_backup_stripe_history s
-	JOIN stripe_backup_history h ON h.id = s.backup_id
-	WHERE h.status = 'completed'
+	SELECT s.destination, 'backup'::pg_catalog.text AS kind, h.finished_at AS at,
+		   ((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END)) AS mb_per_s
+	FROM @extschema@.stripe_backup_stripe_history s
+	JOIN @extschema@.stripe_backup_history h ON h.id OPERATOR(pg_catalog.=) s.backup_id
+	WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
 	UNION ALL
-	SELECT s.destination, 'restore', r.finished_at, s.stored_bytes / 1e6 / nullif(s.seconds, 0)
-	FROM stripe_restore_stripe_history s
-	JOIN stripe_restore_history r ON r.id = s.restore_id
-	WHERE r.status = 'completed'
+	SELECT s.destination, 'restore'::pg_catalog.text, r.finished_at,
+		   ((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END))
+	FROM @extschema@.stripe_restore_stripe_history s
+	JOIN @extschema@.stripe_restore_history r ON r.id OPERATOR(pg_catalog.=) s.restore_id
+	WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
 ), recent AS (
-	SELECT *, row_number() OVER (PARTITION BY destination, kind ORDER BY at DESC) AS age
+	SELECT runs.*,
+		   pg_catalog.row_number() OVER (PARTITION BY runs.destination, runs.kind ORDER BY runs.at DESC) AS age
 	FROM runs
-	WHERE mb_per_s IS NOT NULL
-	  AND at > coalesce((SELECT max(reset_at) FROM stripe_stats_reset_history), '-infinity')
+	WHERE runs.mb_per_s IS NOT NULL
+	  AND runs.at OPERATOR(pg_catalog.>) COALESCE(
+			(SELECT pg_catalog.max(z.reset_at) FROM @extschema@.stripe_stats_reset_history z),
+			'-infinity'::pg_catalog.timestamptz)
 )
-SELECT destination,
-	   kind,
-	   count(*) AS runs,
-	   round((max(mb_per_s) FILTER (WHERE age = 1))::numeric, 1) AS last_mb_per_s,
-	   round(avg(mb_per_s)::numeric, 1) AS avg_mb_per_s,
-	   round(max(mb_per_s)::numeric, 1) AS best_mb_per_s,
-	   round(min(mb_per_s)::numeric, 1) AS worst_mb_per_s,
-	   CASE WHEN count(*) < 3 THEN 'too few runs'
-			WHEN max(mb_per_s) FILTER (WHERE age = 1) < 0.9 * avg(mb_per_s) THEN 'slower'
-			WHEN max(mb_per_s) FILTER (WHERE age = 1) > 1.1 * avg(mb_per_s) THEN 'faster'
-			ELSE 'steady' END AS trend,
-	   CASE WHEN count(*) >= 3 THEN
-			round((regr_slope(mb_per_s, extract(epoch FROM at)) * 86400)::numeric, 1) END
-		   AS mb_per_s_change_per_day,
-	   max(at) AS last_run_at
-FROM recent
-WHERE age <= 10
-GROUP BY destination, kind;
+SELECT r.destination,
+	   r.kind,
+	   pg_catalog.count(*) AS runs,
+	   pg_catalog.round((pg_catalog.max(r.mb_per_s) FILTER (WHERE r.age OPERATOR(pg_catalog.=) 1::pg_catalog.int8))::pg_catalog.numeric, 1)
+		   AS last_mb_per_s,
+	   pg_catalog.round(pg_catalog.avg(r.mb_per_s)::pg_catalog.numeric, 1) AS avg_mb_per_s,
+	   pg_catalog.round(pg_catalog.max(r.mb_per_s)::pg_catalog.numeric, 1) AS best_mb_per_s,
+	   pg_catalog.round(pg_catalog.min(r.mb_per_s)::pg_catalog.numeric, 1) AS worst_mb_per_s,
+	   CASE WHEN pg_catalog.count(*) OPERATOR(pg_catalog.<) 3::pg_catalog.int8 THEN 'too few runs'::pg_catalog.text
+			WHEN (pg_catalog.max(r.mb_per_s) FILTER (WHERE r.age OPERATOR(pg_catalog.=) 1::pg_catalog.int8))
+				 OPERATOR(pg_catalog.<) (0.9::pg_catalog.float8 OPERATOR(pg_catalog.*) pg_catalog.avg(r.mb_per_s))
+				 THEN 'slower'::pg_catalog.text
+			WHEN (pg_catalog.max(r.mb_per_s) FILTER (WHERE r.age OPERATOR(pg_catalog.=) 1::pg_catalog.int8))
+				 OPERATOR(pg_catalog.>) (1.1::pg_catalog.float8 OPERATOR(pg_catalog.*) pg_catalog.avg(r.mb_per_s))
+				 THEN 'faster'::pg_catalog.text
+			ELSE 'steady'::pg_catalog.text END AS trend,
+	   CASE WHEN pg_catalog.count(*) OPERATOR(pg_catalog.>=) 3::pg_catalog.int8 THEN
+			pg_catalog.round((pg_catalog.regr_slope(r.mb_per_s,
+				pg_catalog.date_part('epoch'::pg_catalog.text, r.at)) OPERATOR(pg_catalog.*) 86400::pg_catalog.float8)::pg_catalog.numeric, 1)
+	   END AS mb_per_s_change_per_day,
+	   pg_catalog.max(r.at) AS last_run_at
+FROM recent r
+WHERE r.age OPERATOR(pg_catalog.<=) 10::pg_catalog.int8
+GROUP BY r.destination, r.kind;
 
 -- ---------------------------------------------------------------------------
 -- Functions
@@ -390,12 +438,8 @@ COMMENT ON FUNCTION stripe_expire(int, interval) IS
 
 -- Clear the statistics: calibrations and timelines go; throughput counts from now.
 CREATE FUNCTION stripe_stats_reset() RETURNS void
-LANGUAGE sql
-AS $$
-	DELETE FROM @extschema@.stripe_calibrations;
-	DELETE FROM @extschema@.stripe_backup_timeline_history;
-	INSERT INTO @extschema@.stripe_stats_reset_history VALUES (now());
-$$;
+AS 'MODULE_PATHNAME', 'stripe_stats_reset'
+LANGUAGE C STRICT VOLATILE;
 
 CREATE FUNCTION stripebackup_version() RETURNS text
 AS 'MODULE_PATHNAME', 'stripebackup_version'

@@ -42,6 +42,10 @@ cleanup() {
 }
 trap cleanup EXIT
 cp -r test "$scratch/test"
+# test/t/004_sql_rules.pl reads the extension's SQL from the sources.
+mkdir -p "$scratch/source/src"
+cp -r src/extension "$scratch/source/src/"
+cp -r sql "$scratch/source/"
 mkdir "$scratch/test/asan"
 cp "${asan_bins[@]}" "$scratch/test/asan/"
 mkdir "$scratch/tmp" "$scratch/regress"
@@ -103,6 +107,7 @@ run_tap() {		# IO_METHOD
 	"${runner[@]}" env TESTDIR="$scratch" PATH="$bindir:$PATH" PGPORT="${PGPORT:-65432}" \
 		PG_REGRESS="$pgxs_src/test/regress/pg_regress" TEMP_CONFIG="$conf" \
 		STRIPEBACKUP_IO_METHOD="$1" SB_TEST_SMALL_FS="$small_fs" SB_TEST_READONLY_FS="$readonly_fs" \
+		SB_SOURCE_DIR="$scratch/source" \
 		prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} ${TAP_TESTS:-t/*.pl}
 }
 

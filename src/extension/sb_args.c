@@ -6,22 +6,16 @@
  */
 #include "postgres.h"
 
-#include <dirent.h>
-#include <limits.h>
-#include <math.h>
-#include <stdlib.h>
-
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
-#include "storage/fd.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "sb_args.h"
 #include "sb_guc.h"
+#include "sb_control.h"
+#include "sb_paths.h"
 #include "sb_spi.h"
-#include "sb_util.h"
 #include "stripebackup/sb_version.h"
 
 /* The elements of a one-dimensional text[] as C strings; ERROR on NULLs. */
@@ -50,8 +44,8 @@ text_array_elements(ArrayType *array, char ***out)
 	return n;
 }
 
-void
-sb_args_read_destinations(ArrayType *array, SbJobArgs *args)
+int
+sb_args_read_destinations(ArrayType *array, char (*destinations)[MAXPGPATH])
 {
 	char	  **dests;
 	int			n = text_array_elements(array, &dests);
@@ -72,13 +66,13 @@ sb_args_read_destinations(ArrayType *array, SbJobArgs *args)
 			ereport(ERROR,
 					(errcode(ERRCODE_NAME_TOO_LONG),
 					 errmsg("destination \"%s\" is too long", dests[i])));
-		strlcpy(args->destinations[i], dests[i], MAXPGPATH);
+		strlcpy(destinations[i], dests[i], MAXPGPATH);
 	}
-	args->ndestinations = n;
+	return n;
 }
 
 static void
-read_weights(ArrayType *array, SbJobArgs *args)
+read_weights(ArrayType *array, SbBackupArgs *args)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -111,29 +105,24 @@ read_weights(ArrayType *array, SbJobArgs *args)
  * speed, when every destination has one; equal shares otherwise.
  */
 static void
-weights_from_calibrations(SbJobArgs *args)
+weights_from_calibrations(SbBackupArgs *args)
 {
-	SbSavedUser saved_user;
-	char	   *sql = psprintf("SELECT mb_per_s FROM %s.stripe_calibrations "
-							   "WHERE destination = $1 AND test = 'sequential write' "
-							   "ORDER BY measured_at DESC, id DESC LIMIT 1", sb_schema_quoted());
-	Oid			types[1] = {TEXTOID};
 	bool		all = true;
+	SbSql		sql;
 	int			i;
 
-	saved_user = sb_spi_connect_as_extension();
+	sb_sql_enter(&sql);
 	for (i = 0; i < args->ndestinations && all; i++)
 	{
 		Datum		values[1] = {CStringGetTextDatum(args->destinations[i])};
+		SbRows		rows = sb_sql_run(SB_SQL_CALIBRATED_WRITE_SPEED, values, NULL);
 		bool		isnull = true;
 
-		if (SPI_execute_with_args(sql, 1, types, values, NULL, true, 1) == SPI_OK_SELECT &&
-			SPI_processed == 1)
-			args->weights[i] = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc, 1, &isnull));
+		if (rows.count == 1)
+			args->weights[i] = DatumGetFloat8(sb_sql_datum(&sql, &rows, 0, 1, &isnull));
 		all = !isnull && args->weights[i] > 0;
 	}
-	sb_spi_finish_as_extension(saved_user);
+	sb_sql_leave(&sql);
 	for (i = 0; i < args->ndestinations && !all; i++)
 		args->weights[i] = 1.0;
 }
@@ -149,7 +138,7 @@ text_arg(FunctionCallInfo fcinfo, int n, const char *name)
 }
 
 static void
-read_choices(FunctionCallInfo fcinfo, SbJobArgs *args)
+read_choices(FunctionCallInfo fcinfo, SbBackupArgs *args)
 {
 	char	   *compression = text_arg(fcinfo, 3, "compression");
 	char	   *balance = text_arg(fcinfo, 5, "balance");
@@ -171,105 +160,8 @@ read_choices(FunctionCallInfo fcinfo, SbJobArgs *args)
 				 errhint("Use 'adaptive' or 'weighted'.")));
 }
 
-/* Is A the same as B or inside it?  Both canonical. */
-static bool
-path_within(const char *a, const char *b)
-{
-	size_t		len = strlen(b);
-
-	return strncmp(a, b, len) == 0 && (a[len] == '\0' || a[len] == '/' || strcmp(b, "/") == 0);
-}
-
-/* PATH made canonical; a last component that does not exist yet is kept as is. */
-static bool
-resolve(const char *path, char *resolved)
-{
-	char		parent[MAXPGPATH];
-	char		real_parent[PATH_MAX];
-	const char *slash;
-
-	if (realpath(path, resolved) != NULL)
-		return true;
-	slash = strrchr(path, '/');
-	if (slash == NULL || slash[1] == '\0')
-		return false;
-	strlcpy(parent, path, Min(sizeof(parent), (size_t) (slash - path) + 1));
-	if (realpath(parent[0] ? parent : "/", real_parent) == NULL)
-		return false;
-	snprintf(resolved, PATH_MAX, "%s/%s", strcmp(real_parent, "/") == 0 ? "" : real_parent, slash + 1);
-	return true;
-}
-
-/* Refuse PATH (resolved as RESOLVED) inside DIR. */
-static void
-check_outside(const char *path, const char *resolved, const char *dir, const char *dir_what,
-			  const char *what)
-{
-	char		real_dir[PATH_MAX];
-
-	if (realpath(dir, real_dir) != NULL && path_within(resolved, real_dir))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s \"%s\" is inside %s \"%s\"", what, path, dir_what, dir),
-				 errhint("Backups and restores must be written outside the running cluster.")));
-}
-
 void
-sb_check_outside_cluster(const char *path, const char *what)
-{
-	char		resolved[PATH_MAX];
-	DIR		   *dir;
-	struct dirent *de;
-
-	if (path[0] != '/')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s \"%s\" is not an absolute path", what, path)));
-	if (!resolve(path, resolved))
-		return;					/* the engine says why it is unusable */
-	check_outside(path, resolved, DataDir, "the data directory", what);
-	dir = AllocateDir("pg_tblspc");
-	while ((de = ReadDir(dir, "pg_tblspc")) != NULL)
-	{
-		char		link[MAXPGPATH];
-
-		if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
-			continue;
-		snprintf(link, sizeof(link), "pg_tblspc/%s", de->d_name);
-		check_outside(path, resolved, link, "tablespace", what);
-	}
-	FreeDir(dir);
-}
-
-void
-sb_args_to_options(const SbJobArgs *args, SbBackupOptions *o, const char **dest_ptrs)
-{
-	int			i;
-
-	memset(o, 0, sizeof(*o));
-	for (i = 0; i < args->ndestinations; i++)
-		dest_ptrs[i] = args->destinations[i];
-	o->destinations = dest_ptrs;
-	o->ndestinations = (uint32_t) args->ndestinations;
-	o->weights = args->weights;
-	o->name = args->name;
-	o->label = args->has_label ? args->label : NULL;
-	o->tool = SB_TOOL_NAME;
-	o->codec = args->codec;
-	o->level = args->level;
-	o->balance = args->balance;
-	o->chunk_size = (uint32_t) args->chunk_size;
-	o->buffer_count = (uint32_t) args->buffer_count;
-	o->workers = (uint32_t) args->workers;
-	o->detect_holes = false;	/* a live relation file is never read as holes */
-	o->io_method = args->io_method;
-	o->queue_depth = (uint32_t) args->queue_depth;
-	o->direct_io = args->direct_io;
-	o->max_rates = args->max_rates;
-}
-
-void
-sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args)
+sb_args_from_call(FunctionCallInfo fcinfo, SbBackupArgs *args)
 {
 	SbBackupOptions options;
 	const char *dest_ptrs[SB_MAX_STRIPES];
@@ -280,7 +172,7 @@ sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("destinations must not be NULL")));
-	sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), args);
+	args->ndestinations = sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), args->destinations);
 	if (!PG_ARGISNULL(1))
 		read_weights(PG_GETARG_ARRAYTYPE_P(1), args);
 	else
@@ -305,9 +197,10 @@ sb_args_from_call(FunctionCallInfo fcinfo, SbJobArgs *args)
 	args->queue_depth = sb_guc_queue_depth;
 	args->direct_io = sb_guc_direct_io;
 	sb_guc_max_rates(args->ndestinations, args->max_rates);
+	args->max_memory = sb_guc_max_memory_bytes();
 	/* The name is made later from the id; a placeholder passes the check. */
 	strlcpy(args->name, "check", sizeof(args->name));
-	sb_args_to_options(args, &options, dest_ptrs);
+	sb_backup_args_to_options(args, &options, dest_ptrs);
 	if (!sb_backup_check_options(&options, &err))
 		sb_raise(&err);
 	for (i = 0; i < args->ndestinations; i++)

@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include "utils/guc.h"
@@ -25,6 +26,7 @@ int			sb_guc_io_method = SB_IO_AUTO;
 int			sb_guc_queue_depth = 4;
 bool		sb_guc_direct_io = true;
 char	   *sb_guc_max_rate = NULL;
+int			sb_guc_max_memory_kb = 1024 * 1024;
 
 static const struct config_enum_entry io_methods[] = {
 	{"auto", SB_IO_AUTO, false},
@@ -83,6 +85,12 @@ sb_guc_max_rates(int n, double *out)
 		given = 0;
 	for (i = 0; i < n; i++)
 		out[i] = given == 0 ? 0 : given == 1 ? rates[0] : i < given ? rates[i] : 0;
+}
+
+uint64
+sb_guc_max_memory_bytes(void)
+{
+	return (uint64) sb_guc_max_memory_kb * 1024;
 }
 
 int
@@ -156,5 +164,10 @@ sb_guc_define(void)
 							   "Backups write each stripe, restores and verifies read each stripe, at most this fast.",
 							   &sb_guc_max_rate, "0",
 							   PGC_USERSET, 0, check_max_rate, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.max_memory",
+							"Most memory the buffers of one backup or restore may add up to.",
+							"buffer_count, transfer_size, queue_depth and compression_workers are checked against it before anything starts.",
+							&sb_guc_max_memory_kb, 1024 * 1024, 64 * 1024, INT_MAX,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("stripebackup");
 }

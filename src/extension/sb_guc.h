@@ -13,6 +13,10 @@ extern int	sb_guc_io_method;
 extern int	sb_guc_queue_depth;
 extern bool sb_guc_direct_io;
 extern char *sb_guc_max_rate;
+extern int	sb_guc_max_memory_kb;
+
+/* stripebackup.max_memory in bytes. */
+extern uint64 sb_guc_max_memory_bytes(void);
 
 /* Rate limits for N destinations (MB/s, 0 = none) from stripebackup.max_rate. */
 extern void sb_guc_max_rates(int n, double *rates);

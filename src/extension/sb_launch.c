@@ -2,9 +2,15 @@
  * sb_launch.c
  *		The calling session's side of a job: claim the one job slot, start a
  *		dynamic background worker, wait for it while serving interrupts, and
- *		report how the job ended.  The worker, not the calling session, does
- *		the work, so the caller's transaction never holds backup mode or
- *		restore files, and a cancelled caller asks the worker to stop cleanly.
+ *		report how the job ended with the worker's own SQLSTATE.  The worker,
+ *		not the calling session, does the work, so the caller's transaction
+ *		never holds backup mode or restore files.
+ *
+ * Whatever ends the wait early (a cancel, statement_timeout, an ERROR, or a
+ * FATAL such as pg_terminate_backend or a lost client) asks the worker to
+ * stop: PG_ENSURE_ERROR_CLEANUP covers the FATAL cases that PG_CATCH does
+ * not see.  A worker that waits for a lock this very transaction holds
+ * would wait forever; the wait notices and fails the call instead.
  */
 #include "postgres.h"
 
@@ -13,12 +19,16 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 
 #include "sb_launch.h"
-#include "sb_util.h"
+#include "sb_shmem.h"
+#include "sb_spi.h"
 
 void
 sb_launch_check_privileges(bool write, const char *what)
@@ -38,19 +48,44 @@ sb_launch_check_privileges(bool write, const char *what)
 			 : errhint("Only superusers and members of pg_read_server_files may do this.")));
 }
 
-int64
-sb_launch_next_id(const char *sequence)
+SbJob *
+sb_launch_new_job(SbJobKind kind)
 {
-	Oid			seq = get_relname_relid(sequence, sb_schema_oid());
+	const SbJobOps *ops = sb_job_ops(kind);
+	SbJob	   *job = palloc0(sizeof(SbJob));
+	Oid			seq = get_relname_relid(ops->id_sequence, sb_sql_schema());
 
 	if (!OidIsValid(seq))
-		elog(ERROR, "sequence %s of extension stripebackup is missing", sequence);
-	return nextval_internal(seq, false);
+		elog(ERROR, "sequence %s of extension stripebackup is missing", ops->id_sequence);
+	job->kind = kind;
+	job->id = nextval_internal(seq, false);
+	job->database = MyDatabaseId;
+	strlcpy(job->requested_by, GetUserNameFromId(GetUserId(), false), NAMEDATALEN);
+	return job;
+}
+
+static void
+claim(const SbJob *job)
+{
+	SbSlotHolder holder;
+	const SbJobOps *running;
+
+	if (sb_shmem_claim(job, &holder))
+		return;
+	running = sb_job_ops(holder.kind);
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_IN_USE),
+			 errmsg("%s %lld is already running", running->name, (long long) holder.id),
+			 errdetail("Only one backup or restore runs at a time; that one was started by \"%s\" at %s.",
+					   holder.requested_by, timestamptz_to_str(holder.since)),
+			 errhint("Wait for it to finish, or stop it with %s(%lld).",
+					 running->cancel_function, (long long) holder.id)));
 }
 
 static BackgroundWorkerHandle *
-start_worker(const SbJobArgs *args)
+start_worker(const SbJob *job)
 {
+	const char *kind = sb_job_ops(job->kind)->name;
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	pid_t		pid;
@@ -61,21 +96,19 @@ start_worker(const SbJobArgs *args)
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	strlcpy(worker.bgw_library_name, "stripebackup", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "stripebackup_worker_main", BGW_MAXLEN);
-	snprintf(worker.bgw_name, BGW_MAXLEN, "stripebackup %s %lld",
-			 sb_job_kind_name(args->kind), (long long) args->id);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "stripebackup %s %lld", kind, (long long) job->id);
 	strlcpy(worker.bgw_type, "stripebackup", BGW_MAXLEN);
-	worker.bgw_main_arg = Int64GetDatum(args->id);
+	worker.bgw_main_arg = Int64GetDatum(job->id);
 	worker.bgw_notify_pid = MyProcPid;
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-				 errmsg("could not start a %s worker: no background worker slot is free",
-						sb_job_kind_name(args->kind)),
+				 errmsg("could not start a %s worker: no background worker slot is free", kind),
 				 errhint("You may need to increase \"max_worker_processes\".")));
 	if (WaitForBackgroundWorkerStartup(handle, &pid) != BGWH_STARTED)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-				 errmsg("could not start a %s worker", sb_job_kind_name(args->kind)),
+				 errmsg("could not start a %s worker", kind),
 				 errhint("More details may be available in the server log.")));
 	return handle;
 }
@@ -88,16 +121,41 @@ worker_stopped(BackgroundWorkerHandle *handle)
 	return GetBackgroundWorkerPid(handle, &pid) == BGWH_STOPPED;
 }
 
-static bool
-worker_registered(const SbJobArgs *args)
+/* ERROR if the job's worker waits for a lock this session holds. */
+static void
+check_not_blocking(const SbJob *job)
 {
-	bool		registered;
+	pid_t		worker = sb_shmem_worker_pid(job->kind, job->id);
+	const char *kind = sb_job_ops(job->kind)->name;
+	Datum	   *pids;
+	int			npids,
+				i;
 
-	LWLockAcquire(sb_shared->lock, LW_SHARED);
-	registered = sb_shared->args.kind == args->kind && sb_shared->args.id == args->id &&
-		sb_shared->registered;
-	LWLockRelease(sb_shared->lock);
-	return registered;
+	if (worker <= 0)
+		return;
+	deconstruct_array(DatumGetArrayTypeP(DirectFunctionCall1(pg_blocking_pids, Int32GetDatum(worker))),
+					  INT4OID, sizeof(int32), true, TYPALIGN_INT, &pids, NULL, &npids);
+	for (i = 0; i < npids; i++)
+		if (DatumGetInt32(pids[i]) == MyProcPid)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_DEADLOCK_DETECTED),
+					 errmsg("%s %lld waits for a lock that this transaction holds", kind,
+							(long long) job->id),
+					 errdetail("Its worker (PID %d) records the %s in the extension's tables, "
+							   "which this transaction has locked.", (int) worker, kind),
+					 errhint("Commit or roll back first, or take the %s outside that transaction.",
+							 kind)));
+}
+
+/* Whatever ended the wait (ERROR or FATAL) stops the job too. */
+static void
+cancel_waited_job(int code, Datum arg)
+{
+	const SbJob *job = (const SbJob *) DatumGetPointer(arg);
+
+	sb_shmem_request_cancel(job->kind, job->id,
+							"canceled: the session waiting for it was interrupted or ended "
+							"(cancel request, statement_timeout, pg_terminate_backend or disconnection)");
 }
 
 /*
@@ -105,26 +163,21 @@ worker_registered(const SbJobArgs *args)
  * has exited (true).  Interrupts are served: a cancel here cancels the job.
  */
 static void
-wait_for_worker(const SbJobArgs *args, BackgroundWorkerHandle *handle, bool until_done)
+wait_for_worker(const SbJob *job, BackgroundWorkerHandle *handle, bool until_done)
 {
-	PG_TRY();
+	PG_ENSURE_ERROR_CLEANUP(cancel_waited_job, PointerGetDatum(job));
 	{
-		while (!worker_stopped(handle) && (until_done || !worker_registered(args)))
+		while (!worker_stopped(handle) &&
+			   (until_done || !sb_shmem_is_registered(job->kind, job->id)))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 until_done ? 1000 : 50, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
 			CHECK_FOR_INTERRUPTS();
+			check_not_blocking(job);
 		}
 	}
-	PG_CATCH();
-	{
-		sb_shmem_request_cancel(args->kind, args->id,
-								"canceled: the session waiting for it was interrupted "
-								"(cancel request, statement_timeout or disconnection)");
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	PG_END_ENSURE_ERROR_CLEANUP(cancel_waited_job, PointerGetDatum(job));
 }
 
 /*
@@ -132,47 +185,43 @@ wait_for_worker(const SbJobArgs *args, BackgroundWorkerHandle *handle, bool unti
  * says the same, but a REPEATABLE READ caller could not see it yet).
  */
 static void
-report_outcome(const SbJobArgs *args)
+report_end(const SbJob *job)
 {
-	const char *kind = sb_job_kind_name(args->kind);
-	char		status[16];
-	char		error[SB_ERROR_LEN];
-	bool		found;
+	const char *kind = sb_job_ops(job->kind)->name;
+	SbJobEnd	end;
 
-	LWLockAcquire(sb_shared->lock, LW_SHARED);
-	found = sb_shared->last_kind == args->kind && sb_shared->last_id == args->id;
-	strlcpy(status, sb_shared->last_status, sizeof(status));
-	strlcpy(error, sb_shared->last_error, sizeof(error));
-	LWLockRelease(sb_shared->lock);
-	if (!found)
+	if (!sb_shmem_job_end(job->kind, job->id, &end))
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("the worker of %s %lld exited without recording how it ended",
-						kind, (long long) args->id),
+						kind, (long long) job->id),
 				 errhint("More details may be available in the server log.")));
-	if (strcmp(status, "completed") != 0)
-		ereport(ERROR,
-				(errcode(strcmp(status, "cancelled") == 0 ? ERRCODE_QUERY_CANCELED : ERRCODE_IO_ERROR),
-				 errmsg("%s %lld %s: %s", kind, (long long) args->id, status, error)));
+	if (strcmp(end.status, "completed") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(end.sqlstate),
+			 errmsg("%s %lld %s: %s", kind, (long long) job->id, end.status, end.message),
+			 end.detail[0] ? errdetail("%s", end.detail) : 0,
+			 end.hint[0] ? errhint("%s", end.hint) : 0));
 }
 
 void
-sb_launch_run(const SbJobArgs *args, bool wait)
+sb_launch_run(const SbJob *job, bool wait)
 {
 	BackgroundWorkerHandle *handle = NULL;
 
-	sb_shmem_claim(args);
+	claim(job);
 	PG_TRY();
 	{
-		handle = start_worker(args);
+		handle = start_worker(job);
 	}
 	PG_CATCH();
 	{
-		sb_shmem_release(args->kind, args->id);
+		sb_shmem_release(job->kind, job->id);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	wait_for_worker(args, handle, wait);
+	wait_for_worker(job, handle, wait);
 	if (wait || worker_stopped(handle))
-		report_outcome(args);
+		report_end(job);
 }

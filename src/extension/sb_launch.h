@@ -1,24 +1,29 @@
 /*
  * sb_launch.h
- *		Starting a backup or restore in a background worker and waiting for
- *		it, as stripe_backup() and stripe_restore() do.
+ *		Starting a job in a background worker and waiting for it, as
+ *		stripe_backup() and stripe_restore() do.
  */
 #ifndef SB_LAUNCH_H
 #define SB_LAUNCH_H
 
-#include "sb_shmem.h"
+#include "sb_job.h"
 
 /* ERROR unless the caller may read (and, if WRITE, also write) server files. */
 extern void sb_launch_check_privileges(bool write, const char *what);
 
-/* The next id from the extension's sequence SEQUENCE, without its ACL. */
-extern int64 sb_launch_next_id(const char *sequence);
+/*
+ * A new job of KIND in this database for the current user, with the next id
+ * of its kind (the extension's sequence, without its ACL) and empty
+ * arguments, in the current memory context.
+ */
+extern SbJob *sb_launch_new_job(SbJobKind kind);
 
 /*
- * Claim the job slot for ARGS, start its worker, and wait: until the job ends
- * (WAIT) or has its history row.  ERROR with the job's reason if it failed or
- * was cancelled.  Cancelling the caller while it waits cancels the job.
+ * Claim the job slot for JOB, start its worker, and wait: until the job ends
+ * (WAIT) or has its history row.  ERROR with the job's own SQLSTATE, message,
+ * detail and hint if it failed or was cancelled.  Whatever ends the wait
+ * (a cancel, statement_timeout, the session's end) cancels the job.
  */
-extern void sb_launch_run(const SbJobArgs *args, bool wait);
+extern void sb_launch_run(const SbJob *job, bool wait);
 
 #endif							/* SB_LAUNCH_H */

@@ -49,7 +49,7 @@ struct SbPageCheck
 SbPageCheck *
 sb_pagecheck_new(XLogRecPtr start_lsn)
 {
-	SbPageCheck *pc = MemoryContextAllocZero(TopMemoryContext, sizeof(SbPageCheck));
+	SbPageCheck *pc = palloc0(sizeof(SbPageCheck));
 
 	pc->start_lsn = start_lsn;
 	pc->enabled = DataChecksumsEnabled();

@@ -7,15 +7,18 @@
 #define SB_PGMANIFEST_H
 
 #include "access/xlogdefs.h"
-#include "lib/stringinfo.h"
+#include "storage/fd.h"
 
 #include "stripebackup/sb_manifest.h"
 
 /*
- * The text of a backup_manifest (version 1) listing every file of M outside
- * pg_wal, with the WAL range START..STOP on timeline TLI.
+ * Write a backup_manifest (version 1) listing every file of M outside
+ * pg_wal, with the WAL range START..STOP on timeline TLI, into a temporary
+ * file as it grows (its size follows the number of files, without limit).
+ * The file is open, at FilePathName(); closing it removes it, and so does
+ * the release of the current resource owner.
  */
-extern char *sb_pgmanifest_build(const SbManifest *m, TimeLineID tli,
-								 XLogRecPtr start, XLogRecPtr stop);
+extern File sb_pgmanifest_write(const SbManifest *m, TimeLineID tli,
+								XLogRecPtr start, XLogRecPtr stop);
 
 #endif							/* SB_PGMANIFEST_H */

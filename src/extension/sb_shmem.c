@@ -1,6 +1,6 @@
 /*
  * sb_shmem.c
- *		The shared state: one backup at a time, claimed under a lock.
+ *		The shared state: one job at a time, claimed under a lock.
  *
  * A claim whose owner is gone (the caller or worker died without releasing
  * it) is stale and may be taken over; after a server restart shared memory
@@ -12,12 +12,32 @@
 
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
-#include "utils/builtins.h"
 
 #include "sb_shmem.h"
 
-SbShared   *sb_shared = NULL;
+typedef struct SbShared
+{
+	LWLock	   *lock;
+	SbSlotState state;
+	SbJob		job;
+	pid_t		requester_pid;
+	pid_t		worker_pid;
+	Latch	   *worker_latch;
+	Latch	   *requester_latch;
+	bool		cancel_requested;
+	char		cancel_reason[SB_MESSAGE_LEN];
+	bool		registered;		/* the worker has written the history row */
+	TimestampTz started_at;
+	/* how the last job ended, written by its worker as it exits */
+	SbJobKind	last_kind;
+	int64		last_id;
+	SbJobEnd	last_end;
+	SbLive		live;
+} SbShared;
+
+static SbShared *sb_shared = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -57,8 +77,8 @@ sb_shmem_request(void)
 	shmem_startup_hook = sb_shmem_startup_hook;
 }
 
-static void
-require_preload(void)
+void
+sb_shmem_require(void)
 {
 	if (sb_shared == NULL)
 		ereport(ERROR,
@@ -73,90 +93,62 @@ process_alive(pid_t pid)
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
-/* A claim nobody holds any more: its caller or its worker died. Lock held. */
+/* A claim nobody holds any more: its caller or its worker died.  Lock held. */
 static bool
 claim_is_stale(void)
 {
-	if (sb_shared->state == SB_JOB_RUNNING)
+	if (sb_shared->state == SB_SLOT_RUNNING)
 		return !process_alive(sb_shared->worker_pid);
-	if (sb_shared->state == SB_JOB_STARTING)
+	if (sb_shared->state == SB_SLOT_STARTING)
 		return !process_alive(sb_shared->requester_pid) && !process_alive(sb_shared->worker_pid);
 	return false;
-}
-
-const char *
-sb_job_kind_name(SbJobKind kind)
-{
-	return kind == SB_JOB_RESTORE ? "restore" : "backup";
 }
 
 /* Is the slot held by job ID of KIND?  Lock held. */
 static bool
 holds(SbJobKind kind, int64 id)
 {
-	return sb_shared->state != SB_JOB_IDLE && sb_shared->args.kind == kind &&
-		sb_shared->args.id == id;
+	return sb_shared->state != SB_SLOT_IDLE && sb_shared->job.kind == kind &&
+		sb_shared->job.id == id;
 }
 
-void
-sb_shmem_claim(const SbJobArgs *args)
+/* A new job in the slot: its arguments, nothing done yet.  Lock held. */
+static void
+take_slot(const SbJob *job)
 {
-	require_preload();
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	if (sb_shared->state != SB_JOB_IDLE && !claim_is_stale())
-	{
-		SbJobKind	kind = sb_shared->args.kind;
-		int64		running = sb_shared->args.id;
-		char		who[NAMEDATALEN];
-		TimestampTz since = sb_shared->started_at;
-
-		strlcpy(who, sb_shared->args.requested_by, sizeof(who));
-		LWLockRelease(sb_shared->lock);
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_IN_USE),
-				 errmsg("%s %lld is already running", sb_job_kind_name(kind), (long long) running),
-				 errdetail("Only one backup or restore runs at a time; that one was started by \"%s\" at %s.",
-						   who, timestamptz_to_str(since)),
-				 errhint("Wait for it to finish, or stop it with %s(%lld).",
-						 kind == SB_JOB_RESTORE ? "stripe_cancel_restore" : "stripe_cancel",
-						 (long long) running)));
-	}
-	memset(sb_shared->stripes, 0, sizeof(sb_shared->stripes));
-	sb_shared->nstripes = 0;
-	sb_shared->bytes_total = 0;
-	sb_shared->args = *args;
-	sb_shared->state = SB_JOB_STARTING;
+	sb_shared->job = *job;
+	sb_shared->state = SB_SLOT_STARTING;
+	sb_shared->requester_pid = MyProcPid;
+	sb_shared->requester_latch = MyLatch;
 	sb_shared->worker_pid = 0;
 	sb_shared->worker_latch = NULL;
-	sb_shared->requester_latch = MyLatch;
 	sb_shared->cancel_requested = false;
+	sb_shared->cancel_reason[0] = '\0';
 	sb_shared->registered = false;
 	sb_shared->started_at = GetCurrentTimestamp();
-	sb_shared->bytes_done = 0;
-	sb_shared->files_done = 0;
-	strlcpy(sb_shared->phase, "starting", sizeof(sb_shared->phase));
-	sb_shared->requester_pid = MyProcPid;
-	LWLockRelease(sb_shared->lock);
+	memset(&sb_shared->live, 0, sizeof(sb_shared->live));
+	strlcpy(sb_shared->live.phase, "starting", SB_PHASE_LEN);
 }
 
-void
-sb_shmem_progress_begin(int nstripes, const char *const *locations, const uint64 *totals,
-						uint64 total)
+bool
+sb_shmem_claim(const SbJob *job, SbSlotHolder *holder)
 {
-	int			i;
+	bool		free_slot;
 
+	sb_shmem_require();
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	sb_shared->nstripes = nstripes;
-	sb_shared->bytes_total = total;
-	for (i = 0; i < nstripes; i++)
+	free_slot = sb_shared->state == SB_SLOT_IDLE || claim_is_stale();
+	if (free_slot)
+		take_slot(job);
+	else
 	{
-		SbStripeLive *l = &sb_shared->stripes[i];
-
-		memset(l, 0, sizeof(*l));
-		strlcpy(l->location, locations[i], sizeof(l->location));
-		l->total = totals[i];
+		holder->kind = sb_shared->job.kind;
+		holder->id = sb_shared->job.id;
+		strlcpy(holder->requested_by, sb_shared->job.requested_by, NAMEDATALEN);
+		holder->since = sb_shared->started_at;
 	}
 	LWLockRelease(sb_shared->lock);
+	return free_slot;
 }
 
 void
@@ -165,26 +157,49 @@ sb_shmem_release(SbJobKind kind, int64 id)
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	if (holds(kind, id))
 	{
-		sb_shared->state = SB_JOB_IDLE;
+		sb_shared->state = SB_SLOT_IDLE;
 		sb_shared->worker_pid = 0;
 		sb_shared->worker_latch = NULL;
-		strlcpy(sb_shared->phase, "idle", sizeof(sb_shared->phase));
+		strlcpy(sb_shared->live.phase, "idle", SB_PHASE_LEN);
 	}
 	LWLockRelease(sb_shared->lock);
 }
 
-void
-sb_shmem_finish(SbJobKind kind, int64 id, const char *status, const char *error)
+bool
+sb_shmem_is_registered(SbJobKind kind, int64 id)
 {
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	sb_shared->last_kind = kind;
-	sb_shared->last_id = id;
-	strlcpy(sb_shared->last_status, status, sizeof(sb_shared->last_status));
-	strlcpy(sb_shared->last_error, error ? error : "", sizeof(sb_shared->last_error));
-	if (sb_shared->requester_latch != NULL)
-		SetLatch(sb_shared->requester_latch);
+	bool		registered;
+
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	registered = holds(kind, id) && sb_shared->registered;
 	LWLockRelease(sb_shared->lock);
-	sb_shmem_release(kind, id);
+	return registered;
+}
+
+pid_t
+sb_shmem_worker_pid(SbJobKind kind, int64 id)
+{
+	pid_t		pid = 0;
+
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	if (holds(kind, id))
+		pid = sb_shared->worker_pid;
+	LWLockRelease(sb_shared->lock);
+	return pid;
+}
+
+bool
+sb_shmem_job_end(SbJobKind kind, int64 id, SbJobEnd *end)
+{
+	bool		found;
+
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	found = sb_shared->last_kind == kind && sb_shared->last_id == id &&
+		sb_shared->last_end.status[0] != '\0';
+	if (found)
+		*end = sb_shared->last_end;
+	LWLockRelease(sb_shared->lock);
+	return found;
 }
 
 bool
@@ -201,20 +216,170 @@ sb_shmem_is_running(SbJobKind kind, int64 id)
 }
 
 bool
+sb_shmem_backup_in_use(int64 backup_id)
+{
+	bool		busy;
+
+	if (sb_shared == NULL)
+		return false;
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	busy = sb_shared->state != SB_SLOT_IDLE && !claim_is_stale() &&
+		sb_shared->job.backup_in_use == backup_id;
+	LWLockRelease(sb_shared->lock);
+	return busy;
+}
+
+bool
 sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason)
 {
 	bool		found;
+	pid_t		worker = 0;
 
-	require_preload();
+	sb_shmem_require();
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	found = holds(kind, id);
 	if (found && !sb_shared->cancel_requested)
 	{
 		strlcpy(sb_shared->cancel_reason, reason, sizeof(sb_shared->cancel_reason));
 		sb_shared->cancel_requested = true;
+		worker = sb_shared->worker_pid;
 		if (sb_shared->worker_latch != NULL)
 			SetLatch(sb_shared->worker_latch);
 	}
 	LWLockRelease(sb_shared->lock);
+	/* Ends PostgreSQL's own waits too, such as a spread start checkpoint. */
+	if (worker > 0 && BackendPidGetProc(worker) != NULL)
+		(void) kill(worker, SIGINT);
 	return found;
+}
+
+void
+sb_shmem_live_snapshot(SbLiveSnapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	if (sb_shared == NULL)
+		return;
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	snap->running = sb_shared->state == SB_SLOT_RUNNING && !claim_is_stale();
+	snap->kind = sb_shared->job.kind;
+	snap->id = sb_shared->job.id;
+	snap->live = sb_shared->live;
+	LWLockRelease(sb_shared->lock);
+}
+
+bool
+sb_shmem_attach(int64 id, SbJob *job)
+{
+	bool		ours;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	ours = sb_shared->state == SB_SLOT_STARTING && sb_shared->job.id == id;
+	if (ours)
+	{
+		*job = sb_shared->job;
+		sb_shared->state = SB_SLOT_RUNNING;
+		sb_shared->worker_pid = MyProcPid;
+		sb_shared->worker_latch = MyLatch;
+	}
+	LWLockRelease(sb_shared->lock);
+	return ours;
+}
+
+void
+sb_shmem_mark_registered(void)
+{
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	sb_shared->registered = true;
+	if (sb_shared->requester_latch != NULL)
+		SetLatch(sb_shared->requester_latch);
+	LWLockRelease(sb_shared->lock);
+}
+
+bool
+sb_shmem_cancel_requested(char *reason, size_t len)
+{
+	bool		requested;
+
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	requested = sb_shared->cancel_requested;
+	if (requested && reason != NULL)
+		strlcpy(reason, sb_shared->cancel_reason, len);
+	LWLockRelease(sb_shared->lock);
+	return requested;
+}
+
+void
+sb_shmem_finish(const SbJob *job, const SbJobEnd *end)
+{
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	sb_shared->last_kind = job->kind;
+	sb_shared->last_id = job->id;
+	sb_shared->last_end = *end;
+	if (sb_shared->requester_latch != NULL)
+		SetLatch(sb_shared->requester_latch);
+	LWLockRelease(sb_shared->lock);
+	sb_shmem_release(job->kind, job->id);
+}
+
+void
+sb_shmem_progress_begin(int nstripes, const char *const *locations, const uint64 *totals,
+						uint64 total)
+{
+	int			i;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	sb_shared->live.nstripes = nstripes;
+	sb_shared->live.bytes_total = total;
+	for (i = 0; i < nstripes; i++)
+	{
+		SbStripeLive *l = &sb_shared->live.stripes[i];
+
+		memset(l, 0, sizeof(*l));
+		strlcpy(l->location, locations[i], sizeof(l->location));
+		l->total = totals[i];
+	}
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sb_shmem_set_phase(const char *phase)
+{
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	strlcpy(sb_shared->live.phase, phase, SB_PHASE_LEN);
+	LWLockRelease(sb_shared->lock);
+}
+
+/* Keep a sample about every second, the last few, for the recent rate. */
+static void
+sample(SbStripeLive *l, double now)
+{
+	int			last = l->nsamples - 1;
+
+	if (l->nsamples > 0 && now - l->sample_time[last % SB_PROGRESS_SAMPLES] < 1.0)
+		return;
+	l->sample_time[l->nsamples % SB_PROGRESS_SAMPLES] = now;
+	l->sample_done[l->nsamples % SB_PROGRESS_SAMPLES] = l->done;
+	l->nsamples++;
+}
+
+void
+sb_shmem_progress_update(const SbProgress *p)
+{
+	SbLive	   *live = &sb_shared->live;
+	uint32_t	i;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	live->bytes_done = p->raw_bytes_done;
+	live->files_done = p->files_done;
+	live->updated_at = GetCurrentTimestamp();
+	for (i = 0; i < p->nstripes && i < (uint32_t) live->nstripes; i++)
+	{
+		SbStripeLive *l = &live->stripes[i];
+
+		l->done = p->stripes[i].raw_bytes;
+		l->stored = p->stripes[i].stored_bytes;
+		l->in_flight = p->stripes[i].in_flight;
+		sample(l, p->elapsed_seconds);
+	}
+	LWLockRelease(sb_shared->lock);
 }

@@ -1,8 +1,8 @@
 /*
  * sb_shmem.h
- *		Shared state of the one backup this server may run at a time: who
- *		asked for it, its arguments, the worker running it, a cancel flag, and
- *		its progress.
+ *		Shared state of the one job (backup or restore) this server runs at a
+ *		time: the job and who asked for it, the worker running it, a cancel
+ *		request, its live progress, and how the last job ended.
  */
 #ifndef SB_SHMEM_H
 #define SB_SHMEM_H
@@ -11,66 +11,24 @@
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"
 
-#include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_progress.h"
+#include "sb_job.h"
 
-#define SB_NAME_LEN 64
-#define SB_LABEL_LEN 1024
-#define SB_ERROR_LEN 1024
-#define SB_MAX_MAPPINGS 16
-
-typedef enum SbJobKind
+typedef enum SbSlotState
 {
-	SB_JOB_BACKUP,
-	SB_JOB_RESTORE
-} SbJobKind;
-
-typedef enum SbJobState
-{
-	SB_JOB_IDLE = 0,			/* nothing runs; a backup may start */
-	SB_JOB_STARTING,			/* claimed by a caller, worker not yet running */
-	SB_JOB_RUNNING				/* the worker runs it */
-} SbJobState;
-
-/* What the caller asks the worker to do. */
-typedef struct SbJobArgs
-{
-	SbJobKind	kind;
-	int64		id;
-	Oid			database;
-	char		requested_by[NAMEDATALEN];
-	/* a backup's */
-	char		name[SB_NAME_LEN];
-	char		label[SB_LABEL_LEN];
-	bool		has_label;
-	int			ndestinations;
-	char		destinations[SB_MAX_STRIPES][MAXPGPATH];
-	double		weights[SB_MAX_STRIPES];
-	SbCodec		codec;
-	int			level;
-	SbBalance	balance;
-	int			buffer_count;
-	int			chunk_size;
-	int			workers;
-	bool		fast_checkpoint;
-	SbIoMethod	io_method;
-	int			queue_depth;
-	bool		direct_io;
-	double		max_rates[SB_MAX_STRIPES];
-	/* a restore's */
-	int64		backup_id;		/* 0 when restoring from a location */
-	char		location[MAXPGPATH];
-	char		target[MAXPGPATH];
-	int			nmappings;
-	char		mappings[SB_MAX_MAPPINGS][2 * MAXPGPATH];	/* "OLD=NEW" */
-} SbJobArgs;
+	SB_SLOT_IDLE = 0,			/* nothing runs; a job may start */
+	SB_SLOT_STARTING,			/* claimed by a caller, worker not yet running */
+	SB_SLOT_RUNNING				/* the worker runs it */
+} SbSlotState;
 
 #define SB_PROGRESS_SAMPLES 8
+#define SB_PHASE_LEN 32
 
 /* What one stripe of the running job has done so far. */
 typedef struct SbStripeLive
 {
-	char		location[MAXPGPATH];	/* destination, or stripe folder (restore) */
+	char		location[MAXPGPATH];	/* destination, or stripe file (restore) */
 	uint64		total;			/* raw bytes it is expected to move; 0 unknown */
 	uint64		done;			/* raw bytes moved */
 	uint64		stored;			/* bytes on its device */
@@ -81,60 +39,96 @@ typedef struct SbStripeLive
 	int			nsamples;
 } SbStripeLive;
 
-typedef struct SbShared
+/* The running job's progress, written by its worker about every 100 ms. */
+typedef struct SbLive
 {
-	LWLock	   *lock;
-	SbJobState	state;
-	SbJobArgs	args;
-	pid_t		requester_pid;
-	pid_t		worker_pid;
-	Latch	   *worker_latch;
-	Latch	   *requester_latch;
-	bool		cancel_requested;
-	char		cancel_reason[128];
-	bool		registered;		/* the worker has written the history row */
-	TimestampTz started_at;
-	/* how the last job ended, written by its worker as it exits */
-	SbJobKind	last_kind;
-	int64		last_id;
-	char		last_status[16];
-	char		last_error[SB_ERROR_LEN];
-	/* progress, written by the worker about every 100 ms */
-	char		phase[32];
+	char		phase[SB_PHASE_LEN];
 	uint64		bytes_done;
 	uint64		bytes_total;	/* 0 when unknown */
 	uint64		files_done;
-	double		progress_started;	/* monotonic seconds */
 	TimestampTz updated_at;
 	int			nstripes;
 	SbStripeLive stripes[SB_MAX_STRIPES];
-} SbShared;
+} SbLive;
 
-extern SbShared *sb_shared;
+/* The running job as stripebackup_progress() sees it. */
+typedef struct SbLiveSnapshot
+{
+	bool		running;
+	SbJobKind	kind;
+	int64		id;
+	SbLive		live;
+} SbLiveSnapshot;
+
+/* Who holds the slot, for the error a second caller gets. */
+typedef struct SbSlotHolder
+{
+	SbJobKind	kind;
+	int64		id;
+	char		requested_by[NAMEDATALEN];
+	TimestampTz since;
+} SbSlotHolder;
 
 /* Ask for the shared memory and lock (from _PG_init). */
 extern void sb_shmem_request(void);
 
-/* "backup" or "restore" */
-extern const char *sb_job_kind_name(SbJobKind kind);
+/* ERROR unless the library was preloaded (so the shared state exists). */
+extern void sb_shmem_require(void);
 
-/* Claim the one job slot for ARGS; ERROR if a backup or restore runs already. */
-extern void sb_shmem_claim(const SbJobArgs *args);
+/* ---------- the calling session ---------- */
+
+/* Claim the one job slot for JOB; false (and who holds it) if taken. */
+extern bool sb_shmem_claim(const SbJob *job, SbSlotHolder *holder);
 
 /* Give the slot back (a worker that could not start, or one that ended). */
 extern void sb_shmem_release(SbJobKind kind, int64 id);
 
-/* Record how a job ended ("completed", "failed", "cancelled") and release the slot. */
-extern void sb_shmem_finish(SbJobKind kind, int64 id, const char *status, const char *error);
+/* Has the worker of job ID of KIND written its history row? */
+extern bool sb_shmem_is_registered(SbJobKind kind, int64 id);
+
+/* The pid of job ID's worker, or 0 when it has none (yet). */
+extern pid_t sb_shmem_worker_pid(SbJobKind kind, int64 id);
+
+/* How job ID of KIND ended; false if its worker recorded nothing. */
+extern bool sb_shmem_job_end(SbJobKind kind, int64 id, SbJobEnd *end);
+
+/* Is job ID of KIND running now? */
+extern bool sb_shmem_is_running(SbJobKind kind, int64 id);
+
+/* Is backup ID being written, or read by a running restore? */
+extern bool sb_shmem_backup_in_use(int64 backup_id);
+
+/*
+ * Ask job ID of KIND to stop, saying why: the worker's own checks see the
+ * flag, and a query cancel (SIGINT) ends whatever PostgreSQL code it waits
+ * in.  False if that job is not running.
+ */
+extern bool sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason);
+
+/* The running job and its progress (none running: RUNNING false). */
+extern void sb_shmem_live_snapshot(SbLiveSnapshot *snap);
+
+/* ---------- the worker ---------- */
+
+/* Take job ID's arguments into JOB and mark it running; false if not ours. */
+extern bool sb_shmem_attach(int64 id, SbJob *job);
+
+/* The history row is written: a caller with wait => false may return. */
+extern void sb_shmem_mark_registered(void);
+
+/* Has someone asked the running job to stop?  Its reason, if so. */
+extern bool sb_shmem_cancel_requested(char *reason, size_t len);
+
+/* Record how the job ended, wake its caller and release the slot. */
+extern void sb_shmem_finish(const SbJob *job, const SbJobEnd *end);
 
 /* The job's stripes: where each is, and the raw bytes each should move (0 unknown). */
 extern void sb_shmem_progress_begin(int nstripes, const char *const *locations,
 									const uint64 *totals, uint64 total);
 
-/* Is job ID of KIND running now? */
-extern bool sb_shmem_is_running(SbJobKind kind, int64 id);
+extern void sb_shmem_set_phase(const char *phase);
 
-/* Ask job ID of KIND to stop, saying why; false if it is not running. */
-extern bool sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason);
+/* The engine's latest figures. */
+extern void sb_shmem_progress_update(const SbProgress *progress);
 
 #endif							/* SB_SHMEM_H */

@@ -1,33 +1,94 @@
 /*
  * sb_spi.h
- *		Running the extension's own SQL from a worker, each write in a
- *		transaction of its own.
+ *		Every SQL statement the extension runs, in a caller's session or in a
+ *		worker, goes through here: the statements are the fixed texts of
+ *		sb_statements.c, run with search_path pinned to pg_catalog, pg_temp
+ *		as the extension itself (docs/SECURITY.md).
  */
 #ifndef SB_SPI_H
 #define SB_SPI_H
 
-/* Start a transaction with a snapshot, connected to SPI. */
-extern void sb_spi_begin(void);
+#include "executor/spi.h"
+#include "utils/resowner.h"
 
-/* Disconnect and commit. */
-extern void sb_spi_end(void);
-
-/*
- * SPI_connect for the extension's own tables in a caller's session: the
- * caller's right to call the function was checked, and the tables (which
- * PUBLIC cannot touch) are read and written as the bootstrap superuser, as
- * a SECURITY DEFINER function would.  sb_spi_finish_as_extension undoes it.
- */
-typedef struct SbSavedUser
+/* The statements of sb_statements.c. */
+typedef enum SbStatement
 {
-	Oid			user;
-	int			context;
-} SbSavedUser;
+	SB_SQL_CALIBRATED_WRITE_SPEED,
+	SB_SQL_CALIBRATION_INSERT,
+	SB_SQL_CLUSTER_SIZE,
+	SB_SQL_BACKUP_INSERT,
+	SB_SQL_BACKUP_FINISH,
+	SB_SQL_BACKUP_STRIPES_INSERT,
+	SB_SQL_BACKUP_TIMELINE_INSERT,
+	SB_SQL_BACKUP_FOLDERS,
+	SB_SQL_BACKUP_MARK_STALE,
+	SB_SQL_RESTORE_SPEED,
+	SB_SQL_RESTORE_FIXED_COSTS,
+	SB_SQL_RESTORE_INSERT,
+	SB_SQL_RESTORE_DIRECTORIES,
+	SB_SQL_RESTORE_FINISH,
+	SB_SQL_RESTORE_STRIPES_INSERT,
+	SB_SQL_RESTORE_MARK_STALE,
+	SB_SQL_EXPIRE_CANDIDATES,
+	SB_SQL_EXPIRE_FORGET,
+	SB_SQL_STATS_RESET,
+	SB_SQL_NSTATEMENTS
+} SbStatement;
 
-extern SbSavedUser sb_spi_connect_as_extension(void);
-extern void sb_spi_finish_as_extension(SbSavedUser saved);
+#define SB_SQL_MAX_ARGS 16
 
-/* Run an INSERT or UPDATE with arguments; ERROR if it fails. */
-extern void sb_spi_write(const char *sql, int nargs, Oid *types, Datum *values, const char *nulls);
+typedef struct SbStatementDef
+{
+	SbStatement id;
+	const char *text;			/* @extschema@ stands for the extension's schema */
+	int			nargs;
+	Oid			types[SB_SQL_MAX_ARGS];
+	int			expected;		/* SPI_OK_SELECT, SPI_OK_INSERT, ... */
+} SbStatementDef;
+
+/* The statement ID (sb_statements.c). */
+extern const SbStatementDef *sb_statement(SbStatement id);
+
+/* A scope in which statements may run. */
+typedef struct SbSql
+{
+	Oid			saved_user;
+	int			saved_context;
+	int			guc_level;
+	bool		own_transaction;
+	ResourceOwner saved_owner;
+	MemoryContext caller_context;
+} SbSql;
+
+/* The rows a statement returned (valid until sb_sql_leave). */
+typedef struct SbRows
+{
+	SPITupleTable *table;
+	uint64		count;
+} SbRows;
+
+/* In a caller's session (a transaction is open): enter a scope. */
+extern void sb_sql_enter(SbSql *sql);
+
+/* In a worker outside any transaction: a transaction of its own, and a scope. */
+extern void sb_sql_begin(SbSql *sql);
+
+/* Leave the scope (and commit its own transaction, if it has one). */
+extern void sb_sql_leave(SbSql *sql);
+
+/* Run statement ID with VALUES (NULLS: ' ' or 'n' each, or NULL); ERROR if it fails. */
+extern SbRows sb_sql_run(SbStatement id, Datum *values, const char *nulls);
+
+/* Values of a row, copied into the caller's memory where they are not by value. */
+extern Datum sb_sql_datum(const SbSql *sql, const SbRows *rows, uint64 row, int column,
+						  bool *isnull);
+extern char *sb_sql_text(const SbSql *sql, const SbRows *rows, uint64 row, int column);
+
+/* A one-dimensional array of N Datums of TYPE, an argument (NULLS may be NULL). */
+extern Datum sb_sql_array(Datum *elems, bool *nulls, int n, Oid type);
+
+/* The extension's schema in this database; ERROR if it is not installed. */
+extern Oid	sb_sql_schema(void);
 
 #endif							/* SB_SPI_H */

@@ -1,9 +1,10 @@
 /*
  * sb_sql_backup.c
- *		stripe_backup(), stripe_cancel() and stripe_job_is_running().
+ *		stripe_backup(), stripe_cancel(), stripe_cancel_restore() and
+ *		stripe_job_is_running().
  *
  * stripe_backup() checks its arguments (nothing is created if one is bad),
- * then a background worker takes the backup (sb_launch.c, sb_pgbackup.c).
+ * then a background worker takes the backup (sb_launch.c, job_backup.c).
  */
 #include "postgres.h"
 
@@ -14,40 +15,54 @@
 #include "pgtime.h"
 #include "utils/builtins.h"
 
+#include "job_backup.h"
 #include "sb_args.h"
 #include "sb_launch.h"
 #include "sb_shmem.h"
 
 PG_FUNCTION_INFO_V1(stripe_backup);
 PG_FUNCTION_INFO_V1(stripe_cancel);
+PG_FUNCTION_INFO_V1(stripe_cancel_restore);
 PG_FUNCTION_INFO_V1(stripe_job_is_running);
 
 /* "20261130T031900Z-42": sorts by time, unique by id. */
 static void
-make_name(SbJobArgs *args)
+make_name(SbBackupArgs *args, int64 id)
 {
 	pg_time_t	now = (pg_time_t) time(NULL);
 	char		stamp[32];
 
 	pg_strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", pg_gmtime(&now));
-	snprintf(args->name, sizeof(args->name), "%s-%lld", stamp, (long long) args->id);
+	snprintf(args->name, sizeof(args->name), "%s-%lld", stamp, (long long) id);
+}
+
+/* A random (version 4) UUID: the backup's identity in its stripes and history. */
+static void
+make_uuid(uint8 *uuid)
+{
+	if (!pg_strong_random(uuid, SB_UUID_LEN))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR), errmsg("could not generate a random backup id")));
+	uuid[6] = (uuid[6] & 0x0F) | 0x40;
+	uuid[8] = (uuid[8] & 0x3F) | 0x80;
 }
 
 Datum
 stripe_backup(PG_FUNCTION_ARGS)
 {
-	SbJobArgs  *args = palloc0(sizeof(SbJobArgs));
+	SbBackupArgs *args = palloc0(sizeof(SbBackupArgs));
 	bool		wait = PG_ARGISNULL(6) ? true : PG_GETARG_BOOL(6);
+	SbJob	   *job;
 
 	sb_launch_check_privileges(true, "take a backup");
 	sb_args_from_call(fcinfo, args);
-	args->kind = SB_JOB_BACKUP;
-	args->id = sb_launch_next_id("stripe_backup_id_seq");
-	args->database = MyDatabaseId;
-	strlcpy(args->requested_by, GetUserNameFromId(GetUserId(), false), NAMEDATALEN);
-	make_name(args);
-	sb_launch_run(args, wait);
-	PG_RETURN_INT64(args->id);
+	job = sb_launch_new_job(SB_JOB_BACKUP);
+	make_name(args, job->id);
+	make_uuid(args->uuid);
+	job->backup_in_use = job->id;
+	memcpy(SB_JOB_ARGS(job, SbBackupArgs), args, sizeof(SbBackupArgs));
+	sb_launch_run(job, wait);
+	PG_RETURN_INT64(job->id);
 }
 
 /* Cancel job ID of KIND on behalf of the caller. */
@@ -58,7 +73,7 @@ cancel(SbJobKind kind, int64 id, const char *function)
 								psprintf("canceled by %s() in the session of \"%s\"", function,
 										 GetUserNameFromId(GetUserId(), false))))
 		return true;
-	ereport(NOTICE, (errmsg("%s %lld is not running", sb_job_kind_name(kind), (long long) id)));
+	ereport(NOTICE, (errmsg("%s %lld is not running", sb_job_ops(kind)->name, (long long) id)));
 	return false;
 }
 
@@ -68,8 +83,6 @@ stripe_cancel(PG_FUNCTION_ARGS)
 	sb_launch_check_privileges(true, "cancel a backup");
 	PG_RETURN_BOOL(cancel(SB_JOB_BACKUP, PG_GETARG_INT64(0), "stripe_cancel"));
 }
-
-PG_FUNCTION_INFO_V1(stripe_cancel_restore);
 
 Datum
 stripe_cancel_restore(PG_FUNCTION_ARGS)
@@ -81,8 +94,11 @@ stripe_cancel_restore(PG_FUNCTION_ARGS)
 Datum
 stripe_job_is_running(PG_FUNCTION_ARGS)
 {
-	char	   *kind = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	SbJobKind	kind;
 
-	PG_RETURN_BOOL(sb_shmem_is_running(strcmp(kind, "restore") == 0 ? SB_JOB_RESTORE : SB_JOB_BACKUP,
-									   PG_GETARG_INT64(1)));
+	if (!sb_job_kind_by_name(name, &kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown job kind \"%s\"", name)));
+	PG_RETURN_BOOL(sb_shmem_is_running(kind, PG_GETARG_INT64(1)));
 }

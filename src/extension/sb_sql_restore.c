@@ -11,11 +11,6 @@
  */
 #include "postgres.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <unistd.h>
-#include <stdlib.h>
-
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -23,12 +18,13 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "stripebackup/sb_pgmeta.h"
-#include "sb_args.h"
+#include "job_backup.h"
+#include "job_restore.h"
+#include "sb_control.h"
 #include "sb_guc.h"
+#include "sb_handle.h"
 #include "sb_launch.h"
-#include "sb_pgrestore.h"
-#include "sb_util.h"
+#include "sb_paths.h"
 
 PG_FUNCTION_INFO_V1(stripe_restore_plan_id);
 PG_FUNCTION_INFO_V1(stripe_restore_plan_location);
@@ -125,33 +121,24 @@ static void
 plan_rows(FunctionCallInfo fcinfo, const char *location, bool detail)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
-	SbArchive  *volatile a = sb_pgrestore_open(location);
+	SbArchive  *a = sb_handle_open_archive(location, NULL);
+	SbPlan	   *plan = palloc(sizeof(SbPlan));
+	uint32_t	i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	PG_TRY();
-	{
-		SbPlan		plan;
-		uint32_t	i;
-
-		sb_restore_plan_with_history(a, &plan);
-		for (i = 0; i < plan.nstripes; i++)
-			put_plan_stripe(rs, a, &plan.stripes[i]);
-		put_plan_total(rs, &plan);
-		if (detail)
-			put_plan_pieces(rs, a->manifest);
-	}
-	PG_FINALLY();
-	{
-		sb_archive_close(a);
-	}
-	PG_END_TRY();
+	sb_restore_plan_with_history(a, plan);
+	for (i = 0; i < plan->nstripes; i++)
+		put_plan_stripe(rs, a, &plan->stripes[i]);
+	put_plan_total(rs, plan);
+	if (detail)
+		put_plan_pieces(rs, a->manifest);
 }
 
 Datum
 stripe_restore_plan_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "plan a restore");
-	plan_rows(fcinfo, sb_pgrestore_location_of(PG_GETARG_INT64(0)), PG_GETARG_BOOL(1));
+	plan_rows(fcinfo, sb_backup_location(PG_GETARG_INT64(0)), PG_GETARG_BOOL(1));
 	return (Datum) 0;
 }
 
@@ -195,9 +182,11 @@ collect_problem(void *arg, const SbProblem *problem)
 	f->n++;
 }
 
+/* A handle's free function: the findings' malloc'd parts (the struct is palloc'd). */
 static void
-free_findings(Findings *f)
+free_findings(void *arg)
 {
+	Findings   *f = arg;
 	size_t		i;
 
 	for (i = 0; i < f->n; i++)
@@ -206,13 +195,8 @@ free_findings(Findings *f)
 		free((char *) f->items[i].message);
 	}
 	free(f->items);
-}
-
-/* The engine's tick in a backend: stop when the session has an interrupt. */
-static bool
-verify_tick(void *arg, const SbProgress *progress)
-{
-	return !(InterruptPending && (QueryCancelPending || ProcDiePending));
+	f->items = NULL;
+	f->n = 0;
 }
 
 static void
@@ -242,7 +226,7 @@ verify(SbArchive *a, Findings *found)
 	options.buffer_count = (uint32_t) sb_guc_buffer_count;
 	options.io_method = (SbIoMethod) sb_guc_io_method_checked();
 	options.queue_depth = (uint32_t) sb_guc_queue_depth;
-	options.tick = verify_tick;
+	options.tick = sb_control_session_tick;
 	sb_guc_max_rates(SB_MAX_STRIPES, rates);
 	options.max_rates = rates;
 	if (sb_archive_verify(a, &options, collect_problem, found, &problems, &err))
@@ -255,13 +239,13 @@ static void
 verify_rows(FunctionCallInfo fcinfo, const char *location)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
-	Findings	found = {NULL, 0, 0};
-	SbArchive  *volatile a = NULL;
+	Findings   *found = palloc0(sizeof(Findings));
+	SbArchive  *a;
 	SbError		err;
 	size_t		i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	a = sb_archive_open(location, &err);
+	a = sb_handle_open_archive(location, &err);
 	if (a == NULL)
 	{
 		SbProblem	p = {0, -1, NULL, err.code, err.message};
@@ -272,25 +256,17 @@ verify_rows(FunctionCallInfo fcinfo, const char *location)
 		put_problem(rs, &p);
 		return;
 	}
-	PG_TRY();
-	{
-		verify(a, &found);
-		for (i = 0; i < found.n; i++)
-			put_problem(rs, &found.items[i]);
-	}
-	PG_FINALLY();
-	{
-		free_findings(&found);
-		sb_archive_close(a);
-	}
-	PG_END_TRY();
+	sb_handle_own(sb_handle_new(free_findings), found);
+	verify(a, found);
+	for (i = 0; i < found->n; i++)
+		put_problem(rs, &found->items[i]);
 }
 
 Datum
 stripe_verify_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "verify a backup");
-	verify_rows(fcinfo, sb_pgrestore_location_of(PG_GETARG_INT64(0)));
+	verify_rows(fcinfo, sb_backup_location(PG_GETARG_INT64(0)));
 	return (Datum) 0;
 }
 
@@ -304,8 +280,24 @@ stripe_verify_location(PG_FUNCTION_ARGS)
 
 /* ---------- restore ---------- */
 
+/* The old location of mapping I ("OLD=NEW") must not be mapped before. */
 static void
-read_mappings(ArrayType *array, SbJobArgs *args)
+check_mapped_once(const SbRestoreArgs *args, int i)
+{
+	const char *eq = strchr(args->mappings[i], '=');
+	size_t		len = eq ? (size_t) (eq - args->mappings[i]) : strlen(args->mappings[i]);
+	int			j;
+
+	for (j = 0; j < i; j++)
+		if (strncmp(args->mappings[j], args->mappings[i], len) == 0 && args->mappings[j][len] == '=')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("tablespace \"%.*s\" is mapped twice (\"%s\" and \"%s\")", (int) len,
+							args->mappings[i], args->mappings[j], args->mappings[i])));
+}
+
+static void
+read_mappings(ArrayType *array, SbRestoreArgs *args)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -331,102 +323,45 @@ read_mappings(ArrayType *array, SbJobArgs *args)
 					(errcode(ERRCODE_NAME_TOO_LONG),
 					 errmsg("tablespace mapping \"%s\" is too long", m)));
 		strlcpy(args->mappings[i], m, sizeof(args->mappings[0]));
+		check_mapped_once(args, i);
 	}
 	args->nmappings = n;
 }
 
-/* An absent target is made in its parent, which must exist and be writable. */
-static void
-check_creatable(const char *path, const char *what)
-{
-	char		parent[MAXPGPATH];
-	char	   *slash;
-
-	strlcpy(parent, path, sizeof(parent));
-	slash = strrchr(parent, '/');
-	if (slash == NULL)
-		return;
-	*(slash == parent ? slash + 1 : slash) = '\0';
-	if (access(parent, W_OK | X_OK) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("%s \"%s\" cannot be created in \"%s\": %m", what, path, parent)));
-}
-
-/* A restore writes only into an empty or new directory it can write to. */
-static void
-check_empty_or_absent(const char *path, const char *what)
-{
-	DIR		   *dir = opendir(path);
-	struct dirent *de;
-	bool		empty = true;
-
-	if (dir == NULL && errno == ENOENT)
-	{
-		check_creatable(path, what);
-		return;
-	}
-	if (dir == NULL)
-		ereport(ERROR,
-				(errcode_for_file_access(), errmsg("%s \"%s\" is not usable: %m", what, path)));
-	while ((de = readdir(dir)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			empty = false;
-	closedir(dir);
-	if (empty && access(path, W_OK | X_OK) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(), errmsg("%s \"%s\" is not writable: %m", what, path)));
-	if (!empty)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_FILE),
-				 errmsg("%s \"%s\" is not empty", what, path),
-				 errhint("Restore into an empty or new directory; map each tablespace in use "
-						 "with tablespace_mapping => ARRAY['OLD=NEW'].")));
-}
-
 /* Check what the worker would find wrong, before anything is created. */
 static void
-check_restore(const SbJobArgs *args)
+check_restore(const SbRestoreArgs *args)
 {
-	SbArchive  *a = sb_pgrestore_open(args->location);
-	SbRelocation relocs[SB_MAX_STRIPES * 4];
-	const char *mappings[SB_MAX_MAPPINGS];
-	SbPgMeta	meta;
-	SbError		err;
+	SbArchive  *a = sb_handle_open_archive(args->location, NULL);
+	SbRelocation *relocs;
+	const char **dirs;
+	const char **whats;
 	uint32_t	n,
 				i;
-	bool		ok;
 
-	for (i = 0; i < (uint32_t) args->nmappings; i++)
-		mappings[i] = args->mappings[i];
-	ok = sb_pgmeta_read(a->manifest, &meta, &err) &&
-		(meta.ntablespaces < (int) lengthof(relocs) ||
-		 sb_error_set(&err, SB_EINVAL, "the backup has too many tablespaces")) &&
-		sb_pgmeta_relocations(&meta, mappings, (uint32_t) args->nmappings, relocs, &n, &err);
-	if (ok)
-		for (i = 0; i < n; i++)
-		{
-			sb_check_outside_cluster(relocs[i].to, relocs[i].what);
-			check_empty_or_absent(relocs[i].to, relocs[i].what);
-		}
-	sb_pgmeta_free(&meta);
-	sb_archive_close(a);
-	if (!ok)
-		sb_raise(&err);
-	sb_check_outside_cluster(args->target, "restore target");
-	check_empty_or_absent(args->target, "restore target");
+	relocs = sb_restore_relocations(args, sb_restore_read_pgmeta(a), &n);
+	dirs = palloc(sizeof(char *) * (n + 1));
+	whats = palloc(sizeof(char *) * (n + 1));
+	dirs[0] = args->target;
+	whats[0] = "restore target";
+	for (i = 0; i < n; i++)
+	{
+		dirs[i + 1] = relocs[i].to;
+		whats[i + 1] = relocs[i].what;
+	}
+	sb_check_restore_directories(dirs, whats, (int) n + 1);
 }
 
 static Datum
 restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 {
-	SbJobArgs  *args = palloc0(sizeof(SbJobArgs));
+	SbRestoreArgs *args = palloc0(sizeof(SbRestoreArgs));
 	bool		wait = PG_ARGISNULL(3) ? true : PG_GETARG_BOOL(3);
+	SbJob	   *job;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("target_dir must not be NULL")));
-	args->kind = SB_JOB_RESTORE;
 	args->backup_id = backup_id;
 	strlcpy(args->location, location, sizeof(args->location));
 	strlcpy(args->target, text_to_cstring(PG_GETARG_TEXT_PP(1)), sizeof(args->target));
@@ -437,12 +372,13 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	args->io_method = (SbIoMethod) sb_guc_io_method_checked();
 	args->queue_depth = sb_guc_queue_depth;
 	sb_guc_max_rates(SB_MAX_STRIPES, args->max_rates);
+	args->max_memory = sb_guc_max_memory_bytes();
 	check_restore(args);
-	args->id = sb_launch_next_id("stripe_restore_id_seq");
-	args->database = MyDatabaseId;
-	strlcpy(args->requested_by, GetUserNameFromId(GetUserId(), false), NAMEDATALEN);
-	sb_launch_run(args, wait);
-	PG_RETURN_INT64(args->id);
+	job = sb_launch_new_job(SB_JOB_RESTORE);
+	job->backup_in_use = backup_id;
+	memcpy(SB_JOB_ARGS(job, SbRestoreArgs), args, sizeof(SbRestoreArgs));
+	sb_launch_run(job, wait);
+	PG_RETURN_INT64(job->id);
 }
 
 Datum
@@ -451,7 +387,7 @@ stripe_restore_id(PG_FUNCTION_ARGS)
 	sb_launch_check_privileges(true, "restore a backup");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
-	return restore(fcinfo, sb_pgrestore_location_of(PG_GETARG_INT64(0)), PG_GETARG_INT64(0));
+	return restore(fcinfo, sb_backup_location(PG_GETARG_INT64(0)), PG_GETARG_INT64(0));
 }
 
 Datum

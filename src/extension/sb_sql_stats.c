@@ -11,32 +11,29 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "stripebackup/sb_calibrate.h"
 #include "stripebackup/sb_report.h"
+#include "job_backup.h"
 #include "sb_args.h"
+#include "sb_control.h"
 #include "sb_guc.h"
+#include "sb_handle.h"
 #include "sb_launch.h"
-#include "sb_pgrestore.h"
+#include "sb_paths.h"
+#include "sb_shmem.h"
 #include "sb_spi.h"
-#include "sb_util.h"
 
 PG_FUNCTION_INFO_V1(stripe_calibrate);
 PG_FUNCTION_INFO_V1(stripe_backup_svg);
 
 #define MAX_RESULTS 32
-
-static bool
-session_tick(void *arg, const SbProgress *progress)
-{
-	return !(InterruptPending && (QueryCancelPending || ProcDiePending));
-}
 
 static int
 int_arg(FunctionCallInfo fcinfo, int n, const char *name, int min, int max)
@@ -57,10 +54,10 @@ int_arg(FunctionCallInfo fcinfo, int n, const char *name, int min, int max)
 static void
 remember(const char *destination, const SbCalibrationResult *r, int size_mb)
 {
-	SbSavedUser saved_user;
-	Oid			types[8] = {TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT8OID, FLOAT8OID, BOOLOID};
 	Datum		values[8];
+	SbSql		sql;
 
+	sb_sql_enter(&sql);
 	values[0] = CStringGetTextDatum(destination);
 	values[1] = CStringGetTextDatum(sb_calibration_test_name(r->test));
 	values[2] = Int32GetDatum((int32) (r->block_size / 1024));
@@ -69,13 +66,8 @@ remember(const char *destination, const SbCalibrationResult *r, int size_mb)
 	values[5] = Float8GetDatum(r->mb_per_s);
 	values[6] = Float8GetDatum(r->iops);
 	values[7] = BoolGetDatum(r->direct);
-	saved_user = sb_spi_connect_as_extension();
-	if (SPI_execute_with_args(psprintf("INSERT INTO %s.stripe_calibrations (destination, test, "
-									   "block_kb, queue_depth, size_mb, mb_per_s, iops, direct_io) "
-									   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", sb_schema_quoted()),
-							  8, types, values, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the calibration of \"%s\"", destination);
-	sb_spi_finish_as_extension(saved_user);
+	(void) sb_sql_run(SB_SQL_CALIBRATION_INSERT, values, NULL);
+	sb_sql_leave(&sql);
 }
 
 static void
@@ -119,7 +111,8 @@ Datum
 stripe_calibrate(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
-	SbJobArgs  *dests = palloc0(sizeof(SbJobArgs));
+	char		(*dests)[MAXPGPATH] = palloc0(SB_MAX_STRIPES * MAXPGPATH);
+	int			ndests;
 	SbCalibrationOptions o;
 	int			size_mb = int_arg(fcinfo, 1, "size_mb", 1, 1024 * 1024);
 	int			block_kb = int_arg(fcinfo, 2, "block_kb", 4, 64 * 1024);
@@ -131,20 +124,20 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 	sb_launch_check_privileges(true, "calibrate destinations");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("destinations must not be NULL")));
-	sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), dests);
+	ndests = sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), dests);
 	memset(&o, 0, sizeof(o));
 	o.size = (uint64) size_mb * 1024 * 1024;
 	o.block_size = (uint32) block_kb * 1024;
 	o.queue_depth = (uint32) int_arg(fcinfo, 3, "queue_depth", 1, 256);
 	o.io_method = (SbIoMethod) sb_guc_io_method_checked();
-	o.tick = session_tick;
-	for (i = 0; i < dests->ndestinations; i++)
-		sb_check_outside_cluster(dests->destinations[i], "destination");
-	sb_guc_max_rates(dests->ndestinations, rates);
+	o.tick = sb_control_session_tick;
+	for (i = 0; i < ndests; i++)
+		sb_check_outside_cluster(dests[i], "destination");
+	sb_guc_max_rates(ndests, rates);
 	InitMaterializedSRF(fcinfo, 0);
-	for (i = 0; i < dests->ndestinations; i++)
+	for (i = 0; i < ndests; i++)
 	{
-		o.directory = dests->destinations[i];
+		o.directory = dests[i];
 		o.max_rate = rates[i];
 		calibrate_one(rs, &o, random, matrix, size_mb);
 	}
@@ -154,18 +147,99 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 Datum
 stripe_backup_svg(PG_FUNCTION_ARGS)
 {
-	SbArchive  *volatile a;
-	char	   *svg = NULL;
+	SbArchive  *a;
+	char	   *svg;
 	text	   *result;
 	SbError		err;
 
 	sb_launch_check_privileges(false, "read a backup");
-	a = sb_pgrestore_open(sb_pgrestore_location_of(PG_GETARG_INT64(0)));
+	a = sb_handle_open_archive(sb_backup_location(PG_GETARG_INT64(0)), NULL);
 	svg = sb_report_svg(a->manifest, &err);
-	sb_archive_close(a);
 	if (svg == NULL)
 		sb_raise(&err);
 	result = cstring_to_text(svg);
 	free(svg);
 	PG_RETURN_TEXT_P(result);
+}
+
+PG_FUNCTION_INFO_V1(stripe_stats_reset);
+
+/* Calibrations and timelines go; throughput statistics count from now. */
+Datum
+stripe_stats_reset(PG_FUNCTION_ARGS)
+{
+	SbSql		sql;
+
+	sb_launch_check_privileges(true, "reset the statistics");
+	sb_sql_enter(&sql);
+	(void) sb_sql_run(SB_SQL_STATS_RESET, NULL, NULL);
+	sb_sql_leave(&sql);
+	PG_RETURN_VOID();
+}
+
+/* ---------- live progress ---------- */
+
+PG_FUNCTION_INFO_V1(stripebackup_progress);
+
+#define PROGRESS_COLUMNS 13
+
+/* MB/s over the samples kept (the last few seconds); the average if too few. */
+static double
+recent_rate(const SbStripeLive *l, double average)
+{
+	int			newest = (l->nsamples - 1) % SB_PROGRESS_SAMPLES;
+	int			oldest = l->nsamples <= SB_PROGRESS_SAMPLES ? 0 : l->nsamples % SB_PROGRESS_SAMPLES;
+	double		dt;
+
+	if (l->nsamples < 2)
+		return average;
+	dt = l->sample_time[newest] - l->sample_time[oldest];
+	return dt > 0 ? (double) (l->sample_done[newest] - l->sample_done[oldest]) / 1e6 / dt : average;
+}
+
+static void
+put_stripe(ReturnSetInfo *rs, const SbLiveSnapshot *snap, int i)
+{
+	const SbStripeLive *l = &snap->live.stripes[i];
+	double		elapsed = l->nsamples > 0 ?
+		l->sample_time[(l->nsamples - 1) % SB_PROGRESS_SAMPLES] : 0;
+	double		average = elapsed > 0 ? (double) l->done / 1e6 / elapsed : 0;
+	double		recent = recent_rate(l, average);
+	Datum		v[PROGRESS_COLUMNS];
+	bool		n[PROGRESS_COLUMNS];
+
+	memset(n, false, sizeof(n));
+	v[0] = CStringGetTextDatum(sb_job_ops(snap->kind)->name);
+	v[1] = Int64GetDatum(snap->id);
+	v[2] = CStringGetTextDatum(snap->live.phase);
+	v[3] = Int32GetDatum(i + 1);
+	v[4] = CStringGetTextDatum(l->location);
+	v[5] = Int64GetDatum((int64) l->done);
+	v[6] = Int64GetDatum((int64) l->total);
+	n[6] = l->total == 0;
+	v[7] = Int64GetDatum((int64) l->stored);
+	v[8] = Float8GetDatum(recent);
+	v[9] = Float8GetDatum(average);
+	v[10] = Int32GetDatum((int32) l->in_flight);
+	v[11] = Float8GetDatum(l->total > l->done && recent > 0 ?
+						   (double) (l->total - l->done) / 1e6 / recent : 0);
+	n[11] = l->total == 0 || recent <= 0;
+	v[12] = TimestampTzGetDatum(snap->live.updated_at);
+	n[12] = snap->live.updated_at == 0;
+	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
+}
+
+/* A row per stripe of the running job; none when nothing runs. */
+Datum
+stripebackup_progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
+	SbLiveSnapshot *snap = palloc(sizeof(SbLiveSnapshot));
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	sb_shmem_live_snapshot(snap);
+	for (i = 0; snap->running && i < snap->live.nstripes; i++)
+		put_stripe(rs, snap, i);
+	return (Datum) 0;
 }

@@ -18,16 +18,10 @@
  * long interval; a crash restart starts it at once.  It keeps one of
  * max_worker_processes' slots reserved for that, as every static worker does.
  * Running it again at any time is harmless: a row is only marked when no
- * job of this server holds it (stripe_job_is_running()).
- *
- * The files a failed restore wrote into its target are left there: the
- * target may be a folder the user made, and the next restore into it is
- * refused while it is not empty.
+ * job of this server holds it (stripe_job_is_running()).  What each kind
+ * cleans up is its own business (its crash_cleanup operation).
  */
 #include "postgres.h"
-
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -35,28 +29,22 @@
 #include "access/xact.h"
 #include "catalog/pg_authid_d.h"
 #include "catalog/pg_database.h"
-#include "catalog/pg_type.h"
 #include "commands/extension.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "storage/ipc.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 
-#include "stripebackup/sb_manifest.h"
-#include "sb_spi.h"
+#include "sb_control.h"
+#include "sb_job.h"
 #include "sb_startup.h"
-#include "sb_util.h"
 
 /* Long enough to mean "after the next crash restart" (and under INT_MAX ms). */
 #define SB_STARTUP_RESTART_SECONDS (14 * 24 * 3600)
-
-#define SB_STALE_ERROR "the server restarted while it ran"
 
 PGDLLEXPORT void stripebackup_startup_main(Datum main_arg);
 PGDLLEXPORT void stripebackup_cleanup_main(Datum main_arg);
@@ -120,6 +108,18 @@ database_oid(const char *name)
 	return oid;
 }
 
+/* Is the extension in the database this worker connected to? */
+static bool
+extension_installed(void)
+{
+	bool		installed;
+
+	StartTransactionCommand();
+	installed = OidIsValid(get_extension_oid("stripebackup", true));
+	CommitTransactionCommand();
+	return installed;
+}
+
 static void
 start_cleanup(Oid database)
 {
@@ -155,158 +155,25 @@ stripebackup_startup_main(Datum main_arg)
 	proc_exit(1);
 }
 
-/* Does DEST/NAME hold a manifest, so that the backup may be complete? */
-static bool
-has_manifest(const char *dest, const char *name)
-{
-	char		path[MAXPGPATH];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%s/%s", dest, name, SB_MANIFEST_FILE);
-	return stat(path, &st) == 0;
-}
-
-/* Unlink PATH if it is there; say so in the log if it cannot be. */
-static void
-remove_file(const char *path)
-{
-	if (unlink(path) != 0 && errno != ENOENT)
-		ereport(LOG, (errcode_for_file_access(), errmsg("could not remove \"%s\": %m", path)));
-}
-
-/*
- * What the backup writes into DEST/NAME before its manifest, as the engine's
- * abort removes it: stripe file NUMBER and a manifest being written.  The
- * folder goes only if nothing else is in it; anything else is not ours.
- */
-static void
-remove_partial_folder(const char *dest, const char *name, int number)
-{
-	char		folder[MAXPGPATH];
-	char		file[32];
-	char		path[MAXPGPATH];
-
-	snprintf(folder, sizeof(folder), "%s/%s", dest, name);
-	if (access(folder, F_OK) != 0)
-		return;
-	sb_stripe_file_name((uint32_t) number, file, sizeof(file));
-	snprintf(path, sizeof(path), "%s/%s", folder, file);
-	remove_file(path);
-	snprintf(path, sizeof(path), "%s/%s.tmp", folder, SB_MANIFEST_FILE);
-	remove_file(path);
-	if (rmdir(folder) == 0)
-		ereport(LOG, (errmsg("stripebackup: removed the partial backup folder \"%s\"", folder)));
-	else
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("stripebackup: could not remove the partial backup folder \"%s\": %m", folder)));
-}
-
-/*
- * The folders backup NAME left in its destinations.  If any of them holds a
- * manifest, the backup may have been written in full before its row was
- * completed: then all are left for the user to verify.
- */
-static void
-remove_partial_backup(const char *name, Datum *dests, int ndests)
-{
-	int			i;
-
-	/* The name comes from our history table; never a path. */
-	if (name[0] == '\0' || strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
-		strcmp(name, "..") == 0)
-		return;
-	for (i = 0; i < ndests; i++)
-		if (has_manifest(TextDatumGetCString(dests[i]), name))
-		{
-			ereport(LOG,
-					(errmsg("stripebackup: left the folders of backup \"%s\": \"%s/%s\" holds a manifest",
-							name, TextDatumGetCString(dests[i]), name),
-					 errhint("Check them with stripebackup verify, then remove them.")));
-			return;
-		}
-	for (i = 0; i < ndests; i++)
-		remove_partial_folder(TextDatumGetCString(dests[i]), name, i + 1);
-}
-
-/* One row the UPDATE below returned: (id, name, destinations). */
-static void
-clean_backup_row(HeapTuple tuple, TupleDesc desc)
-{
-	bool		isnull;
-	int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-	char	   *name = SPI_getvalue(tuple, desc, 2);
-	Datum		array = SPI_getbinval(tuple, desc, 3, &isnull);
-	Datum	   *dests;
-	int			ndests;
-
-	ereport(LOG,
-			(errmsg("stripebackup: backup %lld was running when the server stopped; marked failed",
-					(long long) id)));
-	if (isnull || name == NULL)
-		return;
-	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT,
-					  &dests, NULL, &ndests);
-	remove_partial_backup(name, dests, ndests);
-}
-
-/*
- * Mark failed the KIND ("backup" or "restore") rows left running that no job
- * of this server holds; SPI_tuptable then holds their id and COLUMNS.
- */
-static void
-mark_stale_rows(const char *schema, const char *kind, const char *columns)
-{
-	if (SPI_execute(psprintf("UPDATE %1$s.stripe_%2$s_history SET status = 'failed', "
-							 "error = '" SB_STALE_ERROR "', finished_at = now() "
-							 "WHERE status = 'running' AND NOT %1$s.stripe_job_is_running('%2$s', id) "
-							 "RETURNING id, %3$s", schema, kind, columns),
-					false, 0) != SPI_OK_UPDATE_RETURNING)
-		elog(ERROR, "could not mark the %s rows left running", kind);
-}
-
-static void
-mark_stale_backups(const char *schema)
-{
-	uint64		i;
-
-	mark_stale_rows(schema, "backup", "name, destinations");
-	for (i = 0; i < SPI_processed; i++)
-		clean_backup_row(SPI_tuptable->vals[i], SPI_tuptable->tupdesc);
-}
-
-static void
-mark_stale_restores(const char *schema)
-{
-	uint64		i;
-
-	mark_stale_rows(schema, "restore", "target");
-	for (i = 0; i < SPI_processed; i++)
-		ereport(LOG,
-				(errmsg("stripebackup: restore %s was running when the server stopped; marked failed",
-						SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)),
-				 errdetail("What it wrote into \"%s\" is left there.",
-						   SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2))));
-}
-
 void
 stripebackup_cleanup_main(Datum main_arg)
 {
+	int			kind;
+
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(main_arg), BOOTSTRAP_SUPERUSERID, 0);
+	sb_control_pin_settings();
 	pgstat_report_appname("stripebackup start-up");
-	sb_spi_begin();
-	if (OidIsValid(get_extension_oid("stripebackup", true)))
+	if (!extension_installed())
 	{
-		char	   *schema = sb_schema_quoted();
-
-		mark_stale_backups(schema);
-		mark_stale_restores(schema);
-	}
-	else
 		ereport(LOG,
 				(errmsg("stripebackup: extension \"stripebackup\" is not installed in database \"%s\"; "
 						"backups left running are not checked", sb_startup_database),
 				 errhint("Set stripebackup.database_name to the database where CREATE EXTENSION stripebackup ran.")));
-	sb_spi_end();
+		return;
+	}
+	/* Files and buffers used outside a transaction need an owner. */
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "stripebackup start-up");
+	for (kind = 0; kind < SB_JOB_NKINDS; kind++)
+		sb_job_ops((SbJobKind) kind)->crash_cleanup();
 }

@@ -26,9 +26,8 @@
 #include "storage/reinit.h"
 #include "utils/relmapper.h"
 
-#include "sb_util.h"
+#include "sb_control.h"
 #include "sb_walk.h"
-#include "sb_worker.h"
 
 #define TBLSPC_DIR "pg_tblspc"
 
@@ -150,8 +149,7 @@ static void
 check_stop(void)
 {
 	CHECK_FOR_INTERRUPTS();
-	if (sb_worker_stop_requested())
-		sb_worker_raise_stop();
+	sb_control_check_stop();
 }
 
 static void
@@ -161,7 +159,7 @@ add_dir(SbWalk *w, const char *archive_path, const struct stat *st)
 	mode_t		mode = S_ISDIR(st->st_mode) ? st->st_mode : pg_dir_create_mode;
 
 	if (!sb_backup_add_dir(w->backup, archive_path, mode & 07777, st->st_mtime, &err))
-		sb_worker_raise(&err);
+		sb_control_raise(&err);
 }
 
 void
@@ -172,7 +170,7 @@ sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
 	if (sb_backup_add_file(w->backup, archive_path, disk_path, &err))
 		return;
 	if (err.code != SB_ENOTFOUND)
-		sb_worker_raise(&err);
+		sb_control_raise(&err);
 	w->skipped_files++;			/* dropped while we walked: not an error */
 }
 

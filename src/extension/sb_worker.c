@@ -1,293 +1,185 @@
 /*
  * sb_worker.c
- *		The background worker that runs one backup: it takes its arguments
- *		from shared memory, writes the history row, runs the backup, and
- *		records how it ended, whatever happens.
+ *		The background worker that runs one job of any kind: it takes the job
+ *		from shared memory, writes its history row, runs it, and records how
+ *		it ended (in the row and in shared memory for a waiting caller),
+ *		whatever happens.
  *
- * SIGTERM (pg_terminate_backend, a fast shutdown, the checkpointer
- * invalidating the WAL slot) sets a flag; the backup notices it within
- * 100 ms, stops cleanly (backup mode ended, slot dropped, partial files
- * removed) and is recorded 'cancelled', or 'failed' when its slot was lost.
- * SIGTERM also cancels what PostgreSQL's own code waits for, such as the
- * start checkpoint: the checkpointer that signals us waits for our slot.
+ * The worker connects to the caller's database as the bootstrap superuser,
+ * to act for the extension, and pins the settings that database's owner
+ * could use to redirect or stall it (sb_control_pin_settings()).
+ *
+ * The job runs in a memory context of its own.  Engine objects belong to it
+ * (sb_handle.c): when the job fails, deleting that context aborts them
+ * (threads stopped, partial files removed) before the end is recorded.
+ * Cancel interrupts are held except while the job itself runs, so a cancel
+ * never interrupts the bookkeeping.
  */
 #include "postgres.h"
 
-#include <signal.h>
-
 #include "access/xact.h"
-#include "access/xlog.h"
 #include "catalog/pg_authid_d.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "replication/slot.h"
-#include "storage/ipc.h"
-#include "storage/pmsignal.h"
-#include "storage/latch.h"
-#include "storage/proc.h"
-#include "storage/spin.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "sb_history.h"
-#include "sb_pgbackup.h"
-#include "sb_pgrestore.h"
+#include "sb_control.h"
+#include "sb_job.h"
 #include "sb_shmem.h"
-#include "sb_util.h"
-#include "sb_worker.h"
 
 PGDLLEXPORT void stripebackup_worker_main(Datum main_arg);
 
-static volatile sig_atomic_t got_sigterm = false;
-
-/* The job this worker runs, once attached. */
-static const SbJobArgs *job = NULL;
-
-/*
- * Besides the flag our code polls, a query cancel: PostgreSQL's own waits
- * (the start checkpoint) end with an ERROR that run() turns into the stop
- * reason.  Cancels are held off outside the job itself (history writes).
- */
+/* The current error as the job's end; clears the error state. */
 static void
-handle_sigterm(SIGNAL_ARGS)
+end_from_error(SbJobEnd *end, MemoryContext context)
 {
-	int			save_errno = errno;
+	ErrorData  *edata;
 
-	got_sigterm = true;
-	if (!proc_exit_inprogress)
+	MemoryContextSwitchTo(context);
+	edata = CopyErrorData();
+	FlushErrorState();
+	/* A cancel by our own signals inside PostgreSQL's code: say why. */
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && sb_control_stop_requested())
 	{
-		InterruptPending = true;
-		QueryCancelPending = true;
-	}
-	SetLatch(MyLatch);
-	errno = save_errno;
-}
+		const char *reason;
 
-bool
-sb_worker_stop_requested(void)
-{
-	return got_sigterm || sb_shared->cancel_requested || !PostmasterIsAlive();
+		edata->sqlerrcode = sb_control_stop_cause(&reason);
+		edata->message = pstrdup(reason);
+		edata->detail = NULL;
+		edata->hint = NULL;
+	}
+	strlcpy(end->status, edata->sqlerrcode == ERRCODE_QUERY_CANCELED ? "cancelled" : "failed",
+			sizeof(end->status));
+	end->sqlstate = edata->sqlerrcode;
+	strlcpy(end->message, edata->message ? edata->message : "", sizeof(end->message));
+	strlcpy(end->detail, edata->detail ? edata->detail : "", sizeof(end->detail));
+	strlcpy(end->hint, edata->hint ? edata->hint : "", sizeof(end->hint));
+	FreeErrorData(edata);
 }
 
 /*
- * Is this backup's WAL slot invalidated, or about to be?  A checkpoint that
- * finds a slot more than max_slot_wal_keep_size behind sends SIGTERM to the
- * process holding it and invalidates it once released: at our SIGTERM the
- * slot is usually still valid, but its WAL is no longer reserved.
+ * Run the job in JOB_CONTEXT and fill END.  Whatever happens, the job's
+ * memory (and the engine objects it owns) is gone when this returns, and so
+ * is the WAL slot a backup may hold.
  */
-static bool
-wal_slot_lost(char *name, size_t len)
-{
-	ReplicationSlot *slot;
-	XLogRecPtr	restart_lsn;
-	XLogRecPtr	invalidated_at;
-	WALAvailability availability;
-
-	if (job == NULL || job->kind != SB_JOB_BACKUP)
-		return false;
-	snprintf(name, len, SB_WAL_SLOT_FORMAT, (long long) job->id);
-	slot = SearchNamedReplicationSlot(name, true);
-	if (slot == NULL)
-		return false;
-	SpinLockAcquire(&slot->mutex);
-	restart_lsn = slot->data.restart_lsn;
-	invalidated_at = slot->data.invalidated_at;
-	SpinLockRelease(&slot->mutex);
-	if (!XLogRecPtrIsInvalid(invalidated_at) || XLogRecPtrIsInvalid(restart_lsn))
-		return true;
-	availability = GetWALAvailability(restart_lsn);
-	return availability == WALAVAIL_UNRESERVED || availability == WALAVAIL_REMOVED;
-}
-
-/* Why the job must stop; the SQLSTATE says whether it is a cancel or a failure. */
-static int
-stop_cause(const char **reason)
-{
-	char		slot[NAMEDATALEN];
-
-	if (!PostmasterIsAlive())
-		*reason = "canceled: the server stopped";
-	else if (sb_shared->cancel_requested)
-		*reason = sb_shared->cancel_reason;
-	else if (got_sigterm && wal_slot_lost(slot, sizeof(slot)))
-	{
-		*reason = psprintf("the WAL this backup needs is no longer kept: its replication slot \"%s\" "
-						   "fell more than max_slot_wal_keep_size (%dMB) behind and a checkpoint "
-						   "invalidated it", slot, max_slot_wal_keep_size_mb);
-		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
-	}
-	else
-		*reason = "canceled: the backup worker was asked to terminate (server shutdown or pg_terminate_backend)";
-	return ERRCODE_QUERY_CANCELED;
-}
-
-const char *
-sb_worker_stop_reason(void)
-{
-	const char *reason;
-
-	(void) stop_cause(&reason);
-	return reason;
-}
-
-void
-sb_worker_raise_stop(void)
-{
-	const char *reason;
-	int			sqlstate = stop_cause(&reason);
-
-	ereport(ERROR, (errcode(sqlstate), errmsg("%s", reason)));
-	pg_unreachable();
-}
-
-void
-sb_worker_raise(const SbError *err)
-{
-	if (err->code == SB_ECANCELED)
-		sb_worker_raise_stop();
-	sb_raise(err);
-}
-
-/* Take this job's arguments; false if the claim is not ours any more. */
-static bool
-attach(int64 id, SbJobArgs *args)
-{
-	bool		ours;
-
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	ours = sb_shared->state == SB_JOB_STARTING && sb_shared->args.id == id;
-	if (ours)
-	{
-		*args = sb_shared->args;
-		sb_shared->state = SB_JOB_RUNNING;
-		sb_shared->worker_pid = MyProcPid;
-		sb_shared->worker_latch = MyLatch;
-	}
-	LWLockRelease(sb_shared->lock);
-	return ours;
-}
-
 static void
-mark_registered(void)
+run(const SbJob *job, const SbJobOps *ops, void *outcome, SbJobEnd *end)
 {
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	sb_shared->registered = true;
-	if (sb_shared->requester_latch != NULL)
-		SetLatch(sb_shared->requester_latch);
-	LWLockRelease(sb_shared->lock);
-}
+	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext job_context = AllocSetContextCreate(outer, "stripebackup job",
+													  ALLOCSET_DEFAULT_SIZES);
 
-/* What a job of either kind produced. */
-typedef struct JobOutcome
-{
-	SbBackupOutcome backup;
-	SbRestoreOutcome restore;
-} JobOutcome;
-
-static void
-insert_history(const SbJobArgs *args)
-{
-	if (args->kind == SB_JOB_BACKUP)
-		sb_history_insert(args);
-	else
-		sb_restore_history_insert(args);
-}
-
-static void
-run_job(const SbJobArgs *args, JobOutcome *outcome)
-{
-	if (args->kind == SB_JOB_BACKUP)
-		sb_pgbackup_run(args, &outcome->backup);
-	else
-		sb_pgrestore_run(args, &outcome->restore);
-}
-
-static void
-finish_history(const SbJobArgs *args, const char *status, const char *error,
-			   const JobOutcome *outcome)
-{
-	if (args->kind == SB_JOB_BACKUP)
-		sb_history_finish(args, status, error, &outcome->backup);
-	else
-		sb_restore_history_finish(args, status, error, &outcome->restore);
-}
-
-/* Run the job; returns its status and sets *ERROR when it did not complete. */
-static const char *
-run(const SbJobArgs *args, JobOutcome *outcome, char **error)
-{
-	MemoryContext context = CurrentMemoryContext;
-	const char *volatile status = "completed";
-
+	strlcpy(end->status, "completed", sizeof(end->status));
 	RESUME_CANCEL_INTERRUPTS();
 	PG_TRY();
 	{
-		run_job(args, outcome);
+		MemoryContextSwitchTo(job_context);
+		sb_control_check_stop();
+		ops->run(job, outcome);
+		MemoryContextSwitchTo(outer);
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(context);
-		edata = CopyErrorData();
-		FlushErrorState();
+		end_from_error(end, outer);
 		AbortOutOfAnyTransaction();
-		/* A cancel by our SIGTERM inside PostgreSQL's code: say why (before the slot goes). */
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && sb_worker_stop_requested())
-		{
-			const char *reason;
-
-			edata->sqlerrcode = stop_cause(&reason);
-			edata->message = pstrdup(reason);
-		}
-		if (MyReplicationSlot != NULL)
-			ReplicationSlotRelease();
-		ReplicationSlotCleanup();
-		status = edata->sqlerrcode == ERRCODE_QUERY_CANCELED ? "cancelled" : "failed";
-		*error = edata->message;
 	}
 	PG_END_TRY();
 	HOLD_CANCEL_INTERRUPTS();
+	MemoryContextDelete(job_context);
+	if (MyReplicationSlot != NULL)
+		ReplicationSlotRelease();
+	ReplicationSlotCleanup();
 	ereport(LOG,
-			(errmsg("stripebackup: %s %lld %s%s%s", sb_job_kind_name(args->kind),
-					(long long) args->id, status, *error ? ": " : "", *error ? *error : "")));
-	return status;
+			(errmsg("stripebackup: %s %lld %s%s%s", ops->name, (long long) job->id, end->status,
+					end->message[0] ? ": " : "", end->message)));
+}
+
+/*
+ * The row's end.  If it cannot be written, the job is reported failed with
+ * that error: a backup nobody can find in the history is of no use to a
+ * caller who waited for it.
+ */
+static void
+finish_history(const SbJob *job, const SbJobOps *ops, SbJobEnd *end, const void *outcome)
+{
+	MemoryContext context = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		ops->history_finish(job, end, outcome);
+	}
+	PG_CATCH();
+	{
+		end_from_error(end, context);
+		AbortOutOfAnyTransaction();
+		strlcpy(end->status, "failed", sizeof(end->status));
+		ereport(LOG,
+				(errmsg("stripebackup: could not record the end of %s %lld: %s", ops->name,
+						(long long) job->id, end->message)));
+	}
+	PG_END_TRY();
+}
+
+/* The history row, before anything else: false (END filled in) if it failed. */
+static bool
+insert_history(const SbJob *job, const SbJobOps *ops, SbJobEnd *end)
+{
+	MemoryContext context = CurrentMemoryContext;
+	volatile bool ok = true;
+
+	PG_TRY();
+	{
+		ops->history_insert(job);
+	}
+	PG_CATCH();
+	{
+		end_from_error(end, context);
+		AbortOutOfAnyTransaction();
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
 }
 
 void
 stripebackup_worker_main(Datum main_arg)
 {
-	int64		id = DatumGetInt64(main_arg);
-	SbJobArgs  *args = palloc(sizeof(SbJobArgs));
-	JobOutcome *outcome = palloc0(sizeof(JobOutcome));
-	const char *status;
-	char	   *error = NULL;
+	SbJob	   *job = palloc(sizeof(SbJob));
+	const SbJobOps *ops;
+	ResourceOwner owner;
+	SbJobEnd   *end = palloc0(sizeof(SbJobEnd));
+	void	   *outcome;
 
-	pqsignal(SIGTERM, handle_sigterm);
-	/* Only the job itself is cancelled by SIGTERM (run()), not its bookkeeping. */
+	pqsignal(SIGTERM, sb_control_handle_sigterm);
+	/* Only the job itself is cancelled (run()), not its bookkeeping. */
 	HOLD_CANCEL_INTERRUPTS();
 	BackgroundWorkerUnblockSignals();
-	if (!attach(id, args))
+	if (!sb_shmem_attach(DatumGetInt64(main_arg), job))
 		return;
-	job = args;
+	ops = sb_job_ops(job->kind);
+	sb_control_begin(job, ops->stop_reason);
 	/* The caller was checked; the worker acts for the extension itself. */
-	BackgroundWorkerInitializeConnectionByOid(args->database, BOOTSTRAP_SUPERUSERID, 0);
+	BackgroundWorkerInitializeConnectionByOid(job->database, BOOTSTRAP_SUPERUSERID, 0);
+	sb_control_pin_settings();
 	pgstat_report_appname("stripebackup");
-	insert_history(args);
-	mark_registered();
+	outcome = palloc0(ops->outcome_size);
 	/* Files and buffers used outside a transaction need an owner. */
-	CurrentResourceOwner = ResourceOwnerCreate(NULL, "stripebackup worker");
-	status = run(args, outcome, &error);
+	owner = ResourceOwnerCreate(NULL, "stripebackup worker");
+	CurrentResourceOwner = owner;
+	if (insert_history(job, ops, end))
+	{
+		sb_shmem_mark_registered();
+		run(job, ops, outcome, end);
+		CurrentResourceOwner = owner;
+		finish_history(job, ops, end, outcome);
+	}
+	sb_shmem_finish(job, end);
 	CurrentResourceOwner = NULL;
-	PG_TRY();
-	{
-		finish_history(args, status, error, outcome);
-	}
-	PG_FINALLY();
-	{
-		sb_shmem_finish(args->kind, id, status, error);
-		sb_manifest_free(outcome->backup.manifest);
-	}
-	PG_END_TRY();
+	ResourceOwnerRelease(owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, true);
+	ResourceOwnerRelease(owner, RESOURCE_RELEASE_LOCKS, false, true);
+	ResourceOwnerRelease(owner, RESOURCE_RELEASE_AFTER_LOCKS, false, true);
+	ResourceOwnerDelete(owner);
 }

@@ -35,7 +35,7 @@ SELECT has_view('stripe_backup_stripes');
 SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'started_at',
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
-	'timeline', 'error', 'location', 'requested_by']);
+	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid']);
 SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
 	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'mb_per_s']);
 

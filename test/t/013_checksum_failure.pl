@@ -26,13 +26,16 @@ close $fh;
 $node->start;
 
 my @dests = make_destinations(2);
-my ($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"\\set VERBOSITY verbose\nSELECT stripe_backup(" . sql_array(@dests) . ')');
 isnt($ret, 0, 'the backup of a damaged cluster fails');
+like($stderr, qr/ERROR:  XX001:/, 'the caller gets the worker\'s SQLSTATE: data_corrupted');
 like($stderr, qr/page checksum verification failed for 1 page\(s\): "\Q$file\E" block 3/,
 	'the error names the file and the block');
-my ($status, $error) = split /\|/, $node->safe_psql('postgres',
-	'SELECT status, error FROM stripe_backups ORDER BY id DESC LIMIT 1');
+my ($status, $error, $sqlstate) = split /\|/, $node->safe_psql('postgres',
+	'SELECT status, error, sqlstate FROM stripe_backups ORDER BY id DESC LIMIT 1');
 is($status, 'failed', 'the history says failed');
+is($sqlstate, 'XX001', 'the history keeps the SQLSTATE');
 like($error, qr/"\Q$file\E" block 3/, 'the history keeps the reason');
 for my $d (@dests)
 {

@@ -1,6 +1,6 @@
 /*
- * sb_pgbackup.c
- *		One online backup of the whole cluster, in the backup worker:
+ * job_backup.c
+ *		The backup job: one online backup of the whole cluster, in a worker.
  *
  *		1. a temporary physical replication slot keeps every WAL segment the
  *		   backup will need from being removed or recycled;
@@ -15,8 +15,9 @@
  *		7. the engine syncs every stripe and writes the manifests.
  *
  * Everything between start and stop runs under PG_ENSURE_ERROR_CLEANUP, so
- * any error or FATAL ends backup mode; the engine is aborted (its partial
- * files removed) before an error leaves this file.
+ * any error or FATAL ends backup mode.  The engine's backup is owned by the
+ * job's memory context: when an error ends the job, the worker deletes that
+ * context and the engine is aborted, its partial files removed.
  */
 #include "postgres.h"
 
@@ -26,7 +27,6 @@
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "common/file_perm.h"
-#include "common/relpath.h"
 #include "miscadmin.h"
 #include "replication/slot.h"
 #include "storage/fd.h"
@@ -34,16 +34,17 @@
 #include "storage/spin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
-#include "utils/timestamp.h"
+#include "utils/memutils.h"
 
-#include "sb_args.h"
+#include "job_backup.h"
+#include "sb_control.h"
+#include "sb_handle.h"
 #include "sb_pagecheck.h"
-#include "sb_pgbackup.h"
 #include "sb_pgmanifest.h"
-#include "sb_progress.h"
-#include "sb_util.h"
+#include "sb_shmem.h"
+#include "sb_spi.h"
 #include "sb_walk.h"
-#include "sb_worker.h"
+#include "stripebackup/sb_version.h"
 
 /* A tablespace, as pg_tblspc shows it. */
 typedef struct Tablespace
@@ -55,8 +56,10 @@ typedef struct Tablespace
 
 typedef struct Run
 {
-	const SbJobArgs *args;
+	const SbJob *job;
+	const SbBackupArgs *args;
 	SbBackupOutcome *out;
+	SbHandle   *handle;			/* owns the engine's backup */
 	SbBackup   *backup;
 	SbPageCheck *pagecheck;
 	SbWalk		walk;
@@ -66,12 +69,31 @@ typedef struct Run
 	TimeLineID	start_tli;
 } Run;
 
-static void
-set_phase(const char *phase)
+void
+sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const char **dest_ptrs)
 {
-	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
-	strlcpy(sb_shared->phase, phase, sizeof(sb_shared->phase));
-	LWLockRelease(sb_shared->lock);
+	int			i;
+
+	memset(o, 0, sizeof(*o));
+	for (i = 0; i < args->ndestinations; i++)
+		dest_ptrs[i] = args->destinations[i];
+	o->destinations = dest_ptrs;
+	o->ndestinations = (uint32_t) args->ndestinations;
+	o->weights = args->weights;
+	o->name = args->name;
+	o->label = args->has_label ? args->label : NULL;
+	o->tool = SB_TOOL_NAME;
+	o->codec = args->codec;
+	o->level = args->level;
+	o->balance = args->balance;
+	o->chunk_size = (uint32_t) args->chunk_size;
+	o->buffer_count = (uint32_t) args->buffer_count;
+	o->workers = (uint32_t) args->workers;
+	o->detect_holes = false;	/* a live relation file is never read as holes */
+	o->io_method = args->io_method;
+	o->queue_depth = (uint32_t) args->queue_depth;
+	o->direct_io = args->direct_io;
+	o->max_rates = args->max_rates;
 }
 
 static void
@@ -85,6 +107,48 @@ check_server(void)
 	CheckSlotRequirements();
 }
 
+/* The cluster's size: what a backup is expected to read, roughly. */
+static uint64
+cluster_size(void)
+{
+	SbSql		sql;
+	SbRows		rows;
+	bool		isnull = true;
+	uint64		size = 0;
+
+	sb_sql_begin(&sql);
+	rows = sb_sql_run(SB_SQL_CLUSTER_SIZE, NULL, NULL);
+	if (rows.count == 1)
+	{
+		Datum		d = sb_sql_datum(&sql, &rows, 0, 1, &isnull);
+
+		if (!isnull)
+			size = (uint64) DatumGetInt64(d);
+	}
+	sb_sql_leave(&sql);
+	return size;
+}
+
+/* Each destination's share of the cluster by weight: exact when weighted, a start when adaptive. */
+static void
+begin_progress(const SbBackupArgs *args)
+{
+	const char *locations[SB_MAX_STRIPES];
+	uint64		totals[SB_MAX_STRIPES];
+	uint64		total = cluster_size();
+	double		sum = 0;
+	int			i;
+
+	for (i = 0; i < args->ndestinations; i++)
+		sum += args->weights[i];
+	for (i = 0; i < args->ndestinations; i++)
+	{
+		locations[i] = args->destinations[i];
+		totals[i] = (uint64) ((double) total * args->weights[i] / sum);
+	}
+	sb_shmem_progress_begin(args->ndestinations, locations, totals, total);
+}
+
 /*
  * A temporary slot: dropped when this process exits, whatever happens.
  * ReplicationSlotReserveWal() keeps the WAL from the last checkpoint on, but
@@ -93,11 +157,11 @@ check_server(void)
  * invalidate the slot under max_slot_wal_keep_size after much WAL.
  */
 static void
-create_slot(const SbJobArgs *args)
+create_slot(const SbJob *job)
 {
 	char		name[NAMEDATALEN];
 
-	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) args->id);
+	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) job->id);
 	ReplicationSlotCreate(name, false, RS_TEMPORARY, false);
 	ReplicationSlotReserveWal();
 	SpinLockAcquire(&MyReplicationSlot->mutex);
@@ -106,6 +170,48 @@ create_slot(const SbJobArgs *args)
 	ReplicationSlotsComputeRequiredLSN();
 	ReplicationSlotMarkDirty();
 	ReplicationSlotRelease();
+}
+
+/*
+ * Is this backup's WAL slot invalidated, or about to be?  A checkpoint that
+ * finds a slot more than max_slot_wal_keep_size behind sends SIGTERM to the
+ * process holding it and invalidates it once released: at our SIGTERM the
+ * slot is usually still valid, but its WAL is no longer reserved.
+ */
+static bool
+wal_slot_lost(const SbJob *job, char *name, size_t len)
+{
+	ReplicationSlot *slot;
+	XLogRecPtr	restart_lsn;
+	XLogRecPtr	invalidated_at;
+	WALAvailability availability;
+
+	snprintf(name, len, SB_WAL_SLOT_FORMAT, (long long) job->id);
+	slot = SearchNamedReplicationSlot(name, true);
+	if (slot == NULL)
+		return false;
+	SpinLockAcquire(&slot->mutex);
+	restart_lsn = slot->data.restart_lsn;
+	invalidated_at = slot->data.invalidated_at;
+	SpinLockRelease(&slot->mutex);
+	if (!XLogRecPtrIsInvalid(invalidated_at) || XLogRecPtrIsInvalid(restart_lsn))
+		return true;
+	availability = GetWALAvailability(restart_lsn);
+	return availability == WALAVAIL_UNRESERVED || availability == WALAVAIL_REMOVED;
+}
+
+/* A SIGTERM because the checkpointer gave up our slot is a failure, not a cancel. */
+static const char *
+backup_stop_reason(const SbJob *job, int *sqlstate)
+{
+	char		slot[NAMEDATALEN];
+
+	if (!wal_slot_lost(job, slot, sizeof(slot)))
+		return NULL;
+	*sqlstate = ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	return psprintf("the WAL this backup needs is no longer kept: its replication slot \"%s\" "
+					"fell more than max_slot_wal_keep_size (%dMB) behind and a checkpoint "
+					"invalidated it", slot, max_slot_wal_keep_size_mb);
 }
 
 /* The tablespaces, from the links in pg_tblspc (in-place ones are folders). */
@@ -150,23 +256,29 @@ list_tablespaces(void)
 	return list;
 }
 
-static SbBackup *
+static void
+abort_backup(void *object)
+{
+	sb_backup_abort(object);
+}
+
+static void
 begin_engine(Run *r)
 {
 	SbBackupOptions options;
 	const char *dests[SB_MAX_STRIPES];
-	SbBackup   *b;
 	SbError		err;
 
-	sb_args_to_options(r->args, &options, dests);
-	options.tick = sb_worker_tick;
+	sb_backup_args_to_options(r->args, &options, dests);
+	options.tick = sb_control_worker_tick;
 	options.tick_arg = r;
 	options.read_hook = sb_pagecheck_hook;
 	options.read_hook_arg = r->pagecheck;
-	b = sb_backup_begin(&options, &err);
-	if (b == NULL)
-		sb_worker_raise(&err);
-	return b;
+	r->handle = sb_handle_new(abort_backup);
+	r->backup = sb_backup_begin(&options, &err);
+	if (r->backup == NULL)
+		sb_control_raise(&err);
+	sb_handle_own(r->handle, r->backup);
 }
 
 static void
@@ -176,17 +288,17 @@ add_data(Run *r, const char *path, const char *data, size_t len)
 
 	if (!sb_backup_add_data(r->backup, path, data, len, pg_file_create_mode,
 							(int64_t) time(NULL), &err))
-		sb_worker_raise(&err);
+		sb_control_raise(&err);
 }
 
 /* A file that must be there (pg_control, WAL): its absence is an error. */
 static void
-add_required_file(Run *r, const char *path)
+add_required_file(Run *r, const char *archive_path, const char *disk_path)
 {
 	SbError		err;
 
-	if (!sb_backup_add_file(r->backup, path, path, &err))
-		sb_worker_raise(&err);
+	if (!sb_backup_add_file(r->backup, archive_path, disk_path, &err))
+		sb_control_raise(&err);
 }
 
 /* Data directory, tablespaces, pg_control last, then backup_label. */
@@ -195,7 +307,7 @@ copy_cluster(Run *r)
 {
 	ListCell   *lc;
 
-	set_phase("copying files");
+	sb_shmem_set_phase("copying files");
 	r->walk.backup = r->backup;
 	sb_walk_data_directory(&r->walk);
 	foreach(lc, r->tablespaces)
@@ -204,7 +316,7 @@ copy_cluster(Run *r)
 
 		sb_walk_tablespace(&r->walk, ts->oid, ts->location);
 	}
-	add_required_file(r, XLOG_CONTROL_FILE);
+	add_required_file(r, XLOG_CONTROL_FILE, XLOG_CONTROL_FILE);
 	sb_pagecheck_report(r->pagecheck);
 	add_data(r, BACKUP_LABEL_FILE, r->label->data, r->label->len);
 }
@@ -215,7 +327,7 @@ add_wal_file(Run *r, const char *fname)
 	char		path[MAXPGPATH];
 
 	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
-	add_required_file(r, path);
+	add_required_file(r, path, path);
 	snprintf(path, sizeof(path), XLOGDIR "/archive_status/%s.done", fname);
 	add_data(r, path, "", 0);
 }
@@ -230,7 +342,7 @@ copy_wal(Run *r, XLogRecPtr start, XLogRecPtr stop, TimeLineID tli)
 	DIR		   *dir;
 	struct dirent *de;
 
-	set_phase("copying WAL");
+	sb_shmem_set_phase("copying WAL");
 	XLByteToSeg(start, first, wal_segment_size);
 	XLByteToPrevSeg(stop, last, wal_segment_size);
 	for (seg = first; seg <= last; seg++)
@@ -282,7 +394,7 @@ metadata_json(Run *r, XLogRecPtr stop)
 	escape_json(&s, DataDir);
 	appendStringInfo(&s, ", \"backup_id\": %lld, \"timeline\": %u, \"start_lsn\": \"%X/%X\", "
 					 "\"stop_lsn\": \"%X/%X\", \"data_checksums\": %s, \"pages_checked\": %lld, ",
-					 (long long) r->args->id, r->start_tli, LSN_FORMAT_ARGS(r->out->start_lsn),
+					 (long long) r->job->id, r->start_tli, LSN_FORMAT_ARGS(r->out->start_lsn),
 					 LSN_FORMAT_ARGS(stop), DataChecksumsEnabled() ? "true" : "false",
 					 (long long) sb_pagecheck_pages(r->pagecheck));
 	appendStringInfoString(&s, "\"backup_label\": ");
@@ -295,11 +407,36 @@ metadata_json(Run *r, XLogRecPtr stop)
 	return s.data;
 }
 
+static void
+free_manifest(void *object)
+{
+	sb_manifest_free(object);
+}
+
+/*
+ * The engine syncs and publishes.  Its manifest is part of the outcome, so
+ * it lives as long as the outcome, which outlives the job's own memory.
+ */
+static void
+finish_engine(Run *r)
+{
+	SbBackup   *b = sb_handle_release(r->handle);
+	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(r->out));
+	SbHandle   *manifest = sb_handle_new(free_manifest);
+	SbError		err;
+
+	MemoryContextSwitchTo(old);
+	/* finish consumes the backup, whether it succeeds or not */
+	if (!sb_backup_finish(b, &r->out->manifest, &err))
+		sb_control_raise(&err);
+	sb_handle_own(manifest, r->out->manifest);
+}
+
 /* After stop: WAL, PostgreSQL's manifest, metadata, then the engine's finish. */
 static void
 complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 {
-	char	   *pgmanifest;
+	File		pgmanifest;
 	SbError		err;
 
 	if (stop_tli != r->start_tli)
@@ -308,21 +445,16 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 				 errmsg("the timeline changed during the backup (from %u to %u)",
 						r->start_tli, stop_tli)));
 	copy_wal(r, r->out->start_lsn, stop, r->start_tli);
-	set_phase("finishing");
-	pgmanifest = sb_pgmanifest_build(sb_backup_manifest(r->backup), r->start_tli,
+	sb_shmem_set_phase("finishing");
+	pgmanifest = sb_pgmanifest_write(sb_backup_manifest(r->backup), r->start_tli,
 									 r->out->start_lsn, stop);
-	add_data(r, "backup_manifest", pgmanifest, strlen(pgmanifest));
+	add_required_file(r, "backup_manifest", FilePathName(pgmanifest));
 	if (!sb_backup_set_metadata(r->backup, metadata_json(r, stop), &err))
-		sb_worker_raise(&err);
+		sb_control_raise(&err);
 	r->out->stop_lsn = stop;
 	r->out->timeline = r->start_tli;
-	/* finish consumes the backup, whether it succeeds or not */
-	if (!sb_backup_finish(r->backup, &r->out->manifest, &err))
-	{
-		r->backup = NULL;
-		sb_worker_raise(&err);
-	}
-	r->backup = NULL;
+	finish_engine(r);
+	FileClose(pgmanifest);
 }
 
 /* Backup start to backup stop; the engine is created and filled in between. */
@@ -330,58 +462,50 @@ static XLogRecPtr
 between_start_and_stop(Run *r, TimeLineID *stop_tli)
 {
 	const char *id = r->args->has_label ? r->args->label : r->args->name;
-	XLogRecPtr	stop;
 
-	set_phase("starting");
+	sb_shmem_set_phase("starting");
 	r->label = makeStringInfo();
 	r->tablespace_map = makeStringInfo();
 	r->out->start_lsn = do_pg_backup_start(id, r->args->fast_checkpoint, &r->start_tli,
 										   r->label, NULL, r->tablespace_map);
 	r->tablespaces = list_tablespaces();
 	r->pagecheck = sb_pagecheck_new(r->out->start_lsn);
-	r->backup = begin_engine(r);
+	begin_engine(r);
 	copy_cluster(r);
-	set_phase("stopping");
-	stop = do_pg_backup_stop(r->label->data, false, stop_tli);
-	return stop;
+	sb_shmem_set_phase("stopping");
+	return do_pg_backup_stop(r->label->data, false, stop_tli);
 }
 
 static void
-run(Run *r)
+run_backup(const SbJob *job, void *outcome)
 {
+	Run		   *r = palloc0(sizeof(Run));
 	TimeLineID	stop_tli;
 	XLogRecPtr	stop;
 
+	r->job = job;
+	r->args = SB_JOB_ARGS(job, SbBackupArgs);
+	r->out = outcome;
+	check_server();
+	begin_progress(r->args);
+	create_slot(job);
 	PG_ENSURE_ERROR_CLEANUP(do_pg_abort_backup, BoolGetDatum(false));
 	{
 		stop = between_start_and_stop(r, &stop_tli);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(do_pg_abort_backup, BoolGetDatum(false));
 	complete(r, stop, stop_tli);
-}
-
-void
-sb_pgbackup_run(const SbJobArgs *args, SbBackupOutcome *out)
-{
-	Run		   *r = palloc0(sizeof(Run));
-
-	r->args = args;
-	r->out = out;
-	check_server();
-	sb_progress_begin_backup(args);
-	create_slot(args);
-	PG_TRY();
-	{
-		run(r);
-	}
-	PG_CATCH();
-	{
-		/* Stop the engine's threads and remove its partial files first. */
-		if (r->backup != NULL)
-			sb_backup_abort(r->backup);
-		r->backup = NULL;
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
 	ReplicationSlotCleanup();
 }
+
+const SbJobOps sb_backup_job = {
+	.name = "backup",
+	.id_sequence = "stripe_backup_id_seq",
+	.cancel_function = "stripe_cancel",
+	.outcome_size = sizeof(SbBackupOutcome),
+	.history_insert = sb_backup_history_insert,
+	.run = run_backup,
+	.history_finish = sb_backup_history_finish,
+	.stop_reason = backup_stop_reason,
+	.crash_cleanup = sb_backup_crash_cleanup,
+};

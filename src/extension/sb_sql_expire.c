@@ -1,5 +1,5 @@
 /*
- * sb_expire.c
+ * sb_sql_expire.c
  *		stripe_expire(): retention.  Removes the files of expired backups from
  *		every destination, and their history, and says what it removed.
  *
@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/array.h"
@@ -28,7 +27,6 @@
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
-#include "sb_util.h"
 
 PG_FUNCTION_INFO_V1(stripe_expire);
 
@@ -107,60 +105,18 @@ remove_folder(const char *folder, Removal *r)
 		ereport(ERROR, (errcode_for_file_access(), errmsg("could not remove \"%s\": %m", folder)));
 }
 
-/* The backup a running restore reads, if any (0 when restoring a location). */
-static bool
-in_use(int64 id)
-{
-	bool		busy;
-
-	if (sb_shared == NULL)
-		return false;
-	LWLockAcquire(sb_shared->lock, LW_SHARED);
-	busy = sb_shared->state != SB_JOB_IDLE &&
-		((sb_shared->args.kind == SB_JOB_BACKUP && sb_shared->args.id == id) ||
-		 (sb_shared->args.kind == SB_JOB_RESTORE && sb_shared->args.backup_id == id));
-	LWLockRelease(sb_shared->lock);
-	return busy;
-}
-
-/* The expired backups, oldest first: id, name, status, started_at, destinations. */
-static void
-select_expired(Datum keep_last, bool keep_null, Datum older_than, bool older_null)
-{
-	Oid			types[2] = {INT4OID, INTERVALOID};
-	Datum		values[2] = {keep_last, older_than};
-	char		nulls[3] = {keep_null ? 'n' : ' ', older_null ? 'n' : ' ', '\0'};
-	char	   *sql = psprintf(
-		"WITH ranked AS ("
-		"  SELECT h.*, count(*) FILTER (WHERE status = 'completed')"
-		"           OVER (ORDER BY started_at DESC, id DESC) AS newer_completed"
-		"  FROM %1$s.stripe_backup_history h)"
-		" SELECT id, name, status, started_at, destinations FROM ranked"
-		" WHERE (status <> 'running' OR NOT %1$s.stripe_job_is_running('backup', id))"
-		"   AND NOT (status = 'completed' AND newer_completed = 1)"
-		"   AND ($1 IS NULL OR newer_completed > $1"
-		"        OR (status <> 'completed' AND newer_completed >= $1))"
-		"   AND ($2 IS NULL OR started_at < now() - $2)"
-		" ORDER BY started_at, id", sb_schema_quoted());
-
-	if (SPI_execute_with_args(sql, 2, types, values, nulls, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the backup history");
-}
-
 /* Every folder of the backup, or none: a backup is never left half removed. */
 static Removal
-remove_backup(HeapTuple tuple, TupleDesc desc)
+remove_backup(const char *name, Datum destinations)
 {
-	bool		isnull;
-	char	   *name = SPI_getvalue(tuple, desc, 2);
-	ArrayType  *dests = DatumGetArrayTypeP(SPI_getbinval(tuple, desc, 5, &isnull));
 	Datum	   *elems;
 	char	  **folders;
 	int			n,
 				i;
 	Removal		r = {0, 0, true};
 
-	deconstruct_array(dests, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	deconstruct_array(DatumGetArrayTypeP(destinations), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, NULL, &n);
 	folders = palloc(sizeof(char *) * (n + 1));
 	for (i = 0; i < n; i++)
 	{
@@ -173,40 +129,53 @@ remove_backup(HeapTuple tuple, TupleDesc desc)
 }
 
 static void
-forget(int64 id)
-{
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(id)};
-
-	if (SPI_execute_with_args(psprintf("DELETE FROM %s.stripe_backup_history WHERE id = $1",
-									   sb_schema_quoted()),
-							  1, types, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not remove backup %lld from the history", (long long) id);
-}
-
-static void
-put_row(ReturnSetInfo *rs, HeapTuple tuple, TupleDesc desc, const Removal *r, bool *isnull)
+put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row, const Removal *r)
 {
 	Datum		v[7];
 	bool		n[7] = {false, false, false, false, false, false, false};
 
-	v[0] = SPI_getbinval(tuple, desc, 1, isnull);
-	v[1] = CStringGetTextDatum(SPI_getvalue(tuple, desc, 2));
-	v[2] = CStringGetTextDatum(SPI_getvalue(tuple, desc, 3));
-	v[3] = SPI_getbinval(tuple, desc, 4, isnull);
+	v[0] = sb_sql_datum(sql, rows, row, 1, &n[0]);
+	v[1] = CStringGetTextDatum(sb_sql_text(sql, rows, row, 2));
+	v[2] = CStringGetTextDatum(sb_sql_text(sql, rows, row, 3));
+	v[3] = sb_sql_datum(sql, rows, row, 4, &n[3]);
 	v[4] = Int64GetDatum(r->files);
 	v[5] = Int64GetDatum(r->bytes);
 	v[6] = BoolGetDatum(r->complete);
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
+/* Remove expired backup ROW of ROWS, or keep it saying why. */
+static void
+expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row)
+{
+	bool		isnull;
+	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
+	char	   *name = sb_sql_text(sql, rows, row, 2);
+	Removal		r;
+
+	if (sb_shmem_backup_in_use(id))
+	{
+		ereport(NOTICE, (errmsg("backup %lld is in use by a running job; kept", (long long) id)));
+		return;
+	}
+	r = remove_backup(name, sb_sql_datum(sql, rows, row, 5, &isnull));
+	put_row(rs, sql, rows, row, &r);
+	if (r.complete)
+	{
+		Datum		values[1] = {Int64GetDatum(id)};
+
+		(void) sb_sql_run(SB_SQL_EXPIRE_FORGET, values, NULL);
+	}
+}
+
 Datum
 stripe_expire(PG_FUNCTION_ARGS)
 {
-	SbSavedUser saved_user;
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
-	SPITupleTable *expired;
-	uint64		nexpired;
+	Datum		values[2];
+	char		nulls[2];
+	SbSql		sql;
+	SbRows		expired;
 	uint64		i;
 
 	sb_launch_check_privileges(true, "expire backups");
@@ -220,29 +189,15 @@ stripe_expire(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keep_last %d must be at least 1", PG_GETARG_INT32(0))));
 	InitMaterializedSRF(fcinfo, 0);
-	saved_user = sb_spi_connect_as_extension();
-	select_expired(PG_GETARG_DATUM(0), PG_ARGISNULL(0), PG_GETARG_DATUM(1), PG_ARGISNULL(1));
-	/* The DELETEs below replace SPI_tuptable; this result stays valid until SPI_finish. */
-	expired = SPI_tuptable;
-	nexpired = SPI_processed;
-	for (i = 0; i < nexpired; i++)
-	{
-		HeapTuple	tuple = expired->vals[i];
-		TupleDesc	desc = expired->tupdesc;
-		bool		isnull;
-		int64		id = DatumGetInt64(SPI_getbinval(tuple, desc, 1, &isnull));
-		Removal		r;
-
-		if (in_use(id))
-		{
-			ereport(NOTICE, (errmsg("backup %lld is in use by a running job; kept", (long long) id)));
-			continue;
-		}
-		r = remove_backup(tuple, desc);
-		put_row(rs, tuple, desc, &r, &isnull);
-		if (r.complete)
-			forget(id);
-	}
-	sb_spi_finish_as_extension(saved_user);
+	values[0] = PG_ARGISNULL(0) ? (Datum) 0 : Int64GetDatum((int64) PG_GETARG_INT32(0));
+	values[1] = PG_GETARG_DATUM(1);
+	nulls[0] = PG_ARGISNULL(0) ? 'n' : ' ';
+	nulls[1] = PG_ARGISNULL(1) ? 'n' : ' ';
+	sb_sql_enter(&sql);
+	/* The DELETEs below replace SPI's last result; this one stays valid until we leave. */
+	expired = sb_sql_run(SB_SQL_EXPIRE_CANDIDATES, values, nulls);
+	for (i = 0; i < expired.count; i++)
+		expire_one(rs, &sql, &expired, i);
+	sb_sql_leave(&sql);
 	return (Datum) 0;
 }

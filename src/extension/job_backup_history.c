@@ -1,0 +1,348 @@
+/*
+ * job_backup_history.c
+ *		The backup history (stripe_backup_history, its stripes and their
+ *		timelines).  The worker writes each row in a committed transaction of
+ *		its own, so a row is visible while its backup runs and survives
+ *		whatever the caller's transaction does.  After a crash, rows left
+ *		running are marked failed and their partial folders removed.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/pg_lsn.h"
+#include "utils/uuid.h"
+
+#include "job_backup.h"
+#include "sb_spi.h"
+
+static Datum
+destinations_array(const SbBackupArgs *a)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * a->ndestinations);
+	int			i;
+
+	for (i = 0; i < a->ndestinations; i++)
+		elems[i] = CStringGetTextDatum(a->destinations[i]);
+	return sb_sql_array(elems, NULL, a->ndestinations, TEXTOID);
+}
+
+static Datum
+weights_array(const SbBackupArgs *a)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * a->ndestinations);
+	int			i;
+
+	for (i = 0; i < a->ndestinations; i++)
+		elems[i] = Float8GetDatum(a->weights[i]);
+	return sb_sql_array(elems, NULL, a->ndestinations, FLOAT8OID);
+}
+
+void
+sb_backup_history_insert(const SbJob *job)
+{
+	const SbBackupArgs *a = SB_JOB_ARGS(job, SbBackupArgs);
+	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
+	Datum		values[12];
+	char		nulls[12];
+	SbSql		sql;
+
+	sb_sql_begin(&sql);
+	memset(nulls, ' ', sizeof(nulls));
+	memcpy(uuid->data, a->uuid, UUID_LEN);
+	values[0] = Int64GetDatum(job->id);
+	values[1] = CStringGetTextDatum(a->name);
+	values[2] = a->has_label ? CStringGetTextDatum(a->label) : (Datum) 0;
+	nulls[2] = a->has_label ? ' ' : 'n';
+	values[3] = destinations_array(a);
+	values[4] = weights_array(a);
+	values[5] = CStringGetTextDatum(sb_codec_name(a->codec));
+	values[6] = Int32GetDatum(a->codec == SB_CODEC_ZSTD ? a->level : 0);
+	values[7] = CStringGetTextDatum(sb_balance_name(a->balance));
+	values[8] = CStringGetDatum(job->requested_by);
+	values[9] = Int32GetDatum(MyProcPid);
+	values[10] = TimestampTzGetDatum(GetCurrentTimestamp());
+	values[11] = UUIDPGetDatum(uuid);
+	(void) sb_sql_run(SB_SQL_BACKUP_INSERT, values, nulls);
+	sb_sql_leave(&sql);
+}
+
+/* A row per stripe, as one statement over arrays. */
+static void
+insert_stripes(const SbJob *job, const SbManifest *m)
+{
+	int			n = (int) m->nstripes;
+	Datum	   *cols[7];
+	Datum		values[8];
+	int			c,
+				i;
+
+	for (c = 0; c < 7; c++)
+		cols[c] = palloc(sizeof(Datum) * n);
+	for (i = 0; i < n; i++)
+	{
+		const SbStripeInfo *s = &m->stripes[i];
+
+		cols[0][i] = Int32GetDatum((int32) s->number);
+		cols[1][i] = CStringGetTextDatum(s->destination);
+		cols[2][i] = Float8GetDatum(s->weight);
+		cols[3][i] = Int64GetDatum((int64) s->chunks);
+		cols[4][i] = Int64GetDatum((int64) s->raw_bytes);
+		cols[5][i] = Int64GetDatum((int64) s->stored_bytes);
+		cols[6][i] = Float8GetDatum(s->seconds);
+	}
+	values[0] = Int64GetDatum(job->id);
+	values[1] = sb_sql_array(cols[0], NULL, n, INT4OID);
+	values[2] = sb_sql_array(cols[1], NULL, n, TEXTOID);
+	values[3] = sb_sql_array(cols[2], NULL, n, FLOAT8OID);
+	values[4] = sb_sql_array(cols[3], NULL, n, INT8OID);
+	values[5] = sb_sql_array(cols[4], NULL, n, INT8OID);
+	values[6] = sb_sql_array(cols[5], NULL, n, INT8OID);
+	values[7] = sb_sql_array(cols[6], NULL, n, FLOAT8OID);
+	(void) sb_sql_run(SB_SQL_BACKUP_STRIPES_INSERT, values, NULL);
+}
+
+/* Each stripe's timeline, a row per second, as one statement over arrays. */
+static void
+insert_timelines(const SbJob *job, const SbManifest *m)
+{
+	int			n = 0;
+	Datum	   *stripes,
+			   *seconds,
+			   *bytes;
+	Datum		values[4];
+	uint32_t	i,
+				t;
+
+	for (i = 0; i < m->nstripes; i++)
+		n += (int) m->stripes[i].ntimeline;
+	stripes = palloc(sizeof(Datum) * (n + 1));
+	seconds = palloc(sizeof(Datum) * (n + 1));
+	bytes = palloc(sizeof(Datum) * (n + 1));
+	n = 0;
+	for (i = 0; i < m->nstripes; i++)
+		for (t = 0; t < m->stripes[i].ntimeline; t++, n++)
+		{
+			stripes[n] = Int32GetDatum((int32) m->stripes[i].number);
+			seconds[n] = Int32GetDatum((int32) t + 1);
+			bytes[n] = Int64GetDatum((int64) m->stripes[i].timeline[t]);
+		}
+	values[0] = Int64GetDatum(job->id);
+	values[1] = sb_sql_array(stripes, NULL, n, INT4OID);
+	values[2] = sb_sql_array(seconds, NULL, n, INT4OID);
+	values[3] = sb_sql_array(bytes, NULL, n, INT8OID);
+	(void) sb_sql_run(SB_SQL_BACKUP_TIMELINE_INSERT, values, NULL);
+}
+
+static int64
+file_count(const SbManifest *m)
+{
+	int64		n = 0;
+	size_t		i;
+
+	for (i = 0; i < m->nentries; i++)
+		if (m->entries[i].type == SB_ENTRY_FILE)
+			n++;
+	return n;
+}
+
+static int64
+bytes_written(const SbManifest *m)
+{
+	int64		n = 0;
+	uint32_t	i;
+
+	for (i = 0; i < m->nstripes; i++)
+		n += (int64) m->stripes[i].file_bytes;
+	return n;
+}
+
+/* The end's status, error and SQLSTATE as the first values of a finish statement. */
+static void
+end_values(const SbJob *job, const SbJobEnd *end, Datum *values, char *nulls)
+{
+	bool		failed = strcmp(end->status, "completed") != 0;
+
+	values[0] = Int64GetDatum(job->id);
+	values[1] = CStringGetTextDatum(end->status);
+	values[2] = failed ? CStringGetTextDatum(end->message) : (Datum) 0;
+	values[3] = failed ? CStringGetTextDatum(unpack_sql_state(end->sqlstate)) : (Datum) 0;
+	nulls[2] = nulls[3] = failed ? ' ' : 'n';
+}
+
+void
+sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome)
+{
+	const SbBackupOutcome *o = outcome;
+	const SbManifest *m = o->manifest;
+	Datum		values[10];
+	char		nulls[10];
+	SbSql		sql;
+
+	sb_sql_begin(&sql);
+	memset(nulls, ' ', sizeof(nulls));
+	end_values(job, end, values, nulls);
+	values[4] = m ? Int64GetDatum(file_count(m)) : (Datum) 0;
+	values[5] = m ? Int64GetDatum((int64) m->stream_bytes) : (Datum) 0;
+	values[6] = m ? Int64GetDatum(bytes_written(m)) : (Datum) 0;
+	nulls[4] = nulls[5] = nulls[6] = m ? ' ' : 'n';
+	values[7] = LSNGetDatum(o->start_lsn);
+	nulls[7] = XLogRecPtrIsInvalid(o->start_lsn) ? 'n' : ' ';
+	values[8] = LSNGetDatum(o->stop_lsn);
+	nulls[8] = XLogRecPtrIsInvalid(o->stop_lsn) ? 'n' : ' ';
+	values[9] = Int32GetDatum((int32) o->timeline);
+	nulls[9] = o->timeline == 0 ? 'n' : ' ';
+	(void) sb_sql_run(SB_SQL_BACKUP_FINISH, values, nulls);
+	if (m != NULL)
+	{
+		insert_stripes(job, m);
+		insert_timelines(job, m);
+	}
+	sb_sql_leave(&sql);
+}
+
+/* Does DEST/NAME hold a manifest? */
+static bool
+has_manifest(const char *dest, const char *name)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", dest, name, SB_MANIFEST_FILE);
+	return stat(path, &st) == 0;
+}
+
+char *
+sb_backup_location(int64 backup_id)
+{
+	Datum		values[1] = {Int64GetDatum(backup_id)};
+	char	   *name;
+	char	   *found = NULL;
+	Datum		array;
+	Datum	   *dests;
+	int			ndests,
+				i;
+	bool		isnull;
+	SbSql		sql;
+	SbRows		rows;
+
+	sb_sql_enter(&sql);
+	rows = sb_sql_run(SB_SQL_BACKUP_FOLDERS, values, NULL);
+	if (rows.count == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("there is no completed backup %lld", (long long) backup_id),
+				 errhint("See SELECT id, status FROM stripe_backups.")));
+	name = sb_sql_text(&sql, &rows, 0, 1);
+	array = sb_sql_datum(&sql, &rows, 0, 2, &isnull);
+	sb_sql_leave(&sql);
+	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT, &dests, NULL,
+					  &ndests);
+	for (i = 0; i < ndests && found == NULL; i++)
+		if (has_manifest(TextDatumGetCString(dests[i]), name))
+			found = psprintf("%s/%s", TextDatumGetCString(dests[i]), name);
+	if (found == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("no destination of backup %lld holds its manifest any more", (long long) backup_id),
+				 errhint("Were its folders moved or removed?  Restore from a location instead.")));
+	return found;
+}
+
+/* Unlink PATH if it is there; say so in the log if it cannot be. */
+static void
+remove_file(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		ereport(LOG, (errcode_for_file_access(), errmsg("could not remove \"%s\": %m", path)));
+}
+
+/*
+ * What the backup writes into DEST/NAME before its manifest, as the engine's
+ * abort removes it: stripe file NUMBER and a manifest being written.  The
+ * folder goes only if nothing else is in it; anything else is not ours.
+ */
+static void
+remove_partial_folder(const char *dest, const char *name, int number)
+{
+	char		folder[MAXPGPATH];
+	char		file[32];
+	char		path[MAXPGPATH];
+
+	snprintf(folder, sizeof(folder), "%s/%s", dest, name);
+	if (access(folder, F_OK) != 0)
+		return;
+	sb_stripe_file_name((uint32_t) number, file, sizeof(file));
+	snprintf(path, sizeof(path), "%s/%s", folder, file);
+	remove_file(path);
+	snprintf(path, sizeof(path), "%s/%s.tmp", folder, SB_MANIFEST_FILE);
+	remove_file(path);
+	if (rmdir(folder) == 0)
+		ereport(LOG, (errmsg("stripebackup: removed the partial backup folder \"%s\"", folder)));
+	else
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("stripebackup: could not remove the partial backup folder \"%s\": %m", folder)));
+}
+
+/*
+ * The folders backup NAME left in its destinations.  If any of them holds a
+ * manifest, the backup may have been written in full before its row was
+ * completed: then all are left for the user to verify.
+ */
+static void
+remove_partial_backup(const char *name, Datum *dests, int ndests)
+{
+	int			i;
+
+	/* The name comes from our history table; never a path. */
+	if (name[0] == '\0' || strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+		strcmp(name, "..") == 0)
+		return;
+	for (i = 0; i < ndests; i++)
+		if (has_manifest(TextDatumGetCString(dests[i]), name))
+		{
+			ereport(LOG,
+					(errmsg("stripebackup: left the folders of backup \"%s\": \"%s/%s\" holds a manifest",
+							name, TextDatumGetCString(dests[i]), name),
+					 errhint("Check them with stripebackup verify, then remove them.")));
+			return;
+		}
+	for (i = 0; i < ndests; i++)
+		remove_partial_folder(TextDatumGetCString(dests[i]), name, i + 1);
+}
+
+void
+sb_backup_crash_cleanup(void)
+{
+	SbSql		sql;
+	SbRows		rows;
+	uint64		i;
+
+	sb_sql_begin(&sql);
+	rows = sb_sql_run(SB_SQL_BACKUP_MARK_STALE, NULL, NULL);
+	for (i = 0; i < rows.count; i++)
+	{
+		bool		isnull;
+		char	   *id = sb_sql_text(&sql, &rows, i, 1);
+		char	   *name = sb_sql_text(&sql, &rows, i, 2);
+		Datum		array = sb_sql_datum(&sql, &rows, i, 3, &isnull);
+		Datum	   *dests;
+		int			ndests;
+
+		ereport(LOG,
+				(errmsg("stripebackup: backup %s was running when the server stopped; marked failed", id)));
+		if (isnull || name == NULL)
+			continue;
+		deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT,
+						  &dests, NULL, &ndests);
+		remove_partial_backup(name, dests, ndests);
+	}
+	sb_sql_leave(&sql);
+}

@@ -1,0 +1,157 @@
+/*
+ * job_restore.c
+ *		The restore job, in the worker of stripe_restore(): the same engine
+ *		restore as the command's, into a directory outside the running
+ *		cluster, with tablespaces put where the mapping says.  The result
+ *		starts on another port with no further step.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "job_restore.h"
+#include "sb_control.h"
+#include "sb_handle.h"
+#include "sb_paths.h"
+#include "sb_shmem.h"
+#include "sb_spi.h"
+
+SbRelocation *
+sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n)
+{
+	const char *mappings[SB_MAX_MAPPINGS];
+	SbRelocation *relocs = palloc0(sizeof(SbRelocation) * (meta->ntablespaces + 1));
+	SbError		err;
+	int			i;
+
+	for (i = 0; i < args->nmappings; i++)
+		mappings[i] = args->mappings[i];
+	if (!sb_pgmeta_relocations(meta, mappings, (uint32_t) args->nmappings, relocs, n, &err))
+		sb_raise(&err);
+	return relocs;
+}
+
+static void
+free_pgmeta(void *object)
+{
+	sb_pgmeta_free(object);
+	free(object);
+}
+
+SbPgMeta *
+sb_restore_read_pgmeta(const SbArchive *a)
+{
+	SbHandle   *h = sb_handle_new(free_pgmeta);
+	SbPgMeta   *meta = calloc(1, sizeof(SbPgMeta));
+	SbError		err;
+
+	if (meta == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	sb_handle_own(h, meta);
+	if (!sb_pgmeta_read(a->manifest, meta, &err))
+		sb_raise(&err);
+	return meta;
+}
+
+static void
+begin_progress(const SbArchive *a)
+{
+	const char *locations[SB_MAX_STRIPES];
+	uint64		totals[SB_MAX_STRIPES];
+	uint32_t	i;
+
+	for (i = 0; i < a->manifest->nstripes; i++)
+	{
+		locations[i] = a->stripe_paths[i];
+		totals[i] = a->manifest->stripes[i].raw_bytes;
+	}
+	sb_shmem_progress_begin((int) a->manifest->nstripes, locations, totals,
+							a->manifest->stream_bytes);
+}
+
+/* Estimates from history, to compare with what this restore measures. */
+static void
+plan(const SbArchive *a, SbRestoreOutcome *out)
+{
+	SbSql		sql;
+	uint32_t	i;
+
+	sb_sql_begin(&sql);
+	sb_restore_plan_with_history(a, &out->plan);
+	sb_sql_leave(&sql);
+	for (i = 0; i < out->plan.nstripes; i++)
+		sb_restore_stripe_destination(a, i, out->destinations[i], MAXPGPATH);
+	out->planned = true;
+}
+
+/* Every directory the restore writes into, recorded before it writes. */
+static void
+record_directories(const SbJob *job, const SbRestoreArgs *args, const SbRelocation *relocs,
+				   uint32_t n)
+{
+	const char **dirs = palloc(sizeof(char *) * (n + 1));
+	uint32_t	i;
+
+	dirs[0] = args->target;
+	for (i = 0; i < n; i++)
+		dirs[i + 1] = relocs[i].to;
+	sb_restore_history_directories(job, dirs, (int) n + 1);
+}
+
+static void
+restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutcome *out)
+{
+	SbRestoreOptions options;
+	SbError		err;
+	uint32_t	i;
+
+	memset(&options, 0, sizeof(options));
+	options.relocations = sb_restore_relocations(args, sb_restore_read_pgmeta(a), &options.nrelocations);
+	for (i = 0; i < options.nrelocations; i++)
+		sb_check_outside_cluster(options.relocations[i].to, options.relocations[i].what);
+	record_directories(job, args, options.relocations, options.nrelocations);
+	options.target = args->target;
+	options.read.workers = (uint32_t) args->workers;
+	options.read.buffer_count = (uint32_t) args->buffer_count;
+	options.read.io_method = args->io_method;
+	options.read.queue_depth = (uint32_t) args->queue_depth;
+	options.read.max_rates = args->max_rates;
+	options.read.tick = sb_control_worker_tick;
+	options.stats = &out->stats;
+	if (sb_archive_restore(a, &options, &err))
+	{
+		out->completed = true;
+		return;
+	}
+	if (err.code == SB_EEXIST)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_FILE), errmsg("%s", err.message),
+				 errhint("Restore into an empty or new directory; map each tablespace in use "
+						 "with tablespace_mapping => ARRAY['OLD=NEW'].")));
+	sb_control_raise(&err);
+}
+
+static void
+run_restore(const SbJob *job, void *outcome)
+{
+	const SbRestoreArgs *args = SB_JOB_ARGS(job, SbRestoreArgs);
+	SbArchive  *a = sb_handle_open_archive(args->location, NULL);
+
+	sb_check_outside_cluster(args->target, "restore target");
+	begin_progress(a);
+	plan(a, outcome);
+	sb_shmem_set_phase("restoring");
+	restore(job, args, a, outcome);
+}
+
+const SbJobOps sb_restore_job = {
+	.name = "restore",
+	.id_sequence = "stripe_restore_id_seq",
+	.cancel_function = "stripe_cancel_restore",
+	.outcome_size = sizeof(SbRestoreOutcome),
+	.history_insert = sb_restore_history_insert,
+	.run = run_restore,
+	.history_finish = sb_restore_history_finish,
+	.stop_reason = NULL,
+	.crash_cleanup = sb_restore_crash_cleanup,
+};

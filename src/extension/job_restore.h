@@ -1,0 +1,77 @@
+/*
+ * job_restore.h
+ *		The restore job: a restore into a directory while the server runs, in
+ *		a worker (job_restore.c), and its history rows and the estimates of
+ *		restore plans (job_restore_history.c).
+ */
+#ifndef JOB_RESTORE_H
+#define JOB_RESTORE_H
+
+#include "stripebackup/sb_archive.h"
+#include "stripebackup/sb_pgmeta.h"
+#include "sb_job.h"
+
+#define SB_MAX_MAPPINGS 16
+#define SB_MAPPING_LEN (2 * MAXPGPATH)
+
+/* What stripe_restore() asks for, checked in the caller. */
+typedef struct SbRestoreArgs
+{
+	int64		backup_id;		/* 0 when restoring from a location */
+	char		location[MAXPGPATH];
+	char		target[MAXPGPATH];
+	int			nmappings;
+	char		mappings[SB_MAX_MAPPINGS][SB_MAPPING_LEN];	/* "OLD=NEW" */
+	int			buffer_count;
+	int			workers;
+	SbIoMethod	io_method;
+	int			queue_depth;
+	double		max_rates[SB_MAX_STRIPES];
+	uint64		max_memory;
+} SbRestoreArgs;
+
+/* What a restore measured, as far as it got. */
+typedef struct SbRestoreOutcome
+{
+	bool		planned;
+	SbPlan		plan;			/* with the estimates it started from */
+	char		destinations[SB_MAX_STRIPES][MAXPGPATH];
+	bool		completed;
+	SbRestoreStats stats;
+} SbRestoreOutcome;
+
+extern const SbJobOps sb_restore_job;
+
+/* The PostgreSQL metadata of A's backup, freed with the current memory context. */
+extern SbPgMeta *sb_restore_read_pgmeta(const SbArchive *a);
+
+/*
+ * Where the tablespaces of the backup described by META go: their original
+ * locations, or where ARGS' mappings say.  ERROR on a mapping that names no
+ * tablespace.  *N receives the number of relocations.
+ */
+extern SbRelocation *sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n);
+
+/* ---------- job_restore_history.c ---------- */
+
+/* The destination folder a stripe was read from (DEST of DEST/NAME/stripe-K.sbs). */
+extern void sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf,
+										  size_t len);
+
+/*
+ * The plan of A with estimates from the measured speed of each destination
+ * in past restores.  Needs a transaction.
+ */
+extern void sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan);
+
+extern void sb_restore_history_insert(const SbJob *job);
+
+/* The directories restore JOB writes into, kept for the clean-up after a crash. */
+extern void sb_restore_history_directories(const SbJob *job, const char *const *dirs, int n);
+
+extern void sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome);
+
+/* Rows left running by a crash: marked failed. */
+extern void sb_restore_crash_cleanup(void);
+
+#endif							/* JOB_RESTORE_H */

@@ -1,0 +1,230 @@
+/*
+ * job_restore_history.c
+ *		Restore history and the estimates of restore plans.
+ *
+ * A restore records, per stripe, how long its reader took from the start of
+ * the read to its last chunk: the effective speed of that destination under
+ * a real restore (reads, checks, decompression and writes all included).  A
+ * plan expects each destination to read at the speed its latest completed
+ * restore measured, and each file to cost what creating and finishing files
+ * cost then; a destination never measured has no estimate (NULL).
+ */
+#include "postgres.h"
+
+#include <libgen.h>
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "job_restore.h"
+#include "sb_control.h"
+#include "sb_spi.h"
+
+void
+sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf, size_t len)
+{
+	char		path[MAXPGPATH];
+
+	strlcpy(path, a->stripe_paths[stripe], sizeof(path));
+	/* DEST/NAME/stripe-K.sbs: two levels up is the destination */
+	strlcpy(buf, dirname(dirname(path)), len);
+}
+
+/* A float8 result, or FALLBACK when there is none. */
+static double
+float_result(const SbSql *sql, const SbRows *rows, int column, double fallback)
+{
+	bool		isnull = true;
+	Datum		d = rows->count == 1 ? sb_sql_datum(sql, rows, 0, column, &isnull) : (Datum) 0;
+
+	return isnull ? fallback : DatumGetFloat8(d);
+}
+
+/* Latest measured speed (stored MB/s) of a destination; 0 when never measured. */
+static double
+measured_speed(const SbSql *sql, const char *destination)
+{
+	Datum		values[1] = {CStringGetTextDatum(destination)};
+	SbRows		rows = sb_sql_run(SB_SQL_RESTORE_SPEED, values, NULL);
+
+	return float_result(sql, &rows, 1, 0);
+}
+
+void
+sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
+{
+	double		speeds[SB_MAX_STRIPES];
+	double		setup_per_file,
+				finish_per_byte;
+	SbError		err;
+	SbSql		sql;
+	SbRows		rows;
+	uint32_t	i;
+
+	if (!sb_archive_plan(a, plan, &err))
+		sb_raise(&err);
+	sb_sql_enter(&sql);
+	for (i = 0; i < plan->nstripes; i++)
+	{
+		char		destination[MAXPGPATH];
+
+		sb_restore_stripe_destination(a, i, destination, sizeof(destination));
+		speeds[i] = measured_speed(&sql, destination);
+	}
+	/* What the latest restore paid per file to create the tree and per byte to finish it. */
+	rows = sb_sql_run(SB_SQL_RESTORE_FIXED_COSTS, NULL, NULL);
+	setup_per_file = float_result(&sql, &rows, 1, -1);
+	finish_per_byte = setup_per_file < 0 ? -1 : float_result(&sql, &rows, 2, -1);
+	sb_sql_leave(&sql);
+	sb_plan_estimate(plan, speeds, setup_per_file, finish_per_byte);
+}
+
+static Datum
+text_array(const char *const *texts, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * (n + 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		elems[i] = CStringGetTextDatum(texts[i]);
+	return sb_sql_array(elems, NULL, n, TEXTOID);
+}
+
+void
+sb_restore_history_insert(const SbJob *job)
+{
+	const SbRestoreArgs *a = SB_JOB_ARGS(job, SbRestoreArgs);
+	const char *mappings[SB_MAX_MAPPINGS];
+	Datum		values[8];
+	char		nulls[8];
+	SbSql		sql;
+	int			i;
+
+	sb_sql_begin(&sql);
+	memset(nulls, ' ', sizeof(nulls));
+	for (i = 0; i < a->nmappings; i++)
+		mappings[i] = a->mappings[i];
+	values[0] = Int64GetDatum(job->id);
+	values[1] = Int64GetDatum(a->backup_id);
+	nulls[1] = a->backup_id > 0 ? ' ' : 'n';
+	values[2] = CStringGetTextDatum(a->location);
+	values[3] = CStringGetTextDatum(a->target);
+	values[4] = text_array(mappings, a->nmappings);
+	nulls[4] = a->nmappings > 0 ? ' ' : 'n';
+	values[5] = CStringGetDatum(job->requested_by);
+	values[6] = Int32GetDatum(MyProcPid);
+	values[7] = TimestampTzGetDatum(GetCurrentTimestamp());
+	(void) sb_sql_run(SB_SQL_RESTORE_INSERT, values, nulls);
+	sb_sql_leave(&sql);
+}
+
+void
+sb_restore_history_directories(const SbJob *job, const char *const *dirs, int n)
+{
+	Datum		values[2];
+	SbSql		sql;
+
+	sb_sql_begin(&sql);
+	values[0] = Int64GetDatum(job->id);
+	values[1] = text_array(dirs, n);
+	(void) sb_sql_run(SB_SQL_RESTORE_DIRECTORIES, values, NULL);
+	sb_sql_leave(&sql);
+}
+
+/* A plan's estimate, or NULL when unknown. */
+static Datum
+estimate(double seconds, bool *null)
+{
+	*null = seconds < 0;
+	return Float8GetDatum(seconds);
+}
+
+/* A row per stripe, as one statement over arrays. */
+static void
+insert_stripes(const SbJob *job, const SbRestoreOutcome *o)
+{
+	int			n = (int) o->plan.nstripes;
+	Datum	   *cols[7];
+	bool	   *estimate_nulls = palloc0(sizeof(bool) * (n + 1));
+	Datum		values[8];
+	int			c,
+				i;
+
+	for (c = 0; c < 7; c++)
+		cols[c] = palloc(sizeof(Datum) * (n + 1));
+	for (i = 0; i < n; i++)
+	{
+		const SbPlanStripe *s = &o->plan.stripes[i];
+
+		cols[0][i] = Int32GetDatum((int32) s->number);
+		cols[1][i] = CStringGetTextDatum(o->destinations[i]);
+		cols[2][i] = Int64GetDatum((int64) s->chunks);
+		cols[3][i] = Int64GetDatum((int64) s->stored_bytes);
+		cols[4][i] = Int64GetDatum((int64) s->raw_bytes);
+		cols[5][i] = estimate(s->estimated_seconds, &estimate_nulls[i]);
+		cols[6][i] = Float8GetDatum(o->stats.stripe_seconds[i]);
+	}
+	values[0] = Int64GetDatum(job->id);
+	values[1] = sb_sql_array(cols[0], NULL, n, INT4OID);
+	values[2] = sb_sql_array(cols[1], NULL, n, TEXTOID);
+	values[3] = sb_sql_array(cols[2], NULL, n, INT8OID);
+	values[4] = sb_sql_array(cols[3], NULL, n, INT8OID);
+	values[5] = sb_sql_array(cols[4], NULL, n, INT8OID);
+	values[6] = sb_sql_array(cols[5], estimate_nulls, n, FLOAT8OID);
+	values[7] = sb_sql_array(cols[6], NULL, n, FLOAT8OID);
+	(void) sb_sql_run(SB_SQL_RESTORE_STRIPES_INSERT, values, NULL);
+}
+
+void
+sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome)
+{
+	const SbRestoreOutcome *o = outcome;
+	bool		failed = strcmp(end->status, "completed") != 0;
+	bool		null;
+	Datum		values[11];
+	char		nulls[11];
+	SbSql		sql;
+
+	sb_sql_begin(&sql);
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(job->id);
+	values[1] = CStringGetTextDatum(end->status);
+	values[2] = failed ? CStringGetTextDatum(end->message) : (Datum) 0;
+	values[3] = failed ? CStringGetTextDatum(unpack_sql_state(end->sqlstate)) : (Datum) 0;
+	nulls[2] = nulls[3] = failed ? ' ' : 'n';
+	values[4] = Int64GetDatum((int64) o->plan.files);
+	values[5] = Int64GetDatum((int64) o->plan.stored_bytes);
+	values[6] = Int64GetDatum((int64) o->plan.raw_bytes);
+	nulls[4] = nulls[5] = nulls[6] = o->planned ? ' ' : 'n';
+	values[7] = estimate(o->planned ? o->plan.estimated_seconds : -1, &null);
+	nulls[7] = null ? 'n' : ' ';
+	values[8] = Float8GetDatum(o->stats.setup_seconds);
+	values[9] = Float8GetDatum(o->stats.read_seconds);
+	values[10] = Float8GetDatum(o->stats.finish_seconds);
+	nulls[8] = nulls[9] = nulls[10] = o->completed ? ' ' : 'n';
+	(void) sb_sql_run(SB_SQL_RESTORE_FINISH, values, nulls);
+	if (o->completed)
+		insert_stripes(job, o);
+	sb_sql_leave(&sql);
+}
+
+void
+sb_restore_crash_cleanup(void)
+{
+	SbSql		sql;
+	SbRows		rows;
+	uint64		i;
+
+	sb_sql_begin(&sql);
+	rows = sb_sql_run(SB_SQL_RESTORE_MARK_STALE, NULL, NULL);
+	for (i = 0; i < rows.count; i++)
+		ereport(LOG,
+				(errmsg("stripebackup: restore %s was running when the server stopped; marked failed",
+						sb_sql_text(&sql, &rows, i, 1)),
+				 errdetail("What it wrote into \"%s\" is left there.",
+						   sb_sql_text(&sql, &rows, i, 2))));
+	sb_sql_leave(&sql);
+}

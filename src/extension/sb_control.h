@@ -1,0 +1,54 @@
+/*
+ * sb_control.h
+ *		Control of a running job: stop requests (cancel, SIGTERM, the
+ *		postmaster gone), the engine's tick, and the one boundary where
+ *		engine errors become ereport().  Calls nothing above it.
+ */
+#ifndef SB_CONTROL_H
+#define SB_CONTROL_H
+
+#include "stripebackup/sb_error.h"
+#include "stripebackup/sb_progress.h"
+#include "sb_job.h"
+
+/* ---------- anywhere ---------- */
+
+/* The SQLSTATE for an engine error (its code, and the errno behind it). */
+extern int	sb_sqlstate(const SbError *err);
+
+/* ereport(ERROR) an engine error with the SQLSTATE that fits it. */
+extern void sb_raise(const SbError *err) pg_attribute_noreturn();
+
+/* The engine's tick in a caller's session: stop when the session has an interrupt. */
+extern bool sb_control_session_tick(void *arg, const SbProgress *progress);
+
+/* ---------- in a job's worker ---------- */
+
+/* SIGTERM: stop the job (and cancel what PostgreSQL's code waits for). */
+extern void sb_control_handle_sigterm(SIGNAL_ARGS);
+
+/* The job this worker runs, and how its kind explains a stop (may be NULL). */
+extern void sb_control_begin(const SbJob *job, SbStopReasonFn stop_reason);
+
+/* Should the job stop (cancel, SIGTERM, postmaster gone)? */
+extern bool sb_control_stop_requested(void);
+
+/* Why it stops, as an SQLSTATE (a cancel, or a failure) and words. */
+extern int	sb_control_stop_cause(const char **reason);
+
+/* ereport(ERROR) saying why the job stops. */
+extern void sb_control_raise_stop(void) pg_attribute_noreturn();
+
+/* ereport(ERROR) an engine error; a cancel says why the job was stopped. */
+extern void sb_control_raise(const SbError *err) pg_attribute_noreturn();
+
+/* The engine's tick in a worker: publish progress; false when the job must stop. */
+extern bool sb_control_worker_tick(void *arg, const SbProgress *progress);
+
+/* After connecting: settings the database's owner chose that could redirect us are pinned. */
+extern void sb_control_pin_settings(void);
+
+/* ERROR if the job must stop (for loops outside the engine). */
+extern void sb_control_check_stop(void);
+
+#endif							/* SB_CONTROL_H */

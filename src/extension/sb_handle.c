@@ -1,0 +1,88 @@
+/*
+ * sb_handle.c
+ *		Engine objects owned by memory contexts (MemoryContextRegisterResetCallback),
+ *		as PostgreSQL itself ties resources to the lifetime of a context.
+ */
+#include "postgres.h"
+
+#include "utils/memutils.h"
+
+#include "sb_control.h"
+#include "sb_handle.h"
+
+struct SbHandle
+{
+	void	   *object;
+	SbFreeFn	free_fn;
+	MemoryContextCallback callback;
+};
+
+/* The reset callback: runs on success and during abort, so it never raises. */
+static void
+free_object(void *arg)
+{
+	SbHandle   *h = arg;
+	void	   *object = h->object;
+
+	h->object = NULL;
+	if (object != NULL)
+		h->free_fn(object);
+}
+
+SbHandle *
+sb_handle_new(SbFreeFn free_fn)
+{
+	SbHandle   *h = palloc0(sizeof(SbHandle));
+
+	h->free_fn = free_fn;
+	h->callback.func = free_object;
+	h->callback.arg = h;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &h->callback);
+	return h;
+}
+
+void
+sb_handle_own(SbHandle *handle, void *object)
+{
+	handle->object = object;
+}
+
+void *
+sb_handle_release(SbHandle *handle)
+{
+	void	   *object = handle->object;
+
+	handle->object = NULL;
+	return object;
+}
+
+void
+sb_handle_free(SbHandle *handle)
+{
+	free_object(handle);
+}
+
+static void
+close_archive(void *object)
+{
+	sb_archive_close(object);
+}
+
+SbArchive *
+sb_handle_open_archive(const char *location, SbError *err)
+{
+	SbHandle   *h;
+	SbArchive  *a;
+	SbError		own_err;
+
+	if (location[0] != '/')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("location \"%s\" is not an absolute path", location)));
+	h = sb_handle_new(close_archive);
+	a = sb_archive_open(location, err ? err : &own_err);
+	if (a == NULL && err == NULL)
+		sb_raise(&own_err);
+	sb_handle_own(h, a);
+	return a;
+}

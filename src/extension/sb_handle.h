@@ -1,0 +1,39 @@
+/*
+ * sb_handle.h
+ *		Engine objects (malloc'd, some running threads) owned by a PostgreSQL
+ *		memory context: when the context goes, on success or on any ERROR,
+ *		its reset callback frees the object.  No PG_TRY at call sites.
+ */
+#ifndef SB_HANDLE_H
+#define SB_HANDLE_H
+
+#include "stripebackup/sb_archive.h"
+#include "stripebackup/sb_backup.h"
+
+typedef void (*SbFreeFn) (void *object);
+
+typedef struct SbHandle SbHandle;
+
+/*
+ * A handle in the current memory context, empty for now: make it before the
+ * engine object, so that no ERROR can fall between the two.
+ */
+extern SbHandle *sb_handle_new(SbFreeFn free_fn);
+
+/* Give the handle its object (NULL: nothing to own). */
+extern void sb_handle_own(SbHandle *handle, void *object);
+
+/* The object, now freed by the caller or consumed by the engine: forget it. */
+extern void *sb_handle_release(SbHandle *handle);
+
+/* Free the object now. */
+extern void sb_handle_free(SbHandle *handle);
+
+/*
+ * The archive at LOCATION (an absolute path), closed when the current memory
+ * context goes.  If it cannot be opened: ERROR, or with ERR given, NULL and
+ * the engine's error in *ERR.
+ */
+extern SbArchive *sb_handle_open_archive(const char *location, SbError *err);
+
+#endif							/* SB_HANDLE_H */

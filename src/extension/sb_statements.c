@@ -1,0 +1,183 @@
+/*
+ * sb_statements.c
+ *		Every SQL statement the extension runs, in one place.
+ *
+ * Each names every relation, function and operator by schema: relations as
+ * @extschema@.name or pg_catalog.name, functions as pg_catalog.f(...),
+ * operators as OPERATOR(pg_catalog.=), casts as ::pg_catalog.type.  Since
+ * every OPERATOR(...) has the same precedence, compound expressions are
+ * parenthesized.  sb_spi.c runs them with a pinned search_path;
+ * test/t/004_sql_rules.pl checks these rules, and docs/SECURITY.md lists
+ * what each statement is for.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+
+#include "sb_spi.h"
+
+static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
+	{SB_SQL_CALIBRATED_WRITE_SPEED,
+		"SELECT c.mb_per_s FROM @extschema@.stripe_calibrations c"
+		" WHERE c.destination OPERATOR(pg_catalog.=) $1"
+		" AND c.test OPERATOR(pg_catalog.=) 'sequential write'::pg_catalog.text"
+		" ORDER BY c.measured_at DESC, c.id DESC LIMIT 1",
+	1, {TEXTOID}, SPI_OK_SELECT},
+
+	{SB_SQL_CALIBRATION_INSERT,
+		"INSERT INTO @extschema@.stripe_calibrations (destination, test, block_kb, queue_depth,"
+		" size_mb, mb_per_s, iops, direct_io) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+	8, {TEXTOID, TEXTOID, INT4OID, INT4OID, INT4OID, FLOAT8OID, FLOAT8OID, BOOLOID}, SPI_OK_INSERT},
+
+	{SB_SQL_CLUSTER_SIZE,
+		"SELECT pg_catalog.sum(pg_catalog.pg_database_size(d.oid))::pg_catalog.int8"
+		" FROM pg_catalog.pg_database d WHERE d.datallowconn",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
+	{SB_SQL_BACKUP_INSERT,
+		"INSERT INTO @extschema@.stripe_backup_history (id, name, label, status, destinations,"
+		" weights, compression, compression_level, balance, requested_by, worker_pid, started_at,"
+		" backup_uuid) VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+	12, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
+	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID}, SPI_OK_INSERT},
+
+	{SB_SQL_BACKUP_FINISH,
+		"UPDATE @extschema@.stripe_backup_history SET status = $2, error = $3, sqlstate = $4,"
+		" files = $5, bytes_read = $6, bytes_written = $7, start_lsn = $8, stop_lsn = $9,"
+		" timeline = $10, finished_at = pg_catalog.clock_timestamp()"
+		" WHERE id OPERATOR(pg_catalog.=) $1",
+	10, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, PG_LSNOID, PG_LSNOID,
+	INT4OID}, SPI_OK_UPDATE},
+
+	{SB_SQL_BACKUP_STRIPES_INSERT,
+		"INSERT INTO @extschema@.stripe_backup_stripe_history (backup_id, stripe, destination,"
+		" weight, chunks, raw_bytes, stored_bytes, seconds)"
+		" SELECT $1, s.stripe, s.destination, s.weight, s.chunks, s.raw_bytes, s.stored_bytes,"
+		" s.seconds FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3),"
+		" pg_catalog.unnest($4), pg_catalog.unnest($5), pg_catalog.unnest($6),"
+		" pg_catalog.unnest($7), pg_catalog.unnest($8))"
+		" AS s(stripe, destination, weight, chunks, raw_bytes, stored_bytes, seconds)",
+	8, {INT8OID, INT4ARRAYOID, TEXTARRAYOID, FLOAT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	INT8ARRAYOID, FLOAT8ARRAYOID}, SPI_OK_INSERT},
+
+	{SB_SQL_BACKUP_TIMELINE_INSERT,
+		"INSERT INTO @extschema@.stripe_backup_timeline_history (backup_id, stripe, second,"
+		" stored_bytes) SELECT $1, t.stripe, t.second, t.stored_bytes"
+		" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4))"
+		" AS t(stripe, second, stored_bytes)",
+	4, {INT8OID, INT4ARRAYOID, INT4ARRAYOID, INT8ARRAYOID}, SPI_OK_INSERT},
+
+	{SB_SQL_BACKUP_FOLDERS,
+		"SELECT h.name, h.destinations FROM @extschema@.stripe_backup_history h"
+		" WHERE h.id OPERATOR(pg_catalog.=) $1"
+		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
+	1, {INT8OID}, SPI_OK_SELECT},
+
+	{SB_SQL_BACKUP_MARK_STALE,
+		"UPDATE @extschema@.stripe_backup_history h SET status = 'failed',"
+		" error = 'the server restarted while it ran', sqlstate = '57P02',"
+		" finished_at = pg_catalog.now()"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text"
+		" AND NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, h.id)"
+		" RETURNING h.id, h.name, h.destinations, h.backup_uuid",
+	0, {InvalidOid}, SPI_OK_UPDATE_RETURNING},
+
+	{SB_SQL_RESTORE_SPEED,
+		"SELECT ((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)"
+		" OPERATOR(pg_catalog./) s.seconds)"
+		" FROM @extschema@.stripe_restore_stripe_history s"
+		" JOIN @extschema@.stripe_restore_history r ON r.id OPERATOR(pg_catalog.=) s.restore_id"
+		" WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND s.destination OPERATOR(pg_catalog.=) $1"
+		" AND s.seconds OPERATOR(pg_catalog.>) 0::pg_catalog.float8"
+		" AND s.stored_bytes OPERATOR(pg_catalog.>) 0::pg_catalog.int8"
+		" ORDER BY s.restore_id DESC LIMIT 1",
+	1, {TEXTOID}, SPI_OK_SELECT},
+
+	{SB_SQL_RESTORE_FIXED_COSTS,
+		"SELECT (r.setup_seconds OPERATOR(pg_catalog./) r.files::pg_catalog.float8),"
+		" (r.finish_seconds OPERATOR(pg_catalog./) r.bytes_written::pg_catalog.float8)"
+		" FROM @extschema@.stripe_restore_history r"
+		" WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND r.files OPERATOR(pg_catalog.>) 0::pg_catalog.int8"
+		" AND r.bytes_written OPERATOR(pg_catalog.>) 0::pg_catalog.int8"
+		" ORDER BY r.id DESC LIMIT 1",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
+	{SB_SQL_RESTORE_INSERT,
+		"INSERT INTO @extschema@.stripe_restore_history (id, backup_id, location, target,"
+		" tablespace_mapping, status, requested_by, worker_pid, started_at)"
+		" VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8)",
+	8, {INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, NAMEOID, INT4OID, TIMESTAMPTZOID},
+	SPI_OK_INSERT},
+
+	{SB_SQL_RESTORE_DIRECTORIES,
+		"UPDATE @extschema@.stripe_restore_history SET directories = $2"
+		" WHERE id OPERATOR(pg_catalog.=) $1",
+	2, {INT8OID, TEXTARRAYOID}, SPI_OK_UPDATE},
+
+	{SB_SQL_RESTORE_FINISH,
+		"UPDATE @extschema@.stripe_restore_history SET status = $2, error = $3, sqlstate = $4,"
+		" files = $5, bytes_read = $6, bytes_written = $7, estimated_seconds = $8,"
+		" setup_seconds = $9, read_seconds = $10, finish_seconds = $11,"
+		" finished_at = pg_catalog.clock_timestamp() WHERE id OPERATOR(pg_catalog.=) $1",
+	11, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT8OID, FLOAT8OID}, SPI_OK_UPDATE},
+
+	{SB_SQL_RESTORE_STRIPES_INSERT,
+		"INSERT INTO @extschema@.stripe_restore_stripe_history (restore_id, stripe, destination,"
+		" chunks, stored_bytes, raw_bytes, estimated_seconds, seconds)"
+		" SELECT $1, s.stripe, s.destination, s.chunks, s.stored_bytes, s.raw_bytes,"
+		" s.estimated_seconds, s.seconds FROM ROWS FROM (pg_catalog.unnest($2),"
+		" pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5),"
+		" pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($8))"
+		" AS s(stripe, destination, chunks, stored_bytes, raw_bytes, estimated_seconds, seconds)",
+	8, {INT8OID, INT4ARRAYOID, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID}, SPI_OK_INSERT},
+
+	{SB_SQL_RESTORE_MARK_STALE,
+		"UPDATE @extschema@.stripe_restore_history r SET status = 'failed',"
+		" error = 'the server restarted while it ran', sqlstate = '57P02',"
+		" finished_at = pg_catalog.now()"
+		" WHERE r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text"
+		" AND NOT @extschema@.stripe_job_is_running('restore'::pg_catalog.text, r.id)"
+		" RETURNING r.id, r.target, r.directories",
+	0, {InvalidOid}, SPI_OK_UPDATE_RETURNING},
+
+	{SB_SQL_EXPIRE_CANDIDATES,
+		"WITH ranked AS ("
+		" SELECT h.id, h.name, h.status, h.started_at, h.destinations, h.backup_uuid,"
+		" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text)"
+		" OVER (ORDER BY h.started_at DESC, h.id DESC) AS newer_completed"
+		" FROM @extschema@.stripe_backup_history h)"
+		" SELECT r.id, r.name, r.status, r.started_at, r.destinations, r.backup_uuid FROM ranked r"
+		" WHERE (r.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text"
+		" OR NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, r.id))"
+		" AND NOT (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND r.newer_completed OPERATOR(pg_catalog.=) 1::pg_catalog.int8)"
+		" AND ($1 IS NULL OR r.newer_completed OPERATOR(pg_catalog.>) $1"
+		" OR (r.status OPERATOR(pg_catalog.<>) 'completed'::pg_catalog.text"
+		" AND r.newer_completed OPERATOR(pg_catalog.>=) $1))"
+		" AND ($2 IS NULL OR r.started_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) $2))"
+		" ORDER BY r.started_at, r.id",
+	2, {INT8OID, INTERVALOID}, SPI_OK_SELECT},
+
+	{SB_SQL_EXPIRE_FORGET,
+		"DELETE FROM @extschema@.stripe_backup_history WHERE id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}, SPI_OK_DELETE},
+
+	{SB_SQL_STATS_RESET,
+		"WITH calibrations AS (DELETE FROM @extschema@.stripe_calibrations),"
+		" timelines AS (DELETE FROM @extschema@.stripe_backup_timeline_history)"
+		" INSERT INTO @extschema@.stripe_stats_reset_history VALUES (pg_catalog.now())",
+	0, {InvalidOid}, SPI_OK_INSERT},
+};
+
+const SbStatementDef *
+sb_statement(SbStatement id)
+{
+	const SbStatementDef *def = &statements[id];
+
+	Assert(def->id == id);
+	return def;
+}

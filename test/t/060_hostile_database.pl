@@ -1,0 +1,262 @@
+# A hostile database: its owner (mallory, not a superuser) and a role granted
+# the extension's functions (oscar) plant functions, operators and
+# aggregates named like the ones SQL uses, in a schema they put first on the
+# search_path (ALTER DATABASE ... SET, ALTER ROLE ... SET, SET) and as
+# exact-type matches in public, before and after CREATE EXTENSION.  The
+# database's owner also sets what could stall the extension's worker.
+# Then a superuser and oscar call every function of the extension and read
+# every view, and the server restarts (its start-up clean-up runs there).
+# No planted object may run with any privileges but its owner's: each one
+# records who ran it and tries to make mallory a superuser.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('hostile');
+$node->init(extra => ['--data-checksums'], allows_streaming => 1);
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'stripebackup'");
+$node->append_conf('postgresql.conf', "stripebackup.database_name = 'appdb'");
+$node->start;
+
+my @dests = make_destinations(2);
+my $base = PostgreSQL::Test::Utils::tempdir();
+
+$node->safe_psql('postgres', q{
+	CREATE ROLE mallory LOGIN;
+	CREATE ROLE oscar LOGIN IN ROLE pg_read_server_files, pg_write_server_files;
+	CREATE DATABASE appdb OWNER mallory;
+	GRANT CREATE ON DATABASE appdb TO oscar;
+});
+
+# What a trap records, and its attempt to make mallory a superuser.
+$node->safe_psql('appdb', q{
+	CREATE TABLE public.trap_log (ran_as name, session_as name, what text);
+	GRANT INSERT, SELECT ON public.trap_log TO PUBLIC;
+	CREATE FUNCTION public.sb_trap(what text) RETURNS void LANGUAGE plpgsql AS $$
+	BEGIN
+		RAISE LOG 'stripebackup trap % run by %', what, current_user;
+		INSERT INTO public.trap_log VALUES (current_user, session_user, what);
+		BEGIN
+			EXECUTE 'ALTER ROLE mallory SUPERUSER';
+		EXCEPTION WHEN OTHERS THEN NULL;
+		END;
+	END $$;
+	GRANT EXECUTE ON FUNCTION public.sb_trap(text) TO PUBLIC;
+});
+
+# Traps in schema NSP: every operator the extension's SQL uses, for every
+# pair of the types it applies them to, and functions and aggregates named
+# like the ones it calls.
+sub plant
+{
+	my ($role, $nsp) = @_;
+	$node->safe_psql('appdb', qq{
+		SET ROLE $role;
+		CREATE SCHEMA IF NOT EXISTS $nsp;
+		DO \$plant\$
+		DECLARE
+			types text[] := ARRAY['int2', 'int4', 'int8', 'float8', 'numeric', 'text', 'name',
+				'timestamptz', 'interval', 'bool', 'uuid'];
+			ops text[] := ARRAY['=', '<>', '<', '>', '<=', '>=', '+', '-', '*', '/', '||'];
+			l text; r text; op text; fn text; ret text; n int := 0;
+		BEGIN
+			FOREACH l IN ARRAY types LOOP
+				FOREACH r IN ARRAY types LOOP
+					FOREACH op IN ARRAY ops LOOP
+						n := n + 1;
+						fn := format('%I.op_trap_%s', '$nsp', n);
+						ret := CASE WHEN op IN ('+', '-', '*', '/') THEN l
+									WHEN op = '||' THEN 'text' ELSE 'bool' END;
+						EXECUTE format('CREATE FUNCTION %s(%s, %s) RETURNS %s LANGUAGE plpgsql AS '
+							'\$f\$ BEGIN PERFORM public.sb_trap(%L); RETURN NULL; END \$f\$',
+							fn, l, r, ret, format('operator %s(%s, %s) of %s', op, l, r, '$nsp'));
+						EXECUTE format('CREATE OPERATOR %I.%s (LEFTARG = %s, RIGHTARG = %s, FUNCTION = %s)',
+							'$nsp', op, l, r, fn);
+					END LOOP;
+				END LOOP;
+			END LOOP;
+		END \$plant\$;
+		CREATE FUNCTION $nsp.now() RETURNS timestamptz LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('now() of $nsp'); RETURN NULL; END \$\$;
+		CREATE FUNCTION $nsp.clock_timestamp() RETURNS timestamptz LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('clock_timestamp() of $nsp'); RETURN NULL; END \$\$;
+		CREATE FUNCTION $nsp.pg_database_size(oid) RETURNS int8 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('pg_database_size() of $nsp'); RETURN 0; END \$\$;
+		CREATE FUNCTION $nsp.date_part(text, interval) RETURNS float8 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('date_part() of $nsp'); RETURN 0; END \$\$;
+		CREATE FUNCTION $nsp.date_part(text, timestamptz) RETURNS float8 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('date_part() of $nsp'); RETURN 0; END \$\$;
+		CREATE FUNCTION $nsp.round(numeric, int4) RETURNS numeric LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('round() of $nsp'); RETURN 0; END \$\$;
+		CREATE FUNCTION $nsp.unnest(anyarray) RETURNS SETOF anyelement LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('unnest() of $nsp'); END \$\$;
+		CREATE FUNCTION $nsp.agg_trap(int8) RETURNS int8 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('aggregate of $nsp'); RETURN 0; END \$\$;
+		CREATE FUNCTION $nsp.agg_trap2(float8, float8) RETURNS float8 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('aggregate of $nsp'); RETURN 0; END \$\$;
+		CREATE FUNCTION $nsp.agg_trap3(float8, float8, float8) RETURNS float8 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('aggregate of $nsp'); RETURN 0; END \$\$;
+		CREATE FUNCTION $nsp.agg_trap4(timestamptz, timestamptz) RETURNS timestamptz LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('aggregate of $nsp'); RETURN NULL; END \$\$;
+		CREATE FUNCTION $nsp.agg_trap5(numeric, int8) RETURNS numeric LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('aggregate of $nsp'); RETURN 0; END \$\$;
+		CREATE AGGREGATE $nsp.count(*) (SFUNC = $nsp.agg_trap, STYPE = int8);
+		CREATE AGGREGATE $nsp.sum(int8) (SFUNC = $nsp.agg_trap5, STYPE = numeric);
+		CREATE AGGREGATE $nsp.max(float8) (SFUNC = $nsp.agg_trap2, STYPE = float8);
+		CREATE AGGREGATE $nsp.min(float8) (SFUNC = $nsp.agg_trap2, STYPE = float8);
+		CREATE AGGREGATE $nsp.avg(float8) (SFUNC = $nsp.agg_trap2, STYPE = float8);
+		CREATE AGGREGATE $nsp.max(timestamptz) (SFUNC = $nsp.agg_trap4, STYPE = timestamptz);
+		CREATE AGGREGATE $nsp.regr_slope(float8, float8) (SFUNC = $nsp.agg_trap3, STYPE = float8);
+	});
+	# The extension's own function, shadowed from another schema (in its own
+	# schema, the look-alike would only make CREATE EXTENSION fail).
+	$node->safe_psql('appdb', qq{
+		SET ROLE $role;
+		CREATE FUNCTION $nsp.stripe_job_is_running(text, int8) RETURNS bool LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('stripe_job_is_running() of $nsp'); RETURN false; END \$\$;
+	}) if $nsp ne 'public';
+}
+
+# Before CREATE EXTENSION: look-alikes in public, the extension's schema.
+plant('mallory', 'public');
+$node->safe_psql('appdb', 'CREATE EXTENSION stripebackup');
+
+# After: mallory's own schema first for everyone in appdb, and settings
+# that would stall or misdirect a worker that kept them.
+plant('mallory', 'evil');
+plant('oscar', 'oscar_evil');
+$node->safe_psql('appdb', q{
+	SET ROLE oscar;
+	GRANT USAGE ON SCHEMA oscar_evil TO PUBLIC;
+	ALTER ROLE oscar SET search_path = oscar_evil, evil, public, pg_catalog;
+});
+$node->safe_psql('appdb', q{
+	GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO oscar;
+	GRANT SELECT ON ALL TABLES IN SCHEMA public TO oscar;
+});
+
+$node->safe_psql('appdb', q{
+	SET ROLE mallory;
+	GRANT USAGE ON SCHEMA evil TO PUBLIC;
+	ALTER DATABASE appdb SET search_path = evil, public, pg_catalog;
+	ALTER DATABASE appdb SET default_transaction_read_only = on;
+	ALTER DATABASE appdb SET lock_timeout = '1ms';
+	ALTER DATABASE appdb SET statement_timeout = '50ms';
+});
+# The test's own queries in appdb, out of the traps' way: only pg_catalog on
+# the path, everything else named by schema.
+sub admin_sql
+{
+	my ($sql) = @_;
+	return $node->safe_psql('appdb', 'SET default_transaction_read_only = off; '
+		  . 'SET statement_timeout = 0; SET search_path = pg_catalog; ' . $sql);
+}
+
+# Wait until QUERY (of admin_sql) returns 't'.
+sub admin_poll
+{
+	my ($query) = @_;
+	for (1 .. $PostgreSQL::Test::Utils::timeout_default * 10)
+	{
+		return 1 if admin_sql($query) eq 't';
+		select(undef, undef, undef, 0.1);
+	}
+	return 0;
+}
+
+# The traps work: unqualified SQL run by a superuser in appdb falls into them.
+$node->safe_psql('appdb', 'SET default_transaction_read_only = off; SELECT now(), 1::int8 / 2::numeric');
+is(admin_sql("SELECT count(*) > 0 FROM public.trap_log WHERE ran_as = 'postgres'::name"), 't',
+	'control: an unqualified now() of a superuser in appdb runs a trap');
+admin_sql('DELETE FROM public.trap_log; ALTER ROLE mallory NOSUPERUSER');
+
+# Every function and view of the extension, as CALLER, with the search_path
+# the database or role gives (the session sets only what its own statements
+# need).  The calls name the extension's functions and views by schema, as
+# anyone must whose search_path an untrusted role chose; the arguments are
+# plain values: what runs inside is the extension's own SQL.
+sub session_sql
+{
+	my ($caller, $sql) = @_;
+	my $prefix = 'SET default_transaction_read_only = off; SET statement_timeout = 0; ';
+	$prefix .= $caller eq 'oscar'
+	  ? 'SET ROLE oscar; SET search_path = oscar_evil, evil, public, pg_catalog; '
+	  : '';
+	my ($rc, $out, $err) = $node->psql('appdb', $prefix . $sql);
+	return ($rc, $out, $err);
+}
+
+sub call_everything
+{
+	my ($caller) = @_;
+	my $dests = sql_array(@dests);
+	my $target = "$base/restore-$caller";
+	my $target2 = "$base/restore2-$caller";
+	my $last = sub { admin_sql('SELECT max(id) FROM public.stripe_backup_history') };
+	my $location = sub {
+		admin_sql('SELECT location FROM public.stripe_backups ORDER BY id DESC LIMIT 1');
+	};
+	my @calls = (
+		sub { "SELECT public.stripe_calibrate(ARRAY['$dests[0]'], size_mb => 4)" },
+		sub { "SELECT public.stripe_backup($dests)" },
+		sub { "SELECT public.stripe_backup($dests, compression => 'none', balance => 'weighted')" },
+		sub { 'SELECT * FROM public.stripe_backups' },
+		sub { 'SELECT * FROM public.stripe_backup_stripes' },
+		sub { 'SELECT * FROM public.stripe_backup_timeline' },
+		sub { 'SELECT * FROM public.stripe_backup_progress' },
+		sub { 'SELECT * FROM public.stripe_throughput' },
+		sub { 'SELECT * FROM public.stripe_calibrations' },
+		sub { 'SELECT public.stripe_backup_svg(' . $last->() . ')' },
+		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . '::int8)' },
+		sub { "SELECT * FROM public.stripe_restore_plan('" . $location->() . "', detail => true)" },
+		sub { 'SELECT * FROM public.stripe_verify(' . $last->() . '::int8)' },
+		sub { "SELECT * FROM public.stripe_verify('" . $location->() . "'::text)" },
+		sub { 'SELECT public.stripe_restore(' . $last->() . "::int8, '$target')" },
+		sub { "SELECT public.stripe_restore('" . $location->() . "'::text, '$target2')" },
+		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . '::int8)' },
+		sub { 'SELECT * FROM public.stripe_restores' },
+		sub { 'SELECT * FROM public.stripe_restore_stripes' },
+		sub { "SELECT public.stripe_backup($dests, wait => false)" },
+		sub { 'SELECT public.stripe_cancel(' . $last->() . ')' },
+		sub { 'SELECT public.stripe_cancel_restore(0)' },
+		sub { "SELECT public.stripe_job_is_running('backup', 1)" },
+		sub { 'SELECT public.stripebackup_version()' },
+		sub { 'SELECT * FROM public.stripe_expire(keep_last => 1)' },
+		sub { 'SELECT public.stripe_stats_reset()' },
+	);
+	for my $call (@calls)
+	{
+		my $sql = $call->();
+		my ($rc, $out, $err) = session_sql($caller, $sql);
+		ok($rc == 0, "$caller: $sql") or diag($err);
+		admin_poll('SELECT count(*) = 0 FROM public.stripe_backup_progress')
+		  if $sql =~ /wait => false|stripe_cancel\(/;
+	}
+}
+
+call_everything('postgres');
+call_everything('oscar');
+
+
+# The start-up clean-up runs its statements in appdb too.
+admin_sql(q{
+	UPDATE public.stripe_backup_history SET status = 'running'
+	WHERE id = (SELECT min(id) FROM public.stripe_backup_history);
+});
+$node->restart;
+ok(admin_poll("SELECT count(*) = 0 FROM public.stripe_backup_history WHERE status = 'running'"),
+	'the start-up clean-up marked the row left running');
+
+my $trapped = admin_sql(
+	"SELECT string_agg(DISTINCT ran_as::text || ': ' || what, '; ') FROM public.trap_log "
+	  . "WHERE ran_as NOT IN ('mallory'::name, 'oscar'::name)");
+is($trapped, '', 'no planted object ran with any privileges but its owner\'s');
+is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"), 'f',
+	'mallory is not a superuser');
+is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'oscar'"), 'f',
+	'oscar is not a superuser');
+done_testing();
