@@ -237,10 +237,17 @@ char *
 th_path(char *out, const char *fmt,...)
 {
 	va_list		ap;
+	int			n;
 
 	va_start(ap, fmt);
-	vsnprintf(out, PATH_MAX, fmt, ap);
+	n = vsnprintf(out, PATH_MAX, fmt, ap);
 	va_end(ap);
+	/* A cut path would name another file: a test that makes one is broken. */
+	if (n < 0 || n >= PATH_MAX)
+	{
+		printf("Bail out! a path longer than PATH_MAX: %.100s...\n", out);
+		exit(255);
+	}
 	return out;
 }
 
@@ -560,7 +567,7 @@ list_tree(const char *root, const char *rel, PathList *l)
 		else
 			snprintf(child, sizeof(child), "%s/%s", rel, de->d_name);
 		list_add(l, child);
-		snprintf(child_full, sizeof(child_full), "%s/%s", root, child);
+		th_path(child_full, "%s/%s", root, child);
 		if (lstat(child_full, &st) == 0 && S_ISDIR(st.st_mode))
 			list_tree(root, child, l);
 	}

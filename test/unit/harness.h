@@ -66,7 +66,7 @@ extern void th_tempdir(char *out, const char *tag);
 /* Remove a tree without following symlinks; quiet. */
 extern void th_rmtree(const char *path);
 
-/* snprintf into a PATH_MAX buffer. */
+/* snprintf into a PATH_MAX buffer; bails out (TAP) when the path does not fit. */
 extern char *th_path(char *out, const char *fmt,...) __attribute__((format(printf, 2, 3)));
 
 /* Deterministic content: random-looking, or (COMPRESSIBLE) text-like. */
