@@ -41,7 +41,7 @@ REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_c
 CLI = src/cli/stripebackup
 UNIT = test/unit/unit_tests
 
-EXTRA_CLEAN = $(CLI) $(UNIT) tmp_check tmp_check_regress build
+EXTRA_CLEAN = $(CLI) $(UNIT) $(EXTENSION_OBJS:.o=.d) tmp_check tmp_check_regress build
 
 # Our objects run threads: no LLVM bitcode for the JIT.
 override with_llvm = no
@@ -67,16 +67,16 @@ SB_CFLAGS = -O2 -g -fPIC -pthread -fstack-protector-strong -D_FORTIFY_SOURCE=2 $
 SB_LDFLAGS = -pthread -Wl,-z,relro -Wl,-z,now
 SB_CC = $(CC)
 SB_FLAVOUR_CFLAGS = $(SB_CFLAGS)
-
-# Every object depends on the headers (few, and small: rebuild all when one changes).
-SB_HEADERS = $(wildcard include/stripebackup/*.h src/engine/*.h src/cli/*.h test/unit/*.h test/fuzz/*.h)
+# Each object's headers, as the compiler saw them, go to a .d file beside it
+# (-MP: a removed header is no error); they are included at the end.
+SB_DEPFLAGS = -MMD -MP
 
 # Objects of SOURCES in build folder DIR: $(call sb_objs,DIR,SOURCES)
 sb_objs = $(patsubst %.c,$(1)/%.o,$(2))
 
 define sb_compile
 @mkdir -p $(@D)
-$(SB_CC) $(SB_CPPFLAGS) $(SB_FLAVOUR_CFLAGS) -c -o $@ $<
+$(SB_CC) $(SB_CPPFLAGS) $(SB_FLAVOUR_CFLAGS) $(SB_DEPFLAGS) -c -o $@ $<
 endef
 
 define sb_archive
@@ -84,7 +84,7 @@ define sb_archive
 $(AR) crs $@ $^
 endef
 
-build/%.o: %.c $(SB_HEADERS)
+build/%.o: %.c
 	$(sb_compile)
 
 ENGINE_OBJS = $(call sb_objs,build,$(ENGINE_SRCS))
@@ -116,8 +116,8 @@ UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=syncfs
 $(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
 
-# The extension's objects (built by PGXS's rule) too.
-$(EXTENSION_OBJS): $(SB_HEADERS) $(wildcard src/extension/*.h)
+# The extension's objects (PGXS's rule) record their headers the same way.
+$(EXTENSION_OBJS): CFLAGS += $(SB_DEPFLAGS)
 
 install: install-cli
 
@@ -163,7 +163,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1 \
 # private: not passed on to prerequisites (all under build/asan/ anyway).
 $(ASAN_DIR)/%: private SB_FLAVOUR_CFLAGS = $(ASAN_CFLAGS)
 
-$(ASAN_DIR)/%.o: %.c $(SB_HEADERS)
+$(ASAN_DIR)/%.o: %.c
 	$(sb_compile)
 
 $(ASAN_LIB): $(call sb_objs,$(ASAN_DIR),$(ENGINE_SRCS))
@@ -195,7 +195,7 @@ REPLAY_TARGETS = $(ASAN_DIR)/replay_manifest $(ASAN_DIR)/replay_stripe
 $(FUZZ_DIR)/%: private SB_CC = $(FUZZ_CC)
 $(FUZZ_DIR)/%: private SB_FLAVOUR_CFLAGS = $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link
 
-$(FUZZ_DIR)/%.o: %.c $(SB_HEADERS)
+$(FUZZ_DIR)/%.o: %.c
 	$(sb_compile)
 
 $(FUZZ_LIB): $(call sb_objs,$(FUZZ_DIR),$(ENGINE_SRCS))
@@ -234,3 +234,6 @@ fuzz-replay: $(REPLAY_TARGETS)
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_stripe test/fuzz/corpus/stripe test/fuzz/regress/stripe
 
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
+
+# The header dependencies recorded by every build above (none before a first build).
+-include $(wildcard src/extension/*.d build/src/*/*.d build/test/*/*.d build/*/src/*/*.d build/*/test/*/*.d)
