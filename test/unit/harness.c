@@ -86,6 +86,22 @@ th_like(const char *got, const char *want, const char *file, int line, const cha
 	return cond;
 }
 
+bool
+th_is_str(const char *got, const char *want, const char *file, int line, const char *fmt,...)
+{
+	va_list		ap;
+	bool		cond = got != NULL && want != NULL ? strcmp(got, want) == 0 : got == want;
+
+	va_start(ap, fmt);
+	report(cond, file, line, fmt, ap);
+	va_end(ap);
+	if (!cond)
+		printf("#          got: '%.300s'\n#     expected: '%.300s'\n", got ? got : "(null)",
+			   want ? want : "(null)");
+	fflush(stdout);
+	return cond;
+}
+
 void
 th_diag(const char *fmt,...)
 {

@@ -31,6 +31,9 @@ extern bool th_is_int(long long got, long long want, const char *file, int line,
 extern bool th_like(const char *got, const char *want, const char *file, int line,
 					const char *fmt,...)
 			__attribute__((format(printf, 5, 6)));
+extern bool th_is_str(const char *got, const char *want, const char *file, int line,
+					  const char *fmt,...)
+			__attribute__((format(printf, 5, 6)));
 extern void th_diag(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 
 /* ok(condition, "description", ...) */
@@ -40,6 +43,8 @@ extern void th_diag(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 	th_is_int((long long) (got), (long long) (want), __FILE__, __LINE__, __VA_ARGS__)
 /* like(string, substring, "description", ...): STRING contains SUBSTRING */
 #define like(got, want, ...) th_like((got), (want), __FILE__, __LINE__, __VA_ARGS__)
+/* is_str(string, expected, "description", ...): equal strings (or both NULL) */
+#define is_str(got, want, ...) th_is_str((got), (want), __FILE__, __LINE__, __VA_ARGS__)
 #define diag(...) th_diag(__VA_ARGS__)
 
 /* Report an SbError that was not expected (no assertion). */

@@ -51,6 +51,8 @@ static const UnitTest tests[] = {
 	TEST(test_durability_backup_sync_fails),
 	TEST(test_durability_restore_sync),
 	TEST(test_page_cache_direct_reads),
+	TEST(test_pgmeta_read),
+	TEST(test_pgmeta_relocations),
 };
 
 static bool

@@ -47,4 +47,8 @@ extern void test_durability_restore_sync(void);
 /* test_page_cache.c */
 extern void test_page_cache_direct_reads(void);
 
+/* test_pgmeta.c */
+extern void test_pgmeta_read(void);
+extern void test_pgmeta_relocations(void);
+
 #endif							/* SB_UNIT_TESTS_H */
