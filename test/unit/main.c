@@ -53,6 +53,9 @@ static const UnitTest tests[] = {
 	TEST(test_page_cache_direct_reads),
 	TEST(test_pgmeta_read),
 	TEST(test_pgmeta_relocations),
+	TEST(test_report_svg_series),
+	TEST(test_report_svg_large),
+	TEST(test_report_svg_backup),
 };
 
 static bool

@@ -51,4 +51,9 @@ extern void test_page_cache_direct_reads(void);
 extern void test_pgmeta_read(void);
 extern void test_pgmeta_relocations(void);
 
+/* test_report.c */
+extern void test_report_svg_series(void);
+extern void test_report_svg_large(void);
+extern void test_report_svg_backup(void);
+
 #endif							/* SB_UNIT_TESTS_H */
