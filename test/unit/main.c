@@ -56,6 +56,11 @@ static const UnitTest tests[] = {
 	TEST(test_report_svg_series),
 	TEST(test_report_svg_large),
 	TEST(test_report_svg_backup),
+	TEST(test_calibrate_refused),
+	TEST(test_calibrate_sequential),
+	TEST(test_calibrate_matrix),
+	TEST(test_calibrate_rate),
+	TEST(test_calibrate_canceled),
 };
 
 static bool

@@ -56,4 +56,11 @@ extern void test_report_svg_series(void);
 extern void test_report_svg_large(void);
 extern void test_report_svg_backup(void);
 
+/* test_calibrate.c */
+extern void test_calibrate_refused(void);
+extern void test_calibrate_sequential(void);
+extern void test_calibrate_matrix(void);
+extern void test_calibrate_rate(void);
+extern void test_calibrate_canceled(void);
+
 #endif							/* SB_UNIT_TESTS_H */
