@@ -61,6 +61,9 @@ static const UnitTest tests[] = {
 	TEST(test_calibrate_matrix),
 	TEST(test_calibrate_rate),
 	TEST(test_calibrate_canceled),
+	TEST(test_relocations_restore),
+	TEST(test_relocations_refused),
+	TEST(test_relocations_canceled),
 };
 
 static bool

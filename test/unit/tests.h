@@ -63,4 +63,9 @@ extern void test_calibrate_matrix(void);
 extern void test_calibrate_rate(void);
 extern void test_calibrate_canceled(void);
 
+/* test_relocations.c */
+extern void test_relocations_restore(void);
+extern void test_relocations_refused(void);
+extern void test_relocations_canceled(void);
+
 #endif							/* SB_UNIT_TESTS_H */
