@@ -64,6 +64,8 @@ static const UnitTest tests[] = {
 	TEST(test_relocations_restore),
 	TEST(test_relocations_refused),
 	TEST(test_relocations_canceled),
+	TEST(test_io_methods),
+	TEST(test_io_method_names),
 };
 
 static bool

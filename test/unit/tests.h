@@ -68,4 +68,8 @@ extern void test_relocations_restore(void);
 extern void test_relocations_refused(void);
 extern void test_relocations_canceled(void);
 
+/* test_io.c */
+extern void test_io_methods(void);
+extern void test_io_method_names(void);
+
 #endif							/* SB_UNIT_TESTS_H */
