@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -514,6 +516,54 @@ th_crc32c(const uint8_t *data, size_t len)
 	for (i = 0; i < len; i++)
 		crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
 	return crc ^ 0xFFFFFFFFu;
+}
+
+/* ---------- other programs ---------- */
+
+int
+th_run(const char *const *argv, char *out, size_t outlen)
+{
+	posix_spawn_file_actions_t actions;
+	char		discard[256];
+	int			fds[2];
+	pid_t		pid = -1;
+	size_t		len = 0;
+	ssize_t		n;
+	int			status;
+
+	if (out == NULL || outlen == 0)
+	{
+		out = discard;
+		outlen = sizeof(discard);
+	}
+	out[0] = '\0';
+	if (pipe(fds) != 0)
+		return -1;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&actions, fds[0]);
+	if (posix_spawnp(&pid, argv[0], &actions, NULL, (char *const *) argv, environ) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&actions);
+	close(fds[1]);
+	/* Read it all (a full pipe would block the program); keep what fits. */
+	while ((n = read(fds[0], discard, sizeof(discard))) > 0)
+	{
+		size_t		keep = len + (size_t) n < outlen ? (size_t) n : outlen - 1 - len;
+
+		if (out != discard)
+			memcpy(out + len, discard, keep);
+		len += keep;
+	}
+	close(fds[0]);
+	if (out == discard)
+		len = 0;
+	out[len] = '\0';
+	if (len > 0 && out[len - 1] == '\n')
+		out[len - 1] = '\0';
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* ---------- listing trees ---------- */

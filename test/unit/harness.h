@@ -96,6 +96,15 @@ extern bool th_edit_file(const char *path, const char *from, const char *to);
 /* CRC-32C (Castagnoli) of a buffer, for checking the manifest's. */
 extern uint32_t th_crc32c(const uint8_t *data, size_t len);
 
+/* ---------- other programs ---------- */
+
+/*
+ * Run ARGV (found on PATH, NULL-terminated); what it prints goes to OUT (as
+ * much as fits, the last newline dropped; OUT may be NULL).  Returns its exit
+ * status, or -1 if it could not run or died of a signal.
+ */
+extern int	th_run(const char *const *argv, char *out, size_t outlen);
+
 /* ---------- a test's folders ---------- */
 
 #define TH_MAX_DESTS 3

@@ -5,18 +5,13 @@
  *		right place, text escaped, a report larger than its first buffer, and
  *		the report of a real backup.
  */
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "harness.h"
 #include "stripebackup/sb_report.h"
 #include "tests.h"
-
-extern char **environ;
 
 #define SERIES "//*[local-name()='polyline'][@class='series']"
 
@@ -47,48 +42,18 @@ manifest_with_stripes(const char *name, const char *label, uint32_t nstripes)
 	return m;
 }
 
-/*
- * Run xmllint with ARGS then FILE; its standard output (without the final
- * newline) goes to OUT.  Returns its exit status, -1 if it could not run.
- */
+/* Run xmllint with ARGS then FILE; its output (less the last newline) into OUT. */
 static int
 xmllint(const char *const *args, int nargs, const char *file, char *out, size_t outlen)
 {
-	char	   *argv[8];
-	int			fds[2];
-	posix_spawn_file_actions_t actions;
-	pid_t		pid;
-	size_t		len = 0;
-	ssize_t		n;
-	int			status = -1;
+	const char *argv[6] = {"xmllint"};
 	int			i;
 
-	argv[0] = "xmllint";
-	for (i = 0; i < nargs && i < 5; i++)
-		argv[i + 1] = (char *) args[i];
-	argv[i + 1] = (char *) file;
+	for (i = 0; i < nargs && i < 3; i++)
+		argv[i + 1] = args[i];
+	argv[i + 1] = file;
 	argv[i + 2] = NULL;
-	out[0] = '\0';
-	if (pipe(fds) != 0)
-		return -1;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addclose(&actions, fds[0]);
-	if (posix_spawnp(&pid, "xmllint", &actions, NULL, argv, environ) != 0)
-		pid = -1;
-	posix_spawn_file_actions_destroy(&actions);
-	close(fds[1]);
-	while ((n = read(fds[0], out + len, outlen - 1 - len)) > 0 && len + (size_t) n < outlen - 1)
-		len += (size_t) n;
-	if (n > 0)
-		len += (size_t) n;
-	close(fds[0]);
-	out[len] = '\0';
-	if (len > 0 && out[len - 1] == '\n')
-		out[len - 1] = '\0';
-	if (pid > 0 && waitpid(pid, &status, 0) == pid)
-		return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	return -1;
+	return th_run(argv, out, outlen);
 }
 
 /* The value of XPath expression EXPR in FILE, into OUT; false if xmllint fails. */

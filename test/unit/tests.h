@@ -72,4 +72,13 @@ extern void test_relocations_canceled(void);
 extern void test_io_methods(void);
 extern void test_io_method_names(void);
 
+/* test_codec.c */
+extern void test_codec_zstd_cli(void);
+extern void test_codec_stored(void);
+
+/* test_error.c */
+extern void test_error_errno(void);
+extern void test_error_prefix(void);
+extern void test_error_code_names(void);
+
 #endif							/* SB_UNIT_TESTS_H */
