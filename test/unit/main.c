@@ -71,6 +71,10 @@ static const UnitTest tests[] = {
 	TEST(test_error_errno),
 	TEST(test_error_prefix),
 	TEST(test_error_code_names),
+	TEST(test_fsutil_io_errors),
+	TEST(test_fsutil_small_files),
+	TEST(test_fsutil_beneath),
+	TEST(test_fsutil_remove_contents),
 };
 
 static bool

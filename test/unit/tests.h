@@ -81,4 +81,10 @@ extern void test_error_errno(void);
 extern void test_error_prefix(void);
 extern void test_error_code_names(void);
 
+/* test_fsutil.c */
+extern void test_fsutil_io_errors(void);
+extern void test_fsutil_small_files(void);
+extern void test_fsutil_beneath(void);
+extern void test_fsutil_remove_contents(void);
+
 #endif							/* SB_UNIT_TESTS_H */
