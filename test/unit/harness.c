@@ -759,20 +759,27 @@ th_backup_tree(const SbBackupOptions *o, const char *src, SbManifest **manifest,
 }
 
 bool
-th_restore(const char *location, const char *target, SbError *err)
+th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err)
 {
 	SbArchive  *a = sb_archive_open(location, err);
-	SbRestoreOptions ro;
 	bool		ok;
 
 	if (a == NULL)
 		return false;
+	ok = sb_archive_restore(a, ro, err);
+	sb_archive_close(a);
+	return ok;
+}
+
+bool
+th_restore(const char *location, const char *target, SbError *err)
+{
+	SbRestoreOptions ro;
+
 	memset(&ro, 0, sizeof(ro));
 	ro.target = target;
 	ro.read.workers = 4;
-	ok = sb_archive_restore(a, &ro, err);
-	sb_archive_close(a);
-	return ok;
+	return th_restore_with(location, &ro, err);
 }
 
 static void

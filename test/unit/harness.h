@@ -143,6 +143,9 @@ extern bool th_backup_tree(const SbBackupOptions *o, const char *src,
 /* Open LOCATION and restore it into TARGET. */
 extern bool th_restore(const char *location, const char *target, SbError *err);
 
+/* Open LOCATION and restore it with options RO. */
+extern bool th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err);
+
 /* Open LOCATION and verify it; returns the number of problems, -1 on failure. */
 extern long th_verify(const char *location);
 

@@ -64,12 +64,8 @@ restore_relocated(const ThFixture *f, const char *target, const SbRelocation *re
 				  uint32_t nrelocs, const SbReadOptions *read, bool keep, SbError *err)
 {
 	char		location[PATH_MAX];
-	SbArchive  *a = sb_archive_open(th_location(f, 0, "bk", location), err);
 	SbRestoreOptions ro;
-	bool		done;
 
-	if (a == NULL)
-		return false;
 	memset(&ro, 0, sizeof(ro));
 	ro.target = target;
 	if (read != NULL)
@@ -78,9 +74,7 @@ restore_relocated(const ThFixture *f, const char *target, const SbRelocation *re
 	ro.keep_on_error = keep;
 	ro.relocations = relocs;
 	ro.nrelocations = nrelocs;
-	done = sb_archive_restore(a, &ro, err);
-	sb_archive_close(a);
-	return done;
+	return th_restore_with(th_location(f, 0, "bk", location), &ro, err);
 }
 
 /* PATH is a symbolic link to TO. */
