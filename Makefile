@@ -8,6 +8,8 @@
 #   make unit            engine unit tests only (no PostgreSQL needed)
 #   make bench           throughput beside pg_basebackup, pgBackRest and fio
 #   make unit-asan       the same under AddressSanitizer and UBSan (gcc), as CI runs them
+#   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
+#   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
 #   make fuzz            build the libFuzzer targets (clang: scripts/install-deps.sh --fuzz)
 #   make fuzz-run        run both fuzz targets at once, FUZZ_SECONDS each (default 600)
 #   make fuzz-merge      minimize what fuzz-run found into test/fuzz/corpus
@@ -21,15 +23,16 @@ DATA = sql/stripebackup--0.1.sql
 PGFILEDESC = "stripebackup - weighted-stripe online backups"
 
 ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
-ENGINE_OBJS = $(ENGINE_SRCS:.c=.o)
+CLI_SRCS = $(sort $(wildcard src/cli/*.c))
+UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 EXTENSION_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/extension/*.c)))
-CLI_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/cli/*.c)))
-UNIT_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard test/unit/*.c)))
 
-OBJS = $(EXTENSION_OBJS) $(ENGINE_OBJS)
+# The engine comes in as a static library (below), not as objects of its own.
+OBJS = $(EXTENSION_OBJS)
 
 ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lpthread -lm
-SHLIB_LINK = $(ENGINE_LIBS)
+ENGINE_LIB = build/libsbengine.a
+SHLIB_LINK = $(ENGINE_LIB) $(ENGINE_LIBS)
 PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
 PG_CFLAGS = -Werror -pthread
 
@@ -40,7 +43,7 @@ REGRESS_OPTS = --temp-config=$(srcdir)/test/regress.conf --temp-instance=./tmp_c
 CLI = src/cli/stripebackup
 UNIT = test/unit/unit_tests
 
-EXTRA_CLEAN = $(CLI) $(CLI_OBJS) $(UNIT) $(UNIT_OBJS) tmp_check tmp_check_regress build
+EXTRA_CLEAN = $(CLI) $(UNIT) $(EXTENSION_OBJS:.o=.d) tmp_check tmp_check_regress build
 
 # Our objects run threads: no LLVM bitcode for the JIT.
 override with_llvm = no
@@ -49,22 +52,74 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# The engine, the command and the tests hold themselves to -Wextra as well.
-$(ENGINE_OBJS) $(CLI_OBJS) $(UNIT_OBJS): CFLAGS += -Wextra -Wno-unused-parameter
+# ---------- the engine, the command and the unit tests: no PostgreSQL ----------
+#
+# They build with flags of their own, not the server's: only our include
+# folders, so a PostgreSQL header included by mistake does not compile, and
+# none of the server's -Wno-... switches, so no warning is hidden.  Objects
+# mirror the source tree in one build folder per flavour: build/ (this one),
+# build/asan/, build/coverage/, build/fuzz/; each flavour sets SB_FLAVOUR_CFLAGS.
 
-all: $(CLI)
+SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include -I$(srcdir)/src/engine
+SB_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Werror -Wdeclaration-after-statement \
+	-Wmissing-prototypes -Wpointer-arith -Wvla -Wimplicit-fallthrough \
+	-Wmissing-format-attribute -Wformat-security
+# -fPIC: the library goes into the extension's shared library too.
+SB_CFLAGS = -O2 -g -fPIC -pthread -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SB_WARNINGS)
+SB_LDFLAGS = -pthread -Wl,-z,relro -Wl,-z,now
+SB_CC = $(CC)
+SB_FLAVOUR_CFLAGS = $(SB_CFLAGS)
+# Each object's headers, as the compiler saw them, go to a .d file beside it
+# (-MP: a removed header is no error); they are included at the end.
+SB_DEPFLAGS = -MMD -MP
 
-$(CLI): $(CLI_OBJS) $(ENGINE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(ENGINE_LIBS)
+# Objects of SOURCES in build folder DIR: $(call sb_objs,DIR,SOURCES)
+sb_objs = $(patsubst %.c,$(1)/%.o,$(2))
+
+define sb_compile
+@mkdir -p $(@D)
+$(SB_CC) $(SB_CPPFLAGS) $(SB_FLAVOUR_CFLAGS) $(SB_DEPFLAGS) -c -o $@ $<
+endef
+
+define sb_archive
+@rm -f $@
+$(AR) crs $@ $^
+endef
+
+build/%.o: %.c
+	$(sb_compile)
+
+ENGINE_OBJS = $(call sb_objs,build,$(ENGINE_SRCS))
+CLI_OBJS = $(call sb_objs,build,$(CLI_SRCS))
+UNIT_OBJS = $(call sb_objs,build,$(UNIT_SRCS))
+
+$(ENGINE_LIB): $(ENGINE_OBJS)
+	$(sb_archive)
+
+# The extension's shared library takes the engine from the static library.
+$(shlib): $(ENGINE_LIB)
+
+# An engine function the extension calls but the library lacks stays undefined
+# in the shared library and fails only when the server loads it: fail here.
+build/shlib-checked: $(shlib)
+	@mkdir -p $(@D)
+	@if nm -D --undefined-only $< | grep ' sb_'; then \
+		echo "$<: engine symbols above are missing from $(ENGINE_LIB)" >&2; exit 1; fi
+	@touch $@
+
+all: $(CLI) build/shlib-checked
+
+$(CLI): $(CLI_OBJS) $(ENGINE_LIB)
+	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
 # test_durability.c watches (and fails) the engine's syncs and renames.
 UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=syncfs
 
-$(UNIT): $(UNIT_OBJS) $(ENGINE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
+$(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
+	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
 
-# Every object depends on the headers (few, and small: rebuild all when one changes).
-$(ENGINE_OBJS) $(EXTENSION_OBJS) $(CLI_OBJS) $(UNIT_OBJS): $(wildcard include/stripebackup/*.h src/engine/*.h src/extension/*.h src/cli/*.h test/unit/*.h)
+# The extension's objects (PGXS's rule) record their headers the same way.
+$(EXTENSION_OBJS): CFLAGS += $(SB_DEPFLAGS)
 
 install: install-cli
 
@@ -95,32 +150,62 @@ bench:
 #
 # A second copy of the engine and the unit tests, built under build/asan/ with
 # AddressSanitizer (leaks included) and UBSan, any report fatal.  The same
-# flags as the normal build otherwise, at -O1 for usable stack traces.
+# warnings as the normal build, at -O1 for usable stack traces (and without
+# _FORTIFY_SOURCE, which ASan replaces).
 
 SANITIZE = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_DIR = build/asan
-ASAN_CFLAGS = $(CFLAGS) -Wextra -Wno-unused-parameter -O1 $(SANITIZE)
-ASAN_ENGINE_OBJS = $(patsubst src/engine/%.c,$(ASAN_DIR)/engine/%.o,$(ENGINE_SRCS))
-ASAN_UNIT_OBJS = $(patsubst test/unit/%.c,$(ASAN_DIR)/unit/%.o,$(sort $(wildcard test/unit/*.c)))
+ASAN_CFLAGS = -O1 -g -pthread $(SANITIZE) $(SB_WARNINGS)
+ASAN_LIB = $(ASAN_DIR)/libsbengine.a
 UNIT_ASAN = $(ASAN_DIR)/unit_tests
 # Reports end the run with a stack trace; leaks are reported at exit.
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ENGINE_HEADERS = $(wildcard include/stripebackup/*.h src/engine/*.h)
 
-$(ASAN_DIR)/engine/%.o: src/engine/%.c $(ENGINE_HEADERS)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ASAN_CFLAGS) -c -o $@ $<
+# private: not passed on to prerequisites (all under build/asan/ anyway).
+$(ASAN_DIR)/%: private SB_FLAVOUR_CFLAGS = $(ASAN_CFLAGS)
 
-$(ASAN_DIR)/unit/%.o: test/unit/%.c $(ENGINE_HEADERS) $(wildcard test/unit/*.h)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ASAN_CFLAGS) -c -o $@ $<
+$(ASAN_DIR)/%.o: %.c
+	$(sb_compile)
 
-$(UNIT_ASAN): $(ASAN_UNIT_OBJS) $(ASAN_ENGINE_OBJS)
-	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
+$(ASAN_LIB): $(call sb_objs,$(ASAN_DIR),$(ENGINE_SRCS))
+	$(sb_archive)
+
+$(UNIT_ASAN): $(call sb_objs,$(ASAN_DIR),$(UNIT_SRCS)) $(ASAN_LIB)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(UNIT_WRAP) $(ENGINE_LIBS)
 
 unit-asan: $(UNIT_ASAN)
 	$(SANITIZER_ENV) ./$(UNIT_ASAN)
+
+# ---------- coverage ----------
+#
+# The engine and the unit tests once more, under build/coverage/ with gcc's
+# --coverage at -O0 (so that lines map to code).  The tests link the engine's
+# objects, not the library: a file no test calls then counts as not run
+# instead of being left out.  test/coverage.sh runs the tests with both I/O
+# methods and prints lines and branches run per engine file (gcovr);
+# coverage-check fails when less than COVERAGE_MIN percent of lines ran.
+
+COVERAGE_DIR = build/coverage
+COVERAGE_CFLAGS = -O0 -g -pthread --coverage $(SB_WARNINGS)
+COVERAGE_MIN ?= 90
+UNIT_COVERAGE = $(COVERAGE_DIR)/unit_tests
+
+$(COVERAGE_DIR)/%: private SB_FLAVOUR_CFLAGS = $(COVERAGE_CFLAGS)
+
+$(COVERAGE_DIR)/%.o: %.c
+	$(sb_compile)
+
+$(UNIT_COVERAGE): $(call sb_objs,$(COVERAGE_DIR),$(UNIT_SRCS) $(ENGINE_SRCS))
+	$(CC) $(COVERAGE_CFLAGS) -o $@ $^ $(UNIT_WRAP) $(ENGINE_LIBS)
+
+coverage: $(UNIT_COVERAGE)
+	bash test/coverage.sh $(COVERAGE_DIR)
+
+coverage-check: $(UNIT_COVERAGE)
+	bash test/coverage.sh $(COVERAGE_DIR) $(COVERAGE_MIN)
+
+.PHONY: coverage coverage-check
 
 # ---------- fuzzing (test/fuzz/README.md) ----------
 #
@@ -132,39 +217,38 @@ unit-asan: $(UNIT_ASAN)
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_DIR = build/fuzz
-FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -pthread -Wall -Wextra -Wno-unused-parameter \
-	-Wdeclaration-after-statement -Wmissing-prototypes -Werror \
-	-D_GNU_SOURCE -I$(srcdir)/include -I$(srcdir)/src/engine
 FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_ENGINE_OBJS = $(patsubst src/engine/%.c,$(FUZZ_DIR)/engine/%.o,$(ENGINE_SRCS))
+FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -pthread $(FUZZ_SANITIZE) $(SB_WARNINGS)
+FUZZ_LIB = $(FUZZ_DIR)/libsbengine.a
 FUZZ_TARGETS = $(FUZZ_DIR)/fuzz_manifest $(FUZZ_DIR)/fuzz_stripe
-FUZZ_HEADERS = $(ENGINE_HEADERS) test/fuzz/fixture.h
 REPLAY_TARGETS = $(ASAN_DIR)/replay_manifest $(ASAN_DIR)/replay_stripe
 
-$(FUZZ_DIR)/engine/%.o: src/engine/%.c $(ENGINE_HEADERS)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SANITIZE) -c -o $@ $<
+# Every object instrumented for libFuzzer; only the link adds its main().
+$(FUZZ_DIR)/%: private SB_CC = $(FUZZ_CC)
+$(FUZZ_DIR)/%: private SB_FLAVOUR_CFLAGS = $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link
 
-$(FUZZ_DIR)/fuzz_manifest: test/fuzz/fuzz_manifest.c $(FUZZ_ENGINE_OBJS) $(FUZZ_HEADERS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SANITIZE) -o $@ \
-		$(filter %.c %.o,$^) $(ENGINE_LIBS)
+$(FUZZ_DIR)/%.o: %.c
+	$(sb_compile)
 
-$(FUZZ_DIR)/fuzz_stripe: test/fuzz/fuzz_stripe.c test/fuzz/fixture.c $(FUZZ_ENGINE_OBJS) $(FUZZ_HEADERS)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SANITIZE) -o $@ \
-		$(filter %.c %.o,$^) $(ENGINE_LIBS)
+$(FUZZ_LIB): $(call sb_objs,$(FUZZ_DIR),$(ENGINE_SRCS))
+	$(sb_archive)
 
-# The seed generator: a plain program on the normal engine objects.
-$(FUZZ_DIR)/make_seeds: test/fuzz/make_seeds.c test/fuzz/fixture.c $(ENGINE_OBJS) $(FUZZ_HEADERS)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Wextra -Wno-unused-parameter -o $@ \
-		$(filter %.c %.o,$^) $(LDFLAGS) $(ENGINE_LIBS)
+$(FUZZ_DIR)/fuzz_manifest: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_manifest.c) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(ENGINE_LIBS)
+
+$(FUZZ_DIR)/fuzz_stripe: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_stripe.c test/fuzz/fixture.c) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(ENGINE_LIBS)
+
+# The seed generator: a plain program on the normal engine library.
+build/make_seeds: $(call sb_objs,build,test/fuzz/make_seeds.c test/fuzz/fixture.c) $(ENGINE_LIB)
+	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
 # The targets without libFuzzer: test/fuzz/replay.c feeds them files.
-$(ASAN_DIR)/replay_manifest: test/fuzz/replay.c test/fuzz/fuzz_manifest.c $(ASAN_ENGINE_OBJS) $(FUZZ_HEADERS)
-	$(CC) $(CPPFLAGS) $(ASAN_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(ENGINE_LIBS)
+$(ASAN_DIR)/replay_manifest: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/fuzz/fuzz_manifest.c) $(ASAN_LIB)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
 
-$(ASAN_DIR)/replay_stripe: test/fuzz/replay.c test/fuzz/fuzz_stripe.c test/fuzz/fixture.c $(ASAN_ENGINE_OBJS) $(FUZZ_HEADERS)
-	$(CC) $(CPPFLAGS) $(ASAN_CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDFLAGS) $(ENGINE_LIBS)
+$(ASAN_DIR)/replay_stripe: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/fuzz/fuzz_stripe.c test/fuzz/fixture.c) $(ASAN_LIB)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
 
 fuzz: $(FUZZ_TARGETS)
 
@@ -174,11 +258,14 @@ fuzz-run: $(FUZZ_TARGETS)
 fuzz-merge: $(FUZZ_TARGETS)
 	bash test/fuzz/fuzz.sh merge
 
-fuzz-seeds: $(FUZZ_DIR)/make_seeds
-	./$(FUZZ_DIR)/make_seeds test/fuzz/corpus
+fuzz-seeds: build/make_seeds
+	./build/make_seeds test/fuzz/corpus
 
 fuzz-replay: $(REPLAY_TARGETS)
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_manifest test/fuzz/corpus/manifest test/fuzz/regress/manifest
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_stripe test/fuzz/corpus/stripe test/fuzz/regress/stripe
 
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
+
+# The header dependencies recorded by every build above (none before a first build).
+-include $(wildcard src/extension/*.d build/src/*/*.d build/test/*/*.d build/*/src/*/*.d build/*/test/*/*.d)

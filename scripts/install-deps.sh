@@ -14,6 +14,7 @@ packages=(
 	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev
 	libipc-run-perl postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
 	zstd libxml2-utils
+	gcovr
 )
 for arg in "$@"; do
 	case "$arg" in

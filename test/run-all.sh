@@ -2,7 +2,8 @@
 # Every test of stripebackup, as README.md and CI run it:
 #   1. install the dependencies (Debian packages), build, install;
 #   2. engine unit tests (C, TAP output), then again under AddressSanitizer
-#      and UndefinedBehaviorSanitizer, with the fuzz corpus replayed the same way;
+#      and UndefinedBehaviorSanitizer, with the fuzz corpus replayed the same way,
+#      then with --coverage (make coverage-check, SB_COVERAGE_MIN);
 #   3. end-to-end TAP tests on real PostgreSQL clusters (test/t/*.pl).
 #
 # PostgreSQL refuses to run as root: when run as root, the tests run as the
@@ -83,6 +84,12 @@ sanitized=(env TMPDIR="$scratch/tmp" ASAN_OPTIONS=detect_leaks=1
 echo "=== fuzz corpus (test/fuzz) under AddressSanitizer and UndefinedBehaviorSanitizer"
 "${runner[@]}" "${sanitized[@]}" ./asan/replay_manifest fuzz/corpus/manifest fuzz/regress/manifest
 "${runner[@]}" "${sanitized[@]}" ./asan/replay_stripe fuzz/corpus/stripe fuzz/regress/stripe
+
+# As root or the caller (the counts go to build/coverage in the checkout);
+# below SB_COVERAGE_MIN percent of the engine's lines (default 90) the run
+# fails, SB_COVERAGE_MIN=0 only reports.
+echo "=== engine coverage by the unit tests (both I/O methods)"
+make -C "$repo" -s coverage-check COVERAGE_MIN="${SB_COVERAGE_MIN:-90}"
 
 echo "=== SQL output (pg_regress)"
 regress_tests=$(cd "$scratch/regress/expected" && ls *.out | sed 's/\.out$//')

@@ -32,7 +32,10 @@ typedef struct SbPgMeta
 	int			ntablespaces;
 } SbPgMeta;
 
-/* Read the manifest's metadata; a backup without any gives is_postgresql false. */
+/*
+ * Read the manifest's metadata; a backup without any gives is_postgresql
+ * false.  On failure (a malformed tablespace) nothing is left to free.
+ */
 extern bool sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err);
 
 extern void sb_pgmeta_free(SbPgMeta *info);

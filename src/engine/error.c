@@ -74,7 +74,10 @@ sb_error_prefix(SbError *err, const char *fmt,...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->message, sizeof(old));
-	snprintf(err->message, sizeof(err->message), "%s: %s", prefix, old);
+	/* Too long for the buffer: the message loses its end, and says so. */
+	if (snprintf(err->message, sizeof(err->message), "%s: %s", prefix, old) >=
+		(int) sizeof(err->message))
+		memcpy(err->message + sizeof(err->message) - 4, "...", 4);
 }
 
 const char *

@@ -4,6 +4,7 @@
  *		extension's online backup; see docs/FORMAT.md 4.1).
  */
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,11 @@ read_tablespaces(const cJSON *array, SbPgMeta *info, SbError *err)
 
 		ts->location = string_field(item, "location");
 		if (!cJSON_IsNumber(oid) || ts->location == NULL)
+		{
+			free(ts->location);	/* not counted yet: sb_pgmeta_free would miss it */
+			ts->location = NULL;
 			return sb_error_set(err, SB_ECORRUPT, "manifest: bad tablespace in the metadata");
+		}
 		snprintf(ts->oid, sizeof(ts->oid), "%.0f", oid->valuedouble);
 		snprintf(ts->what, sizeof(ts->what), "directory of tablespace %s", ts->oid);
 		ts->in_place = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(item, "in_place"));
@@ -65,10 +70,14 @@ sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 		info->data_directory = string_field(meta, "data_directory");
 		info->start_lsn = string_field(meta, "start_lsn");
 		info->stop_lsn = string_field(meta, "stop_lsn");
-		info->timeline = cJSON_IsNumber(tli) ? (unsigned) tli->valuedouble : 0;
+		/* Out of range, the conversion would be undefined: unknown instead. */
+		info->timeline = cJSON_IsNumber(tli) && tli->valuedouble >= 0 &&
+			tli->valuedouble <= UINT_MAX ? (unsigned) tli->valuedouble : 0;
 		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err);
 	}
 	cJSON_Delete(meta);
+	if (!ok)
+		sb_pgmeta_free(info);
 	return ok;
 }
 

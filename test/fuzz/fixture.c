@@ -172,7 +172,8 @@ fix_backup_id(SbManifest *m, char dests[][PATH_MAX], const char *name, SbError *
 	memcpy(m->uuid, fixed_uuid, 16);
 	for (i = 0; i < FUZZ_NDESTS; i++)
 	{
-		snprintf(folder, sizeof(folder), "%s/%s", dests[i], name);
+		if (snprintf(folder, sizeof(folder), "%s/%s", dests[i], name) >= (int) sizeof(folder))
+			return sb_error_set(err, SB_EINVAL, "path too long: %s/%s", dests[i], name);
 		snprintf(stripe, sizeof(stripe), "%s/%s", folder, m->stripes[i].file_name);
 		if (!patch_stripe(stripe, err) || !sb_manifest_write(m, folder, err))
 			return false;

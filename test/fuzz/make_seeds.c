@@ -162,11 +162,14 @@ other_manifests(void)
 	int			fd;
 	size_t		i;
 
-	snprintf(src, sizeof(src), "%s/src", work);
+	if (snprintf(src, sizeof(src), "%s/src", work) >= (int) sizeof(src))
+		die("path too long", work);
 	make_dir(src);
 	for (i = 0; i < 3; i++)
 	{
-		snprintf(dests[i], PATH_MAX, "%s/other%zu%s", work, i + 1, i == 2 ? "-\xfe" : "");
+		if (snprintf(dests[i], PATH_MAX, "%s/other%zu%s", work, i + 1, i == 2 ? "-\xfe" : "") >=
+			PATH_MAX)
+			die("path too long", work);
 		make_dir(dests[i]);
 		dest_ptrs[i] = dests[i];
 	}

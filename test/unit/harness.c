@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +84,22 @@ th_like(const char *got, const char *want, const char *file, int line, const cha
 	if (!cond)
 		printf("#     '%.300s%s'\n#         doesn't contain '%s'\n", got ? got : "(null)",
 			   got && strlen(got) > 300 ? "..." : "", want);
+	fflush(stdout);
+	return cond;
+}
+
+bool
+th_is_str(const char *got, const char *want, const char *file, int line, const char *fmt,...)
+{
+	va_list		ap;
+	bool		cond = got != NULL && want != NULL ? strcmp(got, want) == 0 : got == want;
+
+	va_start(ap, fmt);
+	report(cond, file, line, fmt, ap);
+	va_end(ap);
+	if (!cond)
+		printf("#          got: '%.300s'\n#     expected: '%.300s'\n", got ? got : "(null)",
+			   want ? want : "(null)");
 	fflush(stdout);
 	return cond;
 }
@@ -237,10 +255,17 @@ char *
 th_path(char *out, const char *fmt,...)
 {
 	va_list		ap;
+	int			n;
 
 	va_start(ap, fmt);
-	vsnprintf(out, PATH_MAX, fmt, ap);
+	n = vsnprintf(out, PATH_MAX, fmt, ap);
 	va_end(ap);
+	/* A cut path would name another file: a test that makes one is broken. */
+	if (n < 0 || n >= PATH_MAX)
+	{
+		printf("Bail out! a path longer than PATH_MAX: %.100s...\n", out);
+		exit(255);
+	}
 	return out;
 }
 
@@ -493,6 +518,54 @@ th_crc32c(const uint8_t *data, size_t len)
 	return crc ^ 0xFFFFFFFFu;
 }
 
+/* ---------- other programs ---------- */
+
+int
+th_run(const char *const *argv, char *out, size_t outlen)
+{
+	posix_spawn_file_actions_t actions;
+	char		discard[256];
+	int			fds[2];
+	pid_t		pid = -1;
+	size_t		len = 0;
+	ssize_t		n;
+	int			status;
+
+	if (out == NULL || outlen == 0)
+	{
+		out = discard;
+		outlen = sizeof(discard);
+	}
+	out[0] = '\0';
+	if (pipe(fds) != 0)
+		return -1;
+	posix_spawn_file_actions_init(&actions);
+	posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&actions, fds[0]);
+	if (posix_spawnp(&pid, argv[0], &actions, NULL, (char *const *) argv, environ) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&actions);
+	close(fds[1]);
+	/* Read it all (a full pipe would block the program); keep what fits. */
+	while ((n = read(fds[0], discard, sizeof(discard))) > 0)
+	{
+		size_t		keep = len + (size_t) n < outlen ? (size_t) n : outlen - 1 - len;
+
+		if (out != discard)
+			memcpy(out + len, discard, keep);
+		len += keep;
+	}
+	close(fds[0]);
+	if (out == discard)
+		len = 0;
+	out[len] = '\0';
+	if (len > 0 && out[len - 1] == '\n')
+		out[len - 1] = '\0';
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /* ---------- listing trees ---------- */
 
 typedef struct PathList
@@ -560,7 +633,7 @@ list_tree(const char *root, const char *rel, PathList *l)
 		else
 			snprintf(child, sizeof(child), "%s/%s", rel, de->d_name);
 		list_add(l, child);
-		snprintf(child_full, sizeof(child_full), "%s/%s", root, child);
+		th_path(child_full, "%s/%s", root, child);
 		if (lstat(child_full, &st) == 0 && S_ISDIR(st.st_mode))
 			list_tree(root, child, l);
 	}
@@ -686,20 +759,27 @@ th_backup_tree(const SbBackupOptions *o, const char *src, SbManifest **manifest,
 }
 
 bool
-th_restore(const char *location, const char *target, SbError *err)
+th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err)
 {
 	SbArchive  *a = sb_archive_open(location, err);
-	SbRestoreOptions ro;
 	bool		ok;
 
 	if (a == NULL)
 		return false;
+	ok = sb_archive_restore(a, ro, err);
+	sb_archive_close(a);
+	return ok;
+}
+
+bool
+th_restore(const char *location, const char *target, SbError *err)
+{
+	SbRestoreOptions ro;
+
 	memset(&ro, 0, sizeof(ro));
 	ro.target = target;
 	ro.read.workers = 4;
-	ok = sb_archive_restore(a, &ro, err);
-	sb_archive_close(a);
-	return ok;
+	return th_restore_with(location, &ro, err);
 }
 
 static void

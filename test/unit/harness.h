@@ -31,6 +31,9 @@ extern bool th_is_int(long long got, long long want, const char *file, int line,
 extern bool th_like(const char *got, const char *want, const char *file, int line,
 					const char *fmt,...)
 			__attribute__((format(printf, 5, 6)));
+extern bool th_is_str(const char *got, const char *want, const char *file, int line,
+					  const char *fmt,...)
+			__attribute__((format(printf, 5, 6)));
 extern void th_diag(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 
 /* ok(condition, "description", ...) */
@@ -40,6 +43,8 @@ extern void th_diag(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 	th_is_int((long long) (got), (long long) (want), __FILE__, __LINE__, __VA_ARGS__)
 /* like(string, substring, "description", ...): STRING contains SUBSTRING */
 #define like(got, want, ...) th_like((got), (want), __FILE__, __LINE__, __VA_ARGS__)
+/* is_str(string, expected, "description", ...): equal strings (or both NULL) */
+#define is_str(got, want, ...) th_is_str((got), (want), __FILE__, __LINE__, __VA_ARGS__)
 #define diag(...) th_diag(__VA_ARGS__)
 
 /* Report an SbError that was not expected (no assertion). */
@@ -66,7 +71,7 @@ extern void th_tempdir(char *out, const char *tag);
 /* Remove a tree without following symlinks; quiet. */
 extern void th_rmtree(const char *path);
 
-/* snprintf into a PATH_MAX buffer. */
+/* snprintf into a PATH_MAX buffer; bails out (TAP) when the path does not fit. */
 extern char *th_path(char *out, const char *fmt,...) __attribute__((format(printf, 2, 3)));
 
 /* Deterministic content: random-looking, or (COMPRESSIBLE) text-like. */
@@ -90,6 +95,15 @@ extern bool th_edit_file(const char *path, const char *from, const char *to);
 
 /* CRC-32C (Castagnoli) of a buffer, for checking the manifest's. */
 extern uint32_t th_crc32c(const uint8_t *data, size_t len);
+
+/* ---------- other programs ---------- */
+
+/*
+ * Run ARGV (found on PATH, NULL-terminated); what it prints goes to OUT (as
+ * much as fits, the last newline dropped; OUT may be NULL).  Returns its exit
+ * status, or -1 if it could not run or died of a signal.
+ */
+extern int	th_run(const char *const *argv, char *out, size_t outlen);
 
 /* ---------- a test's folders ---------- */
 
@@ -128,6 +142,9 @@ extern bool th_backup_tree(const SbBackupOptions *o, const char *src,
 
 /* Open LOCATION and restore it into TARGET. */
 extern bool th_restore(const char *location, const char *target, SbError *err);
+
+/* Open LOCATION and restore it with options RO. */
+extern bool th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err);
 
 /* Open LOCATION and verify it; returns the number of problems, -1 on failure. */
 extern long th_verify(const char *location);

@@ -176,7 +176,7 @@ durability_fixture(ThFixture *f, const char *tag)
 	if (realpath(f->root, real) != NULL)
 	{
 		snprintf(f->root, sizeof(f->root), "%s", real);
-		snprintf(f->target, sizeof(f->target), "%s/target", real);
+		th_path(f->target, "%s/target", real);
 	}
 }
 

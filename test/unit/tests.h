@@ -47,4 +47,44 @@ extern void test_durability_restore_sync(void);
 /* test_page_cache.c */
 extern void test_page_cache_direct_reads(void);
 
+/* test_pgmeta.c */
+extern void test_pgmeta_read(void);
+extern void test_pgmeta_relocations(void);
+
+/* test_report.c */
+extern void test_report_svg_series(void);
+extern void test_report_svg_large(void);
+extern void test_report_svg_backup(void);
+
+/* test_calibrate.c */
+extern void test_calibrate_refused(void);
+extern void test_calibrate_sequential(void);
+extern void test_calibrate_matrix(void);
+extern void test_calibrate_rate(void);
+extern void test_calibrate_canceled(void);
+
+/* test_relocations.c */
+extern void test_relocations_restore(void);
+extern void test_relocations_refused(void);
+extern void test_relocations_canceled(void);
+
+/* test_io.c */
+extern void test_io_methods(void);
+extern void test_io_method_names(void);
+
+/* test_codec.c */
+extern void test_codec_zstd_cli(void);
+extern void test_codec_stored(void);
+
+/* test_error.c */
+extern void test_error_errno(void);
+extern void test_error_prefix(void);
+extern void test_error_code_names(void);
+
+/* test_fsutil.c */
+extern void test_fsutil_io_errors(void);
+extern void test_fsutil_small_files(void);
+extern void test_fsutil_beneath(void);
+extern void test_fsutil_remove_contents(void);
+
 #endif							/* SB_UNIT_TESTS_H */
