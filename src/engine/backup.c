@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stripebackup/sb_policy.h"
 #include "backup_internal.h"
 #include "fsutil.h"
 #include "source_reader.h"
@@ -585,7 +586,7 @@ sb_backup_abort(SbBackup *b)
 		if (w->path != NULL)
 			unlink(w->path);
 		remove_quietly(w->folder, SB_MANIFEST_FILE);
-		remove_quietly(w->folder, SB_MANIFEST_FILE ".tmp");
+		remove_quietly(w->folder, SB_MANIFEST_TEMP_FILE);
 		rmdir(w->folder);
 	}
 	free_backup(b, false);

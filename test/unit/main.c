@@ -51,6 +51,12 @@ static const UnitTest tests[] = {
 	TEST(test_durability_backup_sync_fails),
 	TEST(test_durability_restore_sync),
 	TEST(test_page_cache_direct_reads),
+	TEST(test_policy_paths),
+	TEST(test_policy_empty_or_absent),
+	TEST(test_policy_running_cluster),
+	TEST(test_policy_restore_places),
+	TEST(test_policy_mappings),
+	TEST(test_policy_folder_names),
 };
 
 static bool

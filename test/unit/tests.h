@@ -47,4 +47,12 @@ extern void test_durability_restore_sync(void);
 /* test_page_cache.c */
 extern void test_page_cache_direct_reads(void);
 
+/* test_policy.c */
+extern void test_policy_paths(void);
+extern void test_policy_empty_or_absent(void);
+extern void test_policy_running_cluster(void);
+extern void test_policy_restore_places(void);
+extern void test_policy_mappings(void);
+extern void test_policy_folder_names(void);
+
 #endif							/* SB_UNIT_TESTS_H */

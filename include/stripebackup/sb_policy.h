@@ -1,0 +1,111 @@
+/*
+ * sb_policy.h
+ *		The rules the command and the extension share, written once: where a
+ *		restore may write, and what a backup folder holds.
+ *
+ * Every check reports through SbError with a message that names the
+ * offending value; the caller adds only how it names the setting (an SQL
+ * argument, a command-line option).
+ */
+#ifndef SB_POLICY_H
+#define SB_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stripebackup/sb_archive.h"
+#include "stripebackup/sb_backup.h"
+#include "stripebackup/sb_error.h"
+#include "stripebackup/sb_manifest.h"
+
+/* ---------- paths ---------- */
+
+/*
+ * PATH made canonical into RESOLVED (PATH_MAX bytes): its longest part that
+ * exists resolved as realpath() does (links, ".", ".."), the rest appended
+ * with "." and ".." applied to the text.  A relative PATH starts from the
+ * working directory.
+ */
+extern bool sb_policy_canonical_path(const char *path, char *resolved, SbError *err);
+
+/* Is canonical path A the same as canonical path B, or inside it? */
+extern bool sb_policy_canonical_within(const char *a, const char *b);
+
+/* Is PATH the same as DIR or inside it, both made canonical? */
+extern bool sb_policy_path_within(const char *path, const char *dir, bool *within,
+								  SbError *err);
+
+/* ---------- places a restore writes ---------- */
+
+typedef enum SbDirState
+{
+	SB_DIR_ABSENT,				/* it will be created in its parent */
+	SB_DIR_EMPTY
+} SbDirState;
+
+/*
+ * Can PATH take a restore?  An empty directory this process may write, or
+ * absent in a parent directory it may write.  WHAT names it in errors
+ * ("restore target").  SB_EEXIST when not empty, SB_EINVAL when not a
+ * directory, an errno code when it cannot be written or created.
+ */
+extern bool sb_policy_check_empty_or_absent(const char *path, const char *what,
+											SbDirState *state, SbError *err);
+
+typedef enum SbPostmasterState
+{
+	SB_POSTMASTER_NONE,			/* no postmaster.pid */
+	SB_POSTMASTER_STALE,		/* postmaster.pid names no live process */
+	SB_POSTMASTER_RUNNING
+} SbPostmasterState;
+
+/* Does DATA_DIR's postmaster.pid name a live process?  *PID: the pid it names, or 0. */
+extern SbPostmasterState sb_policy_postmaster_state(const char *data_dir, long *pid);
+
+typedef struct SbRunningCluster
+{
+	bool		found;
+	char		data_dir[4096];	/* canonical */
+	long		pid;			/* its postmaster */
+} SbRunningCluster;
+
+/*
+ * Is PATH (made canonical) the data directory of a running PostgreSQL
+ * cluster or inside one: an ancestor-or-self holding PG_VERSION and a
+ * postmaster.pid whose process is alive?
+ */
+extern bool sb_policy_find_running_cluster(const char *path, SbRunningCluster *cluster,
+										   SbError *err);
+
+/*
+ * Tablespace mappings "OLD=NEW" as given for a restore into TARGET: the
+ * same OLD mapped twice, or a NEW that is TARGET or inside it, is refused
+ * naming the mapping.  (A mapping that is not of the form OLD=NEW is left
+ * for sb_pgmeta_relocations to refuse.)
+ */
+extern bool sb_policy_check_mappings(const char *const *mappings, uint32_t nmappings,
+									 const char *target, SbError *err);
+
+/*
+ * Can a restore write TARGET and the directories of its RELOCATIONS
+ * (tablespaces)?  Each must be absolute; none the same as or inside another
+ * (the target included); none inside the data directory of a running
+ * cluster; each absent (its parent writable) or empty (and writable).
+ * Nothing is created.
+ */
+extern bool sb_policy_check_restore_places(const char *target, const SbRelocation *relocations,
+										   uint32_t nrelocations, SbError *err);
+
+/* ---------- what a backup folder holds ---------- */
+
+/*
+ * DEST/NAME holds SB_MANIFEST_FILE (sb_manifest.h), written first under
+ * SB_MANIFEST_TEMP_FILE, and one stripe file per stripe stored there, named
+ * by sb_stripe_file_name() (sb_manifest.h): "stripe-3.sbs".
+ */
+#define SB_MANIFEST_TEMP_FILE SB_MANIFEST_FILE ".tmp"
+
+/* Is NAME a stripe file's name, "stripe-K.sbs" with K in 1..SB_MAX_STRIPES?  *NUMBER gets K. */
+extern bool sb_policy_parse_stripe_file_name(const char *name, uint32_t *number);
+
+#endif							/* SB_POLICY_H */
