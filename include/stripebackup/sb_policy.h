@@ -1,7 +1,8 @@
 /*
  * sb_policy.h
  *		The rules the command and the extension share, written once: where a
- *		restore may write, and what a backup folder holds.
+ *		restore may write, what a backup folder holds, and how a list of
+ *		rates, an integer or a size is written.
  *
  * Every check reports through SbError with a message that names the
  * offending value; the caller adds only how it names the setting (an SQL
@@ -107,5 +108,37 @@ extern bool sb_policy_check_restore_places(const char *target, const SbRelocatio
 
 /* Is NAME a stripe file's name, "stripe-K.sbs" with K in 1..SB_MAX_STRIPES?  *NUMBER gets K. */
 extern bool sb_policy_parse_stripe_file_name(const char *name, uint32_t *number);
+
+/* ---------- numbers as users write them ---------- */
+
+/* A list of numbers written "N" or "N1,N2,...": rates in MB/s, weights. */
+typedef struct SbNumberList
+{
+	uint32_t	count;
+	double		values[SB_MAX_STRIPES];
+} SbNumberList;
+
+/*
+ * "R" or "R1,R2,...": MB/s, each digits with an optional decimal part
+ * ("12", "0.5"), 0 for no limit; nothing else (no sign, space, empty item,
+ * exponent, NaN or infinity).  At most SB_MAX_STRIPES rates.
+ */
+extern bool sb_policy_parse_rates(const char *text, SbNumberList *rates, SbError *err);
+
+/* The same grammar for weights, each above 0. */
+extern bool sb_policy_parse_weights(const char *text, SbNumberList *weights, SbError *err);
+
+/* The rate of stripe INDEX (0-based): a single rate applies to all; past the list, none (0). */
+extern double sb_policy_rate_of(const SbNumberList *rates, uint32_t index);
+
+/* A whole decimal number in [MIN, MAX]: an optional "-" then digits, nothing else. */
+extern bool sb_policy_parse_int(const char *text, long min, long max, long *value,
+								SbError *err);
+
+/*
+ * A size in bytes: digits, then optionally a binary unit k, M, G or T (either
+ * case) alone or followed by "B" or "iB": "1048576", "256k", "1MB", "2GiB".
+ */
+extern bool sb_policy_parse_size(const char *text, uint64_t *bytes, SbError *err);
 
 #endif							/* SB_POLICY_H */

@@ -57,6 +57,7 @@ static const UnitTest tests[] = {
 	TEST(test_policy_restore_places),
 	TEST(test_policy_mappings),
 	TEST(test_policy_folder_names),
+	TEST(test_policy_numbers),
 };
 
 static bool

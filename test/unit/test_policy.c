@@ -289,3 +289,59 @@ test_policy_folder_names(void)
 		ok(!sb_policy_parse_stripe_file_name(not_stripes[i], &number), "\"%s\" is no stripe file", not_stripes[i]);
 }
 
+void
+test_policy_numbers(void)
+{
+	static const char *const bad_rates[] = {"", "1,,2", "1,", ",1", " 1", "1 ", "1x", "-1", "+1", "nan",
+	"inf", "infinity", "1e3", "0x10", ".5", "5.", "1;2", "1, 2"};
+	static const char *const bad_ints[] = {"", "-", " 1", "1 ", "+1", "1x", "0x10", "--1", "99999999999999999999"};
+	static const char *const bad_sizes[] = {"", "k", "1 M", "-1", "1.5M", "1Mb", "1X", "1MM", " 1",
+	"20000000T", "99999999999999999999"};
+	char		many[512] = "1";
+	SbNumberList list;
+	SbError		err;
+	uint64_t	size = 0;
+	long		v = 0;
+	size_t		i;
+
+	ok(sb_policy_parse_rates("50", &list, &err) && list.count == 1, "one rate");
+	ok(sb_policy_rate_of(&list, 0) == 50 && sb_policy_rate_of(&list, 63) == 50, "applies to every stripe");
+	ok(sb_policy_parse_rates("1,2.5,0", &list, &err) && list.count == 3, "three rates");
+	ok(sb_policy_rate_of(&list, 1) == 2.5 && sb_policy_rate_of(&list, 2) == 0 &&
+	   sb_policy_rate_of(&list, 3) == 0, "one each, none past the list");
+	for (i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++)
+	{
+		refused(sb_policy_parse_rates(bad_rates[i], &list, &err), err, SB_EINVAL,
+				bad_rates[i][0] ? bad_rates[i] : "\"\"", "rate \"%s\" is refused", bad_rates[i]);
+	}
+	like(err.message, "not a number", "a bad item is called so");
+	refused(sb_policy_parse_rates("1,,2", &list, &err), err, SB_EINVAL, "empty rate", "an empty item is called so");
+	for (i = 1; i <= SB_MAX_STRIPES; i++)
+		strcat(many, ",1");
+	refused(sb_policy_parse_rates(many, &list, &err), err, SB_EINVAL, "more than 64 rates", "65 rates");
+	refused(sb_policy_parse_rates("1,2000000000000", &list, &err), err, SB_EINVAL, "too large", "a rate above 10^12");
+
+	ok(sb_policy_parse_weights("2,2,1", &list, &err) && list.count == 3 && list.values[0] == 2, "weights");
+	ok(sb_policy_parse_weights("0.5", &list, &err), "a fractional weight");
+	refused(sb_policy_parse_weights("1,0", &list, &err), err, SB_EINVAL, "weight 0 in \"1,0\"", "a zero weight");
+	refused(sb_policy_parse_weights("1,,2", &list, &err), err, SB_EINVAL, "empty weight", "an empty weight");
+
+	ok(sb_policy_parse_int("12", 1, 256, &v, &err) && v == 12, "an integer");
+	ok(sb_policy_parse_int("-3", -5, 5, &v, &err) && v == -3, "a negative integer");
+	refused(sb_policy_parse_int("300", 1, 256, &v, &err), err, SB_EINVAL, "300 is out of range (1 to 256)",
+			"an integer out of range");
+	for (i = 0; i < sizeof(bad_ints) / sizeof(bad_ints[0]); i++)
+		refused(sb_policy_parse_int(bad_ints[i], -1000, 1000, &v, &err), err, SB_EINVAL,
+				bad_ints[i][0] ? bad_ints[i] : "\"\"", "integer \"%s\" is refused", bad_ints[i]);
+
+	ok(sb_policy_parse_size("1048576", &size, &err) && size == 1048576, "a size in bytes");
+	ok(sb_policy_parse_size("256k", &size, &err) && size == 256 * 1024, "256k");
+	ok(sb_policy_parse_size("1MB", &size, &err) && size == 1024 * 1024, "1MB");
+	ok(sb_policy_parse_size("1MiB", &size, &err) && size == 1024 * 1024, "1MiB");
+	ok(sb_policy_parse_size("2g", &size, &err) && size == 2ULL << 30, "2g");
+	ok(sb_policy_parse_size("1T", &size, &err) && size == 1ULL << 40, "1T");
+	for (i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++)
+		refused(sb_policy_parse_size(bad_sizes[i], &size, &err), err, SB_EINVAL,
+				bad_sizes[i][0] ? bad_sizes[i] : "\"\"", "size \"%s\" is refused", bad_sizes[i]);
+}
+

@@ -54,5 +54,6 @@ extern void test_policy_running_cluster(void);
 extern void test_policy_restore_places(void);
 extern void test_policy_mappings(void);
 extern void test_policy_folder_names(void);
+extern void test_policy_numbers(void);
 
 #endif							/* SB_UNIT_TESTS_H */
