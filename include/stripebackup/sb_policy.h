@@ -1,8 +1,9 @@
 /*
  * sb_policy.h
  *		The rules the command and the extension share, written once: where a
- *		restore may write, what a backup folder holds, and how a list of
- *		rates, an integer or a size is written.
+ *		restore may write, what a backup folder holds, how a list of rates,
+ *		an integer or a size is written, and how much memory a backup or a
+ *		restore may take.
  *
  * Every check reports through SbError with a message that names the
  * offending value; the caller adds only how it names the setting (an SQL
@@ -140,5 +141,48 @@ extern bool sb_policy_parse_int(const char *text, long min, long max, long *valu
  * case) alone or followed by "B" or "iB": "1048576", "256k", "1MB", "2GiB".
  */
 extern bool sb_policy_parse_size(const char *text, uint64_t *bytes, SbError *err);
+
+/* ---------- memory ---------- */
+
+/* The limit when a caller gives none (max_memory 0). */
+#define SB_DEFAULT_MAX_MEMORY ((uint64_t) 1024 * 1024 * 1024)
+
+/* What a backup's or a restore's settings will allocate, and how it adds up. */
+typedef struct SbMemoryEstimate
+{
+	uint64_t	buffers;		/* chunk buffers (twice with compression) */
+	uint64_t	read_ahead;		/* source blocks read ahead (backup) */
+	uint64_t	codec_contexts; /* a zstd context per worker */
+	uint64_t	index;			/* chunk index entries held in memory */
+	uint64_t	total;
+	char		breakdown[512]; /* "buffer_count 16 x transfer_size 1 MB (x2 ...) + ..." */
+} SbMemoryEstimate;
+
+/*
+ * What a backup with options O allocates: buffer_count x chunk size (twice
+ * with compression), queue_depth read-ahead blocks, a zstd compression
+ * context per worker at the level and chunk size, and 48 bytes of index per
+ * chunk of o->expected_bytes.
+ */
+extern void sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *estimate);
+
+/*
+ * What a restore or verify of M with options O allocates: buffer_count
+ * records (and a decompression buffer each when compressed), a zstd
+ * decompression context per worker, and every stripe's index.
+ */
+extern void sb_policy_read_memory(const SbManifest *m, const SbReadOptions *o,
+								  SbMemoryEstimate *estimate);
+
+/* Refuse an estimate above MAX_MEMORY bytes (0: SB_DEFAULT_MAX_MEMORY), saying how it adds up. */
+extern bool sb_policy_check_memory(const SbMemoryEstimate *estimate, uint64_t max_memory,
+								   SbError *err);
+
+/* The two above together, for a backup's options (o->max_memory). */
+extern bool sb_policy_check_backup_memory(const SbBackupOptions *o, SbError *err);
+
+/* The same for a restore or verify of M (o->max_memory). */
+extern bool sb_policy_check_read_memory(const SbManifest *m, const SbReadOptions *o,
+										SbError *err);
 
 #endif							/* SB_POLICY_H */

@@ -167,7 +167,7 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 			return sb_error_set(err, SB_EINVAL,
 								"rate limit %g MB/s of destination \"%s\" is not a number of MB/s (0 for none)",
 								o->max_rates[i], o->destinations[i]);
-	return true;
+	return sb_policy_check_backup_memory(o, err);
 }
 
 /* A random (version 4) UUID for the backup. */

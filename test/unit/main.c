@@ -58,6 +58,8 @@ static const UnitTest tests[] = {
 	TEST(test_policy_mappings),
 	TEST(test_policy_folder_names),
 	TEST(test_policy_numbers),
+	TEST(test_policy_memory),
+	TEST(test_policy_memory_hooks),
 };
 
 static bool

@@ -345,3 +345,144 @@ test_policy_numbers(void)
 				bad_sizes[i][0] ? bad_sizes[i] : "\"\"", "size \"%s\" is refused", bad_sizes[i]);
 }
 
+/* Options for the memory tests: codec, level, chunk size and counts given. */
+static void
+memory_options(SbBackupOptions *o, SbCodec codec, uint32_t chunk, uint32_t buffers, uint32_t workers)
+{
+	memset(o, 0, sizeof(*o));
+	o->codec = codec;
+	o->level = 19;
+	o->chunk_size = chunk;
+	o->buffer_count = buffers;
+	o->workers = workers;
+	o->queue_depth = 4;
+}
+
+void
+test_policy_memory(void)
+{
+	const uint64_t mb = 1024 * 1024;
+	SbBackupOptions o;
+	SbMemoryEstimate e;
+	SbError		err;
+
+	memset(&o, 0, sizeof(o));
+	o.codec = SB_CODEC_ZSTD;
+	o.level = 1;
+	sb_policy_backup_memory(&o, &e);
+	ok(e.buffers >= 2 * SB_DEFAULT_BUFFER_COUNT * mb && e.buffers < 2 * SB_DEFAULT_BUFFER_COUNT * mb + mb,
+	   "defaults: 16 buffers of 1 MB, twice with compression (%llu bytes)", (unsigned long long) e.buffers);
+	is_int(e.read_ahead, SB_DEFAULT_QUEUE_DEPTH * mb, "defaults: 4 read-ahead blocks of 1 MB");
+	is_int(e.codec_contexts, sb_cpu_count() * sb_codec_compress_memory(SB_CODEC_ZSTD, 1, mb),
+		   "defaults: a level-1 context per CPU");
+	is_int(e.index, 0, "no index estimate without an expected size");
+	is_int(e.total, e.buffers + e.read_ahead + e.codec_contexts, "the total adds the terms");
+	ok(sb_policy_check_memory(&e, 0, &err), "the defaults fit the default limit");
+
+	memory_options(&o, SB_CODEC_ZSTD, 64 * mb, 4096, 2);
+	o.expected_bytes = 1000 * 64 * mb;
+	sb_policy_backup_memory(&o, &e);
+	is_int(e.buffers, 4096 * (64 * mb + sb_codec_bound(SB_CODEC_ZSTD, 64 * mb)), "4096 buffers of 64 MB, and their output");
+	is_int(e.read_ahead, 4 * 64 * mb, "4 read-ahead blocks of 64 MB");
+	is_int(e.codec_contexts, 2 * sb_codec_compress_memory(SB_CODEC_ZSTD, 19, 64 * mb), "two level-19 contexts");
+	is_int(e.index, 1000 * SB_INDEX_ENTRY_SIZE, "48 bytes of index per chunk expected");
+	refused(sb_policy_check_memory(&e, 0, &err), err, SB_EINVAL,
+			"buffer_count 4096 x transfer_size 64 MB (x2 with compression) (513 GB)", "half a terabyte of buffers is refused");
+	like(err.message, "read-ahead queue_depth 4 x 64 MB (256 MB)", "the message shows the read-ahead");
+	like(err.message, "zstd level 19: 2 workers x ", "the message shows the contexts");
+	like(err.message, "index of 1000 chunks x 48 bytes (46.9 kB)", "the message shows the index");
+	like(err.message, " GB of memory, above the default limit of 1 GB (stripebackup.max_memory",
+		 "the message gives the total and the limit");
+
+	memory_options(&o, SB_CODEC_NONE, 64 * mb, 2, 4);
+	sb_policy_backup_memory(&o, &e);
+	is_int(e.buffers, 2 * 64 * mb, "without compression a buffer each");
+	is_int(e.codec_contexts, 0, "and no contexts");
+	ok(strstr(e.breakdown, "x2") == NULL && strstr(e.breakdown, "zstd") == NULL, "nor do they show");
+	ok(sb_policy_check_memory(&e, 0, &err), "384 MB fits the default limit");
+	refused(sb_policy_check_memory(&e, 100 * mb, &err), err, SB_EINVAL, "= 384 MB of memory, above the limit of 100 MB",
+			"it does not fit a limit of 100 MB");
+	ok(sb_policy_check_memory(&e, e.total, &err), "a limit of exactly the total fits");
+}
+
+/* Destinations of F hold what they held: nothing was created. */
+static bool
+dests_empty(const ThFixture *f)
+{
+	uint32_t	i;
+
+	for (i = 0; i < f->ndests; i++)
+		if (th_count_entries(f->dest[i]) != 0)
+			return false;
+	return true;
+}
+
+void
+test_policy_memory_hooks(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbReadOptions ro;
+	SbRestoreOptions rest;
+	SbManifest *m = NULL;
+	SbMemoryEstimate e;
+	SbArchive  *a;
+	SbError		err;
+	SbBackup   *b;
+	char		location[PATH_MAX];
+	uint64_t	problems = 0;
+
+	th_fixture(&f, "policy-memory", 2);
+	th_write_pattern(th_path(location, "%s/data", f.src), 300000, 7, true, 0644);
+	th_options(&o, f.dests, 2, "bk");
+	o.chunk_size = SB_MAX_CHUNK_SIZE;
+	o.buffer_count = 64;
+	b = sb_backup_begin(&o, &err);
+	ok(b == NULL, "sb_backup_begin refuses 64 buffers of 64 MB");
+	if (b != NULL)
+		sb_backup_abort(b);
+	else
+		like(err.message, "above the default limit of 1 GB", "saying the limit");
+	ok(dests_empty(&f), "and creates nothing");
+	o.buffer_count = 4;
+	o.max_memory = 64 * 1024 * 1024;
+	ok(!sb_backup_check_options(&o, &err) && strstr(err.message, "above the limit of 64 MB") != NULL,
+	   "a max_memory of 64 MB refuses 4 buffers of 64 MB");
+
+	th_options(&o, f.dests, 2, "bk");
+	o.codec = SB_CODEC_ZSTD;
+	o.level = 1;
+	o.max_memory = 512 * 1024 * 1024;
+	ok(th_backup_tree(&o, f.src, &m, &err), "a backup within a limit of 512 MB");
+	sb_manifest_free(m);
+
+	a = sb_archive_open(th_location(&f, 0, "bk", location), &err);
+	ok(a != NULL, "the backup opens");
+	if (a == NULL)
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	memset(&ro, 0, sizeof(ro));
+	ro.workers = 3;
+	ro.buffer_count = 8;
+	sb_policy_read_memory(a->manifest, &ro, &e);
+	is_int(e.buffers, 8 * (2 * 64 * 1024 + SB_CHUNK_HEADER_SIZE), "read: 8 records and decompression buffers");
+	is_int(e.codec_contexts, 3 * sb_codec_decompress_memory(SB_CODEC_ZSTD), "read: a decompression context per worker");
+	is_int(e.index, a->manifest->total_chunks * 2 * SB_INDEX_ENTRY_SIZE, "read: every stripe's index");
+	ro.max_memory = e.total - 1;
+	refused(sb_archive_verify(a, &ro, NULL, NULL, &problems, &err), err, SB_EINVAL,
+			"buffer_count 8 x the backup's chunk size 64 kB (x2 with compression)",
+			"verify refuses a byte less than its settings need");
+	memset(&rest, 0, sizeof(rest));
+	rest.target = f.target;
+	rest.read = ro;
+	refused(sb_archive_restore(a, &rest, &err), err, SB_EINVAL, "above the limit",
+			"restore refuses it too");
+	ok(!th_exists(f.target), "and leaves no target behind");
+	ro.max_memory = e.total;
+	ok(sb_archive_verify(a, &ro, NULL, NULL, &problems, &err) && problems == 0,
+	   "verify runs within exactly what it needs");
+	sb_archive_close(a);
+	th_fixture_done(&f);
+}

@@ -55,5 +55,7 @@ extern void test_policy_restore_places(void);
 extern void test_policy_mappings(void);
 extern void test_policy_folder_names(void);
 extern void test_policy_numbers(void);
+extern void test_policy_memory(void);
+extern void test_policy_memory_hooks(void);
 
 #endif							/* SB_UNIT_TESTS_H */
