@@ -60,6 +60,10 @@ static const UnitTest tests[] = {
 	TEST(test_policy_numbers),
 	TEST(test_policy_memory),
 	TEST(test_policy_memory_hooks),
+	TEST(test_folder_removes_own_files),
+	TEST(test_folder_partial),
+	TEST(test_folder_foreign),
+	TEST(test_folder_links),
 };
 
 static bool

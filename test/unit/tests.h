@@ -58,4 +58,10 @@ extern void test_policy_numbers(void);
 extern void test_policy_memory(void);
 extern void test_policy_memory_hooks(void);
 
+/* test_folder.c */
+extern void test_folder_removes_own_files(void);
+extern void test_folder_partial(void);
+extern void test_folder_foreign(void);
+extern void test_folder_links(void);
+
 #endif							/* SB_UNIT_TESTS_H */
