@@ -4,8 +4,6 @@
  *		the data directory of a stopped PostgreSQL cluster, striped over
  *		several destinations.
  */
-#include <errno.h>
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cluster_meta.h"
 #include "source_tree.h"
 #include "stripebackup/sb_backup.h"
 #include "stripebackup/sb_policy.h"
@@ -31,6 +30,7 @@ typedef struct CreateArgs
 	SbBackupOptions options;
 	char		default_name[32];
 	int			progress_mode;
+	char	   *metadata;		/* the manifest's description of a data directory */
 } CreateArgs;
 
 static void
@@ -246,27 +246,33 @@ parse_args(int argc, char **argv, CreateArgs *a)
 	return -1;
 }
 
-/* A destination inside the source would back up the backup, and the reverse
- * would write into what is being read. */
+/*
+ * A destination inside a folder the backup reads (the source, a tablespace,
+ * pg_wal) would back up the backup, and the reverse would write into what
+ * is being read.
+ */
 static bool
-check_not_nested(const CreateArgs *a, SbError *err)
+check_not_nested(const CreateArgs *a, const SourceTree *tree, SbError *err)
 {
-	char		source[PATH_MAX];
 	char		dest[PATH_MAX];
 	uint32_t	i;
+	size_t		r;
 
-	if (realpath(a->source, source) == NULL)
-		return sb_error_set_errno(err, errno, "source \"%s\" is not usable", a->source);
 	for (i = 0; i < a->ndests; i++)
 	{
 		if (realpath(a->dests[i], dest) == NULL)
 			continue;			/* the engine says why the destination is not usable */
-		if (sb_policy_canonical_within(dest, source))
-			return sb_error_set(err, SB_EINVAL, "destination \"%s\" is inside the source \"%s\"",
-								a->dests[i], a->source);
-		if (sb_policy_canonical_within(source, dest))
-			return sb_error_set(err, SB_EINVAL, "source \"%s\" is inside destination \"%s\"",
-								a->source, a->dests[i]);
+		for (r = 0; r < tree->nroots; r++)
+		{
+			const char *read = r == 0 ? a->source : tree->roots[r];
+
+			if (sb_policy_canonical_within(dest, tree->roots[r]))
+				return sb_error_set(err, SB_EINVAL, "destination \"%s\" is inside \"%s\", which the backup reads",
+									a->dests[i], read);
+			if (sb_policy_canonical_within(tree->roots[r], dest))
+				return sb_error_set(err, SB_EINVAL, "\"%s\", which the backup reads, is inside destination \"%s\"",
+									read, a->dests[i]);
+		}
 	}
 	return true;
 }
@@ -294,19 +300,27 @@ check_server_stopped(const char *source, SbError *err)
 	return true;
 }
 
+/*
+ * What the manifest says of the source: a data directory is described as
+ * the online backup describes it (cluster_meta.h), so restore relocates its
+ * tablespaces alike; the size read sizes the memory check's index estimate.
+ */
+static bool
+describe_source(CreateArgs *a, const SourceTree *tree, SbError *err)
+{
+	a->metadata = cluster_meta_json(tree, err);
+	a->options.metadata_json = a->metadata;
+	a->options.expected_bytes = tree->total_bytes;
+	return err->code == SB_OK;
+}
+
+/* The tree lists no links (source_tree.h): directories and files only. */
 static bool
 add_item(SbBackup *b, const SourceItem *item, SbError *err)
 {
-	switch (item->type)
-	{
-		case SB_ENTRY_DIR:
-			return sb_backup_add_dir(b, item->path, item->mode, item->mtime, err);
-		case SB_ENTRY_SYMLINK:
-			return sb_backup_add_symlink(b, item->path, item->link_target, item->mtime, err);
-		case SB_ENTRY_FILE:
-			return sb_backup_add_file(b, item->path, item->full_path, err);
-	}
-	return false;
+	if (item->type == SB_ENTRY_DIR)
+		return sb_backup_add_dir(b, item->path, item->mode, item->mtime, err);
+	return sb_backup_add_file(b, item->path, item->full_path, err);
 }
 
 static void
@@ -389,10 +403,14 @@ cmd_create(int argc, char **argv)
 	a.options.ndestinations = a.ndests;
 	a.options.weights = a.weights_text ? a.weights : NULL;
 	a.options.max_rates = a.max_rate_text ? a.max_rates : NULL;
-	if (!check_not_nested(&a, &err) || !check_server_stopped(a.source, &err) ||
-		!source_tree_scan(a.source, &tree, &err))
+	if (!check_server_stopped(a.source, &err))
 		return cli_report_error(&err);
-	rc = run_backup(&a, &tree);
+	if (!source_tree_scan(a.source, &tree, &err) || !check_not_nested(&a, &tree, &err) ||
+		!describe_source(&a, &tree, &err))
+		rc = cli_report_error(&err);
+	else
+		rc = run_backup(&a, &tree);
+	free(a.metadata);
 	source_tree_free(&tree);
 	return rc;
 }
