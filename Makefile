@@ -2,7 +2,8 @@
 # stripebackup command.
 #
 #   make                 build everything
-#   make install         install the library, SQL files and the command
+#   make install         install the library, SQL files and the command (and
+#                        a link to it in CLI_LINK_DIR, /usr/local/bin; empty: none)
 #   make test            install dependencies, build, install, run every test
 #   make quickstart      build, then back up and restore a throwaway cluster
 #   make unit            engine unit tests only (no PostgreSQL needed)
@@ -123,13 +124,34 @@ $(EXTENSION_OBJS): CFLAGS += $(SB_DEPFLAGS)
 
 install: install-cli
 
+# Debian keeps PostgreSQL's programs off PATH (pg_config --bindir), so a link
+# in CLI_LINK_DIR lets "stripebackup ..." run as README.md types it.  Empty:
+# no link.  A file there that is not a link is left alone; uninstall removes
+# the link only if it is ours.
+CLI_LINK_DIR ?= /usr/local/bin
+CLI_LINK = $(DESTDIR)$(CLI_LINK_DIR)/stripebackup
+
 install-cli: $(CLI)
 	$(INSTALL_PROGRAM) $(CLI) '$(DESTDIR)$(bindir)/stripebackup'
+ifneq ($(CLI_LINK_DIR),)
+	@if [ -e '$(CLI_LINK)' ] && [ ! -L '$(CLI_LINK)' ]; then \
+		echo "warning: '$(CLI_LINK)' exists and is not a link: left alone" >&2; \
+	else \
+		$(MKDIR_P) '$(DESTDIR)$(CLI_LINK_DIR)' && \
+		ln -sfn '$(bindir)/stripebackup' '$(CLI_LINK)' && \
+		echo "linked '$(CLI_LINK)' to '$(bindir)/stripebackup'"; \
+	fi
+endif
 
 uninstall: uninstall-cli
 
 uninstall-cli:
 	rm -f '$(DESTDIR)$(bindir)/stripebackup'
+ifneq ($(CLI_LINK_DIR),)
+	@if [ -L '$(CLI_LINK)' ] && [ "$$(readlink '$(CLI_LINK)')" = '$(bindir)/stripebackup' ]; then \
+		rm -f '$(CLI_LINK)'; \
+	fi
+endif
 
 unit: $(UNIT)
 	./$(UNIT)

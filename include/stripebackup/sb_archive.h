@@ -103,6 +103,7 @@ typedef struct SbReadOptions
 	const double *max_rates;	/* MB/s read per stripe, 0 = no limit; or NULL */
 	SbTickFn	tick;
 	void	   *tick_arg;
+	uint64_t	max_memory;		/* bytes the settings may allocate; 0 = 1 GB (sb_policy.h) */
 } SbReadOptions;
 
 /*

@@ -60,6 +60,9 @@ typedef struct SbBackupOptions
 	bool		direct_io;		/* read uncached source blocks with O_DIRECT
 								 * and keep the stripes out of the page cache */
 	const double *max_rates;	/* MB/s per destination, 0 = no limit; or NULL */
+	uint64_t	max_memory;		/* bytes the settings may allocate; 0 = 1 GB (sb_policy.h) */
+	uint64_t	expected_bytes; /* source bytes expected, for the memory check's
+								 * index estimate; 0 = unknown */
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;

@@ -39,20 +39,25 @@ extern int	cli_report_error(const SbError *err);
 extern int	cli_usage_error(const char *command, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 
-/* Parse a whole decimal number in [MIN, MAX]. */
+/* Parse a whole decimal number in [MIN, MAX] (sb_policy_parse_int). */
 extern bool cli_parse_int(const char *text, long min, long max, long *out);
 
-/* Parse a size such as "1048576", "256k", "1M" (binary units). */
+/* Parse a size such as "1048576", "256k", "1M" (sb_policy_parse_size). */
 extern bool cli_parse_size(const char *text, uint64_t *out);
 
 /* "1.5 GiB" and the like. */
 extern const char *cli_format_bytes(uint64_t bytes, char *buf, size_t len);
 
 /*
- * "R" or "R1,R2,...": MB/s for every stripe or one each (0 = no limit) into
- * RATES[SB_MAX_STRIPES].
+ * "--max-rate R" or "R1,R2,...": MB/s for every stripe or one each (0 = no
+ * limit) into RATES[SB_MAX_STRIPES], *COUNT the number given, by
+ * sb_policy_parse_rates; a usage error of COMMAND naming the value otherwise.
  */
-extern bool cli_parse_rates(const char *text, double *rates);
+extern bool cli_parse_rates(const char *command, const char *text, double *rates,
+							uint32_t *count);
+
+/* "--max-memory SIZE", above 0; a usage error of COMMAND otherwise. */
+extern bool cli_parse_max_memory(const char *command, const char *text, uint64_t *bytes);
 
 /* Apply "--stripe-path K=DIR" to an opened archive. */
 extern bool cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err);

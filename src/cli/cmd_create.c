@@ -4,21 +4,18 @@
  *		the data directory of a stopped PostgreSQL cluster, striped over
  *		several destinations.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "cluster_meta.h"
 #include "source_tree.h"
 #include "stripebackup/sb_backup.h"
+#include "stripebackup/sb_policy.h"
 #include "stripebackup/sb_version.h"
 
 typedef struct CreateArgs
@@ -33,6 +30,7 @@ typedef struct CreateArgs
 	SbBackupOptions options;
 	char		default_name[32];
 	int			progress_mode;
+	char	   *metadata;		/* the manifest's description of a data directory */
 } CreateArgs;
 
 static void
@@ -60,6 +58,7 @@ create_usage(void)
 	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
 	printf("      --queue-depth=N      reads or writes in flight per file (default %d)\n",
 		   SB_DEFAULT_QUEUE_DEPTH);
+	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
 	printf("      --direct-io          read what the page cache lacks with O_DIRECT; keep stripes out of it\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
@@ -68,38 +67,40 @@ create_usage(void)
 		   "is the LOCATION that show, plan, verify and restore take.\n");
 }
 
-/*
- * "1,2,3": one number per destination (weights: positive; rates: MB/s, 0 for
- * none, and a single rate applies to every destination).
- */
+/* --weights: one positive number per destination (sb_policy_parse_weights). */
 static bool
-parse_numbers(const char *text, const char *what, bool rate, double *out, uint32_t ndests)
+parse_weights(CreateArgs *a)
 {
-	char		copy[1024];
-	char	   *save = NULL;
-	char	   *tok;
-	uint32_t	n = 0;
+	SbNumberList list;
+	SbError		err;
 
-	snprintf(copy, sizeof(copy), "%s", text);
-	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save))
+	if (!sb_policy_parse_weights(a->weights_text, &list, &err))
 	{
-		char	   *end;
-		double		v = strtod(tok, &end);
-
-		if (end == tok || *end != '\0' || !isfinite(v) || v < 0 || (!rate && v == 0) ||
-			n == SB_MAX_STRIPES)
-		{
-			cli_usage_error("create", "%s \"%s\" is not a %s number", what, tok,
-							rate ? "non-negative" : "positive");
-			return false;
-		}
-		out[n++] = v;
+		cli_usage_error("create", "invalid value for --weights: %s", err.message);
+		return false;
 	}
-	for (; rate && n == 1 && n < ndests; n++)
-		out[n] = out[0];
-	if (n != ndests)
+	if (list.count != a->ndests)
 	{
-		cli_usage_error("create", "%u %ss given for %u destinations (\"%s\")", n, what, ndests, text);
+		cli_usage_error("create", "%u weights given for %u destinations (\"%s\")",
+						list.count, a->ndests, a->weights_text);
+		return false;
+	}
+	memcpy(a->weights, list.values, list.count * sizeof(double));
+	return true;
+}
+
+/* --max-rate: one rate for every destination, or one each. */
+static bool
+parse_max_rates(CreateArgs *a)
+{
+	uint32_t	count;
+
+	if (!cli_parse_rates("create", a->max_rate_text, a->max_rates, &count))
+		return false;
+	if (count != 1 && count != a->ndests)
+	{
+		cli_usage_error("create", "%u rates given for %u destinations (\"%s\")",
+						count, a->ndests, a->max_rate_text);
 		return false;
 	}
 	return true;
@@ -156,6 +157,8 @@ parse_value_option(CreateArgs *a, int c, const char *arg)
 				return bad_value(arg, "--queue-depth (1 to 256)");
 			a->options.queue_depth = (uint32_t) v;
 			return true;
+		case 9:
+			return cli_parse_max_memory("create", arg, &a->options.max_memory);
 	}
 	return false;
 }
@@ -182,6 +185,7 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		{"queue-depth", required_argument, NULL, 6},
 		{"direct-io", no_argument, NULL, 7},
 		{"max-rate", required_argument, NULL, 8},
+		{"max-memory", required_argument, NULL, 9},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -236,44 +240,39 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		return cli_usage_error("create", "--source is required");
 	if (a->ndests == 0)
 		return cli_usage_error("create", "at least one --dest is required");
-	if (a->weights_text != NULL &&
-		!parse_numbers(a->weights_text, "weight", false, a->weights, a->ndests))
-		return EXIT_USAGE;
-	if (a->max_rate_text != NULL &&
-		!parse_numbers(a->max_rate_text, "rate", true, a->max_rates, a->ndests))
+	if ((a->weights_text != NULL && !parse_weights(a)) ||
+		(a->max_rate_text != NULL && !parse_max_rates(a)))
 		return EXIT_USAGE;
 	return -1;
 }
 
+/*
+ * A destination inside a folder the backup reads (the source, a tablespace,
+ * pg_wal) would back up the backup, and the reverse would write into what
+ * is being read.
+ */
 static bool
-path_within(const char *a, const char *b)
+check_not_nested(const CreateArgs *a, const SourceTree *tree, SbError *err)
 {
-	size_t		len = strlen(b);
-
-	return strncmp(a, b, len) == 0 && (a[len] == '\0' || a[len] == '/' || strcmp(b, "/") == 0);
-}
-
-/* A destination inside the source would back up the backup, and the reverse
- * would write into what is being read. */
-static bool
-check_not_nested(const CreateArgs *a, SbError *err)
-{
-	char		source[PATH_MAX];
 	char		dest[PATH_MAX];
 	uint32_t	i;
+	size_t		r;
 
-	if (realpath(a->source, source) == NULL)
-		return sb_error_set_errno(err, errno, "source \"%s\" is not usable", a->source);
 	for (i = 0; i < a->ndests; i++)
 	{
 		if (realpath(a->dests[i], dest) == NULL)
 			continue;			/* the engine says why the destination is not usable */
-		if (path_within(dest, source))
-			return sb_error_set(err, SB_EINVAL, "destination \"%s\" is inside the source \"%s\"",
-								a->dests[i], a->source);
-		if (path_within(source, dest))
-			return sb_error_set(err, SB_EINVAL, "source \"%s\" is inside destination \"%s\"",
-								a->source, a->dests[i]);
+		for (r = 0; r < tree->nroots; r++)
+		{
+			const char *read = r == 0 ? a->source : tree->roots[r];
+
+			if (sb_policy_canonical_within(dest, tree->roots[r]))
+				return sb_error_set(err, SB_EINVAL, "destination \"%s\" is inside \"%s\", which the backup reads",
+									a->dests[i], read);
+			if (sb_policy_canonical_within(tree->roots[r], dest))
+				return sb_error_set(err, SB_EINVAL, "\"%s\", which the backup reads, is inside destination \"%s\"",
+									read, a->dests[i]);
+		}
 	}
 	return true;
 }
@@ -282,40 +281,46 @@ check_not_nested(const CreateArgs *a, SbError *err)
 static bool
 check_server_stopped(const char *source, SbError *err)
 {
-	char		path[PATH_MAX];
-	FILE	   *f;
-	long		pid = 0;
+	long		pid;
 
-	snprintf(path, sizeof(path), "%s/postmaster.pid", source);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return true;
-	if (fscanf(f, "%ld", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	if (pid > 0 && (kill((pid_t) pid, 0) == 0 || errno == EPERM))
-		return sb_error_set(err, SB_EINVAL,
-							"the server of \"%s\" is running (postmaster.pid names process %ld): "
-							"stop it first, or take an online backup with SELECT stripe_backup(...)",
-							source, pid);
-	fprintf(stderr, "%s: warning: \"%s\" exists but no server runs: the cluster was not shut down cleanly\n",
-			progname, path);
+	switch (sb_policy_postmaster_state(source, &pid))
+	{
+		case SB_POSTMASTER_RUNNING:
+			return sb_error_set(err, SB_EINVAL,
+								"the server of \"%s\" is running (postmaster.pid names process %ld): "
+								"stop it first, or take an online backup with SELECT stripe_backup(...)",
+								source, pid);
+		case SB_POSTMASTER_STALE:
+			fprintf(stderr, "%s: warning: \"%s/postmaster.pid\" exists but no server runs: "
+					"the cluster was not shut down cleanly\n", progname, source);
+			break;
+		case SB_POSTMASTER_NONE:
+			break;
+	}
 	return true;
 }
 
+/*
+ * What the manifest says of the source: a data directory is described as
+ * the online backup describes it (cluster_meta.h), so restore relocates its
+ * tablespaces alike; the size read sizes the memory check's index estimate.
+ */
+static bool
+describe_source(CreateArgs *a, const SourceTree *tree, SbError *err)
+{
+	a->metadata = cluster_meta_json(tree, err);
+	a->options.metadata_json = a->metadata;
+	a->options.expected_bytes = tree->total_bytes;
+	return err->code == SB_OK;
+}
+
+/* The tree lists no links (source_tree.h): directories and files only. */
 static bool
 add_item(SbBackup *b, const SourceItem *item, SbError *err)
 {
-	switch (item->type)
-	{
-		case SB_ENTRY_DIR:
-			return sb_backup_add_dir(b, item->path, item->mode, item->mtime, err);
-		case SB_ENTRY_SYMLINK:
-			return sb_backup_add_symlink(b, item->path, item->link_target, item->mtime, err);
-		case SB_ENTRY_FILE:
-			return sb_backup_add_file(b, item->path, item->full_path, err);
-	}
-	return false;
+	if (item->type == SB_ENTRY_DIR)
+		return sb_backup_add_dir(b, item->path, item->mode, item->mtime, err);
+	return sb_backup_add_file(b, item->path, item->full_path, err);
 }
 
 static void
@@ -398,10 +403,14 @@ cmd_create(int argc, char **argv)
 	a.options.ndestinations = a.ndests;
 	a.options.weights = a.weights_text ? a.weights : NULL;
 	a.options.max_rates = a.max_rate_text ? a.max_rates : NULL;
-	if (!check_not_nested(&a, &err) || !check_server_stopped(a.source, &err) ||
-		!source_tree_scan(a.source, &tree, &err))
+	if (!check_server_stopped(a.source, &err))
 		return cli_report_error(&err);
-	rc = run_backup(&a, &tree);
+	if (!source_tree_scan(a.source, &tree, &err) || !check_not_nested(&a, &tree, &err) ||
+		!describe_source(&a, &tree, &err))
+		rc = cli_report_error(&err);
+	else
+		rc = run_backup(&a, &tree);
+	free(a.metadata);
 	source_tree_free(&tree);
 	return rc;
 }

@@ -3,7 +3,6 @@
  *		"stripebackup plan": what a restore will read from each stripe, whether
  *		every stripe is where it should be, and whether the target will do.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "stripebackup/sb_policy.h"
 #include "read_args.h"
 
 static void
@@ -84,57 +84,33 @@ print_pieces(const SbManifest *m)
 	}
 }
 
-typedef enum TargetState
-{
-	TARGET_ABSENT,
-	TARGET_EMPTY,
-	TARGET_NOT_EMPTY,
-	TARGET_UNUSABLE
-} TargetState;
-
-static TargetState
-target_state(const char *target)
-{
-	DIR		   *dir = opendir(target);
-	struct dirent *de;
-	TargetState state = TARGET_EMPTY;
-
-	if (dir == NULL)
-		return errno == ENOENT ? TARGET_ABSENT : TARGET_UNUSABLE;
-	while ((de = readdir(dir)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			state = TARGET_NOT_EMPTY;
-	closedir(dir);
-	return state;
-}
-
-/* Can TARGET take the restore?  Says why not. */
+/* Can TARGET take the restore (as restore checks it, sb_policy.h)?  Says why not. */
 static bool
 check_target(const char *target, const SbPlan *plan)
 {
-	TargetState state = target_state(target);
+	SbDirState	state;
+	SbError		err;
 	struct statvfs vfs;
 	char		where[4096];
 	char		need[32],
 				have[32];
 	uint64_t	free_bytes;
 
-	if (state == TARGET_UNUSABLE || state == TARGET_NOT_EMPTY)
+	if (!sb_policy_check_empty_or_absent(target, "target", &state, &err))
 	{
-		printf("target:  \"%s\" %s: restore would refuse it\n", target,
-			   state == TARGET_NOT_EMPTY ? "is not empty" : "is not a usable directory");
+		printf("target:  %s: restore would refuse it\n", err.message);
 		return false;
 	}
 	/* An absent target will be made in its parent: that is where space counts. */
 	snprintf(where, sizeof(where), "%s", target);
-	if (statvfs(state == TARGET_EMPTY ? target : dirname(where), &vfs) != 0)
+	if (statvfs(state == SB_DIR_EMPTY ? target : dirname(where), &vfs) != 0)
 	{
 		printf("target:  cannot check the free space for \"%s\": %s\n", target, strerror(errno));
 		return false;
 	}
 	free_bytes = (uint64_t) vfs.f_bavail * vfs.f_frsize;
 	printf("target:  \"%s\" %s; the restore writes %s, %s are free\n", target,
-		   state == TARGET_EMPTY ? "is empty" : "will be created",
+		   state == SB_DIR_EMPTY ? "is empty" : "will be created",
 		   cli_format_bytes(plan->raw_bytes, need, sizeof(need)),
 		   cli_format_bytes(free_bytes, have, sizeof(have)));
 	if (free_bytes < plan->raw_bytes)

@@ -5,10 +5,12 @@
  *		starts with pg_ctl start and nothing else; its tablespaces go back
  *		where they were, or where --tablespace-mapping says.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "stripebackup/sb_pgmeta.h"
+#include "stripebackup/sb_policy.h"
 #include "read_args.h"
 
 static void
@@ -27,16 +29,49 @@ restore_usage(void)
 	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
 	printf("      --queue-depth=N      reads in flight per stripe (default 4)\n");
 	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
+	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
 	printf("      --keep-on-error      leave a failed restore's files for inspection\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
 }
 
-static bool
-restore(SbArchive *a, const ReadArgs *args, SbError *err)
+/*
+ * Where each tablespace goes (its location, or --tablespace-mapping's), after
+ * the mappings themselves are checked against each other and the target.
+ */
+static SbRelocation *
+relocations(SbPgMeta *info, const ReadArgs *args, const char *target, uint32_t *n,
+			SbError *err)
 {
-	SbPgMeta info;
+	SbRelocation *relocs;
+
+	if (args->nts_mappings > 0 && info->ntablespaces == 0)
+	{
+		sb_error_set(err, SB_EINVAL, "--tablespace-mapping given, but the backup has no tablespaces");
+		return NULL;
+	}
+	if (!sb_policy_check_mappings(args->ts_mappings, args->nts_mappings, target, err))
+		return NULL;
+	relocs = calloc((size_t) info->ntablespaces + 1, sizeof(SbRelocation));
+	if (relocs == NULL)
+		sb_error_set(err, SB_ENOMEM, "out of memory");
+	else if (!sb_pgmeta_relocations(info, args->ts_mappings, args->nts_mappings, relocs, n, err))
+	{
+		free(relocs);
+		return NULL;
+	}
+	return relocs;
+}
+
+/*
+ * Every place the restore writes is checked as the SQL restore checks it
+ * (sb_policy.h) before anything is created, and so is the memory it needs.
+ */
+static bool
+restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
+{
+	SbPgMeta	info;
 	SbRestoreOptions options = {0};
 	CliProgress progress;
 	SbRelocation *relocs = NULL;
@@ -44,24 +79,16 @@ restore(SbArchive *a, const ReadArgs *args, SbError *err)
 
 	if (!sb_pgmeta_read(a->manifest, &info, err))
 		return false;
-	if (args->nts_mappings > 0 && info.ntablespaces == 0)
-		ok = sb_error_set(err, SB_EINVAL, "--tablespace-mapping given, but the backup has no tablespaces");
-	else
-		ok = (relocs = calloc((size_t) info.ntablespaces + 1, sizeof(SbRelocation))) != NULL &&
-			sb_pgmeta_relocations(&info, args->ts_mappings, args->nts_mappings, relocs,
-									 &options.nrelocations, err);
+	cli_progress_init(&progress, "restored", args->progress_mode);
+	options.target = target;
+	options.keep_on_error = args->keep_on_error;
+	read_args_read_options(args, &progress, &options.read);
+	ok = (relocs = relocations(&info, args, target, &options.nrelocations, err)) != NULL &&
+		sb_policy_check_restore_places(target, relocs, options.nrelocations, err) &&
+		sb_policy_check_read_memory(a->manifest, &options.read, err);
 	if (ok)
 	{
-		cli_progress_init(&progress, "restored", args->progress_mode);
-		options.target = args->target;
-		options.keep_on_error = args->keep_on_error;
 		options.relocations = relocs;
-		options.read.workers = args->jobs;
-		options.read.io_method = args->io_method;
-		options.read.queue_depth = args->queue_depth;
-		options.read.max_rates = args->has_max_rates ? args->max_rates : NULL;
-		options.read.tick = cli_progress_tick;
-		options.read.tick_arg = &progress;
 		ok = sb_archive_restore(a, &options, err);
 		cli_progress_done(&progress, NULL);
 	}
@@ -76,6 +103,7 @@ cmd_restore(int argc, char **argv)
 	ReadArgs	args;
 	SbArchive  *a;
 	SbError		err;
+	char		target[PATH_MAX];
 	int			rc;
 
 	if ((rc = read_args_parse(argc, argv, "restore",
@@ -84,9 +112,11 @@ cmd_restore(int argc, char **argv)
 		return rc;
 	if (args.target == NULL)
 		return cli_usage_error("restore", "--target is required");
-	if ((a = read_args_open(&args, &err)) == NULL)
+	/* The places checked and written are absolute, as the SQL restore's are. */
+	if (!sb_policy_canonical_path(args.target, target, &err) ||
+		(a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
-	if (restore(a, &args, &err))
+	if (restore(a, &args, target, &err))
 	{
 		printf("backup \"%s\" restored into \"%s\"\n", a->manifest->name, args.target);
 		rc = EXIT_OK;

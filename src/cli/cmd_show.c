@@ -37,8 +37,11 @@ print_cluster(const SbManifest *m)
 		   info.server_version ? info.server_version : "?",
 		   info.system_identifier ? info.system_identifier : "?");
 	printf("data dir:     %s\n", info.data_directory ? info.data_directory : "?");
-	printf("WAL:          %s to %s on timeline %u\n", info.start_lsn ? info.start_lsn : "?",
-		   info.stop_lsn ? info.stop_lsn : "?", info.timeline);
+	if (info.start_lsn == NULL)
+		printf("WAL:          none: a cold backup of the stopped cluster (timeline %u)\n", info.timeline);
+	else
+		printf("WAL:          %s to %s on timeline %u\n", info.start_lsn,
+			   info.stop_lsn ? info.stop_lsn : "?", info.timeline);
 	for (i = 0; i < info.ntablespaces; i++)
 		printf("tablespace:   %s at %s%s\n", info.tablespaces[i].oid, info.tablespaces[i].location,
 			   info.tablespaces[i].in_place ? " (in place)" : "");

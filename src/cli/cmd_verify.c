@@ -19,6 +19,7 @@ verify_usage(void)
 	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
 	printf("      --queue-depth=N      reads in flight per stripe (default 4)\n");
 	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
+	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
@@ -50,12 +51,7 @@ cmd_verify(int argc, char **argv)
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	cli_progress_init(&progress, "verified", args.progress_mode);
-	options.workers = args.jobs;
-	options.io_method = args.io_method;
-	options.queue_depth = args.queue_depth;
-	options.max_rates = args.has_max_rates ? args.max_rates : NULL;
-	options.tick = cli_progress_tick;
-	options.tick_arg = &progress;
+	read_args_read_options(&args, &progress, &options);
 	ok = sb_archive_verify(a, &options, print_problem, NULL, &problems, &err);
 	cli_progress_done(&progress, NULL);
 	if (!ok)

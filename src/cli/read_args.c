@@ -18,7 +18,8 @@ enum
 	LONG_TS_MAPPING,
 	LONG_IO_METHOD,
 	LONG_QUEUE_DEPTH,
-	LONG_MAX_RATE
+	LONG_MAX_RATE,
+	LONG_MAX_MEMORY
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -47,6 +48,7 @@ option_flag(int c)
 		case LONG_IO_METHOD:
 		case LONG_QUEUE_DEPTH:
 		case LONG_MAX_RATE:
+		case LONG_MAX_MEMORY:
 			return OPT_IO;
 	}
 	return 0;
@@ -57,6 +59,7 @@ static int
 apply_option(ReadArgs *a, int c, const char *arg)
 {
 	long		v;
+	uint32_t	count;
 
 	switch (c)
 	{
@@ -98,9 +101,13 @@ apply_option(ReadArgs *a, int c, const char *arg)
 			a->queue_depth = (uint32_t) v;
 			break;
 		case LONG_MAX_RATE:
-			if (!cli_parse_rates(arg, a->max_rates))
-				return cli_usage_error(a->command, "invalid value \"%s\" for --max-rate (MB/s, or one per stripe: R,R,...)", arg);
+			if (!cli_parse_rates(a->command, arg, a->max_rates, &count))
+				return EXIT_USAGE;
 			a->has_max_rates = true;
+			break;
+		case LONG_MAX_MEMORY:
+			if (!cli_parse_max_memory(a->command, arg, &a->max_memory))
+				return EXIT_USAGE;
 			break;
 		case LONG_TS_MAPPING:
 			if (a->nts_mappings == sizeof(a->ts_mappings) / sizeof(a->ts_mappings[0]))
@@ -128,6 +135,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"io-method", required_argument, NULL, LONG_IO_METHOD},
 		{"queue-depth", required_argument, NULL, LONG_QUEUE_DEPTH},
 		{"max-rate", required_argument, NULL, LONG_MAX_RATE},
+		{"max-memory", required_argument, NULL, LONG_MAX_MEMORY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -171,4 +179,16 @@ read_args_open(const ReadArgs *a, SbError *err)
 		}
 	}
 	return archive;
+}
+
+void
+read_args_read_options(const ReadArgs *a, CliProgress *progress, SbReadOptions *o)
+{
+	o->workers = a->jobs;
+	o->io_method = a->io_method;
+	o->queue_depth = a->queue_depth;
+	o->max_rates = a->has_max_rates ? a->max_rates : NULL;
+	o->max_memory = a->max_memory;
+	o->tick = cli_progress_tick;
+	o->tick_arg = progress;
 }

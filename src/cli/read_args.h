@@ -32,6 +32,7 @@ typedef struct ReadArgs
 	uint32_t	queue_depth;	/* 0 = default */
 	bool		has_max_rates;
 	double		max_rates[SB_MAX_STRIPES];	/* MB/s read per stripe */
+	uint64_t	max_memory;		/* bytes; 0 = the engine's default limit */
 	int			progress_mode;
 	bool		detail;
 	bool		json;
@@ -47,5 +48,9 @@ extern int	read_args_parse(int argc, char **argv, const char *command, int allow
 
 /* Open the archive at the location, with any --stripe-path applied. */
 extern SbArchive *read_args_open(const ReadArgs *args, SbError *err);
+
+/* The read settings given (jobs, I/O, rates, memory), reporting progress to PROGRESS. */
+extern void read_args_read_options(const ReadArgs *args, CliProgress *progress,
+								   SbReadOptions *options);
 
 #endif							/* SB_READ_ARGS_H */

@@ -1,6 +1,12 @@
 /*
  * source_tree.c
  *		Walking the source directory of a cold backup.
+ *
+ * A link is never stored: a restore refuses links outside pg_tblspc/<oid>,
+ * and the online backup stores a tablespace and pg_wal as directories.  So
+ * in a data directory (PG_VERSION at the top) the pg_wal link and the
+ * pg_tblspc/<oid> links are followed, each listed as a directory of that
+ * name holding its target's contents, and any other link is refused.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,33 +17,113 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stripebackup/sb_policy.h"
 #include "source_tree.h"
+
+#define TABLESPACE_DIR "pg_tblspc/"
+
+/* Room for one more element of SIZE bytes in *ITEMS (COUNT used of *CAP). */
+static bool
+grow(void **items, size_t *cap, size_t count, size_t size, SbError *err)
+{
+	size_t		new_cap = *cap ? *cap * 2 : 64;
+	void	   *grown;
+
+	if (count < *cap)
+		return true;
+	grown = realloc(*items, new_cap * size);
+	if (grown == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
+	*items = grown;
+	*cap = new_cap;
+	return true;
+}
 
 static bool
 append_item(SourceTree *t, const SourceItem *item, SbError *err)
 {
-	if (t->nitems == t->cap)
-	{
-		size_t		cap = t->cap ? t->cap * 2 : 1024;
-		SourceItem *grown = realloc(t->items, cap * sizeof(SourceItem));
-
-		if (grown == NULL)
-			return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
-		t->items = grown;
-		t->cap = cap;
-	}
+	if (!grow((void **) &t->items, &t->cap, t->nitems, sizeof(SourceItem), err))
+		return false;
 	t->items[t->nitems++] = *item;
 	return true;
 }
 
-/* Describe FULL (already lstat'ed) as an item; refuse special files. */
+/* Is REL "pg_tblspc/<digits>" in a data directory? */
 static bool
-make_item(const char *full, const char *rel, const struct stat *st, SourceItem *item,
-		  SbError *err)
+is_tablespace_path(const SourceTree *t, const char *rel)
+{
+	const char *oid = rel + strlen(TABLESPACE_DIR);
+
+	return t->is_cluster && strncmp(rel, TABLESPACE_DIR, strlen(TABLESPACE_DIR)) == 0 &&
+		oid[0] != '\0' && strlen(oid) < sizeof(((SourceTablespace *) NULL)->oid) &&
+		strspn(oid, "0123456789") == strlen(oid);
+}
+
+static bool
+add_tablespace(SourceTree *t, const char *rel, const char *location, bool in_place,
+			   SbError *err)
+{
+	SourceTablespace *ts;
+
+	if (!grow((void **) &t->tablespaces, &t->tablespaces_cap, t->ntablespaces,
+			  sizeof(SourceTablespace), err))
+		return false;
+	ts = &t->tablespaces[t->ntablespaces];
+	snprintf(ts->oid, sizeof(ts->oid), "%s", rel + strlen(TABLESPACE_DIR));
+	ts->in_place = in_place;
+	if ((ts->location = strdup(location)) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
+	t->ntablespaces++;
+	return true;
+}
+
+/*
+ * A folder read from, canonical: it must not overlap one already read (a
+ * link back into the data directory would copy it twice, or forever).
+ */
+static bool
+add_root(SourceTree *t, const char *link, const char *canonical, SbError *err)
+{
+	size_t		i;
+
+	for (i = 0; i < t->nroots; i++)
+		if (sb_policy_canonical_within(canonical, t->roots[i]) ||
+			sb_policy_canonical_within(t->roots[i], canonical))
+			return sb_error_set(err, SB_EINVAL,
+								"link \"%s\" leads to \"%s\", which overlaps \"%s\", also backed up",
+								link, canonical, t->roots[i]);
+	if (!grow((void **) &t->roots, &t->roots_cap, t->nroots, sizeof(char *), err))
+		return false;
+	if ((t->roots[t->nroots] = strdup(canonical)) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
+	t->nroots++;
+	return true;
+}
+
+static void
+init_item(SourceItem *item, const struct stat *st)
 {
 	memset(item, 0, sizeof(*item));
 	item->mode = st->st_mode & 07777;
 	item->mtime = st->st_mtime;
+}
+
+static bool
+name_item(SourceItem *item, const char *full, const char *rel, SbError *err)
+{
+	item->path = strdup(rel);
+	item->full_path = strdup(full);
+	if (item->path == NULL || item->full_path == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
+	return true;
+}
+
+/* Describe FULL (already lstat'ed, not a link) as an item; refuse special files. */
+static bool
+make_item(const char *full, const char *rel, const struct stat *st, SourceItem *item,
+		  SbError *err)
+{
+	init_item(item, st);
 	if (S_ISDIR(st->st_mode))
 		item->type = SB_ENTRY_DIR;
 	else if (S_ISREG(st->st_mode))
@@ -45,27 +131,11 @@ make_item(const char *full, const char *rel, const struct stat *st, SourceItem *
 		item->type = SB_ENTRY_FILE;
 		item->size = (uint64_t) st->st_size;
 	}
-	else if (S_ISLNK(st->st_mode))
-	{
-		char		target[PATH_MAX];
-		ssize_t		n = readlink(full, target, sizeof(target) - 1);
-
-		if (n < 0)
-			return sb_error_set_errno(err, errno, "could not read link \"%s\"", full);
-		target[n] = '\0';
-		item->type = SB_ENTRY_SYMLINK;
-		item->link_target = strdup(target);
-	}
 	else
 		return sb_error_set(err, SB_EINVAL,
-							"\"%s\" is a socket, pipe or device; only files, directories and links can be backed up",
+							"\"%s\" is a socket, pipe or device; only files and directories can be backed up",
 							full);
-	item->path = strdup(rel);
-	item->full_path = strdup(full);
-	if (item->path == NULL || item->full_path == NULL ||
-		(item->type == SB_ENTRY_SYMLINK && item->link_target == NULL))
-		return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
-	return true;
+	return name_item(item, full, rel, err);
 }
 
 static int
@@ -123,6 +193,43 @@ sorted_names(const char *full, size_t *count, SbError *err)
 
 static bool walk(SourceTree *t, const char *full, const char *rel, SbError *err);
 
+/*
+ * The link at FULL (archive path REL), when it may be followed: pg_wal and
+ * pg_tblspc/<oid> of a data directory.  Its target is listed as the
+ * directory REL, and a tablespace is recorded with the link's text as its
+ * location, as PostgreSQL reads it.
+ */
+static bool
+follow_link(SourceTree *t, const char *full, const char *rel, SbError *err)
+{
+	bool		tablespace = is_tablespace_path(t, rel);
+	char		text[PATH_MAX];
+	char		canonical[PATH_MAX];
+	ssize_t		n;
+	struct stat st;
+	SourceItem	item;
+
+	if (!tablespace && !(t->is_cluster && strcmp(rel, "pg_wal") == 0))
+		return sb_error_set(err, SB_EINVAL,
+							"\"%s\" is a symbolic link: a backup stores none (of a data directory, pg_wal and pg_tblspc/<oid> are followed)",
+							full);
+	if ((n = readlink(full, text, sizeof(text) - 1)) < 0)
+		return sb_error_set_errno(err, errno, "could not read link \"%s\"", full);
+	text[n] = '\0';
+	if (tablespace && text[0] != '/')
+		return sb_error_set(err, SB_EINVAL, "tablespace link \"%s\" points to \"%s\", not an absolute path",
+							full, text);
+	if (realpath(full, canonical) == NULL || stat(canonical, &st) != 0)
+		return sb_error_set_errno(err, errno, "link \"%s\" points to \"%s\", which is not usable", full, text);
+	if (!S_ISDIR(st.st_mode))
+		return sb_error_set(err, SB_EINVAL, "link \"%s\" points to \"%s\", which is not a directory", full, text);
+	init_item(&item, &st);
+	item.type = SB_ENTRY_DIR;
+	return add_root(t, full, canonical, err) && name_item(&item, canonical, rel, err) &&
+		append_item(t, &item, err) && (!tablespace || add_tablespace(t, rel, text, false, err)) &&
+		walk(t, canonical, rel, err);
+}
+
 static bool
 walk_entry(SourceTree *t, const char *dir_full, const char *dir_rel, const char *name,
 		   SbError *err)
@@ -140,9 +247,15 @@ walk_entry(SourceTree *t, const char *dir_full, const char *dir_rel, const char 
 		snprintf(rel, sizeof(rel), "%s/%s", dir_rel, name);
 	if (lstat(full, &st) != 0)
 		return sb_error_set_errno(err, errno, "could not stat \"%s\"", full);
+	if (S_ISLNK(st.st_mode))
+		return follow_link(t, full, rel, err);
 	if (!make_item(full, rel, &st, &item, err) || !append_item(t, &item, err))
 		return false;
 	t->total_bytes += item.size;
+	/* An in-place tablespace (allow_in_place_tablespaces): a directory, recorded as the server does. */
+	if (item.type == SB_ENTRY_DIR && is_tablespace_path(t, rel) &&
+		!add_tablespace(t, rel, rel, true, err))
+		return false;
 	return item.type != SB_ENTRY_DIR || walk(t, full, rel, err);
 }
 
@@ -165,16 +278,21 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 bool
 source_tree_scan(const char *root, SourceTree *t, SbError *err)
 {
-	struct stat st;
+	char		canonical[PATH_MAX];
+	char		version[PATH_MAX];
+	struct stat st,
+				version_st;
 	SourceItem	item;
 
 	memset(t, 0, sizeof(*t));
-	if (stat(root, &st) != 0)
+	if (stat(root, &st) != 0 || realpath(root, canonical) == NULL)
 		return sb_error_set_errno(err, errno, "source \"%s\" is not usable", root);
 	if (!S_ISDIR(st.st_mode))
 		return sb_error_set(err, SB_EINVAL, "source \"%s\" is not a directory", root);
-	return make_item(root, ".", &st, &item, err) && append_item(t, &item, err) &&
-		walk(t, root, ".", err);
+	snprintf(version, sizeof(version), "%s/PG_VERSION", root);
+	t->is_cluster = stat(version, &version_st) == 0 && S_ISREG(version_st.st_mode);
+	return add_root(t, root, canonical, err) && make_item(root, ".", &st, &item, err) &&
+		append_item(t, &item, err) && walk(t, root, ".", err);
 }
 
 void
@@ -186,8 +304,13 @@ source_tree_free(SourceTree *t)
 	{
 		free(t->items[i].path);
 		free(t->items[i].full_path);
-		free(t->items[i].link_target);
 	}
+	for (i = 0; i < t->ntablespaces; i++)
+		free(t->tablespaces[i].location);
+	for (i = 0; i < t->nroots; i++)
+		free(t->roots[i]);
 	free(t->items);
+	free(t->tablespaces);
+	free(t->roots);
 	memset(t, 0, sizeof(*t));
 }

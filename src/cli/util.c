@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "stripebackup/sb_policy.h"
 
 static volatile sig_atomic_t stop_requested = 0;
 
@@ -49,44 +50,17 @@ cli_usage_error(const char *command, const char *fmt,...)
 bool
 cli_parse_int(const char *text, long min, long max, long *out)
 {
-	char	   *end;
-	long		v;
+	SbError		ignored;
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
+	return sb_policy_parse_int(text, min, max, out, &ignored);
 }
 
 bool
 cli_parse_size(const char *text, uint64_t *out)
 {
-	char	   *end;
-	unsigned long long v;
-	uint64_t	unit = 1;
+	SbError		ignored;
 
-	errno = 0;
-	if (text[0] == '-')
-		return false;
-	v = strtoull(text, &end, 10);
-	if (errno != 0 || end == text)
-		return false;
-	if (*end == 'k' || *end == 'K')
-		unit = 1024;
-	else if (*end == 'm' || *end == 'M')
-		unit = 1024 * 1024;
-	else if (*end == 'g' || *end == 'G')
-		unit = 1024ULL * 1024 * 1024;
-	else if (*end != '\0')
-		return false;
-	if (unit > 1 && end[1] != '\0' && strcmp(end + 1, "iB") != 0 && strcmp(end + 1, "B") != 0)
-		return false;
-	if (v > UINT64_MAX / unit)
-		return false;
-	*out = (uint64_t) v * unit;
-	return true;
+	return sb_policy_parse_size(text, out, &ignored);
 }
 
 const char *
@@ -109,27 +83,39 @@ cli_format_bytes(uint64_t bytes, char *buf, size_t len)
 }
 
 bool
-cli_parse_rates(const char *text, double *rates)
+cli_parse_rates(const char *command, const char *text, double *rates, uint32_t *count)
 {
-	const char *p = text;
-	int			n = 0;
-	int			i;
+	SbNumberList list;
+	SbError		err;
+	uint32_t	i;
 
-	while (*p != '\0')
+	if (!sb_policy_parse_rates(text, &list, &err))
 	{
-		char	   *end;
-		double		v = strtod(p, &end);
-
-		if (end == p || v < 0 || v != v || v > 1e12 || n == SB_MAX_STRIPES)
-			return false;
-		rates[n++] = v;
-		p = *end == ',' ? end + 1 : end;
-		if (*end != ',' && *end != '\0')
-			return false;
+		cli_usage_error(command, "invalid value for --max-rate: %s", err.message);
+		return false;
 	}
-	for (i = n; i < SB_MAX_STRIPES; i++)
-		rates[i] = n == 1 ? rates[0] : 0;
-	return n > 0;
+	for (i = 0; i < SB_MAX_STRIPES; i++)
+		rates[i] = sb_policy_rate_of(&list, i);
+	*count = list.count;
+	return true;
+}
+
+bool
+cli_parse_max_memory(const char *command, const char *text, uint64_t *bytes)
+{
+	SbError		err;
+
+	if (!sb_policy_parse_size(text, bytes, &err))
+	{
+		cli_usage_error(command, "invalid value for --max-memory: %s", err.message);
+		return false;
+	}
+	if (*bytes == 0)
+	{
+		cli_usage_error(command, "invalid value for --max-memory: \"%s\" is no memory at all", text);
+		return false;
+	}
+	return true;
 }
 
 bool

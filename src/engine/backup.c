@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stripebackup/sb_policy.h"
 #include "backup_internal.h"
 #include "fsutil.h"
 #include "source_reader.h"
@@ -166,7 +167,7 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 			return sb_error_set(err, SB_EINVAL,
 								"rate limit %g MB/s of destination \"%s\" is not a number of MB/s (0 for none)",
 								o->max_rates[i], o->destinations[i]);
-	return true;
+	return sb_policy_check_backup_memory(o, err);
 }
 
 /* A random (version 4) UUID for the backup. */
@@ -585,7 +586,7 @@ sb_backup_abort(SbBackup *b)
 		if (w->path != NULL)
 			unlink(w->path);
 		remove_quietly(w->folder, SB_MANIFEST_FILE);
-		remove_quietly(w->folder, SB_MANIFEST_FILE ".tmp");
+		remove_quietly(w->folder, SB_MANIFEST_TEMP_FILE);
 		rmdir(w->folder);
 	}
 	free_backup(b, false);

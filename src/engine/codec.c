@@ -4,6 +4,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+/* The size estimates below are in zstd's "static linking only" section (exported by libzstd). */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "codec.h"
@@ -127,6 +129,25 @@ sb_codec_decompress(SbCodecContext *ctx, SbCodec codec, const void *src, size_t 
 		return sb_error_set(err, SB_ECORRUPT,
 							"chunk decompressed to %zu bytes, expected %zu", rc, raw_len);
 	return true;
+}
+
+/*
+ * ZSTD_compress2 knows each chunk's size, so its context is sized for
+ * parameters tuned to that size, much less than ZSTD_estimateCCtxSize
+ * (which assumes input of unknown size) at high levels.
+ */
+size_t
+sb_codec_compress_memory(SbCodec codec, int level, size_t chunk_size)
+{
+	if (codec != SB_CODEC_ZSTD)
+		return 0;
+	return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, chunk_size, 0));
+}
+
+size_t
+sb_codec_decompress_memory(SbCodec codec)
+{
+	return codec == SB_CODEC_ZSTD ? ZSTD_estimateDCtxSize() : 0;
 }
 
 int

@@ -33,6 +33,13 @@ extern bool sb_codec_decompress(SbCodecContext *ctx, SbCodec codec,
 								const void *src, size_t len,
 								void *dst, size_t raw_len, SbError *err);
 
+/*
+ * Memory one worker's context takes to compress chunks of CHUNK_SIZE bytes
+ * at LEVEL, and to decompress them (0 for SB_CODEC_NONE).
+ */
+extern size_t sb_codec_compress_memory(SbCodec codec, int level, size_t chunk_size);
+extern size_t sb_codec_decompress_memory(SbCodec codec);
+
 /* Smallest and largest level accepted for zstd (negative = fast modes). */
 extern int	sb_codec_min_level(void);
 extern int	sb_codec_max_level(void);

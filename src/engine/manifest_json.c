@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_policy.h"
 #include "fsutil.h"
 
 #define MANIFEST_MAX_BYTES ((size_t) 1 << 31)
@@ -769,7 +770,7 @@ sb_manifest_write(const SbManifest *m, const char *dir, SbError *err)
 {
 	char	   *text = sb_manifest_to_json(m, err);
 	char	   *final_path = sb_path_join(dir, SB_MANIFEST_FILE, err);
-	char	   *tmp_path = sb_path_join(dir, SB_MANIFEST_FILE ".tmp", err);
+	char	   *tmp_path = sb_path_join(dir, SB_MANIFEST_TEMP_FILE, err);
 	bool		ok = text && final_path && tmp_path;
 
 	ok = ok && write_synced(tmp_path, text, err);

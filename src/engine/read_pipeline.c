@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "stripebackup/sb_policy.h"
 #include "checksum.h"
 #include "codec.h"
 #include "fsutil.h"
@@ -25,7 +26,6 @@
 #include "thread.h"
 #include "ticker.h"
 
-#define DEFAULT_READ_BUFFERS 16
 #define SB_DEFAULT_READ_DEPTH 4
 
 typedef struct ReadSlot
@@ -524,10 +524,13 @@ bool
 sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbError *err)
 {
 	const SbReadOptions *o = config->options;
-	Pipeline   *p = sb_alloc(sizeof(Pipeline), err);
+	Pipeline   *p;
 	bool		ok;
 
 	*problems = 0;
+	if (!sb_policy_check_read_memory(config->archive->manifest, o, err))
+		return false;
+	p = sb_alloc(sizeof(Pipeline), err);
 	if (p == NULL)
 		return false;
 	p->config = config;
@@ -538,7 +541,7 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	pthread_mutex_init(&p->mutex, NULL);
 	pthread_cond_init(&p->finished, NULL);
 	sb_error_clear(err);
-	ok = alloc_slots(p, o->buffer_count ? o->buffer_count : DEFAULT_READ_BUFFERS, err) &&
+	ok = alloc_slots(p, o->buffer_count ? o->buffer_count : SB_DEFAULT_READ_BUFFERS, err) &&
 		start_threads(p, err);
 	if (!ok)
 		fail(p, err);

@@ -14,6 +14,9 @@
 
 #include "stripebackup/sb_archive.h"
 
+/* Chunk records in flight when SbReadOptions.buffer_count is 0. */
+#define SB_DEFAULT_READ_BUFFERS 16
+
 /* Receives each checked, decompressed chunk, on a worker thread. */
 typedef bool (*SbChunkSink) (void *arg, uint64_t chunk_id, const uint8_t *raw,
 							 uint32_t len, SbError *err);

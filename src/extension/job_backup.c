@@ -94,6 +94,7 @@ sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const ch
 	o->queue_depth = (uint32_t) args->queue_depth;
 	o->direct_io = args->direct_io;
 	o->max_rates = args->max_rates;
+	o->max_memory = args->max_memory;
 }
 
 static void

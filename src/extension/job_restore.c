@@ -116,6 +116,7 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 	options.read.io_method = args->io_method;
 	options.read.queue_depth = (uint32_t) args->queue_depth;
 	options.read.max_rates = args->max_rates;
+	options.read.max_memory = args->max_memory;
 	options.read.tick = sb_control_worker_tick;
 	options.stats = &out->stats;
 	if (sb_archive_restore(a, &options, &err))

@@ -10,12 +10,12 @@
 #include "postgres.h"
 
 #include <limits.h>
-#include <math.h>
 
 #include "utils/guc.h"
 
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_policy.h"
 #include "sb_guc.h"
 
 int			sb_guc_buffer_count = 16;
@@ -37,54 +37,30 @@ static const struct config_enum_entry io_methods[] = {
 
 /* "0", "100" or "50,200,200": MB/s, one for all destinations or one each. */
 static bool
-parse_rates(const char *text, double *rates, int *n)
-{
-	const char *p = text;
-
-	*n = 0;
-	while (*p != '\0')
-	{
-		char	   *end;
-		double		v = strtod(p, &end);
-
-		if (end == p || !isfinite(v) || v < 0 || *n == SB_MAX_STRIPES)
-			return false;
-		rates[(*n)++] = v;
-		p = end;
-		while (*p == ' ')
-			p++;
-		if (*p == ',')
-			p++;
-		else if (*p != '\0')
-			return false;
-	}
-	return *n > 0;
-}
-
-static bool
 check_max_rate(char **newval, void **extra, GucSource source)
 {
-	double		rates[SB_MAX_STRIPES];
-	int			n;
+	SbNumberList rates;
+	SbError		err;
 
-	if (parse_rates(*newval, rates, &n))
+	if (sb_policy_parse_rates(*newval, &rates, &err))
 		return true;
-	GUC_check_errdetail("stripebackup.max_rate is a rate in MB/s for every destination, "
-						"or a comma-separated list of one rate per destination; 0 means no limit.");
+	GUC_check_errdetail("%s: stripebackup.max_rate is a rate in MB/s for every destination, "
+						"or a comma-separated list of one rate per destination; 0 means no limit.",
+						err.message);
 	return false;
 }
 
 void
 sb_guc_max_rates(int n, double *out)
 {
-	double		rates[SB_MAX_STRIPES];
-	int			given = 0;
+	SbNumberList rates;
+	SbError		err;
 	int			i;
 
-	if (sb_guc_max_rate == NULL || !parse_rates(sb_guc_max_rate, rates, &given))
-		given = 0;
+	if (sb_guc_max_rate == NULL || !sb_policy_parse_rates(sb_guc_max_rate, &rates, &err))
+		rates.count = 0;
 	for (i = 0; i < n; i++)
-		out[i] = given == 0 ? 0 : given == 1 ? rates[0] : i < given ? rates[i] : 0;
+		out[i] = sb_policy_rate_of(&rates, (uint32_t) i);
 }
 
 uint64

@@ -25,6 +25,7 @@
 #include "sb_handle.h"
 #include "sb_launch.h"
 #include "sb_paths.h"
+#include "stripebackup/sb_policy.h"
 
 PG_FUNCTION_INFO_V1(stripe_restore_plan_id);
 PG_FUNCTION_INFO_V1(stripe_restore_plan_location);
@@ -229,6 +230,7 @@ verify(SbArchive *a, Findings *found)
 	options.tick = sb_control_session_tick;
 	sb_guc_max_rates(SB_MAX_STRIPES, rates);
 	options.max_rates = rates;
+	options.max_memory = sb_guc_max_memory_bytes();
 	if (sb_archive_verify(a, &options, collect_problem, found, &problems, &err))
 		return;
 	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */
@@ -280,22 +282,6 @@ stripe_verify_location(PG_FUNCTION_ARGS)
 
 /* ---------- restore ---------- */
 
-/* The old location of mapping I ("OLD=NEW") must not be mapped before. */
-static void
-check_mapped_once(const SbRestoreArgs *args, int i)
-{
-	const char *eq = strchr(args->mappings[i], '=');
-	size_t		len = eq ? (size_t) (eq - args->mappings[i]) : strlen(args->mappings[i]);
-	int			j;
-
-	for (j = 0; j < i; j++)
-		if (strncmp(args->mappings[j], args->mappings[i], len) == 0 && args->mappings[j][len] == '=')
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("tablespace \"%.*s\" is mapped twice (\"%s\" and \"%s\")", (int) len,
-							args->mappings[i], args->mappings[j], args->mappings[i])));
-}
-
 static void
 read_mappings(ArrayType *array, SbRestoreArgs *args)
 {
@@ -323,9 +309,36 @@ read_mappings(ArrayType *array, SbRestoreArgs *args)
 					(errcode(ERRCODE_NAME_TOO_LONG),
 					 errmsg("tablespace mapping \"%s\" is too long", m)));
 		strlcpy(args->mappings[i], m, sizeof(args->mappings[0]));
-		check_mapped_once(args, i);
 	}
 	args->nmappings = n;
+}
+
+/* ERROR for a place a restore cannot write; a full one says what to do. */
+static void
+raise_place(const SbError *err)
+{
+	if (err->code == SB_EEXIST)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_FILE), errmsg("%s", err->message),
+				 errhint("Restore into an empty or new directory; map each tablespace in use "
+						 "with tablespace_mapping => ARRAY['OLD=NEW'].")));
+	sb_raise(err);
+}
+
+/* What the restore's settings would allocate for A, against stripebackup.max_memory. */
+static void
+check_memory(const SbArchive *a, const SbRestoreArgs *args)
+{
+	SbReadOptions read;
+	SbError		err;
+
+	memset(&read, 0, sizeof(read));
+	read.workers = (uint32_t) args->workers;
+	read.buffer_count = (uint32_t) args->buffer_count;
+	read.queue_depth = (uint32_t) args->queue_depth;
+	read.max_memory = args->max_memory;
+	if (!sb_policy_check_read_memory(a->manifest, &read, &err))
+		sb_raise(&err);
 }
 
 /* Check what the worker would find wrong, before anything is created. */
@@ -333,23 +346,23 @@ static void
 check_restore(const SbRestoreArgs *args)
 {
 	SbArchive  *a = sb_handle_open_archive(args->location, NULL);
+	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
-	const char **dirs;
-	const char **whats;
+	SbError		err;
 	uint32_t	n,
 				i;
 
+	for (i = 0; i < (uint32_t) args->nmappings; i++)
+		mappings[i] = args->mappings[i];
+	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, &err))
+		sb_raise(&err);
 	relocs = sb_restore_relocations(args, sb_restore_read_pgmeta(a), &n);
-	dirs = palloc(sizeof(char *) * (n + 1));
-	whats = palloc(sizeof(char *) * (n + 1));
-	dirs[0] = args->target;
-	whats[0] = "restore target";
+	sb_check_outside_cluster(args->target, "restore target");
 	for (i = 0; i < n; i++)
-	{
-		dirs[i + 1] = relocs[i].to;
-		whats[i + 1] = relocs[i].what;
-	}
-	sb_check_restore_directories(dirs, whats, (int) n + 1);
+		sb_check_outside_cluster(relocs[i].to, relocs[i].what);
+	if (!sb_policy_check_restore_places(args->target, relocs, n, &err))
+		raise_place(&err);
+	check_memory(a, args);
 }
 
 static Datum

@@ -57,6 +57,30 @@ like($err, qr/same folder/, 'the refusal names the duplicate');
 ($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
 	'--dest', $dests[0], '--dest', $node->data_dir . '/base', '--name', 'inside');
 is($rc, 2, 'a destination inside the source is refused');
+# Rates: one strict grammar everywhere.  Each refusal names the value.
+for my $rate ('1,,2', '1,', ' 1', '1x', '-1', 'nan', 'inf', '1e3')
+{
+	($rc, $out, $err) = run_stripebackup(@create, '--name', 'rate', '--max-rate', $rate);
+	is($rc, 2, "create --max-rate '$rate' is refused");
+	like($err, qr/\Q$rate\E/, "create --max-rate '$rate': the refusal names it");
+}
+ok(!-e "$dests[0]/rate", 'no refused rate created anything');
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'rate', '--max-rate', '1,2,3');
+is($rc, 2, 'three rates for two destinations are refused');
+like($err, qr/3 rates given for 2 destinations/, 'the refusal counts them');
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'weights', '--weights', '1,,2');
+is($rc, 2, 'weights "1,,2" are refused');
+like($err, qr/empty weight/, 'the refusal says a weight is empty');
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'mem', '--buffers', '4096', '--chunk-size', '64M');
+is($rc, 2, 'settings that need half a terabyte of memory are refused');
+like($err, qr/buffer_count 4096 x transfer_size 64 MB \(x2 with compression\).* above the default limit of 1 GB/,
+	'the refusal adds the settings up and names the limit');
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'mem', '--max-memory', '16M');
+is($rc, 2, 'the defaults are refused under --max-memory 16M');
+like($err, qr/above the limit of 16 MB/, 'naming that limit');
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'mem', '--max-memory', '16 M');
+is($rc, 2, 'a --max-memory that is not a size is refused');
+ok(!-e "$dests[0]/mem" && !-e "$dests[0]/weights", 'no refused setting created anything');
 ($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
 	'--dest', 'relative/dir', '--name', 'rel');
 is($rc, 2, 'a relative destination is refused');
@@ -79,6 +103,25 @@ is($rc, 0, 'plan succeeds');
 like($out, qr/will be created/, 'plan says the target will be created');
 ($rc, $out) = run_stripebackup('plan', "$dests[0]/good", '--detail');
 like($out, qr/base\/\d+\/\d+/, 'plan --detail lists file pieces');
+
+# The readers take the same rates, and a memory limit.
+for my $cmd (qw(verify restore))
+{
+	my @read = ($cmd, "$dests[0]/good", $cmd eq 'restore' ? ('--target', "$target-rate") : ());
+	for my $rate ('1,,2', '1,', '1x')
+	{
+		($rc, $out, $err) = run_stripebackup(@read, '--max-rate', $rate);
+		is($rc, 2, "$cmd --max-rate '$rate' is refused");
+		like($err, qr/invalid value for --max-rate: .*"\Q$rate\E"/, "$cmd --max-rate '$rate': the refusal names it");
+	}
+	($rc, $out, $err) = run_stripebackup(@read, '--max-memory', '1M');
+	is($rc, 2, "$cmd refuses settings above --max-memory 1M");
+	like($err, qr/buffer_count 16 x the backup's chunk size 256 kB .* above the limit of 1 MB/,
+		"$cmd: the refusal adds the settings up");
+}
+ok(!-e "$target-rate", 'no refused restore created its target');
+($rc, $out, $err) = run_stripebackup('plan', "$dests[0]/good", '--max-rate', '1');
+is($rc, 2, 'plan takes no --max-rate');
 
 # A non-empty target is refused and left alone.
 make_path("$target");

@@ -75,6 +75,19 @@ static const UnitTest tests[] = {
 	TEST(test_fsutil_small_files),
 	TEST(test_fsutil_beneath),
 	TEST(test_fsutil_remove_contents),
+	TEST(test_policy_paths),
+	TEST(test_policy_empty_or_absent),
+	TEST(test_policy_running_cluster),
+	TEST(test_policy_restore_places),
+	TEST(test_policy_mappings),
+	TEST(test_policy_folder_names),
+	TEST(test_policy_numbers),
+	TEST(test_policy_memory),
+	TEST(test_policy_memory_hooks),
+	TEST(test_folder_removes_own_files),
+	TEST(test_folder_partial),
+	TEST(test_folder_foreign),
+	TEST(test_folder_links),
 };
 
 static bool

@@ -86,5 +86,21 @@ extern void test_fsutil_io_errors(void);
 extern void test_fsutil_small_files(void);
 extern void test_fsutil_beneath(void);
 extern void test_fsutil_remove_contents(void);
+/* test_policy.c */
+extern void test_policy_paths(void);
+extern void test_policy_empty_or_absent(void);
+extern void test_policy_running_cluster(void);
+extern void test_policy_restore_places(void);
+extern void test_policy_mappings(void);
+extern void test_policy_folder_names(void);
+extern void test_policy_numbers(void);
+extern void test_policy_memory(void);
+extern void test_policy_memory_hooks(void);
+
+/* test_folder.c */
+extern void test_folder_removes_own_files(void);
+extern void test_folder_partial(void);
+extern void test_folder_foreign(void);
+extern void test_folder_links(void);
 
 #endif							/* SB_UNIT_TESTS_H */

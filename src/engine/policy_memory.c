@@ -1,0 +1,161 @@
+/*
+ * policy_memory.c
+ *		The memory ceiling: what a backup's or a restore's settings will
+ *		allocate, added up from the same figures the pipelines allocate by,
+ *		and refused above a limit before anything is allocated or created.
+ *
+ * Memory is fixed by the settings, whatever the size of the cluster, so a
+ * setting typed with one zero too many (buffer_count 4096 of 64 MB chunks:
+ * half a terabyte) must fail at once with the sum spelled out, not take
+ * the server down when the allocations come.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stripebackup/sb_policy.h"
+#include "codec.h"
+#include "format.h"
+#include "read_pipeline.h"
+#include "thread.h"
+
+/* Bytes as PostgreSQL writes them (binary units): "64 MB", "1.5 GB". */
+static void
+format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = {"bytes", "kB", "MB", "GB", "TB", "PB"};
+	double		v = (double) bytes;
+	int			u = 0;
+
+	while (v >= 1024 && u < 5)
+	{
+		v /= 1024;
+		u++;
+	}
+	if (v == (double) (uint64_t) v)
+		snprintf(buf, len, "%.0f %s", v, units[u]);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+/* Add one term to the estimate: BYTES, described by the printf-style FMT. */
+static void
+add_term(SbMemoryEstimate *e, uint64_t bytes, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+static void
+add_term(SbMemoryEstimate *e, uint64_t bytes, const char *fmt,...)
+{
+	size_t		used = strlen(e->breakdown);
+	char		subtotal[32];
+	va_list		ap;
+
+	if (used > 0 && used < sizeof(e->breakdown))
+		used += (size_t) snprintf(e->breakdown + used, sizeof(e->breakdown) - used, " + ");
+	va_start(ap, fmt);
+	if (used < sizeof(e->breakdown))
+		used += (size_t) vsnprintf(e->breakdown + used, sizeof(e->breakdown) - used, fmt, ap);
+	va_end(ap);
+	format_size(bytes, subtotal, sizeof(subtotal));
+	if (used < sizeof(e->breakdown))
+		snprintf(e->breakdown + used, sizeof(e->breakdown) - used, " (%s)", subtotal);
+	e->total += bytes;
+}
+
+/* A zstd context per worker, when compressing or decompressing at all. */
+static void
+add_contexts(SbMemoryEstimate *e, uint32_t workers, uint64_t per_worker, const char *what)
+{
+	char		each[32];
+
+	e->codec_contexts = (uint64_t) workers * per_worker;
+	format_size(per_worker, each, sizeof(each));
+	if (per_worker > 0)
+		add_term(e, e->codec_contexts, "%s: %u workers x %s", what, workers, each);
+}
+
+void
+sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
+{
+	uint64_t	chunk = o->chunk_size ? o->chunk_size : SB_DEFAULT_CHUNK_SIZE;
+	uint32_t	buffers = o->buffer_count ? o->buffer_count : SB_DEFAULT_BUFFER_COUNT;
+	uint32_t	depth = o->queue_depth ? o->queue_depth : SB_DEFAULT_QUEUE_DEPTH;
+	uint32_t	workers = o->workers ? o->workers : sb_cpu_count();
+	bool		compressed = o->codec != SB_CODEC_NONE;
+	char		size[32];
+	char		level[32];
+
+	memset(e, 0, sizeof(*e));
+	format_size(chunk, size, sizeof(size));
+	/* As alloc_chunks (backup.c): a raw buffer, and with compression one for the output. */
+	e->buffers = buffers * (chunk + (compressed ? sb_codec_bound(o->codec, chunk) : 0));
+	add_term(e, e->buffers, "buffer_count %u x transfer_size %s%s", buffers, size,
+			 compressed ? " (x2 with compression)" : "");
+	/* As sb_source_reader_new: queue_depth blocks of a chunk each. */
+	e->read_ahead = depth * chunk;
+	add_term(e, e->read_ahead, "read-ahead queue_depth %u x %s", depth, size);
+	snprintf(level, sizeof(level), "zstd level %d", o->level);
+	add_contexts(e, workers, sb_codec_compress_memory(o->codec, o->level, chunk), level);
+	/* Each writer keeps an index entry per chunk until the stripe is finished. */
+	e->index = (o->expected_bytes + chunk - 1) / chunk * SB_INDEX_ENTRY_SIZE;
+	if (e->index > 0)
+		add_term(e, e->index, "index of %llu chunks x %d bytes",
+				 (unsigned long long) ((o->expected_bytes + chunk - 1) / chunk), SB_INDEX_ENTRY_SIZE);
+}
+
+void
+sb_policy_read_memory(const SbManifest *m, const SbReadOptions *o, SbMemoryEstimate *e)
+{
+	uint64_t	chunk = m->chunk_size;
+	uint32_t	buffers = o->buffer_count ? o->buffer_count : SB_DEFAULT_READ_BUFFERS;
+	uint32_t	workers = o->workers ? o->workers : sb_cpu_count();
+	bool		compressed = m->codec != SB_CODEC_NONE;
+	char		size[32];
+
+	memset(e, 0, sizeof(*e));
+	format_size(chunk, size, sizeof(size));
+	/* As alloc_slots (read_pipeline.c): a record as stored, and room to decompress it. */
+	e->buffers = buffers * (chunk + SB_CHUNK_HEADER_SIZE + (compressed ? chunk : 0));
+	add_term(e, e->buffers, "buffer_count %u x the backup's chunk size %s%s", buffers, size,
+			 compressed ? " (x2 with compression)" : "");
+	add_contexts(e, workers, sb_codec_decompress_memory(m->codec), "zstd decompression");
+	/* Every stripe reader loads its index at once: as stored, and decoded. */
+	e->index = m->total_chunks * 2 * SB_INDEX_ENTRY_SIZE;
+	if (e->index > 0)
+		add_term(e, e->index, "index of %llu chunks x %d bytes",
+				 (unsigned long long) m->total_chunks, 2 * SB_INDEX_ENTRY_SIZE);
+}
+
+bool
+sb_policy_check_memory(const SbMemoryEstimate *e, uint64_t max_memory, SbError *err)
+{
+	uint64_t	limit = max_memory ? max_memory : SB_DEFAULT_MAX_MEMORY;
+	char		total[32];
+	char		allowed[32];
+
+	if (e->total <= limit)
+		return true;
+	format_size(e->total, total, sizeof(total));
+	format_size(limit, allowed, sizeof(allowed));
+	return sb_error_set(err, SB_EINVAL,
+						"%s = %s of memory, above the %slimit of %s (stripebackup.max_memory, or --max-memory for the command)",
+						e->breakdown, total, max_memory ? "" : "default ", allowed);
+}
+
+bool
+sb_policy_check_backup_memory(const SbBackupOptions *o, SbError *err)
+{
+	SbMemoryEstimate e;
+
+	sb_policy_backup_memory(o, &e);
+	return sb_policy_check_memory(&e, o->max_memory, err);
+}
+
+bool
+sb_policy_check_read_memory(const SbManifest *m, const SbReadOptions *o, SbError *err)
+{
+	SbMemoryEstimate e;
+
+	sb_policy_read_memory(m, o, &e);
+	return sb_policy_check_memory(&e, o->max_memory, err);
+}

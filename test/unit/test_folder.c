@@ -1,0 +1,243 @@
+/*
+ * test_folder.c
+ *		sb_backup_folder_remove removes only what one backup wrote: its
+ *		manifest, its manifest's temporary file and its stripes, through
+ *		descriptors that never follow a link.  A folder holding anything
+ *		else, a folder or destination that is a link, keeps everything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "stripebackup/sb_folder.h"
+#include "stripebackup/sb_policy.h"
+#include "harness.h"
+#include "tests.h"
+
+/* Backup NAME of a small tree over F's first two destinations; its uuid into UUID. */
+static bool
+make_backup(ThFixture *f, const char *name, uint8_t *uuid)
+{
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbError		err;
+	char		path[PATH_MAX];
+	bool		done;
+
+	th_path(path, "%s/data", f->src);
+	if (!th_exists(path))
+		th_write_pattern(path, 200000, 3, true, 0644);
+	th_options(&o, f->dests, 2, name);
+	done = th_backup_tree(&o, f->src, &m, &err);
+	if (!ok(done, "backup \"%s\" over two destinations", name))
+		th_diag_error("backup", &err);
+	if (m != NULL)
+		memcpy(uuid, m->uuid, 16);
+	sb_manifest_free(m);
+	return done;
+}
+
+/* Copy the first LEN bytes of FROM (all of it when LEN is 0) to TO. */
+static bool
+copy_start(const char *from, const char *to, size_t len)
+{
+	size_t		size = 0;
+	uint8_t    *data = th_read_file(from, &size);
+	bool		done = data != NULL && th_write_file(to, data, len && len < size ? len : size, 0600);
+
+	free(data);
+	return done;
+}
+
+/* Size of the file at PATH, or 0. */
+static uint64_t
+size_of(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 ? (uint64_t) st.st_size : 0;
+}
+
+/* Removing DEST/NAME (dry run or not) keeps the folder: VERDICT, detail naming WANT. */
+static void
+expect_kept(const char *dest, const char *name, const uint8_t *uuid, bool dry_run,
+			SbFolderVerdict verdict, const char *want, const char *what)
+{
+	SbFolderRemoval r;
+	SbError		err;
+	char		folder[PATH_MAX];
+	int			before = th_count_entries(th_path(folder, "%s/%s", dest, name));
+
+	ok(sb_backup_folder_remove(dest, name, uuid, dry_run, &r, &err), "%s: the check runs", what);
+	is_int(r.verdict, verdict, "%s: kept, verdict %d", what, (int) verdict);
+	like(r.detail, want, "%s: the reason names %s", what, want);
+	is_int(r.files, 0, "%s: no file counted as removed", what);
+	is_int(th_count_entries(folder), before, "%s: the folder holds what it held (%d entries)", what, before);
+}
+
+void
+test_folder_removes_own_files(void)
+{
+	ThFixture	f;
+	SbFolderRemoval r;
+	SbError		err;
+	uint8_t		uuid[16];
+	char		folder[PATH_MAX],
+				path[PATH_MAX];
+	uint64_t	bytes;
+
+	th_fixture(&f, "folder-own", 2);
+	if (!make_backup(&f, "bk", uuid))
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	th_location(&f, 0, "bk", folder);
+	bytes = size_of(th_path(path, "%s/manifest.json", folder)) + size_of(th_path(path, "%s/stripe-1.sbs", folder));
+	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, true, &r, &err), "a dry run");
+	is_int(r.verdict, SB_FOLDER_REMOVED, "says the folder would be removed");
+	is_int(r.files, 2, "the manifest and the stripe");
+	is_int(r.bytes, bytes, "their bytes");
+	is_int(th_count_entries(folder), 2, "and removes nothing");
+
+	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, false, &r, &err), "the removal");
+	is_int(r.verdict, SB_FOLDER_REMOVED, "removes the folder");
+	is_int(r.files, 2, "two files removed");
+	is_int(r.bytes, bytes, "their bytes counted");
+	ok(!th_exists(folder), "the folder is gone");
+	is_int(th_count_entries(th_location(&f, 1, "bk", path)), 2, "the other destination's folder is untouched");
+
+	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, false, &r, &err), "removing it again");
+	is_int(r.verdict, SB_FOLDER_ABSENT, "finds nothing to do");
+	th_path(path, "%s/unmounted", f.root);
+	ok(sb_backup_folder_remove(path, "bk", uuid, false, &r, &err), "a destination that is not there");
+	is_int(r.verdict, SB_FOLDER_DESTINATION_MISSING, "is said to be missing");
+	like(r.detail, "is its device mounted", "with a hint");
+	ok(!sb_backup_folder_remove(f.dest[1], "../d2", uuid, false, &r, &err) && err.code == SB_EINVAL,
+	   "a name that is not a plain name is refused");
+	like(err.message, "../d2", "naming it");
+	th_fixture_done(&f);
+}
+
+void
+test_folder_partial(void)
+{
+	ThFixture	f;
+	SbFolderRemoval r;
+	SbError		err;
+	uint8_t		uuid[16];
+	char		folder[PATH_MAX],
+				partial[PATH_MAX],
+				from[PATH_MAX],
+				to[PATH_MAX];
+
+	th_fixture(&f, "folder-partial", 2);
+	if (!make_backup(&f, "bk", uuid))
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	th_location(&f, 0, "bk", folder);
+	/* What a crash leaves: a stripe begun (its header and a little), the manifest half written. */
+	th_mkdir(th_path(partial, "%s/partial", f.dest[0]), 0700);
+	ok(copy_start(th_path(from, "%s/stripe-1.sbs", folder), th_path(to, "%s/stripe-1.sbs", partial), 100) &&
+	   copy_start(th_path(from, "%s/manifest.json", folder), th_path(to, "%s/" SB_MANIFEST_TEMP_FILE, partial), 120),
+	   "a partial folder: a stripe header and the start of a manifest");
+	ok(sb_backup_folder_remove(f.dest[0], "partial", uuid, false, &r, &err), "removing it");
+	is_int(r.verdict, SB_FOLDER_REMOVED, "removes it");
+	is_int(r.files, 2, "both files");
+	is_int(r.bytes, 220, "220 bytes");
+	ok(!th_exists(partial), "the folder is gone");
+
+	/* The temporary manifest of another backup, or one cut before its uuid, is not ours. */
+	th_mkdir(partial, 0700);
+	copy_start(th_path(from, "%s/manifest.json", folder), th_path(to, "%s/" SB_MANIFEST_TEMP_FILE, partial), 40);
+	expect_kept(f.dest[0], "partial", uuid, false, SB_FOLDER_FOREIGN, "does not begin as a manifest of backup",
+				"a temporary manifest cut before its uuid");
+	uuid[0] ^= 1;
+	copy_start(th_path(from, "%s/manifest.json", folder), to, 0);
+	expect_kept(f.dest[0], "partial", uuid, false, SB_FOLDER_FOREIGN, SB_MANIFEST_TEMP_FILE,
+				"the temporary manifest of another backup");
+	uuid[0] ^= 1;
+	unlink(to);
+	ok(th_write_file(th_path(to, "%s/stripe-1.sbs", partial), "", 0, 0600), "an empty stripe file");
+	expect_kept(f.dest[0], "partial", uuid, false, SB_FOLDER_FOREIGN, "too few", "an empty stripe file");
+	copy_start(th_path(from, "%s/stripe-1.sbs", folder), to, 0);
+	th_flip_byte(to, 20, 0x40);
+	expect_kept(f.dest[0], "partial", uuid, false, SB_FOLDER_FOREIGN, "has no stripe header",
+				"a stripe whose header is damaged");
+	th_fixture_done(&f);
+}
+
+void
+test_folder_foreign(void)
+{
+	ThFixture	f;
+	uint8_t		uuid[16],
+				other[16];
+	char		folder[PATH_MAX],
+				path[PATH_MAX],
+				from[PATH_MAX];
+
+	th_fixture(&f, "folder-foreign", 2);
+	if (!make_backup(&f, "bk", uuid) || !make_backup(&f, "other", other))
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	th_location(&f, 0, "bk", folder);
+	th_write_file(th_path(path, "%s/notes.txt", folder), "mine", 4, 0600);
+	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "\"notes.txt\" is not a file stripebackup writes",
+				"a file of someone else");
+	unlink(path);
+	th_mkdir(path, 0700);
+	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "\"notes.txt\" is a directory", "a directory");
+	rmdir(path);
+	ok(symlink("/etc/passwd", th_path(path, "%s/stripe-2.sbs", folder)) == 0, "a link named like a stripe");
+	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "\"stripe-2.sbs\" is a symbolic link",
+				"a link named like a stripe");
+	unlink(path);
+	ok(copy_start(th_path(from, "%s/other/stripe-2.sbs", f.dest[1]), path, 0), "another backup's stripe copied in");
+	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "\"stripe-2.sbs\" is not stripe 2 of backup",
+				"a stripe of another backup");
+	unlink(path);
+	ok(copy_start(th_path(from, "%s/bk/stripe-2.sbs", f.dest[1]), th_path(path, "%s/stripe-3.sbs", folder), 0),
+	   "its own stripe 2 under the name of stripe 3");
+	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "is not stripe 3", "a stripe under another number");
+	unlink(path);
+	expect_kept(f.dest[0], "bk", other, true, SB_FOLDER_FOREIGN, "\"manifest.json\" is not the manifest of backup",
+				"the folder, asked for as another backup");
+	ok(th_edit_file(th_path(path, "%s/manifest.json", folder), "\"format\"", "\"formal\""), "a manifest edited");
+	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "is not the manifest", "a manifest that is not one");
+	th_fixture_done(&f);
+}
+
+void
+test_folder_links(void)
+{
+	ThFixture	f;
+	uint8_t		uuid[16];
+	char		folder[PATH_MAX],
+				link[PATH_MAX];
+
+	th_fixture(&f, "folder-links", 2);
+	if (!make_backup(&f, "bk", uuid))
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	th_location(&f, 0, "bk", folder);
+	ok(symlink(folder, th_path(link, "%s/bk-link", f.dest[1])) == 0, "a folder that is a link to a backup folder");
+	expect_kept(f.dest[1], "bk-link", uuid, false, SB_FOLDER_LINK, "is a symbolic link", "a folder that is a link");
+	is_int(th_count_entries(folder), 2, "the folder it points to is untouched");
+	ok(symlink(f.dest[0], th_path(link, "%s/dest-link", f.root)) == 0, "a destination that is a link");
+	expect_kept(link, "bk", uuid, false, SB_FOLDER_DESTINATION_LINK, "destination", "a destination that is a link");
+	is_int(th_count_entries(folder), 2, "the folder behind it is untouched");
+	th_write_file(th_path(link, "%s/d1/file-bk", f.root), "x", 1, 0600);
+	expect_kept(f.dest[0], "file-bk", uuid, false, SB_FOLDER_FOREIGN, "is not a directory", "a file in the folder's place");
+	th_fixture_done(&f);
+}
