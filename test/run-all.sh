@@ -43,7 +43,7 @@ cleanup() {
 }
 trap cleanup EXIT
 cp -r test "$scratch/test"
-# test/t/004_sql_rules.pl reads the extension's SQL from the sources.
+# test/t/005_sql_rules.pl reads the extension's SQL from the sources.
 mkdir -p "$scratch/source/src"
 cp -r src/extension "$scratch/source/src/"
 cp -r sql "$scratch/source/"

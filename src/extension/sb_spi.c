@@ -13,7 +13,7 @@
  *		  database set: functions and operators are found in pg_catalog
  *		  only (pg_temp is never searched for them);
  *		- from a fixed text that names every relation, function and operator
- *		  by schema (sb_statements.c; test/t/004_sql_rules.pl checks it).
+ *		  by schema (sb_statements.c; test/t/005_sql_rules.pl checks it).
  * An error on the way aborts the (sub)transaction, which restores the user,
  * the settings and SPI by itself.
  */

@@ -7,7 +7,7 @@
  * operators as OPERATOR(pg_catalog.=), casts as ::pg_catalog.type.  Since
  * every OPERATOR(...) has the same precedence, compound expressions are
  * parenthesized.  sb_spi.c runs them with a pinned search_path;
- * test/t/004_sql_rules.pl checks these rules, and docs/SECURITY.md lists
+ * test/t/005_sql_rules.pl checks these rules, and docs/SECURITY.md lists
  * what each statement is for.
  */
 #include "postgres.h"
