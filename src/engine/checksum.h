@@ -18,8 +18,17 @@ extern uint64_t sb_hash64(const void *data, size_t len);
 /* Feed bytes into a running CRC-32C started with SB_CRC32C_INIT. */
 extern uint32_t sb_crc32c_update(uint32_t crc, const void *data, size_t len);
 
-/* Feed LEN zero bytes (a hole) into a running CRC-32C. */
+/* Feed LEN zero bytes (a hole) into a running CRC-32C, in O(log LEN). */
 extern uint32_t sb_crc32c_zeros(uint32_t crc, uint64_t len);
+
+/*
+ * The raw register of a buffer: started at 0 and not inverted, the part of
+ * a CRC-32C that pieces of a file combine by (crc32c_shift.c).
+ */
+extern uint32_t sb_crc32c_raw(const void *data, size_t len);
+
+/* A register moved across LEN zero bytes without reading them: CRC * x^(8 LEN) mod P. */
+extern uint32_t sb_crc32c_shift(uint32_t crc, uint64_t len);
 
 /* The final CRC-32C value of a running one. */
 extern uint32_t sb_crc32c_final(uint32_t crc);

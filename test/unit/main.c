@@ -23,6 +23,10 @@ typedef struct UnitTest
 #define TEST(fn) {#fn, fn}
 
 static const UnitTest tests[] = {
+	TEST(test_crc_conventions),
+	TEST(test_crc_shift_large),
+	TEST(test_crc_combine_pieces),
+	TEST(test_crc_combine_detects),
 	TEST(test_roundtrip_empty_file),
 	TEST(test_roundtrip_one_chunk),
 	TEST(test_roundtrip_sparse_5g),

@@ -44,6 +44,12 @@ extern void test_durability_backup_order(void);
 extern void test_durability_backup_sync_fails(void);
 extern void test_durability_restore_sync(void);
 
+/* test_crc.c */
+extern void test_crc_conventions(void);
+extern void test_crc_shift_large(void);
+extern void test_crc_combine_pieces(void);
+extern void test_crc_combine_detects(void);
+
 /* test_page_cache.c */
 extern void test_page_cache_direct_reads(void);
 
