@@ -46,6 +46,7 @@ static const UnitTest tests[] = {
 	TEST(test_corruption_foreign_stripe),
 	TEST(test_manifest_json_roundtrip),
 	TEST(test_manifest_rejects),
+	TEST(test_manifest_strict_text),
 	TEST(test_manifest_huge_claims),
 	TEST(test_options_refused),
 	TEST(test_options_existing_name),

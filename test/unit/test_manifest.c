@@ -591,6 +591,125 @@ test_manifest_rejects(void)
 						"\"seconds\"", "an infinite writing time");
 }
 
+/* Replace FROM by TO in the sample's JSON and expect it still read. */
+static void
+expect_text_accepted(const char *from, const char *to, const char *what)
+{
+	SbError		err;
+	SbManifest *m = sample_manifest();
+	char	   *json = sb_manifest_to_json(m, &err);
+	char	   *hit = json ? strstr(json, from) : NULL;
+	char	   *edited = NULL;
+	SbManifest *back = NULL;
+
+	if (hit != NULL)
+	{
+		size_t		head = (size_t) (hit - json);
+
+		edited = malloc(strlen(json) + strlen(to) + 1);
+		memcpy(edited, json, head);
+		strcpy(edited + head, to);
+		strcat(edited, hit + strlen(from));
+		back = sb_manifest_from_json(edited, strlen(edited), &err);
+	}
+	if (!ok(back != NULL, "%s: accepted", what) && hit != NULL)
+		th_diag_error("from_json", &err);
+	free(edited);
+	free(json);
+	sb_manifest_free(back);
+	sb_manifest_free(m);
+}
+
+/* The sample's JSON followed by TAIL: read only when ACCEPTED. */
+static void
+expect_tail(const char *tail, bool accepted, const char *what)
+{
+	SbError		err;
+	SbManifest *m = sample_manifest();
+	char	   *json = sb_manifest_to_json(m, &err);
+	char	   *text = json ? malloc(strlen(json) + strlen(tail) + 1) : NULL;
+	SbManifest *back = NULL;
+
+	if (text != NULL)
+	{
+		strcpy(text, json);
+		strcat(text, tail);
+		back = sb_manifest_from_json(text, strlen(text), &err);
+	}
+	ok(text != NULL && (back != NULL) == accepted, "%s: %s", what, accepted ? "accepted" : "refused");
+	free(text);
+	free(json);
+	sb_manifest_free(back);
+	sb_manifest_free(m);
+}
+
+/* Hex, integers, modes and versions are read only as the writer writes them. */
+void
+test_manifest_strict_text(void)
+{
+	static const struct
+	{
+		const char *from;
+		const char *to;
+		const char *want;
+		const char *what;
+	}			cases[] = {
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\" 1", "backup_uuid", "a uuid with a space"},
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\"+1", "backup_uuid", "a uuid with a sign"},
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\"0x", "backup_uuid", "a uuid with 0x"},
+		{"\"backup_uuid\":\"0112", "\"backup_uuid\":\"0A12", "backup_uuid", "a uuid in capitals"},
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\"1", "backup_uuid", "a uuid of 31 digits"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"-1\"", "crc32c", "a crc32c of -1"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"ffffffff-1\"", "crc32c", "a crc32c with a tail"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"C0FFEE01\"", "crc32c", "a crc32c in capitals"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"0xffee01\"", "crc32c", "a crc32c with 0x"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\" 0ffee01\"", "crc32c", "a crc32c with a space"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"c0ffee1\"", "crc32c", "a crc32c of 7 digits"},
+		{"\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"636166E9\"", "bad hex",
+		"an encoded path in capitals"},
+		{"\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"+36166e9\"", "bad hex",
+		"an encoded path with a sign"},
+		{"\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"6361 6e9\"", "bad hex",
+		"an encoded path with a space"},
+		{"\"chunk_size\":4096", "\"chunk_size\":4096.0", "\"chunk_size\" holds \"4096.0\"",
+		"a chunk size written 4096.0"},
+		{"\"chunk_size\":4096", "\"chunk_size\":4.096e3", "chunk_size", "a chunk size written 4.096e3"},
+		{"\"chunk_size\":4096", "\"chunk_size\":04096", "chunk_size", "a chunk size with a leading zero"},
+		{"\"size\":10000", "\"size\":1e4", "\"size\"", "a size written 1e4"},
+		{"\"stream_offset\":0", "\"stream_offset\":-0", "stream_offset", "a stream offset of -0"},
+		{"\"chunk_ranges\":[[2,3]]", "\"chunk_ranges\":[[2.0,3]]", "chunk_ranges",
+		"a chunk range written 2.0"},
+		{"\"mtime\":1700000000", "\"mtime\":1.7e9", "\"mtime\"", "an mtime written 1.7e9"},
+		{"\"mtime\":1700000000", "\"mtime\":+1700000000", NULL, "an mtime with a plus sign"},
+		{"\"level\":-5", "\"level\":-5.0", "\"level\"", "a zstd level written -5.0"},
+		{"\"mode\":\"0644\"", "\"mode\":\"644\"", "bad mode", "a mode of three digits"},
+		{"\"mode\":\"0644\"", "\"mode\":\" 644\"", "bad mode", "a mode with a space"},
+		{"\"mode\":\"0644\"", "\"mode\":\"+644\"", "bad mode", "a mode with a sign"},
+		{"\"mode\":\"0644\"", "\"mode\":\"0x1a\"", "bad mode", "a mode in hex"},
+		{"\"format_version\":\"1.0\"", "\"format_version\":\" 1.0\"", "format_version",
+		"a format version with a space"},
+		{"\"format_version\":\"1.0\"", "\"format_version\":\"+1.0\"", "format_version",
+		"a format version with a sign"},
+		{"\"format_version\":\"1.0\"", "\"format_version\":\"1.0beta\"", "format_version",
+		"a format version with a tail"},
+	};
+	size_t		i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_text_refused(cases[i].from, cases[i].to, SB_ECORRUPT,
+							cases[i].want ? cases[i].want : "", cases[i].what);
+	expect_tail("\n", true, "a newline after the object (as written)");
+	expect_tail(" \r\n\t", true, "white space after the object");
+	expect_tail("\nx", false, "text after the object");
+	expect_tail("{}", false, "a second object after it");
+	expect_text_accepted("\"format\":\"stripebackup\",",
+						 "\"format\":\"stripebackup\",\"later_minor_key\":[1.5,-2e3],",
+						 "an unknown key with fractions and exponents");
+	expect_text_accepted("\"start_lsn\"", "\"x\":1e3,\"chunk_size\":-1.5,\"start_lsn\"",
+						 "metadata with any numbers, even under the format's own key names");
+	expect_text_accepted("\"mtime\":1700000000", "\"mtime\":-1700000000", "a negative mtime");
+}
+
 /*
  * A manifest can claim far more chunks than any file holds (a 4 TiB file in
  * one range of a billion 4 kB chunks, in a few hundred bytes of JSON).  Reading

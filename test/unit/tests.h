@@ -31,6 +31,7 @@ extern void test_corruption_foreign_stripe(void);
 /* test_manifest.c */
 extern void test_manifest_json_roundtrip(void);
 extern void test_manifest_rejects(void);
+extern void test_manifest_strict_text(void);
 extern void test_manifest_huge_claims(void);
 
 /* test_options.c */
