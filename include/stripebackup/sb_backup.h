@@ -70,11 +70,14 @@ extern bool sb_backup_check_options(const SbBackupOptions *options, SbError *err
 /* Check the options, create the backup folders and stripe files, start the threads. */
 extern SbBackup *sb_backup_begin(const SbBackupOptions *options, SbError *err);
 
-/* Add a directory entry. */
+/* Add a directory entry; MODE is kept within SB_ALLOWED_MODE_BITS. */
 extern bool sb_backup_add_dir(SbBackup *b, const char *path, uint32_t mode,
 							  int64_t mtime, SbError *err);
 
-/* Add a symbolic link entry. */
+/*
+ * Add a symbolic link entry: only a tablespace link, "pg_tblspc/<oid>" to an
+ * absolute TARGET (sb_link_is_allowed); anything else is SB_EINVAL.
+ */
 extern bool sb_backup_add_symlink(SbBackup *b, const char *path, const char *target,
 								  int64_t mtime, SbError *err);
 
@@ -86,7 +89,10 @@ extern bool sb_backup_add_symlink(SbBackup *b, const char *path, const char *tar
 extern bool sb_backup_add_file(SbBackup *b, const char *path, const char *source_path,
 							   SbError *err);
 
-/* Add a regular file whose content the caller has in memory. */
+/*
+ * Add a regular file whose content the caller has in memory.  Files' modes
+ * (here MODE, in add_file the source's) are kept within SB_ALLOWED_MODE_BITS.
+ */
 extern bool sb_backup_add_data(SbBackup *b, const char *path, const void *data,
 							   size_t len, uint32_t mode, int64_t mtime, SbError *err);
 

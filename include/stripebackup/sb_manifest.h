@@ -24,6 +24,16 @@
 #define SB_MIN_CHUNK_SIZE 4096
 #define SB_MAX_CHUNK_SIZE (64 * 1024 * 1024)
 
+/*
+ * The permission bits a file or directory of a data directory may have:
+ * PostgreSQL makes 0700/0600, or 0750/0640 with group access.  Writers keep
+ * st_mode & SB_ALLOWED_MODE_BITS; readers refuse anything else (no setuid,
+ * setgid or sticky bit, no write for group or others).  A symlink's mode is
+ * always 0777 and never applied.
+ */
+#define SB_ALLOWED_MODE_BITS 0755
+#define SB_SYMLINK_MODE 0777
+
 typedef enum SbEntryType
 {
 	SB_ENTRY_FILE,
@@ -54,7 +64,7 @@ typedef struct SbEntry
 {
 	char	   *path;			/* relative, '/'-separated; "." is the root */
 	SbEntryType type;
-	uint32_t	mode;			/* permission bits, 07777 */
+	uint32_t	mode;			/* permission bits, within SB_ALLOWED_MODE_BITS */
 	int64_t		mtime;			/* seconds since the epoch */
 	uint64_t	size;			/* file: logical size */
 	uint32_t	crc32c;			/* file: CRC-32C of the whole content */
@@ -181,6 +191,12 @@ extern bool sb_manifest_index(SbManifest *m, SbError *err);
 
 /* True if PATH is a safe relative archive path ("." allowed only if allow_root). */
 extern bool sb_path_is_safe(const char *path, bool allow_root);
+
+/*
+ * True if a data directory may hold a symlink at PATH to TARGET: a
+ * tablespace link, "pg_tblspc/<oid>" to an absolute path.
+ */
+extern bool sb_link_is_allowed(const char *path, const char *target);
 
 /* Start iterating over the pieces of chunk CHUNK_ID (needs sb_manifest_index). */
 extern void sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t chunk_id);

@@ -3,7 +3,8 @@
  *		The fixed archive of the stripe fuzz target, and shared helpers.
  *
  * Content: directories, a compressible text file, an incompressible one (its
- * chunks are stored uncompressed even with zstd), an empty file, a symlink,
+ * chunks are stored uncompressed even with zstd), an empty file, a tablespace
+ * symlink,
  * a sparse file with two data extents and a small tail file: about 34 KB,
  * nine chunks of 4 KiB, six in stripe 1 and three in stripe 2 (weights 2:1).
  * One compression worker and weighted balance make the stripe files the same
@@ -121,7 +122,8 @@ add_content(SbBackup *b, const char *sparse_source, SbError *err)
 		sb_backup_add_data(b, "base/1/noise", noise, sizeof(noise), 0600, FIXTURE_MTIME, err) &&
 		sb_backup_add_data(b, "base/1/text", text, sizeof(text), 0600, FIXTURE_MTIME, err) &&
 		sb_backup_add_data(b, "empty", "", 0, 0600, FIXTURE_MTIME, err) &&
-		sb_backup_add_symlink(b, "link", "base/1/text", FIXTURE_MTIME, err) &&
+		sb_backup_add_dir(b, "pg_tblspc", 0700, FIXTURE_MTIME, err) &&
+		sb_backup_add_symlink(b, "pg_tblspc/16385", "/srv/tablespaces/16385", FIXTURE_MTIME, err) &&
 		sb_backup_add_file(b, "sparse", sparse_source, err) &&
 		sb_backup_add_data(b, "tail", tail, sizeof(tail), 0640, FIXTURE_MTIME, err);
 }

@@ -32,6 +32,7 @@ static const UnitTest tests[] = {
 	TEST(test_roundtrip_sparse_5g),
 	TEST(test_roundtrip_many_files),
 	TEST(test_roundtrip_modes_and_links),
+	TEST(test_roundtrip_links_refused),
 	TEST(test_roundtrip_non_utf8_names),
 	TEST(test_roundtrip_gathered_folder),
 	TEST(test_roundtrip_pipeline_limits),

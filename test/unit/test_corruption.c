@@ -497,7 +497,8 @@ test_corruption_unsafe_paths(void)
 		th_mkdir(th_path(path, "%s/dir", f.src), 0755) &&
 		th_write_pattern(th_path(path, "%s/dir/victim", f.src), 5000, 1, false, 0644) &&
 		th_write_pattern(th_path(path, "%s/other", f.src), 100, 2, false, 0644) &&
-		symlink(outside, th_path(path, "%s/ln", f.src)) == 0;
+		th_mkdir(th_path(path, "%s/pg_tblspc", f.src), 0700) &&
+		symlink(outside, th_path(path, "%s/pg_tblspc/1", f.src)) == 0;
 	th_options(&o, f.dests, 1, "bk");
 	o.chunk_size = 4096;
 	done = done && th_backup_tree(&o, f.src, NULL, &err);
@@ -527,7 +528,7 @@ test_corruption_unsafe_paths(void)
 			{"\"path\":\"dir/victim\"", "\"encoded_path\":\"2e2e2f65736361706564\"",
 			"hex-encoded path ../escaped", "unsafe path"},
 			{"\"path\":\"dir\"", "\"path\":\"..\"", "a folder named ..", "unsafe path"},
-			{"\"path\":\"dir/victim\"", "\"path\":\"ln/victim\"", "a file under a link",
+			{"\"path\":\"dir/victim\"", "\"path\":\"pg_tblspc/1/victim\"", "a file under a link",
 			"not a directory"},
 		};
 

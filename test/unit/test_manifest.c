@@ -56,10 +56,39 @@ set_stripe(SbStripeInfo *s, uint32_t number, const char *dest, double weight,
 	s->chunks = 0;
 	for (i = 0; i < nranges; i++)
 		s->chunks += ranges[i].last - ranges[i].first + 1;
-	s->raw_bytes = 1000 * number;
-	s->stored_bytes = 900 * number;
-	s->file_bytes = 123456789012ULL + number;
 	s->seconds = 1.25 * number;
+}
+
+/*
+ * The byte counts the stripes of M must have: raw bytes those of the chunks
+ * their ranges hold, stored bytes 3/4 of that when compressed, file size
+ * header, records, index and trailer; the totals in the header.
+ */
+static void
+set_stripe_bytes(SbManifest *m)
+{
+	uint32_t	s,
+				r;
+
+	m->stored_bytes = 0;
+	for (s = 0; s < m->nstripes; s++)
+	{
+		SbStripeInfo *st = &m->stripes[s];
+
+		st->raw_bytes = 0;
+		for (r = 0; r < st->nranges; r++)
+		{
+			uint64_t	end = (st->ranges[r].last + 1) * m->chunk_size;
+
+			st->raw_bytes += (end < m->stream_bytes ? end : m->stream_bytes) -
+				st->ranges[r].first * m->chunk_size;
+		}
+		st->stored_bytes = m->codec == SB_CODEC_NONE ? st->raw_bytes : st->raw_bytes / 4 * 3;
+		st->file_bytes = SB_STRIPE_HEADER_SIZE +
+			st->chunks * (SB_CHUNK_HEADER_SIZE + SB_INDEX_ENTRY_SIZE) + st->stored_bytes +
+			SB_TRAILER_SIZE;
+		m->stored_bytes += st->stored_bytes;
+	}
 }
 
 /*
@@ -91,30 +120,31 @@ sample_manifest(void)
 		m->uuid[i] = (uint8_t) (i * 17 + 1);
 	add(m, ".", SB_ENTRY_DIR, 0700, -86400, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "caf\xe9", SB_ENTRY_FILE, 0644, 1700000000, 10000, 0, 10000, NULL, 0, false, NULL);
-	add(m, "dir", SB_ENTRY_DIR, 02750, 1700000001, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "dir", SB_ENTRY_DIR, 0750, 1700000001, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/\x01" "ctl", SB_ENTRY_FILE, 0400, 0, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/sparse", SB_ENTRY_FILE, 0600, 1700000002, 6 * GiB, 10000, 12288, extents, 2,
 		true, NULL);
 	add(m, "dir/huge-hole", SB_ENTRY_FILE, 0600, 1700000003, (UINT64_C(1) << 53) - 1, 0, 0,
 		NULL, 0, true, NULL);
-	add(m, "dir/\xe2\x82\xac-euro", SB_ENTRY_FILE, 01755, 1700000004, 0, 0, 0, NULL, 0, false,
+	add(m, "dir/\xe2\x82\xac-euro", SB_ENTRY_FILE, 0755, 1700000004, 0, 0, 0, NULL, 0, false,
 		NULL);
 	add(m, "dir/overlong-\xc0\xaf", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/surrogate-\xed\xa0\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/past-max-\xf4\x90\x80\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false,
 		NULL);
 	add(m, "dir/smile-\xf0\x9f\x98\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
-	add(m, "link\xff", SB_ENTRY_SYMLINK, 0777, INT64_C(1) << 40, 0, 0, 0, NULL, 0, false,
-		"\xfe\xff/target");
-	add(m, "link-plain", SB_ENTRY_SYMLINK, 0777, 1700000005, 0, 0, 0, NULL, 0, false,
+	add(m, "pg_tblspc", SB_ENTRY_DIR, 0700, 1700000005, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "pg_tblspc/16385", SB_ENTRY_SYMLINK, 0777, INT64_C(1) << 40, 0, 0, 0, NULL, 0, false,
+		"/\xfe\xff/target");
+	add(m, "pg_tblspc/16386", SB_ENTRY_SYMLINK, 0777, 1700000005, 0, 0, 0, NULL, 0, false,
 		"/absolute/target with spaces");
 	m->stream_bytes = 22288;
-	m->stored_bytes = 2700;
 	m->total_chunks = 6;
 	m->stripes = calloc(2, sizeof(SbStripeInfo));
 	m->nstripes = 2;
 	set_stripe(&m->stripes[0], 1, "/mnt/fast", 2.5, r1, 2);
 	set_stripe(&m->stripes[1], 2, "/mnt/caf\xe9-slow", 0.75, r2, 1);
+	set_stripe_bytes(m);
 	return m;
 }
 
@@ -259,7 +289,7 @@ test_manifest_json_roundtrip(void)
 	ok(valid_utf8(json), "the JSON text is valid UTF-8");
 	like(json, "\"encoded_path\":\"636166e9\"", "a Latin-1 name is written as hex");
 	like(json, "\"encoded_path\":\"6469722f0163746c\"", "a control character is written as hex");
-	like(json, "\"encoded_target\":\"feff2f746172676574\"", "a link target is written as hex");
+	like(json, "\"encoded_target\":\"2ffeff2f746172676574\"", "a link target is written as hex");
 	like(json, "\"path\":\"dir/\xe2\x82\xac-euro\"", "valid UTF-8 stays plain");
 	like(json, "\"path\":\"dir/smile-\xf0\x9f\x98\x80\"", "a 4-byte UTF-8 sequence stays plain");
 	like(json, "\"encoded_path\":\"6469722f6f7665726c6f6e672dc0af\"",
@@ -543,7 +573,7 @@ test_manifest_rejects(void)
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a file");
 	m = sample_manifest();
 	free(m->entries[6].path);
-	m->entries[6].path = strdup("link-plain/x");
+	m->entries[6].path = strdup("pg_tblspc/16386/x");
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a link");
 	m = sample_manifest();
 	m->stripes[1].number = 3;
@@ -551,6 +581,58 @@ test_manifest_rejects(void)
 	m = sample_manifest();
 	m->chunk_size = 1000;
 	expect_refused(m, SB_ECORRUPT, "chunk size 1000", "a chunk size out of range");
+
+	/* Only what a data directory holds. */
+	m = sample_manifest();
+	m->entries[1].mode = 06777;
+	expect_refused(m, SB_ECORRUPT, "has mode 6777", "a setuid, setgid, world-writable file");
+	m = sample_manifest();
+	m->entries[2].mode = 0775;
+	expect_refused(m, SB_ECORRUPT, "nothing beyond 0755", "a group-writable directory");
+	m = sample_manifest();
+	m->entries[2].mode = 01700;
+	expect_refused(m, SB_ECORRUPT, "has mode 1700", "a sticky directory");
+	m = sample_manifest();
+	free(m->entries[13].path);
+	m->entries[13].path = strdup("link");
+	expect_refused(m, SB_ECORRUPT, "links only at pg_tblspc/<oid>", "a symlink outside pg_tblspc");
+	m = sample_manifest();
+	free(m->entries[13].path);
+	m->entries[13].path = strdup("pg_tblspc/16x");
+	expect_refused(m, SB_ECORRUPT, "links only at pg_tblspc/<oid>", "a symlink named other than an OID");
+	m = sample_manifest();
+	free(m->entries[13].path);
+	m->entries[13].path = strdup("pg_tblspc/12345678901");
+	expect_refused(m, SB_ECORRUPT, "links only at pg_tblspc/<oid>", "an OID of 11 digits");
+	m = sample_manifest();
+	free(m->entries[13].link_target);
+	m->entries[13].link_target = strdup("../../etc");
+	expect_refused(m, SB_ECORRUPT, "to an absolute path", "a tablespace link to a relative path");
+	m = sample_manifest();
+	m->entries[13].mode = 0755;
+	expect_refused(m, SB_ECORRUPT, "has mode 0755, not 0777", "a symlink with a mode of its own");
+	m = sample_manifest();
+	m->stripes[1].raw_bytes++;
+	expect_refused(m, SB_ECORRUPT, "stripe 2 says it holds 8193 bytes of data, its chunks hold 8192",
+				   "a stripe claiming a byte more than its chunks");
+	m = sample_manifest();
+	m->stripes[0].stored_bytes = m->stripes[0].raw_bytes + 1;
+	expect_refused(m, SB_ECORRUPT, "stripe 1 stores", "a stripe storing more than its data");
+	m = sample_manifest();
+	m->codec = SB_CODEC_NONE;
+	expect_refused(m, SB_ECORRUPT, "stripe 1 stores", "an uncompressed stripe storing less than its data");
+	m = sample_manifest();
+	m->stripes[1].file_bytes++;
+	expect_refused(m, SB_ECORRUPT, "stripe 2 is", "a stripe file a byte longer than its chunks make");
+	m = sample_manifest();
+	m->stored_bytes++;
+	expect_refused(m, SB_ECORRUPT, "the stripes hold", "stored bytes that do not add up");
+	m = sample_manifest();
+	m->stripes[0].file_bytes = 64;
+	m->stripes[0].stored_bytes = 0;
+	expect_refused(m, SB_ECORRUPT, "stripe 1", "a stripe shorter than a header and a trailer");
+	expect_text_refused("\"mode\":\"0644\"", "\"mode\":\"6777\"", SB_ECORRUPT, "has mode 6777",
+						"a setuid mode in the JSON");
 
 	/* Text that does not parse into a manifest. */
 	expect_text_refused("\"format\":\"stripebackup\"", "\"format\":\"other\"", SB_ECORRUPT,
@@ -740,6 +822,7 @@ test_manifest_huge_claims(void)
 	m->nstripes = 2;
 	set_stripe(&m->stripes[0], 1, "/a", 1, r1, 1);
 	set_stripe(&m->stripes[1], 2, "/b", 1, r2, 1);
+	set_stripe_bytes(m);
 	text = sb_manifest_to_json(m, &err);
 	back = text ? sb_manifest_from_json(text, strlen(text), &err) : NULL;
 	ok(back != NULL && back->nchunk_map == 2, "a manifest claiming a billion chunks is read by its 2 ranges");

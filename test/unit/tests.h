@@ -11,6 +11,7 @@ extern void test_roundtrip_one_chunk(void);
 extern void test_roundtrip_sparse_5g(void);
 extern void test_roundtrip_many_files(void);
 extern void test_roundtrip_modes_and_links(void);
+extern void test_roundtrip_links_refused(void);
 extern void test_roundtrip_non_utf8_names(void);
 extern void test_roundtrip_gathered_folder(void);
 extern void test_roundtrip_pipeline_limits(void);
