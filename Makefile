@@ -58,7 +58,7 @@ $(CLI): $(CLI_OBJS) $(ENGINE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(ENGINE_LIBS)
 
 # test_durability.c watches (and fails) the engine's syncs and renames.
-UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=syncfs
+UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=syncfs
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)

@@ -60,6 +60,7 @@ typedef struct SbBackupOptions
 	bool		direct_io;		/* read uncached source blocks with O_DIRECT
 								 * and keep the stripes out of the page cache */
 	const double *max_rates;	/* MB/s per destination, 0 = no limit; or NULL */
+	uint8_t		uuid[16];		/* the backup's id; all zero: a random one is made */
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;
@@ -67,7 +68,12 @@ typedef struct SbBackup SbBackup;
 /* Check the options as sb_backup_begin does, creating nothing. */
 extern bool sb_backup_check_options(const SbBackupOptions *options, SbError *err);
 
-/* Check the options, create the backup folders and stripe files, start the threads. */
+/*
+ * Check the options, open each destination (once: everything the backup
+ * writes or removes later goes through that descriptor, whatever its path
+ * points to by then), create the backup folders and stripe files, start
+ * the threads.
+ */
 extern SbBackup *sb_backup_begin(const SbBackupOptions *options, SbError *err);
 
 /* Add a directory entry; MODE is kept within SB_ALLOWED_MODE_BITS. */
@@ -113,7 +119,7 @@ extern bool sb_backup_set_metadata(SbBackup *b, const char *metadata_json, SbErr
 /* A snapshot of the backup's progress; safe to call from any thread. */
 extern void sb_backup_progress(SbBackup *b, SbProgress *progress);
 
-/* The manifest being built (entries so far); owned by B. */
+/* The manifest being built (entries so far, the backup's uuid from the start); owned by B. */
 extern const SbManifest *sb_backup_manifest(const SbBackup *b);
 
 #endif							/* SB_BACKUP_H */

@@ -177,13 +177,24 @@ extern bool sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 /* Serialize to JSON text (malloc'd, NUL-terminated). */
 extern char *sb_manifest_to_json(const SbManifest *m, SbError *err);
 
+/*
+ * The exact bytes of manifest.json: the JSON text and a newline (malloc'd,
+ * also NUL-terminated; *LEN excludes the NUL).  What every copy holds and
+ * what every stripe's trailer records the SHA-256 of.
+ */
+extern char *sb_manifest_serialize(const SbManifest *m, size_t *len, SbError *err);
+
 /* Parse and fully validate JSON text; builds the reader index too. */
 extern SbManifest *sb_manifest_from_json(const char *text, size_t len, SbError *err);
 
 /* Read DIR/manifest.json. */
 extern SbManifest *sb_manifest_load(const char *dir, SbError *err);
 
-/* Write DIR/manifest.json atomically and durably (temporary file, fsync, rename, fsync DIR). */
+/*
+ * Write DIR/manifest.json atomically and durably (temporary file, fsync,
+ * rename, fsync DIR).  For tools and tests: a backup writes its copies
+ * through the folder descriptors it opened at its start.
+ */
 extern bool sb_manifest_write(const SbManifest *m, const char *dir, SbError *err);
 
 /* Check the manifest's internal consistency and build the reader index. */

@@ -49,8 +49,11 @@ typedef struct SbStripeWriter
 {
 	struct SbBackup *backup;
 	uint32_t	index;			/* 0-based */
-	char	   *folder;			/* destination/name */
-	char	   *path;			/* folder/stripe-N.sbs */
+	char	   *folder;			/* destination/name, for messages */
+	char	   *path;			/* folder/stripe-N.sbs, for messages */
+	char		file_name[32];	/* stripe-N.sbs */
+	int			dest_fd;		/* the destination, opened once at the start */
+	int			folder_fd;		/* the backup folder in it, never through a link */
 	bool		created_folder;
 	int			fd;
 	uint64_t	offset;			/* where the next chunk goes */

@@ -799,39 +799,45 @@ sb_manifest_load(const char *dir, SbError *err)
 	return m;
 }
 
-/* Write TEXT to PATH and fsync it. */
-static bool
-write_synced(const char *path, const char *text, SbError *err)
+char *
+sb_manifest_serialize(const SbManifest *m, size_t *len, SbError *err)
 {
-	int			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	bool		ok;
+	char	   *json = sb_manifest_to_json(m, err);
+	size_t		n = json ? strlen(json) : 0;
+	char	   *bytes = json ? realloc(json, n + 2) : NULL;
 
-	if (fd < 0)
-		return sb_error_set_errno(err, errno, "could not create \"%s\"", path);
-	ok = sb_write_all(fd, text, strlen(text), path, err) &&
-		sb_write_all(fd, "\n", 1, path, err);
-	if (ok && fsync(fd) != 0)
-		ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"", path);
-	close(fd);
-	return ok;
+	if (json != NULL && bytes == NULL)
+	{
+		free(json);
+		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
+	}
+	if (bytes == NULL)
+		return NULL;
+	bytes[n] = '\n';
+	bytes[n + 1] = '\0';
+	*len = n + 1;
+	return bytes;
 }
 
 bool
 sb_manifest_write(const SbManifest *m, const char *dir, SbError *err)
 {
-	char	   *text = sb_manifest_to_json(m, err);
-	char	   *final_path = sb_path_join(dir, SB_MANIFEST_FILE, err);
-	char	   *tmp_path = sb_path_join(dir, SB_MANIFEST_FILE ".tmp", err);
-	bool		ok = text && final_path && tmp_path;
+	size_t		len;
+	char	   *bytes = sb_manifest_serialize(m, &len, err);
+	int			dirfd;
+	bool		ok;
 
-	ok = ok && write_synced(tmp_path, text, err);
-	if (ok && rename(tmp_path, final_path) != 0)
-		ok = sb_error_set_errno(err, errno, "could not rename \"%s\"", tmp_path);
-	if (!ok && tmp_path != NULL)
-		unlink(tmp_path);
-	ok = ok && sb_fsync_path(dir, true, err);
-	free(text);
-	free(final_path);
-	free(tmp_path);
+	if (bytes == NULL)
+		return false;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		ok = sb_error_set_errno(err, errno, "could not open \"%s\"", dir);
+	else
+	{
+		ok = sb_replace_file_at(dirfd, dir, SB_MANIFEST_FILE, SB_MANIFEST_FILE ".tmp", bytes,
+								len, err);
+		close(dirfd);
+	}
+	free(bytes);
 	return ok;
 }

@@ -53,6 +53,8 @@ static const UnitTest tests[] = {
 	TEST(test_options_existing_name),
 	TEST(test_options_backup_contract),
 	TEST(test_options_write_failure),
+	TEST(test_options_repointed_destination),
+	TEST(test_options_given_uuid),
 	TEST(test_durability_backup_order),
 	TEST(test_durability_backup_sync_fails),
 	TEST(test_durability_restore_sync),

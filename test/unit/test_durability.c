@@ -23,9 +23,11 @@
 
 extern int	__real_fsync(int fd);
 extern int	__real_rename(const char *from, const char *to);
+extern int	__real_renameat(int fromfd, const char *from, int tofd, const char *to);
 extern int	__real_syncfs(int fd);
 extern int	__wrap_fsync(int fd);
 extern int	__wrap_rename(const char *from, const char *to);
+extern int	__wrap_renameat(int fromfd, const char *from, int tofd, const char *to);
 extern int	__wrap_syncfs(int fd);
 
 #define MAX_EVENTS 256
@@ -74,16 +76,24 @@ log_event(const char *op, const char *path)
 	return fail;
 }
 
-static bool
-log_fd_event(const char *op, int fd)
+/* The path behind descriptor FD, as /proc shows it. */
+static void
+fd_path(int fd, char *path, size_t size)
 {
 	char		link[64];
-	char		path[PATH_MAX];
 	ssize_t		len;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	len = readlink(link, path, sizeof(path) - 1);
+	len = readlink(link, path, size - 1);
 	path[len > 0 ? len : 0] = '\0';
+}
+
+static bool
+log_fd_event(const char *op, int fd)
+{
+	char		path[PATH_MAX];
+
+	fd_path(fd, path, sizeof(path));
 	return log_event(op, path);
 }
 
@@ -109,6 +119,20 @@ __wrap_rename(const char *from, const char *to)
 	if (log_event("rename", to))
 		return errno = EIO, -1;
 	return __real_rename(from, to);
+}
+
+/* Logged as a rename to the full path of TO. */
+int
+__wrap_renameat(int fromfd, const char *from, int tofd, const char *to)
+{
+	char		path[PATH_MAX];
+	char		full[PATH_MAX * 2];
+
+	fd_path(tofd, path, sizeof(path));
+	snprintf(full, sizeof(full), "%s/%s", path, to);
+	if (log_event("rename", full))
+		return errno = EIO, -1;
+	return __real_renameat(fromfd, from, tofd, to);
 }
 
 static void

@@ -40,6 +40,8 @@ extern void test_options_refused(void);
 extern void test_options_existing_name(void);
 extern void test_options_backup_contract(void);
 extern void test_options_write_failure(void);
+extern void test_options_repointed_destination(void);
+extern void test_options_given_uuid(void);
 
 /* test_durability.c */
 extern void test_durability_backup_order(void);
