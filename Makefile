@@ -28,7 +28,7 @@ UNIT_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard test/unit/*.c)))
 
 OBJS = $(EXTENSION_OBJS) $(ENGINE_OBJS)
 
-ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lpthread -lm
+ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lcrypto -lpthread -lm
 SHLIB_LINK = $(ENGINE_LIBS)
 PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
 PG_CFLAGS = -Werror -pthread
@@ -58,7 +58,7 @@ $(CLI): $(CLI_OBJS) $(ENGINE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(ENGINE_LIBS)
 
 # test_durability.c watches (and fails) the engine's syncs and renames.
-UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=syncfs
+UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=syncfs,--wrap=pwrite
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)

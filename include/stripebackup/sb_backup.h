@@ -103,10 +103,12 @@ extern bool sb_backup_add_data(SbBackup *b, const char *path, const void *data,
 							   size_t len, uint32_t mode, int64_t mtime, SbError *err);
 
 /*
- * Flush everything, write each stripe's index, sync every stripe, then write
- * and sync the manifest in every destination.  Consumes B whatever happens:
- * on failure the partial backup is removed.  On success *MANIFEST (if not
- * NULL) receives the manifest, which the caller frees.
+ * Flush everything; write each stripe's index and sync it (in parallel);
+ * serialize the manifest once; write each stripe's trailer, which records
+ * the SHA-256 of those bytes, and sync it; then write those same bytes as
+ * the manifest in every destination and sync it.  Consumes B whatever
+ * happens: on failure the partial backup is removed.  On success *MANIFEST
+ * (if not NULL) receives the manifest, which the caller frees.
  */
 extern bool sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err);
 

@@ -17,7 +17,7 @@
 
 #include "stripebackup/sb_error.h"
 
-#define SB_FORMAT_MAJOR 1
+#define SB_FORMAT_MAJOR 2
 #define SB_FORMAT_MINOR 0
 #define SB_MANIFEST_FILE "manifest.json"
 #define SB_MAX_STRIPES 64
@@ -142,6 +142,14 @@ typedef struct SbManifest
 	uint32_t	nchunk_map;
 	size_t	   *data_entries;	/* entries with stream_length > 0, stream order */
 	size_t		ndata_entries;
+
+	/*
+	 * The SHA-256 and length of the exact manifest.json bytes it was read
+	 * from (sb_manifest_from_json) or written as (a backup's finish): what
+	 * every stripe's trailer must record.  Not serialized.
+	 */
+	uint8_t		json_sha256[32];
+	uint64_t	json_length;
 } SbManifest;
 
 /* One contiguous piece of one file inside a chunk. */

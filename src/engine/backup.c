@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "backup_internal.h"
+#include "checksum.h"
 #include "fsutil.h"
 #include "source_reader.h"
 #include "thread.h"
@@ -537,7 +538,7 @@ complete_manifest(SbBackup *b, SbError *err)
 		s->chunks = atomic_load(&w->chunks);
 		s->raw_bytes = atomic_load(&w->raw_bytes);
 		s->stored_bytes = atomic_load(&w->stored_bytes);
-		s->file_bytes = w->offset;
+		s->file_bytes = w->offset + SB_TRAILER_SIZE;	/* the trailer comes next */
 		s->seconds = (double) atomic_load(&w->busy_usec) / 1e6;
 		s->finished_after = w->finished_at > 0 ? w->finished_at - b->started : 0;
 		if (!copy_timeline(w, s, err))
@@ -552,25 +553,90 @@ complete_manifest(SbBackup *b, SbError *err)
 }
 
 /*
- * Write the manifest into every backup folder, through the folder's
+ * The manifest's bytes, serialized once: every trailer records their
+ * SHA-256 and every copy is exactly them.
+ */
+static char *
+serialize_manifest(SbManifest *m, size_t *len, SbError *err)
+{
+	char	   *bytes = sb_manifest_serialize(m, len, err);
+
+	if (bytes != NULL && !sb_sha256(bytes, *len, m->json_sha256, err))
+	{
+		free(bytes);
+		return NULL;
+	}
+	m->json_length = *len;
+	return bytes;
+}
+
+/* The last 128 bytes of stripe W, binding it to this backup's manifest; then fsync. */
+static bool
+write_trailer(SbBackup *b, SbStripeWriter *w, SbError *err)
+{
+	const SbManifest *m = b->manifest;
+	uint8_t		trailer[SB_TRAILER_SIZE];
+	SbTrailer	t;
+
+	memset(&t, 0, sizeof(t));
+	t.index_offset = w->index_offset;
+	t.chunk_count = w->nentries;
+	t.raw_bytes = atomic_load(&w->raw_bytes);
+	t.stored_bytes = atomic_load(&w->stored_bytes);
+	t.index_hash = w->index_hash;
+	t.number = w->index + 1;
+	t.count = b->nstripes;
+	memcpy(t.uuid, m->uuid, 16);
+	memcpy(t.manifest_sha256, m->json_sha256, SB_SHA256_LEN);
+	t.manifest_length = m->json_length;
+	sb_format_encode_trailer(&t, trailer);
+	if (!sb_pwrite_all(w->fd, trailer, sizeof(trailer), w->offset, w->path, err))
+		return false;
+	w->offset += SB_TRAILER_SIZE;
+	if (fsync(w->fd) != 0)
+		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
+	if (b->direct_io)
+		(void) posix_fadvise(w->fd, 0, 0, POSIX_FADV_DONTNEED);
+	return true;
+}
+
+/*
+ * Write the manifest BYTES into every backup folder, through the folder's
  * descriptor (temporary file, fsync, rename, fsync the folder), then sync
  * each destination, which holds the folder's name.
  */
 static bool
-publish_manifest(SbBackup *b, SbError *err)
+publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err)
 {
-	size_t		len;
-	char	   *bytes = sb_manifest_serialize(b->manifest, &len, err);
+	uint32_t	i;
+
+	for (i = 0; i < b->nstripes; i++)
+		if (!sb_replace_file_at(b->writers[i].folder_fd, b->writers[i].folder, SB_MANIFEST_FILE,
+								SB_MANIFEST_FILE ".tmp", bytes, len, err))
+			return false;
+	for (i = 0; i < b->nstripes; i++)
+		if (fsync(b->writers[i].dest_fd) != 0)
+			return sb_error_set_errno(err, errno, "could not fsync \"%s\"",
+									  b->manifest->stripes[i].destination);
+	return true;
+}
+
+/*
+ * Once every stripe holds its chunks and index, synced: serialize the
+ * manifest, seal every stripe with a trailer recording its SHA-256 (each
+ * synced), and only then write the same bytes as every manifest copy.
+ */
+static bool
+seal_and_publish(SbBackup *b, SbError *err)
+{
+	size_t		len = 0;
+	char	   *bytes = serialize_manifest(b->manifest, &len, err);
 	uint32_t	i;
 	bool		ok = bytes != NULL;
 
 	for (i = 0; ok && i < b->nstripes; i++)
-		ok = sb_replace_file_at(b->writers[i].folder_fd, b->writers[i].folder, SB_MANIFEST_FILE,
-								SB_MANIFEST_FILE ".tmp", bytes, len, err);
-	for (i = 0; ok && i < b->nstripes; i++)
-		if (fsync(b->writers[i].dest_fd) != 0)
-			ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"",
-									b->manifest->stripes[i].destination);
+		ok = write_trailer(b, &b->writers[i], err);
+	ok = ok && publish_manifest(b, bytes, len, err);
 	free(bytes);
 	return ok;
 }
@@ -630,7 +696,7 @@ sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err)
 		*err = b->failure;
 		ok = false;
 	}
-	ok = ok && complete_manifest(b, err) && publish_manifest(b, err);
+	ok = ok && complete_manifest(b, err) && seal_and_publish(b, err);
 	if (!ok)
 	{
 		sb_backup_abort(b);

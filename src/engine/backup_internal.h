@@ -60,6 +60,8 @@ typedef struct SbStripeWriter
 	SbIndexEntry *entries;		/* the index, in file order */
 	size_t		nentries;
 	size_t		entries_cap;
+	uint64_t	index_offset;	/* where the index was written */
+	uint64_t	index_hash;		/* its XXH3-64, for the trailer */
 	SbQueue		queue;			/* weighted mode: chunks for this stripe */
 	pthread_t	thread;
 	bool		started;

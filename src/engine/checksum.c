@@ -8,6 +8,7 @@
  * (sb_crc32c_final); the unit tests check this numerically.
  */
 #include <isa-l/crc.h>
+#include <openssl/evp.h>
 #include <xxhash.h>
 
 #include "checksum.h"
@@ -19,6 +20,18 @@ uint64_t
 sb_hash64(const void *data, size_t len)
 {
 	return (uint64_t) XXH3_64bits(data, len);
+}
+
+/* EVP_Digest allocates a context, so it can fail: never trust OUT then. */
+bool
+sb_sha256(const void *data, size_t len, uint8_t out[SB_SHA256_LEN], SbError *err)
+{
+	unsigned int out_len = 0;
+
+	if (EVP_Digest(data, len, out, &out_len, EVP_sha256(), NULL) != 1 ||
+		out_len != SB_SHA256_LEN)
+		return sb_error_set(err, SB_ENOMEM, "could not compute a SHA-256 (libcrypto failed)");
+	return true;
 }
 
 uint32_t

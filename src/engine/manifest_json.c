@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_manifest.h"
+#include "checksum.h"
 #include "fsutil.h"
 #include "manifest_numbers.h"
 
@@ -761,7 +762,10 @@ sb_manifest_from_json(const char *text, size_t len, SbError *err)
 	else
 		ok = check_version(root, m, err) && sb_manifest_check_integer_text(text, len, err) &&
 			parse_header(root, m, err) && parse_stripes(root, m, err) &&
-			parse_entries(root, m, err) && sb_manifest_index(m, err);
+			parse_entries(root, m, err) && sb_manifest_index(m, err) &&
+			sb_sha256(text, len, m->json_sha256, err);
+	if (ok)
+		m->json_length = len;
 	cJSON_Delete(root);
 	if (!ok)
 	{

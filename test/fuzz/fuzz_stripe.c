@@ -69,6 +69,9 @@ open_fixture(const char *name, const char *input_path)
 	a = sb_archive_open(location, &err);
 	if (a == NULL)
 		die("open the fixture archive", &err);
+	snprintf(location, sizeof(location), "%s/d2/%s", root, name);
+	if (!sb_archive_set_stripe_dir(a, 2, location, &err))
+		die("find stripe 2 of the fixture archive", &err);
 	free(a->stripe_paths[0]);
 	a->stripe_paths[0] = strdup(input_path);
 	if (a->stripe_paths[0] == NULL)

@@ -384,65 +384,97 @@ patch_header(const char *stripe, size_t offset, const uint8_t *bytes, size_t len
 	return done;
 }
 
-/* 8c. Unknown format versions, in the manifest and in a stripe header. */
+/*
+ * A manifest copy of another major version is refused naming both versions;
+ * the other destination's copy still opens.
+ */
+static void
+manifest_version_refused(ThFixture *f, const char *version)
+{
+	char		location[PATH_MAX];
+	char		path[PATH_MAX];
+	char		edited[64];
+	SbArchive  *a;
+	SbError		err;
+
+	th_location(f, 0, "bk", location);
+	th_path(path, "%s/manifest.json", location);
+	snprintf(edited, sizeof(edited), "\"format_version\":\"%s\"", version);
+	ok(th_edit_file(path, "\"format_version\":\"2.0\"", edited),
+	   "manifest format_version set to %s", version);
+	a = sb_archive_open(location, &err);
+	ok(a == NULL, "an archive whose manifest is version %s is refused", version);
+	is_int(err.code, SB_EVERSION, "the error is version");
+	like(err.message, version, "the error names the version %s", version);
+	like(err.message, "reads 2.x", "and the version this program reads");
+	sb_archive_close(a);
+	ok(th_edit_file(path, edited, "\"format_version\":\"2.0\""), "manifest put back");
+	a = sb_archive_open(th_location(f, 1, "bk", location), &err);
+	ok(a != NULL, "the other destination's manifest still opens");
+	sb_archive_close(a);
+}
+
+/* Stripe 1's header says MAJOR.0, resealed: refused, naming both versions. */
+static void
+stripe_version_refused(ThFixture *f, const char *stripe, uint8_t major)
+{
+	const uint8_t version[2] = {major, 0};
+	char		location[PATH_MAX];
+	char		name[16];
+	ThProblems	problems;
+	const ThProblem *p;
+	SbError		err;
+	bool		done;
+
+	snprintf(name, sizeof(name), "%u.0", major);
+	th_location(f, 1, "bk", location);
+	ok(patch_header(stripe, 8, version, 2, true), "stripe 1 header major set to %u", major);
+	done = th_restore(location, f->target, &err);
+	ok(!done, "restore with a version %s stripe fails", name);
+	is_int(err.code, SB_EVERSION, "the error is version");
+	like(err.message, name, "the error names the stripe's version %s", name);
+	like(err.message, "reads 2.x", "and the version this program reads");
+	like(err.message, "stripe 1 ", "the error names stripe 1");
+	ok(!th_exists(f->target), "the new target was removed");
+	is_int(verify_collect(location, &problems), 1, "verify reports one problem");
+	p = find_problem(&problems, 1, -1);
+	ok(p != NULL && p->code == SB_EVERSION, "the problem is stripe 1's version");
+	th_free_problems(&problems);
+}
+
+/* 8c. Other format versions, newer and older, in the manifest and in a stripe header. */
 void
 test_corruption_versions(void)
 {
 	ThFixture	f;
 	SbManifest *m;
-	ThProblems	problems;
-	const ThProblem *p;
-	SbArchive  *a;
 	SbError		err;
-	char		path[PATH_MAX];
 	char		location[PATH_MAX];
 	char		stripe[PATH_MAX];
 	uint8_t		original[SB_STRIPE_HEADER_SIZE];
-	static const uint8_t major2[2] = {2, 0};
+	static const uint8_t major3[2] = {3, 0};
 	static const uint8_t odd_size[1] = {0x11};
 	int			fd;
 	bool		done;
 
 	th_fixture(&f, "version", 2);
 	m = make_backup(&f, 2, SB_CODEC_NONE, "bk");
-	th_location(&f, 0, "bk", location);
+	manifest_version_refused(&f, "3.0");
+	manifest_version_refused(&f, "1.0");
 
-	/* manifest.json of destination 1 says 2.0; destination 2's copy still works. */
-	ok(th_edit_file(th_path(path, "%s/manifest.json", location),
-					"\"format_version\":\"1.0\"", "\"format_version\":\"2.0\""),
-	   "manifest format_version set to 2.0");
-	a = sb_archive_open(location, &err);
-	ok(a == NULL, "an archive whose manifest is version 2.0 is refused");
-	is_int(err.code, SB_EVERSION, "the error is version");
-	like(err.message, "version", "the error says version");
-	like(err.message, "2.0", "the error names the version");
-	sb_archive_close(a);
-	th_location(&f, 1, "bk", location);
-	a = sb_archive_open(location, &err);
-	ok(a != NULL, "the other destination's manifest still opens");
-	sb_archive_close(a);
-
-	/* Stripe 1's header says 2.0, its seal recomputed. */
 	th_stripe_path(&f, 1, "bk", stripe);
+	th_location(&f, 1, "bk", location);
 	fd = open(stripe, O_RDONLY);
 	done = fd >= 0 && pread(fd, original, sizeof(original), 0) == sizeof(original);
 	if (fd >= 0)
 		close(fd);
-	ok(done && patch_header(stripe, 8, major2, 2, true), "stripe 1 header major set to 2");
-	done = th_restore(location, f.target, &err);
-	ok(!done, "restore with a version 2 stripe fails");
-	is_int(err.code, SB_EVERSION, "the error is version");
-	like(err.message, "version", "the error says version");
-	like(err.message, "stripe 1 ", "the error names stripe 1");
-	ok(!th_exists(f.target), "the new target was removed");
-	is_int(verify_collect(location, &problems), 1, "verify reports one problem");
-	p = find_problem(&problems, 1, -1);
-	ok(p != NULL && p->code == SB_EVERSION, "the problem is stripe 1's version");
-	th_free_problems(&problems);
+	ok(done, "stripe 1's header read");
+	stripe_version_refused(&f, stripe, 3);
+	stripe_version_refused(&f, stripe, 1);
 
 	/* The same without resealing: still refused. */
 	ok(patch_header(stripe, 0, original, sizeof(original), false) &&
-	   patch_header(stripe, 8, major2, 2, false), "stripe 1 header major set to 2, seal left");
+	   patch_header(stripe, 8, major3, 2, false), "stripe 1 header major set to 3, seal left");
 	done = th_restore(location, f.target, &err);
 	ok(!done && (err.code == SB_EVERSION || err.code == SB_ECORRUPT),
 	   "restore refuses it [%s] %s", sb_error_code_name(err.code), err.message);
