@@ -19,18 +19,31 @@
 typedef struct SbArchive
 {
 	SbManifest *manifest;
-	char	   *location;		/* the backup folder the manifest came from */
+	char	   *location;		/* the backup folder the user named */
 	char	   *stripe_paths[SB_MAX_STRIPES];	/* where each stripe file is */
+	char	   *manifest_path;	/* the manifest copy in use */
+	bool		authenticated;	/* a stripe's trailer records that copy's SHA-256 */
+	char	  **notes;			/* what opening found amiss: copies set aside */
+	uint32_t	nnotes;
 } SbArchive;
 
 /*
- * Load and check LOCATION's manifest and find each stripe: next to the
- * manifest (a backup folder copied whole), or else in the backup folder of
- * the destination it was written to.
+ * Open the backup at LOCATION: load and check its manifest copy, find each
+ * stripe (next to the manifest, a backup folder copied whole, or else in the
+ * backup folder of the destination it was written to) and authenticate the
+ * copy against the stripes' trailers, which record the SHA-256 of the
+ * manifest the backup wrote.  A copy that is not that one is set aside (a
+ * note says so) for one in another destination that is; if no copy is,
+ * SB_ECORRUPT.  If no stripe can be read at all, the location's copy is
+ * used with authenticated false: enough to plan, not to restore.
  */
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
-/* Read stripe NUMBER (1-based) from folder DIR instead. */
+/*
+ * Read stripe NUMBER (1-based) from folder DIR instead.  If the manifest is
+ * not authenticated yet, that stripe's trailer may authenticate it, or show
+ * it is not the backup's (SB_ECORRUPT).
+ */
 extern bool sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir,
 									  SbError *err);
 
@@ -107,8 +120,11 @@ typedef struct SbReadOptions
 
 /*
  * Read every stripe and check every checksum, reporting each problem to
- * ON_PROBLEM.  Returns false only if verification itself could not run
- * (canceled, out of memory); *PROBLEMS counts what was found.
+ * ON_PROBLEM; every manifest copy found in the location and the
+ * destinations that is not the one in use, and a manifest no stripe
+ * authenticated, are problems too (stripe 0).  Returns false only if
+ * verification itself could not run (canceled, out of memory); *PROBLEMS
+ * counts what was found.
  */
 extern bool sb_archive_verify(SbArchive *a, const SbReadOptions *options,
 							  SbProblemFn on_problem, void *problem_arg,
@@ -149,7 +165,9 @@ typedef struct SbRestoreOptions
 
 /*
  * Restore every file, directory and link into TARGET, checking every chunk,
- * then sync once.  A failed restore removes what it wrote unless asked not to.
+ * then sync once.  A failed restore removes what it wrote unless asked not
+ * to.  An archive whose manifest is not authenticated is refused before
+ * anything is written.
  */
 extern bool sb_archive_restore(SbArchive *a, const SbRestoreOptions *options, SbError *err);
 

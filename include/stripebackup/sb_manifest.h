@@ -20,6 +20,7 @@
 #define SB_FORMAT_MAJOR 2
 #define SB_FORMAT_MINOR 0
 #define SB_MANIFEST_FILE "manifest.json"
+#define SB_MANIFEST_MAX_BYTES ((size_t) 1 << 31)	/* larger is not a manifest */
 #define SB_MAX_STRIPES 64
 #define SB_MIN_CHUNK_SIZE 4096
 #define SB_MAX_CHUNK_SIZE (64 * 1024 * 1024)

@@ -54,6 +54,9 @@ extern const char *cli_format_bytes(uint64_t bytes, char *buf, size_t len);
  */
 extern bool cli_parse_rates(const char *text, double *rates);
 
+/* Print what opening the archive found amiss: "stripebackup: warning: ..." on stderr. */
+extern void cli_print_notes(const SbArchive *a);
+
 /* Apply "--stripe-path K=DIR" to an opened archive. */
 extern bool cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err);
 

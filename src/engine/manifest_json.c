@@ -23,7 +23,6 @@
 #include "fsutil.h"
 #include "manifest_numbers.h"
 
-#define MANIFEST_MAX_BYTES ((size_t) 1 << 31)
 #define JSON_MAX_INTEGER 9007199254740992.0	/* 2^53 */
 
 /* ---------- writing ---------- */
@@ -785,7 +784,7 @@ sb_manifest_load(const char *dir, SbError *err)
 
 	if (path == NULL)
 		return NULL;
-	text = sb_read_small_file(path, MANIFEST_MAX_BYTES, &len, err);
+	text = sb_read_small_file(path, SB_MANIFEST_MAX_BYTES, &len, err);
 	if (text == NULL)
 	{
 		if (err->code == SB_ENOTFOUND)

@@ -459,6 +459,10 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	bool		ok;
 
 	sb_error_clear(err);
+	if (!a->authenticated)
+		return sb_error_set(err, SB_ENOTFOUND,
+							"backup \"%s\" cannot be restored: no stripe was found to authenticate its manifest \"%s\" (stripe 1 is expected at \"%s\")",
+							a->manifest->name, a->manifest_path, a->stripe_paths[0]);
 	memset(&t, 0, sizeof(t));
 	t.manifest = a->manifest;
 	t.root.path = o->target;

@@ -29,6 +29,11 @@ extern void test_corruption_unsafe_paths(void);
 extern void test_corruption_target_not_empty(void);
 extern void test_corruption_foreign_stripe(void);
 
+/* test_auth.c */
+extern void test_auth_one_copy_damaged(void);
+extern void test_auth_every_copy_edited(void);
+extern void test_auth_stripes_unreachable(void);
+
 /* test_manifest.c */
 extern void test_manifest_json_roundtrip(void);
 extern void test_manifest_rejects(void);
