@@ -5,9 +5,10 @@
  * 1. the target (and every relocation's directory) must be absent or empty;
  * 2. every directory and file is created (files at their full size, so holes
  * stay holes); 3. the read pipeline checks every chunk and writes its pieces
- * at their offsets; 4. links, modes and times are set, directories last;
- * 5. one syncfs() per file system makes it all durable, instead of an fsync
- * per file.
+ * at their offsets, adding each piece's CRC into its file's (file_check.h);
+ * 4. every file must then have the manifest's size and CRC-32C; 5. links,
+ * modes and times are set, directories last; 6. one syncfs() per file system
+ * makes it all durable, instead of an fsync per file.
  *
  * A relocation puts an archive directory (a tablespace, "pg_tblspc/16385")
  * somewhere else and leaves a symlink to it in its place.
@@ -433,17 +434,67 @@ close_all(RestoreTarget *t, bool clean)
 	free(t->relocs);
 }
 
-/* The read of every stripe, timed for the caller's statistics. */
+/*
+ * Restored file I has the manifest's size (as the file system says) and
+ * CRC-32C (of the pieces written into it, combined): a chunk of the right
+ * checksum that lands in the wrong file, or a manifest whose file records do
+ * not match its data, cannot pass for a good restore.
+ */
 static bool
-read_all(SbReadPipelineConfig *config, SbRestoreStats *stats, SbError *err)
+check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err)
 {
+	const SbEntry *e = &t->manifest->entries[i];
+	Place		p = locate(t, e->path);
+	int			fd = sb_open_beneath(p.dir->fd, p.rel, O_RDONLY, 0);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+	{
+		sb_error_set_errno(err, errno, "could not check \"%s/%s\"", p.dir->path, p.rel);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	if ((uint64_t) st.st_size != e->size)
+		return sb_error_set(err, SB_ECORRUPT,
+							"restored file \"%s/%s\" is %llu bytes long, the manifest records %llu",
+							p.dir->path, p.rel, (unsigned long long) st.st_size,
+							(unsigned long long) e->size);
+	if (!sb_file_check_complete(fc, i))
+		return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s/%s\" was restored",
+							p.dir->path, p.rel);
+	return sb_file_check_entry(fc, i, err);
+}
+
+static bool
+check_files(const RestoreTarget *t, const SbFileCheck *fc, SbError *err)
+{
+	size_t		i;
+
+	for (i = 0; i < t->manifest->nentries; i++)
+		if (t->manifest->entries[i].type == SB_ENTRY_FILE && !check_file(t, fc, i, err))
+			return false;
+	return true;
+}
+
+/* The read of every stripe, then every file checked; timed for the caller's statistics. */
+static bool
+read_all(const RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
+		 SbError *err)
+{
+	SbFileCheck fc;
 	uint64_t	problems;
 	double		t0 = sb_monotonic_seconds();
 	bool		ok;
 
+	if (!sb_file_check_init(&fc, t->manifest, err))
+		return false;
+	config->file_check = &fc;
 	config->stripe_seconds = stats->stripe_seconds;
-	ok = sb_read_pipeline_run(config, &problems, err);
+	ok = sb_read_pipeline_run(config, &problems, err) && check_files(t, &fc, err);
 	stats->read_seconds = sb_monotonic_seconds() - t0;
+	sb_file_check_free(&fc);
 	return ok;
 }
 
@@ -478,7 +529,7 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	ok = prepare_dir(&t.root, "restore target", err) && prepare_relocations(&t, o, err) &&
 		create_tree(&t, err);
 	stats->setup_seconds = sb_monotonic_seconds() - t0;
-	ok = ok && read_all(&config, stats, err);
+	ok = ok && read_all(&t, &config, stats, err);
 	t1 = sb_monotonic_seconds();
 	ok = ok && finish_tree(&t, err) && sync_all(&t, err);
 	stats->finish_seconds = sb_monotonic_seconds() - t1;

@@ -48,6 +48,7 @@ static const UnitTest tests[] = {
 	TEST(test_auth_one_copy_damaged),
 	TEST(test_auth_every_copy_edited),
 	TEST(test_auth_stripes_unreachable),
+	TEST(test_auth_forged_manifest),
 	TEST(test_manifest_json_roundtrip),
 	TEST(test_manifest_rejects),
 	TEST(test_manifest_strict_text),

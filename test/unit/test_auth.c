@@ -292,3 +292,77 @@ test_auth_stripes_unreachable(void)
 	sb_archive_close(a);
 	th_fixture_done(&f);
 }
+
+/* The "crc32c" value recorded for PATH in the manifest text TEXT (8 hex digits). */
+static bool
+recorded_crc(const char *text, const char *path, char *crc)
+{
+	char		key[128];
+	const char *entry;
+	const char *field;
+
+	snprintf(key, sizeof(key), "\"path\":\"%s\"", path);
+	entry = strstr(text, key);
+	field = entry ? strstr(entry, "\"crc32c\":\"") : NULL;
+	if (field == NULL)
+		return false;
+	memcpy(crc, field + 10, 8);
+	crc[8] = '\0';
+	return true;
+}
+
+/*
+ * 4. A manifest edited in every copy, and every stripe sealed again with it
+ * (all a reader can check says it is the backup's): a file's CRC-32C is not
+ * that of its data, and verify and restore say so.
+ */
+void
+test_auth_forged_manifest(void)
+{
+	ThFixture	f;
+	char		path[PATH_MAX];
+	char		stripes[2][PATH_MAX];
+	const char *stripe_list[2] = {stripes[0], stripes[1]};
+	char		crc[9];
+	char		forged[9];
+	char		from[64];
+	char		to[64];
+	uint8_t    *text;
+	size_t		len;
+	ThProblems	problems;
+	SbError		err;
+	bool		done;
+
+	if (!auth_backup(&f, "auth-forged"))
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	text = th_read_file(copy_path(&f, 0, path), &len);
+	done = text != NULL && recorded_crc((const char *) text, "base/16386", crc);
+	snprintf(from, sizeof(from), "\"crc32c\":\"%s\"", crc);
+	snprintf(forged, sizeof(forged), "%08x", (unsigned) strtoul(crc, NULL, 16) ^ 1u);
+	snprintf(to, sizeof(to), "\"crc32c\":\"%s\"", forged);
+	ok(done && edit_both(&f, from, to), "base/16386's CRC-32C changed in every copy");
+	th_stripe_path(&f, 1, "bk", stripes[0]);
+	th_stripe_path(&f, 2, "bk", stripes[1]);
+	ok(th_rebind_stripes(copy_path(&f, 0, path), stripe_list, 2),
+	   "and every stripe sealed again with that manifest");
+	is_int(verify_problems(&f, 1, &problems), 1, "verify reports one problem");
+	if (problems.n > 0)
+	{
+		ok(problems.items[0].file != NULL && strcmp(problems.items[0].file, "base/16386") == 0 &&
+		   problems.items[0].code == SB_ECORRUPT, "the file, as corrupt");
+		like(problems.items[0].message, crc, "naming the CRC-32C of its content");
+		like(problems.items[0].message, forged, "and the one the manifest records");
+	}
+	th_free_problems(&problems);
+	done = th_restore(th_location(&f, 0, "bk", path), f.target, &err);
+	ok(!done && err.code == SB_ECORRUPT, "the restore fails as corrupt");
+	like(err.message, "base/16386", "naming the file");
+	like(err.message, crc, "the CRC-32C of what was restored");
+	like(err.message, forged, "and the one the manifest records");
+	ok(!th_exists(f.target), "and the failed restore is removed");
+	free(text);
+	th_fixture_done(&f);
+}
