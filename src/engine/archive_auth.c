@@ -7,7 +7,9 @@
  * manifest is the backup's when a stripe it leads to records its digest and
  * no stripe of the same backup records another.  A copy that is not (a bit
  * flipped, two paths swapped, an edit) is set aside with a note, and the
- * copies in the destinations named by the manifests read so far are tried.
+ * copies in the destinations named by the manifests read so far are tried
+ * (by the text of a copy too damaged to parse, as a hint of where to look:
+ * whatever is found there must still be authenticated).
  * When no stripe can be read at all, nothing can authenticate the copy: it
  * is used for what needs no data (a plan that says every stripe is
  * missing) and marked not authenticated; restore refuses it, verify
@@ -37,6 +39,8 @@ typedef struct Candidate
 	char	   *path;			/* folder/manifest.json */
 	SbManifest *m;				/* NULL when it could not be parsed */
 	SbError		error;			/* why not */
+	char	   *text;			/* then its bytes, kept for hints */
+	size_t		len;
 	char		reason[SB_ERROR_MESSAGE_MAX];	/* why it is not the backup's */
 } Candidate;
 
@@ -137,6 +141,69 @@ enqueue_destinations(Search *s, const SbManifest *m)
 	}
 }
 
+/*
+ * The string values of KEY in TEXT ("key":"value", no escapes), at most MAX,
+ * malloc'd into VALUES; how many.
+ */
+static uint32_t
+scan_values(const char *text, size_t len, const char *key, char **values, uint32_t max)
+{
+	char		pattern[64];
+	size_t		plen = (size_t) snprintf(pattern, sizeof(pattern), "\"%s\":\"", key);
+	const char *p = text;
+	const char *end = text + len;
+	uint32_t	n = 0;
+
+	while (n < max && (p = memmem(p, (size_t) (end - p), pattern, plen)) != NULL)
+	{
+		const char *value = p + plen;
+		const char *q = value;
+
+		while (q < end && *q != '"' && *q != '\\' && (unsigned char) *q >= 0x20 &&
+			   q - value < PATH_MAX)
+			q++;
+		if (q < end && *q == '"' && q > value)
+			values[n++] = strndup(value, (size_t) (q - value));
+		p = q;
+	}
+	return n;
+}
+
+/*
+ * A copy too damaged to parse most likely still names the destinations:
+ * queue DEST/NAME for each "destination" in its text, NAME being the one
+ * it gives and the location's own folder name.
+ */
+static void
+enqueue_hinted_destinations(Search *s, const char *text, size_t len)
+{
+	char	   *dests[SB_MAX_STRIPES];
+	char	   *names[2] = {NULL, NULL};
+	uint32_t	ndests = scan_values(text, len, "destination", dests, SB_MAX_STRIPES);
+	uint32_t	nnames = scan_values(text, len, "name", names, 1);
+	const char *slash = strrchr(s->location, '/');
+	uint32_t	i,
+				k;
+
+	if (slash != NULL && slash[1] != '\0')
+		names[nnames++] = strdup(slash + 1);
+	for (i = 0; i < ndests; i++)
+		for (k = 0; k < nnames; k++)
+		{
+			SbError		ignored;
+			char	   *folder = dests[i] && names[k] ?
+				sb_path_join(dests[i], names[k], &ignored) : NULL;
+
+			if (folder != NULL)
+				enqueue(s, folder);
+			free(folder);
+		}
+	for (i = 0; i < ndests; i++)
+		free(dests[i]);
+	for (k = 0; k < nnames; k++)
+		free(names[k]);
+}
+
 /* Read and parse FOLDER's copy; false (C->error) when it is missing or unreadable. */
 static bool
 load_candidate(Candidate *c, const char *folder)
@@ -159,7 +226,13 @@ load_candidate(Candidate *c, const char *folder)
 		return false;
 	}
 	c->m = sb_manifest_from_json(bytes, len, &c->error);
-	free(bytes);
+	if (c->m == NULL)
+	{
+		c->text = bytes;
+		c->len = len;
+	}
+	else
+		free(bytes);
 	return true;
 }
 
@@ -167,6 +240,7 @@ static void
 free_candidate(Candidate *c)
 {
 	sb_manifest_free(c->m);
+	free(c->text);
 	free(c->folder);
 	free(c->path);
 	memset(c, 0, sizeof(*c));
@@ -224,6 +298,16 @@ judge(Search *s, Candidate *c)
 				 "cannot be authenticated: no stripe of backup \"%s\" it names could be read", m->name);
 	free(other_path);
 	return false;
+}
+
+/* Where C leads: the destinations its manifest names, or its text hints at. */
+static void
+enqueue_candidates_of(Search *s, const Candidate *c)
+{
+	if (c->m != NULL)
+		enqueue_destinations(s, c->m);
+	else if (c->text != NULL)
+		enqueue_hinted_destinations(s, c->text, c->len);
 }
 
 /* Remember why C was set aside, as a note "manifest copy "P" ...". */
@@ -333,8 +417,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 	if (location_copy->m != NULL && judge(s, location_copy))
 		return adopt(a, location_copy, true, err);
 	reject(s, location_copy);
-	if (location_copy->m != NULL)
-		enqueue_destinations(s, location_copy->m);
+	enqueue_candidates_of(s, location_copy);
 	while (s->next < s->nqueued)
 	{
 		if (!load_candidate(&c, s->queue[s->next++]))
@@ -352,8 +435,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 			return ok;
 		}
 		reject(s, &c);
-		if (c.m != NULL)
-			enqueue_destinations(s, c.m);
+		enqueue_candidates_of(s, &c);
 		free_candidate(&c);
 	}
 	/* Nothing could be authenticated because no stripe could be read. */

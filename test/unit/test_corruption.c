@@ -385,33 +385,41 @@ patch_header(const char *stripe, size_t offset, const uint8_t *bytes, size_t len
 }
 
 /*
- * A manifest copy of another major version is refused naming both versions;
- * the other destination's copy still opens.
+ * Manifest copies of another major version are refused naming both
+ * versions; with one such copy of two, the other is used (and a note says
+ * why the first was set aside).
  */
 static void
 manifest_version_refused(ThFixture *f, const char *version)
 {
 	char		location[PATH_MAX];
-	char		path[PATH_MAX];
+	char		paths[2][PATH_MAX];
 	char		edited[64];
 	SbArchive  *a;
 	SbError		err;
+	uint32_t	d;
+	bool		done = true;
 
-	th_location(f, 0, "bk", location);
-	th_path(path, "%s/manifest.json", location);
 	snprintf(edited, sizeof(edited), "\"format_version\":\"%s\"", version);
-	ok(th_edit_file(path, "\"format_version\":\"2.0\"", edited),
-	   "manifest format_version set to %s", version);
-	a = sb_archive_open(location, &err);
+	for (d = 0; d < 2; d++)
+		done = done && th_edit_file(th_path(paths[d], "%s/bk/manifest.json", f->dest[d]),
+									"\"format_version\":\"2.0\"", edited);
+	ok(done, "both manifest copies' format_version set to %s", version);
+	a = sb_archive_open(th_location(f, 0, "bk", location), &err);
 	ok(a == NULL, "an archive whose manifest is version %s is refused", version);
 	is_int(err.code, SB_EVERSION, "the error is version");
 	like(err.message, version, "the error names the version %s", version);
 	like(err.message, "reads 2.x", "and the version this program reads");
 	sb_archive_close(a);
-	ok(th_edit_file(path, edited, "\"format_version\":\"2.0\""), "manifest put back");
-	a = sb_archive_open(th_location(f, 1, "bk", location), &err);
-	ok(a != NULL, "the other destination's manifest still opens");
+	ok(th_edit_file(paths[1], edited, "\"format_version\":\"2.0\""),
+	   "destination 2's copy put back");
+	a = sb_archive_open(location, &err);
+	ok(a != NULL && a->nnotes == 1, "opened from destination 1, destination 2's copy is used");
+	if (a != NULL && a->nnotes == 1)
+		like(a->notes[0], version, "a note says destination 1's copy is version %s", version);
 	sb_archive_close(a);
+	ok(th_edit_file(paths[0], edited, "\"format_version\":\"2.0\""),
+	   "destination 1's copy put back");
 }
 
 /* Stripe 1's header says MAJOR.0, resealed: refused, naming both versions. */

@@ -31,9 +31,12 @@ extern void test_corruption_foreign_stripe(void);
 
 /* test_auth.c */
 extern void test_auth_one_copy_damaged(void);
-extern void test_auth_every_copy_edited(void);
 extern void test_auth_stripes_unreachable(void);
 extern void test_auth_forged_manifest(void);
+
+/* test_bitflip.c */
+extern void test_bitflip_manifest(void);
+extern void test_bitflip_every_copy_edited(void);
 
 /* test_manifest.c */
 extern void test_manifest_json_roundtrip(void);
