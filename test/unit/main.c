@@ -4,9 +4,11 @@
  *		"1..N".  Exits non-zero if any assertion failed.
  *
  * Usage: unit_tests [NAME-SUBSTRING ...] runs only the tests whose names
- * contain one of the arguments.
+ * contain one of the arguments.  SB_UNIT_TIMEOUT (seconds, default 300)
+ * bounds the whole run, longer for long modes such as SB_FLIP_FULL=1.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,7 +90,7 @@ main(int argc, char **argv)
 
 	/* A deadlocked engine must not hang the run: SIGALRM ends it, non-zero. */
 	th_install_signal_handlers();
-	alarm(300);
+	alarm(getenv("SB_UNIT_TIMEOUT") ? (unsigned) atoi(getenv("SB_UNIT_TIMEOUT")) : 300);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)

@@ -9,9 +9,10 @@
  *
  *	(a) flipped in one copy and opened from that copy's folder, the archive is
  *		refused, or opened with the other copy, byte for byte the original;
- *		a sample of at least 300 of those (all with SB_FLIP_FULL=1) is
- *		restored and compared with the source: names, types, modes, sizes,
- *		contents, link targets and times;
+ *		a sample of at least 300 of those (all with SB_FLIP_FULL=1, which
+ *		takes long enough to need SB_UNIT_TIMEOUT raised) is restored and
+ *		compared with the source: names, types, modes, sizes, contents, link
+ *		targets and times;
  *	(b) flipped in every copy, it is refused.
  *
  * And edits an attacker makes in every copy without sealing the stripes
