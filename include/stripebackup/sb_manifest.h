@@ -193,10 +193,13 @@ extern char *sb_manifest_to_json(const SbManifest *m, SbError *err);
  */
 extern char *sb_manifest_serialize(const SbManifest *m, size_t *len, SbError *err);
 
-/* Parse and fully validate JSON text; builds the reader index too. */
+/*
+ * Parse and fully validate JSON text (written as a writer writes it); builds
+ * the reader index and records the text's SHA-256 and length too.
+ */
 extern SbManifest *sb_manifest_from_json(const char *text, size_t len, SbError *err);
 
-/* Read DIR/manifest.json. */
+/* Read DIR/manifest.json, as it is: only sb_archive_open authenticates a copy. */
 extern SbManifest *sb_manifest_load(const char *dir, SbError *err);
 
 /*
@@ -206,7 +209,10 @@ extern SbManifest *sb_manifest_load(const char *dir, SbError *err);
  */
 extern bool sb_manifest_write(const SbManifest *m, const char *dir, SbError *err);
 
-/* Check the manifest's internal consistency and build the reader index. */
+/*
+ * Check the manifest's internal consistency, and that it says only what a
+ * data directory holds (modes, links, byte counts), and build the reader index.
+ */
 extern bool sb_manifest_index(SbManifest *m, SbError *err);
 
 /* True if PATH is a safe relative archive path ("." allowed only if allow_root). */

@@ -55,6 +55,7 @@ typedef struct Search
 	uint32_t	nseen;
 	char	   *rejected[MAX_FOLDERS];	/* "manifest copy "P" ...": copies set aside */
 	uint32_t	nrejected;
+	uint32_t	nothers;		/* copies found besides the location's */
 	bool		any_witness;	/* some stripe's trailer could be read */
 } Search;
 
@@ -388,7 +389,7 @@ refuse(Search *s, const Candidate *location_copy, SbError *err)
 	}
 	return sb_error_set(err, SB_ECORRUPT, "%s%s",
 						s->rejected[0] ? s->rejected[0] : "manifest copy cannot be authenticated",
-						s->nqueued > 1 ? "; no other copy found is the backup's either" :
+						s->nothers > 0 ? "; no other copy found is the backup's either" :
 						"; no other copy of it was found");
 }
 
@@ -427,6 +428,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 			free_candidate(&c);
 			continue;
 		}
+		s->nothers++;
 		if (c.m != NULL && judge(s, &c))
 		{
 			bool		ok = note_rejected(a, s, c.folder, err) && adopt(a, &c, true, err);
