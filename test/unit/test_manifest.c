@@ -425,38 +425,48 @@ expect_refused(SbManifest *m, SbErrorCode code, const char *want, const char *wh
 	sb_manifest_free(m);
 }
 
+/* The sample's JSON with FROM replaced by TO, read back; *FOUND: FROM was there. */
+static SbManifest *
+read_edited_sample(const char *from, const char *to, bool *found, SbError *err)
+{
+	SbManifest *m = sample_manifest();
+	char	   *json = sb_manifest_to_json(m, err);
+	char	   *hit = json ? strstr(json, from) : NULL;
+	SbManifest *back = NULL;
+
+	*found = hit != NULL;
+	if (hit != NULL)
+	{
+		size_t		head = (size_t) (hit - json);
+		char	   *edited = malloc(strlen(json) + strlen(to) + 1);
+
+		memcpy(edited, json, head);
+		strcpy(edited + head, to);
+		strcat(edited, hit + strlen(from));
+		back = sb_manifest_from_json(edited, strlen(edited), err);
+		free(edited);
+	}
+	free(json);
+	sb_manifest_free(m);
+	return back;
+}
+
 /* Replace FROM by TO in the sample's JSON and expect a refusal saying WANT. */
 static void
 expect_text_refused(const char *from, const char *to, SbErrorCode code, const char *want,
 					const char *what)
 {
 	SbError		err;
-	SbManifest *m = sample_manifest();
-	char	   *json = sb_manifest_to_json(m, &err);
-	char	   *hit = json ? strstr(json, from) : NULL;
-	char	   *edited = NULL;
-	SbManifest *back = NULL;
+	bool		found;
+	SbManifest *back = read_edited_sample(from, to, &found, &err);
 
-	if (hit != NULL)
-	{
-		size_t		head = (size_t) (hit - json);
-
-		edited = malloc(strlen(json) + strlen(to) + 1);
-		memcpy(edited, json, head);
-		strcpy(edited + head, to);
-		strcat(edited, hit + strlen(from));
-		back = sb_manifest_from_json(edited, strlen(edited), &err);
-	}
-	ok(hit != NULL && back == NULL, "%s: refused", what);
-	if (hit != NULL && back == NULL)
+	ok(found && back == NULL, "%s: refused", what);
+	if (found && back == NULL)
 	{
 		is_int(err.code, code, "%s: error code %s", what, sb_error_code_name(code));
 		like(err.message, want, "%s: message says %s", what, want);
 	}
-	free(edited);
-	free(json);
 	sb_manifest_free(back);
-	sb_manifest_free(m);
 }
 
 /* Inconsistent or hostile manifests are refused, with the reason. */
@@ -680,28 +690,12 @@ static void
 expect_text_accepted(const char *from, const char *to, const char *what)
 {
 	SbError		err;
-	SbManifest *m = sample_manifest();
-	char	   *json = sb_manifest_to_json(m, &err);
-	char	   *hit = json ? strstr(json, from) : NULL;
-	char	   *edited = NULL;
-	SbManifest *back = NULL;
+	bool		found;
+	SbManifest *back = read_edited_sample(from, to, &found, &err);
 
-	if (hit != NULL)
-	{
-		size_t		head = (size_t) (hit - json);
-
-		edited = malloc(strlen(json) + strlen(to) + 1);
-		memcpy(edited, json, head);
-		strcpy(edited + head, to);
-		strcat(edited, hit + strlen(from));
-		back = sb_manifest_from_json(edited, strlen(edited), &err);
-	}
-	if (!ok(back != NULL, "%s: accepted", what) && hit != NULL)
+	if (!ok(back != NULL, "%s: accepted", what) && found)
 		th_diag_error("from_json", &err);
-	free(edited);
-	free(json);
 	sb_manifest_free(back);
-	sb_manifest_free(m);
 }
 
 /* The sample's JSON followed by TAIL: read only when ACCEPTED. */
