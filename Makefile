@@ -31,7 +31,7 @@ EXTENSION_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/extension/*.c)))
 # The engine comes in as a static library (below), not as objects of its own.
 OBJS = $(EXTENSION_OBJS)
 
-ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lpthread -lm
+ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lcrypto -lpthread -lm
 ENGINE_LIB = build/libsbengine.a
 SHLIB_LINK = $(ENGINE_LIB) $(ENGINE_LIBS)
 PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
@@ -114,7 +114,7 @@ $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
 # test_durability.c watches (and fails) the engine's syncs and renames.
-UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=syncfs
+UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=syncfs,--wrap=pwrite
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)

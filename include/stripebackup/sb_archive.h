@@ -19,18 +19,31 @@
 typedef struct SbArchive
 {
 	SbManifest *manifest;
-	char	   *location;		/* the backup folder the manifest came from */
+	char	   *location;		/* the backup folder the user named */
 	char	   *stripe_paths[SB_MAX_STRIPES];	/* where each stripe file is */
+	char	   *manifest_path;	/* the manifest copy in use */
+	bool		authenticated;	/* a stripe's trailer records that copy's SHA-256 */
+	char	  **notes;			/* what opening found amiss: copies set aside */
+	uint32_t	nnotes;
 } SbArchive;
 
 /*
- * Load and check LOCATION's manifest and find each stripe: next to the
- * manifest (a backup folder copied whole), or else in the backup folder of
- * the destination it was written to.
+ * Open the backup at LOCATION: load and check its manifest copy, find each
+ * stripe (next to the manifest, a backup folder copied whole, or else in the
+ * backup folder of the destination it was written to) and authenticate the
+ * copy against the stripes' trailers, which record the SHA-256 of the
+ * manifest the backup wrote.  A copy that is not that one is set aside (a
+ * note says so) for one in another destination that is; if no copy is,
+ * SB_ECORRUPT.  If no stripe can be read at all, the location's copy is
+ * used with authenticated false: enough to plan, not to restore.
  */
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
-/* Read stripe NUMBER (1-based) from folder DIR instead. */
+/*
+ * Read stripe NUMBER (1-based) from folder DIR instead.  If the manifest is
+ * not authenticated yet, that stripe's trailer may authenticate it, or show
+ * it is not the backup's (SB_ECORRUPT).
+ */
 extern bool sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir,
 									  SbError *err);
 
@@ -108,8 +121,11 @@ typedef struct SbReadOptions
 
 /*
  * Read every stripe and check every checksum, reporting each problem to
- * ON_PROBLEM.  Returns false only if verification itself could not run
- * (canceled, out of memory); *PROBLEMS counts what was found.
+ * ON_PROBLEM; every manifest copy found in the location and the
+ * destinations that is not the one in use, and a manifest no stripe
+ * authenticated, are problems too (stripe 0).  Returns false only if
+ * verification itself could not run (canceled, out of memory); *PROBLEMS
+ * counts what was found.
  */
 extern bool sb_archive_verify(SbArchive *a, const SbReadOptions *options,
 							  SbProblemFn on_problem, void *problem_arg,
@@ -138,11 +154,17 @@ typedef struct SbRestoreStats
 	double		stripe_seconds[SB_MAX_STRIPES];	/* each stripe's reader, start to end */
 } SbRestoreStats;
 
+/* The file a restore keeps in each directory it writes into while it runs. */
+#define SB_RESTORE_MARKER_FILE ".stripebackup-restore-incomplete"
+
 typedef struct SbRestoreOptions
 {
 	const char *target;			/* absent or empty directory */
 	SbReadOptions read;
 	bool		keep_on_error;	/* leave a failed restore's files for inspection */
+	const char *marker;			/* if not NULL: one line naming this restore, kept in
+								 * SB_RESTORE_MARKER_FILE of every directory it
+								 * writes into until it completes */
 	const SbRelocation *relocations;
 	uint32_t	nrelocations;
 	SbRestoreStats *stats;		/* filled in when not NULL */
@@ -150,8 +172,28 @@ typedef struct SbRestoreOptions
 
 /*
  * Restore every file, directory and link into TARGET, checking every chunk,
- * then sync once.  A failed restore removes what it wrote unless asked not to.
+ * then sync once.  A failed restore removes what it wrote unless asked not
+ * to.  An archive whose manifest is not authenticated is refused before
+ * anything is written.
  */
 extern bool sb_archive_restore(SbArchive *a, const SbRestoreOptions *options, SbError *err);
+
+/* What sb_restore_remove_incomplete found. */
+typedef struct SbIncompleteRestore
+{
+	bool		exists;			/* the directory is there */
+	bool		ours;			/* it holds MARKER's marker */
+	bool		removed;		/* what the restore wrote is gone (and the
+								 * directory, if the restore had made it) */
+} SbIncompleteRestore;
+
+/*
+ * After a crash: if DIR (not a link) holds the marker of the restore named
+ * MARKER, remove what that restore wrote there (the directory was absent
+ * or empty before it, so that is everything), and DIR itself if the restore
+ * made it.  A directory without that marker is left alone.
+ */
+extern bool sb_restore_remove_incomplete(const char *dir, const char *marker,
+										 SbIncompleteRestore *found, SbError *err);
 
 #endif							/* SB_ARCHIVE_H */

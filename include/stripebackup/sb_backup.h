@@ -63,6 +63,7 @@ typedef struct SbBackupOptions
 	uint64_t	max_memory;		/* bytes the settings may allocate; 0 = 1 GB (sb_policy.h) */
 	uint64_t	expected_bytes; /* source bytes expected, for the memory check's
 								 * index estimate; 0 = unknown */
+	uint8_t		uuid[16];		/* the backup's id; all zero: a random one is made */
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;
@@ -70,14 +71,22 @@ typedef struct SbBackup SbBackup;
 /* Check the options as sb_backup_begin does, creating nothing. */
 extern bool sb_backup_check_options(const SbBackupOptions *options, SbError *err);
 
-/* Check the options, create the backup folders and stripe files, start the threads. */
+/*
+ * Check the options, open each destination (once: everything the backup
+ * writes or removes later goes through that descriptor, whatever its path
+ * points to by then), create the backup folders and stripe files, start
+ * the threads.
+ */
 extern SbBackup *sb_backup_begin(const SbBackupOptions *options, SbError *err);
 
-/* Add a directory entry. */
+/* Add a directory entry; MODE is kept within SB_ALLOWED_MODE_BITS. */
 extern bool sb_backup_add_dir(SbBackup *b, const char *path, uint32_t mode,
 							  int64_t mtime, SbError *err);
 
-/* Add a symbolic link entry. */
+/*
+ * Add a symbolic link entry: only a tablespace link, "pg_tblspc/<oid>" to an
+ * absolute TARGET (sb_link_is_allowed); anything else is SB_EINVAL.
+ */
 extern bool sb_backup_add_symlink(SbBackup *b, const char *path, const char *target,
 								  int64_t mtime, SbError *err);
 
@@ -89,15 +98,20 @@ extern bool sb_backup_add_symlink(SbBackup *b, const char *path, const char *tar
 extern bool sb_backup_add_file(SbBackup *b, const char *path, const char *source_path,
 							   SbError *err);
 
-/* Add a regular file whose content the caller has in memory. */
+/*
+ * Add a regular file whose content the caller has in memory.  Files' modes
+ * (here MODE, in add_file the source's) are kept within SB_ALLOWED_MODE_BITS.
+ */
 extern bool sb_backup_add_data(SbBackup *b, const char *path, const void *data,
 							   size_t len, uint32_t mode, int64_t mtime, SbError *err);
 
 /*
- * Flush everything, write each stripe's index, sync every stripe, then write
- * and sync the manifest in every destination.  Consumes B whatever happens:
- * on failure the partial backup is removed.  On success *MANIFEST (if not
- * NULL) receives the manifest, which the caller frees.
+ * Flush everything; write each stripe's index and sync it (in parallel);
+ * serialize the manifest once; write each stripe's trailer, which records
+ * the SHA-256 of those bytes, and sync it; then write those same bytes as
+ * the manifest in every destination and sync it.  Consumes B whatever
+ * happens: on failure the partial backup is removed.  On success *MANIFEST
+ * (if not NULL) receives the manifest, which the caller frees.
  */
 extern bool sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err);
 
@@ -110,7 +124,7 @@ extern bool sb_backup_set_metadata(SbBackup *b, const char *metadata_json, SbErr
 /* A snapshot of the backup's progress; safe to call from any thread. */
 extern void sb_backup_progress(SbBackup *b, SbProgress *progress);
 
-/* The manifest being built (entries so far); owned by B. */
+/* The manifest being built (entries so far, the backup's uuid from the start); owned by B. */
 extern const SbManifest *sb_backup_manifest(const SbBackup *b);
 
 #endif							/* SB_BACKUP_H */

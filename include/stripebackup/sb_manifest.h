@@ -17,12 +17,23 @@
 
 #include "stripebackup/sb_error.h"
 
-#define SB_FORMAT_MAJOR 1
+#define SB_FORMAT_MAJOR 2
 #define SB_FORMAT_MINOR 0
 #define SB_MANIFEST_FILE "manifest.json"
+#define SB_MANIFEST_MAX_BYTES ((size_t) 1 << 31)	/* larger is not a manifest */
 #define SB_MAX_STRIPES 64
 #define SB_MIN_CHUNK_SIZE 4096
 #define SB_MAX_CHUNK_SIZE (64 * 1024 * 1024)
+
+/*
+ * The permission bits a file or directory of a data directory may have:
+ * PostgreSQL makes 0700/0600, or 0750/0640 with group access.  Writers keep
+ * st_mode & SB_ALLOWED_MODE_BITS; readers refuse anything else (no setuid,
+ * setgid or sticky bit, no write for group or others).  A symlink's mode is
+ * always 0777 and never applied.
+ */
+#define SB_ALLOWED_MODE_BITS 0755
+#define SB_SYMLINK_MODE 0777
 
 typedef enum SbEntryType
 {
@@ -54,7 +65,7 @@ typedef struct SbEntry
 {
 	char	   *path;			/* relative, '/'-separated; "." is the root */
 	SbEntryType type;
-	uint32_t	mode;			/* permission bits, 07777 */
+	uint32_t	mode;			/* permission bits, within SB_ALLOWED_MODE_BITS */
 	int64_t		mtime;			/* seconds since the epoch */
 	uint64_t	size;			/* file: logical size */
 	uint32_t	crc32c;			/* file: CRC-32C of the whole content */
@@ -132,6 +143,14 @@ typedef struct SbManifest
 	uint32_t	nchunk_map;
 	size_t	   *data_entries;	/* entries with stream_length > 0, stream order */
 	size_t		ndata_entries;
+
+	/*
+	 * The SHA-256 and length of the exact manifest.json bytes it was read
+	 * from (sb_manifest_from_json) or written as (a backup's finish): what
+	 * every stripe's trailer must record.  Not serialized.
+	 */
+	uint8_t		json_sha256[32];
+	uint64_t	json_length;
 } SbManifest;
 
 /* One contiguous piece of one file inside a chunk. */
@@ -167,20 +186,43 @@ extern bool sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 /* Serialize to JSON text (malloc'd, NUL-terminated). */
 extern char *sb_manifest_to_json(const SbManifest *m, SbError *err);
 
-/* Parse and fully validate JSON text; builds the reader index too. */
+/*
+ * The exact bytes of manifest.json: the JSON text and a newline (malloc'd,
+ * also NUL-terminated; *LEN excludes the NUL).  What every copy holds and
+ * what every stripe's trailer records the SHA-256 of.
+ */
+extern char *sb_manifest_serialize(const SbManifest *m, size_t *len, SbError *err);
+
+/*
+ * Parse and fully validate JSON text (written as a writer writes it); builds
+ * the reader index and records the text's SHA-256 and length too.
+ */
 extern SbManifest *sb_manifest_from_json(const char *text, size_t len, SbError *err);
 
-/* Read DIR/manifest.json. */
+/* Read DIR/manifest.json, as it is: only sb_archive_open authenticates a copy. */
 extern SbManifest *sb_manifest_load(const char *dir, SbError *err);
 
-/* Write DIR/manifest.json atomically and durably (temporary file, fsync, rename, fsync DIR). */
+/*
+ * Write DIR/manifest.json atomically and durably (temporary file, fsync,
+ * rename, fsync DIR).  For tools and tests: a backup writes its copies
+ * through the folder descriptors it opened at its start.
+ */
 extern bool sb_manifest_write(const SbManifest *m, const char *dir, SbError *err);
 
-/* Check the manifest's internal consistency and build the reader index. */
+/*
+ * Check the manifest's internal consistency, and that it says only what a
+ * data directory holds (modes, links, byte counts), and build the reader index.
+ */
 extern bool sb_manifest_index(SbManifest *m, SbError *err);
 
 /* True if PATH is a safe relative archive path ("." allowed only if allow_root). */
 extern bool sb_path_is_safe(const char *path, bool allow_root);
+
+/*
+ * True if a data directory may hold a symlink at PATH to TARGET: a
+ * tablespace link, "pg_tblspc/<oid>" to an absolute path.
+ */
+extern bool sb_link_is_allowed(const char *path, const char *target);
 
 /* Start iterating over the pieces of chunk CHUNK_ID (needs sb_manifest_index). */
 extern void sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t chunk_id);

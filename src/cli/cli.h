@@ -59,6 +59,9 @@ extern bool cli_parse_rates(const char *command, const char *text, double *rates
 /* "--max-memory SIZE", above 0; a usage error of COMMAND otherwise. */
 extern bool cli_parse_max_memory(const char *command, const char *text, uint64_t *bytes);
 
+/* Print what opening the archive found amiss: "stripebackup: warning: ..." on stderr. */
+extern void cli_print_notes(const SbArchive *a);
+
 /* Apply "--stripe-path K=DIR" to an opened archive. */
 extern bool cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err);
 

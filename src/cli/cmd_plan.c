@@ -151,6 +151,12 @@ cmd_plan(int argc, char **argv)
 			rc = EXIT_DAMAGED;
 	if (rc == EXIT_DAMAGED)
 		printf("missing stripes: restore will fail until they are found (--stripe-path K=DIR)\n");
+	if (!a->authenticated)
+	{
+		printf("manifest \"%s\" could not be authenticated: no stripe was read to check it against;\n"
+			   "restore refuses it until the stripes are found\n", a->manifest_path);
+		rc = EXIT_DAMAGED;
+	}
 	if (args.target != NULL && !check_target(args.target, &plan) && rc == EXIT_OK)
 		rc = EXIT_USAGE;
 	if (args.detail)

@@ -48,6 +48,15 @@ print_cluster(const SbManifest *m)
 	sb_pgmeta_free(&info);
 }
 
+/* Which copy was read, and whether the stripes vouch for it. */
+static void
+print_authentication(const SbArchive *a)
+{
+	printf("manifest:     %s (%s)\n", a->manifest_path,
+		   a->authenticated ? "authenticated: its stripes record its SHA-256" :
+		   "NOT authenticated: no stripe could be read to check it");
+}
+
 static void
 print_header(const SbManifest *m)
 {
@@ -133,6 +142,7 @@ cmd_show(int argc, char **argv)
 	else if (sb_archive_plan(a, &plan, &err))
 	{
 		print_header(a->manifest);
+		print_authentication(a);
 		print_contents(&plan);
 		print_stripes(a->manifest, &plan);
 	}

@@ -170,6 +170,8 @@ read_args_open(const ReadArgs *a, SbError *err)
 	SbArchive  *archive = sb_archive_open(a->location, err);
 	uint32_t	i;
 
+	if (archive != NULL)
+		cli_print_notes(archive);
 	for (i = 0; archive != NULL && i < a->nstripe_paths; i++)
 	{
 		if (!cli_apply_stripe_path(archive, a->stripe_paths[i], err))

@@ -46,7 +46,7 @@ typedef struct ReadArgs
 extern int	read_args_parse(int argc, char **argv, const char *command, int allowed,
 							void (*usage) (void), ReadArgs *args);
 
-/* Open the archive at the location, with any --stripe-path applied. */
+/* Open the archive at the location (its notes printed as warnings), with any --stripe-path applied. */
 extern SbArchive *read_args_open(const ReadArgs *args, SbError *err);
 
 /* The read settings given (jobs, I/O, rates, memory), reporting progress to PROGRESS. */

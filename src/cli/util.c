@@ -118,6 +118,15 @@ cli_parse_max_memory(const char *command, const char *text, uint64_t *bytes)
 	return true;
 }
 
+void
+cli_print_notes(const SbArchive *a)
+{
+	uint32_t	i;
+
+	for (i = 0; i < a->nnotes; i++)
+		fprintf(stderr, "%s: warning: %s\n", progname, a->notes[i]);
+}
+
 bool
 cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err)
 {

@@ -1,7 +1,8 @@
 /*
  * archive.c
- *		Opening an archive from one backup folder, finding its stripes, and
- *		planning a restore from the manifest alone.
+ *		Opening an archive from one backup folder (archive_auth.c finds the
+ *		manifest copy the stripes vouch for), and planning a restore from the
+ *		manifest alone.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,62 +10,23 @@
 #include <sys/stat.h>
 
 #include "stripebackup/sb_archive.h"
+#include "archive_auth.h"
 #include "fsutil.h"
-
-static bool
-file_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/*
- * Where stripe I is: next to the manifest the user pointed at (a folder
- * copied whole), else in the backup folder of the destination it was
- * written to.  When neither exists the recorded place is named in errors.
- */
-static char *
-locate_stripe(const SbArchive *a, uint32_t i, SbError *err)
-{
-	const SbStripeInfo *s = &a->manifest->stripes[i];
-	char	   *local = sb_path_join(a->location, s->file_name, err);
-	char	   *folder;
-	char	   *recorded;
-
-	if (local == NULL || file_exists(local))
-		return local;
-	folder = sb_path_join(s->destination, a->manifest->name, err);
-	recorded = folder ? sb_path_join(folder, s->file_name, err) : NULL;
-	free(folder);
-	free(local);
-	return recorded;
-}
 
 SbArchive *
 sb_archive_open(const char *location, SbError *err)
 {
 	SbArchive  *a;
-	uint32_t	i;
 
 	sb_error_clear(err);
 	a = sb_alloc(sizeof(SbArchive), err);
 	if (a == NULL)
 		return NULL;
 	a->location = sb_strdup(location, err);
-	if (a->location == NULL || (a->manifest = sb_manifest_load(location, err)) == NULL)
+	if (a->location == NULL || !sb_archive_authenticate(a, err))
 	{
 		sb_archive_close(a);
 		return NULL;
-	}
-	for (i = 0; i < a->manifest->nstripes; i++)
-	{
-		a->stripe_paths[i] = locate_stripe(a, i, err);
-		if (a->stripe_paths[i] == NULL)
-		{
-			sb_archive_close(a);
-			return NULL;
-		}
 	}
 	return a;
 }
@@ -82,7 +44,7 @@ sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir, SbErro
 		return false;
 	free(a->stripe_paths[number - 1]);
 	a->stripe_paths[number - 1] = path;
-	return true;
+	return sb_archive_recheck_stripe(a, number - 1, err);
 }
 
 void
@@ -94,7 +56,11 @@ sb_archive_close(SbArchive *a)
 		return;
 	for (i = 0; i < SB_MAX_STRIPES; i++)
 		free(a->stripe_paths[i]);
+	for (i = 0; i < a->nnotes; i++)
+		free(a->notes[i]);
+	free(a->notes);
 	sb_manifest_free(a->manifest);
+	free(a->manifest_path);
 	free(a->location);
 	free(a);
 }

@@ -7,6 +7,12 @@
  * Nothing is created until every option has been checked, and a backup
  * folder without a manifest is never a complete backup: the manifest is
  * written, in every destination, only after every stripe is synced.
+ *
+ * Each destination is opened once, at the start, and everything the backup
+ * writes or removes goes through that descriptor and the one of the backup
+ * folder made in it (opened without following a link): a destination whose
+ * path is re-pointed during the backup cannot split it between two places,
+ * and a failure removes exactly what was created, where it was created.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +28,7 @@
 
 #include "stripebackup/sb_policy.h"
 #include "backup_internal.h"
+#include "checksum.h"
 #include "fsutil.h"
 #include "source_reader.h"
 #include "thread.h"
@@ -170,10 +177,26 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 	return sb_policy_check_backup_memory(o, err);
 }
 
-/* A random (version 4) UUID for the backup. */
 static bool
-make_uuid(uint8_t *uuid, SbError *err)
+is_all_zero(const uint8_t *bytes, size_t len)
 {
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+		if (bytes[i] != 0)
+			return false;
+	return true;
+}
+
+/* The caller's backup UUID, or a random (version 4) one. */
+static bool
+make_uuid(const SbBackupOptions *o, uint8_t *uuid, SbError *err)
+{
+	if (!is_all_zero(o->uuid, sizeof(o->uuid)))
+	{
+		memcpy(uuid, o->uuid, 16);
+		return true;
+	}
 	if (getrandom(uuid, 16, 0) != 16)
 		return sb_error_set_errno(err, errno, "could not get random bytes");
 	uuid[6] = (uint8_t) ((uuid[6] & 0x0F) | 0x40);
@@ -209,34 +232,79 @@ init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	if (m->name == NULL || m->started_at == NULL || (o->label && !m->label) ||
 		(o->tool && !m->tool) || (o->metadata_json && !m->metadata_json))
 		return sb_error_set(err, SB_ENOMEM, "out of memory");
-	return make_uuid(m->uuid, err);
+	return make_uuid(o, m->uuid, err);
 }
 
-/* Create DEST/NAME and its stripe file, and write the stripe header. */
+/* Open destination DEST once: whatever its path later points to, the backup stays here. */
+static bool
+open_destination(SbStripeWriter *w, const char *dest, SbError *err)
+{
+	w->dest_fd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->dest_fd < 0)
+		return sb_error_set_errno(err, errno, "could not open destination \"%s\"", dest);
+	return true;
+}
+
+/* Two destinations that are one folder (the paths checked, then re-pointed) are refused. */
+static bool
+check_distinct_folders(const SbBackup *b, const SbBackupOptions *o, SbError *err)
+{
+	struct stat st[SB_MAX_STRIPES];
+	uint32_t	i,
+				j;
+
+	for (i = 0; i < b->nstripes; i++)
+		if (fstat(b->writers[i].dest_fd, &st[i]) != 0)
+			return sb_error_set_errno(err, errno, "could not stat destination \"%s\"",
+									  o->destinations[i]);
+	for (i = 0; i < b->nstripes; i++)
+		for (j = i + 1; j < b->nstripes; j++)
+			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
+				return sb_error_set(err, SB_EINVAL,
+									"destinations \"%s\" and \"%s\" are the same folder",
+									o->destinations[i], o->destinations[j]);
+	return true;
+}
+
+/* Make NAME in the destination and open it, not through a link. */
+static bool
+create_folder(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *err)
+{
+	const char *name = b->manifest->name;
+
+	w->folder = sb_path_join(dest, name, err);
+	if (w->folder == NULL)
+		return false;
+	if (mkdirat(w->dest_fd, name, 0700) != 0)
+	{
+		if (errno == EEXIST)
+			return sb_error_set(err, SB_EEXIST,
+								"destination \"%s\" already holds a backup named \"%s\"",
+								dest, name);
+		return sb_error_set_errno(err, errno, "could not create backup folder \"%s\"", w->folder);
+	}
+	w->created_folder = true;
+	w->folder_fd = openat(w->dest_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w->folder_fd < 0)
+		return sb_error_set_errno(err, errno, "could not open backup folder \"%s\"", w->folder);
+	return true;
+}
+
+/* Create the backup folder and its stripe file in the destination, and write the stripe header. */
 static bool
 create_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *err)
 {
 	SbStripeHeader h;
 	uint8_t		header[SB_STRIPE_HEADER_SIZE];
-	char		file_name[32];
 
-	sb_stripe_file_name(w->index + 1, file_name, sizeof(file_name));
-	w->folder = sb_path_join(dest, b->manifest->name, err);
-	if (w->folder == NULL)
+	sb_stripe_file_name(w->index + 1, w->file_name, sizeof(w->file_name));
+	if (!create_folder(b, w, dest, err))
 		return false;
-	if (mkdir(w->folder, 0700) != 0)
-	{
-		if (errno == EEXIST)
-			return sb_error_set(err, SB_EEXIST,
-								"destination \"%s\" already holds a backup named \"%s\"",
-								dest, b->manifest->name);
-		return sb_error_set_errno(err, errno, "could not create backup folder \"%s\"", w->folder);
-	}
-	w->created_folder = true;
-	w->path = sb_path_join(w->folder, file_name, err);
+	w->path = sb_path_join(w->folder, w->file_name, err);
 	if (w->path == NULL)
 		return false;
-	w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	w->fd = openat(w->folder_fd, w->file_name,
+				   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (w->fd < 0)
 		return sb_error_set_errno(err, errno, "could not create stripe file \"%s\"", w->path);
 	memset(&h, 0, sizeof(h));
@@ -312,11 +380,18 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 		w->backup = b;
 		w->index = i;
 		w->fd = -1;
+		w->dest_fd = -1;
+		w->folder_fd = -1;
 		sb_rate_init(&w->rate, o->max_rates ? o->max_rates[i] : 0);
 		w->in_flight = sb_alloc(b->queue_depth * sizeof(SbChunk *), err);
 		if (w->in_flight == NULL)
 			return false;
 	}
+	for (i = 0; i < b->nstripes; i++)
+		if (!open_destination(&b->writers[i], o->destinations[i], err))
+			return false;
+	if (!check_distinct_folders(b, o, err))
+		return false;
 	for (i = 0; i < b->nstripes; i++)
 		if (!create_stripe(b, &b->writers[i], o->destinations[i], err))
 			return false;
@@ -464,7 +539,7 @@ complete_manifest(SbBackup *b, SbError *err)
 		s->chunks = atomic_load(&w->chunks);
 		s->raw_bytes = atomic_load(&w->raw_bytes);
 		s->stored_bytes = atomic_load(&w->stored_bytes);
-		s->file_bytes = w->offset;
+		s->file_bytes = w->offset + SB_TRAILER_SIZE;	/* the trailer comes next */
 		s->seconds = (double) atomic_load(&w->busy_usec) / 1e6;
 		s->finished_after = w->finished_at > 0 ? w->finished_at - b->started : 0;
 		if (!copy_timeline(w, s, err))
@@ -478,19 +553,93 @@ complete_manifest(SbBackup *b, SbError *err)
 	return sb_manifest_index(m, err);
 }
 
-/* Write the manifest into every backup folder, then sync each destination. */
+/*
+ * The manifest's bytes, serialized once: every trailer records their
+ * SHA-256 and every copy is exactly them.
+ */
+static char *
+serialize_manifest(SbManifest *m, size_t *len, SbError *err)
+{
+	char	   *bytes = sb_manifest_serialize(m, len, err);
+
+	if (bytes != NULL && !sb_sha256(bytes, *len, m->json_sha256, err))
+	{
+		free(bytes);
+		return NULL;
+	}
+	m->json_length = *len;
+	return bytes;
+}
+
+/* The last 128 bytes of stripe W, binding it to this backup's manifest; then fsync. */
 static bool
-publish_manifest(SbBackup *b, SbError *err)
+write_trailer(SbBackup *b, SbStripeWriter *w, SbError *err)
+{
+	const SbManifest *m = b->manifest;
+	uint8_t		trailer[SB_TRAILER_SIZE];
+	SbTrailer	t;
+
+	memset(&t, 0, sizeof(t));
+	t.index_offset = w->index_offset;
+	t.chunk_count = w->nentries;
+	t.raw_bytes = atomic_load(&w->raw_bytes);
+	t.stored_bytes = atomic_load(&w->stored_bytes);
+	t.index_hash = w->index_hash;
+	t.number = w->index + 1;
+	t.count = b->nstripes;
+	memcpy(t.uuid, m->uuid, 16);
+	memcpy(t.manifest_sha256, m->json_sha256, SB_SHA256_LEN);
+	t.manifest_length = m->json_length;
+	sb_format_encode_trailer(&t, trailer);
+	if (!sb_pwrite_all(w->fd, trailer, sizeof(trailer), w->offset, w->path, err))
+		return false;
+	w->offset += SB_TRAILER_SIZE;
+	if (fsync(w->fd) != 0)
+		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
+	if (b->direct_io)
+		(void) posix_fadvise(w->fd, 0, 0, POSIX_FADV_DONTNEED);
+	return true;
+}
+
+/*
+ * Write the manifest BYTES into every backup folder, through the folder's
+ * descriptor (temporary file, fsync, rename, fsync the folder), then sync
+ * each destination, which holds the folder's name.
+ */
+static bool
+publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err)
 {
 	uint32_t	i;
 
 	for (i = 0; i < b->nstripes; i++)
-		if (!sb_manifest_write(b->manifest, b->writers[i].folder, err))
+		if (!sb_replace_file_at(b->writers[i].folder_fd, b->writers[i].folder, SB_MANIFEST_FILE,
+								SB_MANIFEST_TEMP_FILE, bytes, len, err))
 			return false;
 	for (i = 0; i < b->nstripes; i++)
-		if (!sb_fsync_path(b->manifest->stripes[i].destination, true, err))
-			return false;
+		if (fsync(b->writers[i].dest_fd) != 0)
+			return sb_error_set_errno(err, errno, "could not fsync \"%s\"",
+									  b->manifest->stripes[i].destination);
 	return true;
+}
+
+/*
+ * Once every stripe holds its chunks and index, synced: serialize the
+ * manifest, seal every stripe with a trailer recording its SHA-256 (each
+ * synced), and only then write the same bytes as every manifest copy.
+ */
+static bool
+seal_and_publish(SbBackup *b, SbError *err)
+{
+	size_t		len = 0;
+	char	   *bytes = serialize_manifest(b->manifest, &len, err);
+	uint32_t	i;
+	bool		ok = bytes != NULL;
+
+	for (i = 0; ok && i < b->nstripes; i++)
+		ok = write_trailer(b, &b->writers[i], err);
+	ok = ok && publish_manifest(b, bytes, len, err);
+	free(bytes);
+	return ok;
 }
 
 static void
@@ -504,6 +653,10 @@ free_backup(SbBackup *b, bool keep_manifest)
 
 		if (w->fd >= 0)
 			close(w->fd);
+		if (w->folder_fd >= 0)
+			close(w->folder_fd);
+		if (w->dest_fd >= 0)
+			close(w->dest_fd);
 		free(w->folder);
 		free(w->path);
 		free(w->entries);
@@ -544,7 +697,7 @@ sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err)
 		*err = b->failure;
 		ok = false;
 	}
-	ok = ok && complete_manifest(b, err) && publish_manifest(b, err);
+	ok = ok && complete_manifest(b, err) && seal_and_publish(b, err);
 	if (!ok)
 	{
 		sb_backup_abort(b);
@@ -556,14 +709,21 @@ sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err)
 	return true;
 }
 
-/* Remove a file if it exists; cleanup goes on whatever happens. */
+/*
+ * Remove what the backup created in one destination, through the
+ * descriptors it made them with: the stripe, a manifest (complete or not),
+ * then the folder.  Cleanup goes on whatever fails.
+ */
 static void
-remove_quietly(const char *dir, const char *name)
+remove_created(SbBackup *b, SbStripeWriter *w)
 {
-	char		path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
+	if (w->folder_fd >= 0)
+	{
+		unlinkat(w->folder_fd, w->file_name, 0);
+		unlinkat(w->folder_fd, SB_MANIFEST_FILE, 0);
+		unlinkat(w->folder_fd, SB_MANIFEST_TEMP_FILE, 0);
+	}
+	unlinkat(w->dest_fd, b->manifest->name, AT_REMOVEDIR);
 }
 
 void
@@ -581,13 +741,8 @@ sb_backup_abort(SbBackup *b)
 		if (w->fd >= 0)
 			close(w->fd);
 		w->fd = -1;
-		if (!w->created_folder)
-			continue;
-		if (w->path != NULL)
-			unlink(w->path);
-		remove_quietly(w->folder, SB_MANIFEST_FILE);
-		remove_quietly(w->folder, SB_MANIFEST_TEMP_FILE);
-		rmdir(w->folder);
+		if (w->created_folder)
+			remove_created(b, w);
 	}
 	free_backup(b, false);
 }

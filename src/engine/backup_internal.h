@@ -49,14 +49,19 @@ typedef struct SbStripeWriter
 {
 	struct SbBackup *backup;
 	uint32_t	index;			/* 0-based */
-	char	   *folder;			/* destination/name */
-	char	   *path;			/* folder/stripe-N.sbs */
+	char	   *folder;			/* destination/name, for messages */
+	char	   *path;			/* folder/stripe-N.sbs, for messages */
+	char		file_name[32];	/* stripe-N.sbs */
+	int			dest_fd;		/* the destination, opened once at the start */
+	int			folder_fd;		/* the backup folder in it, never through a link */
 	bool		created_folder;
 	int			fd;
 	uint64_t	offset;			/* where the next chunk goes */
 	SbIndexEntry *entries;		/* the index, in file order */
 	size_t		nentries;
 	size_t		entries_cap;
+	uint64_t	index_offset;	/* where the index was written */
+	uint64_t	index_hash;		/* its XXH3-64, for the trailer */
 	SbQueue		queue;			/* weighted mode: chunks for this stripe */
 	pthread_t	thread;
 	bool		started;

@@ -8,6 +8,10 @@
  * the rest is zeros (the copy of a live database is made consistent by WAL
  * replay, as PostgreSQL's own base backup does).  Holes found with SEEK_DATA
  * are not stored; the file's CRC-32C still covers its whole content.
+ *
+ * Only what a data directory holds is recorded: permission bits within
+ * 0755 (the rest is dropped: a restore never makes a setuid file or a
+ * world-writable folder), and symlinks only for tablespaces.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -233,7 +237,7 @@ sb_backup_add_dir(SbBackup *b, const char *path, uint32_t mode, int64_t mtime, S
 	memset(&e, 0, sizeof(e));
 	e.path = (char *) path;
 	e.type = SB_ENTRY_DIR;
-	e.mode = mode & 07777;
+	e.mode = mode & SB_ALLOWED_MODE_BITS;
 	e.mtime = mtime;
 	return add_entry(b, &e, err);
 }
@@ -244,10 +248,14 @@ sb_backup_add_symlink(SbBackup *b, const char *path, const char *target, int64_t
 {
 	SbEntry		e;
 
+	if (!sb_link_is_allowed(path, target))
+		return sb_error_set(err, SB_EINVAL,
+							"symlink \"%s\" -> \"%s\" cannot be archived: a data directory holds links only at pg_tblspc/<oid>, to an absolute path (a tablespace)",
+							path, target);
 	memset(&e, 0, sizeof(e));
 	e.path = (char *) path;
 	e.type = SB_ENTRY_SYMLINK;
-	e.mode = 0777;
+	e.mode = SB_SYMLINK_MODE;
 	e.mtime = mtime;
 	e.link_target = (char *) target;
 	return add_entry(b, &e, err);
@@ -286,7 +294,7 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 	memset(&e, 0, sizeof(e));
 	e.path = (char *) path;
 	e.type = SB_ENTRY_FILE;
-	e.mode = st.st_mode & 07777;
+	e.mode = st.st_mode & SB_ALLOWED_MODE_BITS;
 	e.mtime = st.st_mtime;
 	e.size = (uint64_t) st.st_size;
 	ok = (!b->detect_holes || find_extents(fd, source_path, e.size, &e, err)) &&
@@ -307,7 +315,7 @@ sb_backup_add_data(SbBackup *b, const char *path, const void *data, size_t len,
 	memset(&e, 0, sizeof(e));
 	e.path = (char *) path;
 	e.type = SB_ENTRY_FILE;
-	e.mode = mode & 07777;
+	e.mode = mode & SB_ALLOWED_MODE_BITS;
 	e.mtime = mtime;
 	e.size = len;
 	e.stream_offset = b->next_chunk_id * b->chunk_size + b->fill;

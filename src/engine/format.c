@@ -179,7 +179,11 @@ sb_format_encode_trailer(const SbTrailer *t, uint8_t *out)
 	sb_format_put64(out + 32, t->stored_bytes);
 	sb_format_put64(out + 40, t->index_hash);
 	put32(out + 48, t->number);
-	memcpy(out + 52, t->uuid_prefix, 4);
+	put32(out + 52, t->count);
+	memcpy(out + 56, t->uuid, 16);
+	memcpy(out + 72, t->manifest_sha256, 32);
+	sb_format_put64(out + 104, t->manifest_length);
+	/* 112..119 zero */
 	sb_format_seal(out, SB_TRAILER_SIZE);
 }
 
@@ -197,6 +201,9 @@ sb_format_decode_trailer(const uint8_t *in, SbTrailer *t, SbError *err)
 	t->stored_bytes = sb_format_get64(in + 32);
 	t->index_hash = sb_format_get64(in + 40);
 	t->number = get32(in + 48);
-	memcpy(t->uuid_prefix, in + 52, 4);
+	t->count = get32(in + 52);
+	memcpy(t->uuid, in + 56, 16);
+	memcpy(t->manifest_sha256, in + 72, 32);
+	t->manifest_length = sb_format_get64(in + 104);
 	return true;
 }

@@ -5,10 +5,13 @@
  *		stripe header (64 bytes)
  *		chunk record * N: chunk header (48 bytes) + stored payload
  *		index: N entries of 48 bytes
- *		trailer (64 bytes) at the very end
+ *		trailer (128 bytes) at the very end
  *
  * All integers are little-endian.  Every fixed structure ends in a 64-bit
  * XXH3 hash of its other bytes, so a flipped bit in a header is caught.
+ * The trailer binds the stripe to its backup: stripe number and count, the
+ * backup's uuid, and the SHA-256 and length of the exact manifest.json
+ * bytes the backup wrote, so a manifest that is not that one is refused.
  */
 #ifndef SB_FORMAT_H
 #define SB_FORMAT_H
@@ -24,7 +27,7 @@
 #define SB_STRIPE_HEADER_SIZE 64
 #define SB_CHUNK_HEADER_SIZE 48
 #define SB_INDEX_ENTRY_SIZE 48
-#define SB_TRAILER_SIZE 64
+#define SB_TRAILER_SIZE 128
 
 typedef struct SbStripeHeader
 {
@@ -64,8 +67,11 @@ typedef struct SbTrailer
 	uint64_t	raw_bytes;
 	uint64_t	stored_bytes;
 	uint64_t	index_hash;		/* XXH3-64 of all index entries */
-	uint32_t	number;
-	uint8_t		uuid_prefix[4];	/* first bytes of the backup uuid */
+	uint32_t	number;			/* 1-based */
+	uint32_t	count;			/* stripes in the backup */
+	uint8_t		uuid[16];		/* the backup's */
+	uint8_t		manifest_sha256[32];	/* of the exact bytes of manifest.json */
+	uint64_t	manifest_length;	/* bytes of manifest.json */
 } SbTrailer;
 
 /* Little-endian 64-bit fields, and the seal that ends every structure. */

@@ -157,6 +157,44 @@ sb_fsync_path(const char *path, bool is_dir, SbError *err)
 	return true;
 }
 
+/* Create TMP_NAME in DIRFD (not through a link), write BYTES, fsync, close. */
+static bool
+write_synced_at(int dirfd, const char *where, const char *tmp_name, const void *bytes,
+				size_t len, SbError *err)
+{
+	char		path[4096];
+	int			fd;
+	bool		ok;
+
+	snprintf(path, sizeof(path), "%s/%s", where, tmp_name);
+	fd = openat(dirfd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not create \"%s\"", path);
+	ok = sb_write_all(fd, bytes, len, path, err);
+	if (ok && fsync(fd) != 0)
+		ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"", path);
+	close(fd);
+	return ok;
+}
+
+bool
+sb_replace_file_at(int dirfd, const char *where, const char *name, const char *tmp_name,
+				   const void *bytes, size_t len, SbError *err)
+{
+	bool		ok = write_synced_at(dirfd, where, tmp_name, bytes, len, err);
+
+	if (ok && renameat(dirfd, tmp_name, dirfd, name) != 0)
+		ok = sb_error_set_errno(err, errno, "could not rename \"%s/%s\"", where, tmp_name);
+	if (!ok)
+	{
+		unlinkat(dirfd, tmp_name, 0);
+		return false;
+	}
+	if (fsync(dirfd) != 0)
+		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", where);
+	return true;
+}
+
 char *
 sb_read_small_file(const char *path, size_t max, size_t *len, SbError *err)
 {

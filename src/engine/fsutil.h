@@ -40,6 +40,16 @@ extern ssize_t sb_pread_upto(int fd, void *buf, size_t len, uint64_t offset,
 /* fsync a file or directory by path. */
 extern bool sb_fsync_path(const char *path, bool is_dir, SbError *err);
 
+/*
+ * Replace NAME in the directory DIRFD with BYTES, atomically and durably:
+ * write TMP_NAME (never through a link), fsync it, rename it to NAME, fsync
+ * the directory.  WHERE names the directory in errors.  On failure the
+ * temporary file is removed.
+ */
+extern bool sb_replace_file_at(int dirfd, const char *where, const char *name,
+							   const char *tmp_name, const void *bytes, size_t len,
+							   SbError *err);
+
 /* Read a whole (small) file into a NUL-terminated malloc'd buffer. */
 extern char *sb_read_small_file(const char *path, size_t max, size_t *len, SbError *err);
 

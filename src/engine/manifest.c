@@ -4,8 +4,11 @@
  *		mapping from chunks to the file pieces they hold.
  *
  * sb_manifest_index() is the gate every reader passes: a manifest read from
- * disk is untrusted until it has checked paths, extents, stream offsets and
- * that every chunk lives in exactly one stripe.
+ * disk is untrusted until it has checked paths, extents, stream offsets,
+ * that every chunk lives in exactly one stripe, that the stripes' byte counts
+ * are those of the chunks they hold, and that it says only what a
+ * PostgreSQL data directory can hold (modes within 0755, links only to
+ * tablespaces).  The writer passes the same gate before it publishes.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "stripebackup/sb_manifest.h"
+#include "format.h"
 #include "fsutil.h"
 
 SbManifest *
@@ -92,6 +96,21 @@ sb_path_is_safe(const char *path, bool allow_root)
 }
 
 bool
+sb_link_is_allowed(const char *path, const char *target)
+{
+	const char *oid = path + strlen("pg_tblspc/");
+	size_t		len;
+
+	if (strncmp(path, "pg_tblspc/", strlen("pg_tblspc/")) != 0)
+		return false;
+	len = strlen(oid);
+	/* An OID: 1 to 10 digits. */
+	if (len == 0 || len > 10 || strspn(oid, "0123456789") != len)
+		return false;
+	return target != NULL && target[0] == '/' && strlen(target) < 4096;
+}
+
+bool
 sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 {
 	SbEntry    *copy;
@@ -146,6 +165,39 @@ check_extents(const SbEntry *e, SbError *err)
 		return sb_error_set(err, SB_ECORRUPT,
 							"manifest: extents of \"%s\" hold %" PRIu64 " bytes, stream length says %" PRIu64,
 							e->path, total, e->stream_length);
+	return true;
+}
+
+/* Modes a data directory can hold; links only where tablespaces are. */
+static bool
+check_entry_kind(const SbEntry *e, SbError *err)
+{
+	if (e->type == SB_ENTRY_SYMLINK)
+	{
+		if (!sb_link_is_allowed(e->path, e->link_target))
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: symlink \"%s\" -> \"%s\": a data directory holds links only at pg_tblspc/<oid>, to an absolute path",
+								e->path, e->link_target ? e->link_target : "");
+		if (e->mode != SB_SYMLINK_MODE)
+			return sb_error_set(err, SB_ECORRUPT, "manifest: symlink \"%s\" has mode %04o, not %04o",
+								e->path, e->mode, SB_SYMLINK_MODE);
+		return true;
+	}
+	if ((e->mode & ~(uint32_t) SB_ALLOWED_MODE_BITS) != 0)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: \"%s\" has mode %04o; a data directory holds nothing beyond %04o (no setuid, setgid or sticky bit, no write for group or others)",
+							e->path, e->mode, SB_ALLOWED_MODE_BITS);
+	return true;
+}
+
+static bool
+check_entry_kinds(const SbManifest *m, SbError *err)
+{
+	size_t		i;
+
+	for (i = 0; i < m->nentries; i++)
+		if (!check_entry_kind(&m->entries[i], err))
+			return false;
 	return true;
 }
 
@@ -375,6 +427,70 @@ sb_manifest_chunk_stripe(const SbManifest *m, uint64_t chunk_id)
 	return UINT32_MAX;
 }
 
+/* Stream bytes that the chunks FIRST..LAST hold (the last chunk may be short). */
+static uint64_t
+range_bytes(const SbManifest *m, const SbChunkRange *r)
+{
+	uint64_t	end = (r->last + 1) * m->chunk_size;
+
+	return (end < m->stream_bytes ? end : m->stream_bytes) - r->first * m->chunk_size;
+}
+
+/*
+ * A stripe's bytes: raw bytes those of the chunks its ranges hold, stored
+ * bytes no more than raw (and equal without compression), and a file size
+ * that is exactly header, chunk records, index and trailer.  So a manifest
+ * cannot claim data that no chunk carries.
+ */
+static bool
+check_stripe_bytes(const SbManifest *m, const SbStripeInfo *st, SbError *err)
+{
+	uint64_t	raw = 0;
+	uint64_t	file_bytes;
+	uint32_t	r;
+
+	for (r = 0; r < st->nranges; r++)
+		raw += range_bytes(m, &st->ranges[r]);
+	if (st->raw_bytes != raw)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: stripe %u says it holds %" PRIu64 " bytes of data, its chunks hold %" PRIu64,
+							st->number, st->raw_bytes, raw);
+	if (st->stored_bytes > st->raw_bytes ||
+		(m->codec == SB_CODEC_NONE && st->stored_bytes != st->raw_bytes))
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: stripe %u stores %" PRIu64 " bytes for %" PRIu64 " bytes of data",
+							st->number, st->stored_bytes, st->raw_bytes);
+	file_bytes = SB_STRIPE_HEADER_SIZE + st->chunks * (SB_CHUNK_HEADER_SIZE + SB_INDEX_ENTRY_SIZE) +
+		st->stored_bytes + SB_TRAILER_SIZE;
+	if (st->file_bytes != file_bytes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: stripe %u is %" PRIu64 " bytes long, its %" PRIu64 " chunks make %" PRIu64,
+							st->number, st->file_bytes, st->chunks, file_bytes);
+	return true;
+}
+
+/* Every stripe's bytes, and the totals they add up to. */
+static bool
+check_bytes(const SbManifest *m, SbError *err)
+{
+	uint64_t	raw = 0;
+	uint64_t	stored = 0;
+	uint32_t	s;
+
+	for (s = 0; s < m->nstripes; s++)
+	{
+		if (!check_stripe_bytes(m, &m->stripes[s], err))
+			return false;
+		raw += m->stripes[s].raw_bytes;
+		stored += m->stripes[s].stored_bytes;
+	}
+	if (raw != m->stream_bytes || stored != m->stored_bytes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: the stripes hold %" PRIu64 " bytes stored as %" PRIu64 ", the header says %" PRIu64 " stored as %" PRIu64,
+							raw, stored, m->stream_bytes, m->stored_bytes);
+	return true;
+}
+
 bool
 sb_manifest_index(SbManifest *m, SbError *err)
 {
@@ -383,7 +499,8 @@ sb_manifest_index(SbManifest *m, SbError *err)
 							m->chunk_size);
 	if (m->nstripes == 0 || m->nstripes > SB_MAX_STRIPES)
 		return sb_error_set(err, SB_ECORRUPT, "manifest: %u stripes", m->nstripes);
-	return check_paths(m, err) && index_stream(m, err) && index_chunks(m, err);
+	return check_paths(m, err) && check_entry_kinds(m, err) && index_stream(m, err) &&
+		index_chunks(m, err) && check_bytes(m, err);
 }
 
 uint32_t

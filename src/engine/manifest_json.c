@@ -20,9 +20,10 @@
 
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_policy.h"
+#include "checksum.h"
 #include "fsutil.h"
+#include "manifest_numbers.h"
 
-#define MANIFEST_MAX_BYTES ((size_t) 1 << 31)
 #define JSON_MAX_INTEGER 9007199254740992.0	/* 2^53 */
 
 /* ---------- writing ---------- */
@@ -330,18 +331,24 @@ bad(SbError *err, const char *what, const char *key)
 	return sb_error_set(err, SB_ECORRUPT, "manifest: %s \"%s\"", what, key);
 }
 
+/* A whole number from 0 to 2^53, the integers every JSON reader holds exactly. */
+static bool
+is_json_u53(const cJSON *v)
+{
+	return cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= JSON_MAX_INTEGER &&
+		v->valuedouble == floor(v->valuedouble);
+}
+
 static bool
 get_u64(const cJSON *o, const char *key, uint64_t *out, SbError *err)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	double		d;
 
 	if (!cJSON_IsNumber(v))
 		return bad(err, "missing or non-numeric field", key);
-	d = v->valuedouble;
-	if (!(d >= 0 && d <= JSON_MAX_INTEGER) || d != floor(d))
+	if (!is_json_u53(v))
 		return bad(err, "field out of range:", key);
-	*out = (uint64_t) d;
+	*out = (uint64_t) v->valuedouble;
 	return true;
 }
 
@@ -385,6 +392,18 @@ get_str(const cJSON *o, const char *key, bool optional, char **out, SbError *err
 	return *out != NULL;
 }
 
+/* A lowercase hex digit's value, or -1: no sign, space, "0x" or capitals. */
+static int
+hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Exactly OUTLEN * 2 lowercase hex digits, as the writer writes them. */
 static bool
 decode_hex(const char *hex, uint8_t *out, size_t outlen)
 {
@@ -394,11 +413,12 @@ decode_hex(const char *hex, uint8_t *out, size_t outlen)
 		return false;
 	for (i = 0; i < outlen; i++)
 	{
-		unsigned int byte;
+		int			hi = hex_digit(hex[2 * i]);
+		int			lo = hex_digit(hex[2 * i + 1]);
 
-		if (sscanf(hex + 2 * i, "%2x", &byte) != 1)
+		if (hi < 0 || lo < 0)
 			return false;
-		out[i] = (uint8_t) byte;
+		out[i] = (uint8_t) (hi << 4 | lo);
 	}
 	return true;
 }
@@ -443,8 +463,7 @@ get_number_list(const cJSON *o, const char *key, uint64_t **out, uint32_t *count
 		return false;
 	cJSON_ArrayForEach(v, array)
 	{
-		if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= JSON_MAX_INTEGER) ||
-			v->valuedouble != floor(v->valuedouble))
+		if (!is_json_u53(v))
 			return bad(err, "bad number in", key);
 		(*out)[(*count)++] = (uint64_t) v->valuedouble;
 	}
@@ -472,9 +491,7 @@ get_pairs(const cJSON *o, const char *key, uint64_t **out, uint32_t *count, SbEr
 		const cJSON *y = cJSON_GetArrayItem(pair, 1);
 
 		if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2 ||
-			!cJSON_IsNumber(x) || !cJSON_IsNumber(y) ||
-			x->valuedouble < 0 || y->valuedouble < 0 ||
-			x->valuedouble > JSON_MAX_INTEGER || y->valuedouble > JSON_MAX_INTEGER)
+			!is_json_u53(x) || !is_json_u53(y))
 			return bad(err, "bad pair in", key);
 		(*out)[2 * n] = (uint64_t) x->valuedouble;
 		(*out)[2 * n + 1] = (uint64_t) y->valuedouble;
@@ -498,15 +515,22 @@ parse_type(const char *name, SbEntryType *type)
 	return true;
 }
 
+/* Exactly four octal digits, as the writer writes them ("0640"). */
 static bool
 parse_mode(const char *text, uint32_t *mode)
 {
-	char	   *end;
-	unsigned long v = strtoul(text, &end, 8);
+	uint32_t	v = 0;
+	int			i;
 
-	if (*text == '\0' || *end != '\0' || v > 07777)
+	if (strlen(text) != 4)
 		return false;
-	*mode = (uint32_t) v;
+	for (i = 0; i < 4; i++)
+	{
+		if (text[i] < '0' || text[i] > '7')
+			return false;
+		v = v * 8 + (uint32_t) (text[i] - '0');
+	}
+	*mode = v;
 	return true;
 }
 
@@ -596,7 +620,24 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 		get_number_list(o, "timeline", &s->timeline, &s->ntimeline, err);
 }
 
-/* "format", "format_version": refuse what is not ours or too new. */
+/* "MAJOR.MINOR": digits, a dot, digits, nothing else. */
+static bool
+parse_version(const char *text, uint32_t *major, uint32_t *minor)
+{
+	const char *dot = strchr(text, '.');
+	size_t		i;
+
+	if (dot == NULL || dot == text || dot[1] == '\0' || dot - text > 4 || strlen(dot + 1) > 4)
+		return false;
+	for (i = 0; text[i] != '\0'; i++)
+		if ((text[i] < '0' || text[i] > '9') && text + i != dot)
+			return false;
+	*major = (uint32_t) atoi(text);
+	*minor = (uint32_t) atoi(dot + 1);
+	return true;
+}
+
+/* "format", "format_version": refuse what is not ours, too new or too old. */
 static bool
 check_version(const cJSON *root, SbManifest *m, SbError *err)
 {
@@ -606,7 +647,7 @@ check_version(const cJSON *root, SbManifest *m, SbError *err)
 	if (!cJSON_IsString(format) || strcmp(format->valuestring, "stripebackup") != 0)
 		return sb_error_set(err, SB_ECORRUPT, "not a stripebackup manifest (no \"format\": \"stripebackup\")");
 	if (!cJSON_IsString(version) ||
-		sscanf(version->valuestring, "%u.%u", &m->version_major, &m->version_minor) != 2)
+		!parse_version(version->valuestring, &m->version_major, &m->version_minor))
 		return bad(err, "missing or bad field", "format_version");
 	if (m->version_major != SB_FORMAT_MAJOR)
 		return sb_error_set(err, SB_EVERSION,
@@ -695,22 +736,36 @@ parse_entries(const cJSON *root, SbManifest *m, SbError *err)
 	return true;
 }
 
+/* After the JSON value only white space may follow (the writer ends it with a newline). */
+static bool
+only_space_after(const char *end, const char *text, size_t len)
+{
+	for (; end < text + len; end++)
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')
+			return false;
+	return true;
+}
+
 SbManifest *
 sb_manifest_from_json(const char *text, size_t len, SbError *err)
 {
-	cJSON	   *root = cJSON_ParseWithLength(text, len);
+	const char *end = NULL;
+	cJSON	   *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
 	SbManifest *m = sb_manifest_new();
 	bool		ok;
 
 	sb_error_clear(err);
 	if (m == NULL)
 		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
-	else if (root == NULL || !cJSON_IsObject(root))
+	else if (root == NULL || !cJSON_IsObject(root) || !only_space_after(end, text, len))
 		ok = sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
 	else
-		ok = check_version(root, m, err) && parse_header(root, m, err) &&
-			parse_stripes(root, m, err) && parse_entries(root, m, err) &&
-			sb_manifest_index(m, err);
+		ok = check_version(root, m, err) && sb_manifest_check_integer_text(text, len, err) &&
+			parse_header(root, m, err) && parse_stripes(root, m, err) &&
+			parse_entries(root, m, err) && sb_manifest_index(m, err) &&
+			sb_sha256(text, len, m->json_sha256, err);
+	if (ok)
+		m->json_length = len;
 	cJSON_Delete(root);
 	if (!ok)
 	{
@@ -730,7 +785,7 @@ sb_manifest_load(const char *dir, SbError *err)
 
 	if (path == NULL)
 		return NULL;
-	text = sb_read_small_file(path, MANIFEST_MAX_BYTES, &len, err);
+	text = sb_read_small_file(path, SB_MANIFEST_MAX_BYTES, &len, err);
 	if (text == NULL)
 	{
 		if (err->code == SB_ENOTFOUND)
@@ -748,39 +803,45 @@ sb_manifest_load(const char *dir, SbError *err)
 	return m;
 }
 
-/* Write TEXT to PATH and fsync it. */
-static bool
-write_synced(const char *path, const char *text, SbError *err)
+char *
+sb_manifest_serialize(const SbManifest *m, size_t *len, SbError *err)
 {
-	int			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	bool		ok;
+	char	   *json = sb_manifest_to_json(m, err);
+	size_t		n = json ? strlen(json) : 0;
+	char	   *bytes = json ? realloc(json, n + 2) : NULL;
 
-	if (fd < 0)
-		return sb_error_set_errno(err, errno, "could not create \"%s\"", path);
-	ok = sb_write_all(fd, text, strlen(text), path, err) &&
-		sb_write_all(fd, "\n", 1, path, err);
-	if (ok && fsync(fd) != 0)
-		ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"", path);
-	close(fd);
-	return ok;
+	if (json != NULL && bytes == NULL)
+	{
+		free(json);
+		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
+	}
+	if (bytes == NULL)
+		return NULL;
+	bytes[n] = '\n';
+	bytes[n + 1] = '\0';
+	*len = n + 1;
+	return bytes;
 }
 
 bool
 sb_manifest_write(const SbManifest *m, const char *dir, SbError *err)
 {
-	char	   *text = sb_manifest_to_json(m, err);
-	char	   *final_path = sb_path_join(dir, SB_MANIFEST_FILE, err);
-	char	   *tmp_path = sb_path_join(dir, SB_MANIFEST_TEMP_FILE, err);
-	bool		ok = text && final_path && tmp_path;
+	size_t		len;
+	char	   *bytes = sb_manifest_serialize(m, &len, err);
+	int			dirfd;
+	bool		ok;
 
-	ok = ok && write_synced(tmp_path, text, err);
-	if (ok && rename(tmp_path, final_path) != 0)
-		ok = sb_error_set_errno(err, errno, "could not rename \"%s\"", tmp_path);
-	if (!ok && tmp_path != NULL)
-		unlink(tmp_path);
-	ok = ok && sb_fsync_path(dir, true, err);
-	free(text);
-	free(final_path);
-	free(tmp_path);
+	if (bytes == NULL)
+		return false;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		ok = sb_error_set_errno(err, errno, "could not open \"%s\"", dir);
+	else
+	{
+		ok = sb_replace_file_at(dirfd, dir, SB_MANIFEST_FILE, SB_MANIFEST_TEMP_FILE, bytes,
+								len, err);
+		close(dirfd);
+	}
+	free(bytes);
 	return ok;
 }

@@ -359,6 +359,8 @@ work(Pipeline *p, SbCodecContext *ctx)
 		}
 		else
 		{
+			if (p->config->file_check != NULL)
+				sb_file_check_add_chunk(p->config->file_check, slot->entry.chunk_id, raw);
 			atomic_fetch_add(&s->raw_bytes, slot->entry.raw_len);
 			atomic_fetch_add(&p->raw_bytes_done, slot->entry.raw_len);
 		}

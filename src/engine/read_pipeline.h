@@ -4,7 +4,8 @@
  *
  *		one reader thread per stripe (each stripe is on its own device)
  *		  -> work queue -> workers: check, decompress, check again, then the
- *		     sink (restore writes the pieces; verify has none)
+ *		     sink (restore writes the pieces; verify has none), then each
+ *		     piece's CRC into its file's (file_check.h)
  *		  -> free queue -> readers again.
  *
  * Restore stops at the first problem; verify reports each one and goes on.
@@ -13,6 +14,7 @@
 #define SB_READ_PIPELINE_H
 
 #include "stripebackup/sb_archive.h"
+#include "file_check.h"
 
 /* Chunk records in flight when SbReadOptions.buffer_count is 0. */
 #define SB_DEFAULT_READ_BUFFERS 16
@@ -31,6 +33,7 @@ typedef struct SbReadPipelineConfig
 	void	   *problem_arg;
 	SbChunkSink sink;			/* may be NULL */
 	void	   *sink_arg;
+	SbFileCheck *file_check;	/* every piece read goes into its file's CRC; or NULL */
 	double	   *stripe_seconds;	/* out, per stripe: its reader's time; may be NULL */
 } SbReadPipelineConfig;
 

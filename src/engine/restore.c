@@ -5,9 +5,12 @@
  * 1. the target (and every relocation's directory) must be absent or empty;
  * 2. every directory and file is created (files at their full size, so holes
  * stay holes); 3. the read pipeline checks every chunk and writes its pieces
- * at their offsets; 4. links, modes and times are set, directories last;
- * 5. one syncfs() per file system makes it all durable, instead of an fsync
- * per file.
+ * at their offsets, adding each piece's CRC into its file's (file_check.h);
+ * 4. every file must then have the manifest's size and CRC-32C; 5. links,
+ * modes and times are set, directories last; 6. one syncfs() per file system
+ * makes it all durable, instead of an fsync per file.  A restore given a
+ * marker keeps it in every output directory from before the first file to
+ * after the last time is set (restore_marker.c).
  *
  * A relocation puts an archive directory (a tablespace, "pg_tblspc/16385")
  * somewhere else and leaves a symlink to it in its place.
@@ -28,6 +31,7 @@
 
 #include "fsutil.h"
 #include "read_pipeline.h"
+#include "restore_marker.h"
 
 /* A directory the restore writes into: the target or a relocation's. */
 typedef struct OutDir
@@ -376,6 +380,59 @@ finish_tree(RestoreTarget *t, SbError *err)
 	return link_relocations(t, err) && finish_directories(t, err);
 }
 
+/* The marker goes into every output directory before anything else does. */
+static bool
+mark_all(RestoreTarget *t, const char *marker, SbError *err)
+{
+	uint32_t	i;
+
+	if (marker == NULL)
+		return true;
+	if (!sb_restore_marker_write(t->root.fd, t->root.path, marker, t->root.created, err))
+		return false;
+	for (i = 0; i < t->nrelocs; i++)
+		if (!sb_restore_marker_write(t->relocs[i].dir.fd, t->relocs[i].dir.path, marker,
+									 t->relocs[i].dir.created, err))
+			return false;
+	return true;
+}
+
+static const SbEntry *
+find_entry(const SbManifest *m, const char *path)
+{
+	size_t		i;
+
+	for (i = 0; i < m->nentries; i++)
+		if (strcmp(m->entries[i].path, path) == 0)
+			return &m->entries[i];
+	return NULL;
+}
+
+/* The marker leaves OUT (the archive's directory FROM), which keeps the backup's times. */
+static bool
+unmark(const RestoreTarget *t, const OutDir *out, const char *from, SbError *err)
+{
+	const SbEntry *e = find_entry(t->manifest, from);
+	Place		p = {out, "."};
+
+	return sb_restore_marker_remove(out->fd, out->path, err) &&
+		(e == NULL || set_times(&p, e, err));
+}
+
+/* The restore is complete: every marker goes. */
+static bool
+unmark_all(RestoreTarget *t, const char *marker, SbError *err)
+{
+	uint32_t	i;
+
+	if (marker == NULL)
+		return true;
+	for (i = 0; i < t->nrelocs; i++)
+		if (!unmark(t, &t->relocs[i].dir, t->relocs[i].from, err))
+			return false;
+	return unmark(t, &t->root, ".", err);
+}
+
 /* One sync of the directory's file system, then of its own entry. */
 static bool
 sync_dir(const OutDir *d, SbError *err)
@@ -433,17 +490,67 @@ close_all(RestoreTarget *t, bool clean)
 	free(t->relocs);
 }
 
-/* The read of every stripe, timed for the caller's statistics. */
+/*
+ * Restored file I has the manifest's size (as the file system says) and
+ * CRC-32C (of the pieces written into it, combined): a chunk of the right
+ * checksum that lands in the wrong file, or a manifest whose file records do
+ * not match its data, cannot pass for a good restore.
+ */
 static bool
-read_all(SbReadPipelineConfig *config, SbRestoreStats *stats, SbError *err)
+check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err)
 {
+	const SbEntry *e = &t->manifest->entries[i];
+	Place		p = locate(t, e->path);
+	int			fd = sb_open_beneath(p.dir->fd, p.rel, O_RDONLY, 0);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+	{
+		sb_error_set_errno(err, errno, "could not check \"%s/%s\"", p.dir->path, p.rel);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	if ((uint64_t) st.st_size != e->size)
+		return sb_error_set(err, SB_ECORRUPT,
+							"restored file \"%s/%s\" is %llu bytes long, the manifest records %llu",
+							p.dir->path, p.rel, (unsigned long long) st.st_size,
+							(unsigned long long) e->size);
+	if (!sb_file_check_complete(fc, i))
+		return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s/%s\" was restored",
+							p.dir->path, p.rel);
+	return sb_file_check_entry(fc, i, err);
+}
+
+static bool
+check_files(const RestoreTarget *t, const SbFileCheck *fc, SbError *err)
+{
+	size_t		i;
+
+	for (i = 0; i < t->manifest->nentries; i++)
+		if (t->manifest->entries[i].type == SB_ENTRY_FILE && !check_file(t, fc, i, err))
+			return false;
+	return true;
+}
+
+/* The read of every stripe, then every file checked; timed for the caller's statistics. */
+static bool
+read_all(const RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
+		 SbError *err)
+{
+	SbFileCheck fc;
 	uint64_t	problems;
 	double		t0 = sb_monotonic_seconds();
 	bool		ok;
 
+	if (!sb_file_check_init(&fc, t->manifest, err))
+		return false;
+	config->file_check = &fc;
 	config->stripe_seconds = stats->stripe_seconds;
-	ok = sb_read_pipeline_run(config, &problems, err);
+	ok = sb_read_pipeline_run(config, &problems, err) && check_files(t, &fc, err);
 	stats->read_seconds = sb_monotonic_seconds() - t0;
+	sb_file_check_free(&fc);
 	return ok;
 }
 
@@ -459,6 +566,10 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	bool		ok;
 
 	sb_error_clear(err);
+	if (!a->authenticated)
+		return sb_error_set(err, SB_ENOTFOUND,
+							"backup \"%s\" cannot be restored: no stripe was found to authenticate its manifest \"%s\" (stripe 1 is expected at \"%s\")",
+							a->manifest->name, a->manifest_path, a->stripe_paths[0]);
 	memset(&t, 0, sizeof(t));
 	t.manifest = a->manifest;
 	t.root.path = o->target;
@@ -472,11 +583,11 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	memset(stats, 0, sizeof(*stats));
 	stats->nstripes = a->manifest->nstripes;
 	ok = prepare_dir(&t.root, "restore target", err) && prepare_relocations(&t, o, err) &&
-		create_tree(&t, err);
+		mark_all(&t, o->marker, err) && create_tree(&t, err);
 	stats->setup_seconds = sb_monotonic_seconds() - t0;
-	ok = ok && read_all(&config, stats, err);
+	ok = ok && read_all(&t, &config, stats, err);
 	t1 = sb_monotonic_seconds();
-	ok = ok && finish_tree(&t, err) && sync_all(&t, err);
+	ok = ok && finish_tree(&t, err) && unmark_all(&t, o->marker, err) && sync_all(&t, err);
 	stats->finish_seconds = sb_monotonic_seconds() - t1;
 	close_all(&t, !ok && !o->keep_on_error);
 	return ok;

@@ -65,12 +65,19 @@ check_trailer(SbStripeReader *r, SbError *err)
 	if (!read_exact(r, buf, sizeof(buf), r->file_size - SB_TRAILER_SIZE, err) ||
 		!sb_format_decode_trailer(buf, &r->trailer, err))
 		return false;
-	if (t->number != r->index + 1 || memcmp(t->uuid_prefix, r->manifest->uuid, 4) != 0)
+	if (t->number != r->index + 1 || t->count != r->manifest->nstripes ||
+		memcmp(t->uuid, r->manifest->uuid, 16) != 0)
 		return sb_error_set(err, SB_ECORRUPT, "trailer belongs to another stripe or backup");
-	if (t->chunk_count != info->chunks)
+	if (memcmp(t->manifest_sha256, r->manifest->json_sha256, SB_SHA256_LEN) != 0 ||
+		t->manifest_length != r->manifest->json_length)
 		return sb_error_set(err, SB_ECORRUPT,
-							"index lists %" PRIu64 " chunks, the manifest %" PRIu64,
-							t->chunk_count, info->chunks);
+							"was sealed with another manifest (its trailer records another SHA-256 of manifest.json)");
+	if (t->chunk_count != info->chunks || t->raw_bytes != info->raw_bytes ||
+		t->stored_bytes != info->stored_bytes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists %" PRIu64 " chunks of %" PRIu64 " bytes stored as %" PRIu64 ", the manifest %" PRIu64 " of %" PRIu64 " stored as %" PRIu64,
+							t->chunk_count, t->raw_bytes, t->stored_bytes, info->chunks,
+							info->raw_bytes, info->stored_bytes);
 	if (t->index_offset < SB_STRIPE_HEADER_SIZE ||
 		t->index_offset + t->chunk_count * SB_INDEX_ENTRY_SIZE + SB_TRAILER_SIZE != r->file_size)
 		return sb_error_set(err, SB_ECORRUPT,

@@ -3,7 +3,9 @@
  *		One writer thread per destination: appends chunk records to its
  *		stripe, several writes in flight (io_uring, or one at a time with the
  *		synchronous method), at most the destination's rate, and at the end
- *		writes the index and the trailer and syncs.
+ *		writes the index and syncs.  The trailer comes later, from the
+ *		caller's thread (backup.c): it records the SHA-256 of the manifest,
+ *		which exists only once every stripe is done.
  *
  * In adaptive mode every writer takes from one shared queue, so a device
  * takes the next chunk as soon as it has room for it: fast devices take more
@@ -171,14 +173,15 @@ reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
 	return note_timeline(w, err);
 }
 
-/* Index entries, then the trailer, then fsync: the stripe is complete. */
+/*
+ * Index entries, then fsync, all stripes in parallel: what remains (the
+ * trailer) is 128 bytes.  Without its trailer the stripe is not complete.
+ */
 static bool
 write_index_and_sync(SbStripeWriter *w, SbError *err)
 {
 	size_t		index_len = w->nentries * SB_INDEX_ENTRY_SIZE;
 	uint8_t    *index = malloc(index_len ? index_len : 1);
-	uint8_t		trailer[SB_TRAILER_SIZE];
-	SbTrailer	t;
 	size_t		i;
 	bool		ok;
 
@@ -186,25 +189,15 @@ write_index_and_sync(SbStripeWriter *w, SbError *err)
 		return sb_error_set(err, SB_ENOMEM, "out of memory writing the index");
 	for (i = 0; i < w->nentries; i++)
 		sb_format_encode_index_entry(&w->entries[i], index + i * SB_INDEX_ENTRY_SIZE);
-	memset(&t, 0, sizeof(t));
-	t.index_offset = w->offset;
-	t.chunk_count = w->nentries;
-	t.raw_bytes = atomic_load(&w->raw_bytes);
-	t.stored_bytes = atomic_load(&w->stored_bytes);
-	t.index_hash = sb_hash64(index, index_len);
-	t.number = w->index + 1;
-	memcpy(t.uuid_prefix, w->backup->manifest->uuid, 4);
-	sb_format_encode_trailer(&t, trailer);
-	ok = sb_pwrite_all(w->fd, index, index_len, w->offset, w->path, err) &&
-		sb_pwrite_all(w->fd, trailer, sizeof(trailer), w->offset + index_len, w->path, err);
+	w->index_offset = w->offset;
+	w->index_hash = sb_hash64(index, index_len);
+	ok = sb_pwrite_all(w->fd, index, index_len, w->offset, w->path, err);
 	free(index);
 	if (!ok)
 		return false;
-	w->offset += index_len + SB_TRAILER_SIZE;
+	w->offset += index_len;
 	if (fsync(w->fd) != 0)
 		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
-	if (w->backup->direct_io)
-		(void) posix_fadvise(w->fd, 0, 0, POSIX_FADV_DONTNEED);
 	return true;
 }
 

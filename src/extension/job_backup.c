@@ -95,6 +95,8 @@ sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const ch
 	o->direct_io = args->direct_io;
 	o->max_rates = args->max_rates;
 	o->max_memory = args->max_memory;
+	StaticAssertStmt(sizeof(o->uuid) == sizeof(args->uuid), "backup uuid sizes differ");
+	memcpy(o->uuid, args->uuid, sizeof(o->uuid));
 }
 
 static void

@@ -7,6 +7,7 @@
 #define JOB_BACKUP_H
 
 #include "access/xlogdefs.h"
+#include "utils/uuid.h"
 
 #include "stripebackup/sb_backup.h"
 #include "sb_job.h"
@@ -70,5 +71,23 @@ extern void sb_backup_crash_cleanup(void);
  * still holds its manifest (caller's session); ERROR if there is none.
  */
 extern char *sb_backup_location(int64 backup_id);
+
+/* ---------- job_backup_folders.c ---------- */
+
+/* What removing a backup's folders did. */
+typedef struct SbBackupRemoval
+{
+	int64		files;
+	int64		bytes;
+	bool		removed;		/* every folder is gone (or never was) */
+} SbBackupRemoval;
+
+/*
+ * Remove backup NAME (UUID) from each of DESTINATIONS (a text[]): only the
+ * files it wrote, from every destination or from none.  What keeps it is
+ * said at ELEVEL (WARNING, or LOG in a worker).
+ */
+extern SbBackupRemoval sb_backup_remove_folders(const char *name, Datum destinations,
+												const pg_uuid_t *uuid, int elevel);
 
 #endif							/* JOB_BACKUP_H */

@@ -9,7 +9,6 @@
 #include "postgres.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -255,56 +254,21 @@ sb_backup_location(int64 backup_id)
 	return found;
 }
 
-/* Unlink PATH if it is there; say so in the log if it cannot be. */
-static void
-remove_file(const char *path)
-{
-	if (unlink(path) != 0 && errno != ENOENT)
-		ereport(LOG, (errcode_for_file_access(), errmsg("could not remove \"%s\": %m", path)));
-}
-
-/*
- * What the backup writes into DEST/NAME before its manifest, as the engine's
- * abort removes it: stripe file NUMBER and a manifest being written.  The
- * folder goes only if nothing else is in it; anything else is not ours.
- */
-static void
-remove_partial_folder(const char *dest, const char *name, int number)
-{
-	char		folder[MAXPGPATH];
-	char		file[32];
-	char		path[MAXPGPATH];
-
-	snprintf(folder, sizeof(folder), "%s/%s", dest, name);
-	if (access(folder, F_OK) != 0)
-		return;
-	sb_stripe_file_name((uint32_t) number, file, sizeof(file));
-	snprintf(path, sizeof(path), "%s/%s", folder, file);
-	remove_file(path);
-	snprintf(path, sizeof(path), "%s/%s.tmp", folder, SB_MANIFEST_FILE);
-	remove_file(path);
-	if (rmdir(folder) == 0)
-		ereport(LOG, (errmsg("stripebackup: removed the partial backup folder \"%s\"", folder)));
-	else
-		ereport(LOG,
-				(errcode_for_file_access(),
-				 errmsg("stripebackup: could not remove the partial backup folder \"%s\": %m", folder)));
-}
-
 /*
  * The folders backup NAME left in its destinations.  If any of them holds a
  * manifest, the backup may have been written in full before its row was
- * completed: then all are left for the user to verify.
+ * completed: then all are left for the user to verify.  Otherwise only
+ * what the backup wrote goes, from every destination or from none.
  */
 static void
-remove_partial_backup(const char *name, Datum *dests, int ndests)
+remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uuid)
 {
-	int			i;
+	Datum	   *dests;
+	int			ndests,
+				i;
 
-	/* The name comes from our history table; never a path. */
-	if (name[0] == '\0' || strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
-		strcmp(name, "..") == 0)
-		return;
+	deconstruct_array(DatumGetArrayTypeP(destinations), TEXTOID, -1, false, TYPALIGN_INT,
+					  &dests, NULL, &ndests);
 	for (i = 0; i < ndests; i++)
 		if (has_manifest(TextDatumGetCString(dests[i]), name))
 		{
@@ -314,8 +278,8 @@ remove_partial_backup(const char *name, Datum *dests, int ndests)
 					 errhint("Check them with stripebackup verify, then remove them.")));
 			return;
 		}
-	for (i = 0; i < ndests; i++)
-		remove_partial_folder(TextDatumGetCString(dests[i]), name, i + 1);
+	if (sb_backup_remove_folders(name, destinations, uuid, LOG).removed)
+		ereport(LOG, (errmsg("stripebackup: removed the partial folders of backup \"%s\"", name)));
 }
 
 void
@@ -329,20 +293,17 @@ sb_backup_crash_cleanup(void)
 	rows = sb_sql_run(SB_SQL_BACKUP_MARK_STALE, NULL, NULL);
 	for (i = 0; i < rows.count; i++)
 	{
-		bool		isnull;
+		bool		no_dests,
+					no_uuid;
 		char	   *id = sb_sql_text(&sql, &rows, i, 1);
 		char	   *name = sb_sql_text(&sql, &rows, i, 2);
-		Datum		array = sb_sql_datum(&sql, &rows, i, 3, &isnull);
-		Datum	   *dests;
-		int			ndests;
+		Datum		dests = sb_sql_datum(&sql, &rows, i, 3, &no_dests);
+		Datum		uuid = sb_sql_datum(&sql, &rows, i, 4, &no_uuid);
 
 		ereport(LOG,
 				(errmsg("stripebackup: backup %s was running when the server stopped; marked failed", id)));
-		if (isnull || name == NULL)
-			continue;
-		deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT,
-						  &dests, NULL, &ndests);
-		remove_partial_backup(name, dests, ndests);
+		if (!no_dests && name != NULL)
+			remove_partial_backup(name, dests, no_uuid ? NULL : DatumGetUUIDP(uuid));
 	}
 	sb_sql_leave(&sql);
 }

@@ -7,6 +7,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 
 #include "job_restore.h"
@@ -15,6 +16,13 @@
 #include "sb_paths.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
+
+char *
+sb_restore_marker(int64 id)
+{
+	return psprintf("stripebackup restore %lld of the cluster with system identifier " UINT64_FORMAT,
+					(long long) id, GetSystemIdentifier());
+}
 
 SbRelocation *
 sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n)
@@ -111,6 +119,7 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 		sb_check_outside_cluster(options.relocations[i].to, options.relocations[i].what);
 	record_directories(job, args, options.relocations, options.nrelocations);
 	options.target = args->target;
+	options.marker = sb_restore_marker(job->id);
 	options.read.workers = (uint32_t) args->workers;
 	options.read.buffer_count = (uint32_t) args->buffer_count;
 	options.read.io_method = args->io_method;

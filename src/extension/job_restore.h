@@ -42,6 +42,9 @@ typedef struct SbRestoreOutcome
 
 extern const SbJobOps sb_restore_job;
 
+/* The words restore ID leaves in the directories it writes into while it runs. */
+extern char *sb_restore_marker(int64 id);
+
 /* The PostgreSQL metadata of A's backup, freed with the current memory context. */
 extern SbPgMeta *sb_restore_read_pgmeta(const SbArchive *a);
 

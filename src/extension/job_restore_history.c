@@ -211,6 +211,48 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	sb_sql_leave(&sql);
 }
 
+/* Restore ID wrote into DIR when it stopped: what it wrote goes, if its marker says it is its. */
+static void
+remove_incomplete(int64 id, const char *dir)
+{
+	SbIncompleteRestore found;
+	SbError		err;
+
+	if (!sb_restore_remove_incomplete(dir, sb_restore_marker(id), &found, &err))
+		ereport(LOG,
+				(errmsg("stripebackup: could not remove what restore %lld left in \"%s\": %s",
+						(long long) id, dir, err.message)));
+	else if (found.removed)
+		ereport(LOG,
+				(errmsg("stripebackup: removed what restore %lld left in \"%s\"", (long long) id, dir)));
+	else if (found.exists)
+		ereport(LOG,
+				(errmsg("stripebackup: left \"%s\": it does not hold the marker of restore %lld",
+						dir, (long long) id)));
+}
+
+/* The directories a stale restore row lists: each cleared of what it wrote. */
+static void
+clean_restore_row(const SbSql *sql, const SbRows *rows, uint64 row)
+{
+	bool		isnull;
+	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
+	Datum		array = sb_sql_datum(sql, rows, row, 3, &isnull);
+	Datum	   *dirs;
+	int			ndirs,
+				i;
+
+	ereport(LOG,
+			(errmsg("stripebackup: restore %lld was running when the server stopped; marked failed",
+					(long long) id)));
+	if (isnull)
+		return;					/* it stopped before it wrote anything */
+	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT, &dirs, NULL,
+					  &ndirs);
+	for (i = 0; i < ndirs; i++)
+		remove_incomplete(id, TextDatumGetCString(dirs[i]));
+}
+
 void
 sb_restore_crash_cleanup(void)
 {
@@ -221,10 +263,6 @@ sb_restore_crash_cleanup(void)
 	sb_sql_begin(&sql);
 	rows = sb_sql_run(SB_SQL_RESTORE_MARK_STALE, NULL, NULL);
 	for (i = 0; i < rows.count; i++)
-		ereport(LOG,
-				(errmsg("stripebackup: restore %s was running when the server stopped; marked failed",
-						sb_sql_text(&sql, &rows, i, 1)),
-				 errdetail("What it wrote into \"%s\" is left there.",
-						   sb_sql_text(&sql, &rows, i, 2))));
+		clean_restore_row(&sql, &rows, i);
 	sb_sql_leave(&sql);
 }

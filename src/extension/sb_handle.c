@@ -68,6 +68,22 @@ close_archive(void *object)
 	sb_archive_close(object);
 }
 
+void
+sb_handle_warn(const SbArchive *a)
+{
+	uint32_t	i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->nnotes; i++)
+		ereport(WARNING, (errmsg("%s", a->notes[i])));
+	if (!a->authenticated)
+		ereport(WARNING,
+				(errmsg("the manifest at \"%s\" could not be authenticated: no stripe of the backup could be read",
+						a->manifest_path ? a->manifest_path : a->location),
+				 errhint("Only a plan is possible; a restore needs the stripes.")));
+}
+
 SbArchive *
 sb_handle_open_archive(const char *location, SbError *err)
 {

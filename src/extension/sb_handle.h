@@ -36,4 +36,10 @@ extern void sb_handle_free(SbHandle *handle);
  */
 extern SbArchive *sb_handle_open_archive(const char *location, SbError *err);
 
+/*
+ * A WARNING for what opening A found amiss (a manifest copy set aside) and
+ * for a manifest no stripe could vouch for.
+ */
+extern void sb_handle_warn(const SbArchive *a);
+
 #endif							/* SB_HANDLE_H */

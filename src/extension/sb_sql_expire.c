@@ -6,16 +6,12 @@
  * A backup expires when it meets every condition given: not among the
  * newest KEEP_LAST completed backups, and started before now - OLDER_THAN.
  * Never the newest completed backup, never a backup that runs, never the one
- * a running restore reads.  A backup whose folders hold only what
- * stripebackup wrote (the manifest and the stripe files) is removed whole; if
- * any folder holds anything else, nothing of that backup is removed, with a
- * warning, and its row stays.
+ * a running restore reads.  A backup is removed from every destination or
+ * from none, and only the files it wrote (job_backup_folders.c): a folder
+ * or destination that is a link, or holds anything else, keeps the whole
+ * backup and its row, with a warning, and retention goes on with the others.
  */
 #include "postgres.h"
-
-#include <dirent.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -24,112 +20,16 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "job_backup.h"
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
 
 PG_FUNCTION_INFO_V1(stripe_expire);
 
-/* What removing one backup folder did. */
-typedef struct Removal
-{
-	int64		files;
-	int64		bytes;
-	bool		complete;		/* the folder is gone (or never was) */
-} Removal;
-
-/* Files stripebackup writes into a backup folder. */
-static bool
-is_ours(const char *name)
-{
-	return strcmp(name, SB_MANIFEST_FILE) == 0 ||
-		strcmp(name, SB_MANIFEST_FILE ".tmp") == 0 ||
-		(strncmp(name, "stripe-", 7) == 0 && strlen(name) > 11 &&
-		 strcmp(name + strlen(name) - 4, ".sbs") == 0);
-}
-
-/* Does FOLDER hold only what stripebackup writes (or is it gone)? */
-static bool
-only_ours(const char *folder)
-{
-	DIR		   *dir = opendir(folder);
-	struct dirent *de;
-	bool		ours = true;
-
-	if (dir == NULL)
-		return true;
-	while ((de = readdir(dir)) != NULL)
-	{
-		char		path[MAXPGPATH];
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", folder, de->d_name);
-		if (!is_ours(de->d_name) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			ours = false;
-	}
-	closedir(dir);
-	if (!ours)
-		ereport(WARNING,
-				(errmsg("backup folder \"%s\" holds files stripebackup did not write; the backup was kept",
-						folder)));
-	return ours;
-}
-
-/* Remove a backup folder that holds only our files. */
 static void
-remove_folder(const char *folder, Removal *r)
-{
-	DIR		   *dir = opendir(folder);
-	struct dirent *de;
-
-	if (dir == NULL)
-		return;					/* already gone: nothing to do */
-	while ((de = readdir(dir)) != NULL)
-	{
-		char		path[MAXPGPATH];
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", folder, de->d_name);
-		if (lstat(path, &st) != 0 || unlink(path) != 0)
-			ereport(ERROR,
-					(errcode_for_file_access(), errmsg("could not remove \"%s\": %m", path)));
-		r->files++;
-		r->bytes += st.st_size;
-	}
-	closedir(dir);
-	if (rmdir(folder) != 0)
-		ereport(ERROR, (errcode_for_file_access(), errmsg("could not remove \"%s\": %m", folder)));
-}
-
-/* Every folder of the backup, or none: a backup is never left half removed. */
-static Removal
-remove_backup(const char *name, Datum destinations)
-{
-	Datum	   *elems;
-	char	  **folders;
-	int			n,
-				i;
-	Removal		r = {0, 0, true};
-
-	deconstruct_array(DatumGetArrayTypeP(destinations), TEXTOID, -1, false, TYPALIGN_INT,
-					  &elems, NULL, &n);
-	folders = palloc(sizeof(char *) * (n + 1));
-	for (i = 0; i < n; i++)
-	{
-		folders[i] = psprintf("%s/%s", TextDatumGetCString(elems[i]), name);
-		r.complete = only_ours(folders[i]) && r.complete;
-	}
-	for (i = 0; r.complete && i < n; i++)
-		remove_folder(folders[i], &r);
-	return r;
-}
-
-static void
-put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row, const Removal *r)
+put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row,
+		const SbBackupRemoval *r)
 {
 	Datum		v[7];
 	bool		n[7] = {false, false, false, false, false, false, false};
@@ -140,7 +40,7 @@ put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row, con
 	v[3] = sb_sql_datum(sql, rows, row, 4, &n[3]);
 	v[4] = Int64GetDatum(r->files);
 	v[5] = Int64GetDatum(r->bytes);
-	v[6] = BoolGetDatum(r->complete);
+	v[6] = BoolGetDatum(r->removed);
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
@@ -151,16 +51,18 @@ expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row)
 	bool		isnull;
 	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
 	char	   *name = sb_sql_text(sql, rows, row, 2);
-	Removal		r;
+	Datum		destinations = sb_sql_datum(sql, rows, row, 5, &isnull);
+	Datum		uuid = sb_sql_datum(sql, rows, row, 6, &isnull);
+	SbBackupRemoval r;
 
 	if (sb_shmem_backup_in_use(id))
 	{
 		ereport(NOTICE, (errmsg("backup %lld is in use by a running job; kept", (long long) id)));
 		return;
 	}
-	r = remove_backup(name, sb_sql_datum(sql, rows, row, 5, &isnull));
+	r = sb_backup_remove_folders(name, destinations, isnull ? NULL : DatumGetUUIDP(uuid), WARNING);
 	put_row(rs, sql, rows, row, &r);
-	if (r.complete)
+	if (r.removed)
 	{
 		Datum		values[1] = {Int64GetDatum(id)};
 

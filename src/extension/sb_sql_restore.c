@@ -126,6 +126,7 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, bool detail)
 	SbPlan	   *plan = palloc(sizeof(SbPlan));
 	uint32_t	i;
 
+	sb_handle_warn(a);
 	InitMaterializedSRF(fcinfo, 0);
 	sb_restore_plan_with_history(a, plan);
 	for (i = 0; i < plan->nstripes; i++)
@@ -352,6 +353,13 @@ check_restore(const SbRestoreArgs *args)
 	uint32_t	n,
 				i;
 
+	sb_handle_warn(a);
+	if (!a->authenticated)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("backup at \"%s\" cannot be restored: none of its stripes could be read",
+						args->location),
+				 errhint("Mount its destinations, or restore from a location whose folder holds a stripe.")));
 	for (i = 0; i < (uint32_t) args->nmappings; i++)
 		mappings[i] = args->mappings[i];
 	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, &err))

@@ -3,11 +3,14 @@
  *		The fixed archive of the stripe fuzz target, and shared helpers.
  *
  * Content: directories, a compressible text file, an incompressible one (its
- * chunks are stored uncompressed even with zstd), an empty file, a symlink,
+ * chunks are stored uncompressed even with zstd), an empty file, a tablespace
+ * symlink,
  * a sparse file with two data extents and a small tail file: about 34 KB,
  * nine chunks of 4 KiB, six in stripe 1 and three in stripe 2 (weights 2:1).
- * One compression worker and weighted balance make the stripe files the same
- * on every run; the backup id is then replaced by a fixed one.
+ * One compression worker, weighted balance and a fixed backup id make the
+ * stripe files the same on every run; what the manifest holds of the run
+ * (times, temporary folders) is then fixed too, and the stripes sealed
+ * again with the SHA-256 of that manifest.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -121,18 +124,17 @@ add_content(SbBackup *b, const char *sparse_source, SbError *err)
 		sb_backup_add_data(b, "base/1/noise", noise, sizeof(noise), 0600, FIXTURE_MTIME, err) &&
 		sb_backup_add_data(b, "base/1/text", text, sizeof(text), 0600, FIXTURE_MTIME, err) &&
 		sb_backup_add_data(b, "empty", "", 0, 0600, FIXTURE_MTIME, err) &&
-		sb_backup_add_symlink(b, "link", "base/1/text", FIXTURE_MTIME, err) &&
+		sb_backup_add_dir(b, "pg_tblspc", 0700, FIXTURE_MTIME, err) &&
+		sb_backup_add_symlink(b, "pg_tblspc/16385", "/srv/tablespaces/16385", FIXTURE_MTIME, err) &&
 		sb_backup_add_file(b, "sparse", sparse_source, err) &&
 		sb_backup_add_data(b, "tail", tail, sizeof(tail), 0640, FIXTURE_MTIME, err);
 }
 
-/* Put the fixed backup id into stripe file PATH: header and trailer, resealed. */
+/* Record in stripe file PATH's trailer (resealed) the manifest digest SHA of LEN bytes. */
 static bool
-patch_stripe(const char *path, SbError *err)
+seal_with_manifest(const char *path, const uint8_t *sha, uint64_t len, SbError *err)
 {
-	uint8_t		head[SB_STRIPE_HEADER_SIZE];
 	uint8_t		tail[SB_TRAILER_SIZE];
-	SbStripeHeader h;
 	SbTrailer	t;
 	struct stat st;
 	int			fd = open(path, O_RDWR | O_CLOEXEC);
@@ -141,19 +143,16 @@ patch_stripe(const char *path, SbError *err)
 	if (fd < 0)
 		return sb_error_set_errno(err, errno, "could not open \"%s\"", path);
 	ok = fstat(fd, &st) == 0 && st.st_size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
-		pread(fd, head, sizeof(head), 0) == (ssize_t) sizeof(head) &&
 		pread(fd, tail, sizeof(tail), st.st_size - SB_TRAILER_SIZE) == (ssize_t) sizeof(tail);
 	if (!ok)
 		sb_error_set_errno(err, errno, "could not read \"%s\"", path);
-	ok = ok && sb_format_decode_header(head, &h, err) && sb_format_decode_trailer(tail, &t, err);
+	ok = ok && sb_format_decode_trailer(tail, &t, err);
 	if (ok)
 	{
-		memcpy(h.uuid, fixed_uuid, 16);
-		memcpy(t.uuid_prefix, fixed_uuid, 4);
-		sb_format_encode_header(&h, head);
+		memcpy(t.manifest_sha256, sha, SB_SHA256_LEN);
+		t.manifest_length = len;
 		sb_format_encode_trailer(&t, tail);
-		ok = pwrite(fd, head, sizeof(head), 0) == (ssize_t) sizeof(head) &&
-			pwrite(fd, tail, sizeof(tail), st.st_size - SB_TRAILER_SIZE) == (ssize_t) sizeof(tail);
+		ok = pwrite(fd, tail, sizeof(tail), st.st_size - SB_TRAILER_SIZE) == (ssize_t) sizeof(tail);
 		if (!ok)
 			sb_error_set_errno(err, errno, "could not write \"%s\"", path);
 	}
@@ -161,24 +160,59 @@ patch_stripe(const char *path, SbError *err)
 	return ok;
 }
 
-/* Give backup NAME in every destination the fixed id: manifests and stripes. */
+/*
+ * What differs from run to run (times, the temporary destinations, the
+ * writers' seconds) is set to fixed values, so that the manifest, and the
+ * SHA-256 of it every trailer records, is the same on every run.
+ */
+static void
+make_manifest_fixed(SbManifest *m)
+{
+	uint32_t	i;
+
+	free(m->started_at);
+	free(m->finished_at);
+	m->started_at = strdup("2024-01-01T00:00:00Z");
+	m->finished_at = strdup("2024-01-01T00:00:01Z");
+	for (i = 0; i < m->nstripes; i++)
+	{
+		SbStripeInfo *s = &m->stripes[i];
+		char		dest[32];
+
+		snprintf(dest, sizeof(dest), "/fuzz/d%u", i + 1);
+		free(s->destination);
+		s->destination = strdup(dest);
+		s->seconds = 0;
+		s->finished_after = 0;
+		s->ntimeline = 1;
+		s->timeline[0] = s->stored_bytes;
+	}
+}
+
+/* Fix the manifest, seal both stripes with it, and write it in both folders. */
 static bool
-fix_backup_id(SbManifest *m, char dests[][PATH_MAX], const char *name, SbError *err)
+fix_manifest(SbManifest *m, char dests[][PATH_MAX], const char *name, SbError *err)
 {
 	char		folder[PATH_MAX];
 	char		stripe[PATH_MAX + 32];
+	uint8_t		sha[SB_SHA256_LEN];
+	size_t		len;
+	char	   *bytes;
 	uint32_t	i;
+	bool		ok;
 
-	memcpy(m->uuid, fixed_uuid, 16);
-	for (i = 0; i < FUZZ_NDESTS; i++)
+	make_manifest_fixed(m);
+	bytes = sb_manifest_serialize(m, &len, err);
+	ok = bytes != NULL && sb_sha256(bytes, len, sha, err);
+	for (i = 0; ok && i < FUZZ_NDESTS; i++)
 	{
 		if (snprintf(folder, sizeof(folder), "%s/%s", dests[i], name) >= (int) sizeof(folder))
 			return sb_error_set(err, SB_EINVAL, "path too long: %s/%s", dests[i], name);
 		snprintf(stripe, sizeof(stripe), "%s/%s", folder, m->stripes[i].file_name);
-		if (!patch_stripe(stripe, err) || !sb_manifest_write(m, folder, err))
-			return false;
+		ok = seal_with_manifest(stripe, sha, len, err) && sb_manifest_write(m, folder, err);
 	}
-	return true;
+	free(bytes);
+	return ok;
 }
 
 bool
@@ -218,6 +252,7 @@ fuzz_make_fixture(const char *root, const char *name, SbCodec codec, SbError *er
 	o.chunk_size = FIXTURE_CHUNK_SIZE;
 	o.workers = 1;				/* chunks reach the stripes in stream order */
 	o.detect_holes = true;
+	memcpy(o.uuid, fixed_uuid, 16);
 	b = sb_backup_begin(&o, err);
 	if (b == NULL)
 		return false;
@@ -226,7 +261,7 @@ fuzz_make_fixture(const char *root, const char *name, SbCodec codec, SbError *er
 		sb_backup_abort(b);
 		return false;
 	}
-	ok = sb_backup_finish(b, &m, err) && fix_backup_id(m, dests, name, err);
+	ok = sb_backup_finish(b, &m, err) && fix_manifest(m, dests, name, err);
 	sb_manifest_free(m);
 	unlink(sparse);
 	return ok;

@@ -4,9 +4,10 @@
  *		fuzz targets and the seed generator share.
  *
  * The archive is built with the engine itself (sb_backup_begin ...), from
- * fixed content, then given a fixed backup id, so that the stripe files the
- * seed generator wrote once match the manifest the fuzz target builds at
- * start-up.
+ * fixed content with a fixed backup id, its manifest then made the same on
+ * every run (fixed times, destinations "/fuzz/d1" and "/fuzz/d2"), so that
+ * the stripe files the seed generator wrote once match the manifest the
+ * fuzz target builds at start-up.
  */
 #ifndef SB_FUZZ_FIXTURE_H
 #define SB_FUZZ_FIXTURE_H
@@ -37,8 +38,10 @@ extern void fuzz_rmtree(const char *path);
 
 /*
  * Create ROOT/d1 and ROOT/d2 (if missing) and back the fixed content up into
- * them as backup NAME with CODEC, then give it the fixed backup id.  The
- * backup folder of destination 1 is ROOT/d1/NAME.
+ * them as backup NAME with CODEC and the fixed backup id, its manifest then
+ * fixed.  The backup folder of destination 1 is ROOT/d1/NAME; the manifest
+ * records the destinations as /fuzz/d1 and /fuzz/d2, so a reader is told
+ * where stripe 2 is (sb_archive_set_stripe_dir).
  */
 extern bool fuzz_make_fixture(const char *root, const char *name, SbCodec codec,
 							  SbError *err);

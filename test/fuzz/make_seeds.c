@@ -150,7 +150,8 @@ static void
 other_manifests(void)
 {
 	static const char *const names[] = {
-		"a", "a/b", "a/b/c.dat", "a/dir\xff", "a/dir\xff/f\x01", "a/link", "hole", "z.txt"
+		"a", "a/b", "a/b/c.dat", "a/dir\xff", "a/dir\xff/f\x01", "hole", "pg_tblspc",
+		"pg_tblspc/16385", "z.txt"
 	};
 	char		src[PATH_MAX],
 				dests[3][PATH_MAX],
@@ -185,8 +186,10 @@ other_manifests(void)
 	make_dir(path);
 	snprintf(path, sizeof(path), "%s/a/dir\xff/f\x01", src);
 	write_file(path, data, 333, 0600);
-	snprintf(path, sizeof(path), "%s/a/link", src);
-	if (symlink("../z\xc0.txt", path) != 0)
+	snprintf(path, sizeof(path), "%s/pg_tblspc", src);
+	make_dir(path);
+	snprintf(path, sizeof(path), "%s/pg_tblspc/16385", src);
+	if (symlink("/srv/ts-\xc0", path) != 0)
 		die("symlink", path);
 	snprintf(path, sizeof(path), "%s/hole", src);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);

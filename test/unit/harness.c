@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #include "harness.h"
 
 static int	test_count;
@@ -1035,6 +1036,59 @@ th_read_index(const char *stripe_path, SbTrailer *trailer, SbIndexEntry **entrie
 	free(raw);
 	if (fd >= 0)
 		close(fd);
+	return ok;
+}
+
+bool
+th_file_sha256(const char *path, uint8_t *sha, uint64_t *len)
+{
+	size_t		n;
+	uint8_t    *bytes = th_read_file(path, &n);
+	SbError		err;
+	bool		ok = bytes != NULL && sb_sha256(bytes, n, sha, &err);
+
+	free(bytes);
+	*len = n;
+	return ok;
+}
+
+/* Rewrite the trailer of one stripe file to record SHA and LEN. */
+static bool
+rebind_stripe(const char *stripe, const uint8_t *sha, uint64_t len)
+{
+	uint8_t		buf[SB_TRAILER_SIZE];
+	SbTrailer	t;
+	SbError		err;
+	struct stat st;
+	int			fd = open(stripe, O_RDWR);
+	bool		ok = fd >= 0 && fstat(fd, &st) == 0 &&
+		pread(fd, buf, sizeof(buf), st.st_size - SB_TRAILER_SIZE) == SB_TRAILER_SIZE &&
+		sb_format_decode_trailer(buf, &t, &err);
+
+	if (ok)
+	{
+		memcpy(t.manifest_sha256, sha, SB_SHA256_LEN);
+		t.manifest_length = len;
+		sb_format_encode_trailer(&t, buf);
+		ok = pwrite(fd, buf, sizeof(buf), st.st_size - SB_TRAILER_SIZE) == SB_TRAILER_SIZE;
+	}
+	if (!ok)
+		th_diag("could not seal %s again", stripe);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+bool
+th_rebind_stripes(const char *manifest_path, const char *const *stripes, uint32_t n)
+{
+	uint8_t		sha[SB_SHA256_LEN];
+	uint64_t	len;
+	uint32_t	i;
+	bool		ok = th_file_sha256(manifest_path, sha, &len);
+
+	for (i = 0; ok && i < n; i++)
+		ok = rebind_stripe(stripes[i], sha, len);
 	return ok;
 }
 

@@ -163,6 +163,17 @@ extern bool th_files_equal(const char *a, const char *b);
 extern bool th_read_index(const char *stripe_path, SbTrailer *trailer,
 						  SbIndexEntry **entries, uint64_t *nentries);
 
+/*
+ * Seal the N stripe files STRIPES again with the manifest at MANIFEST_PATH
+ * as it is now: each trailer records that file's SHA-256 and length, as if
+ * the backup had written it (what someone able to rewrite every file of an
+ * archive can do).  False (with a diagnostic) if a stripe has no trailer.
+ */
+extern bool th_rebind_stripes(const char *manifest_path, const char *const *stripes, uint32_t n);
+
+/* The SHA-256 of the file at PATH, and its length; false if unreadable. */
+extern bool th_file_sha256(const char *path, uint8_t *sha, uint64_t *len);
+
 /* ---------- problems reported by verify ---------- */
 
 typedef struct ThProblem

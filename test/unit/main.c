@@ -4,9 +4,11 @@
  *		"1..N".  Exits non-zero if any assertion failed.
  *
  * Usage: unit_tests [NAME-SUBSTRING ...] runs only the tests whose names
- * contain one of the arguments.
+ * contain one of the arguments.  SB_UNIT_TIMEOUT (seconds, default 300)
+ * bounds the whole run, longer for long modes such as SB_FLIP_FULL=1.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,11 +25,16 @@ typedef struct UnitTest
 #define TEST(fn) {#fn, fn}
 
 static const UnitTest tests[] = {
+	TEST(test_crc_conventions),
+	TEST(test_crc_shift_large),
+	TEST(test_crc_combine_pieces),
+	TEST(test_crc_combine_detects),
 	TEST(test_roundtrip_empty_file),
 	TEST(test_roundtrip_one_chunk),
 	TEST(test_roundtrip_sparse_5g),
 	TEST(test_roundtrip_many_files),
 	TEST(test_roundtrip_modes_and_links),
+	TEST(test_roundtrip_links_refused),
 	TEST(test_roundtrip_non_utf8_names),
 	TEST(test_roundtrip_gathered_folder),
 	TEST(test_roundtrip_pipeline_limits),
@@ -40,13 +47,21 @@ static const UnitTest tests[] = {
 	TEST(test_corruption_unsafe_paths),
 	TEST(test_corruption_target_not_empty),
 	TEST(test_corruption_foreign_stripe),
+	TEST(test_auth_one_copy_damaged),
+	TEST(test_auth_stripes_unreachable),
+	TEST(test_auth_forged_manifest),
+	TEST(test_bitflip_every_copy_edited),
+	TEST(test_bitflip_manifest),
 	TEST(test_manifest_json_roundtrip),
 	TEST(test_manifest_rejects),
+	TEST(test_manifest_strict_text),
 	TEST(test_manifest_huge_claims),
 	TEST(test_options_refused),
 	TEST(test_options_existing_name),
 	TEST(test_options_backup_contract),
 	TEST(test_options_write_failure),
+	TEST(test_options_repointed_destination),
+	TEST(test_options_given_uuid),
 	TEST(test_durability_backup_order),
 	TEST(test_durability_backup_sync_fails),
 	TEST(test_durability_restore_sync),
@@ -88,6 +103,8 @@ static const UnitTest tests[] = {
 	TEST(test_folder_partial),
 	TEST(test_folder_foreign),
 	TEST(test_folder_links),
+	TEST(test_restore_marker_complete),
+	TEST(test_restore_marker_incomplete),
 };
 
 static bool
@@ -112,7 +129,7 @@ main(int argc, char **argv)
 
 	/* A deadlocked engine must not hang the run: SIGALRM ends it, non-zero. */
 	th_install_signal_handlers();
-	alarm(300);
+	alarm(getenv("SB_UNIT_TIMEOUT") ? (unsigned) atoi(getenv("SB_UNIT_TIMEOUT")) : 300);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)

@@ -384,65 +384,105 @@ patch_header(const char *stripe, size_t offset, const uint8_t *bytes, size_t len
 	return done;
 }
 
-/* 8c. Unknown format versions, in the manifest and in a stripe header. */
+/*
+ * Manifest copies of another major version are refused naming both
+ * versions; with one such copy of two, the other is used (and a note says
+ * why the first was set aside).
+ */
+static void
+manifest_version_refused(ThFixture *f, const char *version)
+{
+	char		location[PATH_MAX];
+	char		paths[2][PATH_MAX];
+	char		edited[64];
+	SbArchive  *a;
+	SbError		err;
+	uint32_t	d;
+	bool		done = true;
+
+	snprintf(edited, sizeof(edited), "\"format_version\":\"%s\"", version);
+	for (d = 0; d < 2; d++)
+		done = done && th_edit_file(th_path(paths[d], "%s/bk/manifest.json", f->dest[d]),
+									"\"format_version\":\"2.0\"", edited);
+	ok(done, "both manifest copies' format_version set to %s", version);
+	a = sb_archive_open(th_location(f, 0, "bk", location), &err);
+	ok(a == NULL, "an archive whose manifest is version %s is refused", version);
+	is_int(err.code, SB_EVERSION, "the error is version");
+	like(err.message, version, "the error names the version %s", version);
+	like(err.message, "reads 2.x", "and the version this program reads");
+	sb_archive_close(a);
+	ok(th_edit_file(paths[1], edited, "\"format_version\":\"2.0\""),
+	   "destination 2's copy put back");
+	a = sb_archive_open(location, &err);
+	ok(a != NULL && a->nnotes == 1, "opened from destination 1, destination 2's copy is used");
+	if (a != NULL && a->nnotes == 1)
+		like(a->notes[0], version, "a note says destination 1's copy is version %s", version);
+	sb_archive_close(a);
+	ok(th_edit_file(paths[0], edited, "\"format_version\":\"2.0\""),
+	   "destination 1's copy put back");
+}
+
+/* Stripe 1's header says MAJOR.0, resealed: refused, naming both versions. */
+static void
+stripe_version_refused(ThFixture *f, const char *stripe, uint8_t major)
+{
+	const uint8_t version[2] = {major, 0};
+	char		location[PATH_MAX];
+	char		name[16];
+	ThProblems	problems;
+	const ThProblem *p;
+	SbError		err;
+	bool		done;
+
+	snprintf(name, sizeof(name), "%u.0", major);
+	th_location(f, 1, "bk", location);
+	ok(patch_header(stripe, 8, version, 2, true), "stripe 1 header major set to %u", major);
+	done = th_restore(location, f->target, &err);
+	ok(!done, "restore with a version %s stripe fails", name);
+	is_int(err.code, SB_EVERSION, "the error is version");
+	like(err.message, name, "the error names the stripe's version %s", name);
+	like(err.message, "reads 2.x", "and the version this program reads");
+	like(err.message, "stripe 1 ", "the error names stripe 1");
+	ok(!th_exists(f->target), "the new target was removed");
+	is_int(verify_collect(location, &problems), 1, "verify reports one problem");
+	p = find_problem(&problems, 1, -1);
+	ok(p != NULL && p->code == SB_EVERSION, "the problem is stripe 1's version");
+	th_free_problems(&problems);
+}
+
+/* 8c. Other format versions, newer and older, in the manifest and in a stripe header. */
 void
 test_corruption_versions(void)
 {
 	ThFixture	f;
 	SbManifest *m;
-	ThProblems	problems;
-	const ThProblem *p;
-	SbArchive  *a;
 	SbError		err;
-	char		path[PATH_MAX];
 	char		location[PATH_MAX];
 	char		stripe[PATH_MAX];
 	uint8_t		original[SB_STRIPE_HEADER_SIZE];
-	static const uint8_t major2[2] = {2, 0};
+	static const uint8_t major3[2] = {3, 0};
 	static const uint8_t odd_size[1] = {0x11};
 	int			fd;
 	bool		done;
 
 	th_fixture(&f, "version", 2);
 	m = make_backup(&f, 2, SB_CODEC_NONE, "bk");
-	th_location(&f, 0, "bk", location);
+	manifest_version_refused(&f, "3.0");
+	manifest_version_refused(&f, "1.0");
 
-	/* manifest.json of destination 1 says 2.0; destination 2's copy still works. */
-	ok(th_edit_file(th_path(path, "%s/manifest.json", location),
-					"\"format_version\":\"1.0\"", "\"format_version\":\"2.0\""),
-	   "manifest format_version set to 2.0");
-	a = sb_archive_open(location, &err);
-	ok(a == NULL, "an archive whose manifest is version 2.0 is refused");
-	is_int(err.code, SB_EVERSION, "the error is version");
-	like(err.message, "version", "the error says version");
-	like(err.message, "2.0", "the error names the version");
-	sb_archive_close(a);
-	th_location(&f, 1, "bk", location);
-	a = sb_archive_open(location, &err);
-	ok(a != NULL, "the other destination's manifest still opens");
-	sb_archive_close(a);
-
-	/* Stripe 1's header says 2.0, its seal recomputed. */
 	th_stripe_path(&f, 1, "bk", stripe);
+	th_location(&f, 1, "bk", location);
 	fd = open(stripe, O_RDONLY);
 	done = fd >= 0 && pread(fd, original, sizeof(original), 0) == sizeof(original);
 	if (fd >= 0)
 		close(fd);
-	ok(done && patch_header(stripe, 8, major2, 2, true), "stripe 1 header major set to 2");
-	done = th_restore(location, f.target, &err);
-	ok(!done, "restore with a version 2 stripe fails");
-	is_int(err.code, SB_EVERSION, "the error is version");
-	like(err.message, "version", "the error says version");
-	like(err.message, "stripe 1 ", "the error names stripe 1");
-	ok(!th_exists(f.target), "the new target was removed");
-	is_int(verify_collect(location, &problems), 1, "verify reports one problem");
-	p = find_problem(&problems, 1, -1);
-	ok(p != NULL && p->code == SB_EVERSION, "the problem is stripe 1's version");
-	th_free_problems(&problems);
+	ok(done, "stripe 1's header read");
+	stripe_version_refused(&f, stripe, 3);
+	stripe_version_refused(&f, stripe, 1);
 
 	/* The same without resealing: still refused. */
 	ok(patch_header(stripe, 0, original, sizeof(original), false) &&
-	   patch_header(stripe, 8, major2, 2, false), "stripe 1 header major set to 2, seal left");
+	   patch_header(stripe, 8, major3, 2, false), "stripe 1 header major set to 3, seal left");
 	done = th_restore(location, f.target, &err);
 	ok(!done && (err.code == SB_EVERSION || err.code == SB_ECORRUPT),
 	   "restore refuses it [%s] %s", sb_error_code_name(err.code), err.message);
@@ -497,7 +537,8 @@ test_corruption_unsafe_paths(void)
 		th_mkdir(th_path(path, "%s/dir", f.src), 0755) &&
 		th_write_pattern(th_path(path, "%s/dir/victim", f.src), 5000, 1, false, 0644) &&
 		th_write_pattern(th_path(path, "%s/other", f.src), 100, 2, false, 0644) &&
-		symlink(outside, th_path(path, "%s/ln", f.src)) == 0;
+		th_mkdir(th_path(path, "%s/pg_tblspc", f.src), 0700) &&
+		symlink(outside, th_path(path, "%s/pg_tblspc/1", f.src)) == 0;
 	th_options(&o, f.dests, 1, "bk");
 	o.chunk_size = 4096;
 	done = done && th_backup_tree(&o, f.src, NULL, &err);
@@ -527,7 +568,7 @@ test_corruption_unsafe_paths(void)
 			{"\"path\":\"dir/victim\"", "\"encoded_path\":\"2e2e2f65736361706564\"",
 			"hex-encoded path ../escaped", "unsafe path"},
 			{"\"path\":\"dir\"", "\"path\":\"..\"", "a folder named ..", "unsafe path"},
-			{"\"path\":\"dir/victim\"", "\"path\":\"ln/victim\"", "a file under a link",
+			{"\"path\":\"dir/victim\"", "\"path\":\"pg_tblspc/1/victim\"", "a file under a link",
 			"not a directory"},
 		};
 

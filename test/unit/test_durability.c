@@ -5,10 +5,11 @@
  *		atomically; a restore ends with its file systems synced.  And when a
  *		sync fails, the backup or restore fails, leaving no manifest behind.
  *
- * The unit test binary is linked with --wrap for fsync, rename and syncfs
- * (Makefile): every call the engine makes goes through the wrappers below,
- * which log it (with the path behind the descriptor) and can make a chosen
- * one fail with EIO, as a dying disk would.
+ * The unit test binary is linked with --wrap for fsync, rename, renameat,
+ * syncfs and pwrite (Makefile): every call the engine makes goes through the
+ * wrappers below, which log it (with the path behind the descriptor; of
+ * pwrite only the writes of stripe trailers) and can make a chosen one fail
+ * with EIO, as a dying disk would.
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,16 +24,20 @@
 
 extern int	__real_fsync(int fd);
 extern int	__real_rename(const char *from, const char *to);
+extern int	__real_renameat(int fromfd, const char *from, int tofd, const char *to);
 extern int	__real_syncfs(int fd);
+extern ssize_t __real_pwrite(int fd, const void *buf, size_t len, off_t offset);
 extern int	__wrap_fsync(int fd);
+extern ssize_t __wrap_pwrite(int fd, const void *buf, size_t len, off_t offset);
 extern int	__wrap_rename(const char *from, const char *to);
+extern int	__wrap_renameat(int fromfd, const char *from, int tofd, const char *to);
 extern int	__wrap_syncfs(int fd);
 
 #define MAX_EVENTS 256
 
 typedef struct SyncEvent
 {
-	char		op[8];			/* "fsync", "rename" or "syncfs" */
+	char		op[8];			/* "fsync", "rename", "syncfs" or "trailer" (its pwrite) */
 	char		path[PATH_MAX]; /* the file synced, or the name renamed to */
 } SyncEvent;
 
@@ -40,8 +45,9 @@ static pthread_mutex_t log_mutex = PTHREAD_MUTEX_INITIALIZER;
 static SyncEvent events[MAX_EVENTS];
 static int	nevents;
 static bool logging;
-static const char *fail_op;		/* fail the first OP whose path ends so */
+static const char *fail_op;		/* fail an OP whose path ends so */
 static const char *fail_suffix;
+static int	fail_skip;			/* after letting this many such calls pass */
 
 static bool
 ends_with(const char *s, const char *suffix)
@@ -65,7 +71,8 @@ log_event(const char *op, const char *path)
 		snprintf(events[nevents].path, sizeof(events[nevents].path), "%s", path);
 		nevents++;
 	}
-	if (fail_op != NULL && strcmp(op, fail_op) == 0 && ends_with(path, fail_suffix))
+	if (fail_op != NULL && strcmp(op, fail_op) == 0 && ends_with(path, fail_suffix) &&
+		fail_skip-- == 0)
 	{
 		fail = true;
 		fail_op = NULL;
@@ -74,16 +81,24 @@ log_event(const char *op, const char *path)
 	return fail;
 }
 
-static bool
-log_fd_event(const char *op, int fd)
+/* The path behind descriptor FD, as /proc shows it. */
+static void
+fd_path(int fd, char *path, size_t size)
 {
 	char		link[64];
-	char		path[PATH_MAX];
 	ssize_t		len;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	len = readlink(link, path, sizeof(path) - 1);
+	len = readlink(link, path, size - 1);
 	path[len > 0 ? len : 0] = '\0';
+}
+
+static bool
+log_fd_event(const char *op, int fd)
+{
+	char		path[PATH_MAX];
+
+	fd_path(fd, path, sizeof(path));
 	return log_event(op, path);
 }
 
@@ -93,6 +108,16 @@ __wrap_fsync(int fd)
 	if (log_fd_event("fsync", fd))
 		return errno = EIO, -1;
 	return __real_fsync(fd);
+}
+
+/* Only the writes of stripe trailers are logged: 128 bytes starting "SBTRAILR". */
+ssize_t
+__wrap_pwrite(int fd, const void *buf, size_t len, off_t offset)
+{
+	if (len == SB_TRAILER_SIZE && memcmp(buf, SB_TRAILER_MAGIC, 8) == 0 &&
+		log_fd_event("trailer", fd))
+		return errno = EIO, -1;
+	return __real_pwrite(fd, buf, len, offset);
 }
 
 int
@@ -111,14 +136,30 @@ __wrap_rename(const char *from, const char *to)
 	return __real_rename(from, to);
 }
 
+/* Logged as a rename to the full path of TO. */
+int
+__wrap_renameat(int fromfd, const char *from, int tofd, const char *to)
+{
+	char		path[PATH_MAX];
+	char		full[PATH_MAX * 2];
+
+	fd_path(tofd, path, sizeof(path));
+	snprintf(full, sizeof(full), "%s/%s", path, to);
+	if (log_event("rename", full))
+		return errno = EIO, -1;
+	return __real_renameat(fromfd, from, tofd, to);
+}
+
+/* Log from now on; fail the (SKIP + 1)-th OP on a path ending in SUFFIX (OP NULL: none). */
 static void
-start_log(const char *op, const char *suffix)
+start_log(const char *op, const char *suffix, int skip)
 {
 	pthread_mutex_lock(&log_mutex);
 	nevents = 0;
 	logging = true;
 	fail_op = op;
 	fail_suffix = suffix;
+	fail_skip = skip;
 	pthread_mutex_unlock(&log_mutex);
 }
 
@@ -181,21 +222,26 @@ durability_fixture(ThFixture *f, const char *tag)
 }
 
 static bool
-backup_logged(ThFixture *f, const char *fail, const char *suffix, SbError *err)
+backup_logged(ThFixture *f, const char *fail, const char *suffix, int skip, SbError *err)
 {
 	SbBackupOptions o;
 	SbManifest *m = NULL;
 	bool		done;
 
 	th_options(&o, f->dests, 2, "bk");
-	start_log(fail, suffix);
+	start_log(fail, suffix, skip);
 	done = th_backup_tree(&o, f->src, &m, err);
 	stop_log();
 	sb_manifest_free(m);
 	return done;
 }
 
-/* 1. The order of syncs in a backup that succeeds. */
+/*
+ * 1. The order of syncs in a backup that succeeds: each stripe synced with
+ * its chunks and index, then its trailer (which records the manifest's
+ * SHA-256) written and synced, every stripe so before any manifest copy is
+ * written; then each copy fsynced, renamed, its folder and destination synced.
+ */
 void
 test_durability_backup_order(void)
 {
@@ -205,18 +251,24 @@ test_durability_backup_order(void)
 	char		path[PATH_MAX];
 	int			last_stripe_sync = -1;
 	int			first_manifest_write = INT_MAX;
+	int			first_rename = INT_MAX;
 	uint32_t	i;
 
 	durability_fixture(&f, "durable");
-	if (!ok(backup_logged(&f, NULL, NULL, &err), "the backup succeeds"))
+	if (!ok(backup_logged(&f, NULL, NULL, 0, &err), "the backup succeeds"))
 		th_diag_error("backup", &err);
 	for (i = 0; i < 2; i++)
 	{
-		int			stripe = find_event("fsync", th_stripe_path(&f, i + 1, "bk", path), true);
+		const char *stripe_path = th_stripe_path(&f, i + 1, "bk", path);
+		int			first = find_event("fsync", stripe_path, false);
+		int			trailer = find_event("trailer", stripe_path, false);
+		int			last = find_event("fsync", stripe_path, true);
 
-		ok(stripe >= 0, "stripe %u is fsynced", i + 1);
-		if (stripe > last_stripe_sync)
-			last_stripe_sync = stripe;
+		ok(first >= 0 && trailer > first,
+		   "stripe %u: its chunks and index are fsynced before its trailer is written", i + 1);
+		ok(last > trailer, "stripe %u: its trailer is fsynced", i + 1);
+		if (last > last_stripe_sync)
+			last_stripe_sync = last;
 	}
 	for (i = 0; i < 2; i++)
 	{
@@ -236,10 +288,14 @@ test_durability_backup_order(void)
 		ok(dest > renamed, "destination %u: and the destination, which holds the folder's name", i + 1);
 		if (tmp >= 0 && tmp < first_manifest_write)
 			first_manifest_write = tmp;
+		if (renamed >= 0 && renamed < first_rename)
+			first_rename = renamed;
 	}
 	ok(last_stripe_sync >= 0 && last_stripe_sync < first_manifest_write,
-	   "every stripe is synced before any manifest is written (%d < %d)",
+	   "every stripe's trailer is synced before any manifest is written (%d < %d)",
 	   last_stripe_sync, first_manifest_write);
+	ok(last_stripe_sync < first_rename, "so before any manifest is renamed into place (%d < %d)",
+	   last_stripe_sync, first_rename);
 	th_fixture_done(&f);
 }
 
@@ -263,13 +319,16 @@ test_durability_backup_sync_fails(void)
 	{
 		const char *op;
 		const char *suffix;
+		int			skip;
 		const char *message;
 		const char *what;
 	}			cases[] = {
-		{"fsync", "/stripe-2.sbs", "could not fsync", "stripe 2's fsync fails"},
-		{"fsync", "/manifest.json.tmp", "could not fsync", "the first manifest's fsync fails"},
-		{"rename", "/manifest.json", "could not rename", "the first manifest's rename fails"},
-		{"fsync", "/bk", "could not fsync", "the first backup folder's fsync fails"},
+		{"fsync", "/stripe-2.sbs", 0, "could not fsync", "stripe 2's fsync fails"},
+		{"trailer", "/stripe-1.sbs", 0, "could not write", "stripe 1's trailer cannot be written"},
+		{"fsync", "/stripe-2.sbs", 1, "could not fsync", "stripe 2's fsync after its trailer fails"},
+		{"fsync", "/manifest.json.tmp", 0, "could not fsync", "the first manifest's fsync fails"},
+		{"rename", "/manifest.json", 1, "could not rename", "the second manifest's rename fails"},
+		{"fsync", "/bk", 0, "could not fsync", "the first backup folder's fsync fails"},
 	};
 	size_t		i;
 
@@ -280,7 +339,7 @@ test_durability_backup_sync_fails(void)
 		bool		done;
 
 		durability_fixture(&f, "syncfail");
-		done = backup_logged(&f, cases[i].op, cases[i].suffix, &err);
+		done = backup_logged(&f, cases[i].op, cases[i].suffix, cases[i].skip, &err);
 		ok(!done, "%s: the backup fails", cases[i].what);
 		if (!done)
 		{
@@ -302,11 +361,11 @@ test_durability_restore_sync(void)
 	bool		done;
 
 	durability_fixture(&f, "restoresync");
-	if (!ok(backup_logged(&f, NULL, NULL, &err), "the backup succeeds"))
+	if (!ok(backup_logged(&f, NULL, NULL, 0, &err), "the backup succeeds"))
 		th_diag_error("backup", &err);
 	th_location(&f, 0, "bk", location);
 
-	start_log(NULL, NULL);
+	start_log(NULL, NULL, 0);
 	done = th_restore(location, f.target, &err);
 	stop_log();
 	if (!ok(done, "the restore succeeds"))
@@ -319,7 +378,7 @@ test_durability_restore_sync(void)
 	ok(th_trees_equal(f.src, f.target, TH_CMP_MTIME), "the restored tree equals the source");
 
 	th_rmtree(f.target);
-	start_log("syncfs", "/target");
+	start_log("syncfs", "/target", 0);
 	done = th_restore(location, f.target, &err);
 	stop_log();
 	ok(!done, "a restore whose syncfs fails fails");

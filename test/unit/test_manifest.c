@@ -56,10 +56,39 @@ set_stripe(SbStripeInfo *s, uint32_t number, const char *dest, double weight,
 	s->chunks = 0;
 	for (i = 0; i < nranges; i++)
 		s->chunks += ranges[i].last - ranges[i].first + 1;
-	s->raw_bytes = 1000 * number;
-	s->stored_bytes = 900 * number;
-	s->file_bytes = 123456789012ULL + number;
 	s->seconds = 1.25 * number;
+}
+
+/*
+ * The byte counts the stripes of M must have: raw bytes those of the chunks
+ * their ranges hold, stored bytes 3/4 of that when compressed, file size
+ * header, records, index and trailer; the totals in the header.
+ */
+static void
+set_stripe_bytes(SbManifest *m)
+{
+	uint32_t	s,
+				r;
+
+	m->stored_bytes = 0;
+	for (s = 0; s < m->nstripes; s++)
+	{
+		SbStripeInfo *st = &m->stripes[s];
+
+		st->raw_bytes = 0;
+		for (r = 0; r < st->nranges; r++)
+		{
+			uint64_t	end = (st->ranges[r].last + 1) * m->chunk_size;
+
+			st->raw_bytes += (end < m->stream_bytes ? end : m->stream_bytes) -
+				st->ranges[r].first * m->chunk_size;
+		}
+		st->stored_bytes = m->codec == SB_CODEC_NONE ? st->raw_bytes : st->raw_bytes / 4 * 3;
+		st->file_bytes = SB_STRIPE_HEADER_SIZE +
+			st->chunks * (SB_CHUNK_HEADER_SIZE + SB_INDEX_ENTRY_SIZE) + st->stored_bytes +
+			SB_TRAILER_SIZE;
+		m->stored_bytes += st->stored_bytes;
+	}
 }
 
 /*
@@ -91,30 +120,31 @@ sample_manifest(void)
 		m->uuid[i] = (uint8_t) (i * 17 + 1);
 	add(m, ".", SB_ENTRY_DIR, 0700, -86400, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "caf\xe9", SB_ENTRY_FILE, 0644, 1700000000, 10000, 0, 10000, NULL, 0, false, NULL);
-	add(m, "dir", SB_ENTRY_DIR, 02750, 1700000001, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "dir", SB_ENTRY_DIR, 0750, 1700000001, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/\x01" "ctl", SB_ENTRY_FILE, 0400, 0, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/sparse", SB_ENTRY_FILE, 0600, 1700000002, 6 * GiB, 10000, 12288, extents, 2,
 		true, NULL);
 	add(m, "dir/huge-hole", SB_ENTRY_FILE, 0600, 1700000003, (UINT64_C(1) << 53) - 1, 0, 0,
 		NULL, 0, true, NULL);
-	add(m, "dir/\xe2\x82\xac-euro", SB_ENTRY_FILE, 01755, 1700000004, 0, 0, 0, NULL, 0, false,
+	add(m, "dir/\xe2\x82\xac-euro", SB_ENTRY_FILE, 0755, 1700000004, 0, 0, 0, NULL, 0, false,
 		NULL);
 	add(m, "dir/overlong-\xc0\xaf", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/surrogate-\xed\xa0\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "dir/past-max-\xf4\x90\x80\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false,
 		NULL);
 	add(m, "dir/smile-\xf0\x9f\x98\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
-	add(m, "link\xff", SB_ENTRY_SYMLINK, 0777, INT64_C(1) << 40, 0, 0, 0, NULL, 0, false,
-		"\xfe\xff/target");
-	add(m, "link-plain", SB_ENTRY_SYMLINK, 0777, 1700000005, 0, 0, 0, NULL, 0, false,
+	add(m, "pg_tblspc", SB_ENTRY_DIR, 0700, 1700000005, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "pg_tblspc/16385", SB_ENTRY_SYMLINK, 0777, INT64_C(1) << 40, 0, 0, 0, NULL, 0, false,
+		"/\xfe\xff/target");
+	add(m, "pg_tblspc/16386", SB_ENTRY_SYMLINK, 0777, 1700000005, 0, 0, 0, NULL, 0, false,
 		"/absolute/target with spaces");
 	m->stream_bytes = 22288;
-	m->stored_bytes = 2700;
 	m->total_chunks = 6;
 	m->stripes = calloc(2, sizeof(SbStripeInfo));
 	m->nstripes = 2;
 	set_stripe(&m->stripes[0], 1, "/mnt/fast", 2.5, r1, 2);
 	set_stripe(&m->stripes[1], 2, "/mnt/caf\xe9-slow", 0.75, r2, 1);
+	set_stripe_bytes(m);
 	return m;
 }
 
@@ -259,7 +289,7 @@ test_manifest_json_roundtrip(void)
 	ok(valid_utf8(json), "the JSON text is valid UTF-8");
 	like(json, "\"encoded_path\":\"636166e9\"", "a Latin-1 name is written as hex");
 	like(json, "\"encoded_path\":\"6469722f0163746c\"", "a control character is written as hex");
-	like(json, "\"encoded_target\":\"feff2f746172676574\"", "a link target is written as hex");
+	like(json, "\"encoded_target\":\"2ffeff2f746172676574\"", "a link target is written as hex");
 	like(json, "\"path\":\"dir/\xe2\x82\xac-euro\"", "valid UTF-8 stays plain");
 	like(json, "\"path\":\"dir/smile-\xf0\x9f\x98\x80\"", "a 4-byte UTF-8 sequence stays plain");
 	like(json, "\"encoded_path\":\"6469722f6f7665726c6f6e672dc0af\"",
@@ -268,7 +298,7 @@ test_manifest_json_roundtrip(void)
 		 "a UTF-16 surrogate is written as hex");
 	like(json, "\"encoded_destination\":\"2f6d6e742f636166e92d736c6f77\"",
 		 "a destination that is not UTF-8 is written as hex");
-	like(json, "\"format_version\":\"1.0\"", "format version 1.0");
+	like(json, "\"format_version\":\"2.0\"", "format version 2.0");
 	like(json, "9007199254740991", "2^53 - 1 is written exactly");
 
 	back = sb_manifest_from_json(json, strlen(json), &err);
@@ -279,7 +309,7 @@ test_manifest_json_roundtrip(void)
 		sb_manifest_free(m);
 		return;
 	}
-	ok(back->version_major == 1 && back->version_minor == 0 &&
+	ok(back->version_major == 2 && back->version_minor == 0 &&
 	   memcmp(back->uuid, m->uuid, 16) == 0 && str_eq(back->name, m->name) &&
 	   str_eq(back->label, m->label) && str_eq(back->tool, m->tool) &&
 	   str_eq(back->started_at, m->started_at) && str_eq(back->finished_at, m->finished_at) &&
@@ -395,38 +425,48 @@ expect_refused(SbManifest *m, SbErrorCode code, const char *want, const char *wh
 	sb_manifest_free(m);
 }
 
+/* The sample's JSON with FROM replaced by TO, read back; *FOUND: FROM was there. */
+static SbManifest *
+read_edited_sample(const char *from, const char *to, bool *found, SbError *err)
+{
+	SbManifest *m = sample_manifest();
+	char	   *json = sb_manifest_to_json(m, err);
+	char	   *hit = json ? strstr(json, from) : NULL;
+	SbManifest *back = NULL;
+
+	*found = hit != NULL;
+	if (hit != NULL)
+	{
+		size_t		head = (size_t) (hit - json);
+		char	   *edited = malloc(strlen(json) + strlen(to) + 1);
+
+		memcpy(edited, json, head);
+		strcpy(edited + head, to);
+		strcat(edited, hit + strlen(from));
+		back = sb_manifest_from_json(edited, strlen(edited), err);
+		free(edited);
+	}
+	free(json);
+	sb_manifest_free(m);
+	return back;
+}
+
 /* Replace FROM by TO in the sample's JSON and expect a refusal saying WANT. */
 static void
 expect_text_refused(const char *from, const char *to, SbErrorCode code, const char *want,
 					const char *what)
 {
 	SbError		err;
-	SbManifest *m = sample_manifest();
-	char	   *json = sb_manifest_to_json(m, &err);
-	char	   *hit = json ? strstr(json, from) : NULL;
-	char	   *edited = NULL;
-	SbManifest *back = NULL;
+	bool		found;
+	SbManifest *back = read_edited_sample(from, to, &found, &err);
 
-	if (hit != NULL)
-	{
-		size_t		head = (size_t) (hit - json);
-
-		edited = malloc(strlen(json) + strlen(to) + 1);
-		memcpy(edited, json, head);
-		strcpy(edited + head, to);
-		strcat(edited, hit + strlen(from));
-		back = sb_manifest_from_json(edited, strlen(edited), &err);
-	}
-	ok(hit != NULL && back == NULL, "%s: refused", what);
-	if (hit != NULL && back == NULL)
+	ok(found && back == NULL, "%s: refused", what);
+	if (found && back == NULL)
 	{
 		is_int(err.code, code, "%s: error code %s", what, sb_error_code_name(code));
 		like(err.message, want, "%s: message says %s", what, want);
 	}
-	free(edited);
-	free(json);
 	sb_manifest_free(back);
-	sb_manifest_free(m);
 }
 
 /* Inconsistent or hostile manifests are refused, with the reason. */
@@ -447,6 +487,8 @@ test_manifest_rejects(void)
 		{"../a", false, false}, {"a/..", false, false}, {"a/../b", false, false},
 		{"./a", true, false},
 	};
+	static const char *const bad_links[] = {"link", "pg_tblspc/16x", "pg_tblspc/12345678901",
+	"pg_tblspc/1/2", "base/pg_tblspc/1"};
 	SbManifest *m;
 	SbError		err;
 	char	   *json;
@@ -543,7 +585,7 @@ test_manifest_rejects(void)
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a file");
 	m = sample_manifest();
 	free(m->entries[6].path);
-	m->entries[6].path = strdup("link-plain/x");
+	m->entries[6].path = strdup("pg_tblspc/16386/x");
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a link");
 	m = sample_manifest();
 	m->stripes[1].number = 3;
@@ -552,12 +594,64 @@ test_manifest_rejects(void)
 	m->chunk_size = 1000;
 	expect_refused(m, SB_ECORRUPT, "chunk size 1000", "a chunk size out of range");
 
+	/* Only what a data directory holds. */
+	m = sample_manifest();
+	m->entries[1].mode = 06777;
+	expect_refused(m, SB_ECORRUPT, "has mode 6777", "a setuid, setgid, world-writable file");
+	m = sample_manifest();
+	m->entries[2].mode = 0775;
+	expect_refused(m, SB_ECORRUPT, "nothing beyond 0755", "a group-writable directory");
+	m = sample_manifest();
+	m->entries[2].mode = 01700;
+	expect_refused(m, SB_ECORRUPT, "has mode 1700", "a sticky directory");
+	for (i = 0; i < sizeof(bad_links) / sizeof(bad_links[0]); i++)
+	{
+		char		what[64];
+
+		snprintf(what, sizeof(what), "a symlink at \"%s\"", bad_links[i]);
+		m = sample_manifest();
+		free(m->entries[13].path);
+		m->entries[13].path = strdup(bad_links[i]);
+		expect_refused(m, SB_ECORRUPT, "links only at pg_tblspc/<oid>", what);
+	}
+	m = sample_manifest();
+	free(m->entries[13].link_target);
+	m->entries[13].link_target = strdup("../../etc");
+	expect_refused(m, SB_ECORRUPT, "to an absolute path", "a tablespace link to a relative path");
+	m = sample_manifest();
+	m->entries[13].mode = 0755;
+	expect_refused(m, SB_ECORRUPT, "has mode 0755, not 0777", "a symlink with a mode of its own");
+	m = sample_manifest();
+	m->stripes[1].raw_bytes++;
+	expect_refused(m, SB_ECORRUPT, "stripe 2 says it holds 8193 bytes of data, its chunks hold 8192",
+				   "a stripe claiming a byte more than its chunks");
+	m = sample_manifest();
+	m->stripes[0].stored_bytes = m->stripes[0].raw_bytes + 1;
+	expect_refused(m, SB_ECORRUPT, "stripe 1 stores", "a stripe storing more than its data");
+	m = sample_manifest();
+	m->codec = SB_CODEC_NONE;
+	expect_refused(m, SB_ECORRUPT, "stripe 1 stores", "an uncompressed stripe storing less than its data");
+	m = sample_manifest();
+	m->stripes[1].file_bytes++;
+	expect_refused(m, SB_ECORRUPT, "stripe 2 is", "a stripe file a byte longer than its chunks make");
+	m = sample_manifest();
+	m->stored_bytes++;
+	expect_refused(m, SB_ECORRUPT, "the stripes hold", "stored bytes that do not add up");
+	m = sample_manifest();
+	m->stripes[0].file_bytes = 64;
+	m->stripes[0].stored_bytes = 0;
+	expect_refused(m, SB_ECORRUPT, "stripe 1", "a stripe shorter than a header and a trailer");
+	expect_text_refused("\"mode\":\"0644\"", "\"mode\":\"6777\"", SB_ECORRUPT, "has mode 6777",
+						"a setuid mode in the JSON");
+
 	/* Text that does not parse into a manifest. */
 	expect_text_refused("\"format\":\"stripebackup\"", "\"format\":\"other\"", SB_ECORRUPT,
 						"not a stripebackup manifest", "another format");
-	expect_text_refused("\"format_version\":\"1.0\"", "\"format_version\":\"3.1\"", SB_EVERSION,
+	expect_text_refused("\"format_version\":\"2.0\"", "\"format_version\":\"1.0\"", SB_EVERSION,
+						"version 1.0 (this program reads 2.x)", "format version 1.0, before authentication");
+	expect_text_refused("\"format_version\":\"2.0\"", "\"format_version\":\"3.1\"", SB_EVERSION,
 						"version 3.1", "format version 3.1");
-	expect_text_refused("\"format_version\":\"1.0\"", "\"format_version\":\"one\"", SB_ECORRUPT,
+	expect_text_refused("\"format_version\":\"2.0\"", "\"format_version\":\"one\"", SB_ECORRUPT,
 						"format_version", "a format version that is not a number");
 	expect_text_refused("\"type\":\"file\"", "\"type\":\"fifo\"", SB_ECORRUPT, "unknown type",
 						"an unknown entry type");
@@ -591,6 +685,109 @@ test_manifest_rejects(void)
 						"\"seconds\"", "an infinite writing time");
 }
 
+/* Replace FROM by TO in the sample's JSON and expect it still read. */
+static void
+expect_text_accepted(const char *from, const char *to, const char *what)
+{
+	SbError		err;
+	bool		found;
+	SbManifest *back = read_edited_sample(from, to, &found, &err);
+
+	if (!ok(back != NULL, "%s: accepted", what) && found)
+		th_diag_error("from_json", &err);
+	sb_manifest_free(back);
+}
+
+/* The sample's JSON followed by TAIL: read only when ACCEPTED. */
+static void
+expect_tail(const char *tail, bool accepted, const char *what)
+{
+	SbError		err;
+	SbManifest *m = sample_manifest();
+	char	   *json = sb_manifest_to_json(m, &err);
+	char	   *text = json ? malloc(strlen(json) + strlen(tail) + 1) : NULL;
+	SbManifest *back = NULL;
+
+	if (text != NULL)
+	{
+		strcpy(text, json);
+		strcat(text, tail);
+		back = sb_manifest_from_json(text, strlen(text), &err);
+	}
+	ok(text != NULL && (back != NULL) == accepted, "%s: %s", what, accepted ? "accepted" : "refused");
+	free(text);
+	free(json);
+	sb_manifest_free(back);
+	sb_manifest_free(m);
+}
+
+/* Hex, integers, modes and versions are read only as the writer writes them. */
+void
+test_manifest_strict_text(void)
+{
+	static const struct
+	{
+		const char *from;
+		const char *to;
+		const char *want;
+		const char *what;
+	}			cases[] = {
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\" 1", "backup_uuid", "a uuid with a space"},
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\"+1", "backup_uuid", "a uuid with a sign"},
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\"0x", "backup_uuid", "a uuid with 0x"},
+		{"\"backup_uuid\":\"0112", "\"backup_uuid\":\"0A12", "backup_uuid", "a uuid in capitals"},
+		{"\"backup_uuid\":\"01", "\"backup_uuid\":\"1", "backup_uuid", "a uuid of 31 digits"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"-1\"", "crc32c", "a crc32c of -1"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"ffffffff-1\"", "crc32c", "a crc32c with a tail"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"C0FFEE01\"", "crc32c", "a crc32c in capitals"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"0xffee01\"", "crc32c", "a crc32c with 0x"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\" 0ffee01\"", "crc32c", "a crc32c with a space"},
+		{"\"crc32c\":\"c0ffee01\"", "\"crc32c\":\"c0ffee1\"", "crc32c", "a crc32c of 7 digits"},
+		{"\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"636166E9\"", "bad hex",
+		"an encoded path in capitals"},
+		{"\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"+36166e9\"", "bad hex",
+		"an encoded path with a sign"},
+		{"\"encoded_path\":\"636166e9\"", "\"encoded_path\":\"6361 6e9\"", "bad hex",
+		"an encoded path with a space"},
+		{"\"chunk_size\":4096", "\"chunk_size\":4096.0", "\"chunk_size\" holds \"4096.0\"",
+		"a chunk size written 4096.0"},
+		{"\"chunk_size\":4096", "\"chunk_size\":4.096e3", "chunk_size", "a chunk size written 4.096e3"},
+		{"\"chunk_size\":4096", "\"chunk_size\":04096", "chunk_size", "a chunk size with a leading zero"},
+		{"\"size\":10000", "\"size\":1e4", "\"size\"", "a size written 1e4"},
+		{"\"stream_offset\":0", "\"stream_offset\":-0", "stream_offset", "a stream offset of -0"},
+		{"\"chunk_ranges\":[[2,3]]", "\"chunk_ranges\":[[2.0,3]]", "chunk_ranges",
+		"a chunk range written 2.0"},
+		{"\"mtime\":1700000000", "\"mtime\":1.7e9", "\"mtime\"", "an mtime written 1.7e9"},
+		{"\"mtime\":1700000000", "\"mtime\":+1700000000", NULL, "an mtime with a plus sign"},
+		{"\"level\":-5", "\"level\":-5.0", "\"level\"", "a zstd level written -5.0"},
+		{"\"mode\":\"0644\"", "\"mode\":\"644\"", "bad mode", "a mode of three digits"},
+		{"\"mode\":\"0644\"", "\"mode\":\" 644\"", "bad mode", "a mode with a space"},
+		{"\"mode\":\"0644\"", "\"mode\":\"+644\"", "bad mode", "a mode with a sign"},
+		{"\"mode\":\"0644\"", "\"mode\":\"0x1a\"", "bad mode", "a mode in hex"},
+		{"\"format_version\":\"2.0\"", "\"format_version\":\" 2.0\"", "format_version",
+		"a format version with a space"},
+		{"\"format_version\":\"2.0\"", "\"format_version\":\"+2.0\"", "format_version",
+		"a format version with a sign"},
+		{"\"format_version\":\"2.0\"", "\"format_version\":\"2.0beta\"", "format_version",
+		"a format version with a tail"},
+	};
+	size_t		i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_text_refused(cases[i].from, cases[i].to, SB_ECORRUPT,
+							cases[i].want ? cases[i].want : "", cases[i].what);
+	expect_tail("\n", true, "a newline after the object (as written)");
+	expect_tail(" \r\n\t", true, "white space after the object");
+	expect_tail("\nx", false, "text after the object");
+	expect_tail("{}", false, "a second object after it");
+	expect_text_accepted("\"format\":\"stripebackup\",",
+						 "\"format\":\"stripebackup\",\"later_minor_key\":[1.5,-2e3],",
+						 "an unknown key with fractions and exponents");
+	expect_text_accepted("\"start_lsn\"", "\"x\":1e3,\"chunk_size\":-1.5,\"start_lsn\"",
+						 "metadata with any numbers, even under the format's own key names");
+	expect_text_accepted("\"mtime\":1700000000", "\"mtime\":-1700000000", "a negative mtime");
+}
+
 /*
  * A manifest can claim far more chunks than any file holds (a 4 TiB file in
  * one range of a billion 4 kB chunks, in a few hundred bytes of JSON).  Reading
@@ -621,6 +818,7 @@ test_manifest_huge_claims(void)
 	m->nstripes = 2;
 	set_stripe(&m->stripes[0], 1, "/a", 1, r1, 1);
 	set_stripe(&m->stripes[1], 2, "/b", 1, r2, 1);
+	set_stripe_bytes(m);
 	text = sb_manifest_to_json(m, &err);
 	back = text ? sb_manifest_from_json(text, strlen(text), &err) : NULL;
 	ok(back != NULL && back->nchunk_map == 2, "a manifest claiming a billion chunks is read by its 2 ranges");

@@ -513,3 +513,136 @@ test_options_write_failure(void)
 	free(data);
 	th_fixture_done(&f);
 }
+
+/* A destination given as a link to A, re-pointed to B once the backup has begun. */
+typedef struct Repointed
+{
+	ThFixture	f;
+	char		a[PATH_MAX];
+	char		b[PATH_MAX];
+	char		link[PATH_MAX];
+	const char *dests[2];
+} Repointed;
+
+static SbBackup *
+begin_then_repoint(Repointed *r, const char *tag, SbError *err)
+{
+	SbBackupOptions o;
+	SbBackup   *b;
+
+	th_fixture(&r->f, tag, 2);
+	th_path(r->a, "%s/A", r->f.root);
+	th_path(r->b, "%s/B", r->f.root);
+	th_path(r->link, "%s/dest-link", r->f.root);
+	th_mkdir(r->a, 0755);
+	th_mkdir(r->b, 0755);
+	ok(symlink(r->a, r->link) == 0, "%s: destination 1 is a link to A", tag);
+	r->dests[0] = r->link;
+	r->dests[1] = r->f.dest[1];
+	th_options(&o, r->dests, 2, "bk");
+	o.chunk_size = 4096;
+	b = sb_backup_begin(&o, err);
+	ok(b != NULL && th_count_entries(r->a) == 1, "%s: the backup begins in A", tag);
+	ok(unlink(r->link) == 0 && symlink(r->b, r->link) == 0,
+	   "%s: the link is re-pointed to B during the backup", tag);
+	return b;
+}
+
+static bool
+add_some(SbBackup *b, SbError *err)
+{
+	static uint8_t data[50000];
+
+	th_fill(data, sizeof(data), 4, true);
+	return sb_backup_add_dir(b, ".", 0700, 1, err) &&
+		sb_backup_add_data(b, "one", data, sizeof(data), 0600, 2, err) &&
+		sb_backup_add_data(b, "two", data, 1000, 0600, 3, err);
+}
+
+/* Everything goes where the destination was when the backup began, or nowhere. */
+void
+test_options_repointed_destination(void)
+{
+	Repointed	r;
+	SbBackup   *b;
+	SbError		err;
+	char		path[PATH_MAX];
+	bool		done;
+
+	b = begin_then_repoint(&r, "repoint-finish", &err);
+	done = b != NULL && add_some(b, &err);
+	if (b != NULL && !done)
+		sb_backup_abort(b);
+	done = done && sb_backup_finish(b, NULL, &err);
+	if (!ok(done, "finish succeeds"))
+		th_diag_error("finish", &err);
+	ok(th_exists(th_path(path, "%s/bk/stripe-1.sbs", r.a)) &&
+	   th_exists(th_path(path, "%s/bk/manifest.json", r.a)), "stripe 1 and its manifest are in A");
+	is_int(th_count_entries(r.b), 0, "nothing is in B");
+	is_int(th_verify(th_path(path, "%s/bk", r.a)), 0, "the backup in A verifies");
+	th_fixture_done(&r.f);
+
+	b = begin_then_repoint(&r, "repoint-abort", &err);
+	done = b != NULL && add_some(b, &err);
+	sb_backup_abort(b);
+	ok(done && th_count_entries(r.a) == 0 && th_count_entries(r.b) == 0 &&
+	   th_count_entries(r.f.dest[1]) == 0, "abort: nothing is left in A, in B or in destination 2");
+	th_fixture_done(&r.f);
+
+	/* A backup that fails at its end (metadata that is not an object). */
+	b = begin_then_repoint(&r, "repoint-fail", &err);
+	done = b != NULL && add_some(b, &err) &&
+		sb_backup_set_metadata(b, "[\"not an object\"]", &err);
+	if (b != NULL && !done)
+		sb_backup_abort(b);
+	ok(done && !sb_backup_finish(b, NULL, &err), "a backup that fails at finish fails");
+	ok(th_count_entries(r.a) == 0 && th_count_entries(r.b) == 0 &&
+	   th_count_entries(r.f.dest[1]) == 0, "and leaves nothing in A, in B or in destination 2");
+	th_fixture_done(&r.f);
+}
+
+/* A backup id given by the caller is the backup's from the start. */
+void
+test_options_given_uuid(void)
+{
+	static const uint8_t uuid[16] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+	ThFixture	f;
+	SbBackupOptions o;
+	SbBackup   *b;
+	SbManifest *m = NULL;
+	SbArchive  *a;
+	SbError		err;
+	char		path[PATH_MAX];
+	uint8_t		first[16];
+	bool		done;
+
+	th_fixture(&f, "uuid", 2);
+	th_options(&o, f.dests, 2, "bk");
+	memcpy(o.uuid, uuid, 16);
+	b = sb_backup_begin(&o, &err);
+	ok(b != NULL && memcmp(sb_backup_manifest(b)->uuid, uuid, 16) == 0,
+	   "right after begin, the manifest being built has the given uuid");
+	done = b != NULL && add_some(b, &err);
+	if (b != NULL && !done)
+		sb_backup_abort(b);
+	done = done && sb_backup_finish(b, &m, &err);
+	ok(done && memcmp(m->uuid, uuid, 16) == 0, "the finished manifest has it");
+	a = sb_archive_open(th_location(&f, 1, "bk", path), &err);
+	ok(a != NULL && memcmp(a->manifest->uuid, uuid, 16) == 0, "and so has the archive read back");
+	is_int(th_verify(path), 0, "whose stripes (headers and trailers) carry it too");
+	sb_archive_close(a);
+	sb_manifest_free(m);
+
+	/* All zero: a random version 4 uuid, another each time. */
+	memset(o.uuid, 0, 16);
+	o.name = "bk2";
+	b = sb_backup_begin(&o, &err);
+	if (b != NULL)
+		memcpy(first, sb_backup_manifest(b)->uuid, 16);
+	sb_backup_abort(b);
+	b = sb_backup_begin(&o, &err);
+	ok(b != NULL && memcmp(first, sb_backup_manifest(b)->uuid, 16) != 0 &&
+	   (first[6] >> 4) == 4, "an all-zero uuid asks for a random one (version 4)");
+	sb_backup_abort(b);
+	th_fixture_done(&f);
+}

@@ -24,7 +24,7 @@
 
 /*
  * A cluster-like tree: files at the top, and two tablespace folders under
- * pg_tblspc (one with a subfolder and a link).  Backed up to one destination
+ * pg_tblspc (one with a subfolder).  Backed up to one destination
  * with metadata that puts the tablespaces at /nonexistent/ts-*.
  */
 static bool
@@ -44,8 +44,7 @@ make_backup(ThFixture *f)
 		th_write_pattern(th_path(path, "%s/base/1/1259", f->src), 200000, 1, true, 0600) &&
 		th_write_pattern(th_path(path, "%s/" TS1 "/PG_15_202209061/5/16386", f->src), 300000, 2,
 						 false, 0640) &&
-		th_write_pattern(th_path(path, "%s/" TS2 "/PG_15_202209061/16401", f->src), 5000, 3, true, 0600) &&
-		symlink("PG_15_202209061", th_path(path, "%s/" TS1 "/current", f->src)) == 0;
+		th_write_pattern(th_path(path, "%s/" TS2 "/PG_15_202209061/16401", f->src), 5000, 3, true, 0600);
 	/* Modes and times the restore must give the relocated folders themselves. */
 	done = done && chmod(th_path(path, "%s/" TS1, f->src), 0750) == 0 && th_set_mtime(path, MTIME);
 	th_options(&o, f->dests, 1, "bk");

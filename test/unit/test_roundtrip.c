@@ -133,8 +133,10 @@ test_roundtrip_empty_file(void)
 		   what);
 		ok(m != NULL && m->total_chunks == 0 && m->stream_bytes == 0 && sum_stripe_chunks(m) == 0,
 		   "%s: no chunks", what);
-		ok(m != NULL && m->nstripes == 2 && m->stripes[0].file_bytes == 128 &&
-		   stat(th_stripe_path(&f, 2, "bk", path), &st) == 0 && st.st_size == 128,
+		ok(m != NULL && m->nstripes == 2 &&
+		   m->stripes[0].file_bytes == SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
+		   stat(th_stripe_path(&f, 2, "bk", path), &st) == 0 &&
+		   st.st_size == SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE,
 		   "%s: each stripe is a header and a trailer", what);
 		restore_and_compare(&f, 1, "bk", TH_CMP_MTIME, what);
 		ok(stat(th_path(path, "%s/empty", f.target), &st) == 0 && S_ISREG(st.st_mode) &&
@@ -457,7 +459,7 @@ typedef struct TreeItem
 	size_t		size;			/* file size */
 } TreeItem;
 
-/* 4. Nested folders, modes, links, and every mtime. */
+/* 4. Nested folders, modes, tablespace links, and every mtime. */
 void
 test_roundtrip_modes_and_links(void)
 {
@@ -466,20 +468,22 @@ test_roundtrip_modes_and_links(void)
 		{"a/b", 'd', 0750, NULL, 0},
 		{"a/b/c", 'd', 0755, NULL, 0},
 		{"a/b/c/deep.txt", 'f', 0640, NULL, 5000},
-		{"a/b/link-up", 'l', 0, "..", 0},
-		{"a/link-dangling", 'l', 0, "/nonexistent/sbunit/target", 0},
 		{"a/readonly", 'f', 0400, NULL, 70000},
 		{"a/secret", 'f', 0600, NULL, 10},
 		{"empty-dir", 'd', 0750, NULL, 0},
-		{"link-rel", 'l', 0, "a/b/c/deep.txt", 0},
+		{"pg_tblspc", 'd', 0700, NULL, 0},
+		{"pg_tblspc/16385", 'l', 0, "/nonexistent/sbunit/target", 0},
+		{"pg_tblspc/16386", 'l', 0, "/srv/ts with spaces", 0},
 		{"plain", 'f', 0644, NULL, 0},
 		{"run.sh", 'f', 0755, NULL, 123},
 		{"shared", 'd', 01777, NULL, 0},
+		{"shared/setuid", 'f', 06777, NULL, 1},
 		{"shared/x", 'f', 0604, NULL, 1},
 	};
 	const size_t nitems = sizeof(items) / sizeof(items[0]);
 	ThFixture	f;
 	SbBackupOptions o;
+	SbManifest *m = NULL;
 	SbError		err;
 	char		path[PATH_MAX];
 	struct stat st;
@@ -508,21 +512,28 @@ test_roundtrip_modes_and_links(void)
 	o.codec = SB_CODEC_ZSTD;
 	o.level = 1;
 	o.chunk_size = 16384;
-	done = done && th_backup_tree(&o, f.src, NULL, &err);
+	done = done && th_backup_tree(&o, f.src, &m, &err);
 	if (!ok(done, "backup succeeds"))
 		th_diag_error("backup", &err);
+	ok(find_entry(m, "shared") != NULL && find_entry(m, "shared")->mode == 0755 &&
+	   find_entry(m, "shared/setuid") != NULL && find_entry(m, "shared/setuid")->mode == 0755,
+	   "modes beyond 0755 are recorded within it: 01777 and 06777 as 0755");
+	/* What the restore must give back is the source within 0755. */
+	chmod(th_path(path, "%s/shared/setuid", f.src), 0755);
+	chmod(th_path(path, "%s/shared", f.src), 0755);
 	restore_and_compare(&f, 0, "bk", TH_CMP_MTIME, "modes and links");
 
 	for (i = 0; i < nitems; i++)
 	{
+		mode_t		mode = items[i].mode & 0755;
 		bool		same;
 
 		th_path(path, "%s/%s", f.target, items[i].path);
 		same = lstat(path, &st) == 0 && st.st_mtime == 1500000000 + (time_t) (i + 1) * 86400;
 		if (items[i].type == 'd')
-			same = same && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == items[i].mode;
+			same = same && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == mode;
 		else if (items[i].type == 'f')
-			same = same && S_ISREG(st.st_mode) && (st.st_mode & 07777) == items[i].mode &&
+			same = same && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode &&
 				(size_t) st.st_size == items[i].size;
 		else
 		{
@@ -533,12 +544,50 @@ test_roundtrip_modes_and_links(void)
 				(size_t) len == strlen(items[i].target) &&
 				memcmp(target, items[i].target, (size_t) len) == 0;
 		}
-		ok(same, "%s restored with its type, mode %04o and mtime", items[i].path,
-		   (unsigned) items[i].mode);
+		ok(same, "%s restored with its type, mode %04o and mtime", items[i].path, (unsigned) mode);
 	}
 	ok(stat(f.target, &st) == 0 && (st.st_mode & 07777) == 0750 && st.st_mtime == 1400000000,
 	   "the target itself takes the root's mode and mtime");
 	ok(!th_exists("/nonexistent/sbunit"), "the dangling link was not followed");
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}
+
+/* Links a data directory does not hold are refused, naming the rule. */
+void
+test_roundtrip_links_refused(void)
+{
+	static const struct
+	{
+		const char *path;
+		const char *target;
+	}			links[] = {
+		{"link-up", ".."}, {"pg_tblspc/16385", "relative/ts"}, {"pg_tblspc/abc", "/srv/ts"},
+		{"pg_tblspc/16385/inner", "/srv/ts"}, {"pg_wal", "/srv/wal"},
+	};
+	ThFixture	f;
+	SbBackupOptions o;
+	SbBackup   *b;
+	SbError		err;
+	size_t		i;
+	bool		done;
+
+	th_fixture(&f, "links", 1);
+	th_options(&o, f.dests, 1, "bk");
+	b = sb_backup_begin(&o, &err);
+	done = b != NULL && sb_backup_add_dir(b, ".", 0700, 1, &err);
+	for (i = 0; done && i < sizeof(links) / sizeof(links[0]); i++)
+	{
+		ok(!sb_backup_add_symlink(b, links[i].path, links[i].target, 1, &err) &&
+		   err.code == SB_EINVAL, "a link at %s to %s is refused", links[i].path, links[i].target);
+		like(err.message, "links only at pg_tblspc/<oid>", "the error says where links may be");
+	}
+	done = done && sb_backup_add_symlink(b, "pg_tblspc/16385", "/srv/ts", 1, &err);
+	if (b != NULL && !done)
+		sb_backup_abort(b);
+	done = done && sb_backup_finish(b, NULL, &err);
+	if (!ok(done, "a tablespace link is taken and the backup completes"))
+		th_diag_error("backup", &err);
 	th_fixture_done(&f);
 }
 
@@ -559,7 +608,8 @@ test_roundtrip_non_utf8_names(void)
 		th_mkdir(th_path(path, "%s/\xff\xfe-dir", f.src), 0755) &&
 		th_write_pattern(th_path(path, "%s/\xff\xfe-dir/tab\tand\x01", f.src), 10, 2, true, 0600) &&
 		th_write_pattern(th_path(path, "%s/\xc3\xa9t\xc3\xa9", f.src), 10, 3, true, 0600) &&
-		symlink("caf\xe9", th_path(path, "%s/link\x80", f.src)) == 0;
+		th_mkdir(th_path(path, "%s/pg_tblspc", f.src), 0700) &&
+		symlink("/srv/caf\xe9", th_path(path, "%s/pg_tblspc/16385", f.src)) == 0;
 	ok(done, "source tree with odd names created");
 	th_options(&o, f.dests, 1, "bk");
 	done = done && th_backup_tree(&o, f.src, NULL, &err);

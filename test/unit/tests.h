@@ -11,6 +11,7 @@ extern void test_roundtrip_one_chunk(void);
 extern void test_roundtrip_sparse_5g(void);
 extern void test_roundtrip_many_files(void);
 extern void test_roundtrip_modes_and_links(void);
+extern void test_roundtrip_links_refused(void);
 extern void test_roundtrip_non_utf8_names(void);
 extern void test_roundtrip_gathered_folder(void);
 extern void test_roundtrip_pipeline_limits(void);
@@ -28,9 +29,19 @@ extern void test_corruption_unsafe_paths(void);
 extern void test_corruption_target_not_empty(void);
 extern void test_corruption_foreign_stripe(void);
 
+/* test_auth.c */
+extern void test_auth_one_copy_damaged(void);
+extern void test_auth_stripes_unreachable(void);
+extern void test_auth_forged_manifest(void);
+
+/* test_bitflip.c */
+extern void test_bitflip_manifest(void);
+extern void test_bitflip_every_copy_edited(void);
+
 /* test_manifest.c */
 extern void test_manifest_json_roundtrip(void);
 extern void test_manifest_rejects(void);
+extern void test_manifest_strict_text(void);
 extern void test_manifest_huge_claims(void);
 
 /* test_options.c */
@@ -38,11 +49,19 @@ extern void test_options_refused(void);
 extern void test_options_existing_name(void);
 extern void test_options_backup_contract(void);
 extern void test_options_write_failure(void);
+extern void test_options_repointed_destination(void);
+extern void test_options_given_uuid(void);
 
 /* test_durability.c */
 extern void test_durability_backup_order(void);
 extern void test_durability_backup_sync_fails(void);
 extern void test_durability_restore_sync(void);
+
+/* test_crc.c */
+extern void test_crc_conventions(void);
+extern void test_crc_shift_large(void);
+extern void test_crc_combine_pieces(void);
+extern void test_crc_combine_detects(void);
 
 /* test_page_cache.c */
 extern void test_page_cache_direct_reads(void);
@@ -102,5 +121,9 @@ extern void test_folder_removes_own_files(void);
 extern void test_folder_partial(void);
 extern void test_folder_foreign(void);
 extern void test_folder_links(void);
+
+/* test_restore_marker.c */
+extern void test_restore_marker_complete(void);
+extern void test_restore_marker_incomplete(void);
 
 #endif							/* SB_UNIT_TESTS_H */
