@@ -1,9 +1,9 @@
-# A backup stopped with the server: SIGKILL to its worker (the postmaster
-# restarts every process) and a fast shutdown.  The history row ends failed
+# A backup or a restore stopped with the server: SIGKILL to its worker (the
+# postmaster restarts every process) and a fast shutdown.  The history row ends failed
 # or cancelled with the reason, in the table itself: after a crash the
 # start-up worker marks the row that was left running, and removes the
 # partial folders, but never a folder that holds a manifest or files
-# stripebackup did not write.  No WAL slot is left; the next backup completes.
+# stripebackup did not write; and what a restore cut short wrote.  No WAL slot is left; the next backup completes.
 use strict;
 use warnings;
 
@@ -31,9 +31,43 @@ ok($node->log_contains(qr/all server processes terminated; reinitializing/, $log
 	'the server went through a crash restart');
 ok($node->log_contains(qr/stripebackup: backup $id was running when the server stopped; marked failed/,
 		$log_offset), 'the start-up worker says which backup it marked');
-ok($node->log_contains(qr/stripebackup: removed the partial backup folder/, $log_offset),
+ok($node->log_contains(qr/stripebackup: removed the partial folders of backup/, $log_offset),
 	'and that it removed its partial folders');
-check_next_backup($node, @dests);
+my $backup = check_next_backup($node, @dests);
+
+# SIGKILL to a restore worker: after the crash restart, the start-up worker
+# removes what that restore wrote (its marker is in every directory it wrote
+# into), the target too since the restore had made it; an empty target that
+# was there before stays, empty.
+$backup = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ", compression => 'none')");
+my $base = PostgreSQL::Test::Utils::tempdir();
+for my $case ([ "$base/new-target", 0 ], [ "$base/empty-target", 1 ])
+{
+	my ($target, $existed) = @$case;
+	mkdir $target if $existed;
+	my $restore = $node->safe_psql('postgres',
+		"SET stripebackup.max_rate = 4; SELECT stripe_restore($backup, '$target', wait => false)");
+	$pid = worker_pid($node);
+	$node->poll_query_until('postgres', "SELECT count(*) = 1 FROM pg_ls_dir('$target') f WHERE f = 'base'")
+	  or die 'the restore writes nothing';
+	$log_offset = -s $node->logfile;
+	ok(kill('KILL', $pid), "SIGKILL sent to restore $restore");
+	ok($node->poll_query_until('postgres',
+			"SELECT status = 'failed' FROM stripe_restore_history WHERE id = $restore"),
+		"after the crash restart, restore $restore is marked failed");
+	ok($node->wait_for_log(qr/stripebackup: removed what restore $restore left in "\Q$target\E"/, $log_offset),
+		'the start-up worker removed what it wrote, and says so');
+	if ($existed)
+	{
+		is(join(' ', folder_entries($target)), '', 'the target that existed is left, empty');
+	}
+	else
+	{
+		ok(!-e $target, 'the target the restore had made is gone');
+	}
+}
+my $name = $node->safe_psql('postgres', "SELECT name FROM stripe_backup_history WHERE id = $backup");
+File::Path::rmtree("$_/$name") for @dests;
 
 # A fast shutdown while a backup runs: the worker stops it cleanly.
 $id = start_slow_backup($node, @dests);
@@ -47,8 +81,8 @@ check_next_backup($node, @dests);
 # manifest (it may be complete), one with a file of the user's.  The rows
 # are marked; the folders are left.
 my $row = q{INSERT INTO stripe_backup_history (id, name, status, started_at, destinations, weights,
-	compression, compression_level, balance, requested_by)
-	VALUES (%d, '%s', 'running', now(), %s, '{1,1}', 'zstd', 1, 'adaptive', current_user)};
+	compression, compression_level, balance, requested_by, backup_uuid)
+	VALUES (%d, '%s', 'running', now(), %s, '{1,1}', 'zstd', 1, 'adaptive', current_user, gen_random_uuid())};
 $node->safe_psql('postgres', sprintf($row, 1001, 'with-manifest', sql_array(@dests)));
 $node->safe_psql('postgres', sprintf($row, 1002, 'with-user-file', sql_array(@dests)));
 make_path("$dests[0]/with-manifest", "$dests[1]/with-manifest", "$dests[0]/with-user-file");
@@ -63,10 +97,10 @@ ok($node->poll_query_until('postgres',
 	'rows left running are marked failed at a normal start too');
 ok(-e "$dests[0]/with-manifest/stripe-1.sbs", 'the folders of a backup that holds a manifest are left');
 ok($node->log_contains(qr/left the folders of backup "with-manifest"/, $log_offset), 'and the log says why');
-is(join(' ', folder_entries("$dests[0]/with-user-file")), 'notes.txt',
-	"only the stripe is removed from a folder that holds the user's file");
-ok($node->log_contains(qr/could not remove the partial backup folder .*with-user-file/, $log_offset),
-	'and the log says the folder is left');
+is(join(' ', folder_entries("$dests[0]/with-user-file")), 'notes.txt stripe-1.sbs',
+	"nothing is removed from a folder that holds the user's file");
+ok($node->log_contains(qr/backup "with-user-file" was kept: in destination "\Q$dests[0]\E", it holds something the backup did not write/,
+		$log_offset), 'and the log says why');
 
 # The database in stripebackup.database_name missing, or without the
 # extension: a LOG line, nothing else.
