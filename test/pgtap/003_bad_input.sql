@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS stripebackup;
 COPY (SELECT 1) TO PROGRAM 'rm -rf /tmp/stripebackup-badinput && mkdir -p /tmp/stripebackup-badinput/ok /tmp/stripebackup-badinput/locked /tmp/stripebackup-badinput/notempty && touch /tmp/stripebackup-badinput/afile /tmp/stripebackup-badinput/notempty/x && chmod 500 /tmp/stripebackup-badinput/locked';
 SELECT count(*) AS backups_before FROM stripe_backups \gset
 BEGIN;
-SELECT plan(9);
+SELECT plan(11);
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/afile'])$$, '22023',
 	'destination "/tmp/stripebackup-badinput/afile" is not a directory', 'a destination that is a file');
 SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/locked'])$$,
@@ -23,6 +23,18 @@ SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['/tmp/stripebackup-bad
 	'block_kb 3 is out of range%', 'a bad calibration block size');
 SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['relative'])$$,
 	'%"relative" is not an absolute path', 'a relative calibration destination');
+SET stripebackup.buffer_count = 4096;
+SET stripebackup.transfer_size = '64MB';
+SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/ok'])$$,
+	'buffer_count 4096 x transfer_size 64 MB (x2 with compression)%above the limit of 1 GB (stripebackup.max_memory%',
+	'settings adding up to more than stripebackup.max_memory, spelled out');
+SET stripebackup.max_memory = '100GB';
+SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/ok'], compression => 'none')$$,
+	'buffer_count 4096 x transfer_size 64 MB (256 GB) + %above the limit of 100 GB%',
+	'a higher stripebackup.max_memory is the limit then');
+RESET stripebackup.buffer_count;
+RESET stripebackup.transfer_size;
+RESET stripebackup.max_memory;
 SELECT is((SELECT count(*) FROM stripe_backups), :backups_before::bigint, 'no backup was recorded');
 SELECT is((SELECT count(*) FROM pg_ls_dir('/tmp/stripebackup-badinput/ok')), 0::bigint,
 	'nothing was written in the good folder either');
