@@ -311,7 +311,7 @@ clear_folder(int dest, int folder, const char *path, const char *name, const uin
 		if (!entries[i].ours)
 		{
 			r->files = r->bytes = 0;
-			set_verdict(r, SB_FOLDER_FOREIGN, "backup folder \"%s\" holds %s; nothing was removed",
+			set_verdict(r, SB_FOLDER_FOREIGN, "in backup folder \"%s\": %s; nothing was removed",
 						path, entries[i].why);
 			free_entries(entries, n);
 			return true;

@@ -88,9 +88,10 @@ my $base = PostgreSQL::Test::Utils::tempdir();
 my $target = "$base/copy";
 my $restores = $node->safe_psql('postgres', 'SELECT count(*) FROM stripe_restore_history');
 for my $case (
-	[ "ARRAY['$tsdir=$target']", qr/overlap: one is inside the other/, 'a mapping onto the target' ],
-	[ "ARRAY['$tsdir=$target/ts']", qr/overlap: one is inside the other/, 'a mapping inside the target' ],
-	[ "ARRAY['$tsdir=$base/a', '$tsdir=$base/b']", qr/is mapped twice/, 'a tablespace mapped twice' ],
+	[ "ARRAY['$tsdir=$target']", qr/puts a tablespace at the restore target/, 'a mapping onto the target' ],
+	[ "ARRAY['$tsdir=$target/ts']", qr/puts a tablespace inside the restore target/,
+		'a mapping inside the target' ],
+	[ "ARRAY['$tsdir=$base/a', '$tsdir=$base/b']", qr/maps "\Q$tsdir\E" again/, 'a tablespace mapped twice' ],
 	[ "ARRAY['$tsdir=relative']", qr/absolute path/, 'a relative mapping' ])
 {
 	($rc, $out, $err) = $node->psql('postgres',
