@@ -121,8 +121,9 @@ typedef struct SbNumberList
 
 /*
  * "R" or "R1,R2,...": MB/s, each digits with an optional decimal part
- * ("12", "0.5"), 0 for no limit; nothing else (no sign, space, empty item,
- * exponent, NaN or infinity).  At most SB_MAX_STRIPES rates.
+ * ("12", "0.5"), 0 for no limit, blanks around it allowed ("50, 200");
+ * nothing else (no sign, empty item, exponent, NaN or infinity).  At most
+ * SB_MAX_STRIPES rates.
  */
 extern bool sb_policy_parse_rates(const char *text, SbNumberList *rates, SbError *err);
 

@@ -35,12 +35,24 @@ decimal_length(const char *text)
 	return n;
 }
 
-/* One item of a list, ITEM_LEN bytes at ITEM, into *VALUE; WHAT is "rate" or "weight". */
+/*
+ * One item of a list, ITEM_LEN bytes at ITEM, into *VALUE; WHAT is "rate" or
+ * "weight".  Blanks around it are allowed ("50, 200" reads as a DBA writes
+ * it in postgresql.conf); an item of blanks only is empty.
+ */
 static bool
 parse_list_item(const char *text, const char *item, size_t item_len, const char *what,
 				double *value, SbError *err)
 {
 	char		copy[64];
+
+	while (item_len > 0 && (*item == ' ' || *item == '\t'))
+	{
+		item++;
+		item_len--;
+	}
+	while (item_len > 0 && (item[item_len - 1] == ' ' || item[item_len - 1] == '\t'))
+		item_len--;
 
 	if (item_len == 0)
 		return sb_error_set(err, SB_EINVAL, "\"%s\" has an empty %s: write numbers separated by single commas",

@@ -58,7 +58,7 @@ like($err, qr/same folder/, 'the refusal names the duplicate');
 	'--dest', $dests[0], '--dest', $node->data_dir . '/base', '--name', 'inside');
 is($rc, 2, 'a destination inside the source is refused');
 # Rates: one strict grammar everywhere.  Each refusal names the value.
-for my $rate ('1,,2', '1,', ' 1', '1x', '-1', 'nan', 'inf', '1e3')
+for my $rate ('1,,2', '1,', '1, ,2', '1x', '-1', 'nan', 'inf', '1e3')
 {
 	($rc, $out, $err) = run_stripebackup(@create, '--name', 'rate', '--max-rate', $rate);
 	is($rc, 2, "create --max-rate '$rate' is refused");

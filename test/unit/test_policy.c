@@ -292,8 +292,8 @@ test_policy_folder_names(void)
 void
 test_policy_numbers(void)
 {
-	static const char *const bad_rates[] = {"", "1,,2", "1,", ",1", " 1", "1 ", "1x", "-1", "+1", "nan",
-	"inf", "infinity", "1e3", "0x10", ".5", "5.", "1;2", "1, 2"};
+	static const char *const bad_rates[] = {"", "1,,2", "1,", ",1", "1, ,2", " ", "1x", "-1", "+1", "nan",
+	"inf", "infinity", "1e3", "0x10", ".5", "5.", "1;2", "1 2"};
 	static const char *const bad_ints[] = {"", "-", " 1", "1 ", "+1", "1x", "0x10", "--1", "99999999999999999999"};
 	static const char *const bad_sizes[] = {"", "k", "1 M", "-1", "1.5M", "1Mb", "1X", "1MM", " 1",
 	"20000000T", "99999999999999999999"};
@@ -309,6 +309,8 @@ test_policy_numbers(void)
 	ok(sb_policy_parse_rates("1,2.5,0", &list, &err) && list.count == 3, "three rates");
 	ok(sb_policy_rate_of(&list, 1) == 2.5 && sb_policy_rate_of(&list, 2) == 0 &&
 	   sb_policy_rate_of(&list, 3) == 0, "one each, none past the list");
+	ok(sb_policy_parse_rates(" 18.5, 74 ", &list, &err) && list.count == 2 && list.values[1] == 74,
+	   "blanks around the items, as postgresql.conf is written");
 	for (i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++)
 	{
 		refused(sb_policy_parse_rates(bad_rates[i], &list, &err), err, SB_EINVAL,
