@@ -55,6 +55,9 @@ stop_cluster() {
 	pg_ctl -D "$1" -m fast stop >/dev/null 2>&1 || true
 }
 
+# A benchmark that fails half-way leaves no server running.
+trap 'for d in "$data" "$dir/onetable" "$dir/manyparts" "$dir/big"; do stop_cluster "$d"; done' EXIT
+
 init_cluster() {	# DATA PORT
 	rm -rf "$1"
 	initdb -D "$1" --data-checksums -A trust >/dev/null
