@@ -70,6 +70,12 @@ extern void test_page_cache_direct_reads(void);
 extern void test_pgmeta_read(void);
 extern void test_pgmeta_relocations(void);
 
+/* test_timeline.c */
+extern void test_timeline_short_backup(void);
+extern void test_timeline_long_backup(void);
+extern void test_timeline_wait_and_coarsen(void);
+extern void test_timeline_export_end(void);
+
 /* test_report.c */
 extern void test_report_svg_series(void);
 extern void test_report_svg_large(void);
