@@ -251,6 +251,14 @@ extern size_t sb_manifest_data_entry_at(const SbManifest *m, uint64_t pos);
 /* Raw length of chunk CHUNK_ID (the last one may be short). */
 extern uint32_t sb_manifest_chunk_length(const SbManifest *m, uint64_t chunk_id);
 
+/*
+ * When figure I of stripe S's timeline was taken, in seconds since the
+ * backup began: the end of interval I, and for the last figure
+ * finished_after (an interval after the figure before it, if the manifest
+ * says no later time).
+ */
+extern double sb_stripe_timeline_seconds(const SbStripeInfo *s, uint32_t i);
+
 /* Names used in the manifest and on the command line. */
 extern const char *sb_codec_name(SbCodec codec);
 extern bool sb_codec_parse(const char *name, SbCodec *codec);

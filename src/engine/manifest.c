@@ -537,6 +537,16 @@ check_timelines(const SbManifest *m, SbError *err)
 	return true;
 }
 
+double
+sb_stripe_timeline_seconds(const SbStripeInfo *s, uint32_t i)
+{
+	double		end_of_interval = (i + 1) * s->timeline_interval;
+
+	if (i + 1 < s->ntimeline || s->finished_after <= i * s->timeline_interval)
+		return end_of_interval;
+	return s->finished_after;
+}
+
 bool
 sb_manifest_index(SbManifest *m, SbError *err)
 {

@@ -3,7 +3,8 @@
  *		A stripe writer's timeline (timeline.c): a figure every 0.1 s for a
  *		short backup, a few hundred figures in a bounded room for a ten-hour
  *		one, every figure the bytes at the end of its interval, timelines
- *		brought to a common interval, and the last figure the total.
+ *		brought to a common interval, the last figure the total, and when
+ *		each figure was taken as a reader reads it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -141,6 +142,14 @@ test_timeline_export_end(void)
 	ok(sb_timeline_export(t, 1.06, 99, &s, &err), "exported, finished at 1.06 s");
 	ok(s.ntimeline == 11 && s.timeline[9] == 10 && s.timeline[10] == 99,
 	   "it stays, the total after it (%u figures)", s.ntimeline);
+	s.finished_after = 1.06;
+	ok(fabs(sb_stripe_timeline_seconds(&s, 0) - 0.1) < 1e-12 &&
+	   fabs(sb_stripe_timeline_seconds(&s, 9) - 1.0) < 1e-12 &&
+	   sb_stripe_timeline_seconds(&s, 10) == 1.06,
+	   "the figures are read back at 0.1 s, ..., 1.0 s, and the total at 1.06 s");
+	s.finished_after = 0;
+	ok(fabs(sb_stripe_timeline_seconds(&s, 10) - 1.1) < 1e-12,
+	   "without a time of its own, the total an interval after the figure before it");
 	free(s.timeline);
 	sb_timeline_init(t);
 	ok(sb_timeline_export(t, 0.02, 7, &s, &err) && s.ntimeline == 1 && s.timeline[0] == 7,

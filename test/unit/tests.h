@@ -78,8 +78,10 @@ extern void test_timeline_export_end(void);
 
 /* test_report.c */
 extern void test_report_svg_series(void);
+extern void test_report_svg_ticks(void);
 extern void test_report_svg_large(void);
 extern void test_report_svg_backup(void);
+extern void test_report_svg_two_seconds(void);
 
 /* test_calibrate.c */
 extern void test_calibrate_refused(void);
