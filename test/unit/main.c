@@ -74,6 +74,7 @@ static const UnitTest tests[] = {
 	TEST(test_timeline_export_end),
 	TEST(test_report_svg_series),
 	TEST(test_report_svg_ticks),
+	TEST(test_report_svg_empty),
 	TEST(test_report_svg_large),
 	TEST(test_report_svg_backup),
 	TEST(test_report_svg_two_seconds),

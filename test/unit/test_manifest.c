@@ -698,6 +698,8 @@ test_manifest_rejects(void)
 						"empty array \"timeline\"", "an empty timeline");
 	expect_text_refused("\"timeline\":[", "\"timeline\":[1e3,", SB_ECORRUPT,
 						"\"timeline\" holds \"1e3\"", "a timeline figure written 1e3");
+	expect_text_refused("\"timeline\":[", "\"timeline\":[\"1\",", SB_ECORRUPT,
+						"bad number in \"timeline\"", "a timeline figure that is a string");
 
 	/* Text that does not parse into a manifest. */
 	expect_text_refused("\"format\":\"stripebackup\"", "\"format\":\"other\"", SB_ECORRUPT,

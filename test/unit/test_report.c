@@ -239,6 +239,33 @@ test_report_svg_ticks(void)
 	expect_ticks(3, 4 * 86400, "0 MB/s, 1 MB/s, 2 MB/s, 3 MB/s", "0 d, 1 d, 2 d, 3 d, 4 d");
 }
 
+/* A backup that wrote nothing, without timelines: axes to 1 s and 1 MB/s, no interval named. */
+void
+test_report_svg_empty(void)
+{
+	SbManifest *m = manifest_with_stripes("bk-empty", NULL, 1);
+	char		dir[PATH_MAX];
+	char		file[PATH_MAX];
+	char		out[512];
+	char	   *svg;
+
+	th_tempdir(dir, "report-empty");
+	set_stripe(&m->stripes[0], 1, "/dest", 0, 0, 0, NULL, 0);
+	svg = draw(m, dir, file);
+	if (svg != NULL)
+	{
+		tick_labels(file, "y-ticks", out, sizeof(out));
+		is_str(out, "0 MB/s, 0.2 MB/s, 0.4 MB/s, 0.6 MB/s, 0.8 MB/s, 1 MB/s", "the rate axis to 1 MB/s");
+		tick_labels(file, "x-ticks", out, sizeof(out));
+		is_str(out, "0 s, 0.2 s, 0.4 s, 0.6 s, 0.8 s, 1 s", "the time axis to 1 s");
+		ok(xpath(file, "string(//*[local-name()='g'][@class='axis-titles'])", out, sizeof(out)) &&
+		   strstr(out, "a point every") == NULL, "no sampling interval is named: %s", out);
+	}
+	free(svg);
+	sb_manifest_free(m);
+	th_rmtree(dir);
+}
+
 /* Twelve stripes of ten minutes: the text outgrows its first buffer, colours repeat after eight. */
 void
 test_report_svg_large(void)

@@ -79,6 +79,7 @@ extern void test_timeline_export_end(void);
 /* test_report.c */
 extern void test_report_svg_series(void);
 extern void test_report_svg_ticks(void);
+extern void test_report_svg_empty(void);
 extern void test_report_svg_large(void);
 extern void test_report_svg_backup(void);
 extern void test_report_svg_two_seconds(void);
