@@ -98,13 +98,16 @@ CREATE TABLE stripe_restore_stripe_history (
 	PRIMARY KEY (restore_id, stripe)
 );
 
--- Each stripe's stored bytes by the end of every second of its backup.
+-- Each stripe's stored bytes at every figure of its timeline: at the end of
+-- each sampling interval (0.1 s, doubled for long backups), the last one,
+-- the total, when the stripe finished.
 CREATE TABLE stripe_backup_timeline_history (
 	backup_id		bigint NOT NULL REFERENCES stripe_backup_history (id) ON DELETE CASCADE,
 	stripe			int NOT NULL,
-	second			int NOT NULL,
+	sample			int NOT NULL,		-- 1, 2, ... in time order
+	seconds			float8 NOT NULL,	-- since the backup began
 	stored_bytes	bigint NOT NULL,
-	PRIMARY KEY (backup_id, stripe, second)
+	PRIMARY KEY (backup_id, stripe, sample)
 );
 
 -- What stripe_calibrate() measured.
@@ -243,17 +246,23 @@ SELECT s.restore_id,
 		   AS mb_per_s
 FROM @extschema@.stripe_restore_stripe_history s;
 
+-- Per sample: the stripe's MB/s since the sample before it.
 CREATE VIEW stripe_backup_timeline AS
-SELECT t.backup_id,
-	   t.stripe,
-	   t.second,
-	   t.stored_bytes,
-	   pg_catalog.round(((t.stored_bytes OPERATOR(pg_catalog.-)
-			pg_catalog.lag(t.stored_bytes, 1, 0::pg_catalog.int8) OVER w)::pg_catalog.float8
-			OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)::pg_catalog.numeric, 1)
+SELECT d.backup_id,
+	   d.stripe,
+	   d.seconds,
+	   d.stored_bytes,
+	   pg_catalog.round((((d.stored_bytes OPERATOR(pg_catalog.-) d.bytes_before)::pg_catalog.float8
+			OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (d.seconds OPERATOR(pg_catalog.-) d.seconds_before)
+				OPERATOR(pg_catalog.>) 0::pg_catalog.float8
+			THEN (d.seconds OPERATOR(pg_catalog.-) d.seconds_before) END))::pg_catalog.numeric, 1)
 		   AS mb_per_s
-FROM @extschema@.stripe_backup_timeline_history t
-WINDOW w AS (PARTITION BY t.backup_id, t.stripe ORDER BY t.second);
+FROM (SELECT t.backup_id, t.stripe, t.sample, t.seconds, t.stored_bytes,
+			 pg_catalog.lag(t.stored_bytes, 1, 0::pg_catalog.int8) OVER w AS bytes_before,
+			 pg_catalog.lag(t.seconds, 1, 0::pg_catalog.float8) OVER w AS seconds_before
+	  FROM @extschema@.stripe_backup_timeline_history t
+	  WINDOW w AS (PARTITION BY t.backup_id, t.stripe ORDER BY t.sample)) d;
 
 -- Live: a row per stripe of the running backup or restore; none otherwise.
 CREATE FUNCTION stripebackup_progress(

@@ -26,6 +26,13 @@
 #define SB_MAX_CHUNK_SIZE (64 * 1024 * 1024)
 
 /*
+ * A stripe's timeline: at most this many figures (the total included), taken
+ * at most this many seconds apart (512 such figures span 16 years).
+ */
+#define SB_TIMELINE_MAX_FIGURES 512
+#define SB_TIMELINE_MAX_INTERVAL 1e6
+
+/*
  * The permission bits a file or directory of a data directory may have:
  * PostgreSQL makes 0700/0600, or 0750/0640 with group access.  Writers keep
  * st_mode & SB_ALLOWED_MODE_BITS; readers refuse anything else (no setuid,
@@ -104,9 +111,10 @@ typedef struct SbStripeInfo
 	uint64_t	file_bytes;		/* size of the stripe file */
 	double		seconds;		/* wall time its writer was busy */
 	double		finished_after; /* from the start of the backup to its last write */
-	uint64_t   *timeline;		/* stored bytes by the end of each second; the last
-								 * figure is the total, at finished_after */
+	uint64_t   *timeline;		/* stored bytes by the end of each interval; the
+								 * last figure is the total, at finished_after */
 	uint32_t	ntimeline;
+	double		timeline_interval;	/* seconds between figures */
 	SbChunkRange *ranges;
 	uint32_t	nranges;
 } SbStripeInfo;
@@ -242,6 +250,14 @@ extern size_t sb_manifest_data_entry_at(const SbManifest *m, uint64_t pos);
 
 /* Raw length of chunk CHUNK_ID (the last one may be short). */
 extern uint32_t sb_manifest_chunk_length(const SbManifest *m, uint64_t chunk_id);
+
+/*
+ * When figure I of stripe S's timeline was taken, in seconds since the
+ * backup began: the end of interval I, and for the last figure
+ * finished_after (an interval after the figure before it, if the manifest
+ * says no later time).
+ */
+extern double sb_stripe_timeline_seconds(const SbStripeInfo *s, uint32_t i);
 
 /* Names used in the manifest and on the command line. */
 extern const char *sb_codec_name(SbCodec codec);

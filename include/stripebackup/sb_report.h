@@ -8,9 +8,10 @@
 #include "stripebackup/sb_manifest.h"
 
 /*
- * An SVG chart of each stripe's write throughput second by second, one
- * <polyline class="series"> per stripe, with a legend.  Malloc'd text.
- * A backup written before stripes kept timelines has empty series.
+ * An SVG chart of each stripe's write throughput over time, a point per
+ * interval of its timeline, one <polyline class="series"> per stripe, axes
+ * labelled at round values, and a legend.  Malloc'd text.  A stripe
+ * without a timeline has an empty series.
  */
 extern char *sb_report_svg(const SbManifest *m, SbError *err);
 

@@ -16,7 +16,7 @@ static void
 report_usage(void)
 {
 	printf("%s report shows how the stripes of a backup did: the figures of each, and\n"
-		   "with --svg a chart of their throughput second by second.\n\n", progname);
+		   "with --svg a chart of their throughput over time.\n\n", progname);
 	printf("Usage:\n  %s report LOCATION [--svg FILE]\n\n", progname);
 	printf("Options:\n");
 	printf("      --svg=FILE   write the chart to FILE (\"-\" for standard output)\n");

@@ -382,6 +382,7 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 		w->fd = -1;
 		w->dest_fd = -1;
 		w->folder_fd = -1;
+		sb_timeline_init(&w->timeline);
 		sb_rate_init(&w->rate, o->max_rates ? o->max_rates[i] : 0);
 		w->in_flight = sb_alloc(b->queue_depth * sizeof(SbChunk *), err);
 		if (w->in_flight == NULL)
@@ -502,18 +503,20 @@ build_ranges(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
 	return true;
 }
 
-/* The writer's per-second figures, and the total at its end. */
-static bool
-copy_timeline(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
+/*
+ * The coarsest interval any writer's timeline reached: every stripe's
+ * timeline is given in it, so the figures of all stripes line up in time.
+ */
+static double
+common_timeline_interval(const SbBackup *b)
 {
-	s->timeline = sb_alloc((w->ntimeline + 1) * sizeof(uint64_t), err);
-	if (s->timeline == NULL)
-		return false;
-	if (w->ntimeline > 0)
-		memcpy(s->timeline, w->timeline, w->ntimeline * sizeof(uint64_t));
-	s->timeline[w->ntimeline] = s->stored_bytes;
-	s->ntimeline = w->ntimeline + 1;
-	return true;
+	double		interval = SB_TIMELINE_FIRST_INTERVAL;
+	uint32_t	i;
+
+	for (i = 0; i < b->nstripes; i++)
+		if (b->writers[i].timeline.interval > interval)
+			interval = b->writers[i].timeline.interval;
+	return interval;
 }
 
 /* Put the writers' figures and chunk ranges into the manifest. */
@@ -521,6 +524,7 @@ static bool
 complete_manifest(SbBackup *b, SbError *err)
 {
 	SbManifest *m = b->manifest;
+	double		interval = common_timeline_interval(b);
 	char		now[32];
 	uint32_t	i;
 
@@ -542,7 +546,8 @@ complete_manifest(SbBackup *b, SbError *err)
 		s->file_bytes = w->offset + SB_TRAILER_SIZE;	/* the trailer comes next */
 		s->seconds = (double) atomic_load(&w->busy_usec) / 1e6;
 		s->finished_after = w->finished_at > 0 ? w->finished_at - b->started : 0;
-		if (!copy_timeline(w, s, err))
+		sb_timeline_coarsen_to(&w->timeline, interval);
+		if (!sb_timeline_export(&w->timeline, s->finished_after, s->stored_bytes, s, err))
 			return false;
 		m->stream_bytes += s->raw_bytes;
 		m->stored_bytes += s->stored_bytes;
@@ -661,7 +666,6 @@ free_backup(SbBackup *b, bool keep_manifest)
 		free(w->path);
 		free(w->entries);
 		free(w->in_flight);
-		free(w->timeline);
 		sb_queue_destroy(&w->queue);
 	}
 	for (i = 0; b->chunks != NULL && i < b->nchunks; i++)

@@ -25,6 +25,7 @@
 #include "rate.h"
 #include "scheduler.h"
 #include "ticker.h"
+#include "timeline.h"
 
 /* One buffer travelling through the pipeline. */
 typedef struct SbChunk
@@ -73,9 +74,7 @@ typedef struct SbStripeWriter
 	SbRate		rate;
 	double		busy_since;		/* when writes went from none to some */
 	double		finished_at;	/* when its last write completed */
-	uint64_t   *timeline;		/* stored bytes written by the end of each second */
-	size_t		ntimeline;
-	size_t		timeline_cap;
+	SbTimeline	timeline;		/* its stored bytes over time, for the manifest */
 	_Atomic uint64_t chunks;
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;

@@ -8,9 +8,11 @@
  * that every chunk lives in exactly one stripe, that the stripes' byte counts
  * are those of the chunks they hold, and that it says only what a
  * PostgreSQL data directory can hold (modes within 0755, links only to
- * tablespaces).  The writer passes the same gate before it publishes.
+ * tablespaces), and that every timeline can be charted.  The writer passes
+ * the same gate before it publishes.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,6 +493,60 @@ check_bytes(const SbManifest *m, SbError *err)
 	return true;
 }
 
+/*
+ * A stripe's timeline, when it has one: figures a positive, bounded interval
+ * apart, not too many of them, never decreasing, the last the stripe's
+ * stored bytes.  So a chart of it shows no negative or impossible rate.
+ */
+static bool
+check_timeline(const SbStripeInfo *st, SbError *err)
+{
+	uint32_t	i;
+
+	if (st->ntimeline == 0)
+		return true;
+	if (!isfinite(st->timeline_interval) || st->timeline_interval <= 0 ||
+		st->timeline_interval > SB_TIMELINE_MAX_INTERVAL)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: stripe %u has a timeline interval of %g seconds (more than 0, at most %g)",
+							st->number, st->timeline_interval, SB_TIMELINE_MAX_INTERVAL);
+	if (st->ntimeline > SB_TIMELINE_MAX_FIGURES)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: stripe %u has a timeline of %u figures (at most %d)",
+							st->number, st->ntimeline, SB_TIMELINE_MAX_FIGURES);
+	for (i = 1; i < st->ntimeline; i++)
+		if (st->timeline[i] < st->timeline[i - 1])
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: the timeline of stripe %u goes back at figure %u",
+								st->number, i + 1);
+	if (st->timeline[st->ntimeline - 1] != st->stored_bytes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: the timeline of stripe %u ends at %" PRIu64 " bytes, the stripe stores %" PRIu64,
+							st->number, st->timeline[st->ntimeline - 1], st->stored_bytes);
+	return true;
+}
+
+static bool
+check_timelines(const SbManifest *m, SbError *err)
+{
+	uint32_t	s;
+
+	for (s = 0; s < m->nstripes; s++)
+		if (!check_timeline(&m->stripes[s], err))
+			return false;
+	return true;
+}
+
+double
+sb_stripe_timeline_seconds(const SbStripeInfo *s, uint32_t i)
+{
+	double		end_of_interval = (i + 1) * s->timeline_interval;
+
+	if (i + 1 < s->ntimeline || s->finished_after <= i * s->timeline_interval)
+		return end_of_interval;
+	return s->finished_after;
+}
+
 bool
 sb_manifest_index(SbManifest *m, SbError *err)
 {
@@ -500,7 +556,7 @@ sb_manifest_index(SbManifest *m, SbError *err)
 	if (m->nstripes == 0 || m->nstripes > SB_MAX_STRIPES)
 		return sb_error_set(err, SB_ECORRUPT, "manifest: %u stripes", m->nstripes);
 	return check_paths(m, err) && check_entry_kinds(m, err) && index_stream(m, err) &&
-		index_chunks(m, err) && check_bytes(m, err);
+		index_chunks(m, err) && check_bytes(m, err) && check_timelines(m, err);
 }
 
 uint32_t

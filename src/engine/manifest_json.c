@@ -236,7 +236,10 @@ add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
 		add_pair(b, ranges, s->ranges[i].first, s->ranges[i].last);
 	if (s->ntimeline > 0)
 	{
-		cJSON	   *timeline = add(b, o, "timeline", cJSON_CreateArray());
+		cJSON	   *timeline;
+
+		add(b, o, "timeline_interval", cJSON_CreateNumber(s->timeline_interval));
+		timeline = add(b, o, "timeline", cJSON_CreateArray());
 
 		for (i = 0; timeline != NULL && i < s->ntimeline; i++)
 			add_u64(b, timeline, NULL, s->timeline[i]);
@@ -589,6 +592,25 @@ parse_entry(const cJSON *o, SbManifest *m, SbError *err)
 	return ok;
 }
 
+/* "timeline_interval" and "timeline" (at least the total) come together, or not at all. */
+static bool
+get_timeline(const cJSON *o, SbStripeInfo *s, SbError *err)
+{
+	const cJSON *interval = cJSON_GetObjectItemCaseSensitive(o, "timeline_interval");
+	bool		has_timeline = cJSON_GetObjectItemCaseSensitive(o, "timeline") != NULL;
+
+	if (interval == NULL && !has_timeline)
+		return true;
+	if (!has_timeline)
+		return bad(err, "stripe has no timeline for its", "timeline_interval");
+	if (!cJSON_IsNumber(interval))
+		return bad(err, "stripe's timeline lacks a numeric", "timeline_interval");
+	s->timeline_interval = interval->valuedouble;
+	if (!get_number_list(o, "timeline", &s->timeline, &s->ntimeline, err))
+		return false;
+	return s->ntimeline > 0 ? true : bad(err, "empty array", "timeline");
+}
+
 static bool
 parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 {
@@ -617,7 +639,7 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 		get_u64(o, "stored_bytes", &s->stored_bytes, err) &&
 		get_u64(o, "file_bytes", &s->file_bytes, err) &&
 		get_pairs(o, "chunk_ranges", (uint64_t **) &s->ranges, &s->nranges, err) &&
-		get_number_list(o, "timeline", &s->timeline, &s->ntimeline, err);
+		get_timeline(o, s, err);
 }
 
 /* "MAJOR.MINOR": digits, a dot, digits, nothing else. */

@@ -128,23 +128,14 @@ retire_written(SbStripeWriter *w)
 }
 
 /*
- * The stripe's timeline: its stored bytes at the end of every second since
- * the backup began (the chart of a backup shows whether the devices were
- * balanced).  A second without a write repeats the figure before it.
+ * The stripe's timeline up to NOW (the chart of a backup shows whether the
+ * devices were balanced).  An interval that ended while the writer waited
+ * for a chunk or a completion keeps the figure it had.
  */
-static bool
-note_timeline(SbStripeWriter *w, SbError *err)
+static void
+note_timeline(SbStripeWriter *w, double now)
 {
-	uint64_t	now_second = (uint64_t) (sb_monotonic_seconds() - w->backup->started);
-	uint64_t	bytes = atomic_load(&w->stored_bytes);
-
-	while (w->ntimeline < now_second)
-	{
-		if (!sb_grow((void **) &w->timeline, &w->timeline_cap, w->ntimeline, sizeof(uint64_t), err))
-			return false;
-		w->timeline[w->ntimeline++] = bytes;
-	}
-	return true;
+	sb_timeline_note(&w->timeline, now - w->backup->started, atomic_load(&w->stored_bytes));
 }
 
 /* Take completed writes; false (ERR set) if one failed. */
@@ -157,6 +148,8 @@ reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
 
 	if (n < 0)
 		return false;
+	/* Intervals that ended before these completions were seen do not get their bytes. */
+	note_timeline(w, sb_monotonic_seconds());
 	for (i = 0; i < n; i++)
 	{
 		SbChunk    *c = done[i]->tag;
@@ -170,7 +163,7 @@ reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
 	}
 	if (n > 0)
 		retire_written(w);
-	return note_timeline(w, err);
+	return true;
 }
 
 /*
@@ -260,6 +253,7 @@ sb_stripe_writer_main(void *arg)
 	io = sb_io_new(b->io_method, b->queue_depth, NULL, &err);
 	ok = io != NULL && write_all(w, io, source, &err);
 	w->finished_at = sb_monotonic_seconds();
+	note_timeline(w, w->finished_at);
 	if (io != NULL)
 		drain(w, io);
 	sb_io_free(io);

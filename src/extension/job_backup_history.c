@@ -107,35 +107,46 @@ insert_stripes(const SbJob *job, const SbManifest *m)
 	(void) sb_sql_run(SB_SQL_BACKUP_STRIPES_INSERT, values, NULL);
 }
 
-/* Each stripe's timeline, a row per second, as one statement over arrays. */
+/*
+ * Each stripe's timeline, a row per figure with the time it was taken, as
+ * one statement over arrays.
+ */
 static void
 insert_timelines(const SbJob *job, const SbManifest *m)
 {
 	int			n = 0;
 	Datum	   *stripes,
+			   *samples,
 			   *seconds,
 			   *bytes;
-	Datum		values[4];
+	Datum		values[5];
 	uint32_t	i,
 				t;
 
 	for (i = 0; i < m->nstripes; i++)
 		n += (int) m->stripes[i].ntimeline;
 	stripes = palloc(sizeof(Datum) * (n + 1));
+	samples = palloc(sizeof(Datum) * (n + 1));
 	seconds = palloc(sizeof(Datum) * (n + 1));
 	bytes = palloc(sizeof(Datum) * (n + 1));
 	n = 0;
 	for (i = 0; i < m->nstripes; i++)
-		for (t = 0; t < m->stripes[i].ntimeline; t++, n++)
+	{
+		const SbStripeInfo *s = &m->stripes[i];
+
+		for (t = 0; t < s->ntimeline; t++, n++)
 		{
-			stripes[n] = Int32GetDatum((int32) m->stripes[i].number);
-			seconds[n] = Int32GetDatum((int32) t + 1);
-			bytes[n] = Int64GetDatum((int64) m->stripes[i].timeline[t]);
+			stripes[n] = Int32GetDatum((int32) s->number);
+			samples[n] = Int32GetDatum((int32) t + 1);
+			seconds[n] = Float8GetDatum(sb_stripe_timeline_seconds(s, t));
+			bytes[n] = Int64GetDatum((int64) s->timeline[t]);
 		}
+	}
 	values[0] = Int64GetDatum(job->id);
 	values[1] = sb_sql_array(stripes, NULL, n, INT4OID);
-	values[2] = sb_sql_array(seconds, NULL, n, INT4OID);
-	values[3] = sb_sql_array(bytes, NULL, n, INT8OID);
+	values[2] = sb_sql_array(samples, NULL, n, INT4OID);
+	values[3] = sb_sql_array(seconds, NULL, n, FLOAT8OID);
+	values[4] = sb_sql_array(bytes, NULL, n, INT8OID);
 	(void) sb_sql_run(SB_SQL_BACKUP_TIMELINE_INSERT, values, NULL);
 }
 

@@ -61,11 +61,11 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	INT8ARRAYOID, FLOAT8ARRAYOID}, SPI_OK_INSERT},
 
 	{SB_SQL_BACKUP_TIMELINE_INSERT,
-		"INSERT INTO @extschema@.stripe_backup_timeline_history (backup_id, stripe, second,"
-		" stored_bytes) SELECT $1, t.stripe, t.second, t.stored_bytes"
-		" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4))"
-		" AS t(stripe, second, stored_bytes)",
-	4, {INT8OID, INT4ARRAYOID, INT4ARRAYOID, INT8ARRAYOID}, SPI_OK_INSERT},
+		"INSERT INTO @extschema@.stripe_backup_timeline_history (backup_id, stripe, sample,"
+		" seconds, stored_bytes) SELECT $1, t.stripe, t.sample, t.seconds, t.stored_bytes"
+		" FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4),"
+		" pg_catalog.unnest($5)) AS t(stripe, sample, seconds, stored_bytes)",
+	5, {INT8OID, INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, INT8ARRAYOID}, SPI_OK_INSERT},
 
 	{SB_SQL_BACKUP_FOLDERS,
 		"SELECT h.name, h.destinations FROM @extschema@.stripe_backup_history h"

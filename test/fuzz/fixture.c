@@ -186,6 +186,7 @@ make_manifest_fixed(SbManifest *m)
 		s->finished_after = 0;
 		s->ntimeline = 1;
 		s->timeline[0] = s->stored_bytes;
+		s->timeline_interval = 0.1;
 	}
 }
 

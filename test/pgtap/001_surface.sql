@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(52);
+SELECT plan(53);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'],
@@ -38,6 +38,8 @@ SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'sta
 	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid']);
 SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
 	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'mb_per_s']);
+SELECT columns_are('stripe_backup_timeline', ARRAY['backup_id', 'stripe', 'seconds', 'stored_bytes',
+	'mb_per_s']);
 
 -- Defaults, as DESIGN.md gives them.
 SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean)'::regprocedure)),

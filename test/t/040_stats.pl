@@ -1,4 +1,5 @@
-# Statistics: live progress of a running backup, the per-second timeline and
+# Statistics: live progress of a running backup, the timeline (a sample every
+# tenth of a second) and
 # its SVG chart, throughput per destination, calibration whose figures
 # become the weights of the next backup, and the reset of it all.
 use strict;
@@ -59,9 +60,26 @@ ok($node->poll_query_until('postgres', "SELECT status = 'completed' FROM stripe_
 is($node->safe_psql('postgres', 'SELECT count(*) FROM stripe_backup_progress'), '0',
 	'no progress rows once it has ended');
 
-# The timeline and the chart.
-cmp_ok($node->safe_psql('postgres', "SELECT count(DISTINCT second) FROM stripe_backup_timeline WHERE backup_id = $id"),
-	'>=', 4, 'the timeline has a row per second');
+# The timeline and the chart.  Per stripe: the number of samples, the first
+# and last one's time, whether the last one is the stripe's total, and the
+# MB it adds up to from mb_per_s (rounded to 0.1 MB/s) times the time
+# between samples, next to the MB it stored.
+my $timeline = $node->safe_psql('postgres', "
+	SELECT t.stripe, count(*), min(t.seconds), max(t.seconds),
+	       (array_agg(t.stored_bytes ORDER BY t.seconds DESC))[1] = s.stored_bytes,
+	       round(sum(t.mb_per_s * (t.seconds - t.before))), round(s.stored_bytes / 1e6)
+	FROM (SELECT *, coalesce(lag(seconds) OVER (PARTITION BY stripe ORDER BY seconds), 0) AS before
+	      FROM stripe_backup_timeline WHERE backup_id = $id) t
+	JOIN stripe_backup_stripes s ON s.backup_id = $id AND s.stripe = t.stripe
+	GROUP BY t.stripe, s.stored_bytes ORDER BY t.stripe");
+note("timeline (stripe|samples|first at|last at|ends at the total|MB from mb_per_s|MB stored):\n$timeline");
+my @stripes = map { [ split /\|/ ] } split /\n/, $timeline;
+is(scalar @stripes, 2, 'a timeline for each stripe');
+ok(!grep({ $_->[1] < 20 || $_->[1] < 10 * $_->[3] - 1 } @stripes),
+	'with a sample every tenth of a second of a backup of seconds');
+ok(!grep({ $_->[2] != 0.1 } @stripes), 'the first at 0.1 s');
+ok(!grep({ $_->[4] ne 't' } @stripes), 'the last one the stripe\'s stored bytes');
+ok(!grep({ abs($_->[5] - $_->[6]) > 1 } @stripes), 'and mb_per_s the rate between samples');
 my $svg_file = PostgreSQL::Test::Utils::tempdir() . '/backup.svg';
 open my $fh, '>', $svg_file or die;
 print $fh $node->safe_psql('postgres', "SELECT stripe_backup_svg($id)");
@@ -70,6 +88,8 @@ command_ok([ 'xmllint', '--noout', $svg_file ], 'the SVG from SQL is well-formed
 my $series = `xmllint --xpath 'count(//*[local-name()="polyline"][\@class="series"])' $svg_file`;
 chomp $series;
 is($series, '2', 'with one series per stripe');
+my $points = `xmllint --xpath 'string(//*[local-name()="polyline"][\@data-stripe="1"]/\@points)' $svg_file`;
+is(scalar(() = $points =~ /,/g), $stripes[0][1], 'a point for each sample of the timeline');
 my $location = backup_location($node, $id);
 my $cli_svg = PostgreSQL::Test::Utils::tempdir() . '/cli.svg';
 command_ok([ 'stripebackup', 'report', $location, '--svg', $cli_svg ], 'stripebackup report --svg');

@@ -91,6 +91,19 @@ set_stripe_bytes(SbManifest *m)
 	}
 }
 
+/* Stripe S's timeline: its stored bytes after a quarter and half of it, then all, 0.1 s apart. */
+static void
+set_timeline(SbStripeInfo *s, uint32_t n)
+{
+	uint32_t	i;
+
+	s->timeline = malloc(sizeof(uint64_t) * n);
+	for (i = 0; i < n; i++)
+		s->timeline[i] = s->stored_bytes >> (n - 1 - i);
+	s->ntimeline = n;
+	s->timeline_interval = 0.1;
+}
+
 /*
  * A manifest that uses every feature:
  *
@@ -145,6 +158,8 @@ sample_manifest(void)
 	set_stripe(&m->stripes[0], 1, "/mnt/fast", 2.5, r1, 2);
 	set_stripe(&m->stripes[1], 2, "/mnt/caf\xe9-slow", 0.75, r2, 1);
 	set_stripe_bytes(m);
+	set_timeline(&m->stripes[0], 3);
+	set_timeline(&m->stripes[1], 1);
 	return m;
 }
 
@@ -184,10 +199,14 @@ stripes_equal(const SbStripeInfo *a, const SbStripeInfo *b)
 		!str_eq(a->file_name, b->file_name) || a->weight != b->weight ||
 		a->chunks != b->chunks || a->raw_bytes != b->raw_bytes ||
 		a->stored_bytes != b->stored_bytes || a->file_bytes != b->file_bytes ||
-		a->seconds != b->seconds || a->nranges != b->nranges)
+		a->seconds != b->seconds || a->nranges != b->nranges || a->ntimeline != b->ntimeline ||
+		a->timeline_interval != b->timeline_interval)
 		return false;
 	for (i = 0; i < a->nranges; i++)
 		if (a->ranges[i].first != b->ranges[i].first || a->ranges[i].last != b->ranges[i].last)
+			return false;
+	for (i = 0; i < a->ntimeline; i++)
+		if (a->timeline[i] != b->timeline[i])
 			return false;
 	return true;
 }
@@ -300,6 +319,7 @@ test_manifest_json_roundtrip(void)
 		 "a destination that is not UTF-8 is written as hex");
 	like(json, "\"format_version\":\"2.0\"", "format version 2.0");
 	like(json, "9007199254740991", "2^53 - 1 is written exactly");
+	like(json, "\"timeline_interval\":0.1,\"timeline\":[", "a timeline follows its interval, in seconds");
 
 	back = sb_manifest_from_json(json, strlen(json), &err);
 	if (!ok(back != NULL, "from_json takes it back"))
@@ -643,6 +663,43 @@ test_manifest_rejects(void)
 	expect_refused(m, SB_ECORRUPT, "stripe 1", "a stripe shorter than a header and a trailer");
 	expect_text_refused("\"mode\":\"0644\"", "\"mode\":\"6777\"", SB_ECORRUPT, "has mode 6777",
 						"a setuid mode in the JSON");
+
+	/* Timelines a chart can be drawn from. */
+	m = sample_manifest();
+	m->stripes[0].timeline_interval = 0;
+	expect_refused(m, SB_ECORRUPT, "stripe 1 has a timeline interval of 0 seconds", "a timeline interval of 0");
+	m = sample_manifest();
+	m->stripes[1].timeline_interval = -0.1;
+	expect_refused(m, SB_ECORRUPT, "interval of -0.1 seconds", "a negative timeline interval");
+	m = sample_manifest();
+	m->stripes[0].timeline_interval = 2e6;
+	expect_refused(m, SB_ECORRUPT, "at most 1e+06", "a timeline interval of 23 days");
+	m = sample_manifest();
+	free(m->stripes[0].timeline);
+	m->stripes[0].timeline = calloc(SB_TIMELINE_MAX_FIGURES + 1, sizeof(uint64_t));
+	m->stripes[0].ntimeline = SB_TIMELINE_MAX_FIGURES + 1;
+	m->stripes[0].timeline[SB_TIMELINE_MAX_FIGURES] = m->stripes[0].stored_bytes;
+	expect_refused(m, SB_ECORRUPT, "a timeline of 513 figures (at most 512)", "a timeline too long");
+	m = sample_manifest();
+	m->stripes[0].timeline[1] = m->stripes[0].timeline[0] - 1;
+	expect_refused(m, SB_ECORRUPT, "timeline of stripe 1 goes back at figure 2", "a timeline going back");
+	m = sample_manifest();
+	m->stripes[1].timeline[0]--;
+	expect_refused(m, SB_ECORRUPT, "timeline of stripe 2 ends at", "a timeline that does not end at the total");
+	expect_text_refused("\"timeline_interval\":0.1", "\"timeline_interval\":1e999", SB_ECORRUPT,
+						"interval of inf seconds", "an infinite timeline interval");
+	expect_text_refused("\"timeline_interval\":0.1,", "", SB_ECORRUPT,
+						"lacks a numeric \"timeline_interval\"", "a timeline without its interval");
+	expect_text_refused("\"timeline_interval\":0.1", "\"timeline_interval\":\"0.1\"", SB_ECORRUPT,
+						"lacks a numeric \"timeline_interval\"", "a timeline interval that is a string");
+	expect_text_refused("\"timeline\":[", "\"other\":[", SB_ECORRUPT,
+						"no timeline for its \"timeline_interval\"", "an interval without a timeline");
+	expect_text_refused("\"timeline\":[", "\"timeline\":[],\"other\":[", SB_ECORRUPT,
+						"empty array \"timeline\"", "an empty timeline");
+	expect_text_refused("\"timeline\":[", "\"timeline\":[1e3,", SB_ECORRUPT,
+						"\"timeline\" holds \"1e3\"", "a timeline figure written 1e3");
+	expect_text_refused("\"timeline\":[", "\"timeline\":[\"1\",", SB_ECORRUPT,
+						"bad number in \"timeline\"", "a timeline figure that is a string");
 
 	/* Text that does not parse into a manifest. */
 	expect_text_refused("\"format\":\"stripebackup\"", "\"format\":\"other\"", SB_ECORRUPT,

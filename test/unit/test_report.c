@@ -2,8 +2,9 @@
  * test_report.c
  *		The SVG report (sb_report_svg): well-formed XML (xmllint, from
  *		libxml2-utils, reads it back), one series per stripe plotted at the
- *		right place, text escaped, a report larger than its first buffer, and
- *		the report of a real backup.
+ *		right place, axes labelled at round values, text escaped, a report
+ *		larger than its first buffer, and the reports of real backups: a
+ *		point per tenth of a second for a backup of two seconds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,10 @@
 
 #define SERIES "//*[local-name()='polyline'][@class='series']"
 
-/* A stripe of a hand-made manifest: TIMELINE (N figures) is copied. */
+/* A stripe of a hand-made manifest: TIMELINE (N figures, INTERVAL seconds apart) is copied. */
 static void
 set_stripe(SbStripeInfo *s, uint32_t number, const char *destination, uint64_t stored,
-		   double finished_after, const uint64_t *timeline, uint32_t n)
+		   double finished_after, double interval, const uint64_t *timeline, uint32_t n)
 {
 	s->number = number;
 	s->destination = strdup(destination);
@@ -28,6 +29,7 @@ set_stripe(SbStripeInfo *s, uint32_t number, const char *destination, uint64_t s
 	if (n > 0)
 		memcpy(s->timeline, timeline, n * sizeof(uint64_t));
 	s->ntimeline = n;
+	s->timeline_interval = interval;
 }
 
 static SbManifest *
@@ -65,6 +67,43 @@ xpath(const char *file, const char *expr, char *out, size_t outlen)
 	return xmllint(args, 2, file, out, outlen) == 0;
 }
 
+/* The labels of the axis whose ticks are in <g class="CLASS">, as "a, b, c" into OUT. */
+static void
+tick_labels(const char *file, const char *class, char *out, size_t outlen)
+{
+	char		expr[160];
+	char		label[64];
+	size_t		used = 0;
+	int			k;
+
+	out[0] = '\0';
+	for (k = 1; k < 20 && used < outlen; k++)
+	{
+		snprintf(expr, sizeof(expr),
+				 "string((//*[local-name()='g'][@class='%s']/*[local-name()='text'])[%d])", class, k);
+		if (!xpath(file, expr, label, sizeof(label)) || label[0] == '\0')
+			break;
+		used += (size_t) snprintf(out + used, outlen - used, "%s%s", k > 1 ? ", " : "", label);
+	}
+}
+
+/* Points in stripe NUMBER's series in FILE; -1 if it cannot be read. */
+static int
+series_points(const char *file, uint32_t number)
+{
+	char		expr[128];
+	char		points[16384];
+	int			n = 0;
+	char	   *p;
+
+	snprintf(expr, sizeof(expr), "string(" SERIES "[@data-stripe='%u']/@points)", number);
+	if (!xpath(file, expr, points, sizeof(points)))
+		return -1;
+	for (p = points; (p = strchr(p, ',')) != NULL; p++)
+		n++;
+	return n;
+}
+
 /* Write the report of M to DIR/report.svg (path in FILE); checks it is well-formed XML. */
 static char *
 draw(const SbManifest *m, const char *dir, char *file)
@@ -87,8 +126,9 @@ draw(const SbManifest *m, const char *dir, char *file)
 }
 
 /*
- * Three stripes, each a different kind of timeline: three seconds, the last
- * one partial; a single second; none (a backup from before timelines).
+ * Three stripes, each a different kind of timeline: three figures a second
+ * apart, the last after half a second; a single figure; none (a backup
+ * from before timelines).
  */
 void
 test_report_svg_series(void)
@@ -102,9 +142,9 @@ test_report_svg_series(void)
 	char	   *svg;
 
 	th_tempdir(dir, "report");
-	set_stripe(&m->stripes[0], 1, "/dest/<one>", 3500000, 2.5, t1, 3);
-	set_stripe(&m->stripes[1], 2, "/dest/caf\xc3\xa9", 2000000, 0.8, t2, 1);
-	set_stripe(&m->stripes[2], 3, "/dest/three", 0, 0, NULL, 0);
+	set_stripe(&m->stripes[0], 1, "/dest/<one>", 3500000, 2.5, 1.0, t1, 3);
+	set_stripe(&m->stripes[1], 2, "/dest/caf\xc3\xa9", 2000000, 0.8, 1.0, t2, 1);
+	set_stripe(&m->stripes[2], 3, "/dest/three", 0, 0, 0, NULL, 0);
 	svg = draw(m, dir, file);
 	if (svg != NULL)
 	{
@@ -119,16 +159,17 @@ test_report_svg_series(void)
 		like(svg, "nightly &lt;full&gt; &amp; &quot;more&quot;", "the label is escaped in the SVG");
 
 		/*
-		 * The plot is 770 x 310 from (70, 50); 3 s wide (the longest
-		 * timeline), up to 2.75 MB/s (stripe 2's 2.5 MB/s plus a tenth).
-		 * Stripe 1: 1 MB/s over [0, 1), 2 over [1, 2), 0.5 MB in [2, 2.5).
+		 * The plot is 760 x 310 from (80, 50), 2.5 s wide (stripe 1's last
+		 * figure), up to 2.5 MB/s (stripe 2's rate): x = 80 + 304 t, y = 360
+		 * - 124 r.  Stripe 1: 1 MB/s over [0, 1), 2 over [1, 2), 0.5 MB in
+		 * [2, 2.5).
 		 */
 		ok(xpath(file, "string(" SERIES "[@data-stripe='1']/@points)", out, sizeof(out)), "stripe 1's points");
-		is_str(out, "198.3,247.3 455.0,134.5 647.5,247.3",
-			   "stripe 1: its rate at the middle of each second, the last one half a second");
+		is_str(out, "232.0,236.0 536.0,112.0 764.0,236.0",
+			   "stripe 1: its rate at the middle of each interval, the last one half a second");
 		ok(xpath(file, "string(" SERIES "[@data-stripe='2']/@points)", out, sizeof(out)), "stripe 2's points");
-		is_str(out, "172.7,78.2 275.3,78.2",
-			   "stripe 2: one second drawn as a line at 2.5 MB/s until it finished (0.8 s)");
+		is_str(out, "80.0,50.0 323.2,50.0",
+			   "stripe 2: one figure drawn as a line at 2.5 MB/s from the start until it finished (0.8 s)");
 		ok(xpath(file, "string(" SERIES "[@data-stripe='3']/@points)", out, sizeof(out)), "stripe 3's points");
 		is_str(out, "", "stripe 3, without a timeline: an empty series");
 
@@ -138,10 +179,87 @@ test_report_svg_series(void)
 		like(out, "stripe 2: /dest/caf??, 2.0 MB at 2.5 MB/s", "legend: bytes that are not ASCII as '?'");
 		like(out, "stripe 3: /dest/three, 0.0 MB at 0.0 MB/s, done after 0.00 s",
 			 "legend: a stripe that wrote nothing");
-		ok(xpath(file, "string(//*[local-name()='g'][@class='ticks'])", out, sizeof(out)), "axis labels");
-		like(out, "3.0", "the time axis ends at 3.0 s");
-		like(out, "seconds since the backup began", "the time axis is named");
-		like(out, "MB/s written", "the rate axis is named");
+		tick_labels(file, "y-ticks", out, sizeof(out));
+		is_str(out, "0 MB/s, 0.5 MB/s, 1 MB/s, 1.5 MB/s, 2 MB/s, 2.5 MB/s", "the rate axis, to 2.5 MB/s");
+		tick_labels(file, "x-ticks", out, sizeof(out));
+		is_str(out, "0 s, 0.5 s, 1 s, 1.5 s, 2 s, 2.5 s", "the time axis, to 2.5 s");
+		ok(xpath(file, "string(//*[local-name()='g'][@class='axis-titles'])", out, sizeof(out)), "axis titles");
+		like(out, "time since the backup began (a point every 1 s)", "the time axis is named, with the interval");
+		like(out, "write throughput", "the rate axis is named");
+	}
+	free(svg);
+	sb_manifest_free(m);
+	th_rmtree(dir);
+}
+
+/* The axes of a backup of SECONDS at MB_PER_S: WANT_Y and WANT_X as the labels read. */
+static void
+expect_ticks(double mb_per_s, double seconds, const char *want_y, const char *want_x)
+{
+	SbManifest *m = manifest_with_stripes("bk-ticks", NULL, 1);
+	uint64_t	total = (uint64_t) (mb_per_s * 1e6 * seconds);
+	char		dir[PATH_MAX];
+	char		file[PATH_MAX];
+	char		out[512];
+	char	   *svg;
+
+	th_tempdir(dir, "report-ticks");
+	set_stripe(&m->stripes[0], 1, "/dest", total, seconds, seconds, &total, 1);
+	svg = draw(m, dir, file);
+	if (svg != NULL)
+	{
+		tick_labels(file, "y-ticks", out, sizeof(out));
+		is_str(out, want_y, "%g MB/s: the rate axis at round values", mb_per_s);
+		tick_labels(file, "x-ticks", out, sizeof(out));
+		is_str(out, want_x, "%g s: the time axis at round values", seconds);
+	}
+	free(svg);
+	sb_manifest_free(m);
+	th_rmtree(dir);
+}
+
+/*
+ * Round tick values, four to six of them, in the unit that suits the range:
+ * the rate axis ends on one, the time axis where the backup ended.
+ */
+void
+test_report_svg_ticks(void)
+{
+	expect_ticks(58.3, 2, "0 MB/s, 20 MB/s, 40 MB/s, 60 MB/s", "0 s, 0.5 s, 1 s, 1.5 s, 2 s");
+	expect_ticks(100, 90, "0 MB/s, 20 MB/s, 40 MB/s, 60 MB/s, 80 MB/s, 100 MB/s",
+				 "0 s, 20 s, 40 s, 60 s, 80 s");
+	expect_ticks(249, 1.01, "0 MB/s, 50 MB/s, 100 MB/s, 150 MB/s, 200 MB/s, 250 MB/s",
+				 "0 s, 0.2 s, 0.4 s, 0.6 s, 0.8 s, 1 s");
+	expect_ticks(1234, 2400, "0 GB/s, 0.5 GB/s, 1 GB/s, 1.5 GB/s",
+				 "0 min, 10 min, 20 min, 30 min, 40 min");
+	expect_ticks(0.37, 36000, "0 kB/s, 100 kB/s, 200 kB/s, 300 kB/s, 400 kB/s",
+				 "0 h, 2 h, 4 h, 6 h, 8 h, 10 h");
+	expect_ticks(7.5, 0.03, "0 MB/s, 2 MB/s, 4 MB/s, 6 MB/s, 8 MB/s",
+				 "0 s, 0.01 s, 0.02 s, 0.03 s");
+	expect_ticks(3, 4 * 86400, "0 MB/s, 1 MB/s, 2 MB/s, 3 MB/s", "0 d, 1 d, 2 d, 3 d, 4 d");
+}
+
+/* A backup that wrote nothing, without timelines: axes to 1 s and 1 MB/s, no interval named. */
+void
+test_report_svg_empty(void)
+{
+	SbManifest *m = manifest_with_stripes("bk-empty", NULL, 1);
+	char		dir[PATH_MAX];
+	char		file[PATH_MAX];
+	char		out[512];
+	char	   *svg;
+
+	th_tempdir(dir, "report-empty");
+	set_stripe(&m->stripes[0], 1, "/dest", 0, 0, 0, NULL, 0);
+	svg = draw(m, dir, file);
+	if (svg != NULL)
+	{
+		tick_labels(file, "y-ticks", out, sizeof(out));
+		is_str(out, "0 MB/s, 0.2 MB/s, 0.4 MB/s, 0.6 MB/s, 0.8 MB/s, 1 MB/s", "the rate axis to 1 MB/s");
+		tick_labels(file, "x-ticks", out, sizeof(out));
+		is_str(out, "0 s, 0.2 s, 0.4 s, 0.6 s, 0.8 s, 1 s", "the time axis to 1 s");
+		ok(xpath(file, "string(//*[local-name()='g'][@class='axis-titles'])", out, sizeof(out)) &&
+		   strstr(out, "a point every") == NULL, "no sampling interval is named: %s", out);
 	}
 	free(svg);
 	sb_manifest_free(m);
@@ -154,10 +272,10 @@ test_report_svg_large(void)
 {
 	enum
 	{
-		NSTRIPES = 12, SECONDS = 600
+		NSTRIPES = 12, FIGURES = 300
 	};
 	SbManifest *m = manifest_with_stripes("bk-large", NULL, NSTRIPES);
-	uint64_t   *timeline = malloc(SECONDS * sizeof(uint64_t));
+	uint64_t   *timeline = malloc(FIGURES * sizeof(uint64_t));
 	char		dir[PATH_MAX];
 	char		file[PATH_MAX];
 	char		out[64];
@@ -171,10 +289,11 @@ test_report_svg_large(void)
 		char		dest[32];
 		uint32_t	t;
 
-		for (t = 0; t < SECONDS; t++)
-			timeline[t] = (uint64_t) (t + 1) * (100 + i) * 1000000;
+		for (t = 0; t < FIGURES; t++)
+			timeline[t] = (uint64_t) (t + 1) * (100 + i) * 2000000;
 		snprintf(dest, sizeof(dest), "/dest/%u", i + 1);
-		set_stripe(&m->stripes[i], i + 1, dest, timeline[SECONDS - 1], SECONDS, timeline, SECONDS);
+		set_stripe(&m->stripes[i], i + 1, dest, timeline[FIGURES - 1], 2 * FIGURES, 2.0, timeline,
+				   FIGURES);
 	}
 	svg = draw(m, dir, file);
 	if (svg != NULL)
@@ -182,6 +301,7 @@ test_report_svg_large(void)
 		ok(strlen(svg) > 8192 * 4, "the report is %zu bytes, several times its first buffer", strlen(svg));
 		ok(xpath(file, "count(" SERIES ")", out, sizeof(out)) && strcmp(out, "12") == 0,
 		   "twelve series (got %s)", out);
+		is_int(series_points(file, 12), FIGURES, "a point per figure");
 		ok(xpath(file, "count(//*[local-name()='g'][@class='legend']/*[local-name()='text'])", out,
 				 sizeof(out)) && strcmp(out, "12") == 0, "twelve legend lines (got %s)", out);
 		ok(xpath(file, "string(//*[local-name()='text'][starts-with(., 'Backup ')])", out, sizeof(out)),
@@ -200,29 +320,37 @@ test_report_svg_large(void)
 	th_rmtree(dir);
 }
 
+/*
+ * A backup in fixture F (made here) of a file of BYTES over two
+ * destinations, at most RATES MB/s each (or NULL); NULL if it failed.
+ */
+static SbManifest *
+backup_of(ThFixture *f, const char *tag, size_t bytes, const double *rates)
+{
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbError		err;
+	char		path[PATH_MAX];
+
+	th_fixture(f, tag, 2);
+	th_write_pattern(th_path(path, "%s/data", f->src), bytes, 7, true, 0600);
+	th_options(&o, f->dests, 2, "bk");
+	o.max_rates = rates;
+	if (!ok(th_backup_tree(&o, f->src, &m, &err), "%s: a backup of %zu bytes on two stripes", tag, bytes))
+		th_diag_error("backup", &err);
+	return m;
+}
+
 /* The report of a real two-stripe backup: a series and a legend line per destination. */
 void
 test_report_svg_backup(void)
 {
 	ThFixture	f;
-	SbBackupOptions o;
-	SbManifest *m = NULL;
-	SbError		err;
-	char		path[PATH_MAX];
+	SbManifest *m = backup_of(&f, "report-backup", 3 * 1024 * 1024, NULL);
 	char		file[PATH_MAX];
 	char		out[4096];
-	char	   *svg;
+	char	   *svg = m ? draw(m, f.root, file) : NULL;
 
-	th_fixture(&f, "report-backup", 2);
-	th_write_pattern(th_path(path, "%s/data", f.src), 3 * 1024 * 1024, 7, true, 0600);
-	th_options(&o, f.dests, 2, "bk");
-	if (!ok(th_backup_tree(&o, f.src, &m, &err), "a backup of 3 MB on two stripes"))
-	{
-		th_diag_error("backup", &err);
-		th_fixture_done(&f);
-		return;
-	}
-	svg = draw(m, f.root, file);
 	if (svg != NULL)
 	{
 		ok(xpath(file, "count(" SERIES ")", out, sizeof(out)) && strcmp(out, "2") == 0,
@@ -232,6 +360,43 @@ test_report_svg_backup(void)
 		ok(xpath(file, "string(//*[local-name()='g'][@class='legend'])", out, sizeof(out)), "a legend");
 		like(out, f.dest[0], "the legend names the first destination");
 		like(out, f.dest[1], "and the second");
+	}
+	free(svg);
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}
+
+/*
+ * A backup held to about two seconds (2 MB/s per destination, 4 MB each):
+ * every stripe's timeline has a figure per tenth of a second, and its
+ * series a point per figure.
+ */
+void
+test_report_svg_two_seconds(void)
+{
+	static const double rates[] = {2, 2};
+	ThFixture	f;
+	SbManifest *m = backup_of(&f, "report-two-seconds", 8 * 1000 * 1000, rates);
+	char		file[PATH_MAX];
+	char		out[512];
+	char	   *svg = m ? draw(m, f.root, file) : NULL;
+	uint32_t	i;
+
+	for (i = 0; m != NULL && i < 2; i++)
+		ok(m->stripes[i].timeline_interval == 0.1 && m->stripes[i].ntimeline >= 10,
+		   "stripe %u: %u figures, %g s apart, over %.2f s", i + 1, m->stripes[i].ntimeline,
+		   m->stripes[i].timeline_interval, m->stripes[i].finished_after);
+	if (svg != NULL)
+	{
+		for (i = 0; i < 2; i++)
+		{
+			int			points = series_points(file, i + 1);
+
+			ok(points >= 10 && points == (int) m->stripes[i].ntimeline,
+			   "stripe %u is drawn with a point per figure: %d", i + 1, points);
+		}
+		tick_labels(file, "x-ticks", out, sizeof(out));
+		like(out, "0 s, 0.5 s, 1 s, 1.5 s", "the time axis in half seconds: %s", out);
 	}
 	free(svg);
 	sb_manifest_free(m);

@@ -70,10 +70,19 @@ extern void test_page_cache_direct_reads(void);
 extern void test_pgmeta_read(void);
 extern void test_pgmeta_relocations(void);
 
+/* test_timeline.c */
+extern void test_timeline_short_backup(void);
+extern void test_timeline_long_backup(void);
+extern void test_timeline_wait_and_coarsen(void);
+extern void test_timeline_export_end(void);
+
 /* test_report.c */
 extern void test_report_svg_series(void);
+extern void test_report_svg_ticks(void);
+extern void test_report_svg_empty(void);
 extern void test_report_svg_large(void);
 extern void test_report_svg_backup(void);
+extern void test_report_svg_two_seconds(void);
 
 /* test_calibrate.c */
 extern void test_calibrate_refused(void);
