@@ -284,6 +284,24 @@ SELECT p.kind, p.id, p.phase, p.stripe, p.location, p.bytes_done, p.bytes_total,
 	   pg_catalog.round(p.eta_seconds::pg_catalog.numeric, 1) AS eta_seconds, p.updated_at
 FROM @extschema@.stripebackup_progress() p;
 
+-- The WAL archive module (archive_library = 'stripebackup'): per destination,
+-- what it archived since the server started; the lag is how far the server's
+-- WAL is ahead of the newest segment archived.  Joins pg_stat_archiver as is.
+CREATE FUNCTION stripe_wal_archive_status(
+	OUT destination text, OUT files bigint, OUT bytes bigint, OUT stored_bytes bigint,
+	OUT last_archived_wal text, OUT last_archived_time timestamptz, OUT mb_per_s float8,
+	OUT lag_bytes bigint, OUT failed_count bigint, OUT last_failed_wal text,
+	OUT last_failed_time timestamptz, OUT last_error text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'stripe_wal_archive_status'
+LANGUAGE C STRICT VOLATILE;
+
+CREATE VIEW stripe_wal_archive AS
+SELECT s.destination, s.files, s.bytes, s.stored_bytes, s.last_archived_wal,
+	   s.last_archived_time, pg_catalog.round(s.mb_per_s::pg_catalog.numeric, 1) AS mb_per_s,
+	   s.lag_bytes, s.failed_count, s.last_failed_wal, s.last_failed_time, s.last_error
+FROM @extschema@.stripe_wal_archive_status() s;
+
 -- Per destination, its recent runs (the last 10 of each kind since the last
 -- reset): backups measure writing, restores reading.
 CREATE VIEW stripe_throughput AS
@@ -401,21 +419,32 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_verify_location'
 LANGUAGE C STRICT VOLATILE;
 
--- Restore into an empty or new directory, in a background worker.
-CREATE FUNCTION stripe_restore(backup bigint, target_dir text,
-	tablespace_mapping text[] DEFAULT NULL, wait boolean DEFAULT true)
+-- Restore into an empty or new directory, in a background worker; with a
+-- target, to that point in time through the WAL archive (backup NULL: the
+-- newest backup that ended before the target).
+CREATE FUNCTION stripe_restore(backup bigint DEFAULT NULL, target_dir text DEFAULT NULL,
+	tablespace_mapping text[] DEFAULT NULL, wait boolean DEFAULT true,
+	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
+	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_action text DEFAULT 'promote')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_id'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 CREATE FUNCTION stripe_restore(location text, target_dir text,
-	tablespace_mapping text[] DEFAULT NULL, wait boolean DEFAULT true)
+	tablespace_mapping text[] DEFAULT NULL, wait boolean DEFAULT true,
+	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
+	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_action text DEFAULT 'promote')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_location'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-COMMENT ON FUNCTION stripe_restore(bigint, text, text[], boolean) IS
-'restore a backup into an empty directory while the server runs';
+COMMENT ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text, text,
+	boolean, text, text) IS
+'restore a backup into an empty directory while the server runs, to a point in time through the WAL archive';
 
 -- Measure destinations: sequential write and read of a test file (O_DIRECT),
 -- random reads when asked, a block size by queue depth matrix when asked.
@@ -464,17 +493,21 @@ REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean) FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
+	text, boolean, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
+	text, boolean, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_expire(int, interval) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_wal_archive_status() FROM PUBLIC;
 REVOKE ALL ON TABLE stripe_backup_history, stripe_backup_stripe_history,
 	stripe_restore_history, stripe_restore_stripe_history, stripe_backup_timeline_history,
 	stripe_calibrations, stripe_stats_reset_history FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION stripebackup_progress() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION stripe_wal_archive_status() TO pg_monitor;
 GRANT SELECT ON stripe_backups, stripe_backup_stripes, stripe_restores, stripe_restore_stripes,
-	stripe_backup_progress, stripe_backup_timeline, stripe_throughput, stripe_calibrations
-	TO pg_monitor;
+	stripe_backup_progress, stripe_backup_timeline, stripe_throughput, stripe_calibrations,
+	stripe_wal_archive TO pg_monitor;

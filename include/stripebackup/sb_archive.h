@@ -154,6 +154,14 @@ typedef struct SbRestoreStats
 	double		stripe_seconds[SB_MAX_STRIPES];	/* each stripe's reader, start to end */
 } SbRestoreStats;
 
+/* A file the restore writes into the target once the backup is in place. */
+typedef struct SbRestoreFile
+{
+	const char *path;			/* relative to the target */
+	const char *text;
+	bool		append;			/* to a file the backup holds; else a new file */
+} SbRestoreFile;
+
 /* The file a restore keeps in each directory it writes into while it runs. */
 #define SB_RESTORE_MARKER_FILE ".stripebackup-restore-incomplete"
 
@@ -168,6 +176,9 @@ typedef struct SbRestoreOptions
 	const SbRelocation *relocations;
 	uint32_t	nrelocations;
 	SbRestoreStats *stats;		/* filled in when not NULL */
+	const SbRestoreFile *extra_files;	/* written after every file of the backup,
+										 * before the final sync (recovery settings) */
+	uint32_t	nextra_files;
 } SbRestoreOptions;
 
 /*

@@ -380,6 +380,30 @@ finish_tree(RestoreTarget *t, SbError *err)
 	return link_relocations(t, err) && finish_directories(t, err);
 }
 
+/* The caller's extra files (recovery settings), into the target, after the backup's. */
+static bool
+write_extras(const RestoreTarget *t, const SbRestoreOptions *o, SbError *err)
+{
+	uint32_t	i;
+
+	for (i = 0; i < o->nextra_files; i++)
+	{
+		const SbRestoreFile *f = &o->extra_files[i];
+		int			flags = O_WRONLY | O_CREAT | (f->append ? O_APPEND : O_EXCL);
+		int			fd = sb_open_beneath(t->root.fd, f->path, flags, 0600);
+		bool		ok;
+
+		if (fd < 0)
+			return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"",
+									  f->append ? "open" : "create", t->root.path, f->path);
+		ok = sb_write_all(fd, f->text, strlen(f->text), f->path, err);
+		close(fd);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 /* The marker goes into every output directory before anything else does. */
 static bool
 mark_all(RestoreTarget *t, const char *marker, SbError *err)
@@ -587,7 +611,8 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	stats->setup_seconds = sb_monotonic_seconds() - t0;
 	ok = ok && read_all(&t, &config, stats, err);
 	t1 = sb_monotonic_seconds();
-	ok = ok && finish_tree(&t, err) && unmark_all(&t, o->marker, err) && sync_all(&t, err);
+	ok = ok && finish_tree(&t, err) && write_extras(&t, o, err) && unmark_all(&t, o->marker, err) &&
+		sync_all(&t, err);
 	stats->finish_seconds = sb_monotonic_seconds() - t1;
 	close_all(&t, !ok && !o->keep_on_error);
 	return ok;

@@ -17,6 +17,9 @@
 #include "sb_shmem.h"
 #include "sb_spi.h"
 
+/* WAL segments restore_command fetches ahead of recovery. */
+#define SB_RESTORE_PREFETCH 8
+
 char *
 sb_restore_marker(int64 id)
 {
@@ -92,6 +95,47 @@ plan(const SbArchive *a, SbRestoreOutcome *out)
 	out->planned = true;
 }
 
+static void
+free_recovery_files(void *object)
+{
+	SbRestoreFile *files = object;
+
+	sb_recovery_files_free(files, 2);
+	free(files);
+}
+
+/* What a point-in-time restore writes into the target: recovery.signal and its settings. */
+static void
+recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
+{
+	SbHandle   *h = sb_handle_new(free_recovery_files);
+	SbRestoreFile *files = calloc(2, sizeof(SbRestoreFile));
+	const char *dests[SB_MAX_STRIPES];
+	SbRecoveryTarget t;
+	SbRecoveryArchive a;
+	SbError		err;
+	int			i;
+
+	if (files == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	sb_handle_own(h, files);
+	for (i = 0; i < args->narchive; i++)
+		dests[i] = args->archive[i];
+	t.kind = args->recovery_kind;
+	t.value = args->recovery_value[0] ? args->recovery_value : NULL;
+	t.inclusive = args->recovery_inclusive;
+	t.timeline = args->recovery_timeline;
+	t.action = args->recovery_action;
+	a.program = args->program;
+	a.destinations = dests;
+	a.ndestinations = (uint32_t) args->narchive;
+	a.system_identifier = args->system_identifier;
+	a.prefetch = SB_RESTORE_PREFETCH;
+	if (!sb_recovery_files(&t, &a, files, &options->nextra_files, &err))
+		sb_raise(&err);
+	options->extra_files = files;
+}
+
 /* Every directory the restore writes into, recorded before it writes. */
 static void
 record_directories(const SbJob *job, const SbRestoreArgs *args, const SbRelocation *relocs,
@@ -120,6 +164,7 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 	record_directories(job, args, options.relocations, options.nrelocations);
 	options.target = args->target;
 	options.marker = sb_restore_marker(job->id);
+	recovery_files(args, &options);
 	options.read.workers = (uint32_t) args->workers;
 	options.read.buffer_count = (uint32_t) args->buffer_count;
 	options.read.io_method = args->io_method;

@@ -9,10 +9,13 @@
 
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_pgmeta.h"
+#include "stripebackup/sb_pgrecovery.h"
 #include "sb_job.h"
 
 #define SB_MAX_MAPPINGS 16
 #define SB_MAPPING_LEN (2 * MAXPGPATH)
+#define SB_RECOVERY_VALUE_LEN 128
+#define SB_RECOVERY_WORD_LEN 16
 
 /* What stripe_restore() asks for, checked in the caller. */
 typedef struct SbRestoreArgs
@@ -28,6 +31,16 @@ typedef struct SbRestoreArgs
 	int			queue_depth;
 	double		max_rates[SB_MAX_STRIPES];
 	uint64		max_memory;
+	/* point-in-time recovery: NONE restores to the end of the backup, as without an archive */
+	SbRecoveryKind recovery_kind;
+	char		recovery_value[SB_RECOVERY_VALUE_LEN];
+	bool		recovery_inclusive;
+	char		recovery_timeline[SB_RECOVERY_WORD_LEN];
+	char		recovery_action[SB_RECOVERY_WORD_LEN];
+	char		program[MAXPGPATH];	/* the stripebackup command, for restore_command */
+	uint64		system_identifier;
+	int			narchive;		/* the WAL archive's destinations */
+	char		archive[SB_MAX_STRIPES][MAXPGPATH];
 } SbRestoreArgs;
 
 /* What a restore measured, as far as it got. */

@@ -27,6 +27,17 @@ int			sb_guc_queue_depth = 4;
 bool		sb_guc_direct_io = true;
 char	   *sb_guc_max_rate = NULL;
 int			sb_guc_max_memory_kb = 1024 * 1024;
+char	   *sb_guc_archive_destinations = NULL;
+int			sb_guc_archive_compression = SB_CODEC_ZSTD;
+int			sb_guc_archive_level = 1;
+int			sb_guc_archive_workers = 0;
+int			sb_guc_archive_batch = 16;
+
+static const struct config_enum_entry codecs[] = {
+	{"zstd", SB_CODEC_ZSTD, false},
+	{"none", SB_CODEC_NONE, false},
+	{NULL, 0, false}
+};
 
 static const struct config_enum_entry io_methods[] = {
 	{"auto", SB_IO_AUTO, false},
@@ -61,6 +72,57 @@ sb_guc_max_rates(int n, double *out)
 		rates.count = 0;
 	for (i = 0; i < n; i++)
 		out[i] = sb_policy_rate_of(&rates, (uint32_t) i);
+}
+
+int
+sb_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const char **why)
+{
+	const char *p = text ? text : "";
+	int			n = 0;
+
+	for (;;)
+	{
+		size_t		len = strcspn(p, ",");
+		const char *item = p;
+		int			i;
+
+		while (len > 0 && (*item == ' ' || *item == '\t'))
+			item++, len--;
+		while (len > 0 && (item[len - 1] == ' ' || item[len - 1] == '\t'))
+			len--;
+		if (len == 0 && p[strcspn(p, ",")] == '\0' && n == 0)
+			return 0;			/* none at all: archiving is not configured */
+		if (len == 0)
+			return (*why = "a destination is empty"), -1;
+		if (n == SB_MAX_STRIPES)
+			return (*why = "more than 64 destinations are given"), -1;
+		if (item[0] != '/' || len >= MAXPGPATH)
+			return (*why = "every destination must be an absolute path"), -1;
+		memcpy(out[n], item, len);
+		out[n][len] = '\0';
+		for (i = 0; i < n; i++)
+			if (strcmp(out[i], out[n]) == 0)
+				return (*why = "a destination is given twice"), -1;
+		n++;
+		p += strcspn(p, ",");
+		if (*p == '\0')
+			return n;
+		p++;
+	}
+}
+
+static bool
+check_archive_destinations(char **newval, void **extra, GucSource source)
+{
+	static char dests[SB_MAX_STRIPES][MAXPGPATH];
+	const char *why = NULL;
+	int			n = sb_guc_archive_destination_list(*newval, dests, &why);
+
+	if (n >= 0)
+		return true;
+	GUC_check_errdetail("%s: stripebackup.archive_destinations is a comma-separated list of "
+						"absolute folders, one per device.", why);
+	return false;
 }
 
 uint64
@@ -145,5 +207,30 @@ sb_guc_define(void)
 							"buffer_count, transfer_size, queue_depth and compression_workers are checked against it before anything starts.",
 							&sb_guc_max_memory_kb, 1024 * 1024, 64 * 1024, INT_MAX,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomStringVariable("stripebackup.archive_destinations",
+							   "Folders the WAL archive is striped over (archive_library = 'stripebackup').",
+							   "A comma-separated list of absolute folders, one per device; empty: archiving is not configured.",
+							   &sb_guc_archive_destinations, "",
+							   PGC_SIGHUP, 0, check_archive_destinations, NULL, NULL);
+	DefineCustomEnumVariable("stripebackup.archive_compression",
+							 "How archived WAL is compressed.",
+							 NULL,
+							 &sb_guc_archive_compression, SB_CODEC_ZSTD, codecs,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.archive_compression_level",
+							"The zstd level of archived WAL (negative: the fast modes).",
+							NULL,
+							&sb_guc_archive_level, 1, -131072, 22,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.archive_workers",
+							"WAL files compressed and written at once by the archive module; 0 means one per CPU.",
+							NULL,
+							&sb_guc_archive_workers, 0, 0, 64,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.archive_batch",
+							"How many WAL files marked ready the archive module takes at once.",
+							"Beside the file PostgreSQL asks for, the ones ready after it are archived ahead, in parallel.",
+							&sb_guc_archive_batch, 16, 1, 256,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("stripebackup");
 }

@@ -14,6 +14,17 @@ extern int	sb_guc_queue_depth;
 extern bool sb_guc_direct_io;
 extern char *sb_guc_max_rate;
 extern int	sb_guc_max_memory_kb;
+extern char *sb_guc_archive_destinations;
+extern int	sb_guc_archive_compression;
+extern int	sb_guc_archive_level;
+extern int	sb_guc_archive_workers;
+extern int	sb_guc_archive_batch;
+
+/*
+ * The folders of stripebackup.archive_destinations (TEXT) into OUT (room for
+ * SB_MAX_STRIPES): how many, 0 when none is set, -1 with *WHY when wrong.
+ */
+extern int	sb_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const char **why);
 
 /* stripebackup.max_memory in bytes. */
 extern uint64 sb_guc_max_memory_bytes(void);

@@ -19,8 +19,8 @@ typedef enum SbJobKind
 	SB_JOB_NKINDS
 } SbJobKind;
 
-/* Room for the largest kind's arguments (a backup's 64 destination paths). */
-#define SB_JOB_ARGS_SIZE (80 * 1024)
+/* Room for the largest kind's arguments (64 destination paths, a restore's mappings and archive). */
+#define SB_JOB_ARGS_SIZE (128 * 1024)
 
 /*
  * A job as the caller hands it to its worker through shared memory: what

@@ -35,6 +35,7 @@ typedef struct SbShared
 	int64		last_id;
 	SbJobEnd	last_end;
 	SbLive		live;
+	SbArchiveLive archive;
 } SbShared;
 
 static SbShared *sb_shared = NULL;
@@ -381,5 +382,82 @@ sb_shmem_progress_update(const SbProgress *p)
 		l->in_flight = p->stripes[i].in_flight;
 		sample(l, p->elapsed_seconds);
 	}
+	LWLockRelease(sb_shared->lock);
+}
+
+/* Count FILE into destination D's figures. */
+static void
+count_into(SbArchiveDestLive *d, const char *file, uint64 raw, uint64 stored, TimestampTz now)
+{
+	d->files++;
+	d->bytes += raw;
+	d->stored_bytes += stored;
+	strlcpy(d->last_file, file, sizeof(d->last_file));
+	d->last_time = now;
+}
+
+void
+sb_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH])
+{
+	SbArchiveLive *a;
+	int			i;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	a = &sb_shared->archive;
+	for (i = 0; i < n && i < a->ndests && strcmp(a->dests[i].path, paths[i]) == 0; i++)
+		;
+	if (i < n || n != a->ndests)
+	{
+		memset(a->dests, 0, sizeof(a->dests));
+		for (i = 0; i < n; i++)
+			strlcpy(a->dests[i].path, paths[i], MAXPGPATH);
+		a->ndests = n;
+	}
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sb_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored, uint64 end_lsn)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	SbArchiveLive *a;
+	int			i;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	a = &sb_shared->archive;
+	if (a->started_at == 0)
+		a->started_at = now;
+	for (i = 0; i < a->ndests; i++)
+		if (dest < 0 || dest == i)
+			count_into(&a->dests[i], file, raw, stored, now);
+	strlcpy(a->last_file, file, sizeof(a->last_file));
+	a->last_time = now;
+	if (end_lsn > a->last_end_lsn)
+		a->last_end_lsn = end_lsn;
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sb_shmem_archive_failed(const char *file, const char *error)
+{
+	SbArchiveLive *a;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	a = &sb_shared->archive;
+	a->failures++;
+	strlcpy(a->last_failed_file, file, sizeof(a->last_failed_file));
+	a->last_failed_time = GetCurrentTimestamp();
+	strlcpy(a->last_error, error, sizeof(a->last_error));
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sb_shmem_archive_snapshot(SbArchiveLive *live)
+{
+	memset(live, 0, sizeof(*live));
+	if (sb_shared == NULL)
+		return;
+	LWLockAcquire(sb_shared->lock, LW_SHARED);
+	*live = sb_shared->archive;
 	LWLockRelease(sb_shared->lock);
 }

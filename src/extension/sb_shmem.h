@@ -69,6 +69,34 @@ typedef struct SbSlotHolder
 	TimestampTz since;
 } SbSlotHolder;
 
+#define SB_WAL_FILE_LEN 64
+
+/* What the WAL archive module archived into one destination since the server started. */
+typedef struct SbArchiveDestLive
+{
+	char		path[MAXPGPATH];
+	uint64		files;
+	uint64		bytes;			/* the WAL files' own bytes */
+	uint64		stored_bytes;	/* as stored, compressed */
+	char		last_file[SB_WAL_FILE_LEN];
+	TimestampTz last_time;
+} SbArchiveDestLive;
+
+/* The WAL archive module's figures since the server started. */
+typedef struct SbArchiveLive
+{
+	TimestampTz started_at;		/* its first file */
+	int			ndests;
+	SbArchiveDestLive dests[SB_MAX_STRIPES];
+	char		last_file[SB_WAL_FILE_LEN];
+	TimestampTz last_time;
+	uint64		last_end_lsn;	/* end of the newest segment archived */
+	uint64		failures;
+	char		last_failed_file[SB_WAL_FILE_LEN];
+	TimestampTz last_failed_time;
+	char		last_error[SB_MESSAGE_LEN];
+} SbArchiveLive;
+
 /* Ask for the shared memory and lock (from _PG_init). */
 extern void sb_shmem_request(void);
 
@@ -130,5 +158,23 @@ extern void sb_shmem_set_phase(const char *phase);
 
 /* The engine's latest figures. */
 extern void sb_shmem_progress_update(const SbProgress *progress);
+
+/* ---------- the WAL archive module (in the archiver) ---------- */
+
+/* The destinations archived to now; their figures start anew if they changed. */
+extern void sb_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH]);
+
+/*
+ * FILE is archived: into destination DEST (0-based), or every one (-1);
+ * RAW and STORED bytes; END_LSN the end of the segment it is (0 otherwise).
+ */
+extern void sb_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored,
+								  uint64 end_lsn);
+
+/* FILE could not be archived, for the reason ERROR. */
+extern void sb_shmem_archive_failed(const char *file, const char *error);
+
+/* A copy of the figures. */
+extern void sb_shmem_archive_snapshot(SbArchiveLive *live);
 
 #endif							/* SB_SHMEM_H */

@@ -25,6 +25,7 @@
 #include "sb_handle.h"
 #include "sb_launch.h"
 #include "sb_paths.h"
+#include "sb_pitr_args.h"
 #include "stripebackup/sb_policy.h"
 
 PG_FUNCTION_INFO_V1(stripe_restore_plan_id);
@@ -383,6 +384,13 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("target_dir must not be NULL")));
+	sb_pitr_read(fcinfo, args);
+	if (location == NULL)
+	{
+		if (backup_id == 0)
+			backup_id = sb_pitr_choose_backup(fcinfo, args);
+		location = sb_backup_location(backup_id);
+	}
 	args->backup_id = backup_id;
 	strlcpy(args->location, location, sizeof(args->location));
 	strlcpy(args->target, text_to_cstring(PG_GETARG_TEXT_PP(1)), sizeof(args->target));
@@ -402,13 +410,12 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	PG_RETURN_INT64(job->id);
 }
 
+/* stripe_restore(backup, target_dir, ...): a backup by id, or the newest that reaches the target. */
 Datum
 stripe_restore_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(true, "restore a backup");
-	if (PG_ARGISNULL(0))
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
-	return restore(fcinfo, sb_backup_location(PG_GETARG_INT64(0)), PG_GETARG_INT64(0));
+	return restore(fcinfo, NULL, PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0));
 }
 
 Datum

@@ -73,6 +73,14 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
 	1, {INT8OID}, SPI_OK_SELECT},
 
+	{SB_SQL_BACKUP_FOR_TARGET,
+		"SELECT h.id FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND ($1 IS NULL OR h.finished_at OPERATOR(pg_catalog.<=) $1)"
+		" AND ($2 IS NULL OR h.stop_lsn OPERATOR(pg_catalog.<=) $2)"
+		" ORDER BY h.started_at DESC, h.id DESC LIMIT 1",
+	2, {TIMESTAMPTZOID, PG_LSNOID}, SPI_OK_SELECT},
+
 	{SB_SQL_BACKUP_MARK_STALE,
 		"UPDATE @extschema@.stripe_backup_history h SET status = 'failed',"
 		" error = 'the server restarted while it ran', sqlstate = '57P02',"

@@ -112,6 +112,8 @@ static const UnitTest tests[] = {
 	TEST(test_folder_links),
 	TEST(test_restore_marker_complete),
 	TEST(test_restore_marker_incomplete),
+	TEST(test_pgrecovery_settings),
+	TEST(test_pgrecovery_refused),
 };
 
 static bool

@@ -135,4 +135,8 @@ extern void test_folder_links(void);
 extern void test_restore_marker_complete(void);
 extern void test_restore_marker_incomplete(void);
 
+/* test_pgrecovery.c */
+extern void test_pgrecovery_settings(void);
+extern void test_pgrecovery_refused(void);
+
 #endif							/* SB_UNIT_TESTS_H */

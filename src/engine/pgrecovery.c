@@ -1,0 +1,249 @@
+/*
+ * pgrecovery.c
+ *		The settings of a point-in-time restore: recovery.signal, and
+ *		restore_command and recovery_target_* appended to postgresql.auto.conf
+ *		(docs/FORMAT.md says nothing of them: they are PostgreSQL's).
+ *
+ * Every value is checked before it is written, since PostgreSQL reads the
+ * file only when the restored copy starts: a value it refuses then would
+ * leave a copy that does not start.  restore_command goes through a shell,
+ * so the paths in it are single-quoted and may hold no quote; "%" is
+ * doubled, as restore_command wants.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stripebackup/sb_pgrecovery.h"
+#include "fsutil.h"
+
+#define SETTINGS_MAX 16384
+#define NAME_MAX_LEN 63			/* a restore point's name: NAMEDATALEN - 1 */
+
+const char *
+sb_recovery_kind_name(SbRecoveryKind kind)
+{
+	switch (kind)
+	{
+		case SB_RECOVERY_NONE:
+			return "none";
+		case SB_RECOVERY_TIME:
+			return "time";
+		case SB_RECOVERY_LSN:
+			return "lsn";
+		case SB_RECOVERY_XID:
+			return "xid";
+		case SB_RECOVERY_NAME:
+			return "name";
+		case SB_RECOVERY_IMMEDIATE:
+			return "immediate";
+		case SB_RECOVERY_LATEST:
+			return "latest";
+	}
+	return "unknown";
+}
+
+static bool
+all_of(const char *s, const char *allowed)
+{
+	return s[0] != '\0' && strspn(s, allowed) == strlen(s);
+}
+
+/* "X/X", each part 1 to 8 hex digits. */
+static bool
+is_lsn(const char *s)
+{
+	const char *slash = strchr(s, '/');
+	size_t		hi = slash ? (size_t) (slash - s) : 0;
+
+	return slash != NULL && hi >= 1 && hi <= 8 && strspn(s, "0123456789ABCDEFabcdef") == hi &&
+		strlen(slash + 1) >= 1 && strlen(slash + 1) <= 8 &&
+		strspn(slash + 1, "0123456789ABCDEFabcdef") == strlen(slash + 1);
+}
+
+static bool
+has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char) *s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+static bool
+check_value(const SbRecoveryTarget *t, SbError *err)
+{
+	const char *v = t->value ? t->value : "";
+	const char *what = sb_recovery_kind_name(t->kind);
+
+	switch (t->kind)
+	{
+		case SB_RECOVERY_TIME:
+			if (!all_of(v, "0123456789-: .+TZUTCutc"))
+				return sb_error_set(err, SB_EINVAL, "target time \"%s\" is not a time such as "
+									"\"2026-11-30 14:05:00+00\"", v);
+			return true;
+		case SB_RECOVERY_LSN:
+			return is_lsn(v) ||
+				sb_error_set(err, SB_EINVAL, "target LSN \"%s\" is not a WAL position such as \"0/5A0003B8\"", v);
+		case SB_RECOVERY_XID:
+			return (all_of(v, "0123456789") && strlen(v) <= 20) ||
+				sb_error_set(err, SB_EINVAL, "target xid \"%s\" is not a transaction id", v);
+		case SB_RECOVERY_NAME:
+			return (v[0] != '\0' && strlen(v) <= NAME_MAX_LEN && !has_control(v)) ||
+				sb_error_set(err, SB_EINVAL, "target name \"%s\" is not a restore point name "
+							 "(1 to %d characters)", v, NAME_MAX_LEN);
+		default:
+			return t->value == NULL ||
+				sb_error_set(err, SB_EINVAL, "a %s target takes no value (\"%s\" given)", what, v);
+	}
+}
+
+bool
+sb_recovery_check_target(const SbRecoveryTarget *t, SbError *err)
+{
+	if (!check_value(t, err))
+		return false;
+	if (t->timeline != NULL && strcmp(t->timeline, "latest") != 0 &&
+		strcmp(t->timeline, "current") != 0 && !(all_of(t->timeline, "0123456789") && strlen(t->timeline) <= 10))
+		return sb_error_set(err, SB_EINVAL, "target timeline \"%s\" is not \"latest\", \"current\" or a timeline number",
+							t->timeline);
+	if (t->action != NULL && strcmp(t->action, "promote") != 0 && strcmp(t->action, "pause") != 0 &&
+		strcmp(t->action, "shutdown") != 0)
+		return sb_error_set(err, SB_EINVAL, "target action \"%s\" is not \"promote\", \"pause\" or \"shutdown\"",
+							t->action);
+	return true;
+}
+
+/* Append to BUF (SETTINGS_MAX) with printf; false if it no longer fits. */
+static bool
+add(char *buf, const char *fmt, const char *a, const char *b)
+{
+	size_t		used = strlen(buf);
+	int			n = snprintf(buf + used, SETTINGS_MAX - used, fmt, a, b);
+
+	return n >= 0 && (size_t) n < SETTINGS_MAX - used;
+}
+
+/* S as a postgresql.conf string value: quotes doubled. */
+static bool
+add_setting(char *buf, const char *name, const char *value)
+{
+	char		quoted[2 * 4096 + 1];
+	size_t		j = 0;
+
+	for (; *value && j + 2 < sizeof(quoted); value++)
+	{
+		if (*value == '\'')
+			quoted[j++] = '\'';
+		quoted[j++] = *value;
+	}
+	quoted[j] = '\0';
+	return *value == '\0' && add(buf, "%s = '%s'\n", name, quoted);
+}
+
+/* PATH for restore_command: single-quoted for the shell, "%" doubled. */
+static bool
+add_shell_path(char *buf, const char *path, SbError *err)
+{
+	char		escaped[2 * 4096 + 3];
+	size_t		j = 0;
+
+	if (strchr(path, '\'') != NULL || has_control(path) || path[0] != '/')
+		return sb_error_set(err, SB_EINVAL, "\"%s\" cannot go into restore_command: "
+							"an absolute path without quotes is needed", path);
+	escaped[j++] = '\'';
+	for (; *path && j + 3 < sizeof(escaped); path++)
+	{
+		if (*path == '%')
+			escaped[j++] = '%';
+		escaped[j++] = *path;
+	}
+	escaped[j++] = '\'';
+	escaped[j] = '\0';
+	return add(buf, "%s%s", escaped, "") ||
+		sb_error_set(err, SB_EINVAL, "restore_command is too long");
+}
+
+static bool
+restore_command(const SbRecoveryArchive *a, char *buf, SbError *err)
+{
+	char		number[32];
+	uint32_t	i;
+
+	buf[0] = '\0';
+	if (!add_shell_path(buf, a->program, err) || !add(buf, " wal-get", "", ""))
+		return false;
+	for (i = 0; i < a->ndestinations; i++)
+		if (!add(buf, " --archive ", "", "") || !add_shell_path(buf, a->destinations[i], err))
+			return false;
+	snprintf(number, sizeof(number), "%llu", (unsigned long long) a->system_identifier);
+	if (!add(buf, " --system-identifier %s", number, ""))
+		return false;
+	snprintf(number, sizeof(number), "%u", a->prefetch);
+	return add(buf, " --prefetch %s %%f %%p", number, "") ||
+		sb_error_set(err, SB_EINVAL, "restore_command is too long");
+}
+
+/* The recovery_target_* lines of T. */
+static bool
+target_settings(const SbRecoveryTarget *t, char *buf)
+{
+	static const char *const names[] = {
+		[SB_RECOVERY_TIME] = "recovery_target_time",
+		[SB_RECOVERY_LSN] = "recovery_target_lsn",
+		[SB_RECOVERY_XID] = "recovery_target_xid",
+		[SB_RECOVERY_NAME] = "recovery_target_name",
+	};
+	bool		ok = true;
+
+	if (t->kind == SB_RECOVERY_IMMEDIATE)
+		ok = add_setting(buf, "recovery_target", "immediate");
+	else if (t->kind >= SB_RECOVERY_TIME && t->kind <= SB_RECOVERY_NAME)
+		ok = add_setting(buf, names[t->kind], t->value) &&
+			add_setting(buf, "recovery_target_inclusive", t->inclusive ? "on" : "off");
+	if (ok && t->kind != SB_RECOVERY_LATEST)
+		ok = add_setting(buf, "recovery_target_action", t->action ? t->action : "promote");
+	return ok && add_setting(buf, "recovery_target_timeline", t->timeline ? t->timeline : "latest");
+}
+
+bool
+sb_recovery_files(const SbRecoveryTarget *t, const SbRecoveryArchive *archive,
+				  SbRestoreFile *files, uint32_t *n, SbError *err)
+{
+	char	   *settings;
+	char		command[SETTINGS_MAX];
+	bool		ok;
+
+	*n = 0;
+	if (t->kind == SB_RECOVERY_NONE)
+		return true;
+	if (!sb_recovery_check_target(t, err) || !restore_command(archive, command, err))
+		return false;
+	settings = sb_alloc(SETTINGS_MAX, err);
+	if (settings == NULL)
+		return false;
+	ok = add(settings, "\n# point-in-time recovery to the %s target, written by stripebackup restore\n",
+			 sb_recovery_kind_name(t->kind), "") &&
+		add_setting(settings, "restore_command", command) && target_settings(t, settings);
+	if (!ok)
+	{
+		free(settings);
+		return sb_error_set(err, SB_EINVAL, "the recovery settings are too long");
+	}
+	files[0].path = "postgresql.auto.conf";
+	files[0].text = settings;
+	files[0].append = true;
+	files[1].path = "recovery.signal";
+	files[1].text = "";
+	files[1].append = false;
+	*n = 2;
+	return true;
+}
+
+void
+sb_recovery_files_free(SbRestoreFile *files, uint32_t n)
+{
+	if (n > 0)
+		free((char *) files[0].text);
+}

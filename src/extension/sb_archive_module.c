@@ -1,0 +1,310 @@
+/*
+ * sb_archive_module.c
+ *		The WAL archive module (archive_library = 'stripebackup').
+ *
+ * PostgreSQL 15's archiver hands the module one WAL file at a time.  The
+ * module archives that file and, beside it, the files already marked ready
+ * after it (up to stripebackup.archive_batch), in parallel over the
+ * destinations with the engine's sb_wal_push_many: a busy server's WAL
+ * keeps up although the archiver asks one file at a time, and the later
+ * calls find their file done.  A segment goes to one destination, a
+ * timeline or backup history file to every one (docs/FORMAT.md).
+ *
+ * The callback runs in the archiver process: no transaction, no database.
+ * An ERROR inside it would become FATAL and restart the archiver, so it runs
+ * under an error handler of its own that logs the error and returns false;
+ * PostgreSQL then keeps the WAL and tries again.  It returns true only for
+ * a file the engine has made durable in the archive; a file already there
+ * with the same contents is true, with other contents false (and logged):
+ * WAL is never dropped silently.
+ */
+#include "postgres.h"
+
+#include <dirent.h>
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "miscadmin.h"
+#include "postmaster/pgarch.h"
+#include "utils/memutils.h"
+
+#include "stripebackup/sb_wal.h"
+#include "sb_guc.h"
+#include "sb_shmem.h"
+
+PGDLLEXPORT void _PG_archive_module_init(ArchiveModuleCallbacks *cb);
+
+#define READY_SUFFIX ".ready"
+#define MAX_AHEAD 256
+
+/* Memory of one call, reset after it. */
+static MemoryContext call_context = NULL;
+
+/* The archive, open while the settings it was opened with hold. */
+static SbWalArchive *archive = NULL;
+static char *archive_settings = NULL;
+
+/* Files archived before PostgreSQL asked for them, to answer when it does. */
+static char ahead[MAX_AHEAD][SB_WAL_FILE_LEN];
+static int	nahead = 0;
+
+static bool
+archive_configured(void)
+{
+	static char dests[SB_MAX_STRIPES][MAXPGPATH];
+	const char *why = NULL;
+
+	return sb_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why) > 0;
+}
+
+/* The settings the archive depends on, as one text to compare. */
+static char *
+current_settings(void)
+{
+	return psprintf("%s|%d|%d|%d|%d|%llu", sb_guc_archive_destinations,
+					sb_guc_archive_compression, sb_guc_archive_level, sb_guc_archive_workers,
+					sb_guc_archive_batch, (unsigned long long) sb_guc_max_memory_bytes());
+}
+
+static void
+close_archive(void)
+{
+	sb_wal_archive_close(archive);
+	archive = NULL;
+	if (archive_settings != NULL)
+		pfree(archive_settings);
+	archive_settings = NULL;
+	nahead = 0;
+}
+
+/* Open the archive as the settings say now (again if they changed); ERROR if it cannot be. */
+static void
+ensure_open(void)
+{
+	static char dests[SB_MAX_STRIPES][MAXPGPATH];
+	const char *paths[SB_MAX_STRIPES];
+	char	   *settings = current_settings();
+	SbWalArchiveOptions o;
+	const char *why = "no destination is set";
+	SbError		err;
+	int			n,
+				i;
+
+	if (archive != NULL && strcmp(settings, archive_settings) == 0)
+		return;
+	close_archive();
+	n = sb_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why);
+	if (n <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("stripebackup.archive_destinations is not usable: %s", why)));
+	for (i = 0; i < n; i++)
+		paths[i] = dests[i];
+	memset(&o, 0, sizeof(o));
+	o.destinations = paths;
+	o.ndestinations = (uint32_t) n;
+	o.system_identifier = GetSystemIdentifier();
+	o.balance = SB_BALANCE_ADAPTIVE;
+	o.codec = (SbCodec) sb_guc_archive_compression;
+	o.level = sb_guc_archive_level;
+	o.workers = (uint32_t) sb_guc_archive_workers;
+	o.segment_size = (uint32_t) wal_segment_size;
+	o.max_memory = sb_guc_max_memory_bytes();
+	archive = sb_wal_archive_open(&o, &err);
+	if (archive == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("could not open the WAL archive: %s", err.message)));
+	archive_settings = MemoryContextStrdup(TopMemoryContext, settings);
+	sb_shmem_archive_destinations(n, (const char (*)[MAXPGPATH]) dests);
+}
+
+/* Was FILE archived ahead?  It is forgotten then: PostgreSQL marks it done. */
+static bool
+take_ahead(const char *file)
+{
+	int			i;
+
+	for (i = 0; i < nahead; i++)
+		if (strcmp(ahead[i], file) == 0)
+		{
+			memmove(ahead[i], ahead[i + 1], (size_t) (nahead - i - 1) * SB_WAL_FILE_LEN);
+			nahead--;
+			return true;
+		}
+	return false;
+}
+
+static void
+remember_ahead(const char *file)
+{
+	if (nahead == MAX_AHEAD)
+	{
+		memmove(ahead[0], ahead[1], (MAX_AHEAD - 1) * SB_WAL_FILE_LEN);
+		nahead--;
+	}
+	strlcpy(ahead[nahead++], file, SB_WAL_FILE_LEN);
+}
+
+/* History files first, then by name: the order PostgreSQL's archiver takes them in. */
+static int
+compare_ready(const void *a, const void *b)
+{
+	const char *x = *(const char *const *) a;
+	const char *y = *(const char *const *) b;
+	bool		xh = strstr(x, ".history") != NULL;
+	bool		yh = strstr(y, ".history") != NULL;
+
+	if (xh != yh)
+		return xh ? -1 : 1;
+	return strcmp(x, y);
+}
+
+/* The WAL files marked ready, but FILE and those archived ahead, in archiving order. */
+static int
+list_ready(const char *file, char **names, int max)
+{
+	DIR		   *dir = opendir(XLOGDIR "/archive_status");
+	struct dirent *de;
+	int			n = 0;
+
+	if (dir == NULL)
+		return 0;				/* archiving ahead is an optimization only */
+	while (n < max && (de = readdir(dir)) != NULL)
+	{
+		size_t		len = strlen(de->d_name);
+		char		name[SB_WAL_FILE_LEN];
+		int			i;
+		bool		known = false;
+
+		if (len <= strlen(READY_SUFFIX) || len - strlen(READY_SUFFIX) >= sizeof(name) ||
+			strcmp(de->d_name + len - strlen(READY_SUFFIX), READY_SUFFIX) != 0)
+			continue;
+		strlcpy(name, de->d_name, len - strlen(READY_SUFFIX) + 1);
+		for (i = 0; i < nahead && !known; i++)
+			known = strcmp(ahead[i], name) == 0;
+		if (!known && strcmp(name, file) != 0)
+			names[n++] = pstrdup(name);
+	}
+	closedir(dir);
+	qsort(names, n, sizeof(char *), compare_ready);
+	return n;
+}
+
+/* Where the segment FILE ends in WAL, for the archive's lag; 0 for other files. */
+static uint64
+segment_end(const char *file)
+{
+	SbWalName	name;
+	SbError		err;
+
+	if (!sb_wal_name_parse(file, &name, &err) || name.kind != SB_WAL_SEGMENT)
+		return 0;
+	return (sb_wal_segment_number(&name, (uint32_t) wal_segment_size) + 1) * (uint64) wal_segment_size;
+}
+
+/* What became of FILE: counted, or logged with its reason. */
+static void
+record(const SbWalFile *file, const SbWalPushResult *r)
+{
+	if (r->archived)
+	{
+		sb_shmem_archive_done(file->name, r->destination, r->raw_bytes, r->stored_bytes,
+							  segment_end(file->name));
+		return;
+	}
+	sb_shmem_archive_failed(file->name, r->error.message);
+	ereport(WARNING,
+			(errmsg("stripebackup: could not archive WAL file \"%s\": %s", file->name,
+					r->error.message)));
+}
+
+/* Archive FILE at PATH, and the ready files after it; is FILE durable in the archive? */
+static bool
+archive_one(const char *file, const char *path)
+{
+	int			batch = Max(sb_guc_archive_batch, 1);
+	char	  **ready = palloc(sizeof(char *) * batch);
+	SbWalFile  *files = palloc(sizeof(SbWalFile) * batch);
+	SbWalPushResult *results = palloc0(sizeof(SbWalPushResult) * batch);
+	int			nready,
+				i;
+
+	ensure_open();
+	if (take_ahead(file))
+		return true;
+	nready = list_ready(file, ready, batch - 1);
+	files[0].name = file;
+	files[0].path = path;
+	for (i = 0; i < nready; i++)
+	{
+		files[i + 1].name = ready[i];
+		files[i + 1].path = psprintf(XLOGDIR "/%s", ready[i]);
+	}
+	(void) sb_wal_push_many(archive, files, (uint32_t) nready + 1, results);
+	for (i = 0; i <= nready; i++)
+	{
+		record(&files[i], &results[i]);
+		if (i > 0 && results[i].archived)
+			remember_ahead(files[i].name);
+	}
+	return results[0].archived;
+}
+
+/*
+ * The callback: archive_one() under an error handler of our own, as the
+ * archiver has none (an ERROR would restart it).  Its memory is one
+ * context, reset after every call.
+ */
+static bool
+archive_file(const char *file, const char *path)
+{
+	sigjmp_buf	local_sigjmp_buf;
+	sigjmp_buf *saved_stack = PG_exception_stack;
+	MemoryContext caller = CurrentMemoryContext;
+	volatile bool archived = false;
+
+	if (call_context == NULL)
+		call_context = AllocSetContextCreate(TopMemoryContext, "stripebackup archive",
+											 ALLOCSET_DEFAULT_SIZES);
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		ErrorData  *edata;
+
+		/* An ERROR: log it, keep its message for the view, say the file is not archived. */
+		error_context_stack = NULL;
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(call_context);
+		edata = CopyErrorData();
+		EmitErrorReport();
+		FlushErrorState();
+		sb_shmem_archive_failed(file, edata->message ? edata->message : "unknown error");
+		PG_exception_stack = saved_stack;
+		MemoryContextSwitchTo(caller);
+		MemoryContextReset(call_context);
+		RESUME_INTERRUPTS();
+		return false;
+	}
+	PG_exception_stack = &local_sigjmp_buf;
+	MemoryContextSwitchTo(call_context);
+	archived = archive_one(file, path);
+	PG_exception_stack = saved_stack;
+	MemoryContextSwitchTo(caller);
+	MemoryContextReset(call_context);
+	return archived;
+}
+
+static void
+archive_shutdown(void)
+{
+	close_archive();
+}
+
+void
+_PG_archive_module_init(ArchiveModuleCallbacks *cb)
+{
+	AssertVariableIsOfType(&_PG_archive_module_init, ArchiveModuleInit);
+	cb->check_configured_cb = archive_configured;
+	cb->archive_file_cb = archive_file;
+	cb->shutdown_cb = archive_shutdown;
+}

@@ -1,0 +1,210 @@
+/*
+ * sb_pitr_args.c
+ *		The point-in-time arguments of stripe_restore(): which target
+ *		(target_time, target_lsn, target_xid, target_name, or target =>
+ *		'immediate' / 'latest'), how to treat it, where the WAL archive is,
+ *		and, when no backup was named, the newest one that can reach it.
+ *		Checked in the caller, so a bad target creates nothing.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/pg_lsn.h"
+#include "utils/timestamp.h"
+#include "utils/xid8.h"
+
+#include "sb_control.h"
+#include "sb_guc.h"
+#include "sb_pitr_args.h"
+#include "sb_spi.h"
+
+/* The arguments' positions in stripe_restore(). */
+#define ARG_TIME 4
+#define ARG_LSN 5
+#define ARG_XID 6
+#define ARG_NAME 7
+#define ARG_TARGET 8
+#define ARG_INCLUSIVE 9
+#define ARG_TIMELINE 10
+#define ARG_ACTION 11
+
+/* A time as recovery_target_time reads it, in UTC to the microsecond. */
+static void
+format_time(TimestampTz ts, char *out, size_t len)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (TIMESTAMP_NOT_FINITE(ts) || timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("target_time must be a finite time")));
+	snprintf(out, len, "%04d-%02d-%02d %02d:%02d:%02d.%06d+00", tm.tm_year, tm.tm_mon,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int) fsec);
+}
+
+/* Record target KIND with VALUE; ERROR if another target was given already. */
+static void
+set_target(SbRestoreArgs *args, SbRecoveryKind kind, const char *value)
+{
+	if (args->recovery_kind != SB_RECOVERY_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("give one target: %s and %s were both given",
+						sb_recovery_kind_name(args->recovery_kind), sb_recovery_kind_name(kind)),
+				 errhint("A point-in-time restore stops at one of target_time, target_lsn, "
+						 "target_xid, target_name or target => 'immediate' or 'latest'.")));
+	args->recovery_kind = kind;
+	strlcpy(args->recovery_value, value ? value : "", sizeof(args->recovery_value));
+}
+
+static void
+read_target(FunctionCallInfo fcinfo, SbRestoreArgs *args)
+{
+	char		value[SB_RECOVERY_VALUE_LEN];
+
+	if (!PG_ARGISNULL(ARG_TIME))
+	{
+		format_time(PG_GETARG_TIMESTAMPTZ(ARG_TIME), value, sizeof(value));
+		set_target(args, SB_RECOVERY_TIME, value);
+	}
+	if (!PG_ARGISNULL(ARG_LSN))
+	{
+		XLogRecPtr	lsn = PG_GETARG_LSN(ARG_LSN);
+
+		snprintf(value, sizeof(value), "%X/%X", LSN_FORMAT_ARGS(lsn));
+		set_target(args, SB_RECOVERY_LSN, value);
+	}
+	if (!PG_ARGISNULL(ARG_XID))
+	{
+		snprintf(value, sizeof(value), UINT64_FORMAT,
+				 U64FromFullTransactionId(PG_GETARG_FULLTRANSACTIONID(ARG_XID)));
+		set_target(args, SB_RECOVERY_XID, value);
+	}
+	if (!PG_ARGISNULL(ARG_NAME))
+		set_target(args, SB_RECOVERY_NAME, text_to_cstring(PG_GETARG_TEXT_PP(ARG_NAME)));
+	if (!PG_ARGISNULL(ARG_TARGET))
+	{
+		char	   *target = text_to_cstring(PG_GETARG_TEXT_PP(ARG_TARGET));
+
+		if (strcmp(target, "immediate") != 0 && strcmp(target, "latest") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("target \"%s\" is not \"immediate\" or \"latest\"", target)));
+		set_target(args, strcmp(target, "latest") == 0 ? SB_RECOVERY_LATEST : SB_RECOVERY_IMMEDIATE,
+				   NULL);
+	}
+}
+
+/* A text argument that has a default, NULL refused. */
+static void
+read_word(FunctionCallInfo fcinfo, int n, const char *name, char *out, size_t len)
+{
+	char	   *word;
+
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
+	word = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (strlen(word) >= len)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s \"%s\" is too long", name, word)));
+	strlcpy(out, word, len);
+}
+
+/* Where the WAL archive is, as stripebackup.archive_destinations says. */
+static void
+read_archive(SbRestoreArgs *args)
+{
+	const char *why = "it is empty";
+
+	args->narchive = sb_guc_archive_destination_list(sb_guc_archive_destinations, args->archive, &why);
+	if (args->narchive <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a point-in-time restore needs the WAL archive, and "
+						"stripebackup.archive_destinations is not usable: %s", why),
+				 errhint("Archive WAL with archive_library = 'stripebackup' and "
+						 "stripebackup.archive_destinations.")));
+	args->system_identifier = GetSystemIdentifier();
+}
+
+/* The stripebackup command, beside the server's own programs. */
+static void
+find_program(SbRestoreArgs *args)
+{
+	char		dir[MAXPGPATH];
+
+	strlcpy(dir, my_exec_path, sizeof(dir));
+	get_parent_directory(dir);
+	snprintf(args->program, sizeof(args->program), "%s/stripebackup", dir);
+	if (access(args->program, X_OK) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("the stripebackup command, which restore_command runs, is not usable at \"%s\": %m",
+						args->program),
+				 errhint("Install it with the extension (make install).")));
+}
+
+void
+sb_pitr_read(FunctionCallInfo fcinfo, SbRestoreArgs *args)
+{
+	SbRecoveryTarget t;
+	SbError		err;
+
+	read_target(fcinfo, args);
+	args->recovery_inclusive = PG_ARGISNULL(ARG_INCLUSIVE) || PG_GETARG_BOOL(ARG_INCLUSIVE);
+	read_word(fcinfo, ARG_TIMELINE, "target_timeline", args->recovery_timeline,
+			  sizeof(args->recovery_timeline));
+	read_word(fcinfo, ARG_ACTION, "target_action", args->recovery_action, sizeof(args->recovery_action));
+	if (args->recovery_kind == SB_RECOVERY_NONE)
+		return;
+	t.kind = args->recovery_kind;
+	t.value = args->recovery_value[0] ? args->recovery_value : NULL;
+	t.inclusive = args->recovery_inclusive;
+	t.timeline = args->recovery_timeline;
+	t.action = args->recovery_action;
+	if (!sb_recovery_check_target(&t, &err))
+		sb_raise(&err);
+	read_archive(args);
+	find_program(args);
+}
+
+int64
+sb_pitr_choose_backup(FunctionCallInfo fcinfo, const SbRestoreArgs *args)
+{
+	Datum		values[2];
+	char		nulls[2] = {'n', 'n'};
+	bool		isnull = true;
+	int64		id = 0;
+	SbSql		sql;
+	SbRows		rows;
+
+	if (args->recovery_kind == SB_RECOVERY_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("give a backup, or a target to choose the backup by"),
+				 errhint("For example stripe_restore(target_dir => '/srv/pg/copy', target_time => '2026-11-30 14:05+00').")));
+	if (args->recovery_kind == SB_RECOVERY_TIME)
+		values[0] = PG_GETARG_DATUM(ARG_TIME), nulls[0] = ' ';
+	if (args->recovery_kind == SB_RECOVERY_LSN)
+		values[1] = PG_GETARG_DATUM(ARG_LSN), nulls[1] = ' ';
+	sb_sql_enter(&sql);
+	rows = sb_sql_run(SB_SQL_BACKUP_FOR_TARGET, values, nulls);
+	if (rows.count == 1)
+		id = DatumGetInt64(sb_sql_datum(&sql, &rows, 0, 1, &isnull));
+	sb_sql_leave(&sql);
+	if (id == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("no completed backup can reach the %s target \"%s\": none had ended by then",
+						sb_recovery_kind_name(args->recovery_kind), args->recovery_value),
+				 errhint("See SELECT id, finished_at, stop_lsn FROM stripe_backups.")));
+	return id;
+}

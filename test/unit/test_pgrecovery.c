@@ -1,0 +1,125 @@
+/*
+ * test_pgrecovery.c
+ *		The settings of a point-in-time restore (sb_pgrecovery.h): what each
+ *		kind of target writes, quoting for postgresql.conf and for the shell
+ *		restore_command goes through, and every value PostgreSQL would
+ *		refuse at start-up refused before anything is written.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "stripebackup/sb_pgrecovery.h"
+#include "tests.h"
+
+static const char *const dests[] = {"/mnt/a/bk", "/mnt/b 100%/bk"};
+
+static SbRecoveryArchive
+archive(void)
+{
+	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 2, 7300000000000000001ULL, 8};
+
+	return a;
+}
+
+/* The postgresql.auto.conf text for T; "" (and a diagnostic) when refused. */
+static const char *
+settings_of(const SbRecoveryTarget *t, SbError *err)
+{
+	static char text[16384];
+	SbRestoreFile files[2];
+	SbRecoveryArchive a = archive();
+	uint32_t	n = 0;
+
+	text[0] = '\0';
+	if (!sb_recovery_files(t, &a, files, &n, err))
+		return text;
+	if (n == 2)
+	{
+		snprintf(text, sizeof(text), "%s", files[0].text);
+		ok(strcmp(files[0].path, "postgresql.auto.conf") == 0 && files[0].append &&
+		   strcmp(files[1].path, "recovery.signal") == 0 && !files[1].append,
+		   "settings appended to postgresql.auto.conf, and recovery.signal made");
+	}
+	sb_recovery_files_free(files, n);
+	return text;
+}
+
+void
+test_pgrecovery_settings(void)
+{
+	SbRecoveryTarget t = {SB_RECOVERY_TIME, "2026-11-30 14:05:00.123456+00", true, NULL, NULL};
+	SbError		err;
+	const char *s;
+	SbRestoreFile files[2];
+	SbRecoveryArchive a = archive();
+	uint32_t	n = 9;
+
+	th_begin("test_pgrecovery_settings");
+	s = settings_of(&t, &err);
+	like(s, "recovery_target_time = '2026-11-30 14:05:00.123456+00'\n", "a time target");
+	like(s, "recovery_target_inclusive = 'on'\n", "inclusive by default");
+	like(s, "recovery_target_action = 'promote'\n", "promoted by default");
+	like(s, "recovery_target_timeline = 'latest'\n", "the latest timeline by default");
+	like(s, "restore_command = '''/usr/lib/postgresql/15/bin/stripebackup'' wal-get"
+		 " --archive ''/mnt/a/bk'' --archive ''/mnt/b 100%%/bk'' --system-identifier "
+		 "7300000000000000001 --prefetch 8 %f %p'\n",
+		 "restore_command: quoted for the shell and postgresql.conf, %% doubled");
+	t = (SbRecoveryTarget) {SB_RECOVERY_LSN, "0/5A0003B8", false, "current", "pause"};
+	s = settings_of(&t, &err);
+	like(s, "recovery_target_lsn = '0/5A0003B8'\nrecovery_target_inclusive = 'off'\n"
+		 "recovery_target_action = 'pause'\nrecovery_target_timeline = 'current'\n", "an LSN target");
+	t = (SbRecoveryTarget) {SB_RECOVERY_XID, "771", true, "2", "shutdown"};
+	like(settings_of(&t, &err), "recovery_target_xid = '771'", "an xid target");
+	t = (SbRecoveryTarget) {SB_RECOVERY_NAME, "before 'the' upgrade", true, NULL, NULL};
+	like(settings_of(&t, &err), "recovery_target_name = 'before ''the'' upgrade'",
+		 "a restore point's name, quotes doubled");
+	t = (SbRecoveryTarget) {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL};
+	like(settings_of(&t, &err), "recovery_target = 'immediate'", "immediate");
+	t = (SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL};
+	s = settings_of(&t, &err);
+	ok(strstr(s, "restore_command") != NULL && strstr(s, "recovery_target_action") == NULL &&
+	   strstr(s, "recovery_target_time =") == NULL, "latest: the archive to its end, no target");
+	t = (SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL};
+	ok(sb_recovery_files(&t, &a, files, &n, &err) && n == 0, "no target: nothing to write");
+}
+
+void
+test_pgrecovery_refused(void)
+{
+	static const struct
+	{
+		SbRecoveryTarget target;
+		const char *why;
+	}			cases[] = {
+		{{SB_RECOVERY_LSN, "0/XYZ", true, NULL, NULL}, "target LSN \"0/XYZ\""},
+		{{SB_RECOVERY_LSN, "123456789/1", true, NULL, NULL}, "is not a WAL position"},
+		{{SB_RECOVERY_XID, "12a", true, NULL, NULL}, "target xid \"12a\""},
+		{{SB_RECOVERY_TIME, "now'; DROP", true, NULL, NULL}, "is not a time"},
+		{{SB_RECOVERY_TIME, "", true, NULL, NULL}, "is not a time"},
+		{{SB_RECOVERY_NAME, "", true, NULL, NULL}, "is not a restore point name"},
+		{{SB_RECOVERY_NAME, "a\nrestore_command = 'x'", true, NULL, NULL}, "is not a restore point name"},
+		{{SB_RECOVERY_IMMEDIATE, "x", true, NULL, NULL}, "takes no value"},
+		{{SB_RECOVERY_TIME, "2026-11-30", true, "2x", NULL}, "target timeline \"2x\""},
+		{{SB_RECOVERY_TIME, "2026-11-30", true, NULL, "explode"}, "target action \"explode\""},
+	};
+	static const char *const bad_dests[] = {"/mnt/it's"};
+	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL};
+	SbRecoveryArchive a = archive();
+	SbRestoreFile files[2];
+	SbError		err;
+	uint32_t	n;
+	size_t		i;
+
+	th_begin("test_pgrecovery_refused");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		ok(!sb_recovery_files(&cases[i].target, &a, files, &n, &err) && err.code == SB_EINVAL && n == 0,
+		   "refused: %s", cases[i].why);
+		like(err.message, cases[i].why, "the refusal names the value");
+	}
+	a.destinations = bad_dests;
+	a.ndestinations = 1;
+	ok(!sb_recovery_files(&t, &a, files, &n, &err), "a destination with a quote is refused");
+	like(err.message, "cannot go into restore_command", "saying why");
+}
