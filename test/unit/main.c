@@ -83,6 +83,7 @@ static const UnitTest tests[] = {
 	TEST(test_io_method_names),
 	TEST(test_codec_zstd_cli),
 	TEST(test_codec_stored),
+	TEST(test_codec_stream),
 	TEST(test_error_errno),
 	TEST(test_error_prefix),
 	TEST(test_error_code_names),

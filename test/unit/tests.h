@@ -94,6 +94,7 @@ extern void test_io_method_names(void);
 /* test_codec.c */
 extern void test_codec_zstd_cli(void);
 extern void test_codec_stored(void);
+extern void test_codec_stream(void);
 
 /* test_error.c */
 extern void test_error_errno(void);
