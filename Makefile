@@ -113,8 +113,8 @@ all: $(CLI) build/shlib-checked
 $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
-# test_durability.c watches (and fails) the engine's syncs and renames.
-UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=syncfs,--wrap=pwrite
+# test/unit/syscall_log.c watches (and fails) the engine's syncs, renames and writes.
+UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=renameat2,--wrap=syncfs,--wrap=pwrite
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
