@@ -127,4 +127,35 @@ extern void test_folder_links(void);
 extern void test_restore_marker_complete(void);
 extern void test_restore_marker_incomplete(void);
 
+/* test_wal_name.c */
+extern void test_wal_name_forms(void);
+extern void test_wal_name_segments(void);
+extern void test_wal_name_files(void);
+
+/* test_wal_push.c */
+extern void test_wal_push_roundtrip(void);
+extern void test_wal_push_history_everywhere(void);
+extern void test_wal_push_weighted_spread(void);
+extern void test_wal_push_adaptive(void);
+extern void test_wal_push_again(void);
+extern void test_wal_push_repairs(void);
+extern void test_wal_push_refused(void);
+extern void test_wal_push_options(void);
+extern void test_wal_push_missing_destination(void);
+extern void test_wal_push_full_destination(void);
+extern void test_wal_push_many(void);
+
+/* test_wal_durability.c */
+extern void test_wal_durability_order(void);
+extern void test_wal_durability_failures(void);
+extern void test_wal_durability_folder_sync(void);
+extern void test_wal_durability_get(void);
+
+/* test_wal_get.c */
+extern void test_wal_get_bitflips(void);
+extern void test_wal_get_refusals(void);
+extern void test_wal_get_copies(void);
+extern void test_wal_get_prefetch(void);
+extern void test_wal_get_foreign_spool(void);
+
 #endif							/* SB_UNIT_TESTS_H */
