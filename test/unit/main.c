@@ -129,6 +129,10 @@ static const UnitTest tests[] = {
 	TEST(test_wal_get_copies),
 	TEST(test_wal_get_prefetch),
 	TEST(test_wal_get_foreign_spool),
+	TEST(test_wal_list_entries),
+	TEST(test_wal_list_continuity),
+	TEST(test_wal_list_verify),
+	TEST(test_wal_list_retention),
 };
 
 static bool

@@ -158,4 +158,10 @@ extern void test_wal_get_copies(void);
 extern void test_wal_get_prefetch(void);
 extern void test_wal_get_foreign_spool(void);
 
+/* test_wal_list.c */
+extern void test_wal_list_entries(void);
+extern void test_wal_list_continuity(void);
+extern void test_wal_list_verify(void);
+extern void test_wal_list_retention(void);
+
 #endif							/* SB_UNIT_TESTS_H */
