@@ -186,6 +186,7 @@ typedef struct SbWalFound
 	uint32_t	destination;	/* 0-based: the first destination holding it */
 	uint64_t	holders;		/* bit i: destination i holds a copy with a good header */
 	uint64_t	damaged;		/* bit i: destination i holds a copy whose header is bad */
+	uint64_t	unreachable;	/* bit i: destination i could not be looked at */
 } SbWalFound;
 
 /*
@@ -216,6 +217,7 @@ typedef struct SbWalGetResult
 	uint32_t	destination;	/* 0-based, when read from the archive */
 	uint32_t	prefetched;		/* segments newly copied into the spool */
 	uint32_t	spool_removed;	/* stale or damaged spool files removed */
+	uint64_t	unreachable;	/* bit i: destination i could not be looked at */
 } SbWalGetResult;
 
 /*

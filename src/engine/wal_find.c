@@ -29,16 +29,15 @@ typedef struct Search
 	SbWalHeader first;			/* the first good copy's header */
 	SbError		damage;			/* why the first damaged copy is */
 	SbError		unreachable;	/* why the first destination could not be looked at */
-	bool		any_unreachable;
 } Search;
 
-/* Note a destination that could not be looked at, saying why. */
+/* Note destination D as one that could not be looked at, saying why. */
 static void
-note_unreachable(Search *s, const SbError *why)
+note_unreachable(Search *s, uint32_t d, const SbError *why)
 {
-	if (!s->any_unreachable)
+	if (s->found->unreachable == 0)
 		s->unreachable = *why;
-	s->any_unreachable = true;
+	s->found->unreachable |= (uint64_t) 1 << d;
 }
 
 /* A copy with a good header in destination D: the first, or one that must agree with it. */
@@ -103,7 +102,7 @@ look_in_folder(Search *s, uint32_t d, int dirfd, const char *dir_path, SbError *
 		return take_copy(s, d, &h, path, err);
 	if (why.code != SB_ECORRUPT && why.code != SB_EVERSION)
 	{
-		note_unreachable(s, &why);
+		note_unreachable(s, d, &why);
 		return true;
 	}
 	if (s->found->damaged == 0)
@@ -122,7 +121,7 @@ look_in_destination(Search *s, uint32_t d, SbError *err)
 
 	if (!sb_wal_dir_open_read(s->dests->paths[d], s->dests->system_identifier, &dirfd, dir_path, &why))
 	{
-		note_unreachable(s, &why);
+		note_unreachable(s, d, &why);
 		return true;
 	}
 	if (dirfd < 0)
@@ -142,7 +141,7 @@ report_not_found(const Search *s, const char *shown, SbError *err)
 		sb_error_prefix(err, "every copy of WAL file \"%s\" in the archive is damaged", shown);
 		return false;
 	}
-	if (s->any_unreachable)
+	if (s->found->unreachable != 0)
 	{
 		*err = s->unreachable;
 		err->code = SB_EIO;

@@ -361,6 +361,7 @@ sb_wal_get(const SbWalGetOptions *o, const char *name, const char *target_path,
 	ok = sb_wal_spool_open(&g.spool, o->spool, o->dests.system_identifier, err) &&
 		run_get(&g, target_path, r, err);
 	r->info = g.info;
+	r->unreachable = g.found.unreachable;
 	r->prefetched = g.spool.fetched;
 	r->spool_removed = g.spool.removed;
 	free_run(&g);

@@ -122,6 +122,7 @@ test_wal_get_refusals(void)
 	ok(!get(&w, &o, th_wal_name(1, 2), &r, &err) && err.code == SB_EIO,
 	   "but a file not found is \"cannot tell\", SB_EIO, not \"not there\"");
 	like(err.message, "does not exist (is its device mounted?)", "saying why");
+	is_int(r.unreachable, th_wal_holder(&w, seg) == 0 ? 2 : 1, "the result names the destination not looked at");
 	rename(moved, w.f.dest[th_wal_holder(&w, seg) == 0 ? 1 : 0]);
 
 	set_version(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, seg), seg, path), 2);
