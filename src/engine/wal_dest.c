@@ -50,6 +50,15 @@ make_folder(int at, const char *name, const char *path, SbError *err)
 	return true;
 }
 
+/* Is NAME in AT a symbolic link?  (O_DIRECTORY | O_NOFOLLOW says ENOTDIR of one, as of a file.) */
+static bool
+is_link(int at, const char *name)
+{
+	struct stat st;
+
+	return fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
 /* Open folder NAME of AT without following a link; *ABSENT when there is none. */
 static bool
 open_folder(int at, const char *name, const char *path, int *fd, bool *absent, SbError *err)
@@ -64,8 +73,9 @@ open_folder(int at, const char *name, const char *path, int *fd, bool *absent, S
 		return true;
 	}
 	if (errno == ELOOP || errno == ENOTDIR)
-		return sb_error_set(err, SB_EINVAL, "\"%s\" is %s; the WAL archive never follows one", path,
-							errno == ELOOP ? "a symbolic link" : "not a folder");
+		return sb_error_set(err, SB_EINVAL, "\"%s\" is %s", path,
+							is_link(at, name) ? "a symbolic link; the WAL archive never follows one" :
+							"not a folder");
 	return sb_error_set_errno(err, errno, "could not open folder \"%s\"", path);
 }
 

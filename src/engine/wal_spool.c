@@ -169,8 +169,7 @@ copy_stored_bytes(SbWalWorker *w, int fd, const char *path, const SbWalHeader *h
 	uint64_t	offset;
 	uint64_t	hash;
 
-	if (w->piece < SB_WAL_HEADER_SIZE)
-		return sb_error_set(err, SB_EINVAL, "pieces of %zu bytes cannot hold a header", w->piece);
+	/* The first piece holds the header whole: prefetched files are segments, pieces of 1 MB or more. */
 	sb_hash_stream_reset(w->stored_hash);
 	for (offset = 0; offset < total;)
 	{

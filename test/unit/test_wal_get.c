@@ -142,6 +142,12 @@ test_wal_get_refusals(void)
 	   "a name that is not a WAL file's is refused");
 	o.prefetch = 2;
 	ok(!sb_wal_get(&o, seg, path, &r, &err) && err.code == SB_EINVAL, "prefetch without a spool is refused");
+	o.spool = moved;
+	o.prefetch = SB_WAL_MAX_PREFETCH + 1;
+	ok(!sb_wal_get(&o, seg, path, &r, &err) && err.code == SB_EINVAL, "prefetch beyond %d is refused",
+	   SB_WAL_MAX_PREFETCH);
+	o.dests.count = 0;
+	ok(!sb_wal_get(&o, seg, path, &r, &err) && err.code == SB_EINVAL, "no destination is refused");
 	th_wal_fixture_done(&w);
 }
 
@@ -250,6 +256,10 @@ test_wal_get_prefetch(void)
 	ok(get(&w, &o, th_wal_name(1, 5), &r, &err) && r.from_spool && r.prefetched == 0,
 	   "without prefetch the spool still serves");
 	o.prefetch = 4;
+	o.workers = 1;
+	ok(get(&w, &o, th_wal_name(1, 6), &r, &err) && r.from_spool && r.prefetched == 2,
+	   "one fetch at a time works too (9 and 10 fetched: 7 and 8 were there)");
+	o.prefetch = 4;
 	ok(get(&w, &o, th_wal_name(1, 10), &r, &err) && r.prefetched == 0,
 	   "the last segment: nothing further to fetch, and no error");
 	ok(!get(&w, &o, th_wal_name(1, 11), &r, &err) && err.code == SB_ENOTFOUND,
@@ -289,5 +299,97 @@ test_wal_get_foreign_spool(void)
 	free(bytes);
 	ok(get(&w, &o, seg, &r, &err) && !r.from_spool, "a spool copy of another cluster is passed over");
 	ok(!th_exists(copy) && r.spool_removed == 1, "and removed");
+	th_wal_fixture_done(&w);
+}
+
+/* Add DELTA to the little-endian field of SIZE bytes at OFFSET of archived file PATH's header; seal again. */
+static void
+forge(const char *path, size_t offset, size_t size, int64_t delta)
+{
+	size_t		len;
+	uint8_t    *bytes = th_read_file(path, &len);
+	uint64_t	v = 0;
+	size_t		i;
+
+	if (bytes == NULL)
+		return;
+	for (i = 0; i < size; i++)
+		v |= (uint64_t) bytes[offset + i] << (8 * i);
+	v += (uint64_t) delta;
+	for (i = 0; i < size; i++)
+		bytes[offset + i] = (uint8_t) (v >> (8 * i));
+	sb_format_seal(bytes, SB_WAL_HEADER_SIZE);
+	th_write_file(path, bytes, len, 0600);
+	free(bytes);
+}
+
+/* FORGE'd field makes get refuse NAME with MESSAGE; then put back. */
+static void
+expect_forged_refused(const ThWal *w, const char *name, const char *path, size_t offset, size_t size,
+					  int64_t delta, const char *message, const char *what)
+{
+	SbWalGetOptions o = {.dests = w->dests};
+	SbWalGetResult r;
+	SbError		err;
+
+	forge(path, offset, size, delta);
+	ok(!get(w, &o, name, &r, &err) && err.code == SB_ECORRUPT, "%s: refused, though its header is sealed", what);
+	like(err.message, message, "%s: saying so", what);
+	forge(path, offset, size, -delta);
+	ok(get(w, &o, name, &r, &err), "%s: put back, it restores", what);
+}
+
+/* Headers forged and sealed again, lengths changed, a link: every check behind the seal holds. */
+void
+test_wal_get_forged(void)
+{
+	ThWal		w;
+	SbWalGetOptions o;
+	SbWalGetResult r;
+	SbError		err;
+	char		packed[PATH_MAX];
+	char		plain[PATH_MAX];
+	char		path[PATH_MAX];
+	const char *zstd_seg = th_wal_name(1, 1);
+	const char *raw_seg = th_wal_name(1, 2);
+	size_t		len;
+	uint8_t    *bytes;
+
+	th_wal_fixture(&w, "walforged", 1);
+	th_wal_source(&w, zstd_seg, TH_WAL_SEGMENT, 1, true, path);
+	th_wal_source(&w, raw_seg, TH_WAL_SEGMENT, 2, false, path);
+	ok(th_wal_archive(&w, zstd_seg) && th_wal_archive(&w, raw_seg), "a compressed and a raw segment archived");
+	th_wal_archived(&w, 0, zstd_seg, packed);
+	th_wal_archived(&w, 0, raw_seg, plain);
+	expect_forged_refused(&w, zstd_seg, packed, 64, 8, 1, "decompresses to 1048576 bytes, its header gives 1048577",
+						  "a length one more than the frame holds");
+	expect_forged_refused(&w, zstd_seg, packed, 64, 8, -1, "decompresses to more than the 1048575 bytes",
+						  "a length one less than the frame holds");
+	expect_forged_refused(&w, zstd_seg, packed, 96, 8, 1, "payload checksum mismatch", "another payload hash");
+	expect_forged_refused(&w, raw_seg, plain, 88, 8, 1, "checksum mismatch of the WAL file's bytes", "another hash");
+	expect_forged_refused(&w, raw_seg, plain, 104, 4, 1, "CRC-32C mismatch", "another CRC-32C");
+
+	memset(&o, 0, sizeof(o));
+	o.dests = w.dests;
+	bytes = th_read_file(plain, &len);
+	th_write_file(plain, bytes, len - 1, 0600);
+	ok(!get(&w, &o, raw_seg, &r, &err) && err.code == SB_ECORRUPT, "a file one byte short is refused");
+	like(err.message, "its header says 1048704", "saying the length its header gives");
+	th_write_file(plain, bytes, len, 0600);
+	if (bytes != NULL)
+	{
+		FILE	   *f = fopen(plain, "ab");
+
+		fputc(0, f);
+		fclose(f);
+	}
+	ok(!get(&w, &o, raw_seg, &r, &err) && err.code == SB_ECORRUPT, "a byte appended is refused");
+	th_write_file(plain, bytes, len, 0600);
+	free(bytes);
+	unlink(packed);
+	if (symlink(plain, packed) != 0)
+		diag("symlink failed");
+	ok(!get(&w, &o, zstd_seg, &r, &err) && err.code == SB_ECORRUPT, "a link in the archive is never followed");
+	like(err.message, "symbolic link", "saying what it is");
 	th_wal_fixture_done(&w);
 }

@@ -136,9 +136,13 @@ test_wal_list_continuity(void)
 	ok(sb_wal_check_continuity(&w.dests, th_wal_name(1, 1), th_wal_name(2, 8), 0, &c, &err) && !c.complete,
 	   "timeline 1 to 2 without its history file: not complete");
 	is_str(c.first_missing, "00000002.history", "the history file is what is missing");
-	th_wal_archive_text(&w, "00000002.history", HISTORY_2);
+	th_wal_archive_text(&w, "00000002.history", "# written by hand\n\n" HISTORY_2);
 	ok(sb_wal_check_continuity(&w.dests, th_wal_name(1, 1), th_wal_name(2, 8), 0, &c, &err) && c.complete &&
-	   c.segments == 8, "with it: complete, 8 segments across the switch");
+	   c.segments == 8, "with it (comments and blank lines passed over): complete, 8 segments across the switch");
+	ok(sb_wal_check_continuity(&w.dests, th_wal_name(1, 1), th_wal_name(2, 8), TH_WAL_SEGMENT, &c, &err) &&
+	   c.complete, "the same with the segment size given");
+	ok(!sb_wal_check_continuity(&w.dests, th_wal_name(1, 1), th_wal_name(2, 8), 3 << 20, &c, &err) &&
+	   err.code == SB_EINVAL, "a segment size that is none is refused");
 	unlink(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, th_wal_name(2, 6)), th_wal_name(2, 6), path));
 	ok(sb_wal_check_continuity(&w.dests, th_wal_name(1, 2), th_wal_name(2, 8), 0, &c, &err) && !c.complete,
 	   "segment 6 of timeline 2 removed: not complete");
@@ -211,6 +215,31 @@ test_wal_list_verify(void)
 	ok(any_collected(&p, "\"00000002.history\" is in 1 of the 2 destinations"),
 	   "the history file missing from a destination");
 	th_free_problems(&p);
+
+	/* A header damaged (the listing's problem), and two copies of a segment that differ. */
+	th_flip_byte(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, th_wal_name(1, 3)), th_wal_name(1, 3), path),
+				 30, 0x02);
+	s = (uint32_t) th_wal_holder(&w, th_wal_name(1, 4));
+	th_wal_archived(&w, s, th_wal_name(1, 5), path);
+	th_wal_source(&w, th_wal_name(1, 5), TH_WAL_SEGMENT, 99, true, path);
+	{
+		ThWal		one = w;
+		SbWalArchiveOptions o;
+		SbWalPushResult r;
+
+		one.f.dests[0] = w.f.dest[s];
+		th_wal_options(&o, &w);
+		o.destinations = one.f.dests;
+		o.ndestinations = 1;
+		ok(th_wal_holder(&w, th_wal_name(1, 5)) != (int) s && th_wal_push_one(&o, &w, th_wal_name(1, 5), &r),
+		   "another segment 5 put in the other destination");
+	}
+	memset(&p, 0, sizeof(p));
+	ok(sb_wal_verify(&w.dests, collect, &p, &files, &problems, &err), "verified");
+	ok(any_collected(&p, th_wal_name(1, 3)) && any_collected(&p, "header checksum mismatch"),
+	   "the damaged header is a problem");
+	ok(any_collected(&p, "differs between"), "so are two different copies");
+	th_free_problems(&p);
 	th_wal_fixture_done(&w);
 }
 
@@ -258,18 +287,24 @@ test_wal_list_retention(void)
 	th_wal_archive(&w, "000000010000000000000005.partial");
 	/* Things retention must leave: a user's file named like a segment, a link, another cluster's temporary file. */
 	th_write_file(th_wal_archived(&w, 0, th_wal_name(3, 1), junk), "a user's file", 13, 0600);
+	ok(!sb_wal_remove_before(&(SbWalDests) {.count = 0}, th_wal_name(1, 5), true, &r, &err) &&
+	   err.code == SB_EINVAL, "no destination is refused");
 	th_write_file(th_path(outside, "%s/outside", w.f.root), "keep me", 7, 0600);
 	if (symlink(outside, th_wal_archived(&w, 1, th_wal_name(3, 2), link_path)) != 0)
 		diag("symlink failed");
 	leave_temporary(&w, 0, th_wal_name(1, 3), TH_WAL_SYSID, temp_ours);
 	leave_temporary(&w, 1, th_wal_name(1, 3), TH_WAL_SYSID + 1, temp_foreign);
+	th_write_file(th_path(path, "%s.tmp.5.6", th_wal_archived(&w, 1, th_wal_name(3, 3), junk)), "short", 5, 0600);
+	th_mkdir(th_wal_archived(&w, 0, th_wal_name(3, 4), path), 0700);
+	th_wal_archived(&w, 0, th_wal_name(3, 1), junk);
 
 	ok(sb_wal_remove_before(&w.dests, th_wal_name(1, 5), true, &r, &err), "a dry run before segment 5");
-	ok(r.files == 4 + 2 + 1 && r.kept == 3, "would remove 4 segments, the backup file twice, a temporary file (%llu); keep 3 (%llu)",
+	ok(r.files == 4 + 2 + 1 && r.kept == 5, "would remove 4 segments, the backup file twice, a temporary file (%llu); keep 5 (%llu)",
 	   (unsigned long long) r.files, (unsigned long long) r.kept);
 	ok(th_wal_holder(&w, th_wal_name(1, 1)) >= 0, "and removed nothing");
 	ok(sb_wal_remove_before(&w.dests, th_wal_name(1, 5), false, &r, &err), "removed before segment 5");
-	ok(r.files == 7 && r.kept == 3 && r.bytes > 4 * 128, "7 files removed, 3 kept");
+	ok(r.files == 7 && r.kept == 5 && r.bytes > 4 * 128,
+	   "7 files removed; a user's file, a link, a folder, two temporary files not proven ours kept");
 	for (s = 1; s <= 4; s++)
 		is_int(th_wal_holder(&w, th_wal_name(1, s)), -1, "segment %u is gone", s);
 	for (s = 5; s <= 8; s++)

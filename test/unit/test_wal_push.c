@@ -14,6 +14,7 @@
 #include "syscall_log.h"
 #include "tests.h"
 #include "wal_fixture.h"
+#include "wal_internal.h"
 
 #define HISTORY_TEXT "1\t0/500000A0\tno recovery target specified\n"
 
@@ -553,5 +554,79 @@ test_wal_push_many(void)
 	ok(sb_wal_push_many(a, files, 25, results) && results[3].already_archived,
 	   "pushed again: all already archived");
 	sb_wal_archive_close(a);
+	th_wal_fixture_done(&w);
+}
+
+/* What is in the archive's place but not its own copy is refused, and left as it is. */
+void
+test_wal_push_foreign(void)
+{
+	ThWal		w;
+	SbWalArchiveOptions o;
+	SbWalPushResult r;
+	SbError		err;
+	char		path[PATH_MAX];
+	char		archived[PATH_MAX];
+	char		other[PATH_MAX];
+	char		elsewhere[PATH_MAX];
+	const char *seg = th_wal_name(1, 1);
+	size_t		len;
+	uint8_t    *bytes;
+
+	th_wal_fixture(&w, "walforeignpush", 1);
+	th_wal_options(&o, &w);
+	th_wal_source(&w, seg, TH_WAL_SEGMENT, 1, true, path);
+	th_wal_source(&w, th_wal_name(1, 2), TH_WAL_SEGMENT, 2, true, path);
+	ok(th_wal_push_one(&o, &w, seg, &r), "a segment archived");
+
+	/* The same segment as another cluster's archive holds it (its system identifier, sealed). */
+	th_wal_archived(&w, 0, seg, archived);
+	bytes = th_read_file(archived, &len);
+	if (bytes != NULL)
+	{
+		bytes[16] ^= 0x01;
+		sb_format_seal(bytes, SB_WAL_HEADER_SIZE);
+		th_write_file(archived, bytes, len, 0600);
+	}
+	free(bytes);
+	ok(!th_wal_push_one(&o, &w, seg, &r) && r.error.code == SB_EEXIST, "a copy of another cluster in its place: refused");
+	like(r.error.message, "is not this cluster's copy", "saying so");
+	unlink(archived);
+
+	th_write_file(th_path(other, "%s/other", w.f.root), "keep me", 7, 0600);
+	if (symlink(other, archived) != 0)
+		diag("symlink failed");
+	ok(!th_wal_push_one(&o, &w, seg, &r) && r.error.code == SB_EEXIST, "a link in its place: refused");
+	like(r.error.message, "symbolic link", "saying so");
+	bytes = th_read_file(other, &len);
+	ok(bytes != NULL && len == 7 && memcmp(bytes, "keep me", 7) == 0, "what the link points to is untouched");
+	free(bytes);
+	unlink(archived);
+	th_mkdir(archived, 0700);
+	ok(!th_wal_push_one(&o, &w, seg, &r) && r.error.code == SB_EEXIST, "a folder in its place: refused");
+	like(r.error.message, "not a regular file", "saying so");
+	rmdir(archived);
+
+	th_mkdir(th_path(path, "%s/%s", w.f.src, th_wal_name(1, 4)), 0700);
+	ok(!th_wal_push_one(&o, &w, th_wal_name(1, 4), &r) && r.error.code == SB_EINVAL, "as SB_EINVAL");
+	like(r.error.message, "not a regular file", "saying so");
+
+	/* wal/ made a link to elsewhere: nothing is written through it. */
+	th_rmtree(th_path(path, "%s/wal", w.f.dest[0]));
+	th_mkdir(th_path(elsewhere, "%s/elsewhere", w.f.root), 0700);
+	if (symlink(elsewhere, path) != 0)
+		diag("symlink failed");
+	ok(!th_wal_push_one(&o, &w, th_wal_name(1, 2), &r), "a destination whose wal/ is a link: refused");
+	like(r.error.message, "is a symbolic link; the WAL archive never follows one", "saying so");
+	is_int(th_count_entries(elsewhere), 0, "nothing was written where it points");
+	unlink(path);
+
+	th_write_file(th_path(path, "%s/file", w.f.root), "x", 1, 0600);
+	o.destinations = (const char *const[]) {path};
+	ok(sb_wal_archive_open(&o, &err) == NULL && err.code == SB_EINVAL, "a destination that is a file is refused");
+	like(err.message, "is not a folder", "saying so");
+	th_wal_options(&o, &w);
+	o.codec = (SbCodec) 9;
+	ok(sb_wal_archive_open(&o, &err) == NULL && err.code == SB_EINVAL, "an unknown compression is refused");
 	th_wal_fixture_done(&w);
 }

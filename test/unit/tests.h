@@ -131,6 +131,7 @@ extern void test_restore_marker_incomplete(void);
 extern void test_wal_name_forms(void);
 extern void test_wal_name_segments(void);
 extern void test_wal_name_files(void);
+extern void test_wal_name_headers(void);
 
 /* test_wal_push.c */
 extern void test_wal_push_roundtrip(void);
@@ -144,6 +145,7 @@ extern void test_wal_push_options(void);
 extern void test_wal_push_missing_destination(void);
 extern void test_wal_push_full_destination(void);
 extern void test_wal_push_many(void);
+extern void test_wal_push_foreign(void);
 
 /* test_wal_durability.c */
 extern void test_wal_durability_order(void);
@@ -157,6 +159,7 @@ extern void test_wal_get_refusals(void);
 extern void test_wal_get_copies(void);
 extern void test_wal_get_prefetch(void);
 extern void test_wal_get_foreign_spool(void);
+extern void test_wal_get_forged(void);
 
 /* test_wal_list.c */
 extern void test_wal_list_entries(void);
