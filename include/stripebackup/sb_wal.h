@@ -18,7 +18,9 @@
  * A file is archived only once it is durable (written to a temporary file,
  * fsynced, renamed, its folder fsynced).  Pushing a file the archive already
  * holds with the same contents succeeds without writing; different contents
- * are refused.  Readers check everything: the header's seal, version, system
+ * are refused.  An archive remembers the segments it made durable, so that
+ * after a push ahead (segment N with the .ready segments after it) the
+ * pushes of those that follow only check their files are untouched.  Readers check everything: the header's seal, version, system
  * identifier and name, both hashes and the CRC-32C, the exact length.
  *
  * No PostgreSQL header is used: names are checked against PostgreSQL's
@@ -117,6 +119,8 @@ typedef struct SbWalPushResult
 {
 	bool		archived;		/* durable in the archive: written now or already there */
 	bool		already_archived;	/* identical copies were there: nothing written */
+	bool		remembered;		/* this archive made it durable moments ago (a push
+								 * ahead) and its file is untouched: not read again */
 	uint32_t	written;		/* destinations written now (a damaged copy is rewritten) */
 	int32_t		destination;	/* 0-based destination of a segment; -1 for a file in every one */
 	uint64_t	raw_bytes;		/* the file's length */

@@ -175,6 +175,7 @@ sb_wal_read_found(SbWalWorker *w, const SbWalDests *dests, const SbWalFound *fou
 	bool		tried = false;
 	uint32_t	d;
 
+	sb_error_set(&first, SB_ENOTFOUND, "no WAL archive destination holds \"%s\"", name);
 	for (d = 0; d < dests->count; d++)
 	{
 		if ((found->holders & ((uint64_t) 1 << d)) == 0)

@@ -33,6 +33,7 @@
 #include "parallel.h"
 #include "thread.h"
 #include "wal_internal.h"
+#include "wal_recent.h"
 
 #define MAX_WORKERS 64
 
@@ -52,6 +53,7 @@ struct SbWalArchive
 	bool		counted;		/* held[] started from what the destinations hold */
 	uint64_t	held[SB_MAX_STRIPES];	/* bytes of segment files per destination */
 	uint32_t	in_flight[SB_MAX_STRIPES];	/* segments being written to each */
+	SbWalRecent recent;			/* segments made durable or read back moments ago */
 };
 
 /* One call of sb_wal_push_many: the destinations' folders, opened for it. */
@@ -217,6 +219,7 @@ sb_wal_archive_open(const SbWalArchiveOptions *o, SbError *err)
 	if ((a = sb_alloc(sizeof(SbWalArchive), err)) == NULL)
 		return NULL;
 	pthread_mutex_init(&a->lock, NULL);
+	sb_wal_recent_init(&a->recent);
 	if (!copy_settings(a, o, err) || !make_workers(a, err))
 	{
 		sb_wal_archive_close(a);
@@ -239,6 +242,7 @@ sb_wal_archive_close(SbWalArchive *a)
 	free(a->dests);
 	free(a->slots);
 	pthread_mutex_destroy(&a->lock);
+	sb_wal_recent_destroy(&a->recent);
 	free(a);
 }
 
@@ -575,6 +579,33 @@ archive_everywhere(const Batch *b, SbWalWorker *w, Source *s, const CopyState *s
 	return ok;
 }
 
+/* A segment this archive made durable (or read back whole) moments ago, its file untouched since: done. */
+static bool
+recalled(const Batch *b, const Source *s, SbWalPushResult *r)
+{
+	SbWalRecentItem item;
+
+	if (!sb_wal_kind_is_segment(s->parsed.kind) ||
+		!sb_wal_recent_check(&b->a->recent, s->name, s->header.raw_len, b->dirfd, &item))
+		return false;
+	r->remembered = true;
+	r->destination = (int32_t) item.destination;
+	r->stored_bytes = item.stored_len;
+	r->codec = (SbCodec) item.codec;
+	return true;
+}
+
+/* Note where the segment now is, as it is: the next push of it (after a push ahead) need not read it. */
+static void
+remember(const Batch *b, const Source *s, const SbWalPushResult *r)
+{
+	SbWalHeader h = s->header;
+
+	h.stored_len = r->stored_bytes ? r->stored_bytes : s->same.stored_len;
+	h.codec = (uint8_t) (r->written ? r->codec : (SbCodec) s->same.codec);
+	sb_wal_recent_note(&b->a->recent, &h, (uint32_t) r->destination, b->dirfd[r->destination]);
+}
+
 static void
 push_one(const Batch *b, const SbWalFile *f, SbWalPushResult *r, SbWalWorker *w)
 {
@@ -586,16 +617,21 @@ push_one(const Batch *b, const SbWalFile *f, SbWalPushResult *r, SbWalWorker *w)
 	memset(r, 0, sizeof(*r));
 	sb_error_clear(err);
 	r->destination = -1;
-	ok = open_source(b->a, &s, err) && survey_copies(b, w, &s, states, err);
-	if (ok)
-		ok = sb_wal_kind_is_segment(s.parsed.kind) ? archive_segment(b, w, &s, states, r, err) :
-			archive_everywhere(b, w, &s, states, r, err);
+	ok = open_source(b->a, &s, err);
+	if (ok && !recalled(b, &s, r))
+	{
+		ok = survey_copies(b, w, &s, states, err) &&
+			(sb_wal_kind_is_segment(s.parsed.kind) ? archive_segment(b, w, &s, states, r, err) :
+			 archive_everywhere(b, w, &s, states, r, err));
+		if (ok && sb_wal_kind_is_segment(s.parsed.kind))
+			remember(b, &s, r);
+	}
 	if (s.fd >= 0)
 		close(s.fd);
 	r->raw_bytes = s.header.raw_len;
 	r->archived = ok;
 	r->already_archived = ok && r->written == 0;
-	if (r->already_archived)
+	if (r->already_archived && !r->remembered)
 	{
 		r->stored_bytes = s.same.stored_len;
 		r->codec = (SbCodec) s.same.codec;

@@ -553,6 +553,20 @@ test_wal_push_many(void)
 		ok(th_wal_get_equal(&w, names[i], &err), "segment %u restores exactly", i + 1);
 	ok(sb_wal_push_many(a, files, 25, results) && results[3].already_archived,
 	   "pushed again: all already archived");
+	ok(results[3].remembered && results[4].remembered && results[3].stored_bytes > 0 &&
+	   results[3].destination == th_wal_holder(&w, names[3]),
+	   "the segments this archive wrote are remembered, where and how, not read again");
+	ok(!results[24].remembered, "a history file is looked at in every destination");
+	/* File times move with the kernel's clock tick: let one pass, as seconds do between callbacks. */
+	usleep(20000);
+	th_flip_byte(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, names[3]), names[3], paths[25]), 200, 0x01);
+	ok(sb_wal_push(a, names[3], paths[3], &results[3]) && !results[3].remembered && results[3].written == 1,
+	   "a segment modified since is read again, found damaged, and rewritten");
+	ok(th_wal_get_equal(&w, names[3], &err), "it restores exactly");
+	sb_wal_archive_close(a);
+	a = sb_wal_archive_open(&o, &err);
+	ok(a != NULL && sb_wal_push(a, names[5], paths[5], &results[5]) && results[5].already_archived &&
+	   !results[5].remembered, "another archive (the next archiver) reads it back");
 	sb_wal_archive_close(a);
 	th_wal_fixture_done(&w);
 }
