@@ -148,7 +148,8 @@ extern void sb_wal_archive_close(SbWalArchive *archive);
  * unmounted device) fails every file of the call, naming it (SB_ENOTFOUND),
  * since the file might be there; a full one fails the files it was to take
  * (SB_ENOSPC), leaving no partial file.  A file that is already archived
- * with other contents fails with SB_EEXIST, saying what differs.
+ * with other contents fails with SB_EEXIST, saying what differs.  One
+ * caller at a time per archive (the archiver process is one).
  */
 extern bool sb_wal_push_many(SbWalArchive *archive, const SbWalFile *files, uint32_t n,
 							 SbWalPushResult *results);
