@@ -12,7 +12,7 @@
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
 #   make fuzz            build the libFuzzer targets (clang: scripts/install-deps.sh --fuzz)
-#   make fuzz-run        run both fuzz targets at once, FUZZ_SECONDS each (default 600)
+#   make fuzz-run        run every fuzz target at once, FUZZ_SECONDS each (default 600)
 #   make fuzz-merge      minimize what fuzz-run found into test/fuzz/corpus
 #   make fuzz-seeds      regenerate the seed corpus from real backups
 #   make fuzz-replay     run the fuzz corpus once through the targets, under ASan/UBSan (gcc)
@@ -113,8 +113,8 @@ all: $(CLI) build/shlib-checked
 $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
-# test_durability.c watches (and fails) the engine's syncs and renames.
-UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=syncfs,--wrap=pwrite
+# test/unit/syscall_log.c watches (and fails) the engine's syncs, renames and writes.
+UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=renameat2,--wrap=syncfs,--wrap=pwrite
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
@@ -242,8 +242,8 @@ FUZZ_DIR = build/fuzz
 FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -pthread $(FUZZ_SANITIZE) $(SB_WARNINGS)
 FUZZ_LIB = $(FUZZ_DIR)/libsbengine.a
-FUZZ_TARGETS = $(FUZZ_DIR)/fuzz_manifest $(FUZZ_DIR)/fuzz_stripe
-REPLAY_TARGETS = $(ASAN_DIR)/replay_manifest $(ASAN_DIR)/replay_stripe
+FUZZ_TARGETS = $(FUZZ_DIR)/fuzz_manifest $(FUZZ_DIR)/fuzz_stripe $(FUZZ_DIR)/fuzz_wal
+REPLAY_TARGETS = $(ASAN_DIR)/replay_manifest $(ASAN_DIR)/replay_stripe $(ASAN_DIR)/replay_wal
 
 # Every object instrumented for libFuzzer; only the link adds its main().
 $(FUZZ_DIR)/%: private SB_CC = $(FUZZ_CC)
@@ -261,6 +261,9 @@ $(FUZZ_DIR)/fuzz_manifest: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_manifest.c)
 $(FUZZ_DIR)/fuzz_stripe: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_stripe.c test/fuzz/fixture.c) $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(ENGINE_LIBS)
 
+$(FUZZ_DIR)/fuzz_wal: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_wal.c test/fuzz/fixture.c) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(ENGINE_LIBS)
+
 # The seed generator: a plain program on the normal engine library.
 build/make_seeds: $(call sb_objs,build,test/fuzz/make_seeds.c test/fuzz/fixture.c) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
@@ -270,6 +273,9 @@ $(ASAN_DIR)/replay_manifest: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
 
 $(ASAN_DIR)/replay_stripe: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/fuzz/fuzz_stripe.c test/fuzz/fixture.c) $(ASAN_LIB)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
+
+$(ASAN_DIR)/replay_wal: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/fuzz/fuzz_wal.c test/fuzz/fixture.c) $(ASAN_LIB)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
 
 fuzz: $(FUZZ_TARGETS)
@@ -286,6 +292,7 @@ fuzz-seeds: build/make_seeds
 fuzz-replay: $(REPLAY_TARGETS)
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_manifest test/fuzz/corpus/manifest test/fuzz/regress/manifest
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_stripe test/fuzz/corpus/stripe test/fuzz/regress/stripe
+	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_wal test/fuzz/corpus/wal test/fuzz/regress/wal
 
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
 

@@ -19,6 +19,7 @@
 #include "stripebackup/sb_backup.h"
 #include "stripebackup/sb_error.h"
 #include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_wal.h"
 
 /* ---------- paths ---------- */
 
@@ -137,6 +138,9 @@ extern double sb_policy_rate_of(const SbNumberList *rates, uint32_t index);
 extern bool sb_policy_parse_int(const char *text, long min, long max, long *value,
 								SbError *err);
 
+/* A whole number from 0 to 2^64 - 1 in plain digits (a system identifier): nothing else. */
+extern bool sb_policy_parse_uint64(const char *text, uint64_t *value, SbError *err);
+
 /*
  * A size in bytes: digits, then optionally a binary unit k, M, G or T (either
  * case) alone or followed by "B" or "iB": "1048576", "256k", "1MB", "2GiB".
@@ -185,5 +189,15 @@ extern bool sb_policy_check_backup_memory(const SbBackupOptions *o, SbError *err
 /* The same for a restore or verify of M (o->max_memory). */
 extern bool sb_policy_check_read_memory(const SbManifest *m, const SbReadOptions *o,
 										SbError *err);
+
+/*
+ * What a WAL archive with options O allocates: per worker, two buffers of
+ * a piece (SB_WAL_PIECE_SIZE, or the segment size if smaller) and a zstd
+ * stream context at the level, fitted to the segment size.
+ */
+extern void sb_policy_wal_memory(const SbWalArchiveOptions *o, SbMemoryEstimate *estimate);
+
+/* That, refused above o->max_memory. */
+extern bool sb_policy_check_wal_memory(const SbWalArchiveOptions *o, SbError *err);
 
 #endif							/* SB_POLICY_H */

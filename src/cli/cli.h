@@ -22,6 +22,13 @@
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 #define EXIT_DAMAGED 3
+/*
+ * wal-get only: a WAL file damaged, or a destination missing so that its
+ * absence cannot be told.  PostgreSQL takes any status below 126 from
+ * restore_command as "not available" and ends recovery there, promoting a
+ * copy that silently lacks what followed; above 125 it stops recovery.
+ */
+#define EXIT_STOP_RECOVERY 126
 
 extern const char *progname;
 
@@ -31,9 +38,26 @@ extern int	cmd_plan(int argc, char **argv);
 extern int	cmd_verify(int argc, char **argv);
 extern int	cmd_restore(int argc, char **argv);
 extern int	cmd_report(int argc, char **argv);
+extern int	cmd_wal_push(int argc, char **argv);
+extern int	cmd_wal_get(int argc, char **argv);
+extern int	cmd_wal_list(int argc, char **argv);
+extern int	cmd_wal_verify(int argc, char **argv);
 
 /* Print "stripebackup: error: MESSAGE" and return the exit status for ERR. */
 extern int	cli_report_error(const SbError *err);
+
+struct option;
+
+/*
+ * The option loop every command's parser shares: --help prints USAGE
+ * (exit 0); an option whose FLAG_OF is not within ALLOWED is a usage
+ * error; APPLY(ARGS, c, optarg) takes each other one and returns -1 to go
+ * on or an exit status.  Returns -1 once every option was taken.
+ */
+extern int	cli_parse_options(int argc, char **argv, const char *shortopts,
+							  const struct option *longopts, const char *command, int allowed,
+							  int (*flag_of) (int), int (*apply) (void *, int, const char *),
+							  void *args, void (*usage) (void));
 
 /* Print a usage error with a hint to --help; returns EXIT_USAGE. */
 extern int	cli_usage_error(const char *command, const char *fmt,...)

@@ -24,10 +24,16 @@ usage(void)
 	printf("  %s verify  LOCATION                                 check every stripe and checksum\n", progname);
 	printf("  %s restore LOCATION --target DIR [OPTION]...        restore into an empty directory\n", progname);
 	printf("  %s report  LOCATION [--svg FILE]                    how each stripe did, as a chart\n", progname);
-	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME).\n");
+	printf("\nThe WAL archive (point-in-time recovery):\n");
+	printf("  %s wal-push   --archive DEST[,DEST...] --system-identifier N WALFILE PATH   archive_command\n", progname);
+	printf("  %s wal-get    --archive DEST[,DEST...] --system-identifier N WALFILE PATH   restore_command\n", progname);
+	printf("  %s wal-list   --archive DEST[,DEST...] --system-identifier N | LOCATION     what it holds\n", progname);
+	printf("  %s wal-verify --archive ... | LOCATION [--from SEG --to SEG]               check every file\n", progname);
+	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME); for the\n"
+		   "WAL commands, an archive folder DEST/wal/<system identifier>.\n");
 	printf("Run \"%s COMMAND --help\" for a command's options.\n", progname);
-	printf("\nExit status: 0 success, 1 failure, 2 bad usage or refused input,\n"
-		   "3 the backup is damaged or incomplete.\n");
+	printf("\nExit status: 0 success, 1 failure (wal-get: not in the archive), 2 bad usage\n"
+		   "or refused input, 3 the backup or WAL archive is damaged or incomplete.\n");
 }
 
 int
@@ -45,6 +51,10 @@ main(int argc, char **argv)
 		{"verify", cmd_verify},
 		{"restore", cmd_restore},
 		{"report", cmd_report},
+		{"wal-push", cmd_wal_push},
+		{"wal-get", cmd_wal_get},
+		{"wal-list", cmd_wal_list},
+		{"wal-verify", cmd_wal_verify},
 	};
 	size_t		i;
 

@@ -54,10 +54,11 @@ option_flag(int c)
 	return 0;
 }
 
-/* Apply one option; returns -1 to go on, or the exit status. */
+/* Apply one option to the ReadArgs ARGS; returns -1 to go on, or the exit status. */
 static int
-apply_option(ReadArgs *a, int c, const char *arg)
+apply_option(void *args, int c, const char *arg)
 {
+	ReadArgs   *a = args;
 	long		v;
 	uint32_t	count;
 
@@ -139,23 +140,13 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
-	int			c;
 	int			rc;
 
 	memset(a, 0, sizeof(*a));
 	a->command = command;
-	while ((c = getopt_long(argc, argv, "t:j:Ph", longopts, NULL)) != -1)
-	{
-		if (c == 'h')
-		{
-			usage();
-			return EXIT_OK;
-		}
-		if (c == '?' || (option_flag(c) & ~allowed) != 0)
-			return cli_usage_error(command, "option not valid here: \"%s\"", argv[optind - 1]);
-		if ((rc = apply_option(a, c, optarg)) >= 0)
-			return rc;
-	}
+	if ((rc = cli_parse_options(argc, argv, "t:j:Ph", longopts, command, allowed, option_flag,
+								apply_option, a, usage)) >= 0)
+		return rc;
 	if (optind >= argc)
 		return cli_usage_error(command, "the backup LOCATION is required");
 	a->location = argv[optind++];

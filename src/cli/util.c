@@ -4,6 +4,7 @@
  *		and size parsing, byte formatting, signals.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,6 +33,29 @@ cli_report_error(const SbError *err)
 		default:
 			return EXIT_FAILED;
 	}
+}
+
+int
+cli_parse_options(int argc, char **argv, const char *shortopts, const struct option *longopts,
+				  const char *command, int allowed, int (*flag_of) (int),
+				  int (*apply) (void *, int, const char *), void *args, void (*usage) (void))
+{
+	int			c;
+	int			rc;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
+	{
+		if (c == 'h')
+		{
+			usage();
+			return EXIT_OK;
+		}
+		if (c == '?' || (flag_of(c) & ~allowed) != 0)
+			return cli_usage_error(command, "option not valid here: \"%s\"", argv[optind - 1]);
+		if ((rc = apply(args, c, optarg)) >= 0)
+			return rc;
+	}
+	return -1;
 }
 
 int

@@ -9,6 +9,7 @@
  */
 #include <isa-l/crc.h>
 #include <openssl/evp.h>
+#include <stdlib.h>
 #include <xxhash.h>
 
 #include "checksum.h"
@@ -20,6 +21,53 @@ uint64_t
 sb_hash64(const void *data, size_t len)
 {
 	return (uint64_t) XXH3_64bits(data, len);
+}
+
+struct SbHashStream
+{
+	XXH3_state_t *state;
+};
+
+SbHashStream *
+sb_hash_stream_new(SbError *err)
+{
+	SbHashStream *s = calloc(1, sizeof(SbHashStream));
+
+	if (s == NULL || (s->state = XXH3_createState()) == NULL)
+	{
+		free(s);
+		sb_error_set(err, SB_ENOMEM, "out of memory (a hash state)");
+		return NULL;
+	}
+	sb_hash_stream_reset(s);
+	return s;
+}
+
+void
+sb_hash_stream_free(SbHashStream *s)
+{
+	if (s == NULL)
+		return;
+	XXH3_freeState(s->state);
+	free(s);
+}
+
+void
+sb_hash_stream_reset(SbHashStream *s)
+{
+	XXH3_64bits_reset(s->state);
+}
+
+void
+sb_hash_stream_update(SbHashStream *s, const void *data, size_t len)
+{
+	XXH3_64bits_update(s->state, data, len);
+}
+
+uint64_t
+sb_hash_stream_digest(const SbHashStream *s)
+{
+	return (uint64_t) XXH3_64bits_digest(s->state);
 }
 
 /* EVP_Digest allocates a context, so it can fail: never trust OUT then. */

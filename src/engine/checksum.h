@@ -18,6 +18,18 @@
 /* XXH3-64 of a buffer. */
 extern uint64_t sb_hash64(const void *data, size_t len);
 
+/* XXH3-64 of bytes that come in pieces (a file too large to hold whole). */
+typedef struct SbHashStream SbHashStream;
+
+/* A new stream, started; NULL (SB_ENOMEM) if memory runs out. */
+extern SbHashStream *sb_hash_stream_new(SbError *err);
+extern void sb_hash_stream_free(SbHashStream *s);
+/* Start again, as from sb_hash_stream_new. */
+extern void sb_hash_stream_reset(SbHashStream *s);
+extern void sb_hash_stream_update(SbHashStream *s, const void *data, size_t len);
+/* The XXH3-64 of every byte fed since the start: sb_hash64 of them all. */
+extern uint64_t sb_hash_stream_digest(const SbHashStream *s);
+
 #define SB_SHA256_LEN 32
 
 /* SHA-256 of a buffer (OpenSSL's libcrypto, EVP); false (SB_ENOMEM) if it could not run. */

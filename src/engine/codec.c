@@ -131,6 +131,98 @@ sb_codec_decompress(SbCodecContext *ctx, SbCodec codec, const void *src, size_t 
 	return true;
 }
 
+bool
+sb_codec_stream_begin(SbCodecContext *ctx, uint64_t total_len, SbError *err)
+{
+	if (!ensure_cctx(ctx, err))
+		return false;
+	/* A reset keeps the level; the pledged size fits the parameters to the file. */
+	return !zstd_failed(ZSTD_CCtx_reset(ctx->cctx, ZSTD_reset_session_only), "reset", err) &&
+		!zstd_failed(ZSTD_CCtx_setPledgedSrcSize(ctx->cctx, total_len), "size setting", err);
+}
+
+bool
+sb_codec_stream_compress(SbCodecContext *ctx, const void *src, size_t len, bool last,
+						 void *buf, size_t cap, SbCodecSink sink, void *arg, SbError *err)
+{
+	ZSTD_inBuffer in = {src, len, 0};
+	ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_flush;
+	size_t		remaining;
+
+	/* With flush or end, zstd is done when nothing remains to be emitted. */
+	do
+	{
+		ZSTD_outBuffer out = {buf, cap, 0};
+
+		remaining = ZSTD_compressStream2(ctx->cctx, &out, &in, mode);
+		if (zstd_failed(remaining, "compression", err))
+			return false;
+		if (out.pos > 0 && !sink(arg, buf, out.pos, err))
+			return false;
+	} while (remaining != 0);
+	return true;
+}
+
+/* The window a frame of TOTAL_LEN bytes needs at most: zstd never uses one larger than its input. */
+static int
+window_log_for(uint64_t total_len)
+{
+	int			log = ZSTD_WINDOWLOG_MIN;
+
+	while (log < ZSTD_WINDOWLOG_LIMIT_DEFAULT && ((uint64_t) 1 << log) < total_len)
+		log++;
+	return log;
+}
+
+bool
+sb_codec_stream_decompress_begin(SbCodecContext *ctx, uint64_t total_len, SbError *err)
+{
+	if (ctx->dctx == NULL && (ctx->dctx = ZSTD_createDCtx()) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory creating a zstd context");
+	return !zstd_failed(ZSTD_DCtx_reset(ctx->dctx, ZSTD_reset_session_only), "reset", err) &&
+		!zstd_failed(ZSTD_DCtx_setParameter(ctx->dctx, ZSTD_d_windowLogMax, window_log_for(total_len)),
+					 "window setting", err);
+}
+
+bool
+sb_codec_stream_decompress(SbCodecContext *ctx, const void *src, size_t len,
+						   void *buf, size_t cap, SbCodecSink sink, void *arg,
+						   bool *done, SbError *err)
+{
+	ZSTD_inBuffer in = {src, len, 0};
+	bool		more = len > 0;
+
+	if (*done && len > 0)
+		return sb_error_set(err, SB_ECORRUPT, "data after the end of the zstd frame");
+	/* A full output buffer may leave output inside zstd: call again until it is not full. */
+	while (more)
+	{
+		ZSTD_outBuffer out = {buf, cap, 0};
+		size_t		rc = ZSTD_decompressStream(ctx->dctx, &out, &in);
+
+		if (zstd_failed(rc, "decompression", err))
+			return false;
+		if (out.pos > 0 && !sink(arg, buf, out.pos, err))
+			return false;
+		if (rc == 0)
+		{
+			*done = true;
+			if (in.pos < in.size)
+				return sb_error_set(err, SB_ECORRUPT, "data after the end of the zstd frame");
+			return true;
+		}
+		more = in.pos < in.size || out.pos == out.size;
+	}
+	return true;
+}
+
+/* As sb_codec_compress_memory, for a stream: its window and buffers are sized for TOTAL_LEN. */
+size_t
+sb_codec_stream_compress_memory(int level, uint64_t total_len)
+{
+	return ZSTD_estimateCStreamSize_usingCParams(ZSTD_getCParams(level, total_len, 0));
+}
+
 /*
  * ZSTD_compress2 knows each chunk's size, so its context is sized for
  * parameters tuned to that size, much less than ZSTD_estimateCCtxSize

@@ -40,6 +40,45 @@ extern bool sb_codec_decompress(SbCodecContext *ctx, SbCodec codec,
 extern size_t sb_codec_compress_memory(SbCodec codec, int level, size_t chunk_size);
 extern size_t sb_codec_decompress_memory(SbCodec codec);
 
+/*
+ * Streaming, for files too large to hold whole (a WAL segment may be 1 GB):
+ * one zstd frame fed and emitted in pieces.  What comes out goes to a sink
+ * through the caller's buffer, each time the buffer fills and at the end of
+ * each piece.
+ */
+typedef bool (*SbCodecSink) (void *arg, const void *data, size_t len, SbError *err);
+
+/* Start a zstd frame of exactly TOTAL_LEN bytes (recorded in the frame, parameters fitted to it). */
+extern bool sb_codec_stream_begin(SbCodecContext *ctx, uint64_t total_len, SbError *err);
+
+/*
+ * Compress one piece of the frame into SINK through BUF (CAP bytes: the
+ * sink is called each time it fills); LAST ends the frame.  Each piece is
+ * flushed, so what the sink got so far is the whole frame up to this piece.
+ */
+extern bool sb_codec_stream_compress(SbCodecContext *ctx, const void *src, size_t len, bool last,
+									 void *buf, size_t cap, SbCodecSink sink, void *arg,
+									 SbError *err);
+
+/*
+ * Start decompressing one frame that holds TOTAL_LEN bytes: a frame asking
+ * for a larger window than that (which no writer of it needs) is refused,
+ * so a damaged or hostile header cannot make it take more memory.
+ */
+extern bool sb_codec_stream_decompress_begin(SbCodecContext *ctx, uint64_t total_len,
+											 SbError *err);
+
+/*
+ * Decompress one piece of a stored frame into SINK through BUF (CAP bytes).
+ * *DONE once the frame has ended; a byte after its end is corruption.
+ */
+extern bool sb_codec_stream_decompress(SbCodecContext *ctx, const void *src, size_t len,
+									   void *buf, size_t cap, SbCodecSink sink, void *arg,
+									   bool *done, SbError *err);
+
+/* Memory a streaming compression at LEVEL of TOTAL_LEN bytes takes. */
+extern size_t sb_codec_stream_compress_memory(int level, uint64_t total_len);
+
 /* Smallest and largest level accepted for zstd (negative = fast modes). */
 extern int	sb_codec_min_level(void);
 extern int	sb_codec_max_level(void);

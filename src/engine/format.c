@@ -11,15 +11,15 @@
 #include "checksum.h"
 #include "format.h"
 
-static void
-put16(uint8_t *p, uint16_t v)
+void
+sb_format_put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t) v;
 	p[1] = (uint8_t) (v >> 8);
 }
 
-static void
-put32(uint8_t *p, uint32_t v)
+void
+sb_format_put32(uint8_t *p, uint32_t v)
 {
 	int			i;
 
@@ -36,14 +36,14 @@ sb_format_put64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t) (v >> (8 * i));
 }
 
-static uint16_t
-get16(const uint8_t *p)
+uint16_t
+sb_format_get16(const uint8_t *p)
 {
 	return (uint16_t) (p[0] | (p[1] << 8));
 }
 
-static uint32_t
-get32(const uint8_t *p)
+uint32_t
+sb_format_get32(const uint8_t *p)
 {
 	uint32_t	v = 0;
 	int			i;
@@ -71,8 +71,8 @@ sb_format_seal(uint8_t *p, size_t size)
 	sb_format_put64(p + size - 8, sb_hash64(p, size - 8));
 }
 
-static bool
-seal_ok(const uint8_t *p, size_t size)
+bool
+sb_format_seal_ok(const uint8_t *p, size_t size)
 {
 	return sb_format_get64(p + size - 8) == sb_hash64(p, size - 8);
 }
@@ -82,13 +82,13 @@ sb_format_encode_header(const SbStripeHeader *h, uint8_t *out)
 {
 	memset(out, 0, SB_STRIPE_HEADER_SIZE);
 	memcpy(out, SB_STRIPE_MAGIC, 8);
-	put16(out + 8, h->major);
-	put16(out + 10, h->minor);
-	put32(out + 12, SB_STRIPE_HEADER_SIZE);
+	sb_format_put16(out + 8, h->major);
+	sb_format_put16(out + 10, h->minor);
+	sb_format_put32(out + 12, SB_STRIPE_HEADER_SIZE);
 	memcpy(out + 16, h->uuid, 16);
-	put32(out + 32, h->number);
-	put32(out + 36, h->count);
-	put32(out + 40, h->chunk_size);
+	sb_format_put32(out + 32, h->number);
+	sb_format_put32(out + 36, h->count);
+	sb_format_put32(out + 40, h->chunk_size);
 	sb_format_seal(out, SB_STRIPE_HEADER_SIZE);
 }
 
@@ -98,18 +98,18 @@ sb_format_decode_header(const uint8_t *in, SbStripeHeader *h, SbError *err)
 	if (memcmp(in, SB_STRIPE_MAGIC, 8) != 0)
 		return sb_error_set(err, SB_ECORRUPT,
 							"not a stripebackup stripe file (bad magic)");
-	h->major = get16(in + 8);
-	h->minor = get16(in + 10);
+	h->major = sb_format_get16(in + 8);
+	h->minor = sb_format_get16(in + 10);
 	if (h->major != SB_FORMAT_MAJOR)
 		return sb_error_set(err, SB_EVERSION,
 							"unsupported stripe format version %u.%u (this program reads %d.x)",
 							h->major, h->minor, SB_FORMAT_MAJOR);
-	if (get32(in + 12) != SB_STRIPE_HEADER_SIZE || !seal_ok(in, SB_STRIPE_HEADER_SIZE))
+	if (sb_format_get32(in + 12) != SB_STRIPE_HEADER_SIZE || !sb_format_seal_ok(in, SB_STRIPE_HEADER_SIZE))
 		return sb_error_set(err, SB_ECORRUPT, "stripe header checksum mismatch");
 	memcpy(h->uuid, in + 16, 16);
-	h->number = get32(in + 32);
-	h->count = get32(in + 36);
-	h->chunk_size = get32(in + 40);
+	h->number = sb_format_get32(in + 32);
+	h->count = sb_format_get32(in + 36);
+	h->chunk_size = sb_format_get32(in + 40);
 	return true;
 }
 
@@ -120,8 +120,8 @@ sb_format_encode_chunk(const SbChunkHeader *h, uint8_t *out)
 	memcpy(out, SB_CHUNK_MAGIC, 4);
 	out[4] = h->codec;
 	sb_format_put64(out + 8, h->chunk_id);
-	put32(out + 16, h->raw_len);
-	put32(out + 20, h->stored_len);
+	sb_format_put32(out + 16, h->raw_len);
+	sb_format_put32(out + 20, h->stored_len);
 	sb_format_put64(out + 24, h->raw_hash);
 	sb_format_put64(out + 32, h->stored_hash);
 	sb_format_seal(out, SB_CHUNK_HEADER_SIZE);
@@ -132,12 +132,12 @@ sb_format_decode_chunk(const uint8_t *in, SbChunkHeader *h, SbError *err)
 {
 	if (memcmp(in, SB_CHUNK_MAGIC, 4) != 0)
 		return sb_error_set(err, SB_ECORRUPT, "bad chunk header magic");
-	if (!seal_ok(in, SB_CHUNK_HEADER_SIZE))
+	if (!sb_format_seal_ok(in, SB_CHUNK_HEADER_SIZE))
 		return sb_error_set(err, SB_ECORRUPT, "chunk header checksum mismatch");
 	h->codec = in[4];
 	h->chunk_id = sb_format_get64(in + 8);
-	h->raw_len = get32(in + 16);
-	h->stored_len = get32(in + 20);
+	h->raw_len = sb_format_get32(in + 16);
+	h->stored_len = sb_format_get32(in + 20);
 	h->raw_hash = sb_format_get64(in + 24);
 	h->stored_hash = sb_format_get64(in + 32);
 	return true;
@@ -149,8 +149,8 @@ sb_format_encode_index_entry(const SbIndexEntry *e, uint8_t *out)
 	memset(out, 0, SB_INDEX_ENTRY_SIZE);
 	sb_format_put64(out, e->chunk_id);
 	sb_format_put64(out + 8, e->offset);
-	put32(out + 16, e->raw_len);
-	put32(out + 20, e->stored_len);
+	sb_format_put32(out + 16, e->raw_len);
+	sb_format_put32(out + 20, e->stored_len);
 	out[24] = e->codec;
 	sb_format_put64(out + 32, e->raw_hash);
 	sb_format_put64(out + 40, e->stored_hash);
@@ -161,8 +161,8 @@ sb_format_decode_index_entry(const uint8_t *in, SbIndexEntry *e)
 {
 	e->chunk_id = sb_format_get64(in);
 	e->offset = sb_format_get64(in + 8);
-	e->raw_len = get32(in + 16);
-	e->stored_len = get32(in + 20);
+	e->raw_len = sb_format_get32(in + 16);
+	e->stored_len = sb_format_get32(in + 20);
 	e->codec = in[24];
 	e->raw_hash = sb_format_get64(in + 32);
 	e->stored_hash = sb_format_get64(in + 40);
@@ -178,8 +178,8 @@ sb_format_encode_trailer(const SbTrailer *t, uint8_t *out)
 	sb_format_put64(out + 24, t->raw_bytes);
 	sb_format_put64(out + 32, t->stored_bytes);
 	sb_format_put64(out + 40, t->index_hash);
-	put32(out + 48, t->number);
-	put32(out + 52, t->count);
+	sb_format_put32(out + 48, t->number);
+	sb_format_put32(out + 52, t->count);
 	memcpy(out + 56, t->uuid, 16);
 	memcpy(out + 72, t->manifest_sha256, 32);
 	sb_format_put64(out + 104, t->manifest_length);
@@ -193,15 +193,15 @@ sb_format_decode_trailer(const uint8_t *in, SbTrailer *t, SbError *err)
 	if (memcmp(in, SB_TRAILER_MAGIC, 8) != 0)
 		return sb_error_set(err, SB_ECORRUPT,
 							"no index trailer at the end of the file (truncated or incomplete stripe)");
-	if (!seal_ok(in, SB_TRAILER_SIZE))
+	if (!sb_format_seal_ok(in, SB_TRAILER_SIZE))
 		return sb_error_set(err, SB_ECORRUPT, "index trailer checksum mismatch");
 	t->index_offset = sb_format_get64(in + 8);
 	t->chunk_count = sb_format_get64(in + 16);
 	t->raw_bytes = sb_format_get64(in + 24);
 	t->stored_bytes = sb_format_get64(in + 32);
 	t->index_hash = sb_format_get64(in + 40);
-	t->number = get32(in + 48);
-	t->count = get32(in + 52);
+	t->number = sb_format_get32(in + 48);
+	t->count = sb_format_get32(in + 52);
 	memcpy(t->uuid, in + 56, 16);
 	memcpy(t->manifest_sha256, in + 72, 32);
 	t->manifest_length = sb_format_get64(in + 104);

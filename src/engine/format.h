@@ -74,11 +74,17 @@ typedef struct SbTrailer
 	uint64_t	manifest_length;	/* bytes of manifest.json */
 } SbTrailer;
 
-/* Little-endian 64-bit fields, and the seal that ends every structure. */
+/* Little-endian fields, and the seal that ends every structure. */
+extern uint16_t sb_format_get16(const uint8_t *p);
+extern uint32_t sb_format_get32(const uint8_t *p);
 extern uint64_t sb_format_get64(const uint8_t *p);
+extern void sb_format_put16(uint8_t *p, uint16_t v);
+extern void sb_format_put32(uint8_t *p, uint32_t v);
 extern void sb_format_put64(uint8_t *p, uint64_t v);
 /* Seal a structure of SIZE bytes: its last 8 bytes hash the ones before. */
 extern void sb_format_seal(uint8_t *p, size_t size);
+/* Do the last 8 bytes of a structure of SIZE bytes hash the ones before? */
+extern bool sb_format_seal_ok(const uint8_t *p, size_t size);
 
 extern void sb_format_encode_header(const SbStripeHeader *h, uint8_t *out);
 extern bool sb_format_decode_header(const uint8_t *in, SbStripeHeader *h, SbError *err);

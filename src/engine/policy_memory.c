@@ -18,6 +18,7 @@
 #include "format.h"
 #include "read_pipeline.h"
 #include "thread.h"
+#include "wal_internal.h"
 
 /* Bytes as PostgreSQL writes them (binary units): "64 MB", "1.5 GB". */
 static void
@@ -157,5 +158,34 @@ sb_policy_check_read_memory(const SbManifest *m, const SbReadOptions *o, SbError
 	SbMemoryEstimate e;
 
 	sb_policy_read_memory(m, o, &e);
+	return sb_policy_check_memory(&e, o->max_memory, err);
+}
+
+void
+sb_policy_wal_memory(const SbWalArchiveOptions *o, SbMemoryEstimate *e)
+{
+	uint32_t	segment = sb_wal_segment_size_of(o->segment_size);
+	uint32_t	piece = sb_wal_piece_size(segment);
+	uint32_t	workers = o->workers ? o->workers : sb_cpu_count();
+	char		size[32];
+	char		level[80];
+
+	memset(e, 0, sizeof(*e));
+	format_size(piece, size, sizeof(size));
+	/* As sb_wal_worker_init: a piece read, and a piece compressed. */
+	e->buffers = (uint64_t) workers * 2 * piece;
+	add_term(e, e->buffers, "WAL workers %u x 2 pieces of %s", workers, size);
+	format_size(segment, size, sizeof(size));
+	snprintf(level, sizeof(level), "zstd level %d for segments of %s", o->level, size);
+	if (o->codec == SB_CODEC_ZSTD)
+		add_contexts(e, workers, sb_codec_stream_compress_memory(o->level, segment), level);
+}
+
+bool
+sb_policy_check_wal_memory(const SbWalArchiveOptions *o, SbError *err)
+{
+	SbMemoryEstimate e;
+
+	sb_policy_wal_memory(o, &e);
 	return sb_policy_check_memory(&e, o->max_memory, err);
 }

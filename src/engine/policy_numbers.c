@@ -140,6 +140,22 @@ sb_policy_parse_int(const char *text, long min, long max, long *value, SbError *
 	return true;
 }
 
+bool
+sb_policy_parse_uint64(const char *text, uint64_t *value, SbError *err)
+{
+	unsigned long long v;
+
+	if (text[0] == '\0' || strspn(text, "0123456789") != strlen(text))
+		return sb_error_set(err, SB_EINVAL, "\"%s\" is not a whole number (digits only)", text);
+	errno = 0;
+	v = strtoull(text, NULL, 10);
+	if (errno == ERANGE)
+		return sb_error_set(err, SB_EINVAL, "%s is out of range (0 to %llu)", text,
+							(unsigned long long) UINT64_MAX);
+	*value = (uint64_t) v;
+	return true;
+}
+
 /* The multiplier of a unit suffix, or 0 if SUFFIX is not one. */
 static uint64_t
 unit_of(const char *suffix)

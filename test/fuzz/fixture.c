@@ -28,6 +28,8 @@
 #include "checksum.h"
 #include "fixture.h"
 #include "format.h"
+#include "fuzz_wal.h"
+#include "wal_internal.h"
 
 #define FIXTURE_MTIME 1700000000
 #define FIXTURE_CHUNK_SIZE 4096
@@ -310,4 +312,15 @@ fuzz_reseal_stripe(uint8_t *p, size_t len)
 	}
 	sb_format_put64(trailer + 40, sb_hash64(p + index_offset, count * SB_INDEX_ENTRY_SIZE));
 	sb_format_seal(trailer, SB_TRAILER_SIZE);
+}
+
+/* The stored length made the payload's, its hash recomputed, the header sealed: the rest is left to the reader. */
+void
+fuzz_reseal_wal(uint8_t *p, size_t len)
+{
+	if (len < SB_WAL_HEADER_SIZE)
+		return;
+	sb_format_put64(p + 72, len - SB_WAL_HEADER_SIZE);
+	sb_format_put64(p + 96, sb_hash64(p + SB_WAL_HEADER_SIZE, len - SB_WAL_HEADER_SIZE));
+	sb_format_seal(p, SB_WAL_HEADER_SIZE);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets built by "make fuzz" (test/fuzz/README.md).
 #
-#   fuzz.sh run SECONDS   both targets at once, SECONDS each; new inputs go to
+#   fuzz.sh run SECONDS   every target at once, SECONDS each; new inputs go to
 #                         build/fuzz/corpus/TARGET, crashes to build/fuzz/artifacts/
 #   fuzz.sh merge         minimize test/fuzz/corpus/TARGET plus what runs found
 #                         back into test/fuzz/corpus/TARGET: libFuzzer's merge, in
@@ -15,7 +15,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
 bin=build/fuzz
-targets=(manifest stripe)
+targets=(manifest stripe wal)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 

@@ -6,11 +6,15 @@
  *		make_seeds CORPUS-DIR	writes CORPUS-DIR/manifest/seed-*.json and
  *								CORPUS-DIR/stripe/seed-*
  *
+ *								CORPUS-DIR/wal/seed-*
+ *
  * Manifest seeds: the manifests of backups with different shapes (codecs,
  * one to three stripes, both balances, an empty backup, names that are not
  * UTF-8, a label, metadata, sparse files).  Stripe seeds: stripe 1 of the
  * fuzz target's own fixture archives, whole and damaged the ways a real
- * stripe gets damaged, each behind the flag byte fuzz_stripe.c reads.
+ * stripe gets damaged, each behind the flag byte fuzz_stripe.c reads.  WAL
+ * seeds: the history file fuzz_wal.c reads, archived by the engine raw and
+ * with zstd, whole and damaged, behind its flag byte.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +27,8 @@
 
 #include "fixture.h"
 #include "format.h"
+#include "fuzz_wal.h"
+#include "stripebackup/sb_wal.h"
 
 static const char *corpus;
 static char work[PATH_MAX];
@@ -299,6 +305,63 @@ stripe_seeds(void)
 	free(second);
 }
 
+/* FUZZ_WAL_NAME holding TEXT, archived by the engine into destination DEST; its .sbw file read. */
+static uint8_t *
+archive_history(const char *dest, const char *text, size_t *len)
+{
+	const char *const dests[] = {dest};
+	SbWalArchiveOptions o = {.destinations = dests, .ndestinations = 1,
+	.system_identifier = FUZZ_WAL_SYSID, .codec = SB_CODEC_ZSTD, .level = 3, .workers = 1};
+	SbWalPushResult r;
+	SbWalArchive *a;
+	SbError		err;
+	char		path[PATH_MAX * 2];
+
+	make_dir(dest);
+	snprintf(path, sizeof(path), "%s/source", dest);
+	write_file(path, text, strlen(text), 0600);
+	if ((a = sb_wal_archive_open(&o, &err)) == NULL)
+		die("WAL archive", err.message);
+	if (!sb_wal_push(a, FUZZ_WAL_NAME, path, &r))
+		die("WAL push", r.error.message);
+	sb_wal_archive_close(a);
+	snprintf(path, sizeof(path), "%s/wal/%llu/%s.sbw", dest, (unsigned long long) FUZZ_WAL_SYSID,
+			 FUZZ_WAL_NAME);
+	return read_file(path, len);
+}
+
+static void
+wal_seeds(void)
+{
+	char		text[4096] = "";
+	char		dest[PATH_MAX + 16];
+	uint8_t    *zstd,
+			   *raw;
+	size_t		zlen,
+				rlen;
+	int			i;
+
+	for (i = 1; i < 40; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+				 "%d\t0/%X\tno recovery target specified\n", i, i * 0x1000028);
+	snprintf(dest, sizeof(dest), "%s/wal-zstd", work);
+	zstd = archive_history(dest, text, &zlen);
+	snprintf(dest, sizeof(dest), "%s/wal-raw", work);
+	raw = archive_history(dest, "1\t0/5000A0\tno recovery target specified\n", &rlen);
+	write_seed("wal", "zstd", 0, zstd, zlen);
+	write_seed("wal", "zstd-reseal", FUZZ_WAL_RESEAL, zstd, zlen);
+	write_seed("wal", "raw", 0, raw, rlen);
+	write_seed("wal", "raw-reseal", FUZZ_WAL_RESEAL, raw, rlen);
+	write_seed("wal", "zstd-truncated", 0, zstd, zlen - 1);
+	write_seed("wal", "header-only", FUZZ_WAL_RESEAL, zstd, 128);
+	zstd[128 + (zlen - 128) / 2] ^= 0x10;
+	write_seed("wal", "zstd-flipped-reseal", FUZZ_WAL_RESEAL, zstd, zlen);
+	raw[rlen - 1] ^= 0x01;
+	write_seed("wal", "raw-flipped-reseal", FUZZ_WAL_RESEAL, raw, rlen);
+	free(zstd);
+	free(raw);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -317,6 +380,8 @@ main(int argc, char **argv)
 	make_dir(path);
 	snprintf(path, sizeof(path), "%s/stripe", corpus);
 	make_dir(path);
+	snprintf(path, sizeof(path), "%s/wal", corpus);
+	make_dir(path);
 	if (!fuzz_tempdir(tmp && tmp[0] ? tmp : "/tmp", "sbfuzz-seeds", work, sizeof(work)))
 		return 1;
 	if (!fuzz_make_fixture(work, FUZZ_NAME_ZSTD, SB_CODEC_ZSTD, &err) ||
@@ -328,6 +393,7 @@ main(int argc, char **argv)
 	manifest_seed(path, "fixture-none.json");
 	other_manifests();
 	stripe_seeds();
+	wal_seeds();
 	fuzz_rmtree(work);
 	printf("make_seeds: %d seeds written under %s\n", written, corpus);
 	return 0;

@@ -137,3 +137,101 @@ test_codec_stored(void)
 	free(stored);
 	free(out);
 }
+
+/* A growing buffer that the streaming calls write into. */
+typedef struct Collected
+{
+	uint8_t    *data;
+	size_t		len;
+	size_t		cap;
+	int			calls;
+} Collected;
+
+static bool
+collect_bytes(void *arg, const void *data, size_t len, SbError *err)
+{
+	Collected  *c = arg;
+
+	if (c->len + len > c->cap)
+		return sb_error_set(err, SB_ENOSPC, "collected more than %zu bytes", c->cap);
+	memcpy(c->data + c->len, data, len);
+	c->len += len;
+	c->calls++;
+	return true;
+}
+
+/* Decompress FRAME (LEN bytes) fed in pieces of STEP, announced as TOTAL bytes, into OUT; *DONE at its end. */
+static bool
+stream_decompress(SbCodecContext *ctx, const uint8_t *frame, size_t len, size_t step, uint64_t total,
+				  Collected *out, bool *done, SbError *err)
+{
+	uint8_t		buf[4096];
+	size_t		off;
+
+	*done = false;
+	out->len = 0;
+	if (!sb_codec_stream_decompress_begin(ctx, total, err))
+		return false;
+	for (off = 0; off < len; off += step)
+		if (!sb_codec_stream_decompress(ctx, frame + off, len - off < step ? len - off : step, buf,
+										sizeof(buf), collect_bytes, out, done, err))
+			return false;
+	return true;
+}
+
+/* One frame over many pieces: zstd reads it, we read it back in other pieces; damage refused. */
+void
+test_codec_stream(void)
+{
+	const size_t total = 3 << 20;
+	uint8_t    *data = malloc(total);
+	uint8_t		buf[4096];
+	Collected	frame = {.data = malloc(total), .cap = total};
+	Collected	back = {.data = malloc(total + 1), .cap = total + 1};
+	SbError		err;
+	SbCodecContext *ctx = sb_codec_context_new(SB_CODEC_ZSTD, 1, &err);
+	char		dir[PATH_MAX],
+				path[PATH_MAX],
+				out[PATH_MAX];
+	uint8_t    *file;
+	size_t		off,
+				len = 0;
+	bool		done,
+				streamed = true;
+
+	th_fill(data, total, 21, true);
+	streamed = sb_codec_stream_begin(ctx, total, &err);
+	for (off = 0; streamed && off < total; off += 1 << 20)
+		streamed = sb_codec_stream_compress(ctx, data + off, 1 << 20, off + (1 << 20) == total, buf,
+											sizeof(buf), collect_bytes, &frame, &err);
+	ok(streamed && frame.len < total / 2, "3 MB compressed in pieces of 1 MB into one frame of %zu bytes", frame.len);
+	ok(frame.calls > 3, "emitted through a small buffer, %d times", frame.calls);
+	th_tempdir(dir, "codecstream");
+	th_write_file(th_path(path, "%s/frame.zst", dir), frame.data, frame.len, 0600);
+	{
+		const char *argv[] = {"zstd", "-q", "-d", "-f", path, "-o", th_path(out, "%s/back", dir), NULL};
+
+		is_int(th_run(argv, NULL, 0), 0, "zstd -d reads the frame");
+	}
+	file = th_read_file(out, &len);
+	ok(file != NULL && len == total && memcmp(file, data, total) == 0, "into the bytes fed");
+	free(file);
+	ok(stream_decompress(ctx, frame.data, frame.len, 1000, total, &back, &done, &err) && done &&
+	   back.len == total && memcmp(back.data, data, total) == 0, "read back in pieces of 1000 bytes");
+
+	frame.data[frame.len] = 0;
+	ok(!stream_decompress(ctx, frame.data, frame.len + 1, frame.len + 1, total, &back, &done, &err) &&
+	   err.code == SB_ECORRUPT, "a byte after the frame is refused");
+	like(err.message, "after the end of the zstd frame", "saying so");
+	ok(!stream_decompress(ctx, frame.data, frame.len + 1, frame.len, total, &back, &done, &err) &&
+	   err.code == SB_ECORRUPT, "also when it comes in a piece of its own");
+	ok(stream_decompress(ctx, frame.data, frame.len - 10, 1000, total, &back, &done, &err) && !done,
+	   "a frame cut short never ends");
+	ok(!stream_decompress(ctx, frame.data, frame.len, 1000, 4096, &back, &done, &err) && err.code == SB_ECORRUPT,
+	   "a frame announced as 4 kB that holds 3 MB is refused (its window)");
+	sb_codec_context_free(ctx);
+	free(data);
+	free(frame.data);
+	free(back.data);
+	th_rmtree(dir);
+}

@@ -103,6 +103,7 @@ extern void test_io_method_names(void);
 /* test_codec.c */
 extern void test_codec_zstd_cli(void);
 extern void test_codec_stored(void);
+extern void test_codec_stream(void);
 
 /* test_error.c */
 extern void test_error_errno(void);
@@ -138,5 +139,44 @@ extern void test_restore_marker_incomplete(void);
 /* test_pgrecovery.c */
 extern void test_pgrecovery_settings(void);
 extern void test_pgrecovery_refused(void);
+/* test_wal_name.c */
+extern void test_wal_name_forms(void);
+extern void test_wal_name_segments(void);
+extern void test_wal_name_files(void);
+extern void test_wal_name_headers(void);
+
+/* test_wal_push.c */
+extern void test_wal_push_roundtrip(void);
+extern void test_wal_push_history_everywhere(void);
+extern void test_wal_push_weighted_spread(void);
+extern void test_wal_push_adaptive(void);
+extern void test_wal_push_again(void);
+extern void test_wal_push_repairs(void);
+extern void test_wal_push_refused(void);
+extern void test_wal_push_options(void);
+extern void test_wal_push_missing_destination(void);
+extern void test_wal_push_full_destination(void);
+extern void test_wal_push_many(void);
+extern void test_wal_push_foreign(void);
+
+/* test_wal_durability.c */
+extern void test_wal_durability_order(void);
+extern void test_wal_durability_failures(void);
+extern void test_wal_durability_folder_sync(void);
+extern void test_wal_durability_get(void);
+
+/* test_wal_get.c */
+extern void test_wal_get_bitflips(void);
+extern void test_wal_get_refusals(void);
+extern void test_wal_get_copies(void);
+extern void test_wal_get_prefetch(void);
+extern void test_wal_get_foreign_spool(void);
+extern void test_wal_get_forged(void);
+
+/* test_wal_list.c */
+extern void test_wal_list_entries(void);
+extern void test_wal_list_continuity(void);
+extern void test_wal_list_verify(void);
+extern void test_wal_list_retention(void);
 
 #endif							/* SB_UNIT_TESTS_H */

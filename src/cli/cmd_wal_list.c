@@ -1,0 +1,176 @@
+/*
+ * cmd_wal_list.c
+ *		"stripebackup wal-list" and "stripebackup wal-verify": what a WAL
+ *		archive holds, from its files' headers; and every file read whole
+ *		and checked, with the segments from one to another all there.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "wal_args.h"
+
+static void
+wal_list_usage(void)
+{
+	printf("%s wal-list lists what a WAL archive holds, from its files' headers.\n\n", progname);
+	printf("Usage:\n  %s wal-list --archive DEST[,DEST...] --system-identifier N\n", progname);
+	printf("  %s wal-list LOCATION\n\n", progname);
+	printf("LOCATION is an archive folder in one destination: DEST/wal/<system identifier>.\n\n");
+	printf("Options:\n");
+	printf("      --archive=DEST[,DEST...]  the archive's destinations (repeatable)\n");
+	printf("      --system-identifier=N     the cluster's\n");
+	printf("  -h, --help                    show this help\n");
+	printf("\nExit status 0, or 3 when a file or destination could not be listed (said on stderr).\n");
+}
+
+static void
+wal_verify_usage(void)
+{
+	printf("%s wal-verify reads every file of a WAL archive and checks it, and with --from\n"
+		   "and --to that every segment in between is there (across timeline switches).\n\n", progname);
+	printf("Usage:\n  %s wal-verify --archive DEST[,DEST...] --system-identifier N [--from SEG --to SEG]\n",
+		   progname);
+	printf("  %s wal-verify LOCATION [--from SEG --to SEG]\n\n", progname);
+	printf("Options:\n");
+	printf("      --archive=DEST[,DEST...]  the archive's destinations (repeatable)\n");
+	printf("      --system-identifier=N     the cluster's\n");
+	printf("      --from=SEG, --to=SEG      segments that must all be there, SEG's included\n");
+	printf("  -h, --help                    show this help\n");
+	printf("\nExit status 0 when the archive is good, 3 when a problem or a gap was found.\n");
+}
+
+static void
+print_entry(const SbWalEntry *e)
+{
+	char		raw[32],
+				stored[32],
+				when[32];
+	time_t		t = (time_t) e->info.archived_at;
+	struct tm	tm;
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("%-42s %4u  %-10s %-10s %-5s %s\n", e->info.name, e->destination + 1,
+		   cli_format_bytes(e->info.raw_bytes, raw, sizeof(raw)),
+		   cli_format_bytes(e->info.stored_bytes, stored, sizeof(stored)),
+		   sb_codec_name(e->info.codec), when);
+}
+
+static void
+print_listing(const WalArgs *a, const SbWalListing *l)
+{
+	uint64_t	raw = 0,
+				stored = 0;
+	char		raw_text[32],
+				stored_text[32];
+	size_t		i;
+
+	for (i = 0; i < a->ndests; i++)
+		printf("destination %zu: %s\n", i + 1, a->dests[i]);
+	printf("%-42s %4s  %-10s %-10s %-5s %s\n", "WAL file", "dest", "size", "stored", "codec", "archived");
+	for (i = 0; i < l->count; i++)
+	{
+		print_entry(&l->entries[i]);
+		raw += l->entries[i].info.raw_bytes;
+		stored += l->entries[i].info.stored_bytes;
+	}
+	printf("%zu files, %s of WAL stored in %s\n", l->count, cli_format_bytes(raw, raw_text, sizeof(raw_text)),
+		   cli_format_bytes(stored, stored_text, sizeof(stored_text)));
+}
+
+int
+cmd_wal_list(int argc, char **argv)
+{
+	WalArgs		a;
+	SbWalDests	d;
+	SbWalListing l;
+	SbError		err;
+	size_t		i;
+	int			rc;
+
+	if ((rc = wal_args_parse(argc, argv, "wal-list", WAL_OPT_LOCATION, 0, 1, wal_list_usage, &a)) >= 0)
+	{
+		wal_args_free(&a);
+		return rc;
+	}
+	wal_args_dests(&a, &d);
+	if (!sb_wal_list(&d, &l, &err))
+		rc = wal_report_error(&err);
+	else
+	{
+		print_listing(&a, &l);
+		for (i = 0; i < l.nproblems; i++)
+			fprintf(stderr, "%s: warning: %s\n", progname, l.problems[i]);
+		rc = l.nproblems > 0 ? EXIT_DAMAGED : EXIT_OK;
+		sb_wal_listing_free(&l);
+	}
+	wal_args_free(&a);
+	return rc;
+}
+
+static void
+print_problem(void *arg, const char *message)
+{
+	(void) arg;
+	fprintf(stderr, "%s: problem: %s\n", progname, message);
+}
+
+/* --from and --to: every segment between them there; a gap is one more problem. */
+static bool
+check_range(const WalArgs *a, const SbWalDests *d, uint64_t *problems, SbError *err)
+{
+	SbWalContinuity c;
+
+	if (a->from == NULL)
+		return true;
+	if (!sb_wal_check_continuity(d, a->from, a->to, 0, &c, err))
+		return false;
+	if (c.complete)
+		printf("segments %s to %s: all %llu there\n", a->from, a->to, (unsigned long long) c.segments);
+	else
+	{
+		print_problem(NULL, c.message);
+		(*problems)++;
+	}
+	return true;
+}
+
+int
+cmd_wal_verify(int argc, char **argv)
+{
+	WalArgs		a;
+	SbWalDests	d;
+	SbError		err;
+	uint64_t	files = 0,
+				problems = 0;
+	int			rc;
+
+	if ((rc = wal_args_parse(argc, argv, "wal-verify", WAL_OPT_LOCATION | WAL_OPT_RANGE, 0, 1,
+							 wal_verify_usage, &a)) >= 0)
+	{
+		wal_args_free(&a);
+		return rc;
+	}
+	if ((a.from == NULL) != (a.to == NULL))
+		rc = cli_usage_error("wal-verify", "--from and --to go together");
+	else
+	{
+		wal_args_dests(&a, &d);
+		if (!sb_wal_verify(&d, print_problem, NULL, &files, &problems, &err) ||
+			!check_range(&a, &d, &problems, &err))
+			rc = wal_report_error(&err);
+		else if (problems > 0)
+		{
+			printf("WAL archive is DAMAGED or INCOMPLETE: %llu problem(s) found in %llu files\n",
+				   (unsigned long long) problems, (unsigned long long) files);
+			rc = EXIT_DAMAGED;
+		}
+		else
+		{
+			printf("WAL archive is good: %llu files verified\n", (unsigned long long) files);
+			rc = EXIT_OK;
+		}
+	}
+	wal_args_free(&a);
+	return rc;
+}

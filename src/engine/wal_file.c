@@ -1,0 +1,426 @@
+/*
+ * wal_file.c
+ *		Writing and reading one archived WAL file, in pieces.
+ *
+ * A segment may be 1 GB, so nothing holds a file whole: the writer reads a
+ * piece, feeds it to one zstd frame and writes what comes out at once; the
+ * reader reads a piece of payload, decompresses it and hands it on.  Each
+ * worker owns two buffers of a piece and its contexts, so memory is fixed.
+ *
+ * Writing is durable before it counts: a temporary file in the same
+ * folder, a provisional header (so a file a crash leaves is still
+ * recognisably ours), the payload, the final header, fsync, rename, fsync
+ * of the folder.  Compression that does not shrink the file so far is
+ * abandoned for the bytes as they are, so stored <= raw always holds.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "wal_internal.h"
+
+bool
+sb_wal_worker_init(SbWalWorker *w, SbCodec codec, int level, size_t piece, SbError *err)
+{
+	memset(w, 0, sizeof(*w));
+	w->piece = piece;
+	if ((w->in = sb_alloc(piece, err)) == NULL || (w->out = sb_alloc(piece, err)) == NULL ||
+		(w->codec = sb_codec_context_new(codec, level, err)) == NULL ||
+		(w->raw_hash = sb_hash_stream_new(err)) == NULL ||
+		(w->stored_hash = sb_hash_stream_new(err)) == NULL)
+	{
+		sb_wal_worker_free(w);
+		return false;
+	}
+	return true;
+}
+
+void
+sb_wal_worker_free(SbWalWorker *w)
+{
+	free(w->in);
+	free(w->out);
+	sb_codec_context_free(w->codec);
+	sb_hash_stream_free(w->raw_hash);
+	sb_hash_stream_free(w->stored_hash);
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---------- the source ---------- */
+
+/* Read piece [OFFSET, OFFSET + LEN) of the source, all of it: a file that shrank is an error. */
+static bool
+read_source_piece(SbWalWorker *w, int fd, const char *path, uint64_t offset, size_t len,
+				  SbError *err)
+{
+	ssize_t		n = sb_pread_upto(fd, w->in, len, offset, path, err);
+
+	if (n < 0)
+		return false;
+	if ((size_t) n != len)
+		return sb_error_set(err, SB_EIO, "\"%s\" ended at %" PRIu64 " bytes while being archived",
+							path, offset + (uint64_t) n);
+	return true;
+}
+
+/* Nothing past the length the file had: a file that grew while it was read is not archived. */
+static bool
+check_source_end(SbWalWorker *w, int fd, const char *path, uint64_t len, SbError *err)
+{
+	ssize_t		n = sb_pread_upto(fd, w->in, 1, len, path, err);
+
+	if (n < 0)
+		return false;
+	if (n > 0)
+		return sb_error_set(err, SB_EIO, "\"%s\" grew past %" PRIu64 " bytes while being archived",
+							path, len);
+	return true;
+}
+
+static size_t
+piece_at(const SbWalWorker *w, uint64_t offset, uint64_t total)
+{
+	return total - offset < w->piece ? (size_t) (total - offset) : w->piece;
+}
+
+bool
+sb_wal_source_identity(SbWalWorker *w, int src_fd, const char *src_path, SbWalHeader *h,
+					   SbError *err)
+{
+	uint32_t	crc = SB_CRC32C_INIT;
+	uint64_t	offset;
+
+	sb_hash_stream_reset(w->raw_hash);
+	for (offset = 0; offset < h->raw_len;)
+	{
+		size_t		n = piece_at(w, offset, h->raw_len);
+
+		if (!read_source_piece(w, src_fd, src_path, offset, n, err))
+			return false;
+		sb_hash_stream_update(w->raw_hash, w->in, n);
+		crc = sb_crc32c_update(crc, w->in, n);
+		offset += n;
+	}
+	if (!check_source_end(w, src_fd, src_path, h->raw_len, err))
+		return false;
+	h->raw_hash = sb_hash_stream_digest(w->raw_hash);
+	h->crc32c = sb_crc32c_final(crc);
+	return true;
+}
+
+/* ---------- writing ---------- */
+
+/* The temporary file being written. */
+typedef struct TempFile
+{
+	SbWalWorker *w;
+	int			fd;
+	char		name[SB_WAL_FILE_NAME_MAX + 48];
+	char		path[PATH_MAX + 64];
+	uint64_t	stored;			/* payload bytes written so far */
+} TempFile;
+
+/* An SbCodecSink: payload bytes go to the temporary file after the header, and into its hash. */
+static bool
+write_stored(void *arg, const void *data, size_t len, SbError *err)
+{
+	TempFile   *t = arg;
+
+	sb_hash_stream_update(t->w->stored_hash, data, len);
+	if (!sb_pwrite_all(t->fd, data, len, SB_WAL_HEADER_SIZE + t->stored, t->path, err))
+		return false;
+	t->stored += len;
+	return true;
+}
+
+/* Start the payload again from nothing (compression did not pay). */
+static bool
+restart_payload(TempFile *t, SbError *err)
+{
+	if (ftruncate(t->fd, SB_WAL_HEADER_SIZE) != 0)
+		return sb_error_set_errno(err, errno, "could not truncate \"%s\"", t->path);
+	t->stored = 0;
+	sb_hash_stream_reset(t->w->stored_hash);
+	sb_hash_stream_reset(t->w->raw_hash);
+	return true;
+}
+
+/*
+ * The payload, a piece at a time: through one zstd frame (COMPRESS) or as
+ * the bytes are.  Compressing, *HELPED is false, and nothing more done, as
+ * soon as the frame so far is no smaller than the bytes it holds.
+ */
+static bool
+write_payload(TempFile *t, SbWalWriteJob *job, bool compress, bool *helped, SbError *err)
+{
+	SbWalWorker *w = t->w;
+	uint64_t	total = job->header.raw_len;
+	uint32_t	crc = SB_CRC32C_INIT;
+	uint64_t	offset;
+
+	*helped = false;
+	if (compress && !sb_codec_stream_begin(w->codec, total, err))
+		return false;
+	for (offset = 0; offset < total;)
+	{
+		size_t		n = piece_at(w, offset, total);
+
+		if (!read_source_piece(w, job->src_fd, job->src_path, offset, n, err))
+			return false;
+		sb_hash_stream_update(w->raw_hash, w->in, n);
+		crc = sb_crc32c_update(crc, w->in, n);
+		offset += n;
+		if (!compress)
+		{
+			if (!write_stored(t, w->in, n, err))
+				return false;
+			continue;
+		}
+		if (!sb_codec_stream_compress(w->codec, w->in, n, offset == total, w->out, w->piece,
+									  write_stored, t, err))
+			return false;
+		if (t->stored >= offset)
+			return true;
+	}
+	job->header.crc32c = sb_crc32c_final(crc);
+	*helped = compress;
+	return true;
+}
+
+static bool
+write_header(TempFile *t, const SbWalHeader *h, SbError *err)
+{
+	uint8_t		raw[SB_WAL_HEADER_SIZE];
+
+	sb_wal_header_encode(h, raw);
+	return sb_pwrite_all(t->fd, raw, sizeof(raw), 0, t->path, err);
+}
+
+/* Payload (compressed if that helps), then the header that describes it. */
+static bool
+write_contents(TempFile *t, SbWalWriteJob *job, SbError *err)
+{
+	SbWalHeader *h = &job->header;
+	bool		helped = false;
+
+	sb_hash_stream_reset(t->w->raw_hash);
+	sb_hash_stream_reset(t->w->stored_hash);
+	if (h->codec == SB_CODEC_ZSTD && !write_payload(t, job, true, &helped, err))
+		return false;
+	if (!helped)
+	{
+		h->codec = SB_CODEC_NONE;
+		h->level = 0;
+		if (!restart_payload(t, err) || !write_payload(t, job, false, &helped, err))
+			return false;
+	}
+	if (!check_source_end(t->w, job->src_fd, job->src_path, h->raw_len, err))
+		return false;
+	h->stored_len = t->stored;
+	h->raw_hash = sb_hash_stream_digest(t->w->raw_hash);
+	h->stored_hash = sb_hash_stream_digest(t->w->stored_hash);
+	return write_header(t, h, err);
+}
+
+/* A name no other writer uses: "<name>.sbw.tmp.<pid>.<n>". */
+static void
+temp_name(TempFile *t, const SbWalWriteJob *job)
+{
+	static uint32_t counter;
+	uint32_t	n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+
+	snprintf(t->name, sizeof(t->name), "%s" SB_WAL_SUFFIX SB_WAL_TEMP_INFIX "%ld.%u",
+			 job->header.name, (long) getpid(), n);
+	snprintf(t->path, sizeof(t->path), "%s/%s", job->dir_path, t->name);
+}
+
+/*
+ * Rename the temporary file to its name: without replacing a file that
+ * appeared meanwhile (another writer of the same WAL file), unless REPLACE.
+ */
+static bool
+rename_into_place(const TempFile *t, const SbWalWriteJob *job, SbError *err)
+{
+	char		final[SB_WAL_FILE_NAME_MAX];
+
+	sb_wal_file_name(job->header.name, final);
+	if (!job->replace && renameat2(job->dirfd, t->name, job->dirfd, final, RENAME_NOREPLACE) == 0)
+		return true;
+	if (!job->replace && errno == EEXIST)
+		return sb_error_set(err, SB_EEXIST, "\"%s/%s\" appeared while it was being written",
+							job->dir_path, final);
+	/* A file system without RENAME_NOREPLACE: the check before writing is what there is. */
+	if ((job->replace || errno == EINVAL || errno == ENOSYS) &&
+		renameat(job->dirfd, t->name, job->dirfd, final) == 0)
+		return true;
+	return sb_error_set_errno(err, errno, "could not rename \"%s\" to \"%s\"", t->path, final);
+}
+
+bool
+sb_wal_file_write(SbWalWorker *w, SbWalWriteJob *job, SbError *err)
+{
+	TempFile	t = {.w = w};
+	bool		ok;
+
+	temp_name(&t, job);
+	t.fd = openat(job->dirfd, t.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (t.fd < 0)
+		return sb_error_set_errno(err, errno, "could not create \"%s\"", t.path);
+	/* Provisional: names the file and its cluster, and can never pass for a finished one. */
+	job->header.major = SB_WAL_FORMAT_MAJOR;
+	job->header.minor = SB_WAL_FORMAT_MINOR;
+	ok = write_header(&t, &job->header, err) && write_contents(&t, job, err);
+	if (ok && fsync(t.fd) != 0)
+		ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"", t.path);
+	close(t.fd);
+	if (ok)
+		ok = rename_into_place(&t, job, err);
+	if (!ok)
+	{
+		unlinkat(job->dirfd, t.name, 0);
+		return false;
+	}
+	if (fsync(job->dirfd) != 0)
+		return sb_error_set_errno(err, errno, "could not fsync folder \"%s\"", job->dir_path);
+	return true;
+}
+
+/* ---------- reading ---------- */
+
+bool
+sb_wal_file_read_header(int fd, const char *path, SbWalHeader *h, SbError *err)
+{
+	uint8_t		raw[SB_WAL_HEADER_SIZE];
+	struct stat st;
+	ssize_t		n = sb_pread_upto(fd, raw, sizeof(raw), 0, path, err);
+
+	if (n < 0)
+		return false;
+	if (fstat(fd, &st) != 0)
+		return sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+	if (!S_ISREG(st.st_mode))
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\" is not a regular file", path);
+	if ((size_t) n < sizeof(raw))
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\" holds %zd bytes, less than a header", path, n);
+	if (!sb_wal_header_decode(raw, h, err))
+	{
+		sb_error_prefix(err, "\"%s\"", path);
+		return false;
+	}
+	if ((uint64_t) st.st_size != SB_WAL_HEADER_SIZE + h->stored_len)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\" is %" PRIu64 " bytes long; its header says %" PRIu64,
+							path, (uint64_t) st.st_size, SB_WAL_HEADER_SIZE + h->stored_len);
+	return true;
+}
+
+/* What the reader has seen of the raw bytes, and where they go. */
+typedef struct RawOut
+{
+	SbWalWorker *w;
+	const char *path;
+	uint64_t	expected;
+	uint64_t	seen;
+	uint32_t	crc;
+	SbCodecSink sink;
+	void	   *arg;
+} RawOut;
+
+/* An SbCodecSink: raw bytes hashed and counted (never past the length the header gives), then handed on. */
+static bool
+take_raw(void *arg, const void *data, size_t len, SbError *err)
+{
+	RawOut	   *r = arg;
+
+	if (len > r->expected - r->seen)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\" decompresses to more than the %" PRIu64
+							" bytes its header gives", r->path, r->expected);
+	r->seen += len;
+	sb_hash_stream_update(r->w->raw_hash, data, len);
+	r->crc = sb_crc32c_update(r->crc, data, len);
+	return r->sink == NULL || r->sink(r->arg, data, len, err);
+}
+
+/* Feed the stored payload, a piece at a time, to the decoder (or straight on when uncompressed). */
+static bool
+read_payload(SbWalWorker *w, int fd, const SbWalHeader *h, RawOut *r, SbError *err)
+{
+	bool		done = false;
+	uint64_t	offset;
+
+	if (h->codec == SB_CODEC_ZSTD && !sb_codec_stream_decompress_begin(w->codec, h->raw_len, err))
+		return false;
+	for (offset = 0; offset < h->stored_len;)
+	{
+		size_t		n = piece_at(w, offset, h->stored_len);
+		ssize_t		got = sb_pread_upto(fd, w->in, n, SB_WAL_HEADER_SIZE + offset, r->path, err);
+
+		if (got < 0)
+			return false;
+		if ((size_t) got != n)
+			return sb_error_set(err, SB_ECORRUPT, "\"%s\" ends early", r->path);
+		sb_hash_stream_update(w->stored_hash, w->in, n);
+		offset += n;
+		if (h->codec == SB_CODEC_NONE ? !take_raw(r, w->in, n, err) :
+			!sb_codec_stream_decompress(w->codec, w->in, n, w->out, w->piece, take_raw, r, &done, err))
+			return false;
+	}
+	if (h->codec == SB_CODEC_ZSTD && !done)
+		return sb_error_set(err, SB_ECORRUPT, "the zstd frame of \"%s\" is cut short", r->path);
+	return true;
+}
+
+/* After the whole payload: every hash and the length as the header says. */
+static bool
+check_payload(SbWalWorker *w, const SbWalHeader *h, const RawOut *r, SbError *err)
+{
+	uint64_t	stored_hash = sb_hash_stream_digest(w->stored_hash);
+	uint64_t	raw_hash = sb_hash_stream_digest(w->raw_hash);
+
+	if (stored_hash != h->stored_hash)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\": payload checksum mismatch (stored %016" PRIx64
+							", computed %016" PRIx64 ")", r->path, h->stored_hash, stored_hash);
+	if (r->seen != h->raw_len)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\" decompresses to %" PRIu64 " bytes, its header gives %" PRIu64,
+							r->path, r->seen, h->raw_len);
+	if (raw_hash != h->raw_hash)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\": checksum mismatch of the WAL file's bytes (stored %016"
+							PRIx64 ", computed %016" PRIx64 ")", r->path, h->raw_hash, raw_hash);
+	if (sb_crc32c_final(r->crc) != h->crc32c)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\": CRC-32C mismatch (stored %08x, computed %08x)",
+							r->path, h->crc32c, sb_crc32c_final(r->crc));
+	return true;
+}
+
+bool
+sb_wal_file_read(SbWalWorker *w, int fd, const char *path, uint64_t sysid, const char *name,
+				 SbWalHeader *h, SbCodecSink sink, void *arg, SbError *err)
+{
+	RawOut		r = {.w = w, .path = path, .crc = SB_CRC32C_INIT, .sink = sink, .arg = arg};
+
+	if (!sb_wal_file_read_header(fd, path, h, err))
+		return false;
+	if (!sb_wal_header_is(h, sysid, name, err))
+	{
+		sb_error_prefix(err, "\"%s\"", path);
+		return false;
+	}
+	r.expected = h->raw_len;
+	sb_hash_stream_reset(w->raw_hash);
+	sb_hash_stream_reset(w->stored_hash);
+	if (!read_payload(w, fd, h, &r, err))
+	{
+		if (err->code == SB_ECORRUPT && strstr(err->message, path) == NULL)
+			sb_error_prefix(err, "\"%s\"", path);
+		return false;
+	}
+	return check_payload(w, h, &r, err);
+}

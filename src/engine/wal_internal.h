@@ -1,0 +1,246 @@
+/*
+ * wal_internal.h
+ *		What the WAL archive's modules share: the header of an archived file
+ *		(wal_format.c), the folders of an archive (wal_dest.c), a worker's
+ *		buffers and the reading and writing of one archived file
+ *		(wal_file.c), and a few name helpers (wal_name.c).
+ *
+ *		DEST/wal/<sysid>/<name>.sbw		header (128 bytes) + payload
+ *
+ * docs/FORMAT.md, "The WAL archive", is the reference for the bytes.
+ */
+#ifndef SB_WAL_INTERNAL_H
+#define SB_WAL_INTERNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stripebackup/sb_wal.h"
+#include "checksum.h"
+#include "codec.h"
+
+#define SB_WAL_MAGIC "SBWALFIL"
+#define SB_WAL_HEADER_SIZE 128
+
+/* A temporary file is "<name>.sbw" followed by this, the writer's pid and a number. */
+#define SB_WAL_TEMP_INFIX ".tmp."
+
+/* ---------- the header (wal_format.c) ---------- */
+
+typedef struct SbWalHeader
+{
+	uint16_t	major;
+	uint16_t	minor;
+	uint64_t	system_identifier;
+	char		name[SB_WAL_NAME_MAX + 1];
+	uint64_t	raw_len;
+	uint64_t	stored_len;
+	uint8_t		codec;
+	int32_t		level;
+	uint64_t	raw_hash;		/* XXH3-64 of the raw bytes */
+	uint64_t	stored_hash;	/* XXH3-64 of the payload as stored */
+	uint32_t	crc32c;			/* CRC-32C of the raw bytes */
+	int64_t		archived_at;	/* seconds since the epoch */
+} SbWalHeader;
+
+extern void sb_wal_header_encode(const SbWalHeader *h, uint8_t out[SB_WAL_HEADER_SIZE]);
+
+/*
+ * Decode and check a header on its own: magic, major version, size, seal,
+ * a WAL file name, a known codec and lengths a writer writes (zstd only
+ * when smaller, none with stored = raw).  Says what is wrong; the caller
+ * names the file.
+ */
+extern bool sb_wal_header_decode(const uint8_t in[SB_WAL_HEADER_SIZE], SbWalHeader *h,
+								 SbError *err);
+
+/*
+ * Only magic, version, size, seal and name: what a writer's provisional
+ * header (the one a temporary file starts with) also passes.
+ */
+extern bool sb_wal_header_decode_sealed(const uint8_t in[SB_WAL_HEADER_SIZE], SbWalHeader *h,
+										SbError *err);
+
+/* Is H the header of NAME of the cluster SYSID?  SB_ECORRUPT saying what differs otherwise. */
+extern bool sb_wal_header_is(const SbWalHeader *h, uint64_t sysid, const char *name,
+							 SbError *err);
+
+/* The public view of a header. */
+extern void sb_wal_header_info(const SbWalHeader *h, SbWalInfo *info);
+
+/* Do two headers describe the same contents (length, XXH3-64, CRC-32C)? */
+extern bool sb_wal_same_contents(const SbWalHeader *a, const SbWalHeader *b);
+
+/* "123 bytes, XXH3 ..., CRC-32C ..." of a header, for messages saying what differs. */
+extern void sb_wal_describe_contents(const SbWalHeader *h, char *buf, size_t len);
+
+/* ---------- folders (wal_dest.c) ---------- */
+
+/*
+ * Make what is missing of DEST/wal/<SYSID> (0700, the folder receiving a
+ * new one fsynced) and open it; *FD is the folder, PATH (PATH_MAX bytes)
+ * its path.  Below DEST no link is followed.  A missing destination is
+ * SB_ENOTFOUND, saying its device may not be mounted.
+ */
+extern bool sb_wal_dir_create(const char *dest, uint64_t sysid, int *fd, char *path, SbError *err);
+
+/* The same without making anything: *FD is -1 when the destination holds no such folder. */
+extern bool sb_wal_dir_open_read(const char *dest, uint64_t sysid, int *fd, char *path,
+								 SbError *err);
+
+/* A file's path in a folder of PATH_MAX: room for any name. */
+#define SB_WAL_PATH_MAX (PATH_MAX + NAME_MAX + 2)
+
+/* "<name>.sbw" into OUT (SB_WAL_NAME_MAX + 8 bytes). */
+extern void sb_wal_file_name(const char *name, char *out);
+#define SB_WAL_FILE_NAME_MAX (SB_WAL_NAME_MAX + 8)
+
+/* Open FILE in DIRFD for reading, never through a link, never waiting on a FIFO; -1 with errno. */
+extern int	sb_wal_open_file(int dirfd, const char *file);
+
+/* Are DESTS usable: 1 to SB_MAX_STRIPES paths?  SB_EINVAL otherwise. */
+extern bool sb_wal_check_dests(const SbWalDests *dests, SbError *err);
+
+/*
+ * Is ENTRY "<walname>.sbw" (*TEMP false) or a temporary file of one
+ * (*TEMP true)?  NAME gets the WAL file name, PARSED its parts.
+ */
+extern bool sb_wal_parse_file_name(const char *entry, char name[SB_WAL_NAME_MAX + 1],
+								   SbWalName *parsed, bool *temp);
+
+/* ---------- one archived file (wal_file.c) ---------- */
+
+/* A worker's buffers and contexts: memory is these, whatever the size of a file. */
+typedef struct SbWalWorker
+{
+	uint8_t    *in;				/* a piece read */
+	uint8_t    *out;			/* a piece compressed or decompressed */
+	size_t		piece;			/* the size of each */
+	SbCodecContext *codec;
+	SbHashStream *raw_hash;
+	SbHashStream *stored_hash;
+} SbWalWorker;
+
+/* Buffers of PIECE bytes, and contexts for compressing at CODEC and LEVEL. */
+extern bool sb_wal_worker_init(SbWalWorker *w, SbCodec codec, int level, size_t piece,
+							   SbError *err);
+extern void sb_wal_worker_free(SbWalWorker *w);
+
+/* What the write of one file is to do, and then did. */
+typedef struct SbWalWriteJob
+{
+	int			dirfd;			/* the wal/<sysid> folder */
+	const char *dir_path;		/* its path, for messages */
+	int			src_fd;			/* the WAL file, read from offset 0 */
+	const char *src_path;
+	bool		replace;		/* rename over a (damaged) copy already there */
+	SbWalHeader header;			/* in: sysid, name, raw_len, codec, level, time;
+								 * out: what was written */
+} SbWalWriteJob;
+
+/*
+ * Write JOB's file durably: a temporary file holding a provisional header,
+ * the payload streamed in pieces (zstd, or as it is when that does not
+ * shrink it), the final header, fsync, rename (without replacing, unless
+ * JOB->replace), fsync of the folder.  On failure the temporary file is
+ * removed; SB_EEXIST when a file of that name appeared meanwhile.
+ */
+extern bool sb_wal_file_write(SbWalWorker *w, SbWalWriteJob *job, SbError *err);
+
+/*
+ * Read FD's header, check it on its own (sb_wal_header_decode) and that the
+ * file is a regular file of the length it gives.  Errors name PATH.
+ */
+extern bool sb_wal_file_read_header(int fd, const char *path, SbWalHeader *h, SbError *err);
+
+/*
+ * Read the archived file at FD whole and check everything (header as
+ * above, stored hash, one zstd frame decoding to exactly the raw length,
+ * raw hash and CRC-32C), handing the raw bytes to SINK (NULL: check only)
+ * as they come.  Errors name PATH.
+ */
+extern bool sb_wal_file_read(SbWalWorker *w, int fd, const char *path, uint64_t sysid,
+							 const char *name, SbWalHeader *h, SbCodecSink sink, void *arg,
+							 SbError *err);
+
+/* The raw length, XXH3-64 and CRC-32C of the file at SRC_FD (of RAW_LEN bytes) into H. */
+extern bool sb_wal_source_identity(SbWalWorker *w, int src_fd, const char *src_path,
+								   SbWalHeader *h, SbError *err);
+
+/* ---------- where a read goes (wal_get.c) ---------- */
+
+/* A file written under a temporary name in a folder, renamed into place when complete. */
+typedef struct SbWalOut
+{
+	int			dirfd;
+	int			fd;
+	bool		durable;		/* fsync the file and the folder */
+	char		name[NAME_MAX + 1];
+	char		temp[NAME_MAX + 1];
+	char		path[PATH_MAX + NAME_MAX + 2];	/* of the temporary file, for messages */
+	uint64_t	written;
+} SbWalOut;
+
+/* Create TEMP_NAME in DIRFD (never through a link; emptied if there) to become NAME. */
+extern bool sb_wal_out_begin(SbWalOut *o, int dirfd, const char *dir_path, const char *name,
+							 const char *temp_name, bool durable, SbError *err);
+/* An SbCodecSink: append to the file. */
+extern bool sb_wal_out_write(void *arg, const void *data, size_t len, SbError *err);
+/* Empty it, to write it again from another copy. */
+extern bool sb_wal_out_restart(SbWalOut *o, SbError *err);
+/* Close and rename into place (fsyncs first and after when durable); removed on failure. */
+extern bool sb_wal_out_commit(SbWalOut *o, SbError *err);
+/* Close and remove it. */
+extern void sb_wal_out_abandon(SbWalOut *o);
+
+/* Read NAME from folder DIRFD whole, checking everything, its raw bytes to SINK. */
+extern bool sb_wal_read_copy(SbWalWorker *w, int dirfd, const char *dir_path, const char *name,
+							 uint64_t sysid, SbCodecSink sink, void *arg, SbWalHeader *h,
+							 SbError *err);
+
+/*
+ * Take archived file NAME from folder DIRFD, whatever ARG makes of it; it
+ * starts its output afresh on each call (another copy may have failed).
+ */
+typedef bool (*SbWalCopyFn) (void *arg, SbWalWorker *w, int dirfd, const char *dir_path,
+							 const char *name, uint64_t sysid, SbWalHeader *h, SbError *err);
+
+/* An SbWalCopyFn: sb_wal_read_copy into the SbWalOut ARG, emptied first. */
+extern bool sb_wal_copy_to_out(void *arg, SbWalWorker *w, int dirfd, const char *dir_path,
+							   const char *name, uint64_t sysid, SbWalHeader *h, SbError *err);
+
+/*
+ * COPY NAME from the first destination of FOUND that holds a good copy
+ * (the next one when it fails); *USED says which.  Errors are the first
+ * copy's.
+ */
+extern bool sb_wal_read_found(SbWalWorker *w, const SbWalDests *dests, const SbWalFound *found,
+							  const char *name, SbWalCopyFn copy, void *arg, uint32_t *used,
+							  SbWalHeader *h, SbError *err);
+
+/* ---------- names (wal_name.c) ---------- */
+
+/* The segment size options give (0: SB_WAL_DEFAULT_SEGMENT_SIZE). */
+extern uint32_t sb_wal_segment_size_of(uint32_t option);
+
+/* The piece files are handled in for segments of SEGMENT_SIZE: SB_WAL_PIECE_SIZE or less. */
+extern uint32_t sb_wal_piece_size(uint32_t segment_size);
+
+/* Does segment-like A (a segment, partial or backup file) come before B, whatever the timelines? */
+extern bool sb_wal_position_before(const SbWalName *a, const SbWalName *b);
+
+/* A segment or a partial segment: a file that goes to one destination. */
+extern bool sb_wal_kind_is_segment(SbWalKind kind);
+
+/* TEXT for a message: at most 80 characters, bytes other than printable ASCII as \xNN. */
+#define SB_WAL_PRINTABLE_MAX (SB_WAL_NAME_MAX * 8 + 8)
+extern void sb_wal_printable(const char *text, char *out, size_t size);
+
+/* Put "could not WHAT WAL file \"NAME\": " before ERR's message (NAME shown printable). */
+extern void sb_wal_error_about(SbError *err, const char *what, const char *name);
+
+/* The system identifier as its folder name (decimal), 21 bytes. */
+extern void sb_wal_sysid_text(uint64_t sysid, char out[21]);
+
+#endif							/* SB_WAL_INTERNAL_H */

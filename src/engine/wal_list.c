@@ -1,0 +1,365 @@
+/*
+ * wal_list.c
+ *		What a WAL archive holds, from the headers alone, and a verify that
+ *		reads every file whole.
+ *
+ * A listing reads 128 bytes per file, so it is cheap enough for a view.
+ * Only "<walname>.sbw" files are listed; temporary files and anything else
+ * a folder holds are not the archive's and are passed over.  What cannot
+ * be listed (a damaged header, a missing destination, a link where a
+ * folder or file should be) is a problem of the listing, named, and the
+ * rest is still listed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "parallel.h"
+#include "wal_internal.h"
+
+#define MAX_VERIFIERS 8
+
+typedef struct Lister
+{
+	const SbWalDests *dests;
+	SbWalListing *l;
+	size_t		entries_cap;
+	size_t		problems_cap;
+} Lister;
+
+static bool
+add_problem(Lister *ls, SbError *err, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+static bool
+add_problem(Lister *ls, SbError *err, const char *fmt,...)
+{
+	char		text[SB_ERROR_MESSAGE_MAX];
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (!sb_grow((void **) &ls->l->problems, &ls->problems_cap, ls->l->nproblems, sizeof(char *), err))
+		return false;
+	if ((ls->l->problems[ls->l->nproblems] = sb_strdup(text, err)) == NULL)
+		return false;
+	ls->l->nproblems++;
+	return true;
+}
+
+static bool
+add_entry(Lister *ls, uint32_t d, const SbWalHeader *h, SbError *err)
+{
+	SbWalEntry *e;
+
+	if (!sb_grow((void **) &ls->l->entries, &ls->entries_cap, ls->l->count, sizeof(SbWalEntry), err))
+		return false;
+	e = &ls->l->entries[ls->l->count++];
+	sb_wal_header_info(h, &e->info);
+	e->destination = d;
+	return true;
+}
+
+/* One "<name>.sbw" of folder DIRFD in destination D: its header, or a problem. */
+static bool
+list_file(Lister *ls, uint32_t d, int dirfd, const char *dir_path, const char *file,
+		  const char *name, SbError *err)
+{
+	char		path[SB_WAL_PATH_MAX];
+	SbWalHeader h;
+	SbError		why;
+	int			fd;
+	bool		good;
+
+	snprintf(path, sizeof(path), "%s/%s", dir_path, file);
+	if ((fd = sb_wal_open_file(dirfd, file)) < 0)
+	{
+		if (errno == ENOENT)
+			return true;		/* removed meanwhile */
+		return add_problem(ls, err, "\"%s\" %s", path,
+						   errno == ELOOP ? "is a symbolic link, never followed" : strerror(errno));
+	}
+	good = sb_wal_file_read_header(fd, path, &h, &why) &&
+		sb_wal_header_is(&h, ls->dests->system_identifier, name, &why);
+	close(fd);
+	if (good)
+		return add_entry(ls, d, &h, err);
+	return add_problem(ls, err, "%s%s%s", strstr(why.message, path) ? "" : path,
+					   strstr(why.message, path) ? "" : ": ", why.message);
+}
+
+static bool
+list_folder(Lister *ls, uint32_t d, int dirfd, const char *dir_path, SbError *err)
+{
+	int			fd = dup(dirfd);
+	DIR		   *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool		ok = true;
+
+	if (dir == NULL)
+	{
+		if (fd >= 0)
+			close(fd);
+		return add_problem(ls, err, "could not list \"%s\": %s", dir_path, strerror(errno));
+	}
+	while (ok && (de = readdir(dir)) != NULL)
+	{
+		char		name[SB_WAL_NAME_MAX + 1];
+		SbWalName	parsed;
+		bool		temp;
+
+		if (sb_wal_parse_file_name(de->d_name, name, &parsed, &temp) && !temp)
+			ok = list_file(ls, d, dirfd, dir_path, de->d_name, name, err);
+	}
+	closedir(dir);
+	return ok;
+}
+
+static bool
+list_destination(Lister *ls, uint32_t d, SbError *err)
+{
+	char		dir_path[PATH_MAX];
+	SbError		why;
+	int			dirfd;
+	bool		ok;
+
+	if (!sb_wal_dir_open_read(ls->dests->paths[d], ls->dests->system_identifier, &dirfd, dir_path, &why))
+		return add_problem(ls, err, "%s", why.message);
+	if (dirfd < 0)
+		return true;
+	ok = list_folder(ls, d, dirfd, dir_path, err);
+	close(dirfd);
+	return ok;
+}
+
+static int
+compare_entries(const void *a, const void *b)
+{
+	const SbWalEntry *x = a;
+	const SbWalEntry *y = b;
+	int			c = strcmp(x->info.name, y->info.name);
+
+	if (c != 0)
+		return c;
+	return x->destination < y->destination ? -1 : x->destination > y->destination;
+}
+
+bool
+sb_wal_list(const SbWalDests *dests, SbWalListing *l, SbError *err)
+{
+	Lister		ls = {.dests = dests, .l = l};
+	uint32_t	d;
+
+	memset(l, 0, sizeof(*l));
+	sb_error_clear(err);
+	if (!sb_wal_check_dests(dests, err))
+		return false;
+	for (d = 0; d < dests->count; d++)
+		if (!list_destination(&ls, d, err))
+		{
+			sb_wal_listing_free(l);
+			return false;
+		}
+	if (l->count > 1)
+		qsort(l->entries, l->count, sizeof(SbWalEntry), compare_entries);
+	return true;
+}
+
+void
+sb_wal_listing_free(SbWalListing *l)
+{
+	size_t		i;
+
+	for (i = 0; i < l->nproblems; i++)
+		free(l->problems[i]);
+	free(l->problems);
+	free(l->entries);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---------- verify ---------- */
+
+typedef struct Verify
+{
+	const SbWalDests *dests;
+	const SbWalListing *l;
+	int			dirfd[SB_MAX_STRIPES];
+	char		(*dir_path)[PATH_MAX];
+	SbWalWorker *workers;
+	char	  **problem;		/* per entry: what reading it whole found, or NULL */
+	bool	   *failed;			/* per entry: the check failed (even if its message could not be kept) */
+} Verify;
+
+/* Read entry I whole, as a get would, writing nothing; a problem is kept for the caller's thread. */
+static void
+verify_task(void *arg, size_t i, uint32_t slot)
+{
+	Verify	   *v = arg;
+	const SbWalEntry *e = &v->l->entries[i];
+	char		file[SB_WAL_FILE_NAME_MAX];
+	char		path[SB_WAL_PATH_MAX];
+	SbWalHeader h;
+	SbError		err;
+	int			fd;
+	bool		ok;
+
+	sb_wal_file_name(e->info.name, file);
+	snprintf(path, sizeof(path), "%s/%s", v->dir_path[e->destination], file);
+	fd = sb_wal_open_file(v->dirfd[e->destination], file);
+	if (fd < 0)
+		ok = sb_error_set_errno(&err, errno, "could not open \"%s\"", path);
+	else
+	{
+		ok = sb_wal_file_read(&v->workers[slot], fd, path, v->dests->system_identifier, e->info.name,
+							  &h, NULL, NULL, &err);
+		close(fd);
+	}
+	if (!ok)
+	{
+		v->failed[i] = true;
+		v->problem[i] = strdup(err.message);
+	}
+}
+
+/* Entries I and I + 1 are copies of one file: do they agree? */
+static bool
+copies_differ(const SbWalEntry *a, const SbWalEntry *b)
+{
+	return strcmp(a->info.name, b->info.name) == 0 &&
+		(a->info.raw_bytes != b->info.raw_bytes || a->info.raw_hash != b->info.raw_hash ||
+		 a->info.crc32c != b->info.crc32c);
+}
+
+static void
+report(SbWalProblemFn fn, void *arg, uint64_t *problems, const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
+
+static void
+report(SbWalProblemFn fn, void *arg, uint64_t *problems, const char *fmt,...)
+{
+	char		text[SB_ERROR_MESSAGE_MAX];
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	(*problems)++;
+	if (fn != NULL)
+		fn(arg, text);
+}
+
+/* A history file is in every destination: say where one is missing. */
+static void
+report_history_spread(const Verify *v, size_t first, size_t n, SbWalProblemFn fn, void *arg,
+					  uint64_t *problems)
+{
+	const SbWalEntry *e = &v->l->entries[first];
+
+	if (e->info.parsed.kind != SB_WAL_HISTORY && e->info.parsed.kind != SB_WAL_BACKUP)
+		return;
+	if (n < v->dests->count)
+		report(fn, arg, problems, "\"%s\" is in %zu of the %u destinations; every destination should hold it",
+			   e->info.name, n, v->dests->count);
+}
+
+/* Problems the listing met, then each file's, copies that differ, history files not everywhere. */
+static void
+report_all(const Verify *v, SbWalProblemFn fn, void *arg, uint64_t *problems)
+{
+	size_t		i,
+				run = 0;
+
+	for (i = 0; i < v->l->nproblems; i++)
+		report(fn, arg, problems, "%s", v->l->problems[i]);
+	for (i = 0; i < v->l->count; i++)
+	{
+		const SbWalEntry *e = &v->l->entries[i];
+
+		if (v->failed[i])
+			report(fn, arg, problems, "%s", v->problem[i] ? v->problem[i] :
+				   "a file failed its check (out of memory to say more)");
+		if (i + 1 < v->l->count && copies_differ(e, e + 1))
+			report(fn, arg, problems, "\"%s\" differs between \"%s\" and \"%s\"", e->info.name,
+				   v->dests->paths[e->destination], v->dests->paths[e[1].destination]);
+		run++;
+		if (i + 1 == v->l->count || strcmp(e->info.name, e[1].info.name) != 0)
+		{
+			report_history_spread(v, i + 1 - run, run, fn, arg, problems);
+			run = 0;
+		}
+	}
+}
+
+static bool
+open_verify(Verify *v, uint32_t nworkers, SbError *err)
+{
+	uint32_t	d;
+
+	for (d = 0; d < SB_MAX_STRIPES; d++)
+		v->dirfd[d] = -1;
+	if ((v->dir_path = sb_alloc(v->dests->count * sizeof(*v->dir_path), err)) == NULL ||
+		(v->problem = sb_alloc((v->l->count + 1) * sizeof(char *), err)) == NULL ||
+		(v->failed = sb_alloc((v->l->count + 1) * sizeof(bool), err)) == NULL ||
+		(v->workers = sb_alloc(nworkers * sizeof(SbWalWorker), err)) == NULL)
+		return false;
+	/* A folder the listing could not open has no entries: a failure here changes nothing. */
+	for (d = 0; d < v->dests->count; d++)
+		if (!sb_wal_dir_open_read(v->dests->paths[d], v->dests->system_identifier, &v->dirfd[d],
+								  v->dir_path[d], err))
+			sb_error_clear(err);
+	for (d = 0; d < nworkers; d++)
+		if (!sb_wal_worker_init(&v->workers[d], SB_CODEC_ZSTD, 1, SB_WAL_PIECE_SIZE, err))
+			return false;
+	return true;
+}
+
+static void
+close_verify(Verify *v, uint32_t nworkers)
+{
+	size_t		i;
+
+	for (i = 0; i < SB_MAX_STRIPES; i++)
+		if (v->dirfd[i] >= 0)
+			close(v->dirfd[i]);
+	for (i = 0; v->problem != NULL && i < v->l->count; i++)
+		free(v->problem[i]);
+	for (i = 0; v->workers != NULL && i < nworkers; i++)
+		if (v->workers[i].in != NULL)
+			sb_wal_worker_free(&v->workers[i]);
+	free(v->problem);
+	free(v->failed);
+	free(v->workers);
+	free(v->dir_path);
+}
+
+bool
+sb_wal_verify(const SbWalDests *dests, SbWalProblemFn fn, void *arg, uint64_t *files,
+			  uint64_t *problems, SbError *err)
+{
+	SbWalListing l;
+	Verify		v = {.dests = dests, .l = &l};
+	uint32_t	nworkers;
+	bool		ok;
+
+	*files = *problems = 0;
+	if (!sb_wal_list(dests, &l, err))
+		return false;
+	/* Files of different destinations are read at once: each destination is its own device. */
+	nworkers = dests->count < MAX_VERIFIERS ? dests->count : MAX_VERIFIERS;
+	ok = open_verify(&v, nworkers, err);
+	if (ok)
+	{
+		sb_parallel_run(l.count, nworkers, verify_task, &v);
+		report_all(&v, fn, arg, problems);
+		*files = l.count;
+	}
+	close_verify(&v, nworkers);
+	sb_wal_listing_free(&l);
+	return ok;
+}

@@ -1,0 +1,57 @@
+/*
+ * wal_recent.h
+ *		The segments an archive wrote or read back whole moments ago, and
+ *		where: what lets a push ahead pay off.
+ *
+ * The archive module pushes segment N with the .ready segments after it;
+ * PostgreSQL then calls it for N+1, N+2, ... which are archived already.
+ * Reading each back whole to prove it would cost as much as writing it, so
+ * the archive remembers what it made durable itself, and a later push of
+ * the same segment only checks that the file is still the one it wrote (the
+ * same inode, size, and modification and change times): a file that
+ * anything modified since is looked at in full again.  It is a check, not a
+ * proof (a write within the same clock tick keeps the times); the proof is
+ * the whole read of a verify, and the first push of each archive process.
+ */
+#ifndef SB_WAL_RECENT_H
+#define SB_WAL_RECENT_H
+
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "wal_internal.h"
+
+#define SB_WAL_RECENT_MAX 256
+
+typedef struct SbWalRecentItem
+{
+	char		name[SB_WAL_NAME_MAX + 1];
+	uint32_t	destination;
+	struct stat st;				/* of the archived file, when it was made or read */
+	uint64_t	raw_len;
+	uint64_t	stored_len;
+	uint8_t		codec;
+} SbWalRecentItem;
+
+typedef struct SbWalRecent
+{
+	pthread_mutex_t mutex;		/* workers note and check at once */
+	SbWalRecentItem items[SB_WAL_RECENT_MAX];
+	uint32_t	count;
+	uint32_t	next;			/* the oldest, replaced next */
+} SbWalRecent;
+
+extern void sb_wal_recent_init(SbWalRecent *r);
+extern void sb_wal_recent_destroy(SbWalRecent *r);
+
+/* Segment H->name is durable in destination D (folder DIRFD) as it is now. */
+extern void sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, uint32_t d, int dirfd);
+
+/*
+ * Was segment NAME of RAW_LEN bytes noted, and is its file in the folder
+ * DIRFDS[destination] still the one noted?  *ITEM gets what was noted.
+ */
+extern bool sb_wal_recent_check(SbWalRecent *r, const char *name, uint64_t raw_len,
+								const int *dirfds, SbWalRecentItem *item);
+
+#endif							/* SB_WAL_RECENT_H */
