@@ -76,6 +76,7 @@ typedef struct Source
 	SbWalHeader header;			/* what it is to be archived as */
 	bool		identified;		/* header's hashes computed (only when a copy is found) */
 	SbWalHeader same;			/* the header of a copy found the same */
+	struct stat st;				/* the file, as it was opened */
 } Source;
 
 typedef enum CopyState
@@ -386,21 +387,21 @@ check_source_size(const SbWalArchive *a, const Source *s, uint64_t size, SbError
 static bool
 open_source(const SbWalArchive *a, Source *s, SbError *err)
 {
-	struct stat st;
+	struct stat *st = &s->st;
 
 	if (!sb_wal_name_parse(s->name, &s->parsed, err))
 		return false;
 	if ((s->fd = open(s->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return sb_error_set_errno(err, errno, "could not open \"%s\"", s->path);
-	if (fstat(s->fd, &st) != 0)
+	if (fstat(s->fd, st) != 0)
 		return sb_error_set_errno(err, errno, "could not stat \"%s\"", s->path);
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 		return sb_error_set(err, SB_EINVAL, "\"%s\" is not a regular file", s->path);
-	if (!check_source_size(a, s, (uint64_t) st.st_size, err))
+	if (!check_source_size(a, s, (uint64_t) st->st_size, err))
 		return false;
 	s->header.system_identifier = a->sysid;
 	snprintf(s->header.name, sizeof(s->header.name), "%s", s->name);
-	s->header.raw_len = (uint64_t) st.st_size;
+	s->header.raw_len = (uint64_t) st->st_size;
 	s->header.codec = (uint8_t) a->codec;
 	s->header.level = a->level;
 	s->header.archived_at = (int64_t) time(NULL);
@@ -586,7 +587,7 @@ recalled(const Batch *b, const Source *s, SbWalPushResult *r)
 	SbWalRecentItem item;
 
 	if (!sb_wal_kind_is_segment(s->parsed.kind) ||
-		!sb_wal_recent_check(&b->a->recent, s->name, s->header.raw_len, b->dirfd, &item))
+		!sb_wal_recent_check(&b->a->recent, s->name, &s->st, b->dirfd, &item))
 		return false;
 	r->remembered = true;
 	r->destination = (int32_t) item.destination;
@@ -603,7 +604,7 @@ remember(const Batch *b, const Source *s, const SbWalPushResult *r)
 
 	h.stored_len = r->stored_bytes ? r->stored_bytes : s->same.stored_len;
 	h.codec = (uint8_t) (r->written ? r->codec : (SbCodec) s->same.codec);
-	sb_wal_recent_note(&b->a->recent, &h, (uint32_t) r->destination, b->dirfd[r->destination]);
+	sb_wal_recent_note(&b->a->recent, &h, &s->st, (uint32_t) r->destination, b->dirfd[r->destination]);
 }
 
 static void

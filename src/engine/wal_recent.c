@@ -33,13 +33,15 @@ stat_archived(int dirfd, const char *name, struct stat *st)
 }
 
 void
-sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, uint32_t d, int dirfd)
+sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, const struct stat *source, uint32_t d,
+				   int dirfd)
 {
 	SbWalRecentItem item;
 
 	memset(&item, 0, sizeof(item));
 	if (!stat_archived(dirfd, h->name, &item.st))
 		return;
+	item.source = *source;
 	snprintf(item.name, sizeof(item.name), "%s", h->name);
 	item.destination = d;
 	item.raw_len = h->raw_len;
@@ -63,7 +65,7 @@ unchanged(const struct stat *a, const struct stat *b)
 }
 
 bool
-sb_wal_recent_check(SbWalRecent *r, const char *name, uint64_t raw_len, const int *dirfds,
+sb_wal_recent_check(SbWalRecent *r, const char *name, const struct stat *source, const int *dirfds,
 					SbWalRecentItem *item)
 {
 	struct stat now;
@@ -72,7 +74,7 @@ sb_wal_recent_check(SbWalRecent *r, const char *name, uint64_t raw_len, const in
 
 	pthread_mutex_lock(&r->mutex);
 	for (i = 0; i < r->count && !noted; i++)
-		if (strcmp(r->items[i].name, name) == 0 && r->items[i].raw_len == raw_len)
+		if (strcmp(r->items[i].name, name) == 0 && unchanged(&r->items[i].source, source))
 		{
 			*item = r->items[i];
 			noted = true;

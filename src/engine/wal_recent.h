@@ -7,9 +7,11 @@
  * PostgreSQL then calls it for N+1, N+2, ... which are archived already.
  * Reading each back whole to prove it would cost as much as writing it, so
  * the archive remembers what it made durable itself, and a later push of
- * the same segment only checks that the file is still the one it wrote (the
- * same inode, size, and modification and change times): a file that
- * anything modified since is looked at in full again.  It is a check, not a
+ * the same segment only checks that both files are still the ones it read
+ * and wrote (the same inodes, sizes, and modification and change times):
+ * a segment in pg_wal that is not the one archived (other contents under
+ * the same name), or an archived copy anything modified since, is looked
+ * at in full again.  It is a check, not a
  * proof (a write within the same clock tick keeps the times); the proof is
  * the whole read of a verify, and the first push of each archive process.
  */
@@ -28,6 +30,7 @@ typedef struct SbWalRecentItem
 	char		name[SB_WAL_NAME_MAX + 1];
 	uint32_t	destination;
 	struct stat st;				/* of the archived file, when it was made or read */
+	struct stat source;			/* of the file pushed (in pg_wal), then */
 	uint64_t	raw_len;
 	uint64_t	stored_len;
 	uint8_t		codec;
@@ -44,14 +47,16 @@ typedef struct SbWalRecent
 extern void sb_wal_recent_init(SbWalRecent *r);
 extern void sb_wal_recent_destroy(SbWalRecent *r);
 
-/* Segment H->name is durable in destination D (folder DIRFD) as it is now. */
-extern void sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, uint32_t d, int dirfd);
+/* Segment H->name, read from a file as SOURCE describes it, is durable in destination D (folder DIRFD). */
+extern void sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, const struct stat *source,
+							   uint32_t d, int dirfd);
 
 /*
- * Was segment NAME of RAW_LEN bytes noted, and is its file in the folder
- * DIRFDS[destination] still the one noted?  *ITEM gets what was noted.
+ * Was segment NAME noted from the very file SOURCE describes now, and is
+ * its copy in the folder DIRFDS[destination] still the one noted?  *ITEM
+ * gets what was noted.
  */
-extern bool sb_wal_recent_check(SbWalRecent *r, const char *name, uint64_t raw_len,
+extern bool sb_wal_recent_check(SbWalRecent *r, const char *name, const struct stat *source,
 								const int *dirfds, SbWalRecentItem *item);
 
 #endif							/* SB_WAL_RECENT_H */

@@ -563,6 +563,11 @@ test_wal_push_many(void)
 	ok(sb_wal_push(a, names[3], paths[3], &results[3]) && !results[3].remembered && results[3].written == 1,
 	   "a segment modified since is read again, found damaged, and rewritten");
 	ok(th_wal_get_equal(&w, names[3], &err), "it restores exactly");
+	usleep(20000);
+	th_wal_source(&w, names[4], TH_WAL_SEGMENT, 99, true, paths[4]);
+	ok(!sb_wal_push(a, names[4], paths[4], &results[4]) && !results[4].remembered &&
+	   results[4].error.code == SB_EEXIST,
+	   "other contents written under a remembered segment's name are read, and refused");
 	sb_wal_archive_close(a);
 	a = sb_wal_archive_open(&o, &err);
 	ok(a != NULL && sb_wal_push(a, names[5], paths[5], &results[5]) && results[5].already_archived &&
