@@ -7,7 +7,8 @@
  * after it (up to stripebackup.archive_batch), in parallel over the
  * destinations with the engine's sb_wal_push_many: a busy server's WAL
  * keeps up although the archiver asks one file at a time, and the later
- * calls find their file done.  A segment goes to one destination, a
+ * calls find their file done (the engine remembers what it wrote, and
+ * takes it as archived when the file in pg_wal is still the one it read).  A segment goes to one destination, a
  * timeline or backup history file to every one (docs/FORMAT.md).
  *
  * The callback runs in the archiver process: no transaction, no database.
@@ -25,6 +26,7 @@
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
 #include "postmaster/pgarch.h"
 #include "utils/memutils.h"
 
@@ -35,7 +37,6 @@
 PGDLLEXPORT void _PG_archive_module_init(ArchiveModuleCallbacks *cb);
 
 #define READY_SUFFIX ".ready"
-#define MAX_AHEAD 256
 
 /* Memory of one call, reset after it. */
 static MemoryContext call_context = NULL;
@@ -43,10 +44,6 @@ static MemoryContext call_context = NULL;
 /* The archive, open while the settings it was opened with hold. */
 static SbWalArchive *archive = NULL;
 static char *archive_settings = NULL;
-
-/* Files archived before PostgreSQL asked for them, to answer when it does. */
-static char ahead[MAX_AHEAD][SB_WAL_FILE_LEN];
-static int	nahead = 0;
 
 static bool
 archive_configured(void)
@@ -74,7 +71,6 @@ close_archive(void)
 	if (archive_settings != NULL)
 		pfree(archive_settings);
 	archive_settings = NULL;
-	nahead = 0;
 }
 
 /* Open the archive as the settings say now (again if they changed); ERROR if it cannot be. */
@@ -119,39 +115,12 @@ ensure_open(void)
 	sb_shmem_archive_destinations(n, (const char (*)[MAXPGPATH]) dests);
 }
 
-/* Was FILE archived ahead?  It is forgotten then: PostgreSQL marks it done. */
-static bool
-take_ahead(const char *file)
-{
-	int			i;
-
-	for (i = 0; i < nahead; i++)
-		if (strcmp(ahead[i], file) == 0)
-		{
-			memmove(ahead[i], ahead[i + 1], (size_t) (nahead - i - 1) * SB_WAL_FILE_LEN);
-			nahead--;
-			return true;
-		}
-	return false;
-}
-
-static void
-remember_ahead(const char *file)
-{
-	if (nahead == MAX_AHEAD)
-	{
-		memmove(ahead[0], ahead[1], (MAX_AHEAD - 1) * SB_WAL_FILE_LEN);
-		nahead--;
-	}
-	strlcpy(ahead[nahead++], file, SB_WAL_FILE_LEN);
-}
-
 /* History files first, then by name: the order PostgreSQL's archiver takes them in. */
 static int
-compare_ready(const void *a, const void *b)
+compare_ready(const ListCell *a, const ListCell *b)
 {
-	const char *x = *(const char *const *) a;
-	const char *y = *(const char *const *) b;
+	const char *x = lfirst(a);
+	const char *y = lfirst(b);
 	bool		xh = strstr(x, ".history") != NULL;
 	bool		yh = strstr(y, ".history") != NULL;
 
@@ -160,34 +129,34 @@ compare_ready(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
-/* The WAL files marked ready, but FILE and those archived ahead, in archiving order. */
+/* The first MAX of the WAL files marked ready but FILE, in archiving order. */
 static int
 list_ready(const char *file, char **names, int max)
 {
 	DIR		   *dir = opendir(XLOGDIR "/archive_status");
 	struct dirent *de;
+	List	   *ready = NIL;
+	ListCell   *lc;
 	int			n = 0;
 
 	if (dir == NULL)
 		return 0;				/* archiving ahead is an optimization only */
-	while (n < max && (de = readdir(dir)) != NULL)
+	while ((de = readdir(dir)) != NULL)
 	{
 		size_t		len = strlen(de->d_name);
-		char		name[SB_WAL_FILE_LEN];
-		int			i;
-		bool		known = false;
+		size_t		suffix = strlen(READY_SUFFIX);
 
-		if (len <= strlen(READY_SUFFIX) || len - strlen(READY_SUFFIX) >= sizeof(name) ||
-			strcmp(de->d_name + len - strlen(READY_SUFFIX), READY_SUFFIX) != 0)
+		if (len <= suffix || len - suffix >= SB_WAL_FILE_LEN ||
+			strcmp(de->d_name + len - suffix, READY_SUFFIX) != 0)
 			continue;
-		strlcpy(name, de->d_name, len - strlen(READY_SUFFIX) + 1);
-		for (i = 0; i < nahead && !known; i++)
-			known = strcmp(ahead[i], name) == 0;
-		if (!known && strcmp(name, file) != 0)
-			names[n++] = pstrdup(name);
+		if (strncmp(de->d_name, file, len - suffix) != 0 || file[len - suffix] != '\0')
+			ready = lappend(ready, pnstrdup(de->d_name, len - suffix));
 	}
 	closedir(dir);
-	qsort(names, n, sizeof(char *), compare_ready);
+	list_sort(ready, compare_ready);
+	foreach(lc, ready)
+		if (n < max)
+			names[n++] = lfirst(lc);
 	return n;
 }
 
@@ -214,9 +183,7 @@ record(const SbWalFile *file, const SbWalPushResult *r)
 		return;
 	}
 	sb_shmem_archive_failed(file->name, r->error.message);
-	ereport(WARNING,
-			(errmsg("stripebackup: could not archive WAL file \"%s\": %s", file->name,
-					r->error.message)));
+	ereport(WARNING, (errmsg("stripebackup: %s", r->error.message)));
 }
 
 /* Archive FILE at PATH, and the ready files after it; is FILE durable in the archive? */
@@ -231,8 +198,6 @@ archive_one(const char *file, const char *path)
 				i;
 
 	ensure_open();
-	if (take_ahead(file))
-		return true;
 	nready = list_ready(file, ready, batch - 1);
 	files[0].name = file;
 	files[0].path = path;
@@ -242,12 +207,10 @@ archive_one(const char *file, const char *path)
 		files[i + 1].path = psprintf(XLOGDIR "/%s", ready[i]);
 	}
 	(void) sb_wal_push_many(archive, files, (uint32_t) nready + 1, results);
+
 	for (i = 0; i <= nready; i++)
-	{
-		record(&files[i], &results[i]);
-		if (i > 0 && results[i].archived)
-			remember_ahead(files[i].name);
-	}
+		if (!results[i].remembered)
+			record(&files[i], &results[i]);
 	return results[0].archived;
 }
 

@@ -210,6 +210,7 @@ sub call_everything
 		sub { 'SELECT * FROM public.stripe_backup_progress' },
 		sub { 'SELECT * FROM public.stripe_throughput' },
 		sub { 'SELECT * FROM public.stripe_calibrations' },
+		sub { 'SELECT * FROM public.stripe_wal_archive' },
 		sub { 'SELECT public.stripe_backup_svg(' . $last->() . ')' },
 		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . '::int8)' },
 		sub { "SELECT * FROM public.stripe_restore_plan('" . $location->() . "', detail => true)" },

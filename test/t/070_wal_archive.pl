@@ -86,8 +86,8 @@ close $fh;
 $log_offset = -s $node->logfile;
 append_to_file($node->data_dir . "/pg_wal/archive_status/$old.ready", '');
 $node->safe_psql('postgres', 'SELECT pg_switch_wal()');
-ok($node->wait_for_log(qr/could not archive WAL file "$old": .*differ/, $log_offset),
-	'other contents under an archived name are refused, saying they differ');
+ok($node->wait_for_log(qr/could not archive WAL file "$old": .*with other contents/, $log_offset),
+	'other contents under an archived name are refused, saying so');
 unlink($fake, $node->data_dir . "/pg_wal/archive_status/$old.ready");
 $node->stop;
 done_testing();
