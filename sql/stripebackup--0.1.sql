@@ -385,8 +385,14 @@ LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION stripe_cancel_restore(bigint) IS 'stop a running restore cleanly';
 
 -- The plan of a restore: a row per stripe, then a total row (stripe NULL);
--- with detail, a row per piece of file data as well.
+-- with detail, a row per piece of file data as well.  With a target, whether
+-- the WAL archive holds what recovery to it replays, said as a NOTICE, or a
+-- WARNING for a gap.
 CREATE FUNCTION stripe_restore_plan(backup bigint, detail boolean DEFAULT false,
+	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
+	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_action text DEFAULT 'promote',
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
 	OUT stored_bytes bigint, OUT raw_bytes bigint, OUT files bigint,
 	OUT expected_mb_per_s float8, OUT estimated_seconds float8,
@@ -394,9 +400,13 @@ CREATE FUNCTION stripe_restore_plan(backup bigint, detail boolean DEFAULT false,
 	OUT chunk_offset bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_restore_plan_id'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 CREATE FUNCTION stripe_restore_plan(location text, detail boolean DEFAULT false,
+	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
+	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_action text DEFAULT 'promote',
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
 	OUT stored_bytes bigint, OUT raw_bytes bigint, OUT files bigint,
 	OUT expected_mb_per_s float8, OUT estimated_seconds float8,
@@ -404,7 +414,7 @@ CREATE FUNCTION stripe_restore_plan(location text, detail boolean DEFAULT false,
 	OUT chunk_offset bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_restore_plan_location'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 -- Read every stripe and check every checksum: a row per problem, none if good.
 CREATE FUNCTION stripe_verify(backup bigint,
@@ -489,8 +499,10 @@ COMMENT ON FUNCTION stripebackup_version() IS 'version of the stripebackup libra
 REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel_restore(bigint) FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean) FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
+	text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
+	text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text,

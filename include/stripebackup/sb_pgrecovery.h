@@ -14,6 +14,7 @@
 
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_error.h"
+#include "stripebackup/sb_wal.h"
 
 typedef enum SbRecoveryKind
 {
@@ -35,6 +36,9 @@ typedef struct SbRecoveryTarget
 	const char *timeline;		/* "latest" (NULL), "current", or a number */
 	const char *action;			/* "promote" (NULL), "pause" or "shutdown" */
 } SbRecoveryTarget;
+
+/* WAL segments restore_command fetches ahead of recovery, by default. */
+#define SB_RECOVERY_PREFETCH 8
 
 /* Where the archive is, for restore_command. */
 typedef struct SbRecoveryArchive
@@ -60,5 +64,33 @@ extern bool sb_recovery_check_target(const SbRecoveryTarget *t, SbError *err);
 extern bool sb_recovery_files(const SbRecoveryTarget *t, const SbRecoveryArchive *archive,
 							  SbRestoreFile *files, uint32_t *n, SbError *err);
 extern void sb_recovery_files_free(SbRestoreFile *files, uint32_t n);
+
+/* What the archive holds of the WAL a recovery replays after the backup. */
+typedef struct SbRecoveryWal
+{
+	bool		checked;		/* false: the target needs no archived WAL (none, immediate) */
+	bool		complete;		/* every segment from FROM to TO is archived */
+	bool		refuse;			/* the gap lies before the target, or the target is "latest":
+								 * recovery would stop short of it (for time, xid and name
+								 * targets PostgreSQL itself refuses to end short of them) */
+	uint32_t	timeline;		/* the timeline recovery follows */
+	uint64_t	segments;		/* segments checked */
+	char		from[SB_WAL_NAME_MAX + 1];	/* the backup's last segment */
+	char		to[SB_WAL_NAME_MAX + 1];	/* the target LSN's segment, else the newest
+											 * one archived on TIMELINE */
+	char		message[640];	/* when not complete: the first gap */
+} SbRecoveryWal;
+
+/*
+ * Does the archive DESTS hold every WAL segment recovery to T will ask for
+ * after a backup that ended at STOP_LSN ("X/X") on BACKUP_TIMELINE?  The
+ * segments from the backup's last to the target's (an LSN target) or to
+ * the newest archived on the timeline recovery follows, across timeline
+ * switches.  SB_EINVAL when the target comes before the end of the backup
+ * or its timeline before the backup's.
+ */
+extern bool sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn,
+								  uint32_t backup_timeline, const SbRecoveryTarget *t,
+								  SbRecoveryWal *result, SbError *err);
 
 #endif							/* SB_PGRECOVERY_H */

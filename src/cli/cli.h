@@ -87,6 +87,14 @@ extern bool cli_parse_max_memory(const char *command, const char *text, uint64_t
 extern void cli_print_notes(const SbArchive *a);
 
 /* Apply "--stripe-path K=DIR" to an opened archive. */
+/*
+ * Add the WAL archive destinations of OPTION's "DEST[,DEST...]" TEXT to
+ * DESTS (strdup'd; *N of them): absolute paths, none empty.  Returns -1 to
+ * go on, or the exit status.
+ */
+extern int	cli_add_destinations(const char *command, const char *option, const char *text,
+								 char **dests, uint32_t *n);
+
 extern bool cli_apply_stripe_path(SbArchive *a, const char *arg, SbError *err);
 
 /* Progress line on standard error, as pg_basebackup -P prints it. */

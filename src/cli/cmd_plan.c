@@ -12,6 +12,7 @@
 
 #include "stripebackup/sb_policy.h"
 #include "read_args.h"
+#include "recovery.h"
 
 static void
 plan_usage(void)
@@ -22,8 +23,13 @@ plan_usage(void)
 	printf("  -t, --target=DIR       also check that DIR can take the restore\n");
 	printf("      --detail           list every file piece: file, offset, length, stripe, chunk\n");
 	printf("      --stripe-path=K=DIR  stripe K's backup folder, if it moved\n");
+	printf("      --target-time=TIME, --target-lsn=LSN, --target-xid=XID, --target-name=NAME,\n"
+		   "      --target-immediate, --target-latest [--target-timeline=TL] [--archive=DEST[,DEST...]]\n"
+		   "                         also check that the WAL archive holds what recovery to\n"
+		   "                         that target replays (as restore takes them)\n");
 	printf("  -h, --help             show this help\n");
-	printf("\nExit status 3 when a stripe is missing, 2 when the target cannot be used.\n");
+	printf("\nExit status 3 when a stripe or a WAL file recovery needs is missing, 2 when the\n"
+		   "target cannot be used.\n");
 }
 
 /* The stripe's write speed at backup time: what is known of its device here. */
@@ -118,6 +124,31 @@ check_target(const char *target, const SbPlan *plan)
 	return free_bytes >= plan->raw_bytes;
 }
 
+/* With a recovery target: does the WAL archive hold what recovery replays?  Says what it found. */
+static int
+check_wal(const ReadArgs *args, const SbArchive *a)
+{
+	SbPgMeta	info;
+	CliRecovery recovery;
+	SbError		err;
+	int			rc = EXIT_OK;
+
+	if (args->recovery.kind == SB_RECOVERY_NONE)
+		return EXIT_OK;
+	if (!sb_pgmeta_read(a->manifest, &info, &err))
+		return cli_report_error(&err);
+	if (!cli_recovery_check(args, a, &info, false, &recovery, &err))
+		rc = cli_report_error(&err);
+	else if (recovery.wal.refuse)
+		rc = EXIT_DAMAGED;
+	else if (!recovery.wal.checked)
+		printf("WAL:     the %s target needs only the backup's own WAL\n",
+			   sb_recovery_kind_name(args->recovery.kind));
+	cli_recovery_free(&recovery);
+	sb_pgmeta_free(&info);
+	return rc;
+}
+
 int
 cmd_plan(int argc, char **argv)
 {
@@ -128,9 +159,10 @@ cmd_plan(int argc, char **argv)
 	char		raw[32],
 				stored[32];
 	uint32_t	i;
-	int			rc;
+	int			rc,
+				wal_rc;
 
-	if ((rc = read_args_parse(argc, argv, "plan", OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH,
+	if ((rc = read_args_parse(argc, argv, "plan", OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH | OPT_RECOVERY,
 							  plan_usage, &args)) >= 0)
 		return rc;
 	if ((a = read_args_open(&args, &err)) == NULL)
@@ -159,8 +191,11 @@ cmd_plan(int argc, char **argv)
 	}
 	if (args.target != NULL && !check_target(args.target, &plan) && rc == EXIT_OK)
 		rc = EXIT_USAGE;
+	if ((wal_rc = check_wal(&args, a)) != EXIT_OK && rc == EXIT_OK)
+		rc = wal_rc;
 	if (args.detail)
 		print_pieces(a->manifest);
 	sb_archive_close(a);
+	read_args_free(&args);
 	return rc;
 }

@@ -8,10 +8,12 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stripebackup/sb_pgmeta.h"
 #include "stripebackup/sb_policy.h"
 #include "read_args.h"
+#include "recovery.h"
 
 static void
 restore_usage(void)
@@ -31,6 +33,20 @@ restore_usage(void)
 	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
 	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
 	printf("      --keep-on-error      leave a failed restore's files for inspection\n");
+	printf("\nPoint-in-time recovery (the restored copy replays archived WAL when it starts):\n");
+	printf("      --target-time=TIME   up to a time, e.g. \"2026-11-30 14:05:00+00\"\n");
+	printf("      --target-lsn=LSN     up to a WAL position, e.g. 0/5A0003B8\n");
+	printf("      --target-xid=XID     up to a transaction's commit\n");
+	printf("      --target-name=NAME   up to a restore point (pg_create_restore_point)\n");
+	printf("      --target-immediate   only until the backup is consistent\n");
+	printf("      --target-latest      all the WAL the archive holds\n");
+	printf("      --target-exclusive   stop just before the target, not just after it\n");
+	printf("      --target-timeline=TL latest (default), current or a number\n");
+	printf("      --target-action=A    promote (default), pause or shutdown at the target\n");
+	printf("      --archive=DEST[,DEST...]\n"
+		   "                           the WAL archive's destinations (default: those of the\n"
+		   "                           backup that hold one); the restore is refused when\n"
+		   "                           recovery would stop short of the target unnoticed\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
@@ -66,32 +82,41 @@ relocations(SbPgMeta *info, const ReadArgs *args, const char *target, uint32_t *
 
 /*
  * Every place the restore writes is checked as the SQL restore checks it
- * (sb_policy.h) before anything is created, and so is the memory it needs.
+ * (sb_policy.h) before anything is created, and so are the memory it needs
+ * and, for a point-in-time restore, the WAL archive.
  */
 static bool
 restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
 {
 	SbPgMeta	info;
 	SbRestoreOptions options = {0};
+	SbRestoreFile recovery_files[2];
+	CliRecovery recovery;
 	CliProgress progress;
 	SbRelocation *relocs = NULL;
 	bool		ok;
 
 	if (!sb_pgmeta_read(a->manifest, &info, err))
 		return false;
+	memset(&recovery, 0, sizeof(recovery));
 	cli_progress_init(&progress, "restored", args->progress_mode);
 	options.target = target;
 	options.keep_on_error = args->keep_on_error;
 	read_args_read_options(args, &progress, &options.read);
 	ok = (relocs = relocations(&info, args, target, &options.nrelocations, err)) != NULL &&
 		sb_policy_check_restore_places(target, relocs, options.nrelocations, err) &&
-		sb_policy_check_read_memory(a->manifest, &options.read, err);
+		sb_policy_check_read_memory(a->manifest, &options.read, err) &&
+		cli_recovery_check(args, a, &info, true, &recovery, err) &&
+		cli_recovery_files(args, &recovery, recovery_files, &options.nextra_files, err);
 	if (ok)
 	{
 		options.relocations = relocs;
+		options.extra_files = recovery_files;
 		ok = sb_archive_restore(a, &options, err);
 		cli_progress_done(&progress, NULL);
+		sb_recovery_files_free(recovery_files, options.nextra_files);
 	}
+	cli_recovery_free(&recovery);
 	free(relocs);
 	sb_pgmeta_free(&info);
 	return ok;
@@ -108,7 +133,7 @@ cmd_restore(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
-							  OPT_TS_MAPPING, restore_usage, &args)) >= 0)
+							  OPT_TS_MAPPING | OPT_RECOVERY, restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)
 		return cli_usage_error("restore", "--target is required");
@@ -119,10 +144,14 @@ cmd_restore(int argc, char **argv)
 	if (restore(a, &args, target, &err))
 	{
 		printf("backup \"%s\" restored into \"%s\"\n", a->manifest->name, args.target);
+		if (args.recovery.kind != SB_RECOVERY_NONE)
+			printf("it recovers to the %s target when it starts (recovery.signal, postgresql.auto.conf)\n",
+				   sb_recovery_kind_name(args.recovery.kind));
 		rc = EXIT_OK;
 	}
 	else
 		rc = cli_report_error(&err);
 	sb_archive_close(a);
+	read_args_free(&args);
 	return rc;
 }

@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "read_args.h"
@@ -19,7 +20,17 @@ enum
 	LONG_IO_METHOD,
 	LONG_QUEUE_DEPTH,
 	LONG_MAX_RATE,
-	LONG_MAX_MEMORY
+	LONG_MAX_MEMORY,
+	LONG_TARGET_TIME,
+	LONG_TARGET_LSN,
+	LONG_TARGET_XID,
+	LONG_TARGET_NAME,
+	LONG_TARGET_IMMEDIATE,
+	LONG_TARGET_LATEST,
+	LONG_TARGET_EXCLUSIVE,
+	LONG_TARGET_TIMELINE,
+	LONG_TARGET_ACTION,
+	LONG_ARCHIVE
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -50,8 +61,66 @@ option_flag(int c)
 		case LONG_MAX_RATE:
 		case LONG_MAX_MEMORY:
 			return OPT_IO;
+		case LONG_TARGET_TIME:
+		case LONG_TARGET_LSN:
+		case LONG_TARGET_XID:
+		case LONG_TARGET_NAME:
+		case LONG_TARGET_IMMEDIATE:
+		case LONG_TARGET_LATEST:
+		case LONG_TARGET_EXCLUSIVE:
+		case LONG_TARGET_TIMELINE:
+		case LONG_TARGET_ACTION:
+		case LONG_ARCHIVE:
+			return OPT_RECOVERY;
 	}
 	return 0;
+}
+
+/* The recovery target an option names (--target-time ...), or SB_RECOVERY_NONE. */
+static SbRecoveryKind
+target_kind(int c)
+{
+	switch (c)
+	{
+		case LONG_TARGET_TIME:
+			return SB_RECOVERY_TIME;
+		case LONG_TARGET_LSN:
+			return SB_RECOVERY_LSN;
+		case LONG_TARGET_XID:
+			return SB_RECOVERY_XID;
+		case LONG_TARGET_NAME:
+			return SB_RECOVERY_NAME;
+		case LONG_TARGET_IMMEDIATE:
+			return SB_RECOVERY_IMMEDIATE;
+		case LONG_TARGET_LATEST:
+			return SB_RECOVERY_LATEST;
+	}
+	return SB_RECOVERY_NONE;
+}
+
+/* A point-in-time option; returns -1 to go on, or the exit status. */
+static int
+apply_recovery_option(ReadArgs *a, int c, const char *arg)
+{
+	SbRecoveryKind kind = target_kind(c);
+
+	if (kind != SB_RECOVERY_NONE)
+	{
+		if (a->recovery.kind != SB_RECOVERY_NONE)
+			return cli_usage_error(a->command, "give one recovery target: --target-%s and --target-%s both given",
+								   sb_recovery_kind_name(a->recovery.kind), sb_recovery_kind_name(kind));
+		a->recovery.kind = kind;
+		a->recovery.value = arg;
+	}
+	else if (c == LONG_TARGET_EXCLUSIVE)
+		a->recovery.inclusive = false;
+	else if (c == LONG_TARGET_TIMELINE)
+		a->recovery.timeline = arg;
+	else if (c == LONG_TARGET_ACTION)
+		a->recovery.action = arg;
+	else if (c == LONG_ARCHIVE)
+		return cli_add_destinations(a->command, "--archive", arg, a->archive, &a->narchive);
+	return -1;
 }
 
 /* Apply one option to the ReadArgs ARGS; returns -1 to go on, or the exit status. */
@@ -115,7 +184,31 @@ apply_option(void *args, int c, const char *arg)
 				return cli_usage_error(a->command, "too many --tablespace-mapping options");
 			a->ts_mappings[a->nts_mappings++] = arg;
 			break;
+		default:
+			return apply_recovery_option(a, c, arg);
 	}
+	return -1;
+}
+
+/* The point-in-time options go together: a target, then what qualifies it. */
+static int
+check_recovery_options(const ReadArgs *a, bool exclusive)
+{
+	const SbRecoveryTarget *t = &a->recovery;
+	SbError		err;
+
+	if (t->kind == SB_RECOVERY_NONE)
+	{
+		if (exclusive || t->timeline != NULL || t->action != NULL || a->narchive > 0)
+			return cli_usage_error(a->command, "--target-exclusive, --target-timeline, --target-action and "
+								   "--archive go with a recovery target (--target-time ...)");
+		return -1;
+	}
+	if (exclusive && t->kind >= SB_RECOVERY_IMMEDIATE)
+		return cli_usage_error(a->command, "--target-exclusive goes with --target-time, --target-lsn, "
+							   "--target-xid or --target-name");
+	if (!sb_recovery_check_target(t, &err))
+		return cli_usage_error(a->command, "%s", err.message);
 	return -1;
 }
 
@@ -137,6 +230,16 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"queue-depth", required_argument, NULL, LONG_QUEUE_DEPTH},
 		{"max-rate", required_argument, NULL, LONG_MAX_RATE},
 		{"max-memory", required_argument, NULL, LONG_MAX_MEMORY},
+		{"target-time", required_argument, NULL, LONG_TARGET_TIME},
+		{"target-lsn", required_argument, NULL, LONG_TARGET_LSN},
+		{"target-xid", required_argument, NULL, LONG_TARGET_XID},
+		{"target-name", required_argument, NULL, LONG_TARGET_NAME},
+		{"target-immediate", no_argument, NULL, LONG_TARGET_IMMEDIATE},
+		{"target-latest", no_argument, NULL, LONG_TARGET_LATEST},
+		{"target-exclusive", no_argument, NULL, LONG_TARGET_EXCLUSIVE},
+		{"target-timeline", required_argument, NULL, LONG_TARGET_TIMELINE},
+		{"target-action", required_argument, NULL, LONG_TARGET_ACTION},
+		{"archive", required_argument, NULL, LONG_ARCHIVE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -144,8 +247,10 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 
 	memset(a, 0, sizeof(*a));
 	a->command = command;
+	a->recovery.inclusive = true;
 	if ((rc = cli_parse_options(argc, argv, "t:j:Ph", longopts, command, allowed, option_flag,
-								apply_option, a, usage)) >= 0)
+								apply_option, a, usage)) >= 0 ||
+		(rc = check_recovery_options(a, !a->recovery.inclusive)) >= 0)
 		return rc;
 	if (optind >= argc)
 		return cli_usage_error(command, "the backup LOCATION is required");
@@ -153,6 +258,16 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 	if (optind < argc)
 		return cli_usage_error(command, "unexpected argument \"%s\"", argv[optind]);
 	return -1;
+}
+
+void
+read_args_free(ReadArgs *a)
+{
+	uint32_t	i;
+
+	for (i = 0; i < a->narchive; i++)
+		free(a->archive[i]);
+	a->narchive = 0;
 }
 
 SbArchive *

@@ -7,6 +7,7 @@
 #define SB_READ_ARGS_H
 
 #include "cli.h"
+#include "stripebackup/sb_pgrecovery.h"
 
 #define OPT_TARGET		(1 << 0)
 #define OPT_JOBS		(1 << 1)
@@ -17,6 +18,7 @@
 #define OPT_KEEP		(1 << 6)
 #define OPT_TS_MAPPING	(1 << 7)
 #define OPT_IO			(1 << 8)
+#define OPT_RECOVERY	(1 << 9)	/* --target-time ... --archive */
 
 typedef struct ReadArgs
 {
@@ -37,6 +39,9 @@ typedef struct ReadArgs
 	bool		detail;
 	bool		json;
 	bool		keep_on_error;
+	SbRecoveryTarget recovery;	/* kind SB_RECOVERY_NONE without a --target-* option */
+	char	   *archive[SB_MAX_STRIPES];	/* --archive (owned); none = the backup's destinations */
+	uint32_t	narchive;
 } ReadArgs;
 
 /*
@@ -45,6 +50,9 @@ typedef struct ReadArgs
  */
 extern int	read_args_parse(int argc, char **argv, const char *command, int allowed,
 							void (*usage) (void), ReadArgs *args);
+
+/* Free what parsing allocated (--archive). */
+extern void read_args_free(ReadArgs *args);
 
 /* Open the archive at the location (its notes printed as warnings), with any --stripe-path applied. */
 extern SbArchive *read_args_open(const ReadArgs *args, SbError *err);

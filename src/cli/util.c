@@ -192,3 +192,29 @@ cli_stop_requested(void)
 {
 	return stop_requested != 0;
 }
+
+int
+cli_add_destinations(const char *command, const char *option, const char *text, char **dests,
+					 uint32_t *n)
+{
+	const char *p = text;
+
+	for (;;)
+	{
+		size_t		len = strcspn(p, ",");
+
+		if (len == 0)
+			return cli_usage_error(command, "%s \"%s\" has an empty destination", option, text);
+		if (p[0] != '/')
+			return cli_usage_error(command, "WAL archive destination \"%.*s\" is not an absolute path",
+								   (int) len, p);
+		if (*n == SB_MAX_STRIPES)
+			return cli_usage_error(command, "more than %d WAL archive destinations", SB_MAX_STRIPES);
+		if ((dests[*n] = strndup(p, len)) == NULL)
+			return cli_usage_error(command, "out of memory");
+		(*n)++;
+		if (p[len] == '\0')
+			return -1;
+		p += len + 1;
+	}
+}

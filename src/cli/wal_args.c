@@ -54,31 +54,6 @@ option_flag(int c)
 	return 0;
 }
 
-/* "--archive DEST[,DEST...]": each an absolute path, no empty item. */
-static int
-add_destinations(WalArgs *a, const char *text)
-{
-	const char *p = text;
-
-	for (;;)
-	{
-		size_t		len = strcspn(p, ",");
-
-		if (len == 0)
-			return cli_usage_error(a->command, "--archive \"%s\" has an empty destination", text);
-		if (p[0] != '/')
-			return cli_usage_error(a->command, "WAL archive destination \"%.*s\" is not an absolute path",
-								   (int) len, p);
-		if (a->ndests == SB_MAX_STRIPES)
-			return cli_usage_error(a->command, "more than %d WAL archive destinations", SB_MAX_STRIPES);
-		if ((a->dests[a->ndests] = strndup(p, len)) == NULL)
-			return cli_usage_error(a->command, "out of memory");
-		a->ndests++;
-		if (p[len] == '\0')
-			return -1;
-		p += len + 1;
-	}
-}
 
 static int
 bad_value(const WalArgs *a, const char *option, const char *arg, const SbError *err)
@@ -136,7 +111,7 @@ apply_option(void *args, int c, const char *arg)
 	switch (c)
 	{
 		case LONG_ARCHIVE:
-			return add_destinations(a, arg);
+			return cli_add_destinations(a->command, "--archive", arg, a->dests, &a->ndests);
 		case LONG_SYSID:
 			if (!sb_policy_parse_uint64(arg, &a->sysid, &err) || a->sysid == 0)
 				return bad_value(a, "--system-identifier", arg, a->sysid == 0 ? NULL : &err);

@@ -186,9 +186,8 @@ listed(const SbWalListing *l, const char *name)
 	return bsearch(name, l->entries, l->count, sizeof(SbWalEntry), compare_name_to_entry) != NULL;
 }
 
-/* The archive's segment size: what its segments say, else the default. */
-static uint32_t
-segment_size_of(const SbWalListing *l, uint32_t given)
+uint32_t
+sb_wal_listing_segment_size(const SbWalListing *l, uint32_t given)
 {
 	size_t		i;
 
@@ -302,7 +301,7 @@ sb_wal_check_continuity(const SbWalDests *dests, const char *from, const char *t
 		return sb_error_set(err, SB_EINVAL, "segment \"%s\" comes before \"%s\"", to, from);
 	if (!sb_wal_list(dests, &l, err))
 		return false;
-	c->segment_size = segment_size_of(&l, segment_size);
+	c->segment_size = sb_wal_listing_segment_size(&l, segment_size);
 	ok = (path = sb_alloc(sizeof(TimelinePath), err)) != NULL &&
 		timeline_path(dests, &a, &b, path, c, err);
 	if (ok && c->first_missing[0] == '\0')

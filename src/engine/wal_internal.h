@@ -227,6 +227,9 @@ extern uint32_t sb_wal_segment_size_of(uint32_t option);
 /* The piece files are handled in for segments of SEGMENT_SIZE: SB_WAL_PIECE_SIZE or less. */
 extern uint32_t sb_wal_piece_size(uint32_t segment_size);
 
+/* The archive's segment size: GIVEN if not 0, else what LISTING's segments say, else the default. */
+extern uint32_t sb_wal_listing_segment_size(const SbWalListing *listing, uint32_t given);
+
 /* Does segment-like A (a segment, partial or backup file) come before B, whatever the timelines? */
 extern bool sb_wal_position_before(const SbWalName *a, const SbWalName *b);
 

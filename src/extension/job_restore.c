@@ -17,9 +17,6 @@
 #include "sb_shmem.h"
 #include "sb_spi.h"
 
-/* WAL segments restore_command fetches ahead of recovery. */
-#define SB_RESTORE_PREFETCH 8
-
 char *
 sb_restore_marker(int64 id)
 {
@@ -130,7 +127,7 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	a.destinations = dests;
 	a.ndestinations = (uint32_t) args->narchive;
 	a.system_identifier = args->system_identifier;
-	a.prefetch = SB_RESTORE_PREFETCH;
+	a.prefetch = SB_RECOVERY_PREFETCH;
 	if (!sb_recovery_files(&t, &a, files, &options->nextra_files, &err))
 		sb_raise(&err);
 	options->extra_files = files;

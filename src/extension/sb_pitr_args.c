@@ -24,15 +24,15 @@
 #include "sb_pitr_args.h"
 #include "sb_spi.h"
 
-/* The arguments' positions in stripe_restore(). */
-#define ARG_TIME 4
-#define ARG_LSN 5
-#define ARG_XID 6
-#define ARG_NAME 7
-#define ARG_TARGET 8
-#define ARG_INCLUSIVE 9
-#define ARG_TIMELINE 10
-#define ARG_ACTION 11
+/* The target arguments' positions after the first of them (target_time). */
+#define ARG_TIME 0
+#define ARG_LSN 1
+#define ARG_XID 2
+#define ARG_NAME 3
+#define ARG_TARGET 4
+#define ARG_INCLUSIVE 5
+#define ARG_TIMELINE 6
+#define ARG_ACTION 7
 
 /* A time as recovery_target_time reads it, in UTC to the microsecond. */
 static void
@@ -65,33 +65,33 @@ set_target(SbRestoreArgs *args, SbRecoveryKind kind, const char *value)
 }
 
 static void
-read_target(FunctionCallInfo fcinfo, SbRestoreArgs *args)
+read_target(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 {
 	char		value[SB_RECOVERY_VALUE_LEN];
 
-	if (!PG_ARGISNULL(ARG_TIME))
+	if (!PG_ARGISNULL(first + ARG_TIME))
 	{
-		format_time(PG_GETARG_TIMESTAMPTZ(ARG_TIME), value, sizeof(value));
+		format_time(PG_GETARG_TIMESTAMPTZ(first + ARG_TIME), value, sizeof(value));
 		set_target(args, SB_RECOVERY_TIME, value);
 	}
-	if (!PG_ARGISNULL(ARG_LSN))
+	if (!PG_ARGISNULL(first + ARG_LSN))
 	{
-		XLogRecPtr	lsn = PG_GETARG_LSN(ARG_LSN);
+		XLogRecPtr	lsn = PG_GETARG_LSN(first + ARG_LSN);
 
 		snprintf(value, sizeof(value), "%X/%X", LSN_FORMAT_ARGS(lsn));
 		set_target(args, SB_RECOVERY_LSN, value);
 	}
-	if (!PG_ARGISNULL(ARG_XID))
+	if (!PG_ARGISNULL(first + ARG_XID))
 	{
 		snprintf(value, sizeof(value), UINT64_FORMAT,
-				 U64FromFullTransactionId(PG_GETARG_FULLTRANSACTIONID(ARG_XID)));
+				 U64FromFullTransactionId(PG_GETARG_FULLTRANSACTIONID(first + ARG_XID)));
 		set_target(args, SB_RECOVERY_XID, value);
 	}
-	if (!PG_ARGISNULL(ARG_NAME))
-		set_target(args, SB_RECOVERY_NAME, text_to_cstring(PG_GETARG_TEXT_PP(ARG_NAME)));
-	if (!PG_ARGISNULL(ARG_TARGET))
+	if (!PG_ARGISNULL(first + ARG_NAME))
+		set_target(args, SB_RECOVERY_NAME, text_to_cstring(PG_GETARG_TEXT_PP(first + ARG_NAME)));
+	if (!PG_ARGISNULL(first + ARG_TARGET))
 	{
-		char	   *target = text_to_cstring(PG_GETARG_TEXT_PP(ARG_TARGET));
+		char	   *target = text_to_cstring(PG_GETARG_TEXT_PP(first + ARG_TARGET));
 
 		if (strcmp(target, "immediate") != 0 && strcmp(target, "latest") != 0)
 			ereport(ERROR,
@@ -132,7 +132,6 @@ read_archive(SbRestoreArgs *args)
 						"stripebackup.archive_destinations is not usable: %s", why),
 				 errhint("Archive WAL with archive_library = 'stripebackup' and "
 						 "stripebackup.archive_destinations.")));
-	args->system_identifier = GetSystemIdentifier();
 }
 
 /* The stripebackup command, beside the server's own programs. */
@@ -153,16 +152,17 @@ find_program(SbRestoreArgs *args)
 }
 
 void
-sb_pitr_read(FunctionCallInfo fcinfo, SbRestoreArgs *args)
+sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 {
 	SbRecoveryTarget t;
 	SbError		err;
 
-	read_target(fcinfo, args);
-	args->recovery_inclusive = PG_ARGISNULL(ARG_INCLUSIVE) || PG_GETARG_BOOL(ARG_INCLUSIVE);
-	read_word(fcinfo, ARG_TIMELINE, "target_timeline", args->recovery_timeline,
+	read_target(fcinfo, first, args);
+	args->recovery_inclusive = PG_ARGISNULL(first + ARG_INCLUSIVE) || PG_GETARG_BOOL(first + ARG_INCLUSIVE);
+	read_word(fcinfo, first + ARG_TIMELINE, "target_timeline", args->recovery_timeline,
 			  sizeof(args->recovery_timeline));
-	read_word(fcinfo, ARG_ACTION, "target_action", args->recovery_action, sizeof(args->recovery_action));
+	read_word(fcinfo, first + ARG_ACTION, "target_action", args->recovery_action,
+			  sizeof(args->recovery_action));
 	if (args->recovery_kind == SB_RECOVERY_NONE)
 		return;
 	t.kind = args->recovery_kind;
@@ -177,7 +177,7 @@ sb_pitr_read(FunctionCallInfo fcinfo, SbRestoreArgs *args)
 }
 
 int64
-sb_pitr_choose_backup(FunctionCallInfo fcinfo, const SbRestoreArgs *args)
+sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args)
 {
 	Datum		values[2];
 	char		nulls[2] = {'n', 'n'};
@@ -192,9 +192,9 @@ sb_pitr_choose_backup(FunctionCallInfo fcinfo, const SbRestoreArgs *args)
 				 errmsg("give a backup, or a target to choose the backup by"),
 				 errhint("For example stripe_restore(target_dir => '/srv/pg/copy', target_time => '2026-11-30 14:05+00').")));
 	if (args->recovery_kind == SB_RECOVERY_TIME)
-		values[0] = PG_GETARG_DATUM(ARG_TIME), nulls[0] = ' ';
+		values[0] = PG_GETARG_DATUM(first + ARG_TIME), nulls[0] = ' ';
 	if (args->recovery_kind == SB_RECOVERY_LSN)
-		values[1] = PG_GETARG_DATUM(ARG_LSN), nulls[1] = ' ';
+		values[1] = PG_GETARG_DATUM(first + ARG_LSN), nulls[1] = ' ';
 	sb_sql_enter(&sql);
 	rows = sb_sql_run(SB_SQL_BACKUP_FOR_TARGET, values, nulls);
 	if (rows.count == 1)

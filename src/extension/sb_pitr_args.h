@@ -8,14 +8,28 @@
 #include "fmgr.h"
 
 #include "job_restore.h"
+#include "stripebackup/sb_pgmeta.h"
 
 /*
- * Read and check stripe_restore()'s target arguments into ARGS, with the
- * WAL archive and the command restore_command runs; ERROR naming a bad one.
+ * Read and check the target arguments of stripe_restore() or
+ * stripe_restore_plan() (target_time, target_lsn, target_xid, target_name,
+ * target, target_inclusive, target_timeline, target_action: argument FIRST
+ * and those after it) into ARGS, with the WAL archive and the command
+ * restore_command runs; ERROR naming a bad one.
  */
-extern void sb_pitr_read(FunctionCallInfo fcinfo, SbRestoreArgs *args);
+extern void sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args);
 
 /* The newest completed backup that ended before ARGS' target; ERROR if none did. */
-extern int64 sb_pitr_choose_backup(FunctionCallInfo fcinfo, const SbRestoreArgs *args);
+extern int64 sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args);
+
+/*
+ * Before a point-in-time restore of the backup META describes: take the
+ * archive folder of its system, and check that the archive holds the WAL
+ * recovery to the target will ask for (sb_recovery_check_wal).  When
+ * recovery would stop short of the target unnoticed: ERROR with REFUSE
+ * (a restore), else WARNING (a plan); WARNING for a gap PostgreSQL itself
+ * will stop at; NOTICE of the segments recovery will replay.
+ */
+extern void sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse);
 
 #endif							/* SB_PITR_ARGS_H */

@@ -10,20 +10,33 @@
  * from none, and only the files it wrote (job_backup_folders.c): a folder
  * or destination that is a link, or holds anything else, keeps the whole
  * backup and its row, with a warning, and retention goes on with the others.
+ *
+ * With a WAL archive (stripebackup.archive_destinations), the archived WAL
+ * that no backup kept needs goes too: every file before the segment where
+ * the oldest kept (or running) backup starts, as pg_archivecleanup would,
+ * and only files whose header proves them this cluster's archive's
+ * (sb_wal_remove_before).  A last row, backup_id NULL and status 'wal',
+ * says what went.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/pg_lsn.h"
 #include "utils/timestamp.h"
 
 #include "job_backup.h"
+#include "sb_control.h"
+#include "sb_guc.h"
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
+#include "stripebackup/sb_wal.h"
 
 PG_FUNCTION_INFO_V1(stripe_expire);
 
@@ -44,8 +57,8 @@ put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row,
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
-/* Remove expired backup ROW of ROWS, or keep it saying why. */
-static void
+/* Remove expired backup ROW of ROWS, or keep it saying why; true when it went. */
+static bool
 expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row)
 {
 	bool		isnull;
@@ -58,7 +71,7 @@ expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row)
 	if (sb_shmem_backup_in_use(id))
 	{
 		ereport(NOTICE, (errmsg("backup %lld is in use by a running job; kept", (long long) id)));
-		return;
+		return false;
 	}
 	r = sb_backup_remove_folders(name, destinations, isnull ? NULL : DatumGetUUIDP(uuid), WARNING);
 	put_row(rs, sql, rows, row, &r);
@@ -68,6 +81,67 @@ expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row)
 
 		(void) sb_sql_run(SB_SQL_EXPIRE_FORGET, values, NULL);
 	}
+	return r.removed;
+}
+
+/* The row of the WAL removed before segment BEFORE. */
+static void
+put_wal_row(ReturnSetInfo *rs, const char *before, const SbWalRemoval *r)
+{
+	Datum		v[7];
+	bool		n[7] = {true, false, false, true, false, false, false};
+
+	v[1] = CStringGetTextDatum(psprintf("WAL before %s", before));
+	v[2] = CStringGetTextDatum("wal");
+	v[4] = Int64GetDatum((int64) r->files);
+	v[5] = Int64GetDatum((int64) r->bytes);
+	v[6] = BoolGetDatum(r->files > 0);
+	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
+}
+
+/*
+ * Remove the archived WAL that comes before every backup kept (REMOVED, an
+ * int8[], the ones this call removed); nothing without an archive or a backup.
+ */
+static void
+expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
+{
+	char		folders[SB_MAX_STRIPES][MAXPGPATH];
+	const char *paths[SB_MAX_STRIPES];
+	const char *why = "";
+	char		before[MAXFNAMELEN];
+	SbWalDests	dests;
+	SbWalRemoval r;
+	SbRows		oldest;
+	SbError		err;
+	XLogSegNo	segno;
+	bool		isnull;
+	int			n,
+				i;
+
+	n = sb_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
+	if (n <= 0)
+		return;
+	oldest = sb_sql_run(SB_SQL_EXPIRE_OLDEST_START, &removed, NULL);
+	if (oldest.count == 0)
+		return;
+	XLByteToSeg(DatumGetLSN(sb_sql_datum(sql, &oldest, 0, 1, &isnull)), segno, wal_segment_size);
+	XLogFileName(before, DatumGetInt32(sb_sql_datum(sql, &oldest, 0, 2, &isnull)), segno, wal_segment_size);
+	for (i = 0; i < n; i++)
+		paths[i] = folders[i];
+	dests.paths = paths;
+	dests.count = (uint32_t) n;
+	dests.system_identifier = GetSystemIdentifier();
+	if (!sb_wal_remove_before(&dests, before, false, &r, &err))
+	{
+		ereport(WARNING, (errmsg("archived WAL before %s could not be removed: %s", before, err.message)));
+		return;
+	}
+	if (r.kept > 0 || r.detail[0] != '\0')
+		ereport(WARNING,
+				(errmsg("%llu archived WAL files before %s were kept", (unsigned long long) r.kept, before),
+				 errdetail("%s", r.detail)));
+	put_wal_row(rs, before, &r);
 }
 
 Datum
@@ -78,6 +152,9 @@ stripe_expire(PG_FUNCTION_ARGS)
 	char		nulls[2];
 	SbSql		sql;
 	SbRows		expired;
+	Datum	   *removed;
+	int			nremoved = 0;
+	bool		isnull;
 	uint64		i;
 
 	sb_launch_check_privileges(true, "expire backups");
@@ -98,8 +175,12 @@ stripe_expire(PG_FUNCTION_ARGS)
 	sb_sql_enter(&sql);
 	/* The DELETEs below replace SPI's last result; this one stays valid until we leave. */
 	expired = sb_sql_run(SB_SQL_EXPIRE_CANDIDATES, values, nulls);
+	removed = palloc(sizeof(Datum) * (expired.count + 1));
 	for (i = 0; i < expired.count; i++)
-		expire_one(rs, &sql, &expired, i);
+		if (expire_one(rs, &sql, &expired, i))
+			removed[nremoved++] = sb_sql_datum(&sql, &expired, i, 1, &isnull);
+	expire_wal(rs, &sql, PointerGetDatum(construct_array(removed, nremoved, INT8OID, sizeof(int64),
+														 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)));
 	sb_sql_leave(&sql);
 	return (Datum) 0;
 }

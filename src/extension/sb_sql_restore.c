@@ -35,6 +35,10 @@ PG_FUNCTION_INFO_V1(stripe_verify_location);
 PG_FUNCTION_INFO_V1(stripe_restore_id);
 PG_FUNCTION_INFO_V1(stripe_restore_location);
 
+/* The first target argument (target_time) of stripe_restore_plan() and of stripe_restore(). */
+#define PLAN_TARGET_ARGS 2
+#define RESTORE_TARGET_ARGS 4
+
 /* ---------- plan ---------- */
 
 #define PLAN_COLUMNS 14
@@ -119,15 +123,28 @@ put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 	}
 }
 
+/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
 static void
-plan_rows(FunctionCallInfo fcinfo, const char *location, bool detail)
+plan_wal(FunctionCallInfo fcinfo, const SbArchive *a)
+{
+	SbRestoreArgs *args = palloc0(sizeof(SbRestoreArgs));
+
+	sb_pitr_read(fcinfo, PLAN_TARGET_ARGS, args);
+	if (args->recovery_kind != SB_RECOVERY_NONE)
+		sb_pitr_check_wal(args, sb_restore_read_pgmeta(a), false);
+}
+
+static void
+plan_rows(FunctionCallInfo fcinfo, const char *location)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
 	SbArchive  *a = sb_handle_open_archive(location, NULL);
 	SbPlan	   *plan = palloc(sizeof(SbPlan));
+	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	uint32_t	i;
 
 	sb_handle_warn(a);
+	plan_wal(fcinfo, a);
 	InitMaterializedSRF(fcinfo, 0);
 	sb_restore_plan_with_history(a, plan);
 	for (i = 0; i < plan->nstripes; i++)
@@ -141,7 +158,9 @@ Datum
 stripe_restore_plan_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "plan a restore");
-	plan_rows(fcinfo, sb_backup_location(PG_GETARG_INT64(0)), PG_GETARG_BOOL(1));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
+	plan_rows(fcinfo, sb_backup_location(PG_GETARG_INT64(0)));
 	return (Datum) 0;
 }
 
@@ -149,7 +168,9 @@ Datum
 stripe_restore_plan_location(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "plan a restore");
-	plan_rows(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), PG_GETARG_BOOL(1));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
+	plan_rows(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
 	return (Datum) 0;
 }
 
@@ -343,13 +364,17 @@ check_memory(const SbArchive *a, const SbRestoreArgs *args)
 		sb_raise(&err);
 }
 
-/* Check what the worker would find wrong, before anything is created. */
+/*
+ * Check what the worker would find wrong, before anything is created; a
+ * point-in-time restore takes the archive folder of the backup's system.
+ */
 static void
-check_restore(const SbRestoreArgs *args)
+check_restore(SbRestoreArgs *args)
 {
 	SbArchive  *a = sb_handle_open_archive(args->location, NULL);
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
+	SbPgMeta   *meta;
 	SbError		err;
 	uint32_t	n,
 				i;
@@ -365,13 +390,15 @@ check_restore(const SbRestoreArgs *args)
 		mappings[i] = args->mappings[i];
 	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, &err))
 		sb_raise(&err);
-	relocs = sb_restore_relocations(args, sb_restore_read_pgmeta(a), &n);
+	meta = sb_restore_read_pgmeta(a);
+	relocs = sb_restore_relocations(args, meta, &n);
 	sb_check_outside_cluster(args->target, "restore target");
 	for (i = 0; i < n; i++)
 		sb_check_outside_cluster(relocs[i].to, relocs[i].what);
 	if (!sb_policy_check_restore_places(args->target, relocs, n, &err))
 		raise_place(&err);
 	check_memory(a, args);
+	sb_pitr_check_wal(args, meta, true);
 }
 
 static Datum
@@ -384,11 +411,11 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("target_dir must not be NULL")));
-	sb_pitr_read(fcinfo, args);
+	sb_pitr_read(fcinfo, RESTORE_TARGET_ARGS, args);
 	if (location == NULL)
 	{
 		if (backup_id == 0)
-			backup_id = sb_pitr_choose_backup(fcinfo, args);
+			backup_id = sb_pitr_choose_backup(fcinfo, RESTORE_TARGET_ARGS, args);
 		location = sb_backup_location(backup_id);
 	}
 	args->backup_id = backup_id;

@@ -174,6 +174,20 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		"DELETE FROM @extschema@.stripe_backup_history WHERE id OPERATOR(pg_catalog.=) $1",
 	1, {INT8OID}, SPI_OK_DELETE},
 
+	/*
+	 * Where the WAL the backups kept (and any that runs) need begins.  A
+	 * SELECT runs read-only, on the snapshot of the call, so the backups
+	 * this call removed ($1) are named, not looked up.
+	 */
+	{SB_SQL_EXPIRE_OLDEST_START,
+		"SELECT h.start_lsn, h.timeline FROM @extschema@.stripe_backup_history h"
+		" WHERE (h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" OR h.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text)"
+		" AND h.start_lsn IS NOT NULL AND h.timeline IS NOT NULL"
+		" AND NOT (h.id OPERATOR(pg_catalog.=) ANY ($1))"
+		" ORDER BY h.start_lsn LIMIT 1",
+	1, {INT8ARRAYOID}, SPI_OK_SELECT},
+
 	{SB_SQL_STATS_RESET,
 		"WITH calibrations AS (DELETE FROM @extschema@.stripe_calibrations),"
 		" timelines AS (DELETE FROM @extschema@.stripe_backup_timeline_history)"

@@ -20,6 +20,10 @@ my $node = PostgreSQL::Test::Cluster->new('hostile');
 $node->init(extra => ['--data-checksums'], allows_streaming => 1);
 $node->append_conf('postgresql.conf', "shared_preload_libraries = 'stripebackup'");
 $node->append_conf('postgresql.conf', "stripebackup.database_name = 'appdb'");
+# WAL archived, so that point-in-time restores and WAL retention run their statements too.
+my @archive = make_destinations(1);
+$node->append_conf('postgresql.conf',
+	"archive_mode = on\narchive_library = 'stripebackup'\nstripebackup.archive_destinations = '$archive[0]'");
 $node->start;
 
 my @dests = make_destinations(2);
@@ -60,7 +64,7 @@ sub plant
 		DO \$plant\$
 		DECLARE
 			types text[] := ARRAY['int2', 'int4', 'int8', 'float8', 'numeric', 'text', 'name',
-				'timestamptz', 'interval', 'bool', 'uuid'];
+				'timestamptz', 'interval', 'bool', 'uuid', 'pg_lsn'];
 			ops text[] := ARRAY['=', '<>', '<', '>', '<=', '>=', '+', '-', '*', '/', '||'];
 			l text; r text; op text; fn text; ret text; n int := 0;
 		BEGIN
@@ -219,6 +223,9 @@ sub call_everything
 		sub { 'SELECT public.stripe_restore(' . $last->() . "::int8, '$target')" },
 		sub { "SELECT public.stripe_restore('" . $location->() . "'::text, '$target2')" },
 		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . '::int8)' },
+		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . "::int8, target_time => '2100-01-01 00:00+00')" },
+		sub { "SELECT public.stripe_restore(target_dir => '$target-immediate', target => 'immediate')" },
+		sub { "SELECT public.stripe_restore(target_dir => '$target-time', target_time => '2100-01-01 00:00+00')" },
 		sub { 'SELECT * FROM public.stripe_restores' },
 		sub { 'SELECT * FROM public.stripe_restore_stripes' },
 		sub { "SELECT public.stripe_backup($dests, wait => false)" },

@@ -105,10 +105,93 @@ is($got2, $expected, 'PITR along timeline 2, to a point after the switch');
 $second->stop;
 $copy->stop;
 
+# The command, with the server gone as far as it knows: to the LSN target.
+my ($rc, $out, $err);
+my $location = backup_location($node, $backup);
+my $cli_dir = PostgreSQL::Test::Utils::tempdir() . '/by_command';
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $cli_dir, '--target-lsn', $at{lsn}[0]);
+is($rc, 2, 'the command: no --archive and none beside the backup: refused');
+like($err, qr/no destination of the backup holds a WAL archive of system \d+/, 'saying where to look');
+ok(!-e $cli_dir, 'nothing created');
+# Timeline 2 branched off before the LSN: recovery stays on the backup's.
+my $by_command = restore_node('by_command', $location, '--target-lsn', $at{lsn}[0], '--target-action', 'promote',
+	'--target-timeline', 'current', '--archive', join(',', @archive));
+ok(-e $by_command->data_dir . '/recovery.signal', 'the command wrote recovery.signal');
+$by_command->append_conf('postgresql.conf', 'archive_mode = off');
+$by_command->start;
+$by_command->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'by_command did not promote';
+is($by_command->safe_psql('postgres', $fingerprint), $at{lsn}[1], 'the command: PITR to an LSN');
+$by_command->stop;
+($rc, $out, $err) = run_stripebackup('plan', $location, '--target-latest', '--target-timeline', 'current',
+	'--archive', join(',', @archive));
+is($rc, 0, 'plan with a target: the WAL is all there');
+like($out, qr/WAL: +the archive holds every segment from \w+ to \w+ \(\d+\)/, 'plan says which segments');
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT count(*) FROM stripe_restore_plan($backup, target => 'latest', target_timeline => 'current')");
+like($err, qr/NOTICE: +the WAL archive holds every segment from "\w+" to "\w+" \(\d+\) for recovery on timeline 1/,
+	'stripe_restore_plan with a target: says the WAL is all there');
+
+# A gap in the archive after the backup: "latest" would end at it and
+# promote a copy that silently lacks the rest, so it is refused; a time
+# before the gap goes ahead with a warning.
+my $sysid = $node->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
+my @timeline1 = sort { ($a =~ s{.*/}{}r) cmp ($b =~ s{.*/}{}r) }
+  grep { m{/00000001[0-9A-F]{16}\.sbw$} } map { glob("$_/wal/$sysid/*.sbw") } @archive;
+my $gap = $timeline1[-2];
+rename($gap, "$gap.aside") or die "cannot move $gap: $!";
+(my $gap_name = $gap) =~ s{.*/(\w{24})\.sbw$}{$1};
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $backup, target_dir => '/tmp/never-gap', target => 'latest', "
+	  . "target_timeline => 'current')");
+like($err, qr/recovery to the latest target would stop short of it: segment "$gap_name" is not in the archive/,
+	'SQL: latest past a gap is refused, the gap named');
+ok(!-e '/tmp/never-gap', 'and nothing is created');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $cli_dir, '--target-latest',
+	'--target-timeline', 'current', '--archive', join(',', @archive));
+is($rc, 3, 'the command: refused too (exit 3)');
+like($err, qr/$gap_name/, 'naming the gap');
+ok(!-e $cli_dir, 'nothing created');
+($rc, $out, $err) = run_stripebackup('plan', $location, '--target-latest', '--target-timeline', 'current',
+	'--archive', join(',', @archive));
+is($rc, 3, 'plan: exit 3 for the gap');
+like($out, qr/would stop short of it: segment "$gap_name"/, 'and says so');
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT count(*) FROM stripe_restore_plan($backup, target => 'latest', target_timeline => 'current')");
+like($err, qr/WARNING: +recovery to the latest target would stop short of it: segment "$gap_name"/,
+	'stripe_restore_plan: a warning naming the gap');
+is($out, '3', 'and the plan rows all the same');
+my $warned = PostgreSQL::Test::Cluster->new('warned');
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $backup, target_dir => '" . $warned->data_dir . "', "
+	  . "target_time => '$at{time}[0]', target_timeline => 'current')");
+like($stderr, qr/WARNING: +the WAL archive has a gap after the backup: segment "$gap_name"/,
+	'a time target with a gap after the backup: a warning');
+is($node->safe_psql('postgres', "SELECT status FROM stripe_restores ORDER BY id DESC LIMIT 1"), 'completed',
+	'and the restore goes ahead');
+rename("$gap.aside", $gap) or die "cannot put back $gap: $!";
+
 # A target before every backup, or without an archive: refused, nothing created.
-my ($rc, $out, $err) = $node->psql('postgres',
+($rc, $out, $err) = $node->psql('postgres',
 	"SELECT stripe_restore(target_dir => '/tmp/never', target_time => '2000-01-01')");
 like($err, qr/no completed backup can reach the time target/, 'a time before every backup is refused');
 ok(!-e '/tmp/never', 'and nothing is created');
+# Retention: a newer backup kept alone, the WAL before its start goes with
+# the older one; from its start segment on, and every history file, stays.
+my $newer = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+my $start_segment = $node->safe_psql('postgres',
+	"SELECT pg_walfile_name(start_lsn) FROM stripe_backups WHERE id = $newer");
+my $expired = $node->safe_psql('postgres',
+	"SELECT string_agg(coalesce(backup_id::text, '-') || ':' || status || ':' || removed, ',' ORDER BY backup_id) "
+	  . "FROM stripe_expire(keep_last => 1)");
+like($expired, qr/^$backup:completed:true,-:wal:true$/, 'expire: the older backup, then the WAL before the newer one');
+my @left = map { s{.*/}{}r } map { glob("$_/wal/$sysid/*.sbw") } @archive;
+my @before = grep { /^([0-9A-F]{24})/ && substr($1, 8) lt substr($start_segment, 8) } @left;
+is(scalar(@before), 0, 'no archived WAL before the newer backup\'s start segment is left')
+  or diag("left: @before; start $start_segment");
+ok((grep { $_ eq "$start_segment.sbw" } @left), 'its start segment is kept');
+ok((grep { $_ eq '00000002.history.sbw' } @left), 'history files are kept');
+is($node->safe_psql('postgres', "SELECT name FROM stripe_expire(keep_last => 1) WHERE status = 'wal'"),
+	"WAL before $start_segment", 'a second expire: the WAL row names where it cut, nothing more to remove');
+
 $node->stop;
 done_testing();

@@ -115,6 +115,8 @@ static const UnitTest tests[] = {
 	TEST(test_restore_marker_incomplete),
 	TEST(test_pgrecovery_settings),
 	TEST(test_pgrecovery_refused),
+	TEST(test_recovery_wal_gaps),
+	TEST(test_recovery_wal_timelines),
 	TEST(test_wal_name_forms),
 	TEST(test_wal_name_segments),
 	TEST(test_wal_name_files),

@@ -139,6 +139,10 @@ extern void test_restore_marker_incomplete(void);
 /* test_pgrecovery.c */
 extern void test_pgrecovery_settings(void);
 extern void test_pgrecovery_refused(void);
+
+/* test_recovery_wal.c */
+extern void test_recovery_wal_gaps(void);
+extern void test_recovery_wal_timelines(void);
 /* test_wal_name.c */
 extern void test_wal_name_forms(void);
 extern void test_wal_name_segments(void);

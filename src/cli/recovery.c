@@ -1,0 +1,157 @@
+/*
+ * recovery.c
+ *		Point-in-time restore from the command: the archive (--archive, or
+ *		else the destinations the backup was written to, those that hold a
+ *		WAL archive of its system), the WAL check (sb_recovery_check_wal),
+ *		and the recovery settings, with restore_command running this very
+ *		program.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "recovery.h"
+#include "stripebackup/sb_policy.h"
+
+/* The backup's destination of stripe file PATH: DEST/<backup folder>/<stripe file>. */
+static char *
+destination_of(const char *path)
+{
+	char	   *dest = strdup(path);
+	char	   *slash;
+	int			i;
+
+	for (i = 0; dest != NULL && i < 2; i++)
+	{
+		if ((slash = strrchr(dest, '/')) == NULL || slash == dest)
+		{
+			free(dest);
+			return NULL;
+		}
+		*slash = '\0';
+	}
+	return dest;
+}
+
+/* Does DEST hold a WAL archive of system SYSID (DEST/wal/<sysid>)? */
+static bool
+holds_archive(const char *dest, uint64_t sysid)
+{
+	char		folder[PATH_MAX];
+	struct stat st;
+
+	snprintf(folder, sizeof(folder), "%s/wal/%llu", dest, (unsigned long long) sysid);
+	return lstat(folder, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Without --archive: every destination of the backup that holds an archive of its system, once. */
+static bool
+backup_destinations(const SbArchive *a, CliRecovery *r, SbError *err)
+{
+	uint32_t	i,
+				j;
+
+	for (i = 0; i < a->manifest->nstripes; i++)
+	{
+		char	   *dest = a->stripe_paths[i] ? destination_of(a->stripe_paths[i]) : NULL;
+		bool		seen = false;
+
+		for (j = 0; dest != NULL && j < r->ndests; j++)
+			seen = seen || strcmp(r->dests[j], dest) == 0;
+		if (dest == NULL || seen || !holds_archive(dest, r->system_identifier))
+		{
+			free(dest);
+			continue;
+		}
+		r->owned[r->ndests] = dest;
+		r->dests[r->ndests++] = dest;
+	}
+	if (r->ndests == 0)
+		return sb_error_set(err, SB_EINVAL, "no destination of the backup holds a WAL archive of system %llu: "
+							"name it with --archive DEST[,DEST...]", (unsigned long long) r->system_identifier);
+	return true;
+}
+
+static void
+report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
+{
+	const SbRecoveryWal *w = &r->wal;
+
+	if (!w->checked)
+		return;
+	if (w->complete)
+		printf("WAL:     the archive holds every segment from %s to %s (%llu) on the way to timeline %u\n",
+			   w->from, w->to, (unsigned long long) w->segments, w->timeline);
+	else if (!w->refuse)
+		fprintf(stderr, "%s: warning: the WAL archive has a gap after the backup: %s; PostgreSQL stops "
+				"with an error at the gap if the %s target lies beyond it\n",
+				progname, w->message, sb_recovery_kind_name(t->kind));
+	else if (!refuse)
+		printf("WAL:     recovery to the %s target would stop short of it: %s\n",
+			   sb_recovery_kind_name(t->kind), w->message);
+}
+
+bool
+cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, bool refuse,
+				   CliRecovery *r, SbError *err)
+{
+	SbWalDests	where;
+	uint32_t	i;
+
+	memset(r, 0, sizeof(*r));
+	if (args->recovery.kind == SB_RECOVERY_NONE)
+		return true;
+	if (!meta->is_postgresql || meta->system_identifier == NULL)
+		return sb_error_set(err, SB_EINVAL, "a point-in-time restore needs a backup of a PostgreSQL cluster, "
+							"and \"%s\" is of a plain folder", a->location);
+	if (!sb_policy_parse_uint64(meta->system_identifier, &r->system_identifier, err))
+		return false;
+	for (i = 0; i < args->narchive; i++)
+		r->dests[r->ndests++] = args->archive[i];
+	if (r->ndests == 0 && !backup_destinations(a, r, err))
+		return false;
+	where.paths = r->dests;
+	where.count = r->ndests;
+	where.system_identifier = r->system_identifier;
+	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &args->recovery, &r->wal, err))
+		return false;
+	report(&args->recovery, r, refuse);
+	if (refuse && r->wal.refuse)
+		return sb_error_set(err, SB_ENOTFOUND, "recovery to the %s target would stop short of it: %s "
+							"(put the missing WAL file into the archive, or restore to a target before it)",
+							sb_recovery_kind_name(args->recovery.kind), r->wal.message);
+	return true;
+}
+
+void
+cli_recovery_free(CliRecovery *r)
+{
+	uint32_t	i;
+
+	for (i = 0; i < r->ndests; i++)
+		free(r->owned[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+bool
+cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *files, uint32_t *n,
+				   SbError *err)
+{
+	char		program[PATH_MAX];
+	SbRecoveryArchive archive;
+
+	*n = 0;
+	if (args->recovery.kind == SB_RECOVERY_NONE)
+		return true;
+	/* restore_command runs this program, wherever it was installed. */
+	if (realpath("/proc/self/exe", program) == NULL)
+		return sb_error_set(err, SB_EIO, "cannot tell where this program is (/proc/self/exe)");
+	archive.program = program;
+	archive.destinations = r->dests;
+	archive.ndestinations = r->ndests;
+	archive.system_identifier = r->system_identifier;
+	archive.prefetch = SB_RECOVERY_PREFETCH;
+	return sb_recovery_files(&args->recovery, &archive, files, n, err);
+}

@@ -1,0 +1,36 @@
+/*
+ * recovery.h
+ *		The point-in-time options of restore and plan (--target-time ...,
+ *		--archive): where the WAL archive is, whether it holds what recovery
+ *		will ask for, and the files that make the restored copy recover.
+ */
+#ifndef SB_CLI_RECOVERY_H
+#define SB_CLI_RECOVERY_H
+
+#include "read_args.h"
+#include "stripebackup/sb_pgmeta.h"
+
+typedef struct CliRecovery
+{
+	const char *dests[SB_MAX_STRIPES];	/* the archive: --archive, else the backup's destinations */
+	char	   *owned[SB_MAX_STRIPES];	/* those found from the backup */
+	uint32_t	ndests;
+	uint64_t	system_identifier;	/* the backup's */
+	SbRecoveryWal wal;			/* what the archive holds */
+} CliRecovery;
+
+/*
+ * Find the archive of the backup A (META its metadata) and check that it
+ * holds the WAL recovery to ARGS' target asks for, printing what it found.
+ * False with ERR when it cannot be checked, or (REFUSE) when recovery would
+ * stop short of the target unnoticed.  Free with cli_recovery_free.
+ */
+extern bool cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta,
+							   bool refuse, CliRecovery *r, SbError *err);
+extern void cli_recovery_free(CliRecovery *r);
+
+/* The files a restore writes for R's target into FILES (room for 2); free with sb_recovery_files_free. */
+extern bool cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *files,
+							   uint32_t *n, SbError *err);
+
+#endif							/* SB_CLI_RECOVERY_H */

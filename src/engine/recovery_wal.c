@@ -1,0 +1,154 @@
+/*
+ * recovery_wal.c
+ *		Before a point-in-time restore writes anything: does the WAL archive
+ *		hold what recovery will ask for after the backup?
+ *
+ * The backup holds its own WAL (start to stop) in pg_wal; recovery asks
+ * restore_command for every segment from the backup's last one on.  A gap
+ * there ends recovery early.  PostgreSQL refuses to end short of a time,
+ * xid, name or LSN target, but with the target "latest" it ends at the gap
+ * and promotes a copy that silently lacks the rest: that is what this
+ * check catches, and for an LSN it knows the target's segment up front.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stripebackup/sb_pgrecovery.h"
+#include "wal_internal.h"
+
+/* "X/X" as a 64-bit position; false when it is not one. */
+static bool
+parse_lsn(const char *text, uint64_t *lsn)
+{
+	unsigned int hi,
+				lo;
+	char		tail;
+
+	if (text == NULL || sscanf(text, "%X/%X%c", &hi, &lo, &tail) != 2)
+		return false;
+	*lsn = ((uint64_t) hi << 32) | lo;
+	return true;
+}
+
+/* The timeline T asks recovery to follow: "current" the backup's, a number, else the newest archived. */
+static bool
+target_timeline(const SbRecoveryTarget *t, const SbWalListing *l, uint32_t backup_timeline,
+				uint32_t *timeline, SbError *err)
+{
+	size_t		i;
+
+	*timeline = backup_timeline;
+	if (t->timeline != NULL && strcmp(t->timeline, "current") == 0)
+		return true;
+	if (t->timeline != NULL && strcmp(t->timeline, "latest") != 0)
+		*timeline = (uint32_t) strtoul(t->timeline, NULL, 10);
+	else
+		for (i = 0; i < l->count; i++)
+			if (l->entries[i].info.parsed.timeline > *timeline)
+				*timeline = l->entries[i].info.parsed.timeline;
+	if (*timeline < backup_timeline)
+		return sb_error_set(err, SB_EINVAL, "target timeline %u comes before the backup's timeline %u",
+							*timeline, backup_timeline);
+	return true;
+}
+
+/* The newest segment archived on a timeline from LOW to HIGH into *LAST; false when there is none. */
+static bool
+newest_segment(const SbWalListing *l, uint32_t low, uint32_t high, SbWalName *last)
+{
+	bool		found = false;
+	size_t		i;
+
+	for (i = 0; i < l->count; i++)
+	{
+		const SbWalName *n = &l->entries[i].info.parsed;
+
+		if (n->kind == SB_WAL_SEGMENT && n->timeline >= low && n->timeline <= high &&
+			(!found || sb_wal_position_before(last, n)))
+		{
+			*last = *n;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/*
+ * The first and last segments to check, into R->from and R->to: from the
+ * backup's last segment to the target LSN's, else to the newest archived
+ * on the timeline followed (or, when it has none yet, on the ones before).
+ * R->to stays empty, with R->message saying why, when the archive holds
+ * nothing from the backup's end on.
+ */
+static bool
+segment_range(const SbWalListing *l, uint64_t stop, uint32_t backup_timeline, const SbRecoveryTarget *t,
+			  uint32_t segment_size, SbRecoveryWal *r, SbError *err)
+{
+	uint64_t	first = stop > 0 ? (stop - 1) / segment_size : 0;
+	uint64_t	last;
+	SbWalName	newest;
+
+	sb_wal_segment_name(backup_timeline, first, segment_size, r->from);
+	if (t->kind == SB_RECOVERY_LSN)
+	{
+		uint64_t	lsn = 0;
+
+		(void) parse_lsn(t->value, &lsn);
+		if (lsn < stop)
+			return sb_error_set(err, SB_EINVAL, "target LSN %s comes before the end of the backup (%X/%X)",
+								t->value, (unsigned) (stop >> 32), (unsigned) stop);
+		sb_wal_segment_name(r->timeline, lsn / segment_size, segment_size, r->to);
+		return true;
+	}
+	if ((newest_segment(l, r->timeline, r->timeline, &newest) ||
+		 newest_segment(l, backup_timeline, r->timeline, &newest)) &&
+		(last = sb_wal_segment_number(&newest, segment_size)) >= first)
+		sb_wal_segment_name(newest.timeline, last, segment_size, r->to);
+	else
+		snprintf(r->message, sizeof(r->message),
+				 "the archive holds no WAL segment of timeline %u from \"%s\" on, where the backup ends",
+				 r->timeline, r->from);
+	return true;
+}
+
+bool
+sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t backup_timeline,
+					  const SbRecoveryTarget *t, SbRecoveryWal *r, SbError *err)
+{
+	SbWalListing l;
+	SbWalContinuity c;
+	uint32_t	segment_size;
+	uint64_t	stop;
+	bool		ok;
+
+	memset(r, 0, sizeof(*r));
+	sb_error_clear(err);
+	if (t->kind == SB_RECOVERY_NONE || t->kind == SB_RECOVERY_IMMEDIATE)
+		return true;
+	if (!sb_recovery_check_target(t, err))
+		return false;
+	if (stop_lsn == NULL)
+		return sb_error_set(err, SB_EINVAL, "the backup records no WAL position: "
+							"a point-in-time restore starts from an online backup");
+	if (!parse_lsn(stop_lsn, &stop))
+		return sb_error_set(err, SB_ECORRUPT, "the backup's stop LSN \"%s\" is not a WAL position", stop_lsn);
+	if (!sb_wal_list(dests, &l, err))
+		return false;
+	segment_size = sb_wal_listing_segment_size(&l, 0);
+	r->checked = true;
+	ok = target_timeline(t, &l, backup_timeline, &r->timeline, err) &&
+		segment_range(&l, stop, backup_timeline, t, segment_size, r, err);
+	if (ok && r->to[0] != '\0')
+	{
+		ok = sb_wal_check_continuity(dests, r->from, r->to, segment_size, &c, err);
+		r->complete = ok && c.complete;
+		r->segments = c.segments;
+		if (ok && !c.complete)
+			snprintf(r->message, sizeof(r->message), "%s", c.message);
+	}
+	sb_wal_listing_free(&l);
+	r->refuse = ok && !r->complete && (t->kind == SB_RECOVERY_LATEST || t->kind == SB_RECOVERY_LSN);
+	return ok;
+}

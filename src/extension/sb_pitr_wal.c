@@ -1,0 +1,77 @@
+/*
+ * sb_pitr_wal.c
+ *		Before a point-in-time restore writes anything: is the WAL recovery
+ *		will ask for in the archive?  The session that called stripe_restore()
+ *		checks it, so that what it finds reaches the caller.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "sb_control.h"
+#include "sb_pitr_args.h"
+#include "stripebackup/sb_pgrecovery.h"
+
+/* The backup's system identifier: its WAL is in DEST/wal/<this>. */
+static uint64
+backup_system(const SbPgMeta *meta)
+{
+	char	   *end;
+	unsigned long long v;
+
+	if (!meta->is_postgresql || meta->system_identifier == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("a point-in-time restore needs a backup of a PostgreSQL cluster, and this one is of "
+						"a plain folder")));
+	errno = 0;
+	v = strtoull(meta->system_identifier, &end, 10);
+	if (errno != 0 || *end != '\0' || end == meta->system_identifier)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the backup's system identifier \"%s\" is not a number", meta->system_identifier)));
+	return (uint64) v;
+}
+
+void
+sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
+{
+	const char *dests[SB_MAX_STRIPES];
+	SbWalDests	where;
+	SbRecoveryTarget t;
+	SbRecoveryWal r;
+	SbError		err;
+	int			i;
+
+	if (args->recovery_kind == SB_RECOVERY_NONE)
+		return;
+	args->system_identifier = backup_system(meta);
+	for (i = 0; i < args->narchive; i++)
+		dests[i] = args->archive[i];
+	where.paths = dests;
+	where.count = (uint32_t) args->narchive;
+	where.system_identifier = args->system_identifier;
+	t.kind = args->recovery_kind;
+	t.value = args->recovery_value[0] ? args->recovery_value : NULL;
+	t.inclusive = args->recovery_inclusive;
+	t.timeline = args->recovery_timeline[0] ? args->recovery_timeline : NULL;
+	t.action = args->recovery_action[0] ? args->recovery_action : NULL;
+	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &t, &r, &err))
+		sb_raise(&err);
+	if (r.refuse)
+		ereport(refuse ? ERROR : WARNING,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("recovery to the %s target would stop short of it: %s",
+						sb_recovery_kind_name(t.kind), r.message),
+				 errdetail("Recovery replays WAL from segment \"%s\" on, timeline %u.", r.from, r.timeline),
+				 errhint("Put the missing WAL file into the archive, or restore to a target before it.")));
+	if (r.checked && !r.complete)
+		ereport(WARNING,
+				(errmsg("the WAL archive has a gap after the backup: %s", r.message),
+				 errdetail("PostgreSQL stops with an error at the gap if the %s target lies beyond it.",
+						   sb_recovery_kind_name(t.kind))));
+	else if (r.checked)
+		ereport(NOTICE,
+				(errmsg("the WAL archive holds every segment from \"%s\" to \"%s\" (%llu) for recovery on timeline %u",
+						r.from, r.to, (unsigned long long) r.segments, r.timeline)));
+}

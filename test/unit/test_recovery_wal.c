@@ -1,0 +1,103 @@
+/*
+ * test_recovery_wal.c
+ *		Before a point-in-time restore (sb_recovery_check_wal): the WAL
+ *		recovery will ask for after the backup, from the backup's last
+ *		segment to the target's or the newest archived, across a timeline
+ *		switch; a gap refused for "latest" and for an LSN beyond it, only
+ *		reported for the targets PostgreSQL itself will not end short of.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stripebackup/sb_pgrecovery.h"
+#include "tests.h"
+#include "wal_fixture.h"
+
+#define STOP_LSN "0/200100"		/* in segment 2 of 1 MB segments */
+
+static void
+push_segment(ThWal *w, uint32_t timeline, uint64_t segno)
+{
+	char		path[PATH_MAX];
+	const char *name = th_wal_name(timeline, segno);
+
+	th_wal_source(w, name, TH_WAL_SEGMENT, (uint32_t) (timeline * 100 + segno), true, path);
+	if (!th_wal_archive(w, name))
+		diag("could not archive %s", name);
+}
+
+static bool
+check(const ThWal *w, SbRecoveryKind kind, const char *value, const char *timeline, uint32_t backup_timeline,
+	  SbRecoveryWal *r, SbError *err)
+{
+	SbRecoveryTarget t = {kind, value, true, timeline, NULL};
+
+	return sb_recovery_check_wal(&w->dests, STOP_LSN, backup_timeline, &t, r, err);
+}
+
+void
+test_recovery_wal_gaps(void)
+{
+	ThWal		w;
+	SbRecoveryWal r;
+	SbError		err;
+	uint32_t	s;
+
+	th_wal_fixture(&w, "recoverywal", 2);
+	ok(check(&w, SB_RECOVERY_LATEST, NULL, NULL, 1, &r, &err) && r.checked && !r.complete && r.refuse,
+	   "an empty archive: latest refused");
+	like(r.message, "holds no WAL segment of timeline 1", "saying the archive holds nothing after the backup");
+	for (s = 1; s <= 6; s++)
+		if (s != 4)
+			push_segment(&w, 1, s);
+	ok(check(&w, SB_RECOVERY_IMMEDIATE, NULL, NULL, 1, &r, &err) && !r.checked,
+	   "immediate needs only the backup's own WAL: nothing checked");
+	ok(check(&w, SB_RECOVERY_LATEST, NULL, NULL, 1, &r, &err) && !r.complete && r.refuse,
+	   "segment 4 missing: latest refused");
+	is_str(r.from, th_wal_name(1, 2), "from the backup's last segment");
+	is_str(r.to, th_wal_name(1, 6), "to the newest archived");
+	like(r.message, th_wal_name(1, 4), "the gap named");
+	ok(check(&w, SB_RECOVERY_TIME, "2026-11-30 12:00:00+00", NULL, 1, &r, &err) && !r.complete && !r.refuse,
+	   "a time target: the gap reported, not refused (PostgreSQL will not end short of it)");
+	ok(check(&w, SB_RECOVERY_LSN, "0/300010", NULL, 1, &r, &err) && r.complete && !r.refuse && r.segments == 2,
+	   "an LSN before the gap: complete, segments 2 and 3");
+	ok(check(&w, SB_RECOVERY_LSN, "0/500000", NULL, 1, &r, &err) && !r.complete && r.refuse,
+	   "an LSN beyond the gap: refused");
+	ok(!check(&w, SB_RECOVERY_LSN, "0/100000", NULL, 1, &r, &err) && err.code == SB_EINVAL,
+	   "an LSN before the end of the backup: refused as bad input");
+	like(err.message, "before the end of the backup", "saying so");
+	ok(!check(&w, SB_RECOVERY_XID, "12x", NULL, 1, &r, &err) && err.code == SB_EINVAL, "a bad target refused");
+	th_wal_fixture_done(&w);
+}
+
+void
+test_recovery_wal_timelines(void)
+{
+	ThWal		w;
+	SbRecoveryWal r;
+	SbError		err;
+	uint32_t	s;
+
+	th_wal_fixture(&w, "recoverywaltli", 1);
+	for (s = 1; s <= 6; s++)
+		push_segment(&w, 1, s);
+	ok(check(&w, SB_RECOVERY_LATEST, NULL, NULL, 1, &r, &err) && r.complete && r.segments == 5,
+	   "segments 2 to 6 all there: complete");
+	th_wal_archive_text(&w, "00000002.history", "1\t0/5000A0\tno recovery target specified\n");
+	ok(check(&w, SB_RECOVERY_LATEST, NULL, NULL, 1, &r, &err) && r.timeline == 2 && r.complete,
+	   "timeline 2 begun, nothing on it yet: follows it, complete up to the newest before it");
+	for (s = 5; s <= 7; s++)
+		push_segment(&w, 2, s);
+	ok(check(&w, SB_RECOVERY_LATEST, NULL, "latest", 1, &r, &err) && r.timeline == 2 && r.complete &&
+	   r.segments == 6, "timeline 2: 2 to 4 on timeline 1, 5 to 7 on timeline 2");
+	is_str(r.to, th_wal_name(2, 7), "to timeline 2's newest");
+	ok(check(&w, SB_RECOVERY_LATEST, NULL, "current", 1, &r, &err) && r.timeline == 1 && r.complete,
+	   "timeline current: the backup's");
+	is_str(r.to, th_wal_name(1, 6), "to timeline 1's newest");
+	ok(!check(&w, SB_RECOVERY_LATEST, NULL, "1", 2, &r, &err) && err.code == SB_EINVAL,
+	   "a timeline before the backup's refused");
+	ok(!sb_recovery_check_wal(&w.dests, "zero", 1, &(SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL}, &r, &err) &&
+	   err.code == SB_ECORRUPT, "a stop LSN that is none refused");
+	th_wal_fixture_done(&w);
+}
