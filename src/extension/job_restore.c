@@ -92,6 +92,16 @@ plan(const SbArchive *a, SbRestoreOutcome *out)
 	out->planned = true;
 }
 
+void
+sb_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t)
+{
+	t->kind = args->recovery_kind;
+	t->value = args->recovery_value[0] ? args->recovery_value : NULL;
+	t->inclusive = args->recovery_inclusive;
+	t->timeline = args->recovery_timeline[0] ? args->recovery_timeline : NULL;
+	t->action = args->recovery_action[0] ? args->recovery_action : NULL;
+}
+
 static void
 free_recovery_files(void *object)
 {
@@ -118,11 +128,7 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	sb_handle_own(h, files);
 	for (i = 0; i < args->narchive; i++)
 		dests[i] = args->archive[i];
-	t.kind = args->recovery_kind;
-	t.value = args->recovery_value[0] ? args->recovery_value : NULL;
-	t.inclusive = args->recovery_inclusive;
-	t.timeline = args->recovery_timeline;
-	t.action = args->recovery_action;
+	sb_restore_recovery_target(args, &t);
 	a.program = args->program;
 	a.destinations = dests;
 	a.ndestinations = (uint32_t) args->narchive;

@@ -61,6 +61,9 @@ extern char *sb_restore_marker(int64 id);
 /* The PostgreSQL metadata of A's backup, freed with the current memory context. */
 extern SbPgMeta *sb_restore_read_pgmeta(const SbArchive *a);
 
+/* The recovery target ARGS name, as the engine takes it (pointing into ARGS). */
+extern void sb_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t);
+
 /*
  * Where the tablespaces of the backup described by META go: their original
  * locations, or where ARGS' mappings say.  ERROR on a mapping that names no

@@ -165,11 +165,7 @@ sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 			  sizeof(args->recovery_action));
 	if (args->recovery_kind == SB_RECOVERY_NONE)
 		return;
-	t.kind = args->recovery_kind;
-	t.value = args->recovery_value[0] ? args->recovery_value : NULL;
-	t.inclusive = args->recovery_inclusive;
-	t.timeline = args->recovery_timeline;
-	t.action = args->recovery_action;
+	sb_restore_recovery_target(args, &t);
 	if (!sb_recovery_check_target(&t, &err))
 		sb_raise(&err);
 	read_archive(args);

@@ -51,11 +51,7 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 	where.paths = dests;
 	where.count = (uint32_t) args->narchive;
 	where.system_identifier = args->system_identifier;
-	t.kind = args->recovery_kind;
-	t.value = args->recovery_value[0] ? args->recovery_value : NULL;
-	t.inclusive = args->recovery_inclusive;
-	t.timeline = args->recovery_timeline[0] ? args->recovery_timeline : NULL;
-	t.action = args->recovery_action[0] ? args->recovery_action : NULL;
+	sb_restore_recovery_target(args, &t);
 	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &t, &r, &err))
 		sb_raise(&err);
 	if (r.refuse)
