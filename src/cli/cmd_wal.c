@@ -130,13 +130,18 @@ default_spool(const char *path, char *spool, size_t len)
 		snprintf(spool, len, "%.*s/%s", (int) (slash - path), path, SPOOL_NAME);
 }
 
-/* How a get that failed ends: quietly 1 when the archive lacks the file, 3 when it cannot tell. */
+/*
+ * How a get that failed ends: quietly 1 when the archive lacks the file, 2
+ * for a name that is none; anything else (damage, a destination missing,
+ * a full pg_wal) stops recovery rather than end it early.
+ */
 static int
 get_failed(const SbWalGetResult *r, const SbError *err)
 {
 	if (err->code == SB_ENOTFOUND && r->unreachable == 0)
 		return EXIT_FAILED;
-	/* Damage, or a destination missing: recovery must stop, not end early. */
+	if (err->code == SB_EINVAL)
+		return cli_report_error(err);
 	(void) cli_report_error(err);
 	return EXIT_STOP_RECOVERY;
 }
