@@ -166,7 +166,11 @@ quickstart:
 bench:
 	bash test/bench/bench.sh $(or $(SCALE),60) $(or $(RUNS),3) $(or $(BIG_SCALE),0)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench
+# The WAL archive beside pgBackRest and basic_archive: make bench-wal SEGMENTS=64 RUNS=3
+bench-wal:
+	bash test/bench/wal_archive.sh $(or $(SEGMENTS),64) $(or $(RUNS),3)
+
+.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal
 
 # ---------- sanitizers ----------
 #

@@ -387,8 +387,9 @@ COMMENT ON FUNCTION stripe_cancel_restore(bigint) IS 'stop a running restore cle
 -- The plan of a restore: a row per stripe, then a total row (stripe NULL);
 -- with detail, a row per piece of file data as well.  With a target, whether
 -- the WAL archive holds what recovery to it replays, said as a NOTICE, or a
--- WARNING for a gap.
-CREATE FUNCTION stripe_restore_plan(backup bigint, detail boolean DEFAULT false,
+-- WARNING for a gap; with a target and no backup, the newest backup that ended
+-- before it.
+CREATE FUNCTION stripe_restore_plan(backup bigint DEFAULT NULL, detail boolean DEFAULT false,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',

@@ -93,4 +93,17 @@ extern bool sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn,
 								  uint32_t backup_timeline, const SbRecoveryTarget *t,
 								  SbRecoveryWal *result, SbError *err);
 
+/*
+ * Verify the WAL a backup that started at START_LSN on BACKUP_TIMELINE can
+ * recover with: every segment from its first to the newest archived on the
+ * latest timeline there (the first gap is a problem), each read whole and
+ * checked, with the history files.  Each problem goes to FN; *FILES counts
+ * the files read, *PROBLEMS the problems.  False only when the check could
+ * not run.
+ */
+extern bool sb_recovery_verify_wal(const SbWalDests *dests, const char *start_lsn,
+								   uint32_t backup_timeline, SbWalProblemFn fn, void *arg,
+								   SbRecoveryWal *result, uint64_t *files, uint64_t *problems,
+								   SbError *err);
+
 #endif							/* SB_PGRECOVERY_H */

@@ -270,6 +270,15 @@ typedef void (*SbWalProblemFn) (void *arg, const char *message);
 extern bool sb_wal_verify(const SbWalDests *dests, SbWalProblemFn fn, void *arg,
 						  uint64_t *files, uint64_t *problems, SbError *err);
 
+/*
+ * The same for the segments (and partial segments and backup history files)
+ * from segment FROM to segment TO, whatever their timeline, and every
+ * timeline history file: what recovery over that stretch reads.
+ */
+extern bool sb_wal_verify_range(const SbWalDests *dests, const char *from, const char *to,
+								SbWalProblemFn fn, void *arg, uint64_t *files,
+								uint64_t *problems, SbError *err);
+
 typedef struct SbWalContinuity
 {
 	bool		complete;		/* every segment from FROM to TO is there */

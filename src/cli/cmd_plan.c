@@ -162,7 +162,8 @@ cmd_plan(int argc, char **argv)
 	int			rc,
 				wal_rc;
 
-	if ((rc = read_args_parse(argc, argv, "plan", OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH | OPT_RECOVERY,
+	if ((rc = read_args_parse(argc, argv, "plan",
+							  OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH | OPT_RECOVERY | OPT_ARCHIVE,
 							  plan_usage, &args)) >= 0)
 		return rc;
 	if ((a = read_args_open(&args, &err)) == NULL)

@@ -133,7 +133,7 @@ cmd_restore(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
-							  OPT_TS_MAPPING | OPT_RECOVERY, restore_usage, &args)) >= 0)
+							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE, restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)
 		return cli_usage_error("restore", "--target is required");

@@ -1,11 +1,15 @@
 /*
  * cmd_verify.c
  *		"stripebackup verify": read every stripe, check every checksum, and
- *		list every problem; exit status 3 if there is any.
+ *		list every problem; then the WAL archive beside the backup (or
+ *		--archive): every file recovery from the backup reads, whole, and no
+ *		segment missing.  Exit status 3 if there is any problem.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "read_args.h"
+#include "recovery.h"
 
 static void
 verify_usage(void)
@@ -20,6 +24,9 @@ verify_usage(void)
 	printf("      --queue-depth=N      reads in flight per stripe (default 4)\n");
 	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
 	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
+	printf("      --archive=DEST[,DEST...]\n"
+		   "                           the WAL archive to check from the backup's start on\n"
+		   "                           (default: the backup's destinations that hold one)\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
@@ -31,6 +38,49 @@ print_problem(void *arg, const SbProblem *problem)
 {
 	(void) arg;
 	fprintf(stderr, "%s: problem: %s\n", progname, problem->message);
+}
+
+static void
+print_wal_problem(void *arg, const char *message)
+{
+	(void) arg;
+	fprintf(stderr, "%s: problem: WAL: %s\n", progname, message);
+}
+
+/* Check the backup's WAL archive, adding its problems to *PROBLEMS; the exit status if it could not run. */
+static int
+verify_wal(const ReadArgs *args, const SbArchive *a, uint64_t *problems)
+{
+	SbPgMeta	meta;
+	CliRecovery r;
+	SbError		err;
+	uint64_t	files = 0,
+				found = 0;
+	int			rc = EXIT_OK;
+
+	if (!sb_pgmeta_read(a->manifest, &meta, &err))
+		return cli_report_error(&err);
+	memset(&r, 0, sizeof(r));
+	if (!meta.is_postgresql || meta.start_lsn == NULL)
+		rc = EXIT_OK;			/* a cold backup: no WAL goes with it */
+	else if (!cli_recovery_archive(args, a, &meta, &r, &err))
+	{
+		if (args->narchive > 0 || err.code != SB_EINVAL)
+			rc = cli_report_error(&err);
+		else
+			printf("WAL:     no archive of system %s beside the backup: not checked (--archive DEST[,DEST...])\n",
+				   meta.system_identifier);
+	}
+	else if (!sb_recovery_verify_wal(&r.where, meta.start_lsn, meta.timeline, print_wal_problem, NULL,
+									 &r.wal, &files, &found, &err))
+		rc = cli_report_error(&err);
+	else if (found == 0)
+		printf("WAL:     %llu files from %s to %s checked whole: recovery can reach the end of the archive\n",
+			   (unsigned long long) files, r.wal.from, r.wal.to);
+	*problems += found;
+	cli_recovery_free(&r);
+	sb_pgmeta_free(&meta);
+	return rc;
 }
 
 int
@@ -45,7 +95,8 @@ cmd_verify(int argc, char **argv)
 	bool		ok;
 	int			rc;
 
-	if ((rc = read_args_parse(argc, argv, "verify", OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO,
+	if ((rc = read_args_parse(argc, argv, "verify",
+							  OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_ARCHIVE,
 							  verify_usage, &args)) >= 0)
 		return rc;
 	if ((a = read_args_open(&args, &err)) == NULL)
@@ -56,6 +107,8 @@ cmd_verify(int argc, char **argv)
 	cli_progress_done(&progress, NULL);
 	if (!ok)
 		rc = cli_report_error(&err);
+	else if ((rc = verify_wal(&args, a, &problems)) != EXIT_OK)
+		printf("backup \"%s\": its WAL archive could not be checked\n", a->manifest->name);
 	else if (problems > 0)
 	{
 		printf("backup \"%s\" is DAMAGED: %llu problem(s) found\n", a->manifest->name,
@@ -69,5 +122,6 @@ cmd_verify(int argc, char **argv)
 		rc = EXIT_OK;
 	}
 	sb_archive_close(a);
+	read_args_free(&args);
 	return rc;
 }

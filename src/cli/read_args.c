@@ -70,8 +70,9 @@ option_flag(int c)
 		case LONG_TARGET_EXCLUSIVE:
 		case LONG_TARGET_TIMELINE:
 		case LONG_TARGET_ACTION:
-		case LONG_ARCHIVE:
 			return OPT_RECOVERY;
+		case LONG_ARCHIVE:
+			return OPT_ARCHIVE;
 	}
 	return 0;
 }
@@ -190,16 +191,20 @@ apply_option(void *args, int c, const char *arg)
 	return -1;
 }
 
-/* The point-in-time options go together: a target, then what qualifies it. */
+/*
+ * The point-in-time options go together: a target, then what qualifies it
+ * (and, for a command that takes a target, where the archive is).
+ */
 static int
-check_recovery_options(const ReadArgs *a, bool exclusive)
+check_recovery_options(const ReadArgs *a, int allowed, bool exclusive)
 {
 	const SbRecoveryTarget *t = &a->recovery;
 	SbError		err;
 
 	if (t->kind == SB_RECOVERY_NONE)
 	{
-		if (exclusive || t->timeline != NULL || t->action != NULL || a->narchive > 0)
+		if (exclusive || t->timeline != NULL || t->action != NULL ||
+			(a->narchive > 0 && (allowed & OPT_RECOVERY) != 0))
 			return cli_usage_error(a->command, "--target-exclusive, --target-timeline, --target-action and "
 								   "--archive go with a recovery target (--target-time ...)");
 		return -1;
@@ -250,7 +255,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 	a->recovery.inclusive = true;
 	if ((rc = cli_parse_options(argc, argv, "t:j:Ph", longopts, command, allowed, option_flag,
 								apply_option, a, usage)) >= 0 ||
-		(rc = check_recovery_options(a, !a->recovery.inclusive)) >= 0)
+		(rc = check_recovery_options(a, allowed, !a->recovery.inclusive)) >= 0)
 		return rc;
 	if (optind >= argc)
 		return cli_usage_error(command, "the backup LOCATION is required");

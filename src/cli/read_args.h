@@ -18,7 +18,8 @@
 #define OPT_KEEP		(1 << 6)
 #define OPT_TS_MAPPING	(1 << 7)
 #define OPT_IO			(1 << 8)
-#define OPT_RECOVERY	(1 << 9)	/* --target-time ... --archive */
+#define OPT_RECOVERY	(1 << 9)	/* --target-time ... */
+#define OPT_ARCHIVE		(1 << 10)	/* --archive */
 
 typedef struct ReadArgs
 {

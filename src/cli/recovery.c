@@ -94,17 +94,14 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 }
 
 bool
-cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, bool refuse,
-				   CliRecovery *r, SbError *err)
+cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, CliRecovery *r,
+					 SbError *err)
 {
-	SbWalDests	where;
 	uint32_t	i;
 
 	memset(r, 0, sizeof(*r));
-	if (args->recovery.kind == SB_RECOVERY_NONE)
-		return true;
 	if (!meta->is_postgresql || meta->system_identifier == NULL)
-		return sb_error_set(err, SB_EINVAL, "a point-in-time restore needs a backup of a PostgreSQL cluster, "
+		return sb_error_set(err, SB_EINVAL, "WAL goes with a backup of a PostgreSQL cluster, "
 							"and \"%s\" is of a plain folder", a->location);
 	if (!sb_policy_parse_uint64(meta->system_identifier, &r->system_identifier, err))
 		return false;
@@ -112,10 +109,21 @@ cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *met
 		r->dests[r->ndests++] = args->archive[i];
 	if (r->ndests == 0 && !backup_destinations(a, r, err))
 		return false;
-	where.paths = r->dests;
-	where.count = r->ndests;
-	where.system_identifier = r->system_identifier;
-	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &args->recovery, &r->wal, err))
+	r->where.paths = r->dests;
+	r->where.count = r->ndests;
+	r->where.system_identifier = r->system_identifier;
+	return true;
+}
+
+bool
+cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, bool refuse,
+				   CliRecovery *r, SbError *err)
+{
+	memset(r, 0, sizeof(*r));
+	if (args->recovery.kind == SB_RECOVERY_NONE)
+		return true;
+	if (!cli_recovery_archive(args, a, meta, r, err) ||
+		!sb_recovery_check_wal(&r->where, meta->stop_lsn, meta->timeline, &args->recovery, &r->wal, err))
 		return false;
 	report(&args->recovery, r, refuse);
 	if (refuse && r->wal.refuse)

@@ -16,8 +16,17 @@ typedef struct CliRecovery
 	char	   *owned[SB_MAX_STRIPES];	/* those found from the backup */
 	uint32_t	ndests;
 	uint64_t	system_identifier;	/* the backup's */
+	SbWalDests	where;			/* the above, as the engine takes them */
 	SbRecoveryWal wal;			/* what the archive holds */
 } CliRecovery;
+
+/*
+ * The WAL archive of the backup A (META its metadata): --archive, or else
+ * the backup's destinations that hold one of its system (none: SB_EINVAL
+ * asking for --archive).  Free with cli_recovery_free.
+ */
+extern bool cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta,
+								 CliRecovery *r, SbError *err);
 
 /*
  * Find the archive of the backup A (META its metadata) and check that it

@@ -152,3 +152,29 @@ sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t ba
 	r->refuse = ok && !r->complete && (t->kind == SB_RECOVERY_LATEST || t->kind == SB_RECOVERY_LSN);
 	return ok;
 }
+
+bool
+sb_recovery_verify_wal(const SbWalDests *dests, const char *start_lsn, uint32_t backup_timeline,
+					   SbWalProblemFn fn, void *arg, SbRecoveryWal *r, uint64_t *files,
+					   uint64_t *problems, SbError *err)
+{
+	SbRecoveryTarget latest = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL};
+	uint64_t	damaged = 0;
+
+	*files = *problems = 0;
+	/* From the segment that holds the backup's start on. */
+	if (!sb_recovery_check_wal(dests, start_lsn, backup_timeline, &latest, r, err))
+		return false;
+	if (!r->complete)
+	{
+		(*problems)++;
+		if (fn != NULL)
+			fn(arg, r->message);
+	}
+	if (r->to[0] == '\0')
+		return true;
+	if (!sb_wal_verify_range(dests, r->from, r->to, fn, arg, files, &damaged, err))
+		return false;
+	*problems += damaged;
+	return true;
+}

@@ -338,18 +338,66 @@ close_verify(Verify *v, uint32_t nworkers)
 	free(v->dir_path);
 }
 
+/* Keep in L only the files within FROM and TO (NULL: no bound), and the timeline history files. */
+static void
+keep_range(SbWalListing *l, const SbWalName *from, const SbWalName *to)
+{
+	size_t		i,
+				n = 0;
+
+	for (i = 0; i < l->count; i++)
+	{
+		const SbWalName *p = &l->entries[i].info.parsed;
+
+		if (p->kind == SB_WAL_HISTORY ||
+			((from == NULL || !sb_wal_position_before(p, from)) &&
+			 (to == NULL || !sb_wal_position_before(to, p))))
+			l->entries[n++] = l->entries[i];
+	}
+	l->count = n;
+}
+
+/* Parse segment NAME of a range; NULL stays NULL. */
+static bool
+range_end(const char *name, SbWalName *parsed, const SbWalName **end, SbError *err)
+{
+	*end = NULL;
+	if (name == NULL)
+		return true;
+	if (!sb_wal_name_parse(name, parsed, err))
+		return false;
+	if (parsed->kind != SB_WAL_SEGMENT)
+		return sb_error_set(err, SB_EINVAL, "\"%s\" is not a WAL segment", name);
+	*end = parsed;
+	return true;
+}
+
 bool
 sb_wal_verify(const SbWalDests *dests, SbWalProblemFn fn, void *arg, uint64_t *files,
 			  uint64_t *problems, SbError *err)
 {
+	return sb_wal_verify_range(dests, NULL, NULL, fn, arg, files, problems, err);
+}
+
+bool
+sb_wal_verify_range(const SbWalDests *dests, const char *from, const char *to, SbWalProblemFn fn,
+					void *arg, uint64_t *files, uint64_t *problems, SbError *err)
+{
 	SbWalListing l;
 	Verify		v = {.dests = dests, .l = &l};
+	SbWalName	a,
+				b;
+	const SbWalName *first,
+			   *last;
 	uint32_t	nworkers;
 	bool		ok;
 
 	*files = *problems = 0;
+	if (!range_end(from, &a, &first, err) || !range_end(to, &b, &last, err))
+		return false;
 	if (!sb_wal_list(dests, &l, err))
 		return false;
+	keep_range(&l, first, last);
 	/* Files of different destinations are read at once: each destination is its own device. */
 	nworkers = dests->count < MAX_VERIFIERS ? dests->count : MAX_VERIFIERS;
 	ok = open_verify(&v, nworkers, err);

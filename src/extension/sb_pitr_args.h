@@ -32,4 +32,13 @@ extern int64 sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbR
  */
 extern void sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse);
 
+/*
+ * With a WAL archive (stripebackup.archive_destinations): verify every file
+ * recovery from the backup META describes reads, from its start to the
+ * newest archived (sb_recovery_verify_wal); each problem goes to FN, which
+ * must not raise an ERROR (an engine frame is below it).  NOTICE when all
+ * is well.
+ */
+extern void sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg);
+
 #endif							/* SB_PITR_ARGS_H */

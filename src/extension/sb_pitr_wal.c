@@ -2,13 +2,15 @@
  * sb_pitr_wal.c
  *		Before a point-in-time restore writes anything: is the WAL recovery
  *		will ask for in the archive?  The session that called stripe_restore()
- *		checks it, so that what it finds reaches the caller.
+ *		checks it, so that what it finds reaches the caller.  And for
+ *		stripe_verify(): every WAL file recovery from a backup reads, whole.
  */
 #include "postgres.h"
 
 #include <limits.h>
 
 #include "sb_control.h"
+#include "sb_guc.h"
 #include "sb_pitr_args.h"
 #include "stripebackup/sb_pgrecovery.h"
 
@@ -70,4 +72,34 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 		ereport(NOTICE,
 				(errmsg("the WAL archive holds every segment from \"%s\" to \"%s\" (%llu) for recovery on timeline %u",
 						r.from, r.to, (unsigned long long) r.segments, r.timeline)));
+}
+
+void
+sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
+{
+	char		folders[SB_MAX_STRIPES][MAXPGPATH];
+	const char *paths[SB_MAX_STRIPES];
+	const char *why = "";
+	SbWalDests	where;
+	SbRecoveryWal r;
+	SbError		err;
+	uint64		files,
+				problems;
+	int			n,
+				i;
+
+	n = sb_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
+	if (n <= 0 || !meta->is_postgresql || meta->start_lsn == NULL)
+		return;					/* no archive, or a cold backup: no WAL goes with it */
+	for (i = 0; i < n; i++)
+		paths[i] = folders[i];
+	where.paths = paths;
+	where.count = (uint32_t) n;
+	where.system_identifier = backup_system(meta);
+	if (!sb_recovery_verify_wal(&where, meta->start_lsn, meta->timeline, fn, arg, &r, &files, &problems, &err))
+		sb_raise(&err);
+	if (problems == 0)
+		ereport(NOTICE,
+				(errmsg("the WAL archive holds every file from \"%s\" to \"%s\" (%llu read whole) for recovery "
+						"from this backup", r.from, r.to, (unsigned long long) files)));
 }

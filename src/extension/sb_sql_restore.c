@@ -123,19 +123,8 @@ put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 	}
 }
 
-/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
 static void
-plan_wal(FunctionCallInfo fcinfo, const SbArchive *a)
-{
-	SbRestoreArgs *args = palloc0(sizeof(SbRestoreArgs));
-
-	sb_pitr_read(fcinfo, PLAN_TARGET_ARGS, args);
-	if (args->recovery_kind != SB_RECOVERY_NONE)
-		sb_pitr_check_wal(args, sb_restore_read_pgmeta(a), false);
-}
-
-static void
-plan_rows(FunctionCallInfo fcinfo, const char *location)
+plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
 	SbArchive  *a = sb_handle_open_archive(location, NULL);
@@ -144,7 +133,9 @@ plan_rows(FunctionCallInfo fcinfo, const char *location)
 	uint32_t	i;
 
 	sb_handle_warn(a);
-	plan_wal(fcinfo, a);
+	/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
+	if (pitr->recovery_kind != SB_RECOVERY_NONE)
+		sb_pitr_check_wal(pitr, sb_restore_read_pgmeta(a), false);
 	InitMaterializedSRF(fcinfo, 0);
 	sb_restore_plan_with_history(a, plan);
 	for (i = 0; i < plan->nstripes; i++)
@@ -154,23 +145,38 @@ plan_rows(FunctionCallInfo fcinfo, const char *location)
 		put_plan_pieces(rs, a->manifest);
 }
 
+/* stripe_restore_plan(backup, ...): a backup by id, or the newest that reaches the target. */
 Datum
 stripe_restore_plan_id(PG_FUNCTION_ARGS)
 {
+	SbRestoreArgs *pitr = palloc0(sizeof(SbRestoreArgs));
+	int64		id;
+
 	sb_launch_check_privileges(false, "plan a restore");
+	sb_pitr_read(fcinfo, PLAN_TARGET_ARGS, pitr);
 	if (PG_ARGISNULL(0))
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
-	plan_rows(fcinfo, sb_backup_location(PG_GETARG_INT64(0)));
+	{
+		id = sb_pitr_choose_backup(fcinfo, PLAN_TARGET_ARGS, pitr);
+		ereport(NOTICE,
+				(errmsg("backup %lld is the newest that ended before the %s target", (long long) id,
+						sb_recovery_kind_name(pitr->recovery_kind))));
+	}
+	else
+		id = PG_GETARG_INT64(0);
+	plan_rows(fcinfo, sb_backup_location(id), pitr);
 	return (Datum) 0;
 }
 
 Datum
 stripe_restore_plan_location(PG_FUNCTION_ARGS)
 {
+	SbRestoreArgs *pitr = palloc0(sizeof(SbRestoreArgs));
+
 	sb_launch_check_privileges(false, "plan a restore");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
-	plan_rows(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	sb_pitr_read(fcinfo, PLAN_TARGET_ARGS, pitr);
+	plan_rows(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), pitr);
 	return (Datum) 0;
 }
 
@@ -204,6 +210,15 @@ collect_problem(void *arg, const SbProblem *problem)
 	f->items[f->n].file = problem->file ? strdup(problem->file) : NULL;
 	f->items[f->n].message = strdup(problem->message);
 	f->n++;
+}
+
+/* A WAL problem, as a finding of no stripe (on the calling thread, inside the engine). */
+static void
+collect_wal_problem(void *arg, const char *message)
+{
+	SbProblem	p = {0, -1, NULL, SB_ECORRUPT, message};
+
+	collect_problem(arg, &p);
 }
 
 /* A handle's free function: the findings' malloc'd parts (the struct is palloc'd). */
@@ -283,6 +298,7 @@ verify_rows(FunctionCallInfo fcinfo, const char *location)
 	}
 	sb_handle_own(sb_handle_new(free_findings), found);
 	verify(a, found);
+	sb_pitr_verify_wal(sb_restore_read_pgmeta(a), collect_wal_problem, found);
 	for (i = 0; i < found->n; i++)
 		put_problem(rs, &found->items[i]);
 }

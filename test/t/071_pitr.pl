@@ -1,9 +1,12 @@
 # Point-in-time recovery through the WAL archive, under pgbench load: a
 # restore to a time, an LSN, an xid and a named restore point, each started
 # and compared with what the cluster held at that moment (a fingerprint
-# taken then); the backup chosen by the target alone; then a second
-# timeline: a copy promoted writes and archives, and a second copy recovers
-# along that timeline to a point after the switch.
+# taken then), pgbench's invariant and pg_amcheck; the backup chosen by the
+# target alone; then a second timeline: a copy promoted writes and archives,
+# and a second copy recovers along that timeline to a point after the
+# switch.  The command's restore, plan and verify with targets; a gap in the
+# archive refused for "latest" and named by plan and verify; a damaged WAL
+# file named; WAL retention with stripe_expire.
 use strict;
 use warnings;
 
@@ -56,6 +59,11 @@ $node->poll_query_until('postgres',
 	"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
   or die 'the archive does not catch up';
 
+# pgbench's invariant: every transaction moved the same delta in all four tables.
+my $invariant = 'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(bbalance) FROM pgbench_branches) '
+  . 'AND (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(tbalance) FROM pgbench_tellers) '
+  . 'AND (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT coalesce(sum(delta), 0) FROM pgbench_history)';
+
 # Restore COPY to TARGET (SQL arguments), start it, and compare.
 sub restored_fingerprint
 {
@@ -71,6 +79,9 @@ sub restored_fingerprint
 	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die "$name did not promote";
 	my $got = $copy->safe_psql('postgres', $fingerprint);
+	is($copy->safe_psql('postgres', $invariant), 't', "$name: pgbench's invariant holds");
+	$copy->command_ok([ 'pg_amcheck', '--install-missing', '--all', '--heapallindexed', '-p', $copy->port,
+			'-h', $copy->host ], "$name: pg_amcheck finds nothing wrong");
 	return ($copy, $got);
 }
 
@@ -126,10 +137,20 @@ $by_command->stop;
 	'--archive', join(',', @archive));
 is($rc, 0, 'plan with a target: the WAL is all there');
 like($out, qr/WAL: +the archive holds every segment from \w+ to \w+ \(\d+\)/, 'plan says which segments');
+($rc, $out, $err) = run_stripebackup('verify', $location, '--archive', join(',', @archive));
+is($rc, 0, 'verify: the backup and its WAL are good');
+like($out, qr/WAL: +\d+ files from \w+ to \w+ checked whole/, 'verify read the WAL recovery from it needs');
+($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_verify($backup)");
+is($out, '0', 'stripe_verify: no problem');
+like($err, qr/NOTICE: +the WAL archive holds every file from "\w+" to "\w+" \(\d+ read whole\)/,
+	'stripe_verify read the WAL too');
 ($rc, $out, $err) = $node->psql('postgres',
 	"SELECT count(*) FROM stripe_restore_plan($backup, target => 'latest', target_timeline => 'current')");
 like($err, qr/NOTICE: +the WAL archive holds every segment from "\w+" to "\w+" \(\d+\) for recovery on timeline 1/,
 	'stripe_restore_plan with a target: says the WAL is all there');
+($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_restore_plan(target_lsn => '$at{lsn}[0]')");
+is($out, '3', 'stripe_restore_plan with a target alone: the plan of a backup');
+like($err, qr/NOTICE: +backup $backup is the newest that ended before the lsn target/, 'the one chosen, named');
 
 # A gap in the archive after the backup: "latest" would end at it and
 # promote a copy that silently lacks the rest, so it is refused; a time
@@ -192,6 +213,21 @@ ok((grep { $_ eq "$start_segment.sbw" } @left), 'its start segment is kept');
 ok((grep { $_ eq '00000002.history.sbw' } @left), 'history files are kept');
 is($node->safe_psql('postgres', "SELECT name FROM stripe_expire(keep_last => 1) WHERE status = 'wal'"),
 	"WAL before $start_segment", 'a second expire: the WAL row names where it cut, nothing more to remove');
+
+
+# A damaged WAL file on the way from the kept backup: verify names it, from
+# the command and from SQL.
+my ($damaged) = grep { -e $_ } map { "$_/wal/$sysid/$start_segment.sbw" } @archive;
+open(my $fh, '+<', $damaged) or die "cannot open $damaged: $!";
+seek($fh, -100, 2);
+print $fh 'x';
+close($fh);
+my $newer_location = backup_location($node, $newer);
+($rc, $out, $err) = run_stripebackup('verify', $newer_location, '--archive', join(',', @archive));
+is($rc, 3, 'verify: a damaged WAL file, exit 3');
+like($err, qr/problem: WAL: .*$start_segment/, 'naming it');
+like($node->safe_psql('postgres', "SELECT string_agg(problem, '; ') FROM stripe_verify($newer) WHERE stripe IS NULL"),
+	qr/$start_segment/, 'stripe_verify: a row names it');
 
 $node->stop;
 done_testing();

@@ -117,6 +117,7 @@ static const UnitTest tests[] = {
 	TEST(test_pgrecovery_refused),
 	TEST(test_recovery_wal_gaps),
 	TEST(test_recovery_wal_timelines),
+	TEST(test_recovery_wal_verify),
 	TEST(test_wal_name_forms),
 	TEST(test_wal_name_segments),
 	TEST(test_wal_name_files),

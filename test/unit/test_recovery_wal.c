@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stripebackup/sb_pgrecovery.h"
 #include "tests.h"
@@ -99,5 +100,45 @@ test_recovery_wal_timelines(void)
 	   "a timeline before the backup's refused");
 	ok(!sb_recovery_check_wal(&w.dests, "zero", 1, &(SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL}, &r, &err) &&
 	   err.code == SB_ECORRUPT, "a stop LSN that is none refused");
+	th_wal_fixture_done(&w);
+}
+
+static void
+collect(void *arg, const char *message)
+{
+	char	   *all = arg;
+
+	snprintf(all + strlen(all), 4096 - strlen(all), "%s\n", message);
+}
+
+/* Verify from the backup's start: each file read whole, the first gap and a damaged file named. */
+void
+test_recovery_wal_verify(void)
+{
+	ThWal		w;
+	SbRecoveryWal r;
+	SbError		err;
+	char		problems[4096] = "";
+	char		path[PATH_MAX];
+	uint64_t	files,
+				n;
+	uint32_t	s;
+	FILE	   *f;
+
+	th_wal_fixture(&w, "recoverywalverify", 2);
+	for (s = 1; s <= 6; s++)
+		push_segment(&w, 1, s);
+	ok(sb_recovery_verify_wal(&w.dests, "0/200100", 1, collect, problems, &r, &files, &n, &err) &&
+	   n == 0 && files == 5, "segments 2 to 6 read whole: no problem");
+	is_str(r.from, th_wal_name(1, 2), "from the segment of the backup's start");
+	th_wal_archived(&w, (uint32_t) th_wal_holder(&w, th_wal_name(1, 5)), th_wal_name(1, 5), path);
+	f = fopen(path, "r+b");
+	ok(f != NULL && fseek(f, -100, SEEK_END) == 0 && fputc('x', f) != EOF && fclose(f) == 0,
+	   "a byte of segment 5's payload changed");
+	unlink(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, th_wal_name(1, 3)), th_wal_name(1, 3), path));
+	ok(sb_recovery_verify_wal(&w.dests, "0/200100", 1, collect, problems, &r, &files, &n, &err) && n == 2,
+	   "segment 3 removed, segment 5 damaged: two problems");
+	like(problems, th_wal_name(1, 3), "the gap named");
+	like(problems, th_wal_name(1, 5), "the damaged file named");
 	th_wal_fixture_done(&w);
 }

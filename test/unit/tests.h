@@ -143,6 +143,7 @@ extern void test_pgrecovery_refused(void);
 /* test_recovery_wal.c */
 extern void test_recovery_wal_gaps(void);
 extern void test_recovery_wal_timelines(void);
+extern void test_recovery_wal_verify(void);
 /* test_wal_name.c */
 extern void test_wal_name_forms(void);
 extern void test_wal_name_segments(void);
