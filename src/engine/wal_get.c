@@ -11,9 +11,12 @@
  * there and check them exactly as they would a copy in the archive
  * (wal_spool.c).
  *
- * The target is written under a temporary name beside it, fsynced and
- * renamed: recovery never sees a partial file, and a copy that fails a
- * check is never renamed into place.
+ * The target is written under a temporary name beside it and renamed:
+ * recovery never sees a partial file, and a copy that fails a check is
+ * never renamed into place.  It is not fsynced: PostgreSQL reads it at
+ * once, makes durable what it keeps (KeepFileRestoredFromArchive), and
+ * after a crash asks for the file again.  An fsync per segment would cost
+ * recovery more than anything else a get does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -308,7 +311,7 @@ open_target(GetRun *g, const char *target_path, SbError *err)
 	if (!open_target_folder(target_path, &g->target_dirfd, dir, base, err))
 		return false;
 	snprintf(temp, sizeof(temp), "%.*s.stripebackup.tmp", NAME_MAX - 32, base);
-	if (!sb_wal_out_begin(&g->target, g->target_dirfd, dir, base, temp, true, err))
+	if (!sb_wal_out_begin(&g->target, g->target_dirfd, dir, base, temp, false, err))
 		return false;
 	g->target_open = true;
 	return true;
