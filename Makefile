@@ -166,9 +166,9 @@ quickstart:
 bench:
 	bash test/bench/bench.sh $(or $(SCALE),60) $(or $(RUNS),3) $(or $(BIG_SCALE),0)
 
-# The WAL archive beside pgBackRest and basic_archive: make bench-wal SEGMENTS=64 RUNS=3
+# The WAL archive beside pgBackRest and basic_archive: make bench-wal SEGMENTS=64 RUNS=3 LAG_SECONDS=300
 bench-wal:
-	bash test/bench/wal_archive.sh $(or $(SEGMENTS),64) $(or $(RUNS),3)
+	bash test/bench/wal_archive.sh $(or $(SEGMENTS),64) $(or $(RUNS),3) $(or $(LAG_SECONDS),300)
 
 .PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal
 

@@ -79,6 +79,11 @@ typedef struct SbRecoveryWal
 	char		to[SB_WAL_NAME_MAX + 1];	/* the target LSN's segment, else the newest
 											 * one archived on TIMELINE */
 	char		message[640];	/* when not complete: the first gap */
+	/* What recovery fetches, per destination: segments from FROM to TO (of
+	 * the timelines from the backup's to TIMELINE) and their stored bytes. */
+	uint32_t	held[SB_MAX_STRIPES];
+	uint64_t	stored_bytes[SB_MAX_STRIPES];
+	uint64_t	raw_bytes;		/* their bytes once restored */
 } SbRecoveryWal;
 
 /*

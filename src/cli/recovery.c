@@ -82,8 +82,16 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 	if (!w->checked)
 		return;
 	if (w->complete)
+	{
+		uint32_t	i;
+
 		printf("WAL:     the archive holds every segment from %s to %s (%llu) on the way to timeline %u\n",
 			   w->from, w->to, (unsigned long long) w->segments, w->timeline);
+		for (i = 0; i < r->ndests; i++)
+			if (w->held[i] > 0)
+				printf("WAL:     %s: %u segments, %.1f MB stored\n", r->dests[i], w->held[i],
+					   (double) w->stored_bytes[i] / 1e6);
+	}
 	else if (!w->refuse)
 		fprintf(stderr, "%s: warning: the WAL archive has a gap after the backup: %s; PostgreSQL stops "
 				"with an error at the gap if the %s target lies beyond it\n",

@@ -113,6 +113,31 @@ segment_range(const SbWalListing *l, uint64_t stop, uint32_t backup_timeline, co
 	return true;
 }
 
+/* What each destination holds of the segments from R->from to R->to, on the timelines recovery may read. */
+static void
+count_held(const SbWalListing *l, uint32_t backup_timeline, SbRecoveryWal *r)
+{
+	SbWalName	from,
+				to;
+	SbError		err;
+	size_t		i;
+
+	if (!sb_wal_name_parse(r->from, &from, &err) || !sb_wal_name_parse(r->to, &to, &err))
+		return;
+	for (i = 0; i < l->count; i++)
+	{
+		const SbWalEntry *e = &l->entries[i];
+		const SbWalName *n = &e->info.parsed;
+
+		if (n->kind != SB_WAL_SEGMENT || n->timeline < backup_timeline || n->timeline > r->timeline ||
+			sb_wal_position_before(n, &from) || sb_wal_position_before(&to, n))
+			continue;
+		r->held[e->destination]++;
+		r->stored_bytes[e->destination] += e->info.stored_bytes;
+		r->raw_bytes += e->info.raw_bytes;
+	}
+}
+
 bool
 sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t backup_timeline,
 					  const SbRecoveryTarget *t, SbRecoveryWal *r, SbError *err)
@@ -145,6 +170,7 @@ sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t ba
 		ok = sb_wal_check_continuity(dests, r->from, r->to, segment_size, &c, err);
 		r->complete = ok && c.complete;
 		r->segments = c.segments;
+		count_held(&l, backup_timeline, r);
 		if (ok && !c.complete)
 			snprintf(r->message, sizeof(r->message), "%s", c.message);
 	}

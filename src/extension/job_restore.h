@@ -73,6 +73,9 @@ extern SbRelocation *sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta 
 
 /* ---------- job_restore_history.c ---------- */
 
+/* The read speed (stored MB/s) the latest restore measured for DESTINATION; 0 when none did. */
+extern double sb_restore_measured_speed(const char *destination);
+
 /* The destination folder a stripe was read from (DEST of DEST/NAME/stripe-K.sbs). */
 extern void sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf,
 										  size_t len);

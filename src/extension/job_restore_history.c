@@ -53,6 +53,18 @@ measured_speed(const SbSql *sql, const char *destination)
 	return float_result(sql, &rows, 1, 0);
 }
 
+double
+sb_restore_measured_speed(const char *destination)
+{
+	SbSql		sql;
+	double		speed;
+
+	sb_sql_enter(&sql);
+	speed = measured_speed(&sql, destination);
+	sb_sql_leave(&sql);
+	return speed;
+}
+
 void
 sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 {

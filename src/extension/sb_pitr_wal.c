@@ -9,6 +9,9 @@
 
 #include <limits.h>
 
+#include "lib/stringinfo.h"
+
+#include "job_restore.h"
 #include "sb_control.h"
 #include "sb_guc.h"
 #include "sb_pitr_args.h"
@@ -33,6 +36,41 @@ backup_system(const SbPgMeta *meta)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("the backup's system identifier \"%s\" is not a number", meta->system_identifier)));
 	return (uint64) v;
+}
+
+/*
+ * What recovery fetches from each destination, and how long that takes at the
+ * read speeds restores measured there (all destinations at once, as wal-get
+ * prefetches from every one).
+ */
+static char *
+fetch_detail(const SbWalDests *where, const SbRecoveryWal *r)
+{
+	StringInfoData out;
+	double		seconds = 0;
+	bool		known = true;
+	uint32		i;
+
+	initStringInfo(&out);
+	appendStringInfo(&out, "%.1f MB of WAL to replay.", (double) r->raw_bytes / 1e6);
+	for (i = 0; i < where->count; i++)
+	{
+		double		speed = sb_restore_measured_speed(where->paths[i]);
+
+		if (r->held[i] == 0)
+			continue;
+		appendStringInfo(&out, " %s: %u segments, %.1f MB stored", where->paths[i], r->held[i],
+						 (double) r->stored_bytes[i] / 1e6);
+		if (speed > 0)
+			seconds = Max(seconds, (double) r->stored_bytes[i] / 1e6 / speed);
+		known = known && speed > 0;
+		appendStringInfoChar(&out, ';');
+	}
+	if (known)
+		appendStringInfo(&out, " fetching takes about %.1f s at the read speeds restores measured.", seconds);
+	else
+		appendStringInfoString(&out, " no restore has measured every destination's read speed yet.");
+	return out.data;
 }
 
 void
@@ -71,7 +109,8 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 	else if (r.checked)
 		ereport(NOTICE,
 				(errmsg("the WAL archive holds every segment from \"%s\" to \"%s\" (%llu) for recovery on timeline %u",
-						r.from, r.to, (unsigned long long) r.segments, r.timeline)));
+						r.from, r.to, (unsigned long long) r.segments, r.timeline),
+				 errdetail_internal("%s", fetch_detail(&where, &r))));
 }
 
 void

@@ -99,6 +99,21 @@ put_wal_row(ReturnSetInfo *rs, const char *before, const SbWalRemoval *r)
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
+/* Where point-in-time recovery can start now: the end of the oldest backup kept, if it is complete. */
+static void
+say_window(const SbSql *sql, const SbRows *oldest)
+{
+	bool		isnull;
+	Datum		finished = sb_sql_datum(sql, oldest, 0, 4, &isnull);
+
+	if (isnull || strcmp(sb_sql_text(sql, oldest, 0, 5), "completed") != 0)
+		return;
+	ereport(NOTICE,
+			(errmsg("point-in-time recovery reaches back to %s, the end of backup %lld",
+					timestamptz_to_str(DatumGetTimestampTz(finished)),
+					(long long) DatumGetInt64(sb_sql_datum(sql, oldest, 0, 3, &isnull)))));
+}
+
 /*
  * Remove the archived WAL that comes before every backup kept (REMOVED, an
  * int8[], the ones this call removed); nothing without an archive or a backup.
@@ -142,6 +157,7 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 				(errmsg("%llu archived WAL files before %s were kept", (unsigned long long) r.kept, before),
 				 errdetail("%s", r.detail)));
 	put_wal_row(rs, before, &r);
+	say_window(sql, &oldest);
 }
 
 Datum

@@ -175,12 +175,14 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	1, {INT8OID}, SPI_OK_DELETE},
 
 	/*
-	 * Where the WAL the backups kept (and any that runs) need begins.  A
+	 * Where the WAL the backups kept (and any that runs) need begins, and
+	 * that backup (when it is complete, the PITR window opens at its end).  A
 	 * SELECT runs read-only, on the snapshot of the call, so the backups
 	 * this call removed ($1) are named, not looked up.
 	 */
 	{SB_SQL_EXPIRE_OLDEST_START,
-		"SELECT h.start_lsn, h.timeline FROM @extschema@.stripe_backup_history h"
+		"SELECT h.start_lsn, h.timeline, h.id, h.finished_at, h.status"
+		" FROM @extschema@.stripe_backup_history h"
 		" WHERE (h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" OR h.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text)"
 		" AND h.start_lsn IS NOT NULL AND h.timeline IS NOT NULL"

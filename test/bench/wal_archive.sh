@@ -9,9 +9,12 @@
 # segments for every tool, the tools alternating, several runs each; prints
 # medians and ratios.  Figures, not a test.
 #
-#   test/bench/wal_archive.sh [SEGMENTS] [RUNS]
-#     SEGMENTS  WAL segments of 16 MB in the backlog (default 64: 1 GB)
-#     RUNS      runs per tool (default 3)
+#   test/bench/wal_archive.sh [SEGMENTS] [RUNS] [LAG_SECONDS]
+#     SEGMENTS     WAL segments of 16 MB in the backlog (default 64: 1 GB)
+#     RUNS         runs per tool (default 3)
+#     LAG_SECONDS  then pgbench at full speed this long with each archiver, the
+#                  archive's largest lag behind the server sampled every second
+#                  (default 300; 0 skips it)
 #   BENCH_DIR   where everything goes (default /tmp/stripebackup-bench-wal)
 #
 # Every tool makes each file durable (fsync) before it reports it archived.
@@ -21,6 +24,7 @@ set -euo pipefail
 
 segments=${1:-64}
 runs=${2:-3}
+lag_seconds=${3:-300}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 dir=${BENCH_DIR:-/tmp/stripebackup-bench-wal}
 
@@ -178,6 +182,28 @@ get_run() {	# TOOL
 	rm -rf "$dir/get"
 }
 
+# pgbench at full speed for LAG_SECONDS with TOOL archiving: the largest
+# number of segments completed but not yet archived, sampled every second.
+lag_run() {	# TOOL
+	local end max=0 n
+	reset_backlog
+	archive_all "$1"
+	archiver_conf "$1"
+	start_cluster
+	pgbench -i -q -s 20 -h "$dir" -p "$port" postgres >/dev/null 2>&1
+	pgbench -n -c 4 -j 2 -T "$lag_seconds" -h "$dir" -p "$port" postgres >/dev/null 2>&1 &
+	end=$((SECONDS + lag_seconds))
+	while ((SECONDS < end)); do
+		n=$(ready_count)
+		((n > max)) && max=$n
+		sleep 1
+	done
+	wait
+	echo "$1 $max" >> "$results/lag"
+	psql_ -c "SELECT pg_size_pretty(pg_current_wal_lsn() - '0/0'::pg_lsn)" > "$results/lag_wal_$1"
+	stop_cluster
+}
+
 # ---------- the run ----------
 
 stop_cluster
@@ -211,6 +237,13 @@ for ((r = 1; r <= runs; r++)); do
 	get_run pgbackrest
 done
 
+if ((lag_seconds > 0)); then
+	: > "$results/lag"
+	say "pgbench at full speed for $lag_seconds s with each archiver: the archive's lag"
+	lag_run stripebackup
+	lag_run pgbackrest
+fi
+
 # ---------- the report ----------
 
 mbps() { calc "$backlog_bytes / 1e6 / $1" 0; }
@@ -233,3 +266,10 @@ row "fetch:   pgBackRest archive-get async" get_pgbackrest get_stripebackup
 echo
 echo "stored: stripebackup $(calc "$sb_stored / 1e6" 0) MB, pgBackRest $(calc "$br_stored / 1e6" 0) MB" \
 	"(of $(calc "$backlog_bytes / 1e6" 0) MB)"
+if ((lag_seconds > 0)); then
+	echo
+	echo "under pgbench (-c 4, $lag_seconds s), the most segments waiting to be archived:"
+	while read -r tool max; do
+		printf '  %-14s %3d segments (of %s of WAL written)\n' "$tool" "$max" "$(cat "$results/lag_wal_$tool")"
+	done < "$results/lag"
+fi

@@ -137,6 +137,7 @@ $by_command->stop;
 	'--archive', join(',', @archive));
 is($rc, 0, 'plan with a target: the WAL is all there');
 like($out, qr/WAL: +the archive holds every segment from \w+ to \w+ \(\d+\)/, 'plan says which segments');
+like($out, qr/WAL: +\Q$archive[0]\E: \d+ segments, [\d.]+ MB stored/, 'and what each destination holds of them');
 ($rc, $out, $err) = run_stripebackup('verify', $location, '--archive', join(',', @archive));
 is($rc, 0, 'verify: the backup and its WAL are good');
 like($out, qr/WAL: +\d+ files from \w+ to \w+ checked whole/, 'verify read the WAL recovery from it needs');
@@ -148,6 +149,8 @@ like($err, qr/NOTICE: +the WAL archive holds every file from "\w+" to "\w+" \(\d
 	"SELECT count(*) FROM stripe_restore_plan($backup, target => 'latest', target_timeline => 'current')");
 like($err, qr/NOTICE: +the WAL archive holds every segment from "\w+" to "\w+" \(\d+\) for recovery on timeline 1/,
 	'stripe_restore_plan with a target: says the WAL is all there');
+like($err, qr/DETAIL: +[\d.]+ MB of WAL to replay\. \Q$archive[0]\E: \d+ segments, [\d.]+ MB stored;.* no restore has measured/,
+	'what it fetches from each destination (the archive\'s folders were never restored from: no estimate)');
 ($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_restore_plan(target_lsn => '$at{lsn}[0]')");
 is($out, '3', 'stripe_restore_plan with a target alone: the plan of a backup');
 like($err, qr/NOTICE: +backup $backup is the newest that ended before the lsn target/, 'the one chosen, named');
@@ -201,9 +204,12 @@ ok(!-e '/tmp/never', 'and nothing is created');
 my $newer = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
 my $start_segment = $node->safe_psql('postgres',
 	"SELECT pg_walfile_name(start_lsn) FROM stripe_backups WHERE id = $newer");
-my $expired = $node->safe_psql('postgres',
+my $expired;
+($rc, $expired, $err) = $node->psql('postgres',
 	"SELECT string_agg(coalesce(backup_id::text, '-') || ':' || status || ':' || removed, ',' ORDER BY backup_id) "
 	  . "FROM stripe_expire(keep_last => 1)");
+like($err, qr/NOTICE: +point-in-time recovery reaches back to \d{4}-.*, the end of backup $newer/,
+	'expire says where the PITR window now opens');
 like($expired, qr/^$backup:completed:true,-:wal:true$/, 'expire: the older backup, then the WAL before the newer one');
 my @left = map { s{.*/}{}r } map { glob("$_/wal/$sysid/*.sbw") } @archive;
 my @before = grep { /^([0-9A-F]{24})/ && substr($1, 8) lt substr($start_segment, 8) } @left;

@@ -63,6 +63,8 @@ test_recovery_wal_gaps(void)
 	   "a time target: the gap reported, not refused (PostgreSQL will not end short of it)");
 	ok(check(&w, SB_RECOVERY_LSN, "0/300010", NULL, 1, &r, &err) && r.complete && !r.refuse && r.segments == 2,
 	   "an LSN before the gap: complete, segments 2 and 3");
+	ok(r.held[0] + r.held[1] == 2 && r.raw_bytes == 2 * (uint64_t) TH_WAL_SEGMENT &&
+	   r.stored_bytes[0] + r.stored_bytes[1] > 0, "what each destination holds of them: 2 segments in all");
 	ok(check(&w, SB_RECOVERY_LSN, "0/500000", NULL, 1, &r, &err) && !r.complete && r.refuse,
 	   "an LSN beyond the gap: refused");
 	ok(!check(&w, SB_RECOVERY_LSN, "0/100000", NULL, 1, &r, &err) && err.code == SB_EINVAL,
