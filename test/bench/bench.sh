@@ -17,33 +17,14 @@ set -euo pipefail
 scale=${1:-60}
 runs=${2:-3}
 big_scale=${3:-0}
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-dir=${BENCH_DIR:-/tmp/stripebackup-bench}
-
-if [[ $(id -u) -eq 0 ]]; then
-	bash "$repo/scripts/install-deps.sh" --bench
-	make -s -C "$repo" all install >/dev/null
-	mkdir -p "$dir"
-	chown postgres: "$dir"
-	exec runuser -u postgres -- env BENCH_DIR="$dir" bash "${BASH_SOURCE[0]}" "$@"
-fi
-
-bindir=$(pg_config --bindir)
-export PATH="$bindir:$PATH"
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DIR=${BENCH_DIR:-/tmp/stripebackup-bench}
+BENCH_ARGS=("$@")
+. "$REPO/test/bench/common.sh"
+repo=$REPO
+dir=$DIR
 port=55498
 data="$dir/main"
-results="$dir/results"
-mkdir -p "$results"
-: > "$results/times"
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.3f", a - b }'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
-psql_() { psql -h "$dir" -p "${PORT:-$port}" -XAtq -d postgres -v ON_ERROR_STOP=1 "$@"; }
-record() { echo "$1 $2" >> "$results/times"; }	# name seconds
-median() { awk -v k="$1" '$1 == k { print $2 }' "$results/times" | sort -g |
-	awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
-say() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
 
 # ---------- the clusters ----------
 
