@@ -28,7 +28,9 @@ my $id = $node->safe_psql('postgres',
 my $during = $node->safe_psql('postgres', 'SELECT count(*) FROM pgbench_history');
 $node->poll_query_until('postgres', "SELECT count(*) > $during FROM pgbench_history")
   or die 'pgbench stopped writing during the backup';
-$pgbench->signal('INT');
+# TERM, not INT: a test suite started in the background of a shell
+# without job control has SIGINT ignored, and pgbench inherits that.
+$pgbench->signal('TERM');
 $pgbench->finish;
 
 my $row = $node->safe_psql('postgres',
