@@ -8,7 +8,9 @@
 #   make quickstart      build, then back up and restore a throwaway cluster
 #   make unit            engine unit tests only (no PostgreSQL needed)
 #   make bench           throughput beside pg_basebackup, pgBackRest and fio
-#   make unit-asan       the same under AddressSanitizer and UBSan (gcc), as CI runs them
+#   make bench-wal       WAL archiving and fetching beside pgBackRest and basic_archive
+#   make bench-devices   balance and source reads on devices slowed by the kernel (root)
+#   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
 #   make fuzz            build the libFuzzer targets (clang: scripts/install-deps.sh --fuzz)
@@ -170,7 +172,11 @@ bench:
 bench-wal:
 	bash test/bench/wal_archive.sh $(or $(SEGMENTS),64) $(or $(RUNS),3) $(or $(LAG_SECONDS),300)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal
+# Devices slowed by the kernel (loop devices, blkio throttling; needs root): make bench-devices
+bench-devices:
+	bash test/bench/devices.sh $(or $(SCALE),20) $(or $(SLOW),30) $(or $(FAST),120) $(or $(SOURCE),50)
+
+.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices
 
 # ---------- sanitizers ----------
 #

@@ -59,7 +59,9 @@ create_usage(void)
 	printf("      --queue-depth=N      reads or writes in flight per file (default %d)\n",
 		   SB_DEFAULT_QUEUE_DEPTH);
 	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
-	printf("      --direct-io          read what the page cache lacks with O_DIRECT; keep stripes out of it\n");
+	printf("      --no-direct-io       go through the page cache (default: read what it lacks with\n"
+		   "                           O_DIRECT and keep the stripes out of it, so that each\n"
+		   "                           destination's share follows its real speed)\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
@@ -184,6 +186,7 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		{"io-method", required_argument, NULL, 5},
 		{"queue-depth", required_argument, NULL, 6},
 		{"direct-io", no_argument, NULL, 7},
+		{"no-direct-io", no_argument, NULL, 10},
 		{"max-rate", required_argument, NULL, 8},
 		{"max-memory", required_argument, NULL, 9},
 		{"help", no_argument, NULL, 'h'},
@@ -220,6 +223,9 @@ parse_args(int argc, char **argv, CreateArgs *a)
 				break;
 			case 7:
 				a->options.direct_io = true;
+				break;
+			case 10:
+				a->options.direct_io = false;
 				break;
 			case 8:
 				a->max_rate_text = optarg;
@@ -394,6 +400,12 @@ cmd_create(int argc, char **argv)
 	a.options.level = 1;
 	a.options.balance = SB_BALANCE_ADAPTIVE;
 	a.options.detect_holes = true;
+
+	/*
+	 * Buffered writes make every destination look fast until the final sync,
+	 * so adaptive balance would split by the page cache, not by the devices.
+	 */
+	a.options.direct_io = true;
 	a.options.tool = SB_TOOL_NAME;
 	strftime(a.default_name, sizeof(a.default_name), "%Y%m%dT%H%M%SZ", gmtime(&now));
 	a.options.name = a.default_name;
