@@ -79,12 +79,6 @@ add_u64(Builder *b, cJSON *parent, const char *key, uint64_t v)
 }
 
 static void
-add_i64(Builder *b, cJSON *parent, const char *key, int64_t v)
-{
-	add_integer(b, parent, key, v < 0, v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v);
-}
-
-static void
 add_str(Builder *b, cJSON *parent, const char *key, const char *v)
 {
 	add(b, parent, key, v ? cJSON_CreateString(v) : cJSON_CreateNull());
@@ -174,6 +168,138 @@ add_pair(Builder *b, cJSON *array, uint64_t x, uint64_t y)
 	}
 }
 
+/* ---------- the entries, written as text ---------- */
+
+/*
+ * The entries are most of a manifest (one per file), so they are written
+ * straight into the text rather than built as a cJSON tree first: a tree
+ * costs about a kilobyte a file, text about 150 bytes.  The output is what
+ * cJSON_PrintUnformatted writes for the same values.
+ */
+typedef struct Text
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+	bool		ok;				/* false once an allocation failed */
+	const char *too_large;		/* key of an integer JSON cannot hold exactly */
+} Text;
+
+static void
+text_append(Text *t, const char *s, size_t n)
+{
+	if (!t->ok)
+		return;
+	if (t->len + n + 1 > t->cap)
+	{
+		size_t		cap = t->cap ? t->cap : 4096;
+		char	   *bigger;
+
+		while (t->len + n + 1 > cap)
+			cap *= 2;
+		bigger = realloc(t->data, cap);
+		if (bigger == NULL)
+		{
+			t->ok = false;
+			return;
+		}
+		t->data = bigger;
+		t->cap = cap;
+	}
+	memcpy(t->data + t->len, s, n);
+	t->len += n;
+	t->data[t->len] = '\0';
+}
+
+static void
+text_puts(Text *t, const char *s)
+{
+	text_append(t, s, strlen(s));
+}
+
+/* A JSON string: quotes and backslashes escaped, control characters as \u00XX. */
+static void
+text_string(Text *t, const char *s)
+{
+	const char *run = s;
+
+	text_puts(t, "\"");
+	for (; *s; s++)
+	{
+		unsigned char c = (unsigned char) *s;
+		char		esc[8];
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		text_append(t, run, (size_t) (s - run));
+		if (c == '"' || c == '\\')
+			snprintf(esc, sizeof(esc), "\\%c", c);
+		else
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+		text_puts(t, esc);
+		run = s + 1;
+	}
+	text_append(t, run, (size_t) (s - run));
+	text_puts(t, "\"");
+}
+
+/* ,"KEY": (no comma before the first member of an object) */
+static void
+text_key(Text *t, const char *key, bool first)
+{
+	if (!first)
+		text_puts(t, ",");
+	text_string(t, key);
+	text_puts(t, ":");
+}
+
+static void
+text_integer(Text *t, const char *what, bool negative, uint64_t magnitude)
+{
+	char		num[32];
+
+	if (magnitude > (uint64_t) JSON_MAX_INTEGER)
+	{
+		t->ok = false;
+		if (t->too_large == NULL)
+			t->too_large = what;
+		return;
+	}
+	snprintf(num, sizeof(num), "%s%" PRIu64, negative ? "-" : "", magnitude);
+	text_puts(t, num);
+}
+
+static void
+text_u64(Text *t, const char *key, uint64_t v)
+{
+	text_key(t, key, false);
+	text_integer(t, key, false, v);
+}
+
+/* V under KEY, or as hex under HEX_KEY when it is not plain UTF-8. */
+static void
+text_name(Text *t, const char *key, const char *hex_key, const char *v, bool first)
+{
+	size_t		i;
+
+	if (is_plain_utf8(v))
+	{
+		text_key(t, key, first);
+		text_string(t, v);
+		return;
+	}
+	text_key(t, hex_key, first);
+	text_puts(t, "\"");
+	for (i = 0; v[i]; i++)
+	{
+		char		hex[3];
+
+		snprintf(hex, sizeof(hex), "%02x", (unsigned char) v[i]);
+		text_append(t, hex, 2);
+	}
+	text_puts(t, "\"");
+}
+
 static const char *
 entry_type_name(SbEntryType type)
 {
@@ -181,35 +307,65 @@ entry_type_name(SbEntryType type)
 }
 
 static void
-add_entry(Builder *b, cJSON *array, const SbEntry *e)
+text_extents(Text *t, const SbEntry *e)
 {
-	cJSON	   *o = add(b, array, NULL, cJSON_CreateObject());
-	char		text[16];
 	uint32_t	i;
 
-	if (o == NULL)
-		return;
-	add_name(b, o, "path", "encoded_path", e->path);
-	add_str(b, o, "type", entry_type_name(e->type));
-	snprintf(text, sizeof(text), "%04o", e->mode & 07777);
-	add_str(b, o, "mode", text);
-	add_i64(b, o, "mtime", e->mtime);
-	if (e->type == SB_ENTRY_SYMLINK)
-		add_name(b, o, "target", "encoded_target", e->link_target);
-	if (e->type != SB_ENTRY_FILE)
-		return;
-	add_u64(b, o, "size", e->size);
-	snprintf(text, sizeof(text), "%08x", e->crc32c);
-	add_str(b, o, "crc32c", text);
-	add_u64(b, o, "stream_offset", e->stream_offset);
-	add_u64(b, o, "stream_length", e->stream_length);
-	if (e->sparse)
+	text_key(t, "extents", false);
+	text_puts(t, "[");
+	for (i = 0; i < e->nextents; i++)
 	{
-		cJSON	   *ext = add(b, o, "extents", cJSON_CreateArray());
-
-		for (i = 0; ext != NULL && i < e->nextents; i++)
-			add_pair(b, ext, e->extents[i].offset, e->extents[i].length);
+		text_puts(t, i == 0 ? "[" : ",[");
+		text_integer(t, "extents", false, e->extents[i].offset);
+		text_puts(t, ",");
+		text_integer(t, "extents", false, e->extents[i].length);
+		text_puts(t, "]");
 	}
+	text_puts(t, "]");
+}
+
+static void
+text_entry(Text *t, const SbEntry *e, bool first)
+{
+	char		field[24];
+
+	text_puts(t, first ? "{" : ",{");
+	text_name(t, "path", "encoded_path", e->path, true);
+	text_key(t, "type", false);
+	text_string(t, entry_type_name(e->type));
+	snprintf(field, sizeof(field), "%04o", e->mode & 07777);
+	text_key(t, "mode", false);
+	text_string(t, field);
+	text_key(t, "mtime", false);
+	text_integer(t, "mtime", e->mtime < 0,
+				 e->mtime < 0 ? (uint64_t) 0 - (uint64_t) e->mtime : (uint64_t) e->mtime);
+	if (e->type == SB_ENTRY_SYMLINK)
+		text_name(t, "target", "encoded_target", e->link_target, false);
+	if (e->type == SB_ENTRY_FILE)
+	{
+		text_u64(t, "size", e->size);
+		snprintf(field, sizeof(field), "%08x", e->crc32c);
+		text_key(t, "crc32c", false);
+		text_string(t, field);
+		text_u64(t, "stream_offset", e->stream_offset);
+		text_u64(t, "stream_length", e->stream_length);
+		if (e->sparse)
+			text_extents(t, e);
+	}
+	text_puts(t, "}");
+}
+
+/* ,"entries":[...]} after the rest of the object, printed by cJSON without its closing brace. */
+static void
+text_entries(Text *t, const SbManifest *m)
+{
+	size_t		i;
+
+	text_key(t, "entries", false);
+	text_puts(t, "[");
+	for (i = 0; t->ok && i < m->nentries; i++)
+		text_entry(t, &m->entries[i], i == 0);
+	text_puts(t, "]}");
 }
 
 static void
@@ -280,8 +436,17 @@ add_header(Builder *b, cJSON *root, const SbManifest *m)
 	add_u64(b, root, "chunks", m->total_chunks);
 }
 
-char *
-sb_manifest_to_json(const SbManifest *m, SbError *err)
+static bool
+too_large(SbError *err, const char *key)
+{
+	return sb_error_set(err, SB_EINVAL,
+						"manifest field \"%s\" is larger than 2^53, the largest integer JSON holds exactly",
+						key);
+}
+
+/* The header, the caller's metadata and the stripes, as cJSON prints them (a few kilobytes). */
+static char *
+print_head(const SbManifest *m, SbError *err)
 {
 	Builder		b = {true, NULL};
 	cJSON	   *root = cJSON_CreateObject();
@@ -291,7 +456,7 @@ sb_manifest_to_json(const SbManifest *m, SbError *err)
 
 	if (root == NULL)
 	{
-		sb_error_set(err, SB_ENOMEM, "out of memory");
+		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
 		return NULL;
 	}
 	add_header(&b, root, m);
@@ -311,19 +476,36 @@ sb_manifest_to_json(const SbManifest *m, SbError *err)
 	array = add(&b, root, "stripes", cJSON_CreateArray());
 	for (i = 0; array != NULL && i < m->nstripes; i++)
 		add_stripe(&b, array, &m->stripes[i]);
-	array = add(&b, root, "entries", cJSON_CreateArray());
-	for (i = 0; array != NULL && i < m->nentries; i++)
-		add_entry(&b, array, &m->entries[i]);
 	if (b.ok)
 		text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
 	if (b.too_large != NULL)
-		sb_error_set(err, SB_EINVAL,
-					 "manifest field \"%s\" is larger than 2^53, the largest integer JSON holds exactly",
-					 b.too_large);
+		too_large(err, b.too_large);
 	else if (text == NULL)
 		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
 	return text;
+}
+
+char *
+sb_manifest_to_json(const SbManifest *m, SbError *err)
+{
+	Text		t = {NULL, 0, 0, true, NULL};
+	char	   *head = print_head(m, err);
+
+	if (head == NULL)
+		return NULL;
+	/* the head ends with the object's closing brace: the entries go before it */
+	text_append(&t, head, strlen(head) - 1);
+	free(head);
+	text_entries(&t, m);
+	if (t.ok)
+		return t.data;
+	free(t.data);
+	if (t.too_large != NULL)
+		too_large(err, t.too_large);
+	else
+		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
+	return NULL;
 }
 
 /* ---------- reading ---------- */

@@ -146,6 +146,7 @@ sample_manifest(void)
 	add(m, "dir/past-max-\xf4\x90\x80\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false,
 		NULL);
 	add(m, "dir/smile-\xf0\x9f\x98\x80", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
+	add(m, "dir/quote\"back\\slash", SB_ENTRY_FILE, 0600, 1, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "pg_tblspc", SB_ENTRY_DIR, 0700, 1700000005, 0, 0, 0, NULL, 0, false, NULL);
 	add(m, "pg_tblspc/16385", SB_ENTRY_SYMLINK, 0777, INT64_C(1) << 40, 0, 0, 0, NULL, 0, false,
 		"/\xfe\xff/target");
@@ -311,6 +312,7 @@ test_manifest_json_roundtrip(void)
 	like(json, "\"encoded_target\":\"2ffeff2f746172676574\"", "a link target is written as hex");
 	like(json, "\"path\":\"dir/\xe2\x82\xac-euro\"", "valid UTF-8 stays plain");
 	like(json, "\"path\":\"dir/smile-\xf0\x9f\x98\x80\"", "a 4-byte UTF-8 sequence stays plain");
+	like(json, "\"path\":\"dir/quote\\\"back\\\\slash\"", "quotes and backslashes are escaped");
 	like(json, "\"encoded_path\":\"6469722f6f7665726c6f6e672dc0af\"",
 		 "an overlong UTF-8 form is written as hex");
 	like(json, "\"encoded_path\":\"6469722f737572726f676174652deda080\"",
