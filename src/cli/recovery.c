@@ -89,8 +89,8 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 			   w->from, w->to, (unsigned long long) w->segments, w->timeline);
 		for (i = 0; i < r->ndests; i++)
 			if (w->held[i] > 0)
-				printf("WAL:     %s: %u segments, %.1f MB stored\n", r->dests[i], w->held[i],
-					   (double) w->stored_bytes[i] / 1e6);
+				printf("WAL:     %s: %u %s, %.1f MB stored\n", r->dests[i], w->held[i],
+					   w->held[i] == 1 ? "segment" : "segments", (double) w->stored_bytes[i] / 1e6);
 	}
 	else if (!w->refuse)
 		fprintf(stderr, "%s: warning: the WAL archive has a gap after the backup: %s; PostgreSQL stops "

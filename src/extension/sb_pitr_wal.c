@@ -59,8 +59,8 @@ fetch_detail(const SbWalDests *where, const SbRecoveryWal *r)
 
 		if (r->held[i] == 0)
 			continue;
-		appendStringInfo(&out, " %s: %u segments, %.1f MB stored", where->paths[i], r->held[i],
-						 (double) r->stored_bytes[i] / 1e6);
+		appendStringInfo(&out, " %s: %u %s, %.1f MB stored", where->paths[i], r->held[i],
+						 r->held[i] == 1 ? "segment" : "segments", (double) r->stored_bytes[i] / 1e6);
 		if (speed > 0)
 			seconds = Max(seconds, (double) r->stored_bytes[i] / 1e6 / speed);
 		known = known && speed > 0;
