@@ -922,22 +922,183 @@ parse_stripes(const cJSON *root, SbManifest *m, SbError *err)
 	return true;
 }
 
-static bool
-parse_entries(const cJSON *root, SbManifest *m, SbError *err)
-{
-	const cJSON *array = cJSON_GetObjectItemCaseSensitive(root, "entries");
-	const cJSON *item;
+/* ---------- the entries, read one at a time ---------- */
 
-	if (!cJSON_IsArray(array))
-		return bad(err, "missing array", "entries");
-	cJSON_ArrayForEach(item, array)
+/*
+ * A cJSON tree of every entry would cost about a kilobyte a file, so the
+ * reader finds the top-level "entries" array in the text, hands cJSON the
+ * rest with an empty array in its place, and parses each entry on its own.
+ * The scanner below only delimits values (strings, nesting); cJSON checks
+ * every piece it delimits, and the pieces put back together are the text.
+ */
+
+static const char *
+skip_space(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* Just past the closing quote of the string at P; NULL if it does not end. */
+static const char *
+skip_string(const char *p, const char *end)
+{
+	for (p++; p < end; p++)
 	{
-		if (!cJSON_IsObject(item))
-			return bad(err, "bad item in", "entries");
-		if (!parse_entry(item, m, err))
-			return false;
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
 	}
-	return true;
+	return NULL;
+}
+
+static bool
+ends_scalar(char c)
+{
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Just past the value at P (an object or array with all it holds); NULL if it does not end. */
+static const char *
+skip_value(const char *p, const char *end)
+{
+	int			depth = 0;
+
+	if (p < end && *p != '"' && *p != '{' && *p != '[')
+	{
+		while (p < end && !ends_scalar(*p))
+			p++;
+		return p;
+	}
+	while (p < end)
+	{
+		if (*p == '"')
+		{
+			if ((p = skip_string(p, end)) == NULL)
+				return NULL;
+			if (depth == 0)
+				return p;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+typedef enum EntriesFound
+{
+	ENTRIES_FOUND,
+	ENTRIES_ABSENT,				/* or text the scanner cannot follow: cJSON says why */
+	ENTRIES_TWICE,
+	ESCAPED_KEY					/* a writer writes every key as it is */
+} EntriesFound;
+
+/* Where the top-level "entries" array is: [*START, *STOP), brackets included. */
+static EntriesFound
+find_entries(const char *text, size_t len, const char **start, const char **stop)
+{
+	const char *end = text + len;
+	const char *p = skip_space(text, end);
+	EntriesFound found = ENTRIES_ABSENT;
+	bool		seen = false;
+
+	if (p >= end || *p != '{')
+		return ENTRIES_ABSENT;
+	p = skip_space(p + 1, end);
+	while (p < end && *p == '"')
+	{
+		const char *key = p;
+		const char *key_end = skip_string(p, end);
+		const char *value;
+
+		if (key_end == NULL)
+			return ENTRIES_ABSENT;
+		if (memchr(key, '\\', (size_t) (key_end - key)) != NULL)
+			return ESCAPED_KEY;
+		p = skip_space(key_end, end);
+		if (p >= end || *p != ':')
+			return ENTRIES_ABSENT;
+		value = skip_space(p + 1, end);
+		if ((p = skip_value(value, end)) == NULL)
+			return ENTRIES_ABSENT;
+		if (key_end - key == 9 && memcmp(key, "\"entries\"", 9) == 0)
+		{
+			if (seen)
+				return ENTRIES_TWICE;
+			seen = true;
+			if (*value == '[')
+			{
+				found = ENTRIES_FOUND;
+				*start = value;
+				*stop = p;
+			}
+		}
+		p = skip_space(p, end);
+		if (p < end && *p == ',')
+			p = skip_space(p + 1, end);
+	}
+	return found;
+}
+
+/* The text with "[]" for the entries array [START, STOP); *LEN its length. */
+static char *
+without_entries(const char *text, size_t len, const char *start, const char *stop,
+				size_t *out_len, SbError *err)
+{
+	size_t		before = (size_t) (start - text);
+	size_t		after = len - (size_t) (stop - text);
+	char	   *doc = sb_alloc(before + 2 + after + 1, err);
+
+	if (doc == NULL)
+		return NULL;
+	memcpy(doc, text, before);
+	memcpy(doc + before, "[]", 2);
+	memcpy(doc + before + 2, stop, after);
+	doc[before + 2 + after] = '\0';
+	*out_len = before + 2 + after;
+	return doc;
+}
+
+/* Each object of the array [START, STOP), parsed and added on its own. */
+static bool
+parse_entries(const char *start, const char *stop, SbManifest *m, SbError *err)
+{
+	const char *p = skip_space(start + 1, stop);
+
+	if (p < stop && *p == ']')
+		return p + 1 == stop ? true : bad(err, "bad array", "entries");
+	for (;;)
+	{
+		const char *item_end = p < stop && *p == '{' ? skip_value(p, stop) : NULL;
+		const char *parsed_end = NULL;
+		cJSON	   *item;
+		bool		ok;
+
+		if (item_end == NULL)
+			return bad(err, "bad item in", "entries");
+		item = cJSON_ParseWithLengthOpts(p, (size_t) (item_end - p), &parsed_end, false);
+		if (item == NULL || parsed_end != item_end)
+		{
+			cJSON_Delete(item);
+			return sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
+		}
+		ok = parse_entry(item, m, err);
+		cJSON_Delete(item);
+		if (!ok)
+			return false;
+		p = skip_space(item_end, stop);
+		if (p < stop && *p == ']')
+			return p + 1 == stop ? true : bad(err, "bad array", "entries");
+		if (p >= stop || *p != ',')
+			return sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
+		p = skip_space(p + 1, stop);
+	}
 }
 
 /* After the JSON value only white space may follow (the writer ends it with a newline). */
@@ -950,27 +1111,52 @@ only_space_after(const char *end, const char *text, size_t len)
 	return true;
 }
 
+/* The manifest's fields but its entries, from DOC (the text, or the text without its entries). */
+static bool
+parse_head(const char *doc, size_t doc_len, const char *text, size_t len, SbManifest *m,
+		   SbError *err)
+{
+	const char *end = NULL;
+	cJSON	   *root = cJSON_ParseWithLengthOpts(doc, doc_len, &end, false);
+	bool		ok;
+
+	if (root == NULL || !cJSON_IsObject(root) || !only_space_after(end, doc, doc_len))
+		ok = sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
+	else
+		ok = check_version(root, m, err) && sb_manifest_check_integer_text(text, len, err) &&
+			parse_header(root, m, err) && parse_stripes(root, m, err);
+	cJSON_Delete(root);
+	return ok;
+}
+
 SbManifest *
 sb_manifest_from_json(const char *text, size_t len, SbError *err)
 {
-	const char *end = NULL;
-	cJSON	   *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
+	const char *start = NULL;
+	const char *stop = NULL;
+	EntriesFound found = find_entries(text, len, &start, &stop);
 	SbManifest *m = sb_manifest_new();
+	char	   *doc = NULL;
+	size_t		doc_len = len;
 	bool		ok;
 
 	sb_error_clear(err);
 	if (m == NULL)
 		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
-	else if (root == NULL || !cJSON_IsObject(root) || !only_space_after(end, text, len))
-		ok = sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
+	else if (found == ENTRIES_TWICE)
+		ok = bad(err, "field given twice:", "entries");
+	else if (found == ESCAPED_KEY)
+		ok = sb_error_set(err, SB_ECORRUPT, "manifest: a top-level key is written with escapes");
 	else
-		ok = check_version(root, m, err) && sb_manifest_check_integer_text(text, len, err) &&
-			parse_header(root, m, err) && parse_stripes(root, m, err) &&
-			parse_entries(root, m, err) && sb_manifest_index(m, err) &&
-			sb_sha256(text, len, m->json_sha256, err);
+		ok = (found != ENTRIES_FOUND ||
+			  (doc = without_entries(text, len, start, stop, &doc_len, err)) != NULL) &&
+			parse_head(doc ? doc : text, doc_len, text, len, m, err) &&
+			(found == ENTRIES_FOUND ? parse_entries(start, stop, m, err) :
+			 bad(err, "missing array", "entries")) &&
+			sb_manifest_index(m, err) && sb_sha256(text, len, m->json_sha256, err);
+	free(doc);
 	if (ok)
 		m->json_length = len;
-	cJSON_Delete(root);
 	if (!ok)
 	{
 		sb_manifest_free(m);

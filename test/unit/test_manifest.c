@@ -829,6 +829,17 @@ test_manifest_strict_text(void)
 		"a format version with a sign"},
 		{"\"format_version\":\"2.0\"", "\"format_version\":\"2.0beta\"", "format_version",
 		"a format version with a tail"},
+		/* The entries are read one at a time (not as one cJSON tree); what they sit in, strictly. */
+		{"\"entries\":[", "\"entries\":[],\"entries\":[", "given twice: \"entries\"",
+		"the entries twice"},
+		{"\"entries\":[", "\"entries\":5,\"entries\":[", "given twice: \"entries\"",
+		"a number, then the entries"},
+		{"\"stripes\":", "\"str\\u0069pes\":", "written with escapes", "an escaped top-level key"},
+		{"\"entries\":[", "\"entries\":[5,", "bad item in \"entries\"", "a number among the entries"},
+		{"},{\"path\":\"dir\"", "} {\"path\":\"dir\"", "not valid JSON", "entries without a comma"},
+		{"},{\"path\":\"dir\"", "},,{\"path\":\"dir\"", "bad item in", "two commas between entries"},
+		{"\"type\":\"dir\"", "\"type\":\"dir\"]", "not valid JSON", "a bracket inside an entry"},
+		{"\"entries\":[", "\"entries\":", "valid JSON", "the entries without their bracket"},
 	};
 	size_t		i;
 
