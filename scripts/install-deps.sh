@@ -13,7 +13,7 @@ packages=(
 	postgresql-15 postgresql-client-15 postgresql-server-dev-15
 	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev libssl-dev
 	libipc-run-perl postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
-	zstd libxml2-utils
+	zstd libxml2-utils time
 	gcovr
 )
 for arg in "$@"; do

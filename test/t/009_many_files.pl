@@ -1,0 +1,81 @@
+# A tree of 100,000 small files round trips through the command (create,
+# verify, plan, restore), and no command's memory grows with the file count
+# past its budget: the chunk buffers (16 x 1 MiB by default) plus 64 MiB.
+# A million files is the benchmark's (issue "Millions of files").
+use strict;
+use warnings;
+
+use Digest::MD5;
+use File::Find;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+my $budget_kib = (16 + 64) * 1024;
+
+# Every file's path and contents, in one digest.
+sub tree_digest
+{
+	my ($root) = @_;
+	my @files;
+	find({ wanted => sub { push @files, $File::Find::name if -f $_ }, no_chdir => 1 }, $root);
+	my $md5 = Digest::MD5->new;
+	for my $f (sort @files)
+	{
+		open(my $in, '<', $f) or die "$f: $!";
+		binmode $in;
+		(my $rel = $f) =~ s/^\Q$root\E//;
+		$md5->add($rel, "\0");
+		$md5->addfile($in);
+		close $in;
+	}
+	return (scalar @files, $md5->hexdigest);
+}
+
+# Run the command under GNU time: (exit status, peak RSS in KiB, stderr).
+sub run_measured
+{
+	my @args = @_;
+	my ($out, $err);
+	IPC::Run::run([ '/usr/bin/time', '-f', 'peak-rss-kib %M', 'stripebackup', @args ],
+		'>', \$out, '2>', \$err);
+	my $rc = $? >> 8;
+	my ($rss) = $err =~ /peak-rss-kib (\d+)/;
+	return ($rc, $rss // 0, $err);
+}
+
+my $base = PostgreSQL::Test::Utils::tempdir();
+my $source = "$base/source";
+mkdir $source or die $!;
+for my $d (0 .. 99)
+{
+	mkdir "$source/$d" or die $!;
+	for my $f (0 .. 999)
+	{
+		open(my $out, '>', "$source/$d/$f") or die $!;
+		print $out "$d/$f\n" x (1 + $f % 16);
+		close $out or die $!;
+	}
+}
+my ($count, $digest) = tree_digest($source);
+is($count, 100_000, 'the source holds 100,000 files');
+
+my @dests = make_destinations(2);
+my $location = "$dests[0]/many";
+my %steps = (
+	create => [ 'create', '--source', $source, '--dest', $dests[0], '--dest', $dests[1],
+		'--name', 'many', '--no-progress' ],
+	verify => [ 'verify', $location ],
+	plan => [ 'plan', $location ],
+	restore => [ 'restore', $location, '--target', "$base/restored", '--no-progress' ],);
+for my $step (qw(create verify plan restore))
+{
+	my ($rc, $rss, $err) = run_measured(@{ $steps{$step} });
+	is($rc, 0, "$step of 100,000 files succeeds") or diag($err);
+	ok($rss > 0 && $rss <= $budget_kib,
+		sprintf('%s: peak RSS %.1f MiB, within %d MiB', $step, $rss / 1024, $budget_kib / 1024));
+}
+is_deeply([ tree_digest("$base/restored") ], [ $count, $digest ],
+	'the restored tree is the source, file for file and byte for byte');
+
+done_testing();
