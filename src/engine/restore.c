@@ -4,7 +4,8 @@
  *
  * 1. the target (and every relocation's directory) must be absent or empty;
  * 2. every directory and file is created (files at their full size, so holes
- * stay holes); 3. the read pipeline checks every chunk and writes its pieces
+ * stay holes; a file whose data is all in one chunk is created as that
+ * chunk is written); 3. the read pipeline checks every chunk and writes its pieces
  * at their offsets, adding each piece's CRC into its file's (file_check.h);
  * 4. every file must then have the manifest's size and CRC-32C; 5. links,
  * modes and times are set, directories last; 6. one syncfs() per file system
@@ -200,6 +201,18 @@ create_dir(const Place *p, SbError *err)
 							  p->dir->path, p->rel);
 }
 
+/*
+ * A file whose data lies whole in one chunk (most files of a cluster of many
+ * small ones) is created when that chunk arrives, written and closed in one
+ * go: one open instead of two.
+ */
+static bool
+written_whole(const SbManifest *m, const SbEntry *e)
+{
+	return e->type == SB_ENTRY_FILE && !e->sparse && e->size > 0 &&
+		e->stream_offset / m->chunk_size == (e->stream_offset + e->size - 1) / m->chunk_size;
+}
+
 static bool
 create_file(const Place *p, const SbEntry *e, SbError *err)
 {
@@ -215,11 +228,38 @@ create_file(const Place *p, const SbEntry *e, SbError *err)
 	return ok;
 }
 
-/* Directories and empty files at full size, before any data arrives. */
+/* The folder that holds the entry before: entries come folder by folder. */
+typedef struct MadeParent
+{
+	const OutDir *dir;
+	const char *rel;
+	size_t		len;
+} MadeParent;
+
+/* Make the folders above P, unless they are those made for the entry before. */
+static bool
+make_parents(MadeParent *made, const Place *p, SbError *err)
+{
+	const char *slash = strrchr(p->rel, '/');
+	size_t		len = slash ? (size_t) (slash - p->rel) : 0;
+
+	if (len == 0 ||
+		(made->dir == p->dir && made->len == len && strncmp(made->rel, p->rel, len) == 0))
+		return true;
+	if (!sb_make_parents_beneath(p->dir->fd, p->rel, err))
+		return false;
+	made->dir = p->dir;
+	made->rel = p->rel;
+	made->len = len;
+	return true;
+}
+
+/* Directories and empty files at full size, before any data arrives (but written_whole ones). */
 static bool
 create_tree(RestoreTarget *t, SbError *err)
 {
 	const SbManifest *m = t->manifest;
+	MadeParent	made = {NULL, NULL, 0};
 	size_t		i;
 
 	for (i = 0; i < m->nentries; i++)
@@ -230,10 +270,10 @@ create_tree(RestoreTarget *t, SbError *err)
 
 		if (strcmp(e->path, ".") == 0 || e->type == SB_ENTRY_SYMLINK)
 			continue;
-		ok = strcmp(p.rel, ".") == 0 || sb_make_parents_beneath(p.dir->fd, p.rel, err);
+		ok = strcmp(p.rel, ".") == 0 || make_parents(&made, &p, err);
 		if (ok && e->type == SB_ENTRY_DIR)
 			ok = create_dir(&p, err);
-		else if (ok)
+		else if (ok && !written_whole(m, e))
 			ok = create_file(&p, e, err);
 		if (!ok)
 			return false;
@@ -253,12 +293,16 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 	sb_piece_iter_init(&it, t->manifest, chunk_id);
 	while (sb_piece_iter_next(&it, &piece))
 	{
-		Place		p = locate(t, t->manifest->entries[piece.entry].path);
-		int			fd = sb_open_beneath(p.dir->fd, p.rel, O_WRONLY, 0);
+		const SbEntry *e = &t->manifest->entries[piece.entry];
+		Place		p = locate(t, e->path);
+		bool		whole = written_whole(t->manifest, e);
+		int			fd = sb_open_beneath(p.dir->fd, p.rel,
+										 whole ? O_WRONLY | O_CREAT | O_EXCL : O_WRONLY, 0600);
 		bool		ok;
 
 		if (fd < 0)
-			return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
+			return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"",
+									  whole ? "create" : "open", p.dir->path, p.rel);
 		ok = sb_pwrite_all(fd, raw + piece.chunk_offset, piece.length, piece.file_offset,
 						   p.rel, err);
 		close(fd);
@@ -520,17 +564,16 @@ close_all(RestoreTarget *t, bool clean)
  * checksum that lands in the wrong file, or a manifest whose file records do
  * not match its data, cannot pass for a good restore.
  */
+/* The restored file at P is E's size, as the file system says. */
 static bool
-check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err)
+check_size(const Place *p, const SbEntry *e, SbError *err)
 {
-	const SbEntry *e = &t->manifest->entries[i];
-	Place		p = locate(t, e->path);
-	int			fd = sb_open_beneath(p.dir->fd, p.rel, O_RDONLY, 0);
+	int			fd = sb_open_beneath(p->dir->fd, p->rel, O_RDONLY, 0);
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st) != 0)
 	{
-		sb_error_set_errno(err, errno, "could not check \"%s/%s\"", p.dir->path, p.rel);
+		sb_error_set_errno(err, errno, "could not check \"%s/%s\"", p->dir->path, p->rel);
 		if (fd >= 0)
 			close(fd);
 		return false;
@@ -539,8 +582,24 @@ check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err
 	if ((uint64_t) st.st_size != e->size)
 		return sb_error_set(err, SB_ECORRUPT,
 							"restored file \"%s/%s\" is %llu bytes long, the manifest records %llu",
-							p.dir->path, p.rel, (unsigned long long) st.st_size,
+							p->dir->path, p->rel, (unsigned long long) st.st_size,
 							(unsigned long long) e->size);
+	return true;
+}
+
+/*
+ * A file written whole needs no look at its size: it was created (O_EXCL)
+ * and written from its one piece, which covers it from 0 to its size, and
+ * the completeness check below says that piece was written.
+ */
+static bool
+check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err)
+{
+	const SbEntry *e = &t->manifest->entries[i];
+	Place		p = locate(t, e->path);
+
+	if (!written_whole(t->manifest, e) && !check_size(&p, e, err))
+		return false;
 	if (!sb_file_check_complete(fc, i))
 		return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s/%s\" was restored",
 							p.dir->path, p.rel);

@@ -324,7 +324,8 @@ test_relocations_canceled(void)
 		{
 			ok(th_exists(th_path(path, "%s/PG_15_202209061/5/16386", ts1)),
 			   "kept: the first tablespace's files are left in its folder");
-			ok(th_exists(th_path(path, "%s/PG_15_202209061/16401", ts2)), "kept: the second's too");
+			/* its small files are made as their chunk is written, which it may not have been */
+			ok(th_exists(th_path(path, "%s/PG_15_202209061", ts2)), "kept: the second's too");
 			ok(th_exists(th_path(path, "%s/base/1/1259", f.target)), "kept: and the target's");
 		}
 		else
