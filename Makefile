@@ -10,6 +10,7 @@
 #   make bench           throughput beside pg_basebackup, pgBackRest and fio
 #   make bench-wal       WAL archiving and fetching beside pgBackRest and basic_archive
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
+#   make bench-files     memory and files a second with 100k to 1M small files
 #   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
@@ -176,7 +177,13 @@ bench-wal:
 bench-devices:
 	bash test/bench/devices.sh $(or $(SCALE),20) $(or $(SLOW),30) $(or $(FAST),120) $(or $(SOURCE),50)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices
+# Trees of many small files through the command: make bench-files COUNTS=100000,300000,1000000
+comma := ,
+
+bench-files:
+	bash test/bench/many_files.sh $(or $(COUNTS),100000$(comma)300000$(comma)1000000) $(or $(SIZE),1024)
+
+.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files
 
 # ---------- sanitizers ----------
 #
