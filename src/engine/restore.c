@@ -204,7 +204,7 @@ create_dir(const Place *p, SbError *err)
 /*
  * A file whose data lies whole in one chunk (most files of a cluster of many
  * small ones) is created when that chunk arrives, written and closed in one
- * go: one open instead of two.
+ * go: one open instead of three (create, write, check the size).
  */
 static bool
 written_whole(const SbManifest *m, const SbEntry *e)
@@ -558,12 +558,6 @@ close_all(RestoreTarget *t, bool clean)
 	free(t->relocs);
 }
 
-/*
- * Restored file I has the manifest's size (as the file system says) and
- * CRC-32C (of the pieces written into it, combined): a chunk of the right
- * checksum that lands in the wrong file, or a manifest whose file records do
- * not match its data, cannot pass for a good restore.
- */
 /* The restored file at P is E's size, as the file system says. */
 static bool
 check_size(const Place *p, const SbEntry *e, SbError *err)
@@ -588,9 +582,13 @@ check_size(const Place *p, const SbEntry *e, SbError *err)
 }
 
 /*
- * A file written whole needs no look at its size: it was created (O_EXCL)
- * and written from its one piece, which covers it from 0 to its size, and
- * the completeness check below says that piece was written.
+ * Restored file I has the manifest's size (as the file system says) and
+ * CRC-32C (of the pieces written into it, combined): a chunk of the right
+ * checksum that lands in the wrong file, or a manifest whose file records do
+ * not match its data, cannot pass for a good restore.  A file written whole
+ * needs no look at its size: it was created (O_EXCL) and written from its
+ * one piece, which covers it from 0 to its size, and the completeness check
+ * says that piece was written.
  */
 static bool
 check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err)
