@@ -181,6 +181,7 @@ typedef struct Text
 	char	   *data;
 	size_t		len;
 	size_t		cap;
+	bool		measuring;		/* only count the bytes (LEN), write nothing */
 	bool		ok;				/* false once an allocation failed */
 	const char *too_large;		/* key of an integer JSON cannot hold exactly */
 } Text;
@@ -190,6 +191,11 @@ text_append(Text *t, const char *s, size_t n)
 {
 	if (!t->ok)
 		return;
+	if (t->measuring)
+	{
+		t->len += n;
+		return;
+	}
 	if (t->len + n + 1 > t->cap)
 	{
 		size_t		cap = t->cap ? t->cap : 4096;
@@ -486,16 +492,27 @@ print_head(const SbManifest *m, SbError *err)
 	return text;
 }
 
+/*
+ * The text is allocated once at its exact length (measured by a first pass
+ * over the entries), plus the newline sb_manifest_serialize adds: a buffer
+ * that doubles as it fills would hold up to twice the text at the end.
+ */
 char *
 sb_manifest_to_json(const SbManifest *m, SbError *err)
 {
-	Text		t = {NULL, 0, 0, true, NULL};
+	Text		size = {NULL, 0, 0, true, true, NULL};
+	Text		t = {NULL, 0, 0, false, true, NULL};
 	char	   *head = print_head(m, err);
+	size_t		head_len;
 
 	if (head == NULL)
 		return NULL;
-	/* the head ends with the object's closing brace: the entries go before it */
-	text_append(&t, head, strlen(head) - 1);
+	head_len = strlen(head) - 1;	/* without the closing brace: the entries go before it */
+	text_entries(&size, m);
+	t.cap = head_len + size.len + 2;
+	t.data = malloc(t.cap);
+	t.ok = t.data != NULL;
+	text_append(&t, head, head_len);
 	free(head);
 	text_entries(&t, m);
 	if (t.ok)
