@@ -42,7 +42,11 @@ CREATE TABLE stripe_backup_history (
 	sqlstate		text,			-- of the error that ended it
 	requested_by	name NOT NULL,
 	worker_pid		int,
-	backup_uuid		uuid			-- in every stripe of the backup
+	backup_uuid		uuid,			-- in every stripe of the backup
+	type			text NOT NULL DEFAULT 'full'
+		CHECK (type OPERATOR(pg_catalog.=) ANY
+			   (ARRAY['full', 'diff', 'incr']::pg_catalog.text[])),
+	parent_id		bigint			-- the backup a diff or incr completes
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -154,6 +158,8 @@ SELECT h.id,
 	   CASE WHEN h.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text
 				 AND NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, h.id)
 			THEN 'failed'::pg_catalog.text ELSE h.status END AS status,
+	   h.type,
+	   h.parent_id,
 	   h.started_at,
 	   h.finished_at,
 	   (h.finished_at OPERATOR(pg_catalog.-) h.started_at) AS duration,
@@ -364,13 +370,14 @@ CREATE FUNCTION stripe_backup(
 	compression text DEFAULT 'zstd',
 	compression_level int DEFAULT 1,
 	balance text DEFAULT 'adaptive',
-	wait boolean DEFAULT true)
+	wait boolean DEFAULT true,
+	type text DEFAULT 'full')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_backup'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-COMMENT ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean) IS
-'full online backup of the cluster, striped over the destinations by weight';
+COMMENT ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) IS
+'online backup of the cluster, striped over the destinations by weight: full, or of the blocks changed since the last full (diff) or the last backup (incr)';
 
 CREATE FUNCTION stripe_cancel(backup bigint) RETURNS boolean
 AS 'MODULE_PATHNAME', 'stripe_cancel'
@@ -497,7 +504,7 @@ LANGUAGE C STRICT IMMUTABLE;
 COMMENT ON FUNCTION stripebackup_version() IS 'version of the stripebackup library';
 
 -- These functions read the whole cluster and write server files.
-REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel_restore(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,

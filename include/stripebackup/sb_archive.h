@@ -25,10 +25,16 @@ typedef struct SbArchive
 	bool		authenticated;	/* a stripe's trailer records that copy's SHA-256 */
 	char	  **notes;			/* what opening found amiss: copies set aside */
 	uint32_t	nnotes;
+	struct SbArchive *parent;	/* a differential or incremental backup's: the
+								 * backup it completes, opened the same way */
 } SbArchive;
 
 /*
- * Open the backup at LOCATION: load and check its manifest copy, find each
+ * Open the backup at LOCATION and, for a differential or incremental one,
+ * the chain of backups it completes (A->parent, ...; chain.c finds each in
+ * the folders its child records, beside LOCATION first): a link missing,
+ * or not exactly the backup its child names, is SB_ENOTFOUND or
+ * SB_ECORRUPT, naming it.  Each backup: load and check its manifest copy, find each
  * stripe (next to the manifest, a backup folder copied whole, or else in the
  * backup folder of the destination it was written to) and authenticate the
  * copy against the stripes' trailers, which record the SHA-256 of the

@@ -35,6 +35,18 @@
 typedef bool (*SbReadHook) (void *arg, const char *path, int fd, uint64_t file_offset,
 							const uint8_t *data, size_t len, SbError *err);
 
+/*
+ * A backup with a parent stores, of the files the parent has (the same
+ * path and identity), only the blocks that changed.  The caller says which
+ * files are made of such blocks (for PostgreSQL: the main fork of a
+ * relation) and whether a block changed since the parent (its page LSN);
+ * blocks past the end of the parent's file are new and always stored.
+ * Called on the backup's thread, in file order.
+ */
+typedef bool (*SbFileFilter) (void *arg, const char *path);
+typedef bool (*SbBlockFilter) (void *arg, const char *path, int fd, uint64_t file_offset,
+							   const uint8_t *block);
+
 typedef struct SbBackupOptions
 {
 	const char *const *destinations;	/* absolute, existing folders */
@@ -64,6 +76,14 @@ typedef struct SbBackupOptions
 	uint64_t	expected_bytes; /* source bytes expected, for the memory check's
 								 * index estimate; 0 = unknown */
 	uint8_t		uuid[16];		/* the backup's id; all zero: a random one is made */
+
+	/* A differential or incremental backup (type not full): */
+	SbBackupType type;
+	const SbManifest *parent;	/* its parent, opened by sb_archive_open */
+	uint32_t	block_size;		/* what the block filter judges; divides chunk_size */
+	SbFileFilter file_filter;
+	SbBlockFilter block_filter;
+	void	   *filter_arg;
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;

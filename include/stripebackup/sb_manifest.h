@@ -17,8 +17,20 @@
 
 #include "stripebackup/sb_error.h"
 
+/* The stripe files' format version (format.h). */
 #define SB_FORMAT_MAJOR 2
 #define SB_FORMAT_MINOR 0
+
+/*
+ * The manifest's: 3.0 added backups of changed blocks, which a reader of
+ * 2.x would take for sparse files.  Readers read 2.x (always full) too.
+ */
+#define SB_MANIFEST_MAJOR 3
+#define SB_MANIFEST_MINOR 0
+#define SB_MANIFEST_OLDEST_MAJOR 2
+
+/* Longest file identity a manifest records ("inode:birth seconds.nanoseconds"). */
+#define SB_FILE_ID_MAX 64
 #define SB_MANIFEST_FILE "manifest.json"
 #define SB_MANIFEST_MAX_BYTES ((size_t) 1 << 31)	/* larger is not a manifest */
 #define SB_MAX_STRIPES 64
@@ -55,6 +67,18 @@ typedef enum SbCodec
 	SB_CODEC_ZSTD = 1
 } SbCodec;
 
+/*
+ * What a backup holds: everything (full), or the blocks changed since its
+ * parent, with the rest of each such file in the parent (differential:
+ * the parent is the last full backup; incremental: the last backup).
+ */
+typedef enum SbBackupType
+{
+	SB_BACKUP_FULL,
+	SB_BACKUP_DIFF,
+	SB_BACKUP_INCR
+} SbBackupType;
+
 typedef enum SbBalance
 {
 	SB_BALANCE_ADAPTIVE,
@@ -79,10 +103,30 @@ typedef struct SbEntry
 	uint64_t	stream_offset;	/* file: first byte of its data in the stream */
 	uint64_t	stream_length;	/* file: bytes of data (size minus holes) */
 	bool		sparse;			/* file: data only in extents, holes between */
+	bool		incremental;	/* file (with sparse): what lies between its
+								 * extents is in the parent backup's file of
+								 * the same path, not a hole */
 	SbExtent   *extents;		/* file, when sparse: the data regions */
 	uint32_t	nextents;
 	char	   *link_target;	/* symlink: what it points to */
+	char	   *file_id;		/* file: the source file's identity (inode and
+								 * birth time), or NULL if unknown */
 } SbEntry;
+
+/*
+ * The backup an incremental or differential one completes: which one it is
+ * (its uuid and the SHA-256 of its manifest, so no other backup can stand
+ * in for it) and where it was written.
+ */
+typedef struct SbParentRef
+{
+	uint8_t		uuid[16];
+	char	   *name;
+	uint8_t		manifest_sha256[32];
+	uint64_t	manifest_length;
+	char	  **destinations;
+	uint32_t	ndestinations;
+} SbParentRef;
 
 /* Chunks first..last (inclusive) are stored in one stripe. */
 typedef struct SbChunkRange
@@ -134,6 +178,8 @@ typedef struct SbManifest
 	int			level;
 	SbBalance	balance;
 	char	   *metadata_json;	/* the caller's JSON object, kept verbatim; may be NULL */
+	SbBackupType type;
+	SbParentRef *parent;		/* NULL for a full backup */
 
 	SbEntry    *entries;
 	size_t		nentries;
@@ -264,6 +310,13 @@ extern const char *sb_codec_name(SbCodec codec);
 extern bool sb_codec_parse(const char *name, SbCodec *codec);
 extern const char *sb_balance_name(SbBalance balance);
 extern bool sb_balance_parse(const char *name, SbBalance *balance);
+
+extern const char *sb_backup_type_name(SbBackupType type);
+extern bool sb_backup_type_parse(const char *name, SbBackupType *type);
+
+/* A copy of PARENT's identity and destinations, as a child's manifest records it. */
+extern SbParentRef *sb_parent_ref_of(const SbManifest *parent, SbError *err);
+extern void sb_parent_ref_free(SbParentRef *ref);
 
 /* "stripe-3.sbs" for stripe 3. */
 extern void sb_stripe_file_name(uint32_t number, char *buf, size_t buflen);

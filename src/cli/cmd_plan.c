@@ -43,7 +43,7 @@ format_backup_speed(const SbPlanStripe *s, char *buf, size_t len)
 }
 
 static void
-print_stripes(const SbPlan *plan)
+print_stripe_rows(const SbPlan *plan)
 {
 	uint32_t	i;
 
@@ -63,9 +63,48 @@ print_stripes(const SbPlan *plan)
 			   cli_format_bytes(s->raw_bytes, raw, sizeof(raw)),
 			   (unsigned long long) s->files, speed, s->path);
 	}
+}
+
+static void
+print_stripes(const SbPlan *plan)
+{
+	print_stripe_rows(plan);
 	printf("All stripes are read at once: the restore takes as long as the slowest stripe,\n"
 		   "plus creating and finishing the files.  Estimates in seconds come from restores\n"
 		   "measured on a server: SELECT * FROM stripe_restore_plan('LOCATION').\n");
+}
+
+/*
+ * A differential or incremental backup: each backup of its chain, read one
+ * after the other, each writing what no newer one holds.  A stripe missing
+ * from any of them is damage (*RC).
+ */
+static void
+print_chain(const SbArchive *a, int *rc)
+{
+	const SbArchive *link;
+	uint32_t	i;
+
+	for (link = a->parent; link != NULL; link = link->parent)
+	{
+		SbPlan		plan;
+		SbError		err;
+		char		stored[32];
+
+		if (!sb_archive_plan(link, &plan, &err))
+		{
+			fprintf(stderr, "stripebackup: backup \"%s\": %s\n", link->manifest->name, err.message);
+			*rc = EXIT_DAMAGED;
+			continue;
+		}
+		printf("then what no newer backup holds, from %s backup \"%s\" (%s stored, %u stripes):\n",
+			   sb_backup_type_name(link->manifest->type), link->manifest->name,
+			   cli_format_bytes(plan.stored_bytes, stored, sizeof(stored)), plan.nstripes);
+		print_stripe_rows(&plan);
+		for (i = 0; i < plan.nstripes; i++)
+			if (!plan.stripes[i].present)
+				*rc = EXIT_DAMAGED;
+	}
 }
 
 /* One line per piece of file data, in chunk order. */
@@ -173,8 +212,8 @@ cmd_plan(int argc, char **argv)
 		sb_archive_close(a);
 		return cli_report_error(&err);
 	}
-	printf("restore plan for backup \"%s\": %llu files, %s of data in %s stored, %u stripes read in parallel\n",
-		   a->manifest->name, (unsigned long long) plan.files,
+	printf("restore plan for %s backup \"%s\": %llu files, %s of data in %s stored, %u stripes read in parallel\n",
+		   sb_backup_type_name(a->manifest->type), a->manifest->name, (unsigned long long) plan.files,
 		   cli_format_bytes(plan.raw_bytes, raw, sizeof(raw)),
 		   cli_format_bytes(plan.stored_bytes, stored, sizeof(stored)), plan.nstripes);
 	print_stripes(&plan);
@@ -182,6 +221,7 @@ cmd_plan(int argc, char **argv)
 	for (i = 0; i < plan.nstripes; i++)
 		if (!plan.stripes[i].present)
 			rc = EXIT_DAMAGED;
+	print_chain(a, &rc);
 	if (rc == EXIT_DAMAGED)
 		printf("missing stripes: restore will fail until they are found (--stripe-path K=DIR)\n");
 	if (!a->authenticated)

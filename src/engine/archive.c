@@ -11,10 +11,24 @@
 
 #include "stripebackup/sb_archive.h"
 #include "archive_auth.h"
+#include "chain.h"
 #include "fsutil.h"
 
 SbArchive *
 sb_archive_open(const char *location, SbError *err)
+{
+	SbArchive  *a = sb_archive_open_one(location, err);
+
+	if (a != NULL && !sb_archive_open_parents(a, err))
+	{
+		sb_archive_close(a);
+		return NULL;
+	}
+	return a;
+}
+
+SbArchive *
+sb_archive_open_one(const char *location, SbError *err)
 {
 	SbArchive  *a;
 
@@ -54,6 +68,7 @@ sb_archive_close(SbArchive *a)
 
 	if (a == NULL)
 		return;
+	sb_archive_close(a->parent);
 	for (i = 0; i < SB_MAX_STRIPES; i++)
 		free(a->stripe_paths[i]);
 	for (i = 0; i < a->nnotes; i++)

@@ -174,6 +174,12 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 			return sb_error_set(err, SB_EINVAL,
 								"rate limit %g MB/s of destination \"%s\" is not a number of MB/s (0 for none)",
 								o->max_rates[i], o->destinations[i]);
+	if (o->type != SB_BACKUP_FULL &&
+		(o->parent == NULL || o->block_size == 0 || o->block_size % 512 != 0 ||
+		 chunk_size % o->block_size != 0 || o->file_filter == NULL || o->block_filter == NULL))
+		return sb_error_set(err, SB_EINVAL,
+							"a %s backup needs its parent, a block size that divides the chunk size (%u), and both filters",
+							sb_backup_type_name(o->type), chunk_size);
 	return sb_policy_check_backup_memory(o, err);
 }
 
@@ -232,7 +238,7 @@ init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	if (m->name == NULL || m->started_at == NULL || (o->label && !m->label) ||
 		(o->tool && !m->tool) || (o->metadata_json && !m->metadata_json))
 		return sb_error_set(err, SB_ENOMEM, "out of memory");
-	return make_uuid(o, m->uuid, err);
+	return make_uuid(o, m->uuid, err) && sb_incremental_begin(b, o, err);
 }
 
 /* Open destination DEST once: whatever its path later points to, the backup stays here. */
@@ -676,6 +682,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 	free(b->chunks);
 	free(b->workers);
 	sb_source_reader_free(b->reader);
+	sb_incremental_free(b);
 	sb_queue_destroy(&b->free_queue);
 	sb_queue_destroy(&b->seal_queue);
 	sb_queue_destroy(&b->ready_queue);

@@ -21,6 +21,7 @@
 #include "codec.h"
 #include "format.h"
 #include "io.h"
+#include "path_index.h"
 #include "queue.h"
 #include "rate.h"
 #include "scheduler.h"
@@ -122,7 +123,27 @@ struct SbBackup
 
 	_Atomic uint64_t raw_bytes_done;
 	_Atomic uint64_t files_done;
+
+	/* With a parent (backup_incremental.c): */
+	const SbManifest *parent;
+	SbPathIndex parent_index;
+	uint32_t	block_size;
+	SbFileFilter file_filter;
+	SbBlockFilter block_filter;
+	void	   *filter_arg;
+	_Atomic uint64_t bytes_skipped;	/* unchanged blocks not stored */
 };
+
+/* Record the parent in the manifest and index its files by path. */
+extern bool sb_incremental_begin(SbBackup *b, const SbBackupOptions *o, SbError *err);
+extern void sb_incremental_free(SbBackup *b);
+
+/*
+ * The parent's entry of the file at PATH (identity FILE_ID) when that file
+ * may be stored as its changed blocks; NULL when it is stored whole.
+ */
+extern const SbEntry *sb_incremental_base(const SbBackup *b, const char *path,
+										  const char *file_id);
 
 /* Record the first failure of any thread and stop every queue. */
 extern void sb_backup_fail(SbBackup *b, const SbError *err);

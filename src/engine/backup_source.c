@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,17 +111,102 @@ append_bytes(SbBackup *b, const uint8_t *data, size_t len, SbError *err)
 	return true;
 }
 
+/* What the stream took of a file so far: its CRC (what it did not take as zeros) and end. */
+typedef struct Taken
+{
+	uint32_t	crc;
+	uint64_t	end;
+} Taken;
+
+static bool
+take(SbBackup *b, Taken *t, uint64_t offset, const uint8_t *data, size_t len, SbError *err)
+{
+	t->crc = sb_crc32c_update(sb_crc32c_zeros(t->crc, offset - t->end), data, len);
+	t->end = offset + len;
+	return append_bytes(b, data, len, err);
+}
+
+/* File bytes [OFFSET, OFFSET + LEN) are stored: the entry's last extent grows, or a new one starts. */
+static bool
+add_stored_extent(SbEntry *e, size_t *cap, uint64_t offset, uint64_t len, SbError *err)
+{
+	SbExtent   *last = e->nextents ? &e->extents[e->nextents - 1] : NULL;
+
+	if (last != NULL && last->offset + last->length == offset)
+	{
+		last->length += len;
+		return true;
+	}
+	if (!sb_grow((void **) &e->extents, cap, e->nextents, sizeof(SbExtent), err))
+		return false;
+	e->extents[e->nextents].offset = offset;
+	e->extents[e->nextents].length = len;
+	e->nextents++;
+	return true;
+}
+
+/* Must the block at OFFSET (LEN bytes) be stored, or is the parent's the same? */
+static bool
+block_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, uint64_t offset,
+			  const uint8_t *block, size_t len)
+{
+	if (len < b->block_size || offset + len > base->size)
+		return true;			/* a partial block, or past the parent's end */
+	return b->block_filter(b->filter_arg, path, fd, offset, block);
+}
+
+/*
+ * Of LEN bytes at OFFSET, store the runs of blocks that changed since BASE,
+ * the parent's file, as extents of E.  Pieces start on block boundaries
+ * (the block size divides the reader's).
+ */
+static bool
+take_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, SbEntry *e,
+			 size_t *cap, Taken *t, uint64_t offset, const uint8_t *data, size_t len,
+			 SbError *err)
+{
+	size_t		pos = 0;
+
+	while (pos < len)
+	{
+		size_t		run = 0;
+
+		while (pos + run < len)
+		{
+			size_t		n = len - pos - run < b->block_size ? len - pos - run : b->block_size;
+
+			if (!block_changed(b, base, path, fd, offset + pos + run, data + pos + run, n))
+				break;
+			run += n;
+		}
+		if (run > 0 && (!add_stored_extent(e, cap, offset + pos, run, err) ||
+						!take(b, t, offset + pos, data + pos, run, err)))
+			return false;
+		pos += run;
+		if (pos < len)
+		{
+			size_t		n = len - pos < b->block_size ? len - pos : b->block_size;
+
+			atomic_fetch_add(&b->raw_bytes_done, n);
+			atomic_fetch_add(&b->bytes_skipped, n);
+			pos += n;
+		}
+	}
+	return true;
+}
+
 /*
  * Stream the RANGES of FD through the read-ahead reader, in file order:
  * page checks (the read hook) and the CRC see each block before it is cut
- * into chunks.  Holes between the ranges count as zeros in the CRC.
+ * into chunks.  Holes between the ranges count as zeros in the CRC.  With
+ * BASE (the parent's file), only changed blocks are stored, as E's extents.
  */
 static bool
 stream_ranges(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
-			  const SbExtent *ranges, uint32_t nranges, SbError *err)
+			  const SbEntry *base, const SbExtent *ranges, uint32_t nranges, SbError *err)
 {
-	uint32_t	crc = SB_CRC32C_INIT;
-	uint64_t	end = 0;
+	Taken		t = {SB_CRC32C_INIT, 0};
+	size_t		cap = 0;
 	uint8_t    *data;
 	uint64_t	offset;
 	size_t		len;
@@ -135,17 +221,17 @@ stream_ranges(SbBackup *b, int fd, const char *what, const char *path, SbEntry *
 			ok = err->code == SB_OK;	/* the end, or a read error */
 			break;
 		}
-		crc = sb_crc32c_zeros(crc, offset - end);
-		ok = (b->read_hook == NULL ||
-			  b->read_hook(b->read_hook_arg, path, fd, offset, data, len, err)) &&
-			append_bytes(b, data, len, err);
-		crc = sb_crc32c_update(crc, data, len);
-		end = offset + len;
+		ok = b->read_hook == NULL ||
+			b->read_hook(b->read_hook_arg, path, fd, offset, data, len, err);
+		if (ok && base != NULL)
+			ok = take_changed(b, base, path, fd, e, &cap, &t, offset, data, len, err);
+		else if (ok)
+			ok = take(b, &t, offset, data, len, err);
 	}
 	sb_source_reader_end(b->reader);
 	if (!ok)
 		return false;
-	e->crc32c = sb_crc32c_final(sb_crc32c_zeros(crc, e->size - end));
+	e->crc32c = sb_crc32c_final(sb_crc32c_zeros(t.crc, e->size - t.end));
 	return true;
 }
 
@@ -202,21 +288,69 @@ find_extents(int fd, const char *what, uint64_t size, SbEntry *e, SbError *err)
 	return true;
 }
 
-/* Stream a file's data (extents only, if sparse) and compute its CRC-32C. */
+/*
+ * The blocks of a file that changed since BASE, the parent's: its extents.
+ * If every block changed, the file is stored whole: it needs no parent.
+ */
 static bool
-stream_file(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e, SbError *err)
+stream_changed(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
+			   const SbEntry *base, SbError *err)
+{
+	SbExtent	whole = {0, e->size};
+	uint32_t	i;
+
+	e->sparse = e->incremental = true;
+	if (!stream_ranges(b, fd, what, path, e, base, &whole, 1, err))
+		return false;
+	e->stream_length = 0;
+	for (i = 0; i < e->nextents; i++)
+		e->stream_length += e->extents[i].length;
+	if (e->stream_length == e->size && e->size > 0)
+	{
+		e->sparse = e->incremental = false;
+		free(e->extents);
+		e->extents = NULL;
+		e->nextents = 0;
+	}
+	return true;
+}
+
+/* Stream a file's data (extents only, if sparse; changed blocks, with a BASE) and its CRC-32C. */
+static bool
+stream_file(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
+			const SbEntry *base, SbError *err)
 {
 	SbExtent	whole = {0, e->size};
 	uint32_t	i;
 
 	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
 	e->stream_length = e->size;
+	if (base != NULL)
+		return stream_changed(b, fd, what, path, e, base, err);
 	if (!e->sparse)
-		return stream_ranges(b, fd, what, path, e, &whole, 1, err);
+		return stream_ranges(b, fd, what, path, e, NULL, &whole, 1, err);
 	e->stream_length = 0;
 	for (i = 0; i < e->nextents; i++)
 		e->stream_length += e->extents[i].length;
-	return stream_ranges(b, fd, what, path, e, e->extents, e->nextents, err);
+	return stream_ranges(b, fd, what, path, e, NULL, e->extents, e->nextents, err);
+}
+
+/*
+ * A file's identity, "inode:birth seconds.nanoseconds": what tells a file
+ * from another made later under the same name.  NULL where the file system
+ * keeps no birth time (such a file is always stored whole).
+ */
+static char *
+file_identity(int fd, char *buf, size_t len)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &stx) != 0 ||
+		!(stx.stx_mask & STATX_BTIME) || !(stx.stx_mask & STATX_INO))
+		return NULL;
+	snprintf(buf, len, "%llu:%lld.%09u", (unsigned long long) stx.stx_ino,
+			 (long long) stx.stx_btime.tv_sec, (unsigned) stx.stx_btime.tv_nsec);
+	return buf;
 }
 
 static bool
@@ -283,6 +417,8 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 {
 	struct stat st;
 	SbEntry		e;
+	char		id[SB_FILE_ID_MAX + 1];
+	const SbEntry *base;
 	int			fd;
 	bool		ok;
 
@@ -297,8 +433,10 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 	e.mode = st.st_mode & SB_ALLOWED_MODE_BITS;
 	e.mtime = st.st_mtime;
 	e.size = (uint64_t) st.st_size;
-	ok = (!b->detect_holes || find_extents(fd, source_path, e.size, &e, err)) &&
-		stream_file(b, fd, source_path, path, &e, err) && add_entry(b, &e, err);
+	e.file_id = file_identity(fd, id, sizeof(id));
+	base = sb_incremental_base(b, path, e.file_id);
+	ok = (base != NULL || !b->detect_holes || find_extents(fd, source_path, e.size, &e, err)) &&
+		stream_file(b, fd, source_path, path, &e, base, err) && add_entry(b, &e, err);
 	free(e.extents);
 	close(fd);
 	return ok;

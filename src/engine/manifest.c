@@ -28,8 +28,8 @@ sb_manifest_new(void)
 
 	if (m != NULL)
 	{
-		m->version_major = SB_FORMAT_MAJOR;
-		m->version_minor = SB_FORMAT_MINOR;
+		m->version_major = SB_MANIFEST_MAJOR;
+		m->version_minor = SB_MANIFEST_MINOR;
 	}
 	return m;
 }
@@ -40,6 +40,66 @@ free_entry(SbEntry *e)
 	free(e->path);
 	free(e->extents);
 	free(e->link_target);
+	free(e->file_id);
+}
+
+void
+sb_parent_ref_free(SbParentRef *ref)
+{
+	uint32_t	i;
+
+	if (ref == NULL)
+		return;
+	for (i = 0; i < ref->ndestinations; i++)
+		free(ref->destinations[i]);
+	free(ref->destinations);
+	free(ref->name);
+	free(ref);
+}
+
+static bool
+has_destination(const SbParentRef *ref, const char *dest)
+{
+	uint32_t	i;
+
+	for (i = 0; i < ref->ndestinations; i++)
+		if (strcmp(ref->destinations[i], dest) == 0)
+			return true;
+	return false;
+}
+
+SbParentRef *
+sb_parent_ref_of(const SbManifest *parent, SbError *err)
+{
+	SbParentRef *ref = sb_alloc(sizeof(SbParentRef), err);
+	uint32_t	i;
+
+	if (ref == NULL)
+		return NULL;
+	memcpy(ref->uuid, parent->uuid, sizeof(ref->uuid));
+	memcpy(ref->manifest_sha256, parent->json_sha256, sizeof(ref->manifest_sha256));
+	ref->manifest_length = parent->json_length;
+	ref->name = sb_strdup(parent->name, err);
+	ref->destinations = sb_alloc((parent->nstripes + 1) * sizeof(char *), err);
+	if (ref->name == NULL || ref->destinations == NULL)
+	{
+		sb_parent_ref_free(ref);
+		return NULL;
+	}
+	for (i = 0; i < parent->nstripes; i++)
+	{
+		const char *dest = parent->stripes[i].destination;
+
+		if (has_destination(ref, dest))
+			continue;
+		if ((ref->destinations[ref->ndestinations] = sb_strdup(dest, err)) == NULL)
+		{
+			sb_parent_ref_free(ref);
+			return NULL;
+		}
+		ref->ndestinations++;
+	}
+	return ref;
 }
 
 void
@@ -66,6 +126,7 @@ sb_manifest_free(SbManifest *m)
 	free(m->started_at);
 	free(m->finished_at);
 	free(m->metadata_json);
+	sb_parent_ref_free(m->parent);
 	free(m->chunk_map);
 	free(m->data_entries);
 	free(m);
@@ -125,6 +186,7 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 	*copy = *e;
 	copy->path = strdup(e->path);
 	copy->link_target = e->link_target ? strdup(e->link_target) : NULL;
+	copy->file_id = e->file_id ? strdup(e->file_id) : NULL;
 	copy->extents = NULL;
 	if (e->nextents > 0)
 	{
@@ -133,6 +195,7 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 			memcpy(copy->extents, e->extents, e->nextents * sizeof(SbExtent));
 	}
 	if (copy->path == NULL || (e->link_target && !copy->link_target) ||
+		(e->file_id && !copy->file_id) ||
 		(e->nextents > 0 && copy->extents == NULL))
 	{
 		free_entry(copy);
@@ -170,6 +233,15 @@ check_extents(const SbEntry *e, SbError *err)
 	return true;
 }
 
+/* "inode:seconds.nanoseconds", as a writer writes it: digits, a colon, a dot. */
+static bool
+file_id_is_valid(const char *id)
+{
+	size_t		len = strlen(id);
+
+	return len > 0 && len <= SB_FILE_ID_MAX && strspn(id, "0123456789:.") == len;
+}
+
 /* Modes a data directory can hold; links only where tablespaces are. */
 static bool
 check_entry_kind(const SbEntry *e, SbError *err)
@@ -185,6 +257,11 @@ check_entry_kind(const SbEntry *e, SbError *err)
 								e->path, e->mode, SB_SYMLINK_MODE);
 		return true;
 	}
+	if (e->file_id != NULL && !file_id_is_valid(e->file_id))
+		return sb_error_set(err, SB_ECORRUPT, "manifest: bad file_id of \"%s\"", e->path);
+	if (e->incremental && (e->type != SB_ENTRY_FILE || !e->sparse))
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: \"%s\" is marked incremental without its extents", e->path);
 	if ((e->mode & ~(uint32_t) SB_ALLOWED_MODE_BITS) != 0)
 		return sb_error_set(err, SB_ECORRUPT,
 							"manifest: \"%s\" has mode %04o; a data directory holds nothing beyond %04o (no setuid, setgid or sticky bit, no write for group or others)",
@@ -192,14 +269,25 @@ check_entry_kind(const SbEntry *e, SbError *err)
 	return true;
 }
 
+/* Only a backup with a parent holds files of changed blocks, and it says which parent. */
 static bool
 check_entry_kinds(const SbManifest *m, SbError *err)
 {
 	size_t		i;
 
+	if ((m->type == SB_BACKUP_FULL) != (m->parent == NULL))
+		return sb_error_set(err, SB_ECORRUPT, "manifest: a %s backup %s a parent",
+							sb_backup_type_name(m->type),
+							m->parent ? "may not name" : "must name");
 	for (i = 0; i < m->nentries; i++)
+	{
 		if (!check_entry_kind(&m->entries[i], err))
 			return false;
+		if (m->entries[i].incremental && m->parent == NULL)
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: \"%s\" is marked incremental in a backup with no parent",
+								m->entries[i].path);
+	}
 	return true;
 }
 
@@ -715,6 +803,26 @@ sb_balance_parse(const char *name, SbBalance *balance)
 		*balance = SB_BALANCE_WEIGHTED;
 	else if (strcmp(name, "adaptive") == 0)
 		*balance = SB_BALANCE_ADAPTIVE;
+	else
+		return false;
+	return true;
+}
+
+const char *
+sb_backup_type_name(SbBackupType type)
+{
+	return type == SB_BACKUP_DIFF ? "diff" : type == SB_BACKUP_INCR ? "incr" : "full";
+}
+
+bool
+sb_backup_type_parse(const char *name, SbBackupType *type)
+{
+	if (strcmp(name, "full") == 0)
+		*type = SB_BACKUP_FULL;
+	else if (strcmp(name, "diff") == 0)
+		*type = SB_BACKUP_DIFF;
+	else if (strcmp(name, "incr") == 0)
+		*type = SB_BACKUP_INCR;
 	else
 		return false;
 	return true;

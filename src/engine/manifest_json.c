@@ -355,6 +355,16 @@ text_entry(Text *t, const SbEntry *e, bool first)
 		text_string(t, field);
 		text_u64(t, "stream_offset", e->stream_offset);
 		text_u64(t, "stream_length", e->stream_length);
+		if (e->file_id != NULL)
+		{
+			text_key(t, "file_id", false);
+			text_string(t, e->file_id);
+		}
+		if (e->incremental)
+		{
+			text_key(t, "incremental", false);
+			text_puts(t, "true");
+		}
 		if (e->sparse)
 			text_extents(t, e);
 	}
@@ -409,6 +419,41 @@ add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
 }
 
 static void
+add_hex(Builder *b, cJSON *parent, const char *key, const uint8_t *bytes, size_t len)
+{
+	char		text[2 * 32 + 1];
+	size_t		i;
+
+	for (i = 0; i < len && i < 32; i++)
+		sprintf(text + 2 * i, "%02x", bytes[i]);
+	add_str(b, parent, key, text);
+}
+
+/* Which backup this one completes, and where it was written. */
+static void
+add_parent(Builder *b, cJSON *root, const SbParentRef *ref)
+{
+	cJSON	   *o = add(b, root, "parent", cJSON_CreateObject());
+	cJSON	   *dests;
+	uint32_t	i;
+
+	if (o == NULL)
+		return;
+	add_hex(b, o, "backup_uuid", ref->uuid, sizeof(ref->uuid));
+	add_str(b, o, "name", ref->name);
+	add_hex(b, o, "manifest_sha256", ref->manifest_sha256, sizeof(ref->manifest_sha256));
+	add_u64(b, o, "manifest_length", ref->manifest_length);
+	dests = add(b, o, "destinations", cJSON_CreateArray());
+	for (i = 0; dests != NULL && i < ref->ndestinations; i++)
+	{
+		cJSON	   *d = add(b, dests, NULL, cJSON_CreateObject());
+
+		if (d != NULL)
+			add_name(b, d, "destination", "encoded_destination", ref->destinations[i]);
+	}
+}
+
+static void
 add_header(Builder *b, cJSON *root, const SbManifest *m)
 {
 	char		text[40];
@@ -437,6 +482,9 @@ add_header(Builder *b, cJSON *root, const SbManifest *m)
 		add(b, comp, "level", cJSON_CreateNumber(m->level));
 	}
 	add_str(b, root, "balance", sb_balance_name(m->balance));
+	add_str(b, root, "backup_type", sb_backup_type_name(m->type));
+	if (m->parent != NULL)
+		add_parent(b, root, m->parent);
 	add_u64(b, root, "stream_bytes", m->stream_bytes);
 	add_u64(b, root, "stored_bytes", m->stored_bytes);
 	add_u64(b, root, "chunks", m->total_chunks);
@@ -736,9 +784,23 @@ parse_mode(const char *text, uint32_t *mode)
 	return true;
 }
 
+/* "incremental": true, or absent; only manifests of 3.x have it. */
+static bool
+get_incremental(const cJSON *o, uint32_t major, SbEntry *e, SbError *err)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "incremental");
+
+	if (v == NULL || major < 3)
+		return true;
+	if (!cJSON_IsTrue(v))
+		return bad(err, "bad field incremental of", e->path);
+	e->incremental = true;
+	return true;
+}
+
 /* The fields only regular files have. */
 static bool
-parse_file_fields(const cJSON *o, SbEntry *e, SbError *err)
+parse_file_fields(const cJSON *o, uint32_t major, SbEntry *e, SbError *err)
 {
 	char	   *crc;
 	uint8_t		crc_bytes[4];
@@ -755,9 +817,13 @@ parse_file_fields(const cJSON *o, SbEntry *e, SbError *err)
 		return bad(err, "bad crc32c of", e->path);
 	e->crc32c = ((uint32_t) crc_bytes[0] << 24) | ((uint32_t) crc_bytes[1] << 16) |
 		((uint32_t) crc_bytes[2] << 8) | crc_bytes[3];
+	if (!get_str(o, "file_id", true, &e->file_id, err) || !get_incremental(o, major, e, err))
+		return false;
 	e->sparse = cJSON_GetObjectItemCaseSensitive(o, "extents") != NULL;
 	if (e->sparse)
 		return get_pairs(o, "extents", (uint64_t **) &e->extents, &e->nextents, err);
+	if (e->incremental)
+		return bad(err, "incremental file without extents", e->path);
 	return true;
 }
 
@@ -780,7 +846,7 @@ parse_entry(const cJSON *o, SbManifest *m, SbError *err)
 	if (ok && e.type == SB_ENTRY_SYMLINK)
 		ok = get_name(o, "target", "encoded_target", &e.link_target, err);
 	if (ok && e.type == SB_ENTRY_FILE)
-		ok = parse_file_fields(o, &e, err);
+		ok = parse_file_fields(o, m->version_major, &e, err);
 	ok = ok && sb_manifest_add_entry(m, &e, err);
 	if (!ok && err->code == SB_EINVAL)
 		err->code = SB_ECORRUPT;	/* an unsafe path read from disk */
@@ -788,6 +854,7 @@ parse_entry(const cJSON *o, SbManifest *m, SbError *err)
 	free(e.path);
 	free(e.extents);
 	free(e.link_target);
+	free(e.file_id);
 	return ok;
 }
 
@@ -870,11 +937,80 @@ check_version(const cJSON *root, SbManifest *m, SbError *err)
 	if (!cJSON_IsString(version) ||
 		!parse_version(version->valuestring, &m->version_major, &m->version_minor))
 		return bad(err, "missing or bad field", "format_version");
-	if (m->version_major != SB_FORMAT_MAJOR)
+	if (m->version_major < SB_MANIFEST_OLDEST_MAJOR || m->version_major > SB_MANIFEST_MAJOR)
 		return sb_error_set(err, SB_EVERSION,
-							"unsupported manifest format version %s (this program reads %d.x)",
-							version->valuestring, SB_FORMAT_MAJOR);
+							"unsupported manifest format version %s (this program reads %d.x to %d.x)",
+							version->valuestring, SB_MANIFEST_OLDEST_MAJOR, SB_MANIFEST_MAJOR);
 	return true;
+}
+
+/* Exactly LEN bytes as 2 * LEN lowercase hex digits under KEY. */
+static bool
+get_hex(const cJSON *o, const char *key, uint8_t *out, size_t len, SbError *err)
+{
+	char	   *text = NULL;
+	bool		ok = get_str(o, key, false, &text, err) &&
+		(decode_hex(text, out, len) || bad(err, "bad field", key));
+
+	free(text);
+	return ok;
+}
+
+static bool
+parse_parent_destinations(const cJSON *array, SbParentRef *ref, SbError *err)
+{
+	const cJSON *item;
+	int			n = cJSON_GetArraySize(array);
+
+	if (!cJSON_IsArray(array) || n < 1 || n > SB_MAX_STRIPES)
+		return bad(err, "missing or bad array", "parent.destinations");
+	ref->destinations = sb_alloc(sizeof(char *) * (size_t) n, err);
+	if (ref->destinations == NULL)
+		return false;
+	cJSON_ArrayForEach(item, array)
+	{
+		if (!cJSON_IsObject(item) ||
+			!get_name(item, "destination", "encoded_destination",
+					  &ref->destinations[ref->ndestinations], err))
+			return err->code != SB_OK ? false : bad(err, "bad item in", "parent.destinations");
+		ref->ndestinations++;
+	}
+	return true;
+}
+
+static bool
+parse_parent(const cJSON *o, SbManifest *m, SbError *err)
+{
+	SbParentRef *ref;
+
+	if (!cJSON_IsObject(o))
+		return bad(err, "bad field", "parent");
+	ref = m->parent = sb_alloc(sizeof(SbParentRef), err);
+	return ref != NULL &&
+		get_hex(o, "backup_uuid", ref->uuid, sizeof(ref->uuid), err) &&
+		get_str(o, "name", false, &ref->name, err) &&
+		get_hex(o, "manifest_sha256", ref->manifest_sha256, sizeof(ref->manifest_sha256), err) &&
+		get_u64(o, "manifest_length", &ref->manifest_length, err) &&
+		parse_parent_destinations(cJSON_GetObjectItemCaseSensitive(o, "destinations"), ref, err);
+}
+
+/* "backup_type" and "parent" (3.x): a 2.x manifest is of a full backup. */
+static bool
+parse_type_and_parent(const cJSON *root, SbManifest *m, SbError *err)
+{
+	const cJSON *parent = cJSON_GetObjectItemCaseSensitive(root, "parent");
+	char	   *text = NULL;
+	bool		ok;
+
+	m->type = SB_BACKUP_FULL;
+	if (m->version_major < 3)
+		return true;
+	ok = get_str(root, "backup_type", false, &text, err) &&
+		(sb_backup_type_parse(text, &m->type) || bad(err, "unknown backup_type", text));
+	free(text);
+	if (ok && parent != NULL && !cJSON_IsNull(parent))
+		ok = parse_parent(parent, m, err);
+	return ok;
 }
 
 static bool
@@ -916,7 +1052,7 @@ parse_header(const cJSON *root, SbManifest *m, SbError *err)
 	if (ok && cJSON_IsObject(meta))
 		ok = (m->metadata_json = cJSON_PrintUnformatted(meta)) != NULL ||
 			sb_error_set(err, SB_ENOMEM, "out of memory");
-	return ok;
+	return ok && parse_type_and_parent(root, m, err);
 }
 
 static bool

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chain.h"
 #include "fsutil.h"
 #include "read_pipeline.h"
 #include "restore_marker.h"
@@ -56,7 +57,15 @@ typedef struct RestoreTarget
 	OutDir		root;
 	Relocation *relocs;
 	uint32_t	nrelocs;
+	SbChain		chain;			/* a backup with parents: what each writes */
 } RestoreTarget;
+
+/* An older backup of the chain, writing what it owns. */
+typedef struct OlderLink
+{
+	RestoreTarget *target;
+	const SbChainLink *link;
+} OlderLink;
 
 /* Where an archive path goes: a path relative to an output directory. */
 typedef struct Place
@@ -310,6 +319,81 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 		{
 			sb_error_prefix(err, "restoring chunk %llu into \"%s\"",
 							(unsigned long long) chunk_id, p.dir->path);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The first of N extents X that ends after START. */
+static uint32_t
+first_extent_after(const SbExtent *x, uint32_t n, uint64_t start)
+{
+	uint32_t	lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (x[mid].offset + x[mid].length <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The parts of PIECE (of an older backup's file) that its link owns, into newest file FINAL. */
+static bool
+write_owned_piece(const OlderLink *o, const SbPiece *piece, size_t final, const uint8_t *raw,
+				  SbError *err)
+{
+	const SbExtent *x = o->link->owned[piece->entry];
+	uint32_t	n = o->link->nowned[piece->entry];
+	uint64_t	start = piece->file_offset;
+	uint64_t	end = start + piece->length;
+	Place		p = locate(o->target, o->target->manifest->entries[final].path);
+	uint32_t	i;
+	int			fd = -1;
+	bool		ok = true;
+
+	for (i = first_extent_after(x, n, start); ok && i < n && x[i].offset < end; i++)
+	{
+		uint64_t	lo = x[i].offset > start ? x[i].offset : start;
+		uint64_t	hi = x[i].offset + x[i].length < end ? x[i].offset + x[i].length : end;
+
+		if (fd < 0 && (fd = sb_open_beneath(p.dir->fd, p.rel, O_WRONLY, 0600)) < 0)
+			return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
+		ok = sb_pwrite_all(fd, raw + piece->chunk_offset + (lo - start), hi - lo, lo, p.rel, err);
+		atomic_fetch_add(&o->target->chain.written[final], ok ? hi - lo : 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* An older backup's checked chunk: each piece, where no newer backup stored those bytes. */
+static bool
+write_owned_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbError *err)
+{
+	const OlderLink *o = arg;
+	SbPieceIter it;
+	SbPiece		piece;
+
+	(void) len;
+	sb_piece_iter_init(&it, o->link->archive->manifest, chunk_id);
+	while (sb_piece_iter_next(&it, &piece))
+	{
+		size_t		final = o->link->final_of[piece.entry];
+
+		if (final == SIZE_MAX || o->link->nowned[piece.entry] == 0)
+			continue;
+		if (!write_owned_piece(o, &piece, final, raw, err))
+		{
+			sb_error_prefix(err, "restoring chunk %llu of backup \"%s\" into \"%s\"",
+							(unsigned long long) chunk_id, o->link->archive->manifest->name,
+							o->target->root.path);
 			return false;
 		}
 	}
@@ -615,14 +699,67 @@ check_files(const RestoreTarget *t, const SbFileCheck *fc, SbError *err)
 	return true;
 }
 
-/* The read of every stripe, then every file checked; timed for the caller's statistics. */
+/*
+ * Every file of older backup LINK that gives bytes to the restore was read
+ * whole, and has the CRC-32C its backup recorded (of what that backup
+ * stored: the pieces it was not asked to write count as well).
+ */
 static bool
-read_all(const RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
+check_older_files(const SbChainLink *link, const SbFileCheck *fc, SbError *err)
+{
+	const SbManifest *m = link->archive->manifest;
+	size_t		j;
+
+	for (j = 0; j < m->nentries; j++)
+	{
+		if (link->final_of[j] == SIZE_MAX)
+			continue;
+		if (!sb_file_check_complete(fc, j))
+			return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s\" in backup \"%s\" was read",
+								m->entries[j].path, m->name);
+		if (!sb_file_check_entry(fc, j, err))
+		{
+			sb_error_prefix(err, "backup \"%s\"", m->name);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Older backup K of the chain: every stripe read, what it owns written. */
+static bool
+read_older(RestoreTarget *t, uint32_t k, SbReadPipelineConfig *config, SbError *err)
+{
+	OlderLink	older = {t, &t->chain.links[k]};
+	SbReadPipelineConfig c = *config;
+	SbFileCheck fc;
+	uint64_t	problems;
+	bool		ok;
+
+	if (!sb_file_check_init(&fc, older.link->archive->manifest, err))
+		return false;
+	c.archive = older.link->archive;
+	c.sink = write_owned_pieces;
+	c.sink_arg = &older;
+	c.file_check = &fc;
+	c.stripe_seconds = NULL;
+	ok = sb_read_pipeline_run(&c, &problems, err) && check_older_files(older.link, &fc, err);
+	sb_file_check_free(&fc);
+	return ok;
+}
+
+/*
+ * The read of every stripe, then every file checked; for a chain, then
+ * each older backup's; timed for the caller's statistics.
+ */
+static bool
+read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
 		 SbError *err)
 {
 	SbFileCheck fc;
 	uint64_t	problems;
 	double		t0 = sb_monotonic_seconds();
+	uint32_t	k;
 	bool		ok;
 
 	if (!sb_file_check_init(&fc, t->manifest, err))
@@ -630,8 +767,11 @@ read_all(const RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *s
 	config->file_check = &fc;
 	config->stripe_seconds = stats->stripe_seconds;
 	ok = sb_read_pipeline_run(config, &problems, err) && check_files(t, &fc, err);
-	stats->read_seconds = sb_monotonic_seconds() - t0;
 	sb_file_check_free(&fc);
+	for (k = 1; ok && k < t->chain.nlinks; k++)
+		ok = read_older(t, k, config, err);
+	ok = ok && (t->chain.nlinks < 2 || sb_chain_check_written(&t->chain, err));
+	stats->read_seconds = sb_monotonic_seconds() - t0;
 	return ok;
 }
 
@@ -655,6 +795,9 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	t.manifest = a->manifest;
 	t.root.path = o->target;
 	t.root.fd = -1;
+	/* what each backup of a chain writes, before anything is */
+	if (a->parent != NULL && !sb_chain_build(a, &t.chain, err))
+		return false;
 	memset(&config, 0, sizeof(config));
 	config.archive = a;
 	config.options = &o->read;
@@ -672,5 +815,6 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 		sync_all(&t, err);
 	stats->finish_seconds = sb_monotonic_seconds() - t1;
 	close_all(&t, !ok && !o->keep_on_error);
+	sb_chain_free(&t.chain);
 	return ok;
 }

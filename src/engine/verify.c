@@ -8,9 +8,11 @@
  *		manifest copy it can find against the one the stripes vouch for, and
  *		reports a manifest that no stripe could authenticate.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "archive_auth.h"
+#include "chain.h"
 #include "read_pipeline.h"
 
 /* Report one problem about no single stripe or chunk. */
@@ -68,10 +70,72 @@ report_unauthenticated(const SbArchive *a, SbProblemFn on_problem, void *problem
 	return 1;
 }
 
+/* A problem in an older backup of a chain: said so, whatever it is. */
+typedef struct InParent
+{
+	const SbArchive *newest;
+	const SbArchive *link;
+	SbProblemFn on_problem;
+	void	   *problem_arg;
+} InParent;
+
+static void
+report_in_parent(void *arg, const SbProblem *problem)
+{
+	const InParent *in = arg;
+	SbProblem	p = *problem;
+	char		message[2048];
+
+	snprintf(message, sizeof(message), "in backup \"%s\", which backup \"%s\" needs: %s",
+			 in->link->manifest->name, in->newest->manifest->name, problem->message);
+	p.message = message;
+	if (in->on_problem != NULL)
+		in->on_problem(in->problem_arg, &p);
+}
+
+static bool verify_one(SbArchive *a, const SbReadOptions *options, SbProblemFn on_problem,
+					   void *problem_arg, uint64_t *problems, SbError *err);
+
+/*
+ * A chain: each backup as a backup on its own, and that together they
+ * hold every byte of every file of the newest.
+ */
 bool
 sb_archive_verify(SbArchive *a, const SbReadOptions *options,
 				  SbProblemFn on_problem, void *problem_arg,
 				  uint64_t *problems, SbError *err)
+{
+	InParent	in = {a, NULL, on_problem, problem_arg};
+	SbChain		chain;
+	SbError		broken;
+	SbArchive  *link;
+	bool		ok = verify_one(a, options, on_problem, problem_arg, problems, err);
+
+	for (link = a->parent; ok && link != NULL; link = link->parent)
+	{
+		uint64_t	more = 0;
+
+		in.link = link;
+		ok = verify_one(link, options, report_in_parent, &in, &more, err);
+		*problems += more;
+	}
+	if (ok && a->parent != NULL)
+	{
+		if (sb_chain_build(a, &chain, &broken))
+			sb_chain_free(&chain);
+		else
+		{
+			report_general(broken.code, NULL, broken.message, on_problem, problem_arg);
+			(*problems)++;
+		}
+	}
+	return ok;
+}
+
+static bool
+verify_one(SbArchive *a, const SbReadOptions *options,
+		   SbProblemFn on_problem, void *problem_arg,
+		   uint64_t *problems, SbError *err)
 {
 	SbReadPipelineConfig config;
 	SbFileCheck fc;

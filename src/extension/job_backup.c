@@ -6,7 +6,9 @@
  *		   backup will need from being removed or recycled;
  *		2. backup start (a checkpoint; full-page writes forced);
  *		3. the data directory and every tablespace, by PostgreSQL's rules,
- *		   with page checksums verified as the files are read, then
+ *		   with page checksums verified as the files are read (a diff or
+ *		   incr: of relations, only the pages changed since its parent
+ *		   began, job_backup_parent.c and sb_changed.c), then
  *		   global/pg_control last, then backup_label;
  *		4. backup stop (which switches WAL, so the last segment is complete);
  *		5. the WAL from the start segment to the stop segment, with
@@ -37,6 +39,7 @@
 #include "utils/memutils.h"
 
 #include "job_backup.h"
+#include "sb_changed.h"
 #include "sb_control.h"
 #include "sb_handle.h"
 #include "sb_pagecheck.h"
@@ -62,6 +65,8 @@ typedef struct Run
 	SbHandle   *handle;			/* owns the engine's backup */
 	SbBackup   *backup;
 	SbPageCheck *pagecheck;
+	SbChanged  *changed;		/* a diff or incr: which blocks changed */
+	SbArchive  *parent;
 	SbWalk		walk;
 	StringInfo	label;
 	StringInfo	tablespace_map;
@@ -277,6 +282,17 @@ begin_engine(Run *r)
 	options.tick_arg = r;
 	options.read_hook = sb_pagecheck_hook;
 	options.read_hook_arg = r->pagecheck;
+	if (r->args->type != SB_BACKUP_FULL)
+	{
+		r->parent = sb_backup_open_parent(r->args, r->out->start_lsn);
+		r->changed = sb_changed_new(r->args->parent_start_lsn);
+		options.type = r->args->type;
+		options.parent = r->parent->manifest;
+		options.block_size = BLCKSZ;
+		options.file_filter = sb_changed_file;
+		options.block_filter = sb_changed_block;
+		options.filter_arg = r->changed;
+	}
 	r->handle = sb_handle_new(abort_backup);
 	r->backup = sb_backup_begin(&options, &err);
 	if (r->backup == NULL)
@@ -321,6 +337,8 @@ copy_cluster(Run *r)
 	}
 	add_required_file(r, XLOG_CONTROL_FILE, XLOG_CONTROL_FILE);
 	sb_pagecheck_report(r->pagecheck);
+	if (r->changed != NULL)
+		sb_changed_report(r->changed);
 	add_data(r, BACKUP_LABEL_FILE, r->label->data, r->label->len);
 }
 

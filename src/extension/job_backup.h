@@ -9,6 +9,7 @@
 #include "access/xlogdefs.h"
 #include "utils/uuid.h"
 
+#include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_backup.h"
 #include "sb_job.h"
 
@@ -41,6 +42,12 @@ typedef struct SbBackupArgs
 	bool		direct_io;
 	double		max_rates[SB_MAX_STRIPES];
 	uint64		max_memory;
+	/* a differential or incremental backup: the parent the caller chose */
+	SbBackupType type;
+	int64		parent_id;
+	char		parent_location[MAXPGPATH];
+	uint8		parent_uuid[SB_UUID_LEN];
+	XLogRecPtr	parent_start_lsn;
 } SbBackupArgs;
 
 /* What a backup produced, as far as it got. */
@@ -57,6 +64,21 @@ extern const SbJobOps sb_backup_job;
 /* Engine options for ARGS; DEST_PTRS must have room for SB_MAX_STRIPES. */
 extern void sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *options,
 									  const char **dest_ptrs);
+
+/* ---------- job_backup_parent.c ---------- */
+
+/*
+ * In stripe_backup(): TYPE ("full", "diff" or "incr") into ARGS, with the
+ * parent a diff or incr completes; a full backup instead, said in a
+ * NOTICE, when there is none fit to be one.
+ */
+extern void sb_backup_choose_parent(SbBackupArgs *args, const char *type);
+
+/*
+ * In the worker, after the backup started at START_LSN: the parent the
+ * caller chose, opened with its chain; ERROR if it changed or is not older.
+ */
+extern SbArchive *sb_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn);
 
 /* ---------- job_backup_history.c ---------- */
 

@@ -48,8 +48,8 @@ sb_backup_history_insert(const SbJob *job)
 {
 	const SbBackupArgs *a = SB_JOB_ARGS(job, SbBackupArgs);
 	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
-	Datum		values[12];
-	char		nulls[12];
+	Datum		values[14];
+	char		nulls[14];
 	SbSql		sql;
 
 	sb_sql_begin(&sql);
@@ -68,6 +68,9 @@ sb_backup_history_insert(const SbJob *job)
 	values[9] = Int32GetDatum(MyProcPid);
 	values[10] = TimestampTzGetDatum(GetCurrentTimestamp());
 	values[11] = UUIDPGetDatum(uuid);
+	values[12] = CStringGetTextDatum(sb_backup_type_name(a->type));
+	values[13] = Int64GetDatum(a->parent_id);
+	nulls[13] = a->type == SB_BACKUP_FULL ? 'n' : ' ';
 	(void) sb_sql_run(SB_SQL_BACKUP_INSERT, values, nulls);
 	sb_sql_leave(&sql);
 }

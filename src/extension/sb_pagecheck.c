@@ -74,19 +74,18 @@ path_database(const char *path, const char *name)
  * there have no page checksums (as PostgreSQL's noChecksumFiles says), and
  * parse_filename_for_nontemp_relation() accepts none of them.
  */
-static bool
-is_relation_file(const char *path, Oid *database, BlockNumber *first_block)
+bool
+sb_relation_file(const char *path, ForkNumber *fork, Oid *database, BlockNumber *first_block)
 {
 	const char *name = strrchr(path, '/');
 	const char *dot;
 	int			oidchars;
-	ForkNumber	fork;
 
 	name = name ? name + 1 : path;
 	if (strncmp(path, "global/", 7) != 0 && strncmp(path, "base/", 5) != 0 &&
 		strncmp(path, "pg_tblspc/", 10) != 0)
 		return false;
-	if (!parse_filename_for_nontemp_relation(name, &oidchars, &fork))
+	if (!parse_filename_for_nontemp_relation(name, &oidchars, fork))
 		return false;
 	dot = strchr(name, '.');
 	*first_block = dot ? (BlockNumber) strtoul(dot + 1, NULL, 10) * RELSEG_SIZE : 0;
@@ -135,9 +134,11 @@ check_page(SbPageCheck *pc, int fd, uint64_t file_offset, const uint8_t *data)
 static void
 start_file(SbPageCheck *pc, const char *path)
 {
+	ForkNumber	fork;
+
 	strlcpy(pc->path, path, sizeof(pc->path));
 	pc->carry_len = 0;
-	pc->checked = is_relation_file(path, &pc->database, &pc->first_block);
+	pc->checked = sb_relation_file(path, &fork, &pc->database, &pc->first_block);
 }
 
 bool

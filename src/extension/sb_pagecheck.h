@@ -7,6 +7,8 @@
 #define SB_PAGECHECK_H
 
 #include "access/xlogdefs.h"
+#include "common/relpath.h"
+#include "storage/block.h"
 
 #include "stripebackup/sb_error.h"
 
@@ -18,6 +20,13 @@ extern SbPageCheck *sb_pagecheck_new(XLogRecPtr start_lsn);
 /* The engine's read hook (SbReadHook): sees every block of every file read. */
 extern bool sb_pagecheck_hook(void *arg, const char *path, int fd, uint64_t file_offset,
 							  const uint8_t *data, size_t len, SbError *err);
+
+/*
+ * Is PATH (relative to the data directory) a relation's file?  Its fork,
+ * its database (InvalidOid in global/) and the number of its first block.
+ */
+extern bool sb_relation_file(const char *path, ForkNumber *fork, Oid *database,
+							 BlockNumber *first_block);
 
 /* Pages checked so far. */
 extern int64 sb_pagecheck_pages(const SbPageCheck *pc);

@@ -10,6 +10,10 @@
  * from none, and only the files it wrote (job_backup_folders.c): a folder
  * or destination that is a link, or holds anything else, keeps the whole
  * backup and its row, with a warning, and retention goes on with the others.
+ * Chains stay whole: a backup that a differential or incremental backup
+ * that stays depends on (directly or down its chain) stays too, with a
+ * notice; children go before their parents, and a child that could not go
+ * keeps its parents.
  *
  * With a WAL archive (stripebackup.archive_destinations), the archived WAL
  * that no backup kept needs goes too: every file before the segment where
@@ -57,12 +61,77 @@ put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row,
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
+/*
+ * The backups that stay although they expired, because a backup that stays
+ * depends on them: rows come newest first, so a backup's children were
+ * decided before it.
+ */
+typedef struct Keep
+{
+	int64	   *ids;			/* backups that must stay */
+	int64	   *because;		/* the backup that needs each */
+	int			n;
+} Keep;
+
+static void
+keep_parent(Keep *k, int64 parent, int64 child)
+{
+	k->ids[k->n] = parent;
+	k->because[k->n++] = child;
+}
+
+/* Must backup ROW stay for one that stays?  Says so, and keeps its own parent too. */
+static bool
+kept_for_child(Keep *k, const SbSql *sql, const SbRows *rows, uint64 row)
+{
+	bool		isnull,
+				no_parent;
+	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
+	Datum		parent = sb_sql_datum(sql, rows, row, 7, &no_parent);
+	Datum		needed_by = sb_sql_datum(sql, rows, row, 8, &isnull);
+	int64		child = isnull ? 0 : DatumGetInt64(needed_by);
+	int			i;
+
+	for (i = 0; child == 0 && i < k->n; i++)
+		if (k->ids[i] == id)
+			child = k->because[i];
+	if (child == 0)
+		return false;
+	ereport(NOTICE,
+			(errmsg("backup %lld is kept: backup %lld, which stays, depends on it",
+					(long long) id, (long long) child)));
+	if (!no_parent)
+		keep_parent(k, DatumGetInt64(parent), child);
+	return true;
+}
+
+static bool expire_backup(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row,
+						  int64 id);
+
 /* Remove expired backup ROW of ROWS, or keep it saying why; true when it went. */
 static bool
-expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row)
+expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row, Keep *k)
 {
 	bool		isnull;
 	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
+	Datum		parent = sb_sql_datum(sql, rows, row, 7, &isnull);
+
+	if (kept_for_child(k, sql, rows, row))
+		return false;
+	if (!expire_backup(rs, sql, rows, row, id))
+	{
+		if (!isnull)
+			keep_parent(k, DatumGetInt64(parent), id);
+		return false;
+	}
+	return true;
+}
+
+/* Remove backup ID (ROW of ROWS) unless a job uses it; true when it went. */
+static bool
+expire_backup(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row, int64 id)
+{
+	bool		isnull;
 	char	   *name = sb_sql_text(sql, rows, row, 2);
 	Datum		destinations = sb_sql_datum(sql, rows, row, 5, &isnull);
 	Datum		uuid = sb_sql_datum(sql, rows, row, 6, &isnull);
@@ -168,6 +237,7 @@ stripe_expire(PG_FUNCTION_ARGS)
 	char		nulls[2];
 	SbSql		sql;
 	SbRows		expired;
+	Keep		keep;
 	Datum	   *removed;
 	int			nremoved = 0;
 	bool		isnull;
@@ -192,8 +262,11 @@ stripe_expire(PG_FUNCTION_ARGS)
 	/* The DELETEs below replace SPI's last result; this one stays valid until we leave. */
 	expired = sb_sql_run(SB_SQL_EXPIRE_CANDIDATES, values, nulls);
 	removed = palloc(sizeof(Datum) * (expired.count + 1));
+	keep.ids = palloc(sizeof(int64) * (expired.count + 1));
+	keep.because = palloc(sizeof(int64) * (expired.count + 1));
+	keep.n = 0;
 	for (i = 0; i < expired.count; i++)
-		if (expire_one(rs, &sql, &expired, i))
+		if (expire_one(rs, &sql, &expired, i, &keep))
 			removed[nremoved++] = sb_sql_datum(&sql, &expired, i, 1, &isnull);
 	expire_wal(rs, &sql, PointerGetDatum(construct_array(removed, nremoved, INT8OID, sizeof(int64),
 														 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)));

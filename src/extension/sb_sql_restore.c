@@ -68,13 +68,54 @@ put_plan_stripe(ReturnSetInfo *rs, const SbArchive *a, const SbPlanStripe *s)
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
+/*
+ * The older backups of a chain: their stripes' rows, read after the newest
+ * one's, one backup after the other; their totals added into PLAN's (the
+ * fixed part, creating and finishing the files, is paid once).
+ */
+static void
+put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, bool *present)
+{
+	const SbArchive *link;
+	StringInfoData chain;
+	uint32_t	i;
+
+	initStringInfo(&chain);
+	appendStringInfo(&chain, "\"%s\"", a->manifest->name);
+	for (link = a->parent; link != NULL; link = link->parent)
+	{
+		SbPlan	   *older = palloc(sizeof(SbPlan));
+
+		appendStringInfo(&chain, " <- \"%s\"", link->manifest->name);
+		sb_restore_plan_with_history(link, older);
+		for (i = 0; i < older->nstripes; i++)
+		{
+			put_plan_stripe(rs, link, &older->stripes[i]);
+			*present = *present && older->stripes[i].present;
+		}
+		plan->chunks += older->chunks;
+		plan->stored_bytes += older->stored_bytes;
+		plan->raw_bytes += older->raw_bytes;
+		if (plan->estimated_seconds >= 0 && older->estimated_seconds >= 0)
+			plan->estimated_seconds += older->estimated_seconds - Max(older->fixed_seconds, 0);
+		else
+			plan->estimated_seconds = -1;
+	}
+	if (a->parent != NULL)
+		ereport(NOTICE,
+				(errmsg("backup \"%s\" is %s: the restore reads its chain, %s",
+						a->manifest->name,
+						a->manifest->type == SB_BACKUP_DIFF ? "differential" : "incremental",
+						chain.data),
+				 errdetail("Each backup writes what no newer one holds; the total row adds them up.")));
+}
+
 /* The total: every stripe at once, so the slowest one, plus the fixed part. */
 static void
-put_plan_total(ReturnSetInfo *rs, const SbPlan *plan)
+put_plan_total(ReturnSetInfo *rs, const SbPlan *plan, bool present)
 {
 	Datum		v[PLAN_COLUMNS];
 	bool		n[PLAN_COLUMNS];
-	bool		present = true;
 	uint32_t	i;
 
 	for (i = 0; i < plan->nstripes; i++)
@@ -130,6 +171,7 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	SbArchive  *a = sb_handle_open_archive(location, NULL);
 	SbPlan	   *plan = palloc(sizeof(SbPlan));
 	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	bool		present = true;
 	uint32_t	i;
 
 	sb_handle_warn(a);
@@ -140,7 +182,8 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	sb_restore_plan_with_history(a, plan);
 	for (i = 0; i < plan->nstripes; i++)
 		put_plan_stripe(rs, a, &plan->stripes[i]);
-	put_plan_total(rs, plan);
+	put_chain_stripes(rs, a, plan, &present);
+	put_plan_total(rs, plan, present);
 	if (detail)
 		put_plan_pieces(rs, a->manifest);
 }

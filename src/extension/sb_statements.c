@@ -37,9 +37,22 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	{SB_SQL_BACKUP_INSERT,
 		"INSERT INTO @extschema@.stripe_backup_history (id, name, label, status, destinations,"
 		" weights, compression, compression_level, balance, requested_by, worker_pid, started_at,"
-		" backup_uuid) VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-	12, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
-	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID}, SPI_OK_INSERT},
+		" backup_uuid, type, parent_id)"
+		" VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+	14, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
+	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID, TEXTOID, INT8OID}, SPI_OK_INSERT},
+
+	/*
+	 * The backup a new one of changed blocks completes: the newest completed
+	 * backup (incr, $1) or the newest completed full one (diff).
+	 */
+	{SB_SQL_BACKUP_PARENT,
+		"SELECT h.id, h.name, h.destinations, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline"
+		" FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND ($1 OR h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)"
+		" ORDER BY h.started_at DESC, h.id DESC LIMIT 1",
+	1, {BOOLOID}, SPI_OK_SELECT},
 
 	{SB_SQL_BACKUP_FINISH,
 		"UPDATE @extschema@.stripe_backup_history SET status = $2, error = $3, sqlstate = $4,"
@@ -152,13 +165,20 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" RETURNING r.id, r.target, r.directories",
 	0, {InvalidOid}, SPI_OK_UPDATE_RETURNING},
 
+	/*
+	 * The backups that expire, newest first (a chain's children before its
+	 * parents), each with its parent and, when a backup that stays needs it
+	 * (a kept or running diff or incr of it, or of a child of it, ...), the
+	 * nearest such backup: that one is kept, chains stay whole.
+	 */
 	{SB_SQL_EXPIRE_CANDIDATES,
-		"WITH ranked AS ("
-		" SELECT h.id, h.name, h.status, h.started_at, h.destinations, h.backup_uuid,"
+		"WITH RECURSIVE ranked AS ("
+		" SELECT h.id, h.name, h.status, h.started_at, h.destinations, h.backup_uuid, h.parent_id,"
 		" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text)"
 		" OVER (ORDER BY h.started_at DESC, h.id DESC) AS newer_completed"
-		" FROM @extschema@.stripe_backup_history h)"
-		" SELECT r.id, r.name, r.status, r.started_at, r.destinations, r.backup_uuid FROM ranked r"
+		" FROM @extschema@.stripe_backup_history h),"
+		" expired AS ("
+		" SELECT r.* FROM ranked r"
 		" WHERE (r.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text"
 		" OR NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, r.id))"
 		" AND NOT (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
@@ -166,8 +186,19 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" AND ($1 IS NULL OR r.newer_completed OPERATOR(pg_catalog.>) $1"
 		" OR (r.status OPERATOR(pg_catalog.<>) 'completed'::pg_catalog.text"
 		" AND r.newer_completed OPERATOR(pg_catalog.>=) $1))"
-		" AND ($2 IS NULL OR r.started_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) $2))"
-		" ORDER BY r.started_at, r.id",
+		" AND ($2 IS NULL OR r.started_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) $2))),"
+		" needed (id, needed_by) AS ("
+		" SELECT r.parent_id, r.id FROM ranked r"
+		" WHERE r.parent_id IS NOT NULL"
+		" AND (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" OR r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text)"
+		" AND NOT r.id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT e.id FROM expired e))"
+		" UNION"
+		" SELECT r.parent_id, n.needed_by FROM ranked r JOIN needed n"
+		" ON r.id OPERATOR(pg_catalog.=) n.id WHERE r.parent_id IS NOT NULL)"
+		" SELECT e.id, e.name, e.status, e.started_at, e.destinations, e.backup_uuid, e.parent_id,"
+		" (SELECT pg_catalog.max(n.needed_by) FROM needed n WHERE n.id OPERATOR(pg_catalog.=) e.id)"
+		" FROM expired e ORDER BY e.started_at DESC, e.id DESC",
 	2, {INT8OID, INTERVALOID}, SPI_OK_SELECT},
 
 	{SB_SQL_EXPIRE_FORGET,

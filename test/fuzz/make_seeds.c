@@ -28,6 +28,7 @@
 #include "fixture.h"
 #include "format.h"
 #include "fuzz_wal.h"
+#include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_wal.h"
 
 static const char *corpus;
@@ -151,6 +152,49 @@ manifest_seed(const char *location, const char *seed)
 	free(text);
 }
 
+/* For the incremental seed: files under a/ are judged by block; only a first block changed. */
+static bool
+seed_under_a(void *arg, const char *path)
+{
+	(void) arg;
+	return strncmp(path, "a/", 2) == 0;
+}
+
+static bool
+seed_first_block(void *arg, const char *path, int fd, uint64_t offset, const uint8_t *block)
+{
+	(void) arg;
+	(void) path;
+	(void) fd;
+	(void) block;
+	return offset == 0;
+}
+
+/* An incremental backup of LOCATION's tree (a manifest 3.0 with a parent and changed blocks). */
+static void
+incremental_seed(SbBackupOptions *o, const char *src, const char *const *names, size_t n,
+				 const char *parent_location)
+{
+	SbError		err;
+	SbArchive  *parent = sb_archive_open(parent_location, &err);
+	char		path[PATH_MAX * 2];
+
+	if (parent == NULL)
+		die("open parent", err.message);
+	o->name = "incr";
+	o->type = SB_BACKUP_INCR;
+	o->parent = parent->manifest;
+	o->block_size = 4096;
+	o->file_filter = seed_under_a;
+	o->block_filter = seed_first_block;
+	backup_files(o, src, names, n);
+	snprintf(path, sizeof(path), "%s/incr", o->destinations[0]);
+	manifest_seed(path, "incremental.json");
+	o->type = SB_BACKUP_FULL;
+	o->parent = NULL;
+	sb_archive_close(parent);
+}
+
 /* Backups of other shapes than the fixture's, for their manifests. */
 static void
 other_manifests(void)
@@ -239,6 +283,7 @@ other_manifests(void)
 	backup_files(&o, src, names, sizeof(names) / sizeof(names[0]));
 	snprintf(path, sizeof(path), "%s/one", dests[0]);
 	manifest_seed(path, "one-stripe-adaptive.json");
+	incremental_seed(&o, src, names, sizeof(names) / sizeof(names[0]), path);
 
 	/* Nothing but the root. */
 	o.name = "empty";

@@ -11,7 +11,7 @@ use Test::More;
 
 our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
   backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
-  check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe);
+  check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -106,6 +106,17 @@ sub restore_node
 		"pg_verifybackup accepts the restored $name");
 	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
 	return $copy;
+}
+
+# 't' when pgbench's balances agree with each other and with its history,
+# as every committed transaction of pgbench's leaves them.
+sub pgbench_invariant
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', q{
+		SELECT (SELECT sum(bbalance) FROM pgbench_branches) = (SELECT sum(tbalance) FROM pgbench_tellers)
+		   AND (SELECT sum(tbalance) FROM pgbench_tellers) = (SELECT sum(abalance) FROM pgbench_accounts)
+		   AND (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT coalesce(sum(delta), 0) FROM pgbench_history)});
 }
 
 # Run the stripebackup command; returns (exit status, stdout, stderr).

@@ -8,10 +8,10 @@ BEGIN;
 SELECT plan(55);
 
 SELECT has_function('stripe_backup',
-	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'],
-	'stripe_backup(destinations, weights, label, compression, compression_level, balance, wait)');
+	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
+	'stripe_backup(destinations, weights, label, compression, compression_level, balance, wait, type)');
 SELECT function_returns('stripe_backup',
-	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'], 'bigint');
+	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'], 'bigint');
 SELECT has_function('stripe_cancel', ARRAY['bigint']);
 SELECT has_function('stripe_cancel_restore', ARRAY['bigint']);
 SELECT has_function('stripe_restore_plan', ARRAY['bigint', 'boolean', 'timestamp with time zone', 'pg_lsn', 'xid8',
@@ -38,7 +38,7 @@ SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_progress', 'SELECT')
 	'pg_monitor may watch stripe_backup_progress');
 SELECT has_view('stripe_backups');
 SELECT has_view('stripe_backup_stripes');
-SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'started_at',
+SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'started_at',
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
 	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid']);
@@ -91,7 +91,7 @@ SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'], balance => 'even')$$, '22
 CREATE ROLE sb_plain;
 CREATE ROLE sb_reader IN ROLE pg_read_server_files;
 CREATE ROLE sb_monitor IN ROLE pg_monitor;
-GRANT EXECUTE ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean) TO sb_plain, sb_reader;
+GRANT EXECUTE ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) TO sb_plain, sb_reader;
 CREATE ROLE sb_nogrant IN ROLE pg_read_server_files, pg_write_server_files;
 SET ROLE sb_plain;
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501', 'permission denied to take a backup');

@@ -4,7 +4,8 @@
 # search_path (ALTER DATABASE ... SET, ALTER ROLE ... SET, SET) and as
 # exact-type matches in public, before and after CREATE EXTENSION.  The
 # database's owner also sets what could stall the extension's worker.
-# Then a superuser and oscar call every function of the extension and read
+# Then a superuser and oscar call every function of the extension (backups
+# of every type; plan, verify and restore of a chain) and read
 # every view, and the server restarts (its start-up clean-up runs there).
 # No planted object may run with any privileges but its owner's: each one
 # records who ran it and tries to make mallory a superuser.
@@ -208,6 +209,8 @@ sub call_everything
 		sub { "SELECT public.stripe_calibrate(ARRAY['$dests[0]'], size_mb => 4)" },
 		sub { "SELECT public.stripe_backup($dests)" },
 		sub { "SELECT public.stripe_backup($dests, compression => 'none', balance => 'weighted')" },
+		sub { "SELECT public.stripe_backup($dests, type => 'incr')" },
+		sub { "SELECT public.stripe_backup($dests, type => 'diff')" },
 		sub { 'SELECT * FROM public.stripe_backups' },
 		sub { 'SELECT * FROM public.stripe_backup_stripes' },
 		sub { 'SELECT * FROM public.stripe_backup_timeline' },

@@ -1125,3 +1125,14 @@ th_free_problems(ThProblems *p)
 	}
 	p->n = 0;
 }
+
+const SbEntry *
+th_find_entry(const SbManifest *m, const char *path)
+{
+	size_t		i;
+
+	for (i = 0; m != NULL && i < m->nentries; i++)
+		if (strcmp(m->entries[i].path, path) == 0)
+			return &m->entries[i];
+	return NULL;
+}

@@ -140,6 +140,9 @@ extern void th_options(SbBackupOptions *o, const char *const *dests, uint32_t n,
 extern bool th_backup_tree(const SbBackupOptions *o, const char *src,
 						   SbManifest **manifest, SbError *err);
 
+/* The entry at PATH of M, or NULL. */
+extern const SbEntry *th_find_entry(const SbManifest *m, const char *path);
+
 /* Open LOCATION and restore it into TARGET. */
 extern bool th_restore(const char *location, const char *target, SbError *err);
 

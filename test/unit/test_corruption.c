@@ -403,22 +403,22 @@ manifest_version_refused(ThFixture *f, const char *version)
 	snprintf(edited, sizeof(edited), "\"format_version\":\"%s\"", version);
 	for (d = 0; d < 2; d++)
 		done = done && th_edit_file(th_path(paths[d], "%s/bk/manifest.json", f->dest[d]),
-									"\"format_version\":\"2.0\"", edited);
+									"\"format_version\":\"3.0\"", edited);
 	ok(done, "both manifest copies' format_version set to %s", version);
 	a = sb_archive_open(th_location(f, 0, "bk", location), &err);
 	ok(a == NULL, "an archive whose manifest is version %s is refused", version);
 	is_int(err.code, SB_EVERSION, "the error is version");
 	like(err.message, version, "the error names the version %s", version);
-	like(err.message, "reads 2.x", "and the version this program reads");
+	like(err.message, "reads 2.x to 3.x", "and the version this program reads");
 	sb_archive_close(a);
-	ok(th_edit_file(paths[1], edited, "\"format_version\":\"2.0\""),
+	ok(th_edit_file(paths[1], edited, "\"format_version\":\"3.0\""),
 	   "destination 2's copy put back");
 	a = sb_archive_open(location, &err);
 	ok(a != NULL && a->nnotes == 1, "opened from destination 1, destination 2's copy is used");
 	if (a != NULL && a->nnotes == 1)
 		like(a->notes[0], version, "a note says destination 1's copy is version %s", version);
 	sb_archive_close(a);
-	ok(th_edit_file(paths[0], edited, "\"format_version\":\"2.0\""),
+	ok(th_edit_file(paths[0], edited, "\"format_version\":\"3.0\""),
 	   "destination 1's copy put back");
 }
 
@@ -441,7 +441,7 @@ stripe_version_refused(ThFixture *f, const char *stripe, uint8_t major)
 	ok(!done, "restore with a version %s stripe fails", name);
 	is_int(err.code, SB_EVERSION, "the error is version");
 	like(err.message, name, "the error names the stripe's version %s", name);
-	like(err.message, "reads 2.x", "and the version this program reads");
+	like(err.message, "reads 2.x)", "and the version this program reads");
 	like(err.message, "stripe 1 ", "the error names stripe 1");
 	ok(!th_exists(f->target), "the new target was removed");
 	is_int(verify_collect(location, &problems), 1, "verify reports one problem");
@@ -467,7 +467,7 @@ test_corruption_versions(void)
 
 	th_fixture(&f, "version", 2);
 	m = make_backup(&f, 2, SB_CODEC_NONE, "bk");
-	manifest_version_refused(&f, "3.0");
+	manifest_version_refused(&f, "4.0");
 	manifest_version_refused(&f, "1.0");
 
 	th_stripe_path(&f, 1, "bk", stripe);

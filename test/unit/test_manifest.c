@@ -319,7 +319,7 @@ test_manifest_json_roundtrip(void)
 		 "a UTF-16 surrogate is written as hex");
 	like(json, "\"encoded_destination\":\"2f6d6e742f636166e92d736c6f77\"",
 		 "a destination that is not UTF-8 is written as hex");
-	like(json, "\"format_version\":\"2.0\"", "format version 2.0");
+	like(json, "\"format_version\":\"3.0\"", "format version 3.0");
 	like(json, "9007199254740991", "2^53 - 1 is written exactly");
 	like(json, "\"timeline_interval\":0.1,\"timeline\":[", "a timeline follows its interval, in seconds");
 
@@ -331,7 +331,7 @@ test_manifest_json_roundtrip(void)
 		sb_manifest_free(m);
 		return;
 	}
-	ok(back->version_major == 2 && back->version_minor == 0 &&
+	ok(back->version_major == 3 && back->version_minor == 0 && back->type == SB_BACKUP_FULL &&
 	   memcmp(back->uuid, m->uuid, 16) == 0 && str_eq(back->name, m->name) &&
 	   str_eq(back->label, m->label) && str_eq(back->tool, m->tool) &&
 	   str_eq(back->started_at, m->started_at) && str_eq(back->finished_at, m->finished_at) &&
@@ -706,11 +706,19 @@ test_manifest_rejects(void)
 	/* Text that does not parse into a manifest. */
 	expect_text_refused("\"format\":\"stripebackup\"", "\"format\":\"other\"", SB_ECORRUPT,
 						"not a stripebackup manifest", "another format");
-	expect_text_refused("\"format_version\":\"2.0\"", "\"format_version\":\"1.0\"", SB_EVERSION,
-						"version 1.0 (this program reads 2.x)", "format version 1.0, before authentication");
-	expect_text_refused("\"format_version\":\"2.0\"", "\"format_version\":\"3.1\"", SB_EVERSION,
-						"version 3.1", "format version 3.1");
-	expect_text_refused("\"format_version\":\"2.0\"", "\"format_version\":\"one\"", SB_ECORRUPT,
+	expect_text_refused("\"format_version\":\"3.0\"", "\"format_version\":\"1.0\"", SB_EVERSION,
+						"version 1.0 (this program reads 2.x to 3.x)", "format version 1.0, before authentication");
+	expect_text_refused("\"format_version\":\"3.0\"", "\"format_version\":\"4.1\"", SB_EVERSION,
+						"version 4.1", "format version 4.1");
+	expect_text_refused("\"backup_type\":\"full\"", "\"backup_type\":\"incr\"", SB_ECORRUPT,
+						"must name a parent", "an incremental backup without its parent");
+	expect_text_refused("\"backup_type\":\"full\"", "\"backup_type\":\"weekly\"", SB_ECORRUPT,
+						"unknown backup_type", "an unknown backup type");
+	expect_text_refused("\"stream_offset\"", "\"incremental\":true,\"stream_offset\"",
+						SB_ECORRUPT, "incremental", "a file of changed blocks in a full backup");
+	expect_text_refused("\"stream_offset\"", "\"file_id\":\"12/34\",\"stream_offset\"",
+						SB_ECORRUPT, "file_id", "a file identity that is not digits");
+	expect_text_refused("\"format_version\":\"3.0\"", "\"format_version\":\"one\"", SB_ECORRUPT,
 						"format_version", "a format version that is not a number");
 	expect_text_refused("\"type\":\"file\"", "\"type\":\"fifo\"", SB_ECORRUPT, "unknown type",
 						"an unknown entry type");
@@ -823,11 +831,11 @@ test_manifest_strict_text(void)
 		{"\"mode\":\"0644\"", "\"mode\":\" 644\"", "bad mode", "a mode with a space"},
 		{"\"mode\":\"0644\"", "\"mode\":\"+644\"", "bad mode", "a mode with a sign"},
 		{"\"mode\":\"0644\"", "\"mode\":\"0x1a\"", "bad mode", "a mode in hex"},
-		{"\"format_version\":\"2.0\"", "\"format_version\":\" 2.0\"", "format_version",
+		{"\"format_version\":\"3.0\"", "\"format_version\":\" 3.0\"", "format_version",
 		"a format version with a space"},
-		{"\"format_version\":\"2.0\"", "\"format_version\":\"+2.0\"", "format_version",
+		{"\"format_version\":\"3.0\"", "\"format_version\":\"+3.0\"", "format_version",
 		"a format version with a sign"},
-		{"\"format_version\":\"2.0\"", "\"format_version\":\"2.0beta\"", "format_version",
+		{"\"format_version\":\"3.0\"", "\"format_version\":\"3.0beta\"", "format_version",
 		"a format version with a tail"},
 		/* The entries are read one at a time (not as one cJSON tree); what they sit in, strictly. */
 		{"\"entries\":[", "\"entries\":[],\"entries\":[", "given twice: \"entries\"",

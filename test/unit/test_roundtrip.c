@@ -20,17 +20,6 @@
 #define GiB (UINT64_C(1) << 30)
 #define MiB (UINT64_C(1) << 20)
 
-static const SbEntry *
-find_entry(const SbManifest *m, const char *path)
-{
-	size_t		i;
-
-	for (i = 0; m != NULL && i < m->nentries; i++)
-		if (strcmp(m->entries[i].path, path) == 0)
-			return &m->entries[i];
-	return NULL;
-}
-
 /* Every file entry's CRC-32C matches the source file's content. */
 static bool
 crcs_match(const SbManifest *m, const char *src)
@@ -126,7 +115,7 @@ test_roundtrip_empty_file(void)
 		done = th_backup_tree(&o, f.src, &m, &err);
 		if (!ok(done, "%s: backup succeeds", what))
 			th_diag_error("backup", &err);
-		e = find_entry(m, "empty");
+		e = th_find_entry(m, "empty");
 		ok(e != NULL && e->type == SB_ENTRY_FILE && e->size == 0 && e->stream_length == 0,
 		   "%s: manifest lists it with size 0", what);
 		ok(e != NULL && e->crc32c == th_crc32c(NULL, 0), "%s: its crc32c is that of nothing",
@@ -214,7 +203,7 @@ test_roundtrip_one_chunk(void)
 				done = th_backup_tree(&o, f.src, &m, &err);
 				if (!ok(done, "%s: backup succeeds", what))
 					th_diag_error("backup", &err);
-				e = find_entry(m, "one");
+				e = th_find_entry(m, "one");
 				ok(e != NULL && e->size == size && e->stream_length == size && !e->sparse &&
 				   e->stream_offset == 0, "%s: one entry holding all its bytes", what);
 				is_int(m ? m->total_chunks : 0, 1 + extra, "%s: chunk count", what);
@@ -294,15 +283,15 @@ test_roundtrip_sparse_5g(void)
 	done = th_backup_tree(&o, f.src, &m, &err);
 	if (!ok(done, "backup of the sparse file succeeds"))
 		th_diag_error("backup", &err);
-	e = find_entry(m, "big");
+	e = th_find_entry(m, "big");
 	ok(e != NULL && e->size == size && e->sparse && e->nextents >= 3 &&
 	   e->stream_length >= 6 * MiB && e->stream_length < 16 * MiB,
 	   "manifest: 5 GiB, sparse, only its data in the stream (%llu bytes in %u extents)",
 	   e ? (unsigned long long) e->stream_length : 0ULL, e ? e->nextents : 0);
-	e = find_entry(m, "tail-hole");
+	e = th_find_entry(m, "tail-hole");
 	ok(e != NULL && e->size == 10 * MiB && e->sparse && e->stream_length < MiB,
 	   "manifest: the file with a trailing hole is sparse");
-	e = find_entry(m, "z-after");
+	e = th_find_entry(m, "z-after");
 	ok(e != NULL && !e->sparse && e->stream_length == 300000, "manifest: the plain file is whole");
 	ok(m != NULL && m->stream_bytes < 20 * MiB, "the stream holds data, not holes");
 
@@ -515,8 +504,8 @@ test_roundtrip_modes_and_links(void)
 	done = done && th_backup_tree(&o, f.src, &m, &err);
 	if (!ok(done, "backup succeeds"))
 		th_diag_error("backup", &err);
-	ok(find_entry(m, "shared") != NULL && find_entry(m, "shared")->mode == 0755 &&
-	   find_entry(m, "shared/setuid") != NULL && find_entry(m, "shared/setuid")->mode == 0755,
+	ok(th_find_entry(m, "shared") != NULL && th_find_entry(m, "shared")->mode == 0755 &&
+	   th_find_entry(m, "shared/setuid") != NULL && th_find_entry(m, "shared/setuid")->mode == 0755,
 	   "modes beyond 0755 are recorded within it: 01777 and 06777 as 0755");
 	/* What the restore must give back is the source within 0755. */
 	chmod(th_path(path, "%s/shared/setuid", f.src), 0755);

@@ -16,6 +16,10 @@ extern void test_roundtrip_non_utf8_names(void);
 extern void test_roundtrip_gathered_folder(void);
 extern void test_roundtrip_pipeline_limits(void);
 
+/* test_incremental.c */
+extern void test_incremental_chain(void);
+extern void test_incremental_broken_chain(void);
+
 /* test_weights.c */
 extern void test_weights_weighted(void);
 extern void test_weights_adaptive(void);

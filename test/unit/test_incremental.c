@@ -1,0 +1,252 @@
+/*
+ * test_incremental.c
+ *		Backups of changed blocks, and restoring a chain of them: a full
+ *		backup, then incrementals of a tree whose "relation files" (under
+ *		base/) have an LSN in the first 8 bytes of every 8 KiB block.  A
+ *		restore of the newest must give the tree as it was at its backup,
+ *		whatever was changed, truncated, grown, dropped or made again; a
+ *		missing or impostor link is refused before anything is written.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tests.h"
+
+#define BLOCK 8192
+
+/* The "LSN" the tree's writes stamp, and the threshold a backup compares with. */
+typedef struct Lsns
+{
+	uint64_t	now;			/* stamped into blocks written next */
+	uint64_t	threshold;		/* a backup stores blocks at or after it */
+	uint64_t	taken;			/* "now" when the last backup was taken */
+} Lsns;
+
+static bool
+under_base(void *arg, const char *path)
+{
+	(void) arg;
+	return strncmp(path, "base/", 5) == 0;
+}
+
+static bool
+changed_since(void *arg, const char *path, int fd, uint64_t offset, const uint8_t *block)
+{
+	const Lsns *l = arg;
+	uint64_t	lsn;
+
+	(void) path;
+	(void) fd;
+	(void) offset;
+	memcpy(&lsn, block, sizeof(lsn));
+	return lsn >= l->threshold;
+}
+
+/* Write blocks [FIRST, FIRST + N) of PATH: the current LSN, then a pattern. */
+static bool
+write_blocks(const char *path, Lsns *l, uint64_t first, uint64_t n)
+{
+	int			fd = open(path, O_WRONLY | O_CREAT, 0600);
+	uint8_t		block[BLOCK];
+	uint64_t	b;
+	bool		good = fd >= 0;
+
+	for (b = first; good && b < first + n; b++)
+	{
+		th_fill(block, BLOCK, (uint32_t) (l->now * 1000 + b), true);
+		memcpy(block, &l->now, sizeof(l->now));
+		good = pwrite(fd, block, BLOCK, (off_t) (b * BLOCK)) == BLOCK;
+	}
+	if (fd >= 0)
+		close(fd);
+	l->now++;
+	return good;
+}
+
+/* Back up the fixture's source as NAME, a child of PARENT_NAME when not NULL. */
+static bool
+backup_as(ThFixture *f, const char *name, const char *parent_name, Lsns *l, SbManifest **m)
+{
+	SbBackupOptions o;
+	SbArchive  *parent = NULL;
+	SbError		err;
+	char		location[PATH_MAX];
+	bool		done;
+
+	th_options(&o, f->dests, f->ndests, name);
+	if (parent_name != NULL)
+	{
+		parent = sb_archive_open(th_location(f, 0, parent_name, location), &err);
+		if (parent == NULL)
+		{
+			th_diag_error("open parent", &err);
+			return false;
+		}
+		o.type = SB_BACKUP_INCR;
+		o.parent = parent->manifest;
+		o.block_size = BLOCK;
+		o.file_filter = under_base;
+		o.block_filter = changed_since;
+		o.filter_arg = l;
+		l->threshold = l->taken;	/* what was written since the parent */
+	}
+	done = th_backup_tree(&o, f->src, m, &err);
+	l->taken = l->now;
+	if (!done)
+		th_diag_error(name, &err);
+	sb_archive_close(parent);
+	return done;
+}
+
+/* Restore NAME from destination 1 into a fresh target and compare with the source. */
+static void
+restore_matches(ThFixture *f, const char *name, const char *what)
+{
+	char		location[PATH_MAX];
+	SbError		err;
+	bool		restored;
+
+	th_rmtree(f->target);
+	th_location(f, 0, name, location);
+	is_int(th_verify(location), 0, "%s: verify of the chain finds no problem", what);
+	restored = th_restore(location, f->target, &err);
+	if (!ok(restored, "%s: the chain restores", what))
+		th_diag_error("restore", &err);
+	ok(restored && th_trees_equal(f->src, f->target, 0), "%s: the restored tree is the source",
+	   what);
+}
+
+/* A tree, a full backup, then two incrementals after changes of every kind. */
+void
+test_incremental_chain(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0};
+	SbManifest *full = NULL,
+			   *incr1 = NULL,
+			   *incr2 = NULL;
+	char		path[PATH_MAX];
+	const SbEntry *e;
+
+	th_begin("incremental: a chain of changed blocks restores to the newest tree");
+	th_fixture(&f, "incr-chain", 2);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	th_mkdir(th_path(path, "%s/base/1", f.src), 0700);
+	write_blocks(th_path(path, "%s/base/1/100", f.src), &l, 0, 64);
+	write_blocks(th_path(path, "%s/base/1/200", f.src), &l, 0, 16);
+	write_blocks(th_path(path, "%s/base/1/300", f.src), &l, 0, 8);
+	th_write_pattern(th_path(path, "%s/postgresql.conf", f.src), 5000, 7, true, 0600);
+	ok(backup_as(&f, "full", NULL, &l, &full), "the full backup is taken");
+
+	/* blocks changed and added, a file truncated, one dropped, one new, a config edited */
+	write_blocks(th_path(path, "%s/base/1/100", f.src), &l, 3, 1);
+	write_blocks(th_path(path, "%s/base/1/100", f.src), &l, 10, 2);
+	write_blocks(th_path(path, "%s/base/1/100", f.src), &l, 64, 4);
+	ok(truncate(th_path(path, "%s/base/1/200", f.src), 2 * BLOCK) == 0, "200 truncated");
+	unlink(th_path(path, "%s/base/1/300", f.src));
+	write_blocks(th_path(path, "%s/base/1/400", f.src), &l, 0, 5);
+	th_write_pattern(th_path(path, "%s/postgresql.conf", f.src), 6000, 8, true, 0600);
+	ok(backup_as(&f, "incr1", "full", &l, &incr1), "the first incremental is taken");
+	e = th_find_entry(incr1, "base/1/100");
+	ok(e != NULL && e->incremental && e->nextents == 3 &&
+	   e->stream_length == 7 * BLOCK && e->size == 68 * BLOCK,
+	   "100: only its 7 changed or new blocks are stored, in 3 extents");
+	e = th_find_entry(incr1, "base/1/200");
+	ok(e != NULL && e->incremental && e->nextents == 0 && e->size == 2 * BLOCK,
+	   "200: truncated, nothing stored, its new length recorded");
+	e = th_find_entry(incr1, "base/1/400");
+	ok(e != NULL && !e->incremental, "400: new since the parent, stored whole");
+	ok(th_find_entry(incr1, "base/1/300") == NULL, "300: dropped, not listed");
+	ok(incr1 && incr1->type == SB_BACKUP_INCR && incr1->parent != NULL &&
+	   strcmp(incr1->parent->name, "full") == 0 &&
+	   memcmp(incr1->parent->uuid, full->uuid, 16) == 0,
+	   "the manifest names its parent");
+	restore_matches(&f, "incr1", "full + 1 incremental");
+
+	/* more: 200 grows back with new blocks, 100 changes again, 400 made again */
+	write_blocks(th_path(path, "%s/base/1/200", f.src), &l, 2, 4);
+	write_blocks(th_path(path, "%s/base/1/100", f.src), &l, 5, 1);
+	unlink(th_path(path, "%s/base/1/400", f.src));
+	l.now = 1;					/* old LSNs: only its identity tells it is another file */
+	write_blocks(th_path(path, "%s/base/1/400", f.src), &l, 0, 5);
+	l.now = 100;
+	ok(backup_as(&f, "incr2", "incr1", &l, &incr2), "the second incremental is taken");
+	e = th_find_entry(incr2, "base/1/400");
+	ok(e != NULL && !e->incremental && e->stream_length == 5 * BLOCK,
+	   "400: made again under the same name, stored whole despite its old LSNs");
+	e = th_find_entry(incr2, "base/1/100");
+	ok(e != NULL && e->incremental && e->stream_length == BLOCK, "100: one block stored");
+	restore_matches(&f, "incr2", "full + 2 incrementals");
+
+	sb_manifest_free(full);
+	sb_manifest_free(incr1);
+	sb_manifest_free(incr2);
+	th_fixture_done(&f);
+}
+
+/* Move NAME's folder aside in every destination (or back). */
+static void
+move_backup(ThFixture *f, const char *from, const char *to)
+{
+	char		a[PATH_MAX],
+				b[PATH_MAX];
+	uint32_t	i;
+
+	for (i = 0; i < f->ndests; i++)
+		rename(th_location(f, i, from, a), th_location(f, i, to, b));
+}
+
+/* A chain with a link missing or replaced is refused, naming the link. */
+void
+test_incremental_broken_chain(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0};
+	SbManifest *m = NULL;
+	char		path[PATH_MAX];
+	char		location[PATH_MAX];
+	SbArchive  *a;
+	SbError		err;
+
+	th_begin("incremental: a missing or impostor link is refused");
+	th_fixture(&f, "incr-broken", 2);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 16);
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 1, 1);
+	ok(backup_as(&f, "incr1", "full", &l, &m), "incr1");
+	sb_manifest_free(m);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 2, 1);
+	ok(backup_as(&f, "incr2", "incr1", &l, &m), "incr2");
+	sb_manifest_free(m);
+	th_location(&f, 0, "incr2", location);
+
+	move_backup(&f, "incr1", "elsewhere");
+	a = sb_archive_open(location, &err);
+	ok(a == NULL && err.code == SB_ENOTFOUND, "a missing middle link: the chain does not open");
+	like(err.message, "\"incr1\"", "the error names the missing backup");
+	like(err.message, "incr2", "and the backup that needs it");
+	sb_archive_close(a);
+	ok(!th_restore(location, f.target, &err) && !th_exists(f.target),
+	   "restore refuses before writing anything");
+
+	/* another backup under the parent's name */
+	move_backup(&f, "full", "full-old");
+	ok(backup_as(&f, "incr1", "full-old", &l, &m), "an impostor takes the name incr1");
+	sb_manifest_free(m);
+	a = sb_archive_open(location, &err);
+	ok(a == NULL, "an impostor parent: the chain does not open");
+	like(err.message, "another backup", "the error says the folder holds another backup");
+	sb_archive_close(a);
+	th_fixture_done(&f);
+}
