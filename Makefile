@@ -11,6 +11,7 @@
 #   make bench-wal       WAL archiving and fetching beside pgBackRest and basic_archive
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
 #   make bench-files     memory and files a second with 100k to 1M small files
+#   make bench-incr      incremental backups and a chain's restore beside pgBackRest
 #   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
@@ -183,7 +184,11 @@ comma := ,
 bench-files:
 	bash test/bench/many_files.sh $(or $(COUNTS),100000$(comma)300000$(comma)1000000) $(or $(SIZE),1024)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files
+# Incremental backups and a chain's restore beside pgBackRest: make bench-incr SCALE=270
+bench-incr:
+	bash test/bench/incremental.sh $(or $(SCALE),270)
+
+.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-incr
 
 # ---------- sanitizers ----------
 #

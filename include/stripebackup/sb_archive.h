@@ -45,6 +45,9 @@ typedef struct SbArchive
  */
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
+/* The backup at LOCATION alone, not the chain it completes: to show or chart it. */
+extern SbArchive *sb_archive_open_one(const char *location, SbError *err);
+
 /*
  * Read stripe NUMBER (1-based) from folder DIR instead.  If the manifest is
  * not authenticated yet, that stripe's trailer may authenticate it, or show

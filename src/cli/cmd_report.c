@@ -91,7 +91,7 @@ cmd_report(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("report", "give exactly one backup LOCATION");
-	if ((a = sb_archive_open(argv[optind], &err)) == NULL)
+	if ((a = sb_archive_open_one(argv[optind], &err)) == NULL)
 		return cli_report_error(&err);
 	cli_print_notes(a);
 	if (svg_path == NULL || strcmp(svg_path, "-") != 0)

@@ -73,6 +73,15 @@ print_header(const SbManifest *m)
 		   m->tool ? ", written by " : "", m->tool ? m->tool : "");
 	printf("taken:        %s to %s\n", m->started_at ? m->started_at : "?",
 		   m->finished_at ? m->finished_at : "?");
+	if (m->parent != NULL)
+	{
+		for (i = 0; i < 16; i++)
+			sprintf(uuid + 2 * i, "%02x", m->parent->uuid[i]);
+		printf("type:         %s, completes backup \"%s\" (%s)\n",
+			   m->type == SB_BACKUP_DIFF ? "differential" : "incremental", m->parent->name, uuid);
+	}
+	else
+		printf("type:         full\n");
 	printf("compression:  %s", sb_codec_name(m->codec));
 	if (m->codec == SB_CODEC_ZSTD)
 		printf(" level %d", m->level);
@@ -129,6 +138,7 @@ cmd_show(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "show", OPT_JSON | OPT_STRIPE_PATH, show_usage, &args)) >= 0)
 		return rc;
+	args.one_backup = true;		/* shown as it is, whether its parents are at hand or not */
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	if (args.json)

@@ -278,7 +278,8 @@ read_args_free(ReadArgs *a)
 SbArchive *
 read_args_open(const ReadArgs *a, SbError *err)
 {
-	SbArchive  *archive = sb_archive_open(a->location, err);
+	SbArchive  *archive = a->one_backup ? sb_archive_open_one(a->location, err)
+		: sb_archive_open(a->location, err);
 	uint32_t	i;
 
 	if (archive != NULL)

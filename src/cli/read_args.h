@@ -43,6 +43,7 @@ typedef struct ReadArgs
 	SbRecoveryTarget recovery;	/* kind SB_RECOVERY_NONE without a --target-* option */
 	char	   *archive[SB_MAX_STRIPES];	/* --archive (owned); none = the backup's destinations */
 	uint32_t	narchive;
+	bool		one_backup;		/* open the backup alone, not the chain it completes */
 } ReadArgs;
 
 /*

@@ -36,9 +36,6 @@ typedef struct SbChain
 	_Atomic uint64_t *written;	/* per newest entry: bytes they did write */
 } SbChain;
 
-/* Open the backup at LOCATION alone, not its parents. */
-extern SbArchive *sb_archive_open_one(const char *location, SbError *err);
-
 /* Open the parents of A, recursively (sb_archive_open calls it). */
 extern bool sb_archive_open_parents(SbArchive *a, SbError *err);
 

@@ -48,12 +48,12 @@ SELECT columns_are('stripe_backup_timeline', ARRAY['backup_id', 'stripe', 'secon
 	'mb_per_s']);
 
 -- Defaults, as DESIGN.md gives them.
-SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean)'::regprocedure)),
-	'destinations text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true',
-	'stripe_backup defaults: zstd level 1, adaptive balance, wait');
+SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text)'::regprocedure)),
+	'destinations text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true, type text DEFAULT ''full''::text',
+	'stripe_backup defaults: zstd level 1, adaptive balance, wait, full');
 
 -- EXECUTE is not for PUBLIC.
-SELECT ok(NOT has_function_privilege('public', 'stripe_backup(text[],float8[],text,text,int,text,boolean)', 'EXECUTE'),
+SELECT ok(NOT has_function_privilege('public', 'stripe_backup(text[],float8[],text,text,int,text,boolean,text)', 'EXECUTE'),
 	'PUBLIC may not run stripe_backup');
 SELECT ok(NOT has_function_privilege('public', 'stripe_cancel(bigint)', 'EXECUTE'),
 	'PUBLIC may not run stripe_cancel');

@@ -235,6 +235,8 @@ like($notice, qr/taking a full backup instead of an incremental one: backup $aft
 is(history($id), 'full|0', 'recorded as full');
 ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_backup($arr, type => 'weekly')");
 like($err, qr/backup type "weekly" is not one of full, diff or incr/, 'an unknown type is refused');
+my $foreign = $node->safe_psql('postgres', "SELECT format('%L, %L::text[], %L::uuid, %L::pg_lsn, %L::pg_lsn', "
+	  . "name, destinations, backup_uuid, start_lsn, stop_lsn) FROM stripe_backups WHERE id = $id");
 $node->stop;
 
 # Without data checksums: a full backup and an incremental.
@@ -249,6 +251,15 @@ my @plain_dests = make_destinations(2);
 $plain->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@plain_dests) . ')');
 $plain->command_ok([ 'pgbench', '-t', '300', '-n', '-p', $plain->port, '-h', $plain->host, 'postgres' ],
 	'pgbench runs');
+# A history row of another cluster's backup (as pg_dump carries the history
+# table to another cluster): not a parent, a full backup instead.
+$plain->safe_psql('postgres', "INSERT INTO stripe_backup_history (id, name, destinations, backup_uuid, start_lsn, "
+	  . "stop_lsn, status, started_at, weights, compression, compression_level, balance, requested_by, timeline) "
+	  . "VALUES (1000, $foreign, 'completed', now() + interval '1 hour', '{1,1}', 'zstd', 1, 'adaptive', 'x', 1)");
+($ret, $out, $err) = $plain->psql('postgres', 'SELECT stripe_backup(' . sql_array(@plain_dests) . ", type => 'incr')");
+like($err, qr/taking a full backup instead of an incremental one: backup 1000 is of another database system/,
+	'a backup of another system is not a parent');
+$plain->safe_psql('postgres', 'DELETE FROM stripe_backup_history WHERE id = 1000');
 $plain->safe_psql('postgres', 'DELETE FROM pgbench_accounts WHERE aid % 13 = 0; VACUUM pgbench_accounts');
 my $plain_incr = $plain->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@plain_dests) . ", type => 'incr')");
 my $plain_at = $plain->safe_psql('postgres', 'SELECT count(*), sum(abalance) FROM pgbench_accounts');

@@ -54,6 +54,8 @@ static const UnitTest tests[] = {
 	TEST(test_bitflip_manifest),
 	TEST(test_incremental_chain),
 	TEST(test_incremental_broken_chain),
+	TEST(test_incremental_damaged_parent),
+	TEST(test_incremental_uncovered_bytes),
 	TEST(test_manifest_json_roundtrip),
 	TEST(test_manifest_rejects),
 	TEST(test_manifest_strict_text),

@@ -250,3 +250,94 @@ test_incremental_broken_chain(void)
 	sb_archive_close(a);
 	th_fixture_done(&f);
 }
+
+/* A damaged parent: verify of the child names it, and a restore of the child fails clean. */
+void
+test_incremental_damaged_parent(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0};
+	SbManifest *m = NULL;
+	char		path[PATH_MAX];
+	char		location[PATH_MAX];
+	char		stripe[PATH_MAX];
+	SbTrailer	t;
+	SbIndexEntry *entries = NULL;
+	uint64_t	n = 0;
+	ThProblems	problems;
+	SbArchive  *a;
+	SbError		err;
+	uint64_t	found = 0;
+	int			i;
+	bool		named = false;
+
+	th_begin("incremental: a damaged parent is found by verify and stops the restore");
+	th_fixture(&f, "incr-damaged", 1);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 32);
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 1, 1);
+	ok(backup_as(&f, "incr", "full", &l, &m), "incr");
+	sb_manifest_free(m);
+	if (!ok(th_read_index(th_stripe_path(&f, 1, "full", stripe), &t, &entries, &n) && n > 0,
+			"the full backup's stripe holds chunks"))
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	ok(th_flip_byte(stripe, entries[n - 1].offset + SB_CHUNK_HEADER_SIZE + 1, 0x10),
+	   "a byte of the parent's last chunk flipped");
+	free(entries);
+
+	a = sb_archive_open(th_location(&f, 0, "incr", location), &err);
+	memset(&problems, 0, sizeof(problems));
+	ok(a != NULL && sb_archive_verify(a, &(SbReadOptions) {0}, th_collect_problem, &problems, &found, &err),
+	   "verify of the chain runs");
+	ok(found >= 1, "and finds the damage");
+	for (i = 0; i < problems.n; i++)
+		named = named || strstr(problems.items[i].message, "in backup \"full\", which backup \"incr\" needs") != NULL;
+	ok(named, "naming the damaged backup and the one that needs it");
+	th_free_problems(&problems);
+	sb_archive_close(a);
+	ok(!th_restore(location, f.target, &err) && err.code == SB_ECORRUPT, "the restore fails");
+	ok(!th_exists(f.target), "and leaves nothing behind");
+	th_fixture_done(&f);
+}
+
+/* A chain whose manifests, each authentic, leave a byte of a file in no backup: refused up front. */
+void
+test_incremental_uncovered_bytes(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0};
+	SbManifest *m = NULL;
+	char		path[PATH_MAX];
+	char		location[PATH_MAX];
+	char		manifest[PATH_MAX];
+	char		stripe[PATH_MAX];
+	const char *stripes[1] = {stripe};
+	SbError		err;
+
+	th_begin("incremental: bytes no backup of the chain holds are refused before writing");
+	th_fixture(&f, "incr-uncovered", 1);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 32);
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 1, 1);
+	ok(backup_as(&f, "incr", "full", &l, &m), "incr");
+	sb_manifest_free(m);
+	th_location(&f, 0, "incr", location);
+	th_path(manifest, "%s/manifest.json", location);
+	th_stripe_path(&f, 1, "incr", stripe);
+	ok(th_edit_file(manifest, "\"size\":262144", "\"size\":270336") &&
+	   th_rebind_stripes(manifest, stripes, 1),
+	   "the incremental's manifest says the file is a block longer than any backup holds");
+	/* the longer file also has another CRC-32C (its stored blocks and zeros) */
+	is_int(th_verify(location), 2, "verify reports the chain's hole, and the CRC-32C the new length changes");
+	ok(!th_restore(location, f.target, &err) && err.code == SB_ECORRUPT, "the restore is refused");
+	like(err.message, "byte 262144 is in no backup of the chain", "naming the first byte missing");
+	ok(!th_exists(f.target), "before anything is written");
+	th_fixture_done(&f);
+}

@@ -19,6 +19,8 @@ extern void test_roundtrip_pipeline_limits(void);
 /* test_incremental.c */
 extern void test_incremental_chain(void);
 extern void test_incremental_broken_chain(void);
+extern void test_incremental_damaged_parent(void);
+extern void test_incremental_uncovered_bytes(void);
 
 /* test_weights.c */
 extern void test_weights_weighted(void);

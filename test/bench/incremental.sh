@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# Incremental backups (make bench-incr): on a cluster of pgbench and 100
+# partitions, a full backup, then a few percent of its pages changed (pgbench
+# updates, one partition rewritten) and an incremental backup, then four more
+# rounds of smaller changes and incrementals: a chain of a full backup and five
+# incrementals.  stripebackup beside pgBackRest (--type=incr; Debian's 2.45
+# copies every file whose size or time changed, whole: it has no block
+# incremental before 2.46), the tools alternating on the same data.  Then the
+# chain's restore beside the full backup's, for both tools.  Prints sizes,
+# times and ratios.  Figures, not a test.
+#
+#   test/bench/incremental.sh [SCALE]   (default 270: about 4.5 GB)
+#   BENCH_DIR   where everything goes (default /tmp/stripebackup-bench-incr)
+#
+# Both tools sync what they write (backups and restores), read a warm page
+# cache alike (the cluster fits in memory), compress with zstd level 1 and
+# run two processes (stripebackup: two compression workers, two stripes).
+set -euo pipefail
+
+scale=${1:-270}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DIR=${BENCH_DIR:-/tmp/stripebackup-bench-incr}
+BENCH_ARGS=("$@")
+. "$REPO/test/bench/common.sh"
+dir=$DIR
+port=55494
+data="$dir/data"
+partitions=100
+
+start_cluster() { pg_ctl -D "$data" -o "-p $port -k $dir -c listen_addresses=''" -l "$data.log" -w start >/dev/null; }
+stop_cluster() { pg_ctl -D "$data" -m fast stop >/dev/null 2>&1 || true; }
+trap stop_cluster EXIT
+
+pgbackrest_conf() {
+	cat > "$dir/pgbackrest.conf" <<-EOF
+	[global]
+	repo1-path=$dir/pgbackrest-repo
+	repo1-retention-full=2
+	process-max=2
+	compress-type=zst
+	compress-level=1
+	start-fast=y
+	archive-async=y
+	log-level-console=warn
+	log-level-file=off
+	lock-path=$dir/pgbackrest-lock
+	spool-path=$dir/pgbackrest-spool
+	[bench]
+	pg1-path=$data
+	pg1-socket-path=$dir
+	pg1-port=$port
+	EOF
+}
+pgbr() { pgbackrest --config="$dir/pgbackrest.conf" --stanza=bench "$@"; }
+
+init_cluster() {
+	rm -rf "$data" "$dir/pgbackrest-repo" "$dir"/sb[12]
+	mkdir -p "$dir/sb1" "$dir/sb2"
+	initdb -D "$data" --data-checksums -A trust >/dev/null
+	cat >> "$data/postgresql.conf" <<-EOF
+	shared_preload_libraries = 'stripebackup'
+	archive_mode = on
+	archive_command = 'pgbackrest --config=$dir/pgbackrest.conf --stanza=bench archive-push %p'
+	max_wal_size = 8GB
+	checkpoint_timeout = 1h
+	autovacuum = off
+	EOF
+	start_cluster
+	psql_ -c 'CREATE EXTENSION stripebackup'
+	pgbr stanza-create >/dev/null
+	say "loading pgbench scale $scale and $partitions partitions"
+	pgbench -i -q -s "$scale" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
+	psql_ -c "CREATE TABLE parts (id bigint, v text) PARTITION BY HASH (id)"
+	psql_ -c "DO \$\$ BEGIN FOR i IN 0..$((partitions - 1)) LOOP
+		EXECUTE format('CREATE TABLE parts_%s PARTITION OF parts FOR VALUES WITH (MODULUS $partitions, REMAINDER %s)', i, i);
+		END LOOP; END \$\$"
+	psql_ -c "INSERT INTO parts SELECT g, md5(g::text) || md5(random()::text) FROM generate_series(1, $((scale * 20000))) g"
+	psql_ -c 'VACUUM ANALYZE' -c 'CHECKPOINT'
+}
+
+# ---------- changes, and what they changed ----------
+
+# pgbench transactions (each updates an account, a teller and a branch and
+# adds a history row) and, with a partition, that partition rewritten.
+change() {	# TRANSACTIONS [PARTITION]
+	pgbench -n -c 2 -t $(($1 / 2)) -h "$dir" -p "$port" postgres >/dev/null 2>&1
+	[[ -n ${2:-} ]] && psql_ -c "UPDATE parts_$2 SET v = upper(v)" >/dev/null
+	psql_ -c 'CHECKPOINT'
+}
+
+# The main-fork pages with an LSN at or after LSN (what changed since a backup
+# started there), raw and at zstd level 1: what an incremental must store.
+changed_pages() {	# LSN
+	python3 - "$data" "$1" "$results/changed.pages" <<-'PY'
+	import os, re, struct, sys
+	data, lsn_text, out = sys.argv[1], sys.argv[2], sys.argv[3]
+	hi, lo = (int(x, 16) for x in lsn_text.split('/'))
+	since = (hi << 32) | lo
+	main_fork = re.compile(r'^\d+(\.\d+)?$')
+	n = 0
+	with open(out, 'wb') as dump:
+		for root, _, files in os.walk(os.path.join(data, 'base')):
+			for f in files:
+				if not main_fork.match(f):
+					continue
+				with open(os.path.join(root, f), 'rb') as fh:
+					while True:
+						page = fh.read(8192)
+						if len(page) < 8192:
+							break
+						xlogid, xrecoff = struct.unpack_from('<II', page)
+						if ((xlogid << 32) | xrecoff) >= since:
+							dump.write(page)
+							n += 1
+	print(n * 8192)
+	PY
+	zstd -1 -q -c "$results/changed.pages" | wc -c
+	rm -f "$results/changed.pages"
+}
+
+# ---------- the tools ----------
+
+sb_backup() {	# NAME TYPE
+	local t0=$(now)
+	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], compression_level => 1, type => '$2')" >/dev/null
+	record "$1" "$(elapsed "$t0")"
+	psql_ -c "SELECT bytes_written FROM stripe_backups ORDER BY id DESC LIMIT 1" >> "$results/$1.bytes"
+}
+
+pgbr_backup() {	# NAME TYPE
+	local t0=$(now)
+	pgbr --type="$2" backup
+	record "$1" "$(elapsed "$t0")"
+	pgbr info --output=json | python3 -c 'import json, sys
+print(json.load(sys.stdin)[0]["backup"][-1]["info"]["repository"]["delta"])' >> "$results/$1.bytes"
+}
+
+sb_location() {	# ID
+	psql_ -c "SELECT location FROM stripe_backups WHERE id = $1"
+}
+
+restore_into() { rm -rf "$dir/restore"; }
+
+sb_restore() {	# NAME ID
+	restore_into
+	local location t0
+	location=$(sb_location "$2")
+	t0=$(now)
+	stripebackup restore "$location" --target "$dir/restore" --no-progress >/dev/null
+	record "$1" "$(elapsed "$t0")"
+}
+
+pgbr_restore() {	# NAME SET
+	restore_into
+	local t0=$(now)
+	pgbr --pg1-path="$dir/restore" --set="$2" restore
+	sync -f "$dir/restore"
+	record "$1" "$(elapsed "$t0")"
+}
+
+# ---------- the run ----------
+
+rm -rf "$results"/*
+: > "$results/times"
+pgbackrest_conf
+stop_cluster
+init_cluster
+bytes=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
+pages=$((bytes / 8192))
+say "cluster: $(calc "$bytes / 1e9" 2) GB"
+
+say "full backups"
+sb_backup sb_full full
+pgbr_backup br_full full
+sb_full=$(psql_ -c "SELECT id FROM stripe_backups ORDER BY id DESC LIMIT 1")
+br_full=$(pgbr info --output=json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["backup"][-1]["label"])')
+full_lsn=$(psql_ -c "SELECT start_lsn FROM stripe_backups WHERE id = $sb_full")
+
+# About 3% of the pages: pgbench touches two or three pages a transaction
+# (its account's, an index page, the history's last), the partition 1%.
+say "changing about 3% of the pages"
+change $((pages / 100)) 7
+read -r changed_raw changed_zstd < <(changed_pages "$full_lsn" | paste -s -d' ')
+say "first incrementals"
+sb_backup sb_incr1 incr
+pgbr_backup br_incr1 incr
+for i in 2 3 4 5; do
+	say "incrementals $i of 5"
+	change $((pages / 500))
+	sb_backup sb_incr incr
+	pgbr_backup br_incr incr
+done
+sb_last=$(psql_ -c "SELECT id FROM stripe_backups ORDER BY id DESC LIMIT 1")
+stop_cluster
+
+say "restores: the full backups, then the chains"
+sb_restore sb_restore_full "$sb_full"
+pgbr_restore br_restore_full "$br_full"
+sb_restore sb_restore_chain "$sb_last"
+pgbr_restore br_restore_chain latest
+restore_into
+
+# ---------- the report ----------
+
+bytes_of() { head -1 "$results/$1.bytes"; }
+mb() { calc "$1 / 1e6" 1; }
+ratio() { calc "$1 / $2"; }
+sb_incr_bytes=$(bytes_of sb_incr1)
+br_incr_bytes=$(bytes_of br_incr1)
+{
+echo
+echo "incremental backups: $(calc "$bytes / 1e9" 2) GB cluster (pgbench scale $scale, $partitions partitions),"
+echo "$(nproc) CPUs, zstd level 1, two processes each, warm cache; $(date -u +%F)"
+echo
+echo "changed since the full backup: $(mb "$changed_raw") MB of relation pages ($(calc "100 * $changed_raw / $bytes" 1)% of the cluster),"
+echo "  $(mb "$changed_zstd") MB at zstd level 1"
+echo
+printf '%-58s %10s %10s %10s\n' "" "MB stored" "seconds" "ratio"
+printf '%-58s %10s %10.2f %10s\n' "stripebackup full" "$(mb "$(bytes_of sb_full)")" "$(median sb_full)" ""
+printf '%-58s %10s %10.2f %10s\n' "stripebackup incr (changed pages only)" "$(mb "$sb_incr_bytes")" \
+	"$(median sb_incr1)" "$(ratio "$(median sb_incr1)" "$(median sb_full)")"
+printf '%-58s %10s %10.2f %10s\n' "pgBackRest 2.45 full" "$(mb "$(bytes_of br_full)")" "$(median br_full)" ""
+printf '%-58s %10s %10.2f %10s\n' "pgBackRest 2.45 --type=incr (changed files, whole)" "$(mb "$br_incr_bytes")" \
+	"$(median br_incr1)" "$(ratio "$(median br_incr1)" "$(median br_full)")"
+echo "(ratio: the incremental's time / the same tool's full backup's)"
+echo
+echo "stored by stripebackup's incremental / the changed pages at zstd 1: $(ratio "$sb_incr_bytes" "$changed_zstd")"
+echo "  (it also stores every free space map and visibility map whole, the catalogs' changes and the WAL)"
+echo "stored by pgBackRest's incremental / stripebackup's: $(ratio "$br_incr_bytes" "$sb_incr_bytes")"
+echo
+printf '%-58s %10s %10s\n' "restore" "seconds" "ratio"
+printf '%-58s %10.2f %10s\n' "stripebackup, the full backup" "$(median sb_restore_full)" ""
+printf '%-58s %10.2f %10s\n' "stripebackup, the chain: full + 5 incrementals" "$(median sb_restore_chain)" \
+	"$(ratio "$(median sb_restore_chain)" "$(median sb_restore_full)")"
+printf '%-58s %10.2f %10s\n' "pgBackRest, the full backup" "$(median br_restore_full)" ""
+printf '%-58s %10.2f %10s\n' "pgBackRest, full + 5 incrementals" "$(median br_restore_chain)" \
+	"$(ratio "$(median br_restore_chain)" "$(median br_restore_full)")"
+echo "(ratio: the chain's restore / the same tool's full restore)"
+echo
+echo "goals: incremental stored <= 1.5x the changed pages at zstd 1; its time <= 0.35x a full backup's;"
+echo "  the chain's restore <= 1.2x the full backup's"
+} | tee "$results/report"
