@@ -76,6 +76,9 @@ typedef struct SbBackupOptions
 	uint64_t	expected_bytes; /* source bytes expected, for the memory check's
 								 * index estimate; 0 = unknown */
 	uint8_t		uuid[16];		/* the backup's id; all zero: a random one is made */
+	bool		file_stamps;	/* record each file's identity and times, so
+								 * that this backup can be a parent (always
+								 * with a parent) */
 
 	/* A differential or incremental backup (type not full): */
 	SbBackupType type;
@@ -84,6 +87,17 @@ typedef struct SbBackupOptions
 	SbFileFilter file_filter;
 	SbBlockFilter block_filter;
 	void	   *filter_arg;
+
+	/*
+	 * Files SKIP_FILTER accepts are taken from the parent unread when their
+	 * identity, size and times are the parent's, and their modification is
+	 * older than the parent's start by two seconds (so that no write after
+	 * the parent looked at them can have left the same time).  The caller
+	 * must be sure every change made before this backup is on disk, as a
+	 * checkpoint makes it, and says NULL when it cannot trust the times (a
+	 * timeline switch since the parent).
+	 */
+	SbFileFilter skip_filter;
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;

@@ -111,6 +111,8 @@ typedef struct SbEntry
 	char	   *link_target;	/* symlink: what it points to */
 	char	   *file_id;		/* file: the source file's identity (inode and
 								 * birth time), or NULL if unknown */
+	char	   *file_times;		/* file: its modification and change times,
+								 * "SEC.NSEC:SEC.NSEC", or NULL */
 } SbEntry;
 
 /*

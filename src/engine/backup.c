@@ -451,6 +451,7 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	b->balance = o->balance;
 	b->chunk_size = chunk_size_of(o);
 	b->detect_holes = o->detect_holes;
+	b->file_stamps = o->file_stamps || o->type != SB_BACKUP_FULL;
 	b->direct_io = o->direct_io;
 	b->io_method = o->io_method;
 	b->queue_depth = o->queue_depth ? o->queue_depth : SB_DEFAULT_QUEUE_DEPTH;

@@ -6,13 +6,31 @@
  *		the same file: the same path, the same identity (inode and birth
  *		time: a file dropped and made again under the same name, or copied
  *		in with old page LSNs, is another file), and the caller's filter
- *		says its blocks can be judged one by one.  Everything else is
- *		stored whole.
+ *		says its blocks can be judged one by one.  A file whose size and
+ *		times are still the parent's may be taken from it unread.
+ *		Everything else is stored whole.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backup_internal.h"
+
+/* Seconds since the epoch of an ISO 8601 UTC time as a manifest writes it; 0 if it is not one. */
+static int64_t
+parse_utc(const char *text)
+{
+	struct tm	tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (text == NULL || (end = strptime(text, "%Y-%m-%dT%H:%M:%SZ", &tm)) == NULL || *end != '\0')
+		return 0;
+	return (int64_t) timegm(&tm);
+}
 
 bool
 sb_incremental_begin(SbBackup *b, const SbBackupOptions *o, SbError *err)
@@ -24,7 +42,9 @@ sb_incremental_begin(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	b->block_size = o->block_size;
 	b->file_filter = o->file_filter;
 	b->block_filter = o->block_filter;
+	b->skip_filter = o->skip_filter;
 	b->filter_arg = o->filter_arg;
+	b->parent_started = parse_utc(o->parent->started_at);
 	b->manifest->parent = sb_parent_ref_of(o->parent, err);
 	return b->manifest->parent != NULL && sb_path_index_build(&b->parent_index, o->parent, err);
 }
@@ -35,19 +55,42 @@ sb_incremental_free(SbBackup *b)
 	sb_path_index_free(&b->parent_index);
 }
 
-const SbEntry *
-sb_incremental_base(const SbBackup *b, const char *path, const char *file_id)
+/*
+ * Can E be taken from the parent's file P unread?  Same size and times
+ * (modification and change, to the nanosecond), a modification two seconds
+ * older than the parent's start (a write after the parent looked would have
+ * left a later time) and not in the future.
+ */
+static bool
+unchanged(const SbBackup *b, const SbEntry *e, const SbEntry *p)
 {
-	const SbEntry *e;
+	int64_t		modified;
+
+	if (b->skip_filter == NULL || e->file_times == NULL || p->file_times == NULL ||
+		strcmp(e->file_times, p->file_times) != 0 || e->size != p->size)
+		return false;
+	modified = strtoll(p->file_times, NULL, 10);
+	return modified + 2 <= b->parent_started && e->mtime <= (int64_t) time(NULL) &&
+		b->skip_filter(b->filter_arg, e->path);
+}
+
+SbFilePlan
+sb_incremental_plan(const SbBackup *b, const SbEntry *e, const SbEntry **base)
+{
+	const SbEntry *p;
 	size_t		i;
 
-	if (b->parent == NULL || file_id == NULL || !b->file_filter(b->filter_arg, path))
-		return NULL;
-	i = sb_path_index_find(&b->parent_index, path);
+	*base = NULL;
+	if (b->parent == NULL || e->file_id == NULL)
+		return SB_FILE_WHOLE;
+	i = sb_path_index_find(&b->parent_index, e->path);
 	if (i == SIZE_MAX)
-		return NULL;
-	e = &b->parent->entries[i];
-	if (e->type != SB_ENTRY_FILE || e->file_id == NULL || strcmp(e->file_id, file_id) != 0)
-		return NULL;
-	return e;
+		return SB_FILE_WHOLE;
+	p = &b->parent->entries[i];
+	if (p->type != SB_ENTRY_FILE || p->file_id == NULL || strcmp(p->file_id, e->file_id) != 0)
+		return SB_FILE_WHOLE;
+	*base = p;
+	if (unchanged(b, e, p))
+		return SB_FILE_UNCHANGED;
+	return b->file_filter(b->filter_arg, e->path) ? SB_FILE_BLOCKS : SB_FILE_WHOLE;
 }

@@ -90,6 +90,7 @@ struct SbBackup
 	SbBalance	balance;
 	uint32_t	chunk_size;
 	bool		detect_holes;
+	bool		file_stamps;
 	bool		direct_io;
 	SbIoMethod	io_method;
 	uint32_t	queue_depth;
@@ -130,20 +131,29 @@ struct SbBackup
 	uint32_t	block_size;
 	SbFileFilter file_filter;
 	SbBlockFilter block_filter;
+	SbFileFilter skip_filter;
 	void	   *filter_arg;
+	int64_t		parent_started; /* the parent's start, seconds since the epoch */
 	_Atomic uint64_t bytes_skipped;	/* unchanged blocks not stored */
 };
+
+/* How a backup with a parent stores a file. */
+typedef enum SbFilePlan
+{
+	SB_FILE_WHOLE,				/* all of it */
+	SB_FILE_BLOCKS,				/* the blocks changed since the parent */
+	SB_FILE_UNCHANGED			/* nothing: the parent's, unread */
+} SbFilePlan;
 
 /* Record the parent in the manifest and index its files by path. */
 extern bool sb_incremental_begin(SbBackup *b, const SbBackupOptions *o, SbError *err);
 extern void sb_incremental_free(SbBackup *b);
 
 /*
- * The parent's entry of the file at PATH (identity FILE_ID) when that file
- * may be stored as its changed blocks; NULL when it is stored whole.
+ * How to store the file E describes (path, size, identity, times), and the
+ * parent's entry of it (*BASE) when not whole.
  */
-extern const SbEntry *sb_incremental_base(const SbBackup *b, const char *path,
-										  const char *file_id);
+extern SbFilePlan sb_incremental_plan(const SbBackup *b, const SbEntry *e, const SbEntry **base);
 
 /* Record the first failure of any thread and stop every queue. */
 extern void sb_backup_fail(SbBackup *b, const SbError *err);

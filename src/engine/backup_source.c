@@ -336,21 +336,62 @@ stream_file(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
 }
 
 /*
- * A file's identity, "inode:birth seconds.nanoseconds": what tells a file
- * from another made later under the same name.  NULL where the file system
- * keeps no birth time (such a file is always stored whole).
+ * A file's identity, "inode:birth seconds.nanoseconds" (ID, or NULL where
+ * the file system keeps no birth time: such a file is always stored whole),
+ * and its modification and change times (TIMES): what tells a file from
+ * another made later under the same name, and one that changed from one
+ * that did not.
  */
-static char *
-file_identity(int fd, char *buf, size_t len)
+static void
+file_stamps(int fd, SbEntry *e, char *id, char *times, size_t len)
 {
 	struct statx stx;
 
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &stx) != 0 ||
-		!(stx.stx_mask & STATX_BTIME) || !(stx.stx_mask & STATX_INO))
-		return NULL;
-	snprintf(buf, len, "%llu:%lld.%09u", (unsigned long long) stx.stx_ino,
-			 (long long) stx.stx_btime.tv_sec, (unsigned) stx.stx_btime.tv_nsec);
-	return buf;
+	e->file_id = e->file_times = NULL;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME | STATX_MTIME | STATX_CTIME, &stx) != 0)
+		return;
+	if ((stx.stx_mask & STATX_BTIME) && (stx.stx_mask & STATX_INO))
+	{
+		snprintf(id, len, "%llu:%lld.%09u", (unsigned long long) stx.stx_ino,
+				 (long long) stx.stx_btime.tv_sec, (unsigned) stx.stx_btime.tv_nsec);
+		e->file_id = id;
+	}
+	if ((stx.stx_mask & STATX_MTIME) && (stx.stx_mask & STATX_CTIME) && stx.stx_mtime.tv_sec >= 0 &&
+		stx.stx_ctime.tv_sec >= 0)
+	{
+		snprintf(times, len, "%lld.%09u:%lld.%09u", (long long) stx.stx_mtime.tv_sec,
+				 (unsigned) stx.stx_mtime.tv_nsec, (long long) stx.stx_ctime.tv_sec,
+				 (unsigned) stx.stx_ctime.tv_nsec);
+		e->file_times = times;
+	}
+}
+
+/* A file unchanged since the parent: nothing stored, all of it from the parent. */
+static void
+take_from_parent(SbBackup *b, SbEntry *e)
+{
+	e->sparse = e->incremental = true;
+	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
+	e->stream_length = 0;
+	e->crc32c = sb_crc32c_final(sb_crc32c_zeros(SB_CRC32C_INIT, e->size));
+	atomic_fetch_add(&b->raw_bytes_done, e->size);
+	atomic_fetch_add(&b->bytes_skipped, e->size);
+}
+
+/* Read the file (all of it, its data extents, or its changed blocks), as PLAN says. */
+static bool
+copy_file(SbBackup *b, int fd, const char *source_path, SbEntry *e, SbFilePlan plan,
+		  const SbEntry *base, SbError *err)
+{
+	if (plan == SB_FILE_UNCHANGED)
+	{
+		take_from_parent(b, e);
+		return true;
+	}
+	if (plan == SB_FILE_WHOLE && b->detect_holes &&
+		!find_extents(fd, source_path, e->size, e, err))
+		return false;
+	return stream_file(b, fd, source_path, e->path, e, plan == SB_FILE_BLOCKS ? base : NULL, err);
 }
 
 static bool
@@ -418,7 +459,9 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 	struct stat st;
 	SbEntry		e;
 	char		id[SB_FILE_ID_MAX + 1];
+	char		times[SB_FILE_ID_MAX + 1];
 	const SbEntry *base;
+	SbFilePlan	plan;
 	int			fd;
 	bool		ok;
 
@@ -433,10 +476,10 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 	e.mode = st.st_mode & SB_ALLOWED_MODE_BITS;
 	e.mtime = st.st_mtime;
 	e.size = (uint64_t) st.st_size;
-	e.file_id = file_identity(fd, id, sizeof(id));
-	base = sb_incremental_base(b, path, e.file_id);
-	ok = (base != NULL || !b->detect_holes || find_extents(fd, source_path, e.size, &e, err)) &&
-		stream_file(b, fd, source_path, path, &e, base, err) && add_entry(b, &e, err);
+	if (b->file_stamps)
+		file_stamps(fd, &e, id, times, sizeof(id));
+	plan = sb_incremental_plan(b, &e, &base);
+	ok = copy_file(b, fd, source_path, &e, plan, base, err) && add_entry(b, &e, err);
 	free(e.extents);
 	close(fd);
 	return ok;

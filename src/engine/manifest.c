@@ -41,6 +41,7 @@ free_entry(SbEntry *e)
 	free(e->extents);
 	free(e->link_target);
 	free(e->file_id);
+	free(e->file_times);
 }
 
 void
@@ -187,6 +188,7 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 	copy->path = strdup(e->path);
 	copy->link_target = e->link_target ? strdup(e->link_target) : NULL;
 	copy->file_id = e->file_id ? strdup(e->file_id) : NULL;
+	copy->file_times = e->file_times ? strdup(e->file_times) : NULL;
 	copy->extents = NULL;
 	if (e->nextents > 0)
 	{
@@ -195,7 +197,7 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 			memcpy(copy->extents, e->extents, e->nextents * sizeof(SbExtent));
 	}
 	if (copy->path == NULL || (e->link_target && !copy->link_target) ||
-		(e->file_id && !copy->file_id) ||
+		(e->file_id && !copy->file_id) || (e->file_times && !copy->file_times) ||
 		(e->nextents > 0 && copy->extents == NULL))
 	{
 		free_entry(copy);
@@ -233,9 +235,9 @@ check_extents(const SbEntry *e, SbError *err)
 	return true;
 }
 
-/* "inode:seconds.nanoseconds", as a writer writes it: digits, a colon, a dot. */
+/* A file_id or file_times, as a writer writes them: digits, colons and dots. */
 static bool
-file_id_is_valid(const char *id)
+file_stamp_is_valid(const char *id)
 {
 	size_t		len = strlen(id);
 
@@ -257,8 +259,10 @@ check_entry_kind(const SbEntry *e, SbError *err)
 								e->path, e->mode, SB_SYMLINK_MODE);
 		return true;
 	}
-	if (e->file_id != NULL && !file_id_is_valid(e->file_id))
+	if (e->file_id != NULL && !file_stamp_is_valid(e->file_id))
 		return sb_error_set(err, SB_ECORRUPT, "manifest: bad file_id of \"%s\"", e->path);
+	if (e->file_times != NULL && !file_stamp_is_valid(e->file_times))
+		return sb_error_set(err, SB_ECORRUPT, "manifest: bad file_times of \"%s\"", e->path);
 	if (e->incremental && (e->type != SB_ENTRY_FILE || !e->sparse))
 		return sb_error_set(err, SB_ECORRUPT,
 							"manifest: \"%s\" is marked incremental without its extents", e->path);

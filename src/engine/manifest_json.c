@@ -360,6 +360,11 @@ text_entry(Text *t, const SbEntry *e, bool first)
 			text_key(t, "file_id", false);
 			text_string(t, e->file_id);
 		}
+		if (e->file_times != NULL)
+		{
+			text_key(t, "file_times", false);
+			text_string(t, e->file_times);
+		}
 		if (e->incremental)
 		{
 			text_key(t, "incremental", false);
@@ -817,7 +822,8 @@ parse_file_fields(const cJSON *o, uint32_t major, SbEntry *e, SbError *err)
 		return bad(err, "bad crc32c of", e->path);
 	e->crc32c = ((uint32_t) crc_bytes[0] << 24) | ((uint32_t) crc_bytes[1] << 16) |
 		((uint32_t) crc_bytes[2] << 8) | crc_bytes[3];
-	if (!get_str(o, "file_id", true, &e->file_id, err) || !get_incremental(o, major, e, err))
+	if (!get_str(o, "file_id", true, &e->file_id, err) ||
+		!get_str(o, "file_times", true, &e->file_times, err) || !get_incremental(o, major, e, err))
 		return false;
 	e->sparse = cJSON_GetObjectItemCaseSensitive(o, "extents") != NULL;
 	if (e->sparse)
@@ -855,6 +861,7 @@ parse_entry(const cJSON *o, SbManifest *m, SbError *err)
 	free(e.extents);
 	free(e.link_target);
 	free(e.file_id);
+	free(e.file_times);
 	return ok;
 }
 

@@ -95,6 +95,7 @@ sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const ch
 	o->buffer_count = (uint32_t) args->buffer_count;
 	o->workers = (uint32_t) args->workers;
 	o->detect_holes = false;	/* a live relation file is never read as holes */
+	o->file_stamps = true;		/* any backup may be the parent of a diff or incr */
 	o->io_method = args->io_method;
 	o->queue_depth = (uint32_t) args->queue_depth;
 	o->direct_io = args->direct_io;
@@ -292,6 +293,9 @@ begin_engine(Run *r)
 		options.file_filter = sb_changed_file;
 		options.block_filter = sb_changed_block;
 		options.filter_arg = r->changed;
+		/* file times are trusted on the parent's timeline only */
+		if (r->args->skip_unchanged && r->args->parent_timeline == r->start_tli)
+			options.skip_filter = sb_changed_relation;
 	}
 	r->handle = sb_handle_new(abort_backup);
 	r->backup = sb_backup_begin(&options, &err);

@@ -48,6 +48,8 @@ typedef struct SbBackupArgs
 	char		parent_location[MAXPGPATH];
 	uint8		parent_uuid[SB_UUID_LEN];
 	XLogRecPtr	parent_start_lsn;
+	TimeLineID	parent_timeline;
+	bool		skip_unchanged;	/* stripebackup.skip_unchanged_files */
 } SbBackupArgs;
 
 /* What a backup produced, as far as it got. */

@@ -22,6 +22,7 @@
 
 #include "job_backup.h"
 #include "sb_control.h"
+#include "sb_guc.h"
 #include "sb_handle.h"
 #include "sb_spi.h"
 #include "stripebackup/sb_pgmeta.h"
@@ -183,6 +184,8 @@ sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 	strlcpy(args->parent_location, a->location, sizeof(args->parent_location));
 	memcpy(args->parent_uuid, c.uuid, SB_UUID_LEN);
 	args->parent_start_lsn = c.start_lsn;
+	args->parent_timeline = c.timeline;
+	args->skip_unchanged = sb_guc_skip_unchanged;
 }
 
 SbArchive *

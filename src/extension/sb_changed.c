@@ -67,6 +67,17 @@ sb_changed_file(void *arg, const char *path)
 	return sb_relation_file(path, &fork, &database, &first_block) && fork == MAIN_FORKNUM;
 }
 
+bool
+sb_changed_relation(void *arg, const char *path)
+{
+	ForkNumber	fork;
+	Oid			database;
+	BlockNumber first_block;
+
+	(void) arg;
+	return sb_relation_file(path, &fork, &database, &first_block);
+}
+
 /* What PageIsVerifiedExtended() asks of a header, and the checksum when there is one. */
 static bool
 page_sane(const SbChanged *c, const char *page, BlockNumber blkno)

@@ -17,6 +17,9 @@ extern SbChanged *sb_changed_new(XLogRecPtr since);
 /* Only a relation's main fork is judged block by block; anything else is copied whole. */
 extern bool sb_changed_file(void *arg, const char *path);
 
+/* Any fork of a relation: what may be taken from the parent unread when its times did not change. */
+extern bool sb_changed_relation(void *arg, const char *path);
+
 /* Did the block at FILE_OFFSET of PATH change (or can it not be told)? */
 extern bool sb_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
 							 const uint8_t *block);

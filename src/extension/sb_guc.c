@@ -24,6 +24,7 @@ int			sb_guc_compression_workers = 0;
 bool		sb_guc_fast_checkpoint = true;
 int			sb_guc_io_method = SB_IO_AUTO;
 int			sb_guc_queue_depth = 4;
+bool		sb_guc_skip_unchanged = true;
 bool		sb_guc_direct_io = true;
 char	   *sb_guc_max_rate = NULL;
 int			sb_guc_max_memory_kb = 1024 * 1024;
@@ -192,6 +193,11 @@ sb_guc_define(void)
 							NULL,
 							&sb_guc_queue_depth, 4, 1, 256,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("stripebackup.skip_unchanged_files",
+							 "In a diff or incr backup, take from the parent unread a relation file whose size and times did not change.",
+							 "Off reads every relation file and compares its pages' LSNs; times are not trusted across a timeline switch either way.",
+							 &sb_guc_skip_unchanged, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("stripebackup.direct_io",
 							 "Keep backups out of the page cache: read what it does not hold with O_DIRECT.",
 							 "So a backup does not evict the application's working set; what the cache holds is read through it.",

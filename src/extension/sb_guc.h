@@ -12,6 +12,7 @@ extern bool sb_guc_fast_checkpoint;
 extern int	sb_guc_io_method;
 extern int	sb_guc_queue_depth;
 extern bool sb_guc_direct_io;
+extern bool sb_guc_skip_unchanged;
 extern char *sb_guc_max_rate;
 extern int	sb_guc_max_memory_kb;
 extern char *sb_guc_archive_destinations;

@@ -280,6 +280,7 @@ other_manifests(void)
 	o.balance = SB_BALANCE_ADAPTIVE;
 	o.chunk_size = 65536;
 	o.detect_holes = false;
+	o.file_stamps = true;		/* the parent of the incremental seed */
 	backup_files(&o, src, names, sizeof(names) / sizeof(names[0]));
 	snprintf(path, sizeof(path), "%s/one", dests[0]);
 	manifest_seed(path, "one-stripe-adaptive.json");

@@ -60,7 +60,7 @@ sub problems
 	}
 
 	# Every relation qualified by schema (a WITH query's own names excepted).
-	my %ctes = map { lc($_) => 1 } ($s =~ /(?:\bWITH|,)\s+(\w+)\s+AS\s*\(/gi);
+	my %ctes = map { lc($_) => 1 } ($s =~ /(?:\bWITH(?:\s+RECURSIVE)?|,)\s+(\w+)\s+AS\s*\(/gi);
 	while ($s =~ /\b(?:FROM|JOIN|INTO|UPDATE)\s+(?!ROWS\b)([\w.]+)/gi)
 	{
 		my $rel = $1;

@@ -149,6 +149,11 @@ sub main_fork_bytes
 	return $sum;
 }
 my ($full_rel, $incr_rel) = (main_fork_bytes($full), main_fork_bytes($after_diff));
+my $last_manifest = decode_json(slurp_file(backup_location($node, $after_diff) . '/manifest.json'));
+my $maps_unread = grep { $_->{path} =~ /_(fsm|vm)$/ && $_->{incremental} && $_->{stream_length} == 0 }
+  @{ $last_manifest->{entries} };
+cmp_ok($maps_unread, '>', 10,
+	"free space and visibility maps whose times did not change are taken from the parent unread ($maps_unread)");
 cmp_ok($incr_rel, '<', $full_rel / 50,
 	"after a small change, an incremental stores a few pages of relations ($incr_rel bytes, the full $full_rel)");
 

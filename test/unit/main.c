@@ -56,6 +56,7 @@ static const UnitTest tests[] = {
 	TEST(test_incremental_broken_chain),
 	TEST(test_incremental_damaged_parent),
 	TEST(test_incremental_uncovered_bytes),
+	TEST(test_incremental_unchanged_files),
 	TEST(test_manifest_json_roundtrip),
 	TEST(test_manifest_rejects),
 	TEST(test_manifest_strict_text),

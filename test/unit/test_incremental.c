@@ -29,6 +29,7 @@ typedef struct Lsns
 	uint64_t	now;			/* stamped into blocks written next */
 	uint64_t	threshold;		/* a backup stores blocks at or after it */
 	uint64_t	taken;			/* "now" when the last backup was taken */
+	bool		skip;			/* take files whose times did not change unread */
 } Lsns;
 
 static bool
@@ -36,6 +37,14 @@ under_base(void *arg, const char *path)
 {
 	(void) arg;
 	return strncmp(path, "base/", 5) == 0;
+}
+
+static bool
+any_file(void *arg, const char *path)
+{
+	(void) arg;
+	(void) path;
+	return true;
 }
 
 static bool
@@ -83,6 +92,7 @@ backup_as(ThFixture *f, const char *name, const char *parent_name, Lsns *l, SbMa
 	bool		done;
 
 	th_options(&o, f->dests, f->ndests, name);
+	o.file_stamps = true;
 	if (parent_name != NULL)
 	{
 		parent = sb_archive_open(th_location(f, 0, parent_name, location), &err);
@@ -97,6 +107,7 @@ backup_as(ThFixture *f, const char *name, const char *parent_name, Lsns *l, SbMa
 		o.file_filter = under_base;
 		o.block_filter = changed_since;
 		o.filter_arg = l;
+		o.skip_filter = l->skip ? any_file : NULL;
 		l->threshold = l->taken;	/* what was written since the parent */
 	}
 	done = th_backup_tree(&o, f->src, m, &err);
@@ -130,7 +141,7 @@ void
 test_incremental_chain(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0};
+	Lsns		l = {1, 0, 0, false};
 	SbManifest *full = NULL,
 			   *incr1 = NULL,
 			   *incr2 = NULL;
@@ -210,7 +221,7 @@ void
 test_incremental_broken_chain(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0};
+	Lsns		l = {1, 0, 0, false};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -256,7 +267,7 @@ void
 test_incremental_damaged_parent(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0};
+	Lsns		l = {1, 0, 0, false};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -310,7 +321,7 @@ void
 test_incremental_uncovered_bytes(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0};
+	Lsns		l = {1, 0, 0, false};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -339,5 +350,48 @@ test_incremental_uncovered_bytes(void)
 	ok(!th_restore(location, f.target, &err) && err.code == SB_ECORRUPT, "the restore is refused");
 	like(err.message, "byte 262144 is in no backup of the chain", "naming the first byte missing");
 	ok(!th_exists(f.target), "before anything is written");
+	th_fixture_done(&f);
+}
+
+/*
+ * Files whose size and times did not change are taken from the parent
+ * unread; a changed file, or one whose time was put back after a change (its
+ * change time tells), is read.
+ */
+void
+test_incremental_unchanged_files(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0, true};
+	SbManifest *m = NULL;
+	char		path[PATH_MAX];
+	const SbEntry *e;
+	const char *names[] = {"cold", "hot", "put-back"};
+	int			i;
+
+	th_begin("incremental: unchanged files are taken from the parent unread");
+	th_fixture(&f, "incr-unchanged", 1);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	for (i = 0; i < 3; i++)
+	{
+		write_blocks(th_path(path, "%s/base/%s", f.src, names[i]), &l, 0, 16);
+		th_set_mtime(path, 1600000000);		/* long before the backup */
+	}
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	write_blocks(th_path(path, "%s/base/hot", f.src), &l, 3, 1);
+	write_blocks(th_path(path, "%s/base/put-back", f.src), &l, 5, 1);
+	th_set_mtime(path, 1600000000);
+	ok(backup_as(&f, "incr", "full", &l, &m), "incremental");
+	e = th_find_entry(m, "base/cold");
+	ok(e != NULL && e->incremental && e->nextents == 0 && e->stream_length == 0,
+	   "a file whose size and times are the parent's: nothing stored");
+	e = th_find_entry(m, "base/hot");
+	ok(e != NULL && e->incremental && e->stream_length == BLOCK, "a changed file: its changed block");
+	e = th_find_entry(m, "base/put-back");
+	ok(e != NULL && e->incremental && e->stream_length == BLOCK,
+	   "a file changed and its modification time put back: read (its change time moved)");
+	sb_manifest_free(m);
+	restore_matches(&f, "incr", "unchanged files");
 	th_fixture_done(&f);
 }
