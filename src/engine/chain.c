@@ -193,32 +193,17 @@ data_of(const SbEntry *e, const SbExtent **items, uint32_t *n, SbExtent *whole)
 	*n = e->sparse ? e->nextents : (e->size > 0 ? 1 : 0);
 }
 
-/* OUT = (ITEMS below LIMIT) minus COVERED. */
+/* OUT = ITEMS below LIMIT. */
 static bool
-subtract(const SbExtent *items, uint32_t n, uint64_t limit, const Extents *covered,
-		 Extents *out, SbError *err)
+clip(const SbExtent *items, uint32_t n, uint64_t limit, Extents *out, SbError *err)
 {
-	size_t		c = 0;
-	size_t		k;
 	uint32_t	i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && items[i].offset < limit; i++)
 	{
-		uint64_t	pos = items[i].offset;
 		uint64_t	end = items[i].offset + items[i].length;
 
-		if (end > limit)
-			end = limit;
-		while (c < covered->n && covered->items[c].offset + covered->items[c].length <= pos)
-			c++;
-		for (k = c; pos < end && k < covered->n && covered->items[k].offset < end; k++)
-		{
-			if (!push(out, pos, covered->items[k].offset, err))
-				return false;
-			if (covered->items[k].offset + covered->items[k].length > pos)
-				pos = covered->items[k].offset + covered->items[k].length;
-		}
-		if (pos < end && !push(out, pos, end, err))
+		if (!push(out, items[i].offset, end < limit ? end : limit, err))
 			return false;
 	}
 	return true;
@@ -296,7 +281,8 @@ give(SbChain *chain, uint32_t k, size_t j, size_t i, Extents *owned)
 
 /*
  * Newest entry I, stored as changed blocks: down the chain, each older
- * backup's file gives what no newer one stored, until one stored it whole.
+ * backup's file gives what it stored below the newest length, until one
+ * stored it whole; together they must hold every byte.
  */
 static bool
 trace_file(SbChain *chain, const SbPathIndex *indexes, size_t i, SbError *err)
@@ -325,7 +311,7 @@ trace_file(SbChain *chain, const SbPathIndex *indexes, size_t i, SbError *err)
 			break;
 		}
 		data_of(older, &items, &n, &whole);
-		ok = subtract(items, n, e->size, &covered, &owned, err);
+		ok = clip(items, n, e->size, &owned, err);
 		if (ok)
 			give(chain, k, j, i, &owned);
 		free(owned.items);

@@ -3,12 +3,16 @@
  *		A differential or incremental backup and the backups it completes,
  *		newest first: link 0 is the backup asked for, the last a full one.
  *
- * A restore writes each byte of every file once, from the newest backup
- * that holds it: the newest manifest says which files exist and how long
- * they are; a file stored as changed blocks ("incremental") takes the rest
- * from the same path in the parent, and so on down to a backup that stored
- * it whole.  What each older backup must write follows from the manifests
- * alone, before anything is read: its "owned" extents.
+ * The newest manifest says which files exist and how long they are; a
+ * file stored as changed blocks ("incremental") takes the rest from the
+ * same path in the parent, and so on down to a backup that stored it whole.
+ * A restore writes the backups oldest first, each what it holds of the
+ * files of the newest below their length, the newer over the older: what
+ * each older backup writes (its "owned" extents) follows from the manifests
+ * alone, before anything is read.  (Writing each block once, newest first,
+ * around what newer backups wrote, took seven times the writes and 1.5 times
+ * the time on the benchmark: a changed block splits every large write of
+ * the full backup.)
  */
 #ifndef SB_CHAIN_H
 #define SB_CHAIN_H

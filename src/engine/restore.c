@@ -373,7 +373,7 @@ write_owned_piece(const OlderLink *o, const SbPiece *piece, size_t final, const 
 	return ok;
 }
 
-/* An older backup's checked chunk: each piece, where no newer backup stored those bytes. */
+/* An older backup's checked chunk: each piece, what of it the newest file holds. */
 static bool
 write_owned_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbError *err)
 {
@@ -749,8 +749,9 @@ read_older(RestoreTarget *t, uint32_t k, SbReadPipelineConfig *config, SbError *
 }
 
 /*
- * The read of every stripe, then every file checked; for a chain, then
- * each older backup's; timed for the caller's statistics.
+ * The read of every stripe, then every file checked; for a chain, the older
+ * backups first, oldest first, each writing over the one before; timed for
+ * the caller's statistics.
  */
 static bool
 read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
@@ -760,17 +761,17 @@ read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
 	uint64_t	problems;
 	double		t0 = sb_monotonic_seconds();
 	uint32_t	k;
-	bool		ok;
+	bool		ok = true;
 
-	if (!sb_file_check_init(&fc, t->manifest, err))
+	for (k = t->chain.nlinks; ok && k > 1; k--)
+		ok = read_older(t, k - 1, config, err);
+	ok = ok && (t->chain.nlinks < 2 || sb_chain_check_written(&t->chain, err));
+	if (!ok || !sb_file_check_init(&fc, t->manifest, err))
 		return false;
 	config->file_check = &fc;
 	config->stripe_seconds = stats->stripe_seconds;
 	ok = sb_read_pipeline_run(config, &problems, err) && check_files(t, &fc, err);
 	sb_file_check_free(&fc);
-	for (k = 1; ok && k < t->chain.nlinks; k++)
-		ok = read_older(t, k, config, err);
-	ok = ok && (t->chain.nlinks < 2 || sb_chain_check_written(&t->chain, err));
 	stats->read_seconds = sb_monotonic_seconds() - t0;
 	return ok;
 }

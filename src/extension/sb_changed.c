@@ -8,11 +8,13 @@
  * page whose LSN is before that start has not changed since the parent
  * copied it, and a page at or after it must be copied.  A block is copied
  * too when it cannot be judged: a new or all-zero page, a header that makes
- * no sense or a failed checksum (after a second read, in case the first
- * caught a write half done), and an LSN past the end of WAL, which no real
- * change can have (a warning says so).  The visibility map, free space map
- * and init forks are copied whole by the caller: not every change of theirs
- * raises their LSN (clearing a visibility map bit does not).
+ * no sense (after a second read, in case the first caught a write half
+ * done), and an LSN past the end of WAL, which no real change can have (a
+ * warning says so).  Checksums are the page check's (sb_pagecheck.c), which
+ * sees every page read: a page older than the backup's start whose checksum
+ * fails fails the backup, as in a full one.  The visibility map, free space
+ * map and init forks are copied whole by the caller: not every change of
+ * theirs raises their LSN (clearing a visibility map bit does not).
  *
  * This runs inside the engine on the worker's main thread: it never raises
  * an ERROR; sb_changed_report() warns afterwards.
@@ -23,7 +25,6 @@
 
 #include "access/xlog.h"
 #include "storage/bufpage.h"
-#include "storage/checksum.h"
 
 #include "sb_changed.h"
 #include "sb_pagecheck.h"
@@ -34,10 +35,7 @@ struct SbChanged
 {
 	XLogRecPtr	since;
 	XLogRecPtr	wal_end;		/* the insert position seen last */
-	bool		checksums;
-	/* the file being read */
-	char		path[MAXPGPATH];
-	BlockNumber first_block;
+	char		path[MAXPGPATH];	/* the file being read */
 	/* findings */
 	int64		judged;
 	int64		copied;
@@ -51,7 +49,6 @@ sb_changed_new(XLogRecPtr since)
 	SbChanged  *c = palloc0(sizeof(SbChanged));
 
 	c->since = since;
-	c->checksums = DataChecksumsEnabled();
 	c->wal_end = GetXLogInsertRecPtr();
 	return c;
 }
@@ -78,17 +75,18 @@ sb_changed_relation(void *arg, const char *path)
 	return sb_relation_file(path, &fork, &database, &first_block);
 }
 
-/* What PageIsVerifiedExtended() asks of a header, and the checksum when there is one. */
+/*
+ * What PageIsVerifiedExtended() asks of a header.  The checksum is not
+ * verified here: a page whose LSN says it is older than the parent is
+ * checked by the page check (sb_pagecheck.c), which fails the backup if its
+ * checksum is wrong, and a newer one is copied anyway.
+ */
 static bool
-page_sane(const SbChanged *c, const char *page, BlockNumber blkno)
+header_sane(const PageHeaderData *p)
 {
-	PageHeader	p = (PageHeader) page;
-
-	if ((p->pd_flags & ~PD_VALID_FLAG_BITS) != 0 || p->pd_lower < SizeOfPageHeaderData ||
-		p->pd_lower > p->pd_upper || p->pd_upper > p->pd_special || p->pd_special > BLCKSZ ||
-		p->pd_special != MAXALIGN(p->pd_special))
-		return false;
-	return !c->checksums || pg_checksum_page((char *) page, blkno) == p->pd_checksum;
+	return (p->pd_flags & ~PD_VALID_FLAG_BITS) == 0 && p->pd_lower >= SizeOfPageHeaderData &&
+		p->pd_lower <= p->pd_upper && p->pd_upper <= p->pd_special && p->pd_special <= BLCKSZ &&
+		p->pd_special == MAXALIGN(p->pd_special);
 }
 
 static void
@@ -100,24 +98,20 @@ remember_future(SbChanged *c, BlockNumber block, XLogRecPtr lsn)
 	c->future++;
 }
 
-/* Must this page be copied? */
+/* Must PAGE (block BLOCK of the file, its header read in place) be copied? */
 static bool
-page_changed(SbChanged *c, const char *page, BlockNumber block)
+page_changed(SbChanged *c, const PageHeaderData *page, BlockNumber block)
 {
 	XLogRecPtr	lsn;
 
-	if (PageIsNew((Page) page))
-		return true;
-	if (!page_sane(c, page, c->first_block + block))
-		return true;
-	lsn = PageGetLSN((Page) page);
-	if (lsn >= c->since)
-	{
-		if (lsn > c->wal_end && lsn > (c->wal_end = GetXLogInsertRecPtr()))
-			remember_future(c, block, lsn);
-		return true;
-	}
-	return false;
+	if (page->pd_upper == 0 || !header_sane(page))
+		return true;			/* new (all zero), or not to be judged */
+	lsn = PageXLogRecPtrGet(page->pd_lsn);
+	if (lsn < c->since)
+		return false;
+	if (lsn > c->wal_end && lsn > (c->wal_end = GetXLogInsertRecPtr()))
+		remember_future(c, block, lsn);
+	return true;
 }
 
 bool
@@ -126,24 +120,17 @@ sb_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
 {
 	SbChanged  *c = arg;
 	BlockNumber n = (BlockNumber) (file_offset / BLCKSZ);
-	PGAlignedBlock page;
+	const PageHeaderData *header = (const PageHeaderData *) block;	/* the engine's buffers are aligned */
+	PGAlignedBlock again;
 	bool		changed;
 
 	if (strcmp(path, c->path) != 0)
-	{
-		ForkNumber	fork;
-		Oid			database;
-
 		strlcpy(c->path, path, sizeof(c->path));
-		if (!sb_relation_file(path, &fork, &database, &c->first_block))
-			c->first_block = 0;
-	}
-	memcpy(page.data, block, BLCKSZ);
-	changed = page_changed(c, page.data, n);
-	/* an unchanged-looking page that fails its checks was read again before: a torn read */
-	if (changed && !PageIsNew((Page) page.data) && !page_sane(c, page.data, c->first_block + n) &&
-		pread(fd, page.data, BLCKSZ, (off_t) file_offset) == BLCKSZ)
-		changed = page_changed(c, page.data, n);
+	changed = page_changed(c, header, n);
+	/* a header that makes no sense may be a write caught half done: read it once more */
+	if (changed && header->pd_upper != 0 && !header_sane(header) &&
+		pread(fd, again.data, BLCKSZ, (off_t) file_offset) == BLCKSZ)
+		changed = page_changed(c, (const PageHeaderData *) again.data, n);
 	c->judged++;
 	c->copied += changed ? 1 : 0;
 	return changed;

@@ -12,9 +12,11 @@
 #   test/bench/incremental.sh [SCALE]   (default 270: about 4.5 GB)
 #   BENCH_DIR   where everything goes (default /tmp/stripebackup-bench-incr)
 #
-# Both tools sync what they write (backups and restores), read a warm page
-# cache alike (the cluster fits in memory), compress with zstd level 1 and
-# run two processes (stripebackup: two compression workers, two stripes).
+# Both tools sync what they write (backups and restores), start each timed
+# step with nothing dirty in the page cache, read a warm page cache alike
+# (the cluster fits in memory), compress with zstd level 1 and run two
+# processes (stripebackup: two compression workers, two stripes).  Restores
+# run twice, the second time in the other order; the faster of the two counts.
 set -euo pipefail
 
 scale=${1:-270}
@@ -99,19 +101,15 @@ changed_pages() {	# LSN
 	main_fork = re.compile(r'^\d+(\.\d+)?$')
 	n = 0
 	with open(out, 'wb') as dump:
-		for root, _, files in os.walk(os.path.join(data, 'base')):
-			for f in files:
-				if not main_fork.match(f):
-					continue
-				with open(os.path.join(root, f), 'rb') as fh:
-					while True:
-						page = fh.read(8192)
-						if len(page) < 8192:
-							break
-						xlogid, xrecoff = struct.unpack_from('<II', page)
-						if ((xlogid << 32) | xrecoff) >= since:
-							dump.write(page)
-							n += 1
+	    for root, _, files in os.walk(os.path.join(data, 'base')):
+	        for f in filter(main_fork.match, files):
+	            with open(os.path.join(root, f), 'rb') as fh:
+	                for page in iter(lambda: fh.read(8192), b''):
+	                    if len(page) == 8192:
+	                        xlogid, xrecoff = struct.unpack_from('<II', page)
+	                        if ((xlogid << 32) | xrecoff) >= since:
+	                            dump.write(page)
+	                            n += 1
 	print(n * 8192)
 	PY
 	zstd -1 -q -c "$results/changed.pages" | wc -c
@@ -120,7 +118,12 @@ changed_pages() {	# LSN
 
 # ---------- the tools ----------
 
+# Each timed step starts with nothing dirty in the page cache: no tool
+# pays for another's writes.
+settle() { sync; }
+
 sb_backup() {	# NAME TYPE
+	settle
 	local t0=$(now)
 	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], compression_level => 1, type => '$2')" >/dev/null
 	record "$1" "$(elapsed "$t0")"
@@ -128,6 +131,7 @@ sb_backup() {	# NAME TYPE
 }
 
 pgbr_backup() {	# NAME TYPE
+	settle
 	local t0=$(now)
 	pgbr --type="$2" backup
 	record "$1" "$(elapsed "$t0")"
@@ -141,19 +145,19 @@ sb_location() {	# ID
 
 restore_into() { rm -rf "$dir/restore"; }
 
-sb_restore() {	# NAME ID
+sb_restore() {	# NAME LOCATION
 	restore_into
-	local location t0
-	location=$(sb_location "$2")
-	t0=$(now)
-	stripebackup restore "$location" --target "$dir/restore" --no-progress >/dev/null
+	settle
+	local t0=$(now)
+	stripebackup restore "$2" --target "$dir/restore" --no-progress >/dev/null
 	record "$1" "$(elapsed "$t0")"
 }
 
-pgbr_restore() {	# NAME SET
+pgbr_restore() {	# NAME [SET] (the latest backup without one)
 	restore_into
+	settle
 	local t0=$(now)
-	pgbr --pg1-path="$dir/restore" --set="$2" restore
+	pgbr --pg1-path="$dir/restore" ${2:+--set="$2"} restore
 	sync -f "$dir/restore"
 	record "$1" "$(elapsed "$t0")"
 }
@@ -191,13 +195,24 @@ for i in 2 3 4 5; do
 	pgbr_backup br_incr incr
 done
 sb_last=$(psql_ -c "SELECT id FROM stripe_backups ORDER BY id DESC LIMIT 1")
+sb_full_location=$(sb_location "$sb_full")
+sb_last_location=$(sb_location "$sb_last")
 stop_cluster
 
-say "restores: the full backups, then the chains"
-sb_restore sb_restore_full "$sb_full"
-pgbr_restore br_restore_full "$br_full"
-sb_restore sb_restore_chain "$sb_last"
-pgbr_restore br_restore_chain latest
+for round in 1 2; do	# the second round in the other order
+	say "restores, round $round of 2"
+	if ((round == 1)); then
+		sb_restore sb_restore_full "$sb_full_location"
+		pgbr_restore br_restore_full "$br_full"
+		sb_restore sb_restore_chain "$sb_last_location"
+		pgbr_restore br_restore_chain
+	else
+		pgbr_restore br_restore_chain
+		sb_restore sb_restore_chain "$sb_last_location"
+		pgbr_restore br_restore_full "$br_full"
+		sb_restore sb_restore_full "$sb_full_location"
+	fi
+done
 restore_into
 
 # ---------- the report ----------
