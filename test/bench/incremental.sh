@@ -240,7 +240,7 @@ printf '%-58s %10s %10.2f %10s\n' "pgBackRest 2.45 --type=incr (changed files, w
 echo "(ratio: the incremental's time / the same tool's full backup's)"
 echo
 echo "stored by stripebackup's incremental / the changed pages at zstd 1: $(ratio "$sb_incr_bytes" "$changed_zstd")"
-echo "  (it also stores every free space map and visibility map whole, the catalogs' changes and the WAL)"
+echo "  (it also stores the free space and visibility maps of changed relations whole, the catalogs' changes and the WAL)"
 echo "stored by pgBackRest's incremental / stripebackup's: $(ratio "$br_incr_bytes" "$sb_incr_bytes")"
 echo
 printf '%-58s %10s %10s\n' "restore" "seconds" "ratio"
