@@ -272,6 +272,7 @@ give(SbChain *chain, uint32_t k, size_t j, size_t i, Extents *owned)
 	size_t		x;
 
 	l->final_of[j] = i;
+	l->gives = true;
 	l->owned[j] = owned->items;
 	l->nowned[j] = (uint32_t) owned->n;
 	for (x = 0; x < owned->n; x++)

@@ -30,6 +30,7 @@ typedef struct SbChainLink
 								 * gives bytes to, or SIZE_MAX */
 	SbExtent  **owned;			/* per entry: the file bytes it writes */
 	uint32_t   *nowned;
+	bool		gives;			/* some file of the newest takes bytes from it */
 } SbChainLink;
 
 typedef struct SbChain

@@ -763,8 +763,9 @@ read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
 	uint32_t	k;
 	bool		ok = true;
 
+	/* a backup no file takes anything from (every file stored whole since) is not read */
 	for (k = t->chain.nlinks; ok && k > 1; k--)
-		ok = read_older(t, k - 1, config, err);
+		ok = !t->chain.links[k - 1].gives || read_older(t, k - 1, config, err);
 	ok = ok && (t->chain.nlinks < 2 || sb_chain_check_written(&t->chain, err));
 	if (!ok || !sb_file_check_init(&fc, t->manifest, err))
 		return false;

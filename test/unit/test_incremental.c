@@ -395,3 +395,37 @@ test_incremental_unchanged_files(void)
 	restore_matches(&f, "incr", "unchanged files");
 	th_fixture_done(&f);
 }
+
+/* A chain whose newest backup stores every file whole needs nothing of the older ones' data. */
+void
+test_incremental_nothing_from_parent(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0, false};
+	SbManifest *m = NULL;
+	char		path[PATH_MAX];
+	char		location[PATH_MAX];
+	char		stripe[PATH_MAX];
+	SbTrailer	t;
+	SbIndexEntry *entries = NULL;
+	uint64_t	n = 0;
+	SbError		err;
+
+	th_begin("incremental: a parent no file takes anything from is not read");
+	th_fixture(&f, "incr-nothing", 1);
+	th_write_pattern(th_path(path, "%s/config", f.src), 20000, 3, true, 0600);
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	th_write_pattern(th_path(path, "%s/config", f.src), 30000, 4, true, 0600);
+	ok(backup_as(&f, "incr", "full", &l, &m), "incr: its one file is not judged by block, so whole");
+	sb_manifest_free(m);
+	ok(th_read_index(th_stripe_path(&f, 1, "full", stripe), &t, &entries, &n) && n > 0 &&
+	   th_flip_byte(stripe, entries[0].offset + SB_CHUNK_HEADER_SIZE + 1, 0x10),
+	   "a byte of the parent's data flipped");
+	free(entries);
+	th_location(&f, 0, "incr", location);
+	is_int(th_verify(location), 1, "verify of the chain finds it");
+	ok(th_restore(location, f.target, &err) && th_trees_equal(f.src, f.target, 0),
+	   "the restore does not read the parent's data, and gives the tree");
+	th_fixture_done(&f);
+}
