@@ -3,7 +3,7 @@
 # partitions, a full backup, then a few percent of its pages changed (pgbench
 # updates, one partition rewritten) and an incremental backup, then four more
 # rounds of smaller changes and incrementals: a chain of a full backup and five
-# incrementals.  stripebackup beside pgBackRest (--type=incr; Debian's 2.45
+# incrementals, and two more on a mostly cold cluster.  stripebackup beside pgBackRest (--type=incr; Debian's 2.45
 # copies every file whose size or time changed, whole: it has no block
 # incremental before 2.46), the tools alternating on the same data.  Then the
 # chain's restore beside the full backup's, for both tools.  Prints sizes,
@@ -85,7 +85,7 @@ init_cluster() {
 # pgbench transactions (each updates an account, a teller and a branch and
 # adds a history row) and, with a partition, that partition rewritten.
 change() {	# TRANSACTIONS [PARTITION]
-	pgbench -n -c 2 -t $(($1 / 2)) -h "$dir" -p "$port" postgres >/dev/null 2>&1
+	(($1 > 0)) && pgbench -n -c 2 -t $(($1 / 2)) -h "$dir" -p "$port" postgres >/dev/null 2>&1
 	[[ -n ${2:-} ]] && psql_ -c "UPDATE parts_$2 SET v = upper(v)" >/dev/null
 	psql_ -c 'CHECKPOINT'
 }
@@ -195,8 +195,22 @@ for i in 2 3 4 5; do
 	pgbr_backup br_incr incr
 done
 sb_last=$(psql_ -c "SELECT id FROM stripe_backups ORDER BY id DESC LIMIT 1")
+br_last=$(pgbr info --output=json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["backup"][-1]["label"])')
 sb_full_location=$(sb_location "$sb_full")
 sb_last_location=$(sb_location "$sb_last")
+
+# A mostly cold cluster: one partition rewritten since the last backup, the
+# rest untouched for longer (a first round, 3 s after the changes, brings the
+# parent past the hot tables' last write).  Files whose size and times did
+# not change are not read at all.
+say "a mostly cold cluster"
+change 0 11
+sleep 3
+sb_backup sb_settle incr
+pgbr_backup br_settle incr
+change 0 12
+sb_backup sb_cold incr
+pgbr_backup br_cold incr
 stop_cluster
 
 for round in 1 2; do	# the second round in the other order
@@ -205,9 +219,9 @@ for round in 1 2; do	# the second round in the other order
 		sb_restore sb_restore_full "$sb_full_location"
 		pgbr_restore br_restore_full "$br_full"
 		sb_restore sb_restore_chain "$sb_last_location"
-		pgbr_restore br_restore_chain
+		pgbr_restore br_restore_chain "$br_last"
 	else
-		pgbr_restore br_restore_chain
+		pgbr_restore br_restore_chain "$br_last"
 		sb_restore sb_restore_chain "$sb_last_location"
 		pgbr_restore br_restore_full "$br_full"
 		sb_restore sb_restore_full "$sb_full_location"
@@ -237,6 +251,10 @@ printf '%-58s %10s %10.2f %10s\n' "stripebackup incr (changed pages only)" "$(mb
 printf '%-58s %10s %10.2f %10s\n' "pgBackRest 2.45 full" "$(mb "$(bytes_of br_full)")" "$(median br_full)" ""
 printf '%-58s %10s %10.2f %10s\n' "pgBackRest 2.45 --type=incr (changed files, whole)" "$(mb "$br_incr_bytes")" \
 	"$(median br_incr1)" "$(ratio "$(median br_incr1)" "$(median br_full)")"
+printf '%-58s %10s %10.2f %10s\n' "stripebackup incr, mostly cold (1 of 100 partitions changed)" \
+	"$(mb "$(bytes_of sb_cold)")" "$(median sb_cold)" "$(ratio "$(median sb_cold)" "$(median sb_full)")"
+printf '%-58s %10s %10.2f %10s\n' "pgBackRest 2.45 --type=incr, mostly cold" \
+	"$(mb "$(bytes_of br_cold)")" "$(median br_cold)" "$(ratio "$(median br_cold)" "$(median br_full)")"
 echo "(ratio: the incremental's time / the same tool's full backup's)"
 echo
 echo "stored by stripebackup's incremental / the changed pages at zstd 1: $(ratio "$sb_incr_bytes" "$changed_zstd")"
@@ -252,6 +270,6 @@ printf '%-58s %10.2f %10s\n' "pgBackRest, full + 5 incrementals" "$(median br_re
 	"$(ratio "$(median br_restore_chain)" "$(median br_restore_full)")"
 echo "(ratio: the chain's restore / the same tool's full restore)"
 echo
-echo "goals: incremental stored <= 1.5x the changed pages at zstd 1; its time <= 0.35x a full backup's;"
-echo "  the chain's restore <= 1.2x the full backup's"
+echo "goals: incremental stored <= 1.5x the changed pages at zstd 1; its time <= 0.35x a full backup's"
+echo "  (<= 0.1x on a mostly cold cluster); the chain's restore <= 1.2x the full backup's"
 } | tee "$results/report"
