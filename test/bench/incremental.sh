@@ -217,8 +217,9 @@ stop_cluster
 # Both tools' backups in the page cache alike: the server writes stripes
 # with direct I/O (out of the cache), pgBackRest through it.
 find "$dir/sb1" "$dir/sb2" "$dir/pgbackrest-repo" -type f -exec cat {} + >/dev/null
-# The first restore of a run, whichever tool makes it, takes 3 to 4 times
-# longer on this file system (its first allocation of 5 GB): one untimed.
+# The first restore of a run took 3 to 4 times longer than the same restore
+# later (17-22 s against 4.3-5 s here; the file system's first allocation of
+# 5 GB, it seems): one untimed, so that no tool pays for it.
 sb_restore warm_up "$sb_full_location"
 for round in 1 2 3; do	# every other round in the other order
 	say "restores, round $round of 3"
