@@ -35,7 +35,6 @@ struct SbChanged
 {
 	XLogRecPtr	since;
 	XLogRecPtr	wal_end;		/* the insert position seen last */
-	char		path[MAXPGPATH];	/* the file being read */
 	/* findings */
 	int64		judged;
 	int64		copied;
@@ -90,17 +89,17 @@ header_sane(const PageHeaderData *p)
 }
 
 static void
-remember_future(SbChanged *c, BlockNumber block, XLogRecPtr lsn)
+remember_future(SbChanged *c, const char *path, BlockNumber block, XLogRecPtr lsn)
 {
 	if (c->future < MAX_REPORTED)
 		snprintf(c->reported[c->future], sizeof(c->reported[0]), "\"%s\" block %u (LSN %X/%X)",
-				 c->path, block, LSN_FORMAT_ARGS(lsn));
+				 path, block, LSN_FORMAT_ARGS(lsn));
 	c->future++;
 }
 
-/* Must PAGE (block BLOCK of the file, its header read in place) be copied? */
+/* Must PAGE (block BLOCK of PATH, its header read in place) be copied? */
 static bool
-page_changed(SbChanged *c, const PageHeaderData *page, BlockNumber block)
+page_changed(SbChanged *c, const char *path, const PageHeaderData *page, BlockNumber block)
 {
 	XLogRecPtr	lsn;
 
@@ -110,7 +109,7 @@ page_changed(SbChanged *c, const PageHeaderData *page, BlockNumber block)
 	if (lsn < c->since)
 		return false;
 	if (lsn > c->wal_end && lsn > (c->wal_end = GetXLogInsertRecPtr()))
-		remember_future(c, block, lsn);
+		remember_future(c, path, block, lsn);
 	return true;
 }
 
@@ -124,13 +123,11 @@ sb_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
 	PGAlignedBlock again;
 	bool		changed;
 
-	if (strcmp(path, c->path) != 0)
-		strlcpy(c->path, path, sizeof(c->path));
-	changed = page_changed(c, header, n);
+	changed = page_changed(c, path, header, n);
 	/* a header that makes no sense may be a write caught half done: read it once more */
 	if (changed && header->pd_upper != 0 && !header_sane(header) &&
 		pread(fd, again.data, BLCKSZ, (off_t) file_offset) == BLCKSZ)
-		changed = page_changed(c, (const PageHeaderData *) again.data, n);
+		changed = page_changed(c, path, (const PageHeaderData *) again.data, n);
 	c->judged++;
 	c->copied += changed ? 1 : 0;
 	return changed;

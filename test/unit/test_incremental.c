@@ -262,19 +262,49 @@ test_incremental_broken_chain(void)
 	th_fixture_done(&f);
 }
 
+/* A tree of one relation file (base/100, 32 blocks), a full backup, one block changed, an incremental. */
+static bool
+full_and_incr(ThFixture *f, const char *tag)
+{
+	Lsns		l = {1, 0, 0, false};
+	SbManifest *m = NULL;
+	char		path[PATH_MAX];
+	bool		done;
+
+	th_fixture(f, tag, 1);
+	th_mkdir(th_path(path, "%s/base", f->src), 0700);
+	write_blocks(th_path(path, "%s/base/100", f->src), &l, 0, 32);
+	done = ok(backup_as(f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	m = NULL;
+	write_blocks(th_path(path, "%s/base/100", f->src), &l, 1, 1);
+	done = ok(backup_as(f, "incr", "full", &l, &m), "incr") && done;
+	sb_manifest_free(m);
+	return done;
+}
+
+/* Flip a payload byte of the first or the last chunk of the full backup's stripe 1. */
+static bool
+damage_full(ThFixture *f, bool last)
+{
+	char		stripe[PATH_MAX];
+	SbTrailer	t;
+	SbIndexEntry *entries = NULL;
+	uint64_t	n = 0;
+	bool		done;
+
+	done = th_read_index(th_stripe_path(f, 1, "full", stripe), &t, &entries, &n) && n > 0 &&
+		th_flip_byte(stripe, entries[last ? n - 1 : 0].offset + SB_CHUNK_HEADER_SIZE + 1, 0x10);
+	free(entries);
+	return done;
+}
+
 /* A damaged parent: verify of the child names it, and a restore of the child fails clean. */
 void
 test_incremental_damaged_parent(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false};
-	SbManifest *m = NULL;
-	char		path[PATH_MAX];
 	char		location[PATH_MAX];
-	char		stripe[PATH_MAX];
-	SbTrailer	t;
-	SbIndexEntry *entries = NULL;
-	uint64_t	n = 0;
 	ThProblems	problems;
 	SbArchive  *a;
 	SbError		err;
@@ -283,23 +313,8 @@ test_incremental_damaged_parent(void)
 	bool		named = false;
 
 	th_begin("incremental: a damaged parent is found by verify and stops the restore");
-	th_fixture(&f, "incr-damaged", 1);
-	th_mkdir(th_path(path, "%s/base", f.src), 0700);
-	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 32);
-	ok(backup_as(&f, "full", NULL, &l, &m), "full");
-	sb_manifest_free(m);
-	write_blocks(th_path(path, "%s/base/100", f.src), &l, 1, 1);
-	ok(backup_as(&f, "incr", "full", &l, &m), "incr");
-	sb_manifest_free(m);
-	if (!ok(th_read_index(th_stripe_path(&f, 1, "full", stripe), &t, &entries, &n) && n > 0,
-			"the full backup's stripe holds chunks"))
-	{
-		th_fixture_done(&f);
-		return;
-	}
-	ok(th_flip_byte(stripe, entries[n - 1].offset + SB_CHUNK_HEADER_SIZE + 1, 0x10),
-	   "a byte of the parent's last chunk flipped");
-	free(entries);
+	full_and_incr(&f, "incr-damaged");
+	ok(damage_full(&f, true), "a byte of the parent's last chunk flipped");
 
 	a = sb_archive_open(th_location(&f, 0, "incr", location), &err);
 	memset(&problems, 0, sizeof(problems));
@@ -321,9 +336,6 @@ void
 test_incremental_uncovered_bytes(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false};
-	SbManifest *m = NULL;
-	char		path[PATH_MAX];
 	char		location[PATH_MAX];
 	char		manifest[PATH_MAX];
 	char		stripe[PATH_MAX];
@@ -331,14 +343,7 @@ test_incremental_uncovered_bytes(void)
 	SbError		err;
 
 	th_begin("incremental: bytes no backup of the chain holds are refused before writing");
-	th_fixture(&f, "incr-uncovered", 1);
-	th_mkdir(th_path(path, "%s/base", f.src), 0700);
-	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 32);
-	ok(backup_as(&f, "full", NULL, &l, &m), "full");
-	sb_manifest_free(m);
-	write_blocks(th_path(path, "%s/base/100", f.src), &l, 1, 1);
-	ok(backup_as(&f, "incr", "full", &l, &m), "incr");
-	sb_manifest_free(m);
+	full_and_incr(&f, "incr-uncovered");
 	th_location(&f, 0, "incr", location);
 	th_path(manifest, "%s/manifest.json", location);
 	th_stripe_path(&f, 1, "incr", stripe);
@@ -405,10 +410,6 @@ test_incremental_nothing_from_parent(void)
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
-	char		stripe[PATH_MAX];
-	SbTrailer	t;
-	SbIndexEntry *entries = NULL;
-	uint64_t	n = 0;
 	SbError		err;
 
 	th_begin("incremental: a parent no file takes anything from is not read");
@@ -419,10 +420,7 @@ test_incremental_nothing_from_parent(void)
 	th_write_pattern(th_path(path, "%s/config", f.src), 30000, 4, true, 0600);
 	ok(backup_as(&f, "incr", "full", &l, &m), "incr: its one file is not judged by block, so whole");
 	sb_manifest_free(m);
-	ok(th_read_index(th_stripe_path(&f, 1, "full", stripe), &t, &entries, &n) && n > 0 &&
-	   th_flip_byte(stripe, entries[0].offset + SB_CHUNK_HEADER_SIZE + 1, 0x10),
-	   "a byte of the parent's data flipped");
-	free(entries);
+	ok(damage_full(&f, false), "a byte of the parent's data flipped");
 	th_location(&f, 0, "incr", location);
 	is_int(th_verify(location), 1, "verify of the chain finds it");
 	ok(th_restore(location, f.target, &err) && th_trees_equal(f.src, f.target, 0),
