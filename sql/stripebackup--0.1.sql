@@ -46,7 +46,8 @@ CREATE TABLE stripe_backup_history (
 	type			text NOT NULL DEFAULT 'full'
 		CHECK (type OPERATOR(pg_catalog.=) ANY
 			   (ARRAY['full', 'diff', 'incr']::pg_catalog.text[])),
-	parent_id		bigint			-- the backup a diff or incr completes
+	parent_id		bigint,			-- the backup a diff or incr completes
+	merged_from		bigint			-- stripe_merge(): the chain's newest backup
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -160,6 +161,7 @@ SELECT h.id,
 			THEN 'failed'::pg_catalog.text ELSE h.status END AS status,
 	   h.type,
 	   h.parent_id,
+	   h.merged_from,
 	   h.started_at,
 	   h.finished_at,
 	   (h.finished_at OPERATOR(pg_catalog.-) h.started_at) AS duration,
@@ -379,6 +381,26 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) IS
 'online backup of the cluster, striped over the destinations by weight: full, or of the blocks changed since the last full (diff) or the last backup (incr)';
 
+-- A chain (a diff or incr and the backups it completes) folded into a new full
+-- backup of the same moment, without touching the cluster: restored into a
+-- scratch folder beside the new backup in its first destination (room for the
+-- cluster uncompressed), then written again.  Returns the new backup's id.
+CREATE FUNCTION stripe_merge(
+	backup bigint,
+	destinations text[] DEFAULT NULL,
+	weights float8[] DEFAULT NULL,
+	label text DEFAULT NULL,
+	compression text DEFAULT 'zstd',
+	compression_level int DEFAULT 1,
+	balance text DEFAULT 'adaptive',
+	wait boolean DEFAULT true)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'stripe_merge'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, text, boolean) IS
+'fold the chain of a diff or incr backup into a new full backup of the same moment (in the same destinations unless given)';
+
 CREATE FUNCTION stripe_cancel(backup bigint) RETURNS boolean
 AS 'MODULE_PATHNAME', 'stripe_cancel'
 LANGUAGE C STRICT VOLATILE;
@@ -505,6 +527,7 @@ COMMENT ON FUNCTION stripebackup_version() IS 'version of the stripebackup libra
 
 -- These functions read the whole cluster and write server files.
 REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel_restore(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,

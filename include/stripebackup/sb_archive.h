@@ -185,6 +185,7 @@ typedef struct SbRestoreOptions
 	const SbRelocation *relocations;
 	uint32_t	nrelocations;
 	SbRestoreStats *stats;		/* filled in when not NULL */
+	bool		no_sync;		/* a scratch copy (a merge's): nothing synced */
 	const SbRestoreFile *extra_files;	/* written after every file of the backup,
 										 * before the final sync (recovery settings) */
 	uint32_t	nextra_files;

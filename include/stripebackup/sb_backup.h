@@ -76,6 +76,9 @@ typedef struct SbBackupOptions
 	uint64_t	expected_bytes; /* source bytes expected, for the memory check's
 								 * index estimate; 0 = unknown */
 	uint8_t		uuid[16];		/* the backup's id; all zero: a random one is made */
+	const char *started_at;		/* ISO 8601 UTC; NULL = now.  A merge keeps its
+								 * source's: a child's unchanged-file check
+								 * judges file times against it */
 	bool		file_stamps;	/* record each file's identity and times, so
 								 * that this backup can be a parent (always
 								 * with a parent) */
@@ -131,6 +134,14 @@ extern bool sb_backup_add_symlink(SbBackup *b, const char *path, const char *tar
  */
 extern bool sb_backup_add_file(SbBackup *b, const char *path, const char *source_path,
 							   SbError *err);
+
+/*
+ * Add a regular file read from SOURCE_PATH, recorded as LIKE (an entry of
+ * another backup: a merge's copy of it) says: its mode, time, identity and
+ * times.  Its size must be LIKE's, else SB_ECORRUPT.
+ */
+extern bool sb_backup_add_file_as(SbBackup *b, const SbEntry *like, const char *source_path,
+								  SbError *err);
 
 /*
  * Add a regular file whose content the caller has in memory.  Files' modes

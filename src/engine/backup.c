@@ -229,7 +229,7 @@ init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	m->name = strdup(o->name);
 	m->label = copy_or_null(o->label);
 	m->tool = copy_or_null(o->tool);
-	m->started_at = strdup(now);
+	m->started_at = strdup(o->started_at ? o->started_at : now);
 	m->metadata_json = copy_or_null(o->metadata_json);
 	m->chunk_size = b->chunk_size;
 	m->codec = o->codec;

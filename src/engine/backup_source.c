@@ -453,15 +453,45 @@ open_source(SbBackup *b, const char *source_path, struct stat *st, SbError *err)
 	return fd;
 }
 
-bool
-sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbError *err)
+/*
+ * Record the file open at FD (SOURCE_PATH, of status ST) as PATH, with the
+ * mode, time and stamps LIKE gives when not NULL, and copy what its plan
+ * says.
+ */
+static bool
+add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
+			  const struct stat *st, const SbEntry *like, SbError *err)
 {
-	struct stat st;
 	SbEntry		e;
 	char		id[SB_FILE_ID_MAX + 1];
 	char		times[SB_FILE_ID_MAX + 1];
 	const SbEntry *base;
 	SbFilePlan	plan;
+	bool		ok;
+
+	memset(&e, 0, sizeof(e));
+	e.path = (char *) path;
+	e.type = SB_ENTRY_FILE;
+	e.mode = (like ? like->mode : st->st_mode) & SB_ALLOWED_MODE_BITS;
+	e.mtime = like ? like->mtime : st->st_mtime;
+	e.size = (uint64_t) st->st_size;
+	if (like != NULL)
+	{
+		e.file_id = like->file_id;
+		e.file_times = like->file_times;
+	}
+	else if (b->file_stamps)
+		file_stamps(fd, &e, id, times, sizeof(id));
+	plan = sb_incremental_plan(b, &e, &base);
+	ok = copy_file(b, fd, source_path, &e, plan, base, err) && add_entry(b, &e, err);
+	free(e.extents);
+	return ok;
+}
+
+bool
+sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbError *err)
+{
+	struct stat st;
 	int			fd;
 	bool		ok;
 
@@ -470,17 +500,28 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 	fd = open_source(b, source_path, &st, err);
 	if (fd < 0)
 		return false;
-	memset(&e, 0, sizeof(e));
-	e.path = (char *) path;
-	e.type = SB_ENTRY_FILE;
-	e.mode = st.st_mode & SB_ALLOWED_MODE_BITS;
-	e.mtime = st.st_mtime;
-	e.size = (uint64_t) st.st_size;
-	if (b->file_stamps)
-		file_stamps(fd, &e, id, times, sizeof(id));
-	plan = sb_incremental_plan(b, &e, &base);
-	ok = copy_file(b, fd, source_path, &e, plan, base, err) && add_entry(b, &e, err);
-	free(e.extents);
+	ok = add_open_file(b, path, source_path, fd, &st, NULL, err);
+	close(fd);
+	return ok;
+}
+
+bool
+sb_backup_add_file_as(SbBackup *b, const SbEntry *like, const char *source_path, SbError *err)
+{
+	struct stat st;
+	int			fd;
+	bool		ok;
+
+	if (like->type != SB_ENTRY_FILE || !sb_path_is_safe(like->path, false))
+		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", like->path);
+	fd = open_source(b, source_path, &st, err);
+	if (fd < 0)
+		return false;
+	ok = (uint64_t) st.st_size == like->size ||
+		sb_error_set(err, SB_ECORRUPT, "\"%s\" has %lld bytes where \"%s\" has %llu",
+					 source_path, (long long) st.st_size, like->path,
+					 (unsigned long long) like->size);
+	ok = ok && add_open_file(b, like->path, source_path, fd, &st, like, err);
 	close(fd);
 	return ok;
 }

@@ -814,7 +814,7 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	ok = ok && read_all(&t, &config, stats, err);
 	t1 = sb_monotonic_seconds();
 	ok = ok && finish_tree(&t, err) && write_extras(&t, o, err) && unmark_all(&t, o->marker, err) &&
-		sync_all(&t, err);
+		(o->no_sync || sync_all(&t, err));
 	stats->finish_seconds = sb_monotonic_seconds() - t1;
 	close_all(&t, !ok && !o->keep_on_error);
 	sb_chain_free(&t.chain);

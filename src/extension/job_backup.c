@@ -511,6 +511,11 @@ run_backup(const SbJob *job, void *outcome)
 	r->job = job;
 	r->args = SB_JOB_ARGS(job, SbBackupArgs);
 	r->out = outcome;
+	if (r->args->merge.id != 0)
+	{
+		sb_merge_run(job, outcome);		/* from a chain, not from the server */
+		return;
+	}
 	check_server();
 	begin_progress(r->args);
 	create_slot(job);

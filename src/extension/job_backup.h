@@ -20,7 +20,22 @@
 /* The name of backup ID's temporary WAL slot. */
 #define SB_WAL_SLOT_FORMAT "stripebackup_%lld"
 
-/* What stripe_backup() asks for, checked in the caller. */
+/*
+ * A merge's source: the newest backup of a chain, as the history records
+ * it (a merge is a backup job whose files come from that chain).
+ */
+typedef struct SbMergeSource
+{
+	int64		id;				/* 0: a backup of the server */
+	char		name[SB_NAME_LEN];
+	char		location[MAXPGPATH];
+	uint8		uuid[SB_UUID_LEN];
+	XLogRecPtr	start_lsn;
+	XLogRecPtr	stop_lsn;
+	TimeLineID	timeline;
+} SbMergeSource;
+
+/* What stripe_backup() (or stripe_merge()) asks for, checked in the caller. */
 typedef struct SbBackupArgs
 {
 	char		name[SB_NAME_LEN];	/* the backup folder in every destination */
@@ -50,6 +65,7 @@ typedef struct SbBackupArgs
 	XLogRecPtr	parent_start_lsn;
 	TimeLineID	parent_timeline;
 	bool		skip_unchanged;	/* stripebackup.skip_unchanged_files */
+	SbMergeSource merge;		/* stripe_merge(): the chain it folds */
 } SbBackupArgs;
 
 /* What a backup produced, as far as it got. */
@@ -81,6 +97,21 @@ extern void sb_backup_choose_parent(SbBackupArgs *args, const char *type);
  * caller chose, opened with its chain; ERROR if it changed or is not older.
  */
 extern SbArchive *sb_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn);
+
+/* ---------- job_merge.c ---------- */
+
+/*
+ * In stripe_merge(): backup ID, which must be a completed diff or incr
+ * whose chain opens whole, into ARGS->merge, and its destinations into
+ * ARGS (the default for the merged backup's).
+ */
+extern void sb_merge_choose_source(SbBackupArgs *args, int64 id);
+
+/* The worker's part: the chain restored into a scratch folder, written again as a full backup. */
+extern void sb_merge_run(const SbJob *job, SbBackupOutcome *outcome);
+
+/* The scratch folder of the merge writing backup NAME whose first destination is DEST. */
+extern char *sb_merge_staging(const char *dest, const char *name);
 
 /* ---------- job_backup_history.c ---------- */
 

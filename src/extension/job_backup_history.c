@@ -19,6 +19,7 @@
 #include "utils/uuid.h"
 
 #include "job_backup.h"
+#include "stripebackup/sb_merge.h"
 #include "sb_spi.h"
 
 static Datum
@@ -48,8 +49,8 @@ sb_backup_history_insert(const SbJob *job)
 {
 	const SbBackupArgs *a = SB_JOB_ARGS(job, SbBackupArgs);
 	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
-	Datum		values[14];
-	char		nulls[14];
+	Datum		values[15];
+	char		nulls[15];
 	SbSql		sql;
 
 	sb_sql_begin(&sql);
@@ -71,6 +72,8 @@ sb_backup_history_insert(const SbJob *job)
 	values[12] = CStringGetTextDatum(sb_backup_type_name(a->type));
 	values[13] = Int64GetDatum(a->parent_id);
 	nulls[13] = a->type == SB_BACKUP_FULL ? 'n' : ' ';
+	values[14] = Int64GetDatum(a->merge.id);
+	nulls[14] = a->merge.id == 0 ? 'n' : ' ';
 	(void) sb_sql_run(SB_SQL_BACKUP_INSERT, values, nulls);
 	sb_sql_leave(&sql);
 }
@@ -268,14 +271,31 @@ sb_backup_location(int64 backup_id)
 	return found;
 }
 
+/* A merge's scratch folder beside backup NAME in DEST, the first destination. */
+static void
+remove_merge_staging(const char *dest, const char *name)
+{
+	char	   *staging = sb_merge_staging(dest, name);
+	bool		removed;
+	SbError		err;
+
+	if (!sb_merge_remove_staging(staging, name, &removed, &err))
+		ereport(LOG,
+				(errmsg("stripebackup: could not remove the scratch folder \"%s\" of merge \"%s\": %s",
+						staging, name, err.message)));
+	else if (removed)
+		ereport(LOG, (errmsg("stripebackup: removed the scratch folder \"%s\"", staging)));
+}
+
 /*
- * The folders backup NAME left in its destinations.  If any of them holds a
- * manifest, the backup may have been written in full before its row was
- * completed: then all are left for the user to verify.  Otherwise only
- * what the backup wrote goes, from every destination or from none.
+ * The folders backup NAME left in its destinations (and a merge's scratch
+ * folder).  If any of them holds a manifest, the backup may have been
+ * written in full before its row was completed: then all are left for the
+ * user to verify.  Otherwise only what the backup wrote goes, from every
+ * destination or from none.
  */
 static void
-remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uuid)
+remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uuid, bool merged)
 {
 	Datum	   *dests;
 	int			ndests,
@@ -283,6 +303,8 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 
 	deconstruct_array(DatumGetArrayTypeP(destinations), TEXTOID, -1, false, TYPALIGN_INT,
 					  &dests, NULL, &ndests);
+	if (merged && ndests > 0)
+		remove_merge_staging(TextDatumGetCString(dests[0]), name);
 	for (i = 0; i < ndests; i++)
 		if (has_manifest(TextDatumGetCString(dests[i]), name))
 		{
@@ -308,16 +330,19 @@ sb_backup_crash_cleanup(void)
 	for (i = 0; i < rows.count; i++)
 	{
 		bool		no_dests,
-					no_uuid;
+					no_uuid,
+					not_merged;
 		char	   *id = sb_sql_text(&sql, &rows, i, 1);
 		char	   *name = sb_sql_text(&sql, &rows, i, 2);
 		Datum		dests = sb_sql_datum(&sql, &rows, i, 3, &no_dests);
 		Datum		uuid = sb_sql_datum(&sql, &rows, i, 4, &no_uuid);
 
+		(void) sb_sql_datum(&sql, &rows, i, 5, &not_merged);
+
 		ereport(LOG,
 				(errmsg("stripebackup: backup %s was running when the server stopped; marked failed", id)));
 		if (!no_dests && name != NULL)
-			remove_partial_backup(name, dests, no_uuid ? NULL : DatumGetUUIDP(uuid));
+			remove_partial_backup(name, dests, no_uuid ? NULL : DatumGetUUIDP(uuid), !not_merged);
 	}
 	sb_sql_leave(&sql);
 }

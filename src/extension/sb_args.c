@@ -138,21 +138,21 @@ text_arg(FunctionCallInfo fcinfo, int n, const char *name)
 }
 
 static void
-read_choices(FunctionCallInfo fcinfo, SbBackupArgs *args)
+read_choices(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 {
-	char	   *compression = text_arg(fcinfo, 3, "compression");
-	char	   *balance = text_arg(fcinfo, 5, "balance");
+	char	   *compression = text_arg(fcinfo, first + 3, "compression");
+	char	   *balance = text_arg(fcinfo, first + 5, "balance");
 
 	if (!sb_codec_parse(compression, &args->codec))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown compression \"%s\"", compression),
 				 errhint("Use 'zstd' or 'none'.")));
-	if (PG_ARGISNULL(4))
+	if (PG_ARGISNULL(first + 4))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("compression_level must not be NULL")));
-	args->level = PG_GETARG_INT32(4);
+	args->level = PG_GETARG_INT32(first + 4);
 	if (!sb_balance_parse(balance, &args->balance))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -161,26 +161,28 @@ read_choices(FunctionCallInfo fcinfo, SbBackupArgs *args)
 }
 
 void
-sb_args_from_call(FunctionCallInfo fcinfo, SbBackupArgs *args)
+sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 {
 	SbBackupOptions options;
 	const char *dest_ptrs[SB_MAX_STRIPES];
 	SbError		err;
 	int			i;
 
-	if (PG_ARGISNULL(0))
+	if (!PG_ARGISNULL(first))
+		args->ndestinations = sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(first),
+														args->destinations);
+	else if (args->ndestinations == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("destinations must not be NULL")));
-	args->ndestinations = sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), args->destinations);
-	if (!PG_ARGISNULL(1))
-		read_weights(PG_GETARG_ARRAYTYPE_P(1), args);
+	if (!PG_ARGISNULL(first + 1))
+		read_weights(PG_GETARG_ARRAYTYPE_P(first + 1), args);
 	else
 		weights_from_calibrations(args);
-	args->has_label = !PG_ARGISNULL(2);
+	args->has_label = !PG_ARGISNULL(first + 2);
 	if (args->has_label)
 	{
-		char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(2));
+		char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(first + 2));
 
 		if (strlen(label) >= SB_LABEL_LEN)
 			ereport(ERROR,
@@ -188,7 +190,7 @@ sb_args_from_call(FunctionCallInfo fcinfo, SbBackupArgs *args)
 					 errmsg("label is longer than %d bytes", SB_LABEL_LEN - 1)));
 		strlcpy(args->label, label, SB_LABEL_LEN);
 	}
-	read_choices(fcinfo, args);
+	read_choices(fcinfo, first, args);
 	args->buffer_count = sb_guc_buffer_count;
 	args->chunk_size = sb_guc_transfer_size_kb * 1024;
 	args->workers = sb_guc_compression_workers;

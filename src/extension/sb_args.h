@@ -14,7 +14,12 @@
 /* Read a destinations array (one-dimensional, no NULLs, 1 to 64 of them); returns how many. */
 extern int	sb_args_read_destinations(ArrayType *array, char (*destinations)[MAXPGPATH]);
 
-/* Read and check stripe_backup()'s arguments; ERROR naming the bad value. */
-extern void sb_args_from_call(FunctionCallInfo fcinfo, SbBackupArgs *args);
+/*
+ * Read and check the arguments of stripe_backup() (or stripe_merge()) from
+ * argument FIRST on: destinations, weights, label, compression,
+ * compression_level, balance; ERROR naming the bad value.  NULL
+ * destinations keep those already in ARGS, if there are any.
+ */
+extern void sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args);
 
 #endif							/* SB_ARGS_H */

@@ -21,6 +21,7 @@
 #include "sb_shmem.h"
 
 PG_FUNCTION_INFO_V1(stripe_backup);
+PG_FUNCTION_INFO_V1(stripe_merge);
 PG_FUNCTION_INFO_V1(stripe_cancel);
 PG_FUNCTION_INFO_V1(stripe_cancel_restore);
 PG_FUNCTION_INFO_V1(stripe_job_is_running);
@@ -55,12 +56,40 @@ stripe_backup(PG_FUNCTION_ARGS)
 	SbJob	   *job;
 
 	sb_launch_check_privileges(true, "take a backup");
-	sb_args_from_call(fcinfo, args);
+	sb_args_from_call(fcinfo, 0, args);
 	sb_backup_choose_parent(args, PG_ARGISNULL(7) ? "full" : text_to_cstring(PG_GETARG_TEXT_PP(7)));
 	job = sb_launch_new_job(SB_JOB_BACKUP);
 	make_name(args, job->id);
 	make_uuid(args->uuid);
 	job->backup_in_use = job->id;
+	memcpy(SB_JOB_ARGS(job, SbBackupArgs), args, sizeof(SbBackupArgs));
+	sb_launch_run(job, wait);
+	PG_RETURN_INT64(job->id);
+}
+
+/*
+ * stripe_merge(backup, destinations, weights, label, compression,
+ * compression_level, balance, wait): the chain of BACKUP folded into a new
+ * full backup (job_merge.c), in its destinations unless others are given.
+ */
+Datum
+stripe_merge(PG_FUNCTION_ARGS)
+{
+	SbBackupArgs *args = palloc0(sizeof(SbBackupArgs));
+	bool		wait = PG_ARGISNULL(7) ? true : PG_GETARG_BOOL(7);
+	SbJob	   *job;
+
+	sb_launch_check_privileges(true, "merge backups");
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
+	sb_merge_choose_source(args, PG_GETARG_INT64(0));
+	sb_args_from_call(fcinfo, 1, args);
+	args->type = SB_BACKUP_FULL;
+	job = sb_launch_new_job(SB_JOB_BACKUP);
+	make_name(args, job->id);
+	make_uuid(args->uuid);
+	job->backup_in_use = args->merge.id;	/* the chain stays while it is read */
 	memcpy(SB_JOB_ARGS(job, SbBackupArgs), args, sizeof(SbBackupArgs));
 	sb_launch_run(job, wait);
 	PG_RETURN_INT64(job->id);

@@ -37,10 +37,10 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	{SB_SQL_BACKUP_INSERT,
 		"INSERT INTO @extschema@.stripe_backup_history (id, name, label, status, destinations,"
 		" weights, compression, compression_level, balance, requested_by, worker_pid, started_at,"
-		" backup_uuid, type, parent_id)"
-		" VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-	14, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
-	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID, TEXTOID, INT8OID}, SPI_OK_INSERT},
+		" backup_uuid, type, parent_id, merged_from)"
+		" VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+	15, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
+	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID, TEXTOID, INT8OID, INT8OID}, SPI_OK_INSERT},
 
 	/*
 	 * The backup a new one of changed blocks completes: the newest completed
@@ -100,8 +100,16 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" finished_at = pg_catalog.now()"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text"
 		" AND NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, h.id)"
-		" RETURNING h.id, h.name, h.destinations, h.backup_uuid",
+		" RETURNING h.id, h.name, h.destinations, h.backup_uuid, h.merged_from",
 	0, {InvalidOid}, SPI_OK_UPDATE_RETURNING},
+
+	/* What stripe_merge() folds: the chain's newest backup. */
+	{SB_SQL_MERGE_SOURCE,
+		"SELECT h.name, h.destinations, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline, h.type"
+		" FROM @extschema@.stripe_backup_history h"
+		" WHERE h.id OPERATOR(pg_catalog.=) $1"
+		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
+	1, {INT8OID}, SPI_OK_SELECT},
 
 	{SB_SQL_RESTORE_SPEED,
 		"SELECT ((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)"

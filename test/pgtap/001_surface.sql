@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(55);
+SELECT plan(60);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
@@ -13,6 +13,8 @@ SELECT has_function('stripe_backup',
 SELECT function_returns('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'], 'bigint');
 SELECT has_function('stripe_cancel', ARRAY['bigint']);
+SELECT function_returns('stripe_merge',
+	ARRAY['bigint', 'text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'], 'bigint');
 SELECT has_function('stripe_cancel_restore', ARRAY['bigint']);
 SELECT has_function('stripe_restore_plan', ARRAY['bigint', 'boolean', 'timestamp with time zone', 'pg_lsn', 'xid8',
 	'text', 'text', 'boolean', 'text', 'text']);
@@ -38,7 +40,7 @@ SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_progress', 'SELECT')
 	'pg_monitor may watch stripe_backup_progress');
 SELECT has_view('stripe_backups');
 SELECT has_view('stripe_backup_stripes');
-SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'started_at',
+SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'merged_from', 'started_at',
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
 	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid']);
@@ -51,10 +53,15 @@ SELECT columns_are('stripe_backup_timeline', ARRAY['backup_id', 'stripe', 'secon
 SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text)'::regprocedure)),
 	'destinations text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true, type text DEFAULT ''full''::text',
 	'stripe_backup defaults: zstd level 1, adaptive balance, wait, full');
+SELECT is((SELECT pg_get_function_arguments('stripe_merge(bigint,text[],float8[],text,text,int,text,boolean)'::regprocedure)),
+	'backup bigint, destinations text[] DEFAULT NULL::text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true',
+	'stripe_merge defaults: the chain''s destinations, zstd level 1, adaptive balance, wait');
 
 -- EXECUTE is not for PUBLIC.
 SELECT ok(NOT has_function_privilege('public', 'stripe_backup(text[],float8[],text,text,int,text,boolean,text)', 'EXECUTE'),
 	'PUBLIC may not run stripe_backup');
+SELECT ok(NOT has_function_privilege('public', 'stripe_merge(bigint,text[],float8[],text,text,int,text,boolean)', 'EXECUTE'),
+	'PUBLIC may not run stripe_merge');
 SELECT ok(NOT has_function_privilege('public', 'stripe_cancel(bigint)', 'EXECUTE'),
 	'PUBLIC may not run stripe_cancel');
 SELECT ok(NOT has_table_privilege('public', 'stripe_backup_history', 'SELECT'),
@@ -71,6 +78,8 @@ SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_stripes', 'SELECT'),
 -- Bad arguments: each an error with its SQLSTATE, naming the value.
 SELECT throws_ok($$SELECT stripe_backup(ARRAY[]::text[])$$, '22023', 'destinations must not be empty');
 SELECT throws_ok($$SELECT stripe_backup(NULL)$$, '22004', 'destinations must not be NULL');
+SELECT throws_ok($$SELECT stripe_merge(NULL)$$, '22004', 'backup must not be NULL');
+SELECT throws_like($$SELECT stripe_merge(987654)$$, 'there is no completed backup 987654');
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['not/absolute'])$$, '22023',
 	'destination "not/absolute" is not an absolute path');
 SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp', '/tmp'])$$, '%are the same folder');

@@ -211,6 +211,7 @@ sub call_everything
 		sub { "SELECT public.stripe_backup($dests, compression => 'none', balance => 'weighted')" },
 		sub { "SELECT public.stripe_backup($dests, type => 'incr')" },
 		sub { "SELECT public.stripe_backup($dests, type => 'diff')" },
+		sub { 'SELECT public.stripe_merge(' . $last->() . ')' },
 		sub { 'SELECT * FROM public.stripe_backups' },
 		sub { 'SELECT * FROM public.stripe_backup_stripes' },
 		sub { 'SELECT * FROM public.stripe_backup_timeline' },
@@ -256,7 +257,8 @@ call_everything('oscar');
 # The start-up clean-up runs its statements in appdb too.
 admin_sql(q{
 	UPDATE public.stripe_backup_history SET status = 'running'
-	WHERE id = (SELECT min(id) FROM public.stripe_backup_history);
+	WHERE id = (SELECT min(id) FROM public.stripe_backup_history)
+	   OR id = (SELECT max(id) FROM public.stripe_backup_history WHERE merged_from IS NOT NULL);
 });
 $node->restart;
 ok(admin_poll("SELECT count(*) = 0 FROM public.stripe_backup_history WHERE status = 'running'"),

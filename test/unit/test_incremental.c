@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stripebackup/sb_merge.h"
 #include "harness.h"
 #include "tests.h"
 
@@ -425,5 +426,161 @@ test_incremental_nothing_from_parent(void)
 	is_int(th_verify(location), 1, "verify of the chain finds it");
 	ok(th_restore(location, f.target, &err) && th_trees_equal(f.src, f.target, 0),
 	   "the restore does not read the parent's data, and gives the tree");
+	th_fixture_done(&f);
+}
+
+/* Merge the chain ending at NAME into MERGED (destinations of F), with scratch folder STAGING. */
+static bool
+merge_as(ThFixture *f, const char *name, const char *merged, const char *staging,
+		 SbManifest **m, SbError *err)
+{
+	SbMergeOptions o;
+	SbArchive  *chain;
+	SbMerge    *mg;
+	char		location[PATH_MAX];
+	bool		done;
+
+	chain = sb_archive_open(th_location(f, 0, name, location), err);
+	if (chain == NULL)
+		return false;
+	memset(&o, 0, sizeof(o));
+	th_options(&o.backup, f->dests, f->ndests, merged);
+	o.staging = staging;
+	mg = sb_merge_begin(chain, &o, err);
+	done = mg != NULL && sb_merge_copy(mg, err);
+	if (mg != NULL && done)
+		done = sb_merge_finish(mg, m, err);
+	else if (mg != NULL)
+		sb_merge_abort(mg);
+	sb_archive_close(chain);
+	return done;
+}
+
+/* Begin merging NAME into MERGED and stop there, as a crash would: the scratch folder stays. */
+static bool
+left_by_a_crash(ThFixture *f, const char *name, const char *merged, const char *staging)
+{
+	SbMergeOptions o;
+	SbArchive  *chain;
+	SbMerge    *mg;
+	char		location[PATH_MAX];
+	char		moved[PATH_MAX];
+	SbError		err;
+	bool		done;
+
+	chain = sb_archive_open(th_location(f, 0, name, location), &err);
+	memset(&o, 0, sizeof(o));
+	th_options(&o.backup, f->dests, f->ndests, merged);
+	o.staging = staging;
+	mg = chain ? sb_merge_begin(chain, &o, &err) : NULL;
+	/* keep the folder from the abort that follows */
+	done = mg != NULL && rename(staging, th_path(moved, "%s.kept", staging)) == 0;
+	sb_merge_abort(mg);
+	sb_archive_close(chain);
+	return done && rename(moved, staging) == 0;
+}
+
+/* Do M's entries record what REF's record of each file: identity, times, mode, size? */
+static bool
+same_stamps(const SbManifest *m, const SbManifest *ref)
+{
+	size_t		i;
+
+	if (m == NULL || ref == NULL || m->nentries != ref->nentries)
+		return false;
+	for (i = 0; i < m->nentries; i++)
+	{
+		const SbEntry *a = &m->entries[i],
+				   *b = &ref->entries[i];
+
+		if (strcmp(a->path, b->path) != 0 || a->mode != b->mode || a->mtime != b->mtime ||
+			a->size != b->size || a->incremental ||
+			(a->file_id != b->file_id && (!a->file_id || !b->file_id || strcmp(a->file_id, b->file_id))) ||
+			(a->file_times != b->file_times &&
+			 (!a->file_times || !b->file_times || strcmp(a->file_times, b->file_times))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A chain merged into a full backup: the same tree, the newest's stamps and
+ * start (so an incremental of the merged backup stores only what changed),
+ * the scratch folder gone; a damaged chain merges into nothing.
+ */
+void
+test_incremental_merge(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0, false};
+	SbManifest *m = NULL,
+			   *incr2 = NULL,
+			   *merged = NULL;
+	char		path[PATH_MAX];
+	char		staging[PATH_MAX];
+	char		location[PATH_MAX];
+	const SbEntry *e;
+	SbError		err;
+	bool		removed;
+
+	th_begin("merge: a chain folded into a full backup of the same moment");
+	th_fixture(&f, "merge", 2);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 40);
+	write_blocks(th_path(path, "%s/base/200", f.src), &l, 0, 8);
+	th_write_pattern(th_path(path, "%s/postgresql.conf", f.src), 5000, 7, true, 0600);
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 2, 3);
+	ok(truncate(th_path(path, "%s/base/200", f.src), 3 * BLOCK) == 0, "200 truncated");
+	ok(backup_as(&f, "incr1", "full", &l, &m), "incr1");
+	sb_manifest_free(m);
+	m = NULL;
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 30, 12);
+	write_blocks(th_path(path, "%s/base/300", f.src), &l, 0, 4);
+	ok(backup_as(&f, "incr2", "incr1", &l, &incr2), "incr2");
+
+	th_path(staging, "%s/scratch", f.root);
+	ok(merge_as(&f, "incr2", "merged", staging, &merged, &err), "the chain merges");
+	if (merged == NULL)
+		th_diag_error("merge", &err);
+	ok(merged && merged->type == SB_BACKUP_FULL && merged->parent == NULL,
+	   "the merged backup is full, with no parent");
+	ok(merged && incr2 && strcmp(merged->started_at, incr2->started_at) == 0,
+	   "it keeps the start time of the chain's newest backup");
+	ok(same_stamps(merged, incr2), "every entry records the newest's mode, time, size, identity and times");
+	ok(!th_exists(staging), "the scratch folder is gone");
+	restore_matches(&f, "merged", "the merged backup");
+
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 7, 1);
+	ok(backup_as(&f, "incr3", "merged", &l, &m), "an incremental of the merged backup");
+	e = th_find_entry(m, "base/100");
+	ok(e != NULL && e->incremental && e->stream_length == BLOCK,
+	   "it stores only the block changed since (the files are the same files)");
+	restore_matches(&f, "incr3", "merged + 1 incremental");
+
+	ok(th_mkdir(staging, 0700), "a scratch folder left by someone");
+	ok(!merge_as(&f, "incr2", "merged2", staging, NULL, &err), "a merge into it is refused");
+	like(err.message, "exists already", "the error names the folder that exists");
+	ok(!th_exists(th_location(&f, 0, "merged2", location)), "and no backup folder was made");
+	rmdir(staging);
+
+	ok(damage_full(&f, true), "a byte of the full backup's data flipped");
+	ok(!merge_as(&f, "incr2", "merged3", staging, NULL, &err), "a damaged chain does not merge");
+	ok(!th_exists(staging) && !th_exists(th_location(&f, 0, "merged3", location)),
+	   "nothing stays of it: neither the scratch folder nor the new backup");
+
+	ok(th_mkdir(staging, 0700) &&
+	   th_write_file(th_path(path, "%s/%s", staging, SB_MERGE_MARKER_FILE), "x", 1, 0600),
+	   "a folder whose marker is not the merge's");
+	ok(sb_merge_remove_staging(staging, "merged3", &removed, &err) && !removed && th_exists(staging),
+	   "crash clean-up leaves it");
+	th_rmtree(staging);
+	ok(left_by_a_crash(&f, "incr3", "merged4", staging), "a merge stopped halfway leaves its scratch folder");
+	ok(sb_merge_remove_staging(staging, "merged4", &removed, &err) && removed && !th_exists(staging),
+	   "crash clean-up of that backup removes it");
+	sb_manifest_free(m);
+	sb_manifest_free(incr2);
+	sb_manifest_free(merged);
 	th_fixture_done(&f);
 }
