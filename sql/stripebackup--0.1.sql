@@ -86,7 +86,8 @@ CREATE TABLE stripe_restore_history (
 	sqlstate		text,			-- of the error that ended it
 	requested_by	name NOT NULL,
 	worker_pid		int,
-	directories		text[]			-- the target and each tablespace's, as written into
+	directories		text[],			-- the target and each tablespace's, as written into
+	standby			boolean NOT NULL DEFAULT false	-- restored as a standby of its primary
 );
 
 -- What each stripe's read took, beside what the plan expected: later plans
@@ -215,6 +216,7 @@ SELECT r.id,
 	   r.location,
 	   r.target,
 	   r.tablespace_mapping,
+	   r.standby,
 	   CASE WHEN r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text
 				 AND NOT @extschema@.stripe_job_is_running('restore'::pg_catalog.text, r.id)
 			THEN 'failed'::pg_catalog.text ELSE r.status END AS status,
@@ -467,7 +469,8 @@ CREATE FUNCTION stripe_restore(backup bigint DEFAULT NULL, target_dir text DEFAU
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
-	target_action text DEFAULT 'promote')
+	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
+	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_id'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -477,14 +480,15 @@ CREATE FUNCTION stripe_restore(location text, target_dir text,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
-	target_action text DEFAULT 'promote')
+	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
+	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_location'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 COMMENT ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text, text,
-	boolean, text, text) IS
-'restore a backup into an empty directory while the server runs, to a point in time through the WAL archive';
+	boolean, text, text, boolean, text, text) IS
+'restore a backup into an empty directory while the server runs, to a point in time through the WAL archive, or as a standby';
 
 -- Measure destinations: sequential write and read of a test file (O_DIRECT),
 -- random reads when asked, a block size by queue depth matrix when asked.
@@ -537,9 +541,9 @@ REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, x
 REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
-	text, boolean, text, text) FROM PUBLIC;
+	text, boolean, text, text, boolean, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
-	text, boolean, text, text) FROM PUBLIC;
+	text, boolean, text, text, boolean, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;

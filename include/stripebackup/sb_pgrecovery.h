@@ -50,6 +50,25 @@ typedef struct SbRecoveryArchive
 	uint32_t	prefetch;		/* segments wal-get fetches ahead */
 } SbRecoveryArchive;
 
+/*
+ * A restore as a standby: standby.signal, and the settings with which it
+ * follows its primary, streaming (primary_conninfo, primary_slot_name)
+ * and from the archive when there is one (restore_command); it takes no
+ * recovery target.
+ */
+typedef struct SbStandby
+{
+	bool		enabled;
+	const char *primary_conninfo;	/* NULL: none (the archive only, or set later) */
+	const char *primary_slot_name;	/* NULL: none */
+} SbStandby;
+
+/* Longest primary_conninfo a standby restore writes. */
+#define SB_CONNINFO_MAX 1023
+
+/* Are S's values what PostgreSQL accepts?  SB_EINVAL naming the bad one. */
+extern bool sb_standby_check(const SbStandby *s, SbError *err);
+
 /* "time", "lsn", ...: KIND's name, as messages and options say it. */
 extern const char *sb_recovery_kind_name(SbRecoveryKind kind);
 
@@ -57,12 +76,16 @@ extern const char *sb_recovery_kind_name(SbRecoveryKind kind);
 extern bool sb_recovery_check_target(const SbRecoveryTarget *t, SbError *err);
 
 /*
- * The files a point-in-time restore writes into its target (postgresql.auto.conf
- * appended to, recovery.signal created), into FILES (room for 2); *N how
- * many.  The texts are malloc'd: free them with sb_recovery_files_free.
+ * The files a point-in-time or standby restore writes into its target
+ * (postgresql.auto.conf appended to, recovery.signal or standby.signal
+ * created), into FILES (room for 2); *N how many (none for a restore to
+ * the end of the backup).  STANDBY may be NULL.  A standby's archive may
+ * have no destinations: then it has no restore_command.  The texts are
+ * malloc'd: free them with sb_recovery_files_free.
  */
-extern bool sb_recovery_files(const SbRecoveryTarget *t, const SbRecoveryArchive *archive,
-							  SbRestoreFile *files, uint32_t *n, SbError *err);
+extern bool sb_recovery_files(const SbRecoveryTarget *t, const SbStandby *standby,
+							  const SbRecoveryArchive *archive, SbRestoreFile *files,
+							  uint32_t *n, SbError *err);
 extern void sb_recovery_files_free(SbRestoreFile *files, uint32_t n);
 
 /* What the archive holds of the WAL a recovery replays after the backup. */

@@ -47,6 +47,13 @@ restore_usage(void)
 		   "                           the WAL archive's destinations (default: those of the\n"
 		   "                           backup that hold one); the restore is refused when\n"
 		   "                           recovery would stop short of the target unnoticed\n");
+	printf("\nA standby (the restored copy follows its primary when it starts):\n");
+	printf("      --standby            write standby.signal, with restore_command from the WAL\n"
+		   "                           archive when there is one (--archive, or the backup's\n"
+		   "                           destinations that hold one)\n");
+	printf("      --primary-conninfo=S how it connects to the primary (primary_conninfo)\n");
+	printf("      --primary-slot-name=NAME\n"
+		   "                           the primary's replication slot it uses\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
@@ -133,7 +140,7 @@ cmd_restore(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
-							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE, restore_usage, &args)) >= 0)
+							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY, restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)
 		return cli_usage_error("restore", "--target is required");

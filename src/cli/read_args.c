@@ -30,7 +30,10 @@ enum
 	LONG_TARGET_EXCLUSIVE,
 	LONG_TARGET_TIMELINE,
 	LONG_TARGET_ACTION,
-	LONG_ARCHIVE
+	LONG_ARCHIVE,
+	LONG_STANDBY,
+	LONG_PRIMARY_CONNINFO,
+	LONG_PRIMARY_SLOT_NAME
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -73,6 +76,10 @@ option_flag(int c)
 			return OPT_RECOVERY;
 		case LONG_ARCHIVE:
 			return OPT_ARCHIVE;
+		case LONG_STANDBY:
+		case LONG_PRIMARY_CONNINFO:
+		case LONG_PRIMARY_SLOT_NAME:
+			return OPT_STANDBY;
 	}
 	return 0;
 }
@@ -121,6 +128,12 @@ apply_recovery_option(ReadArgs *a, int c, const char *arg)
 		a->recovery.action = arg;
 	else if (c == LONG_ARCHIVE)
 		return cli_add_destinations(a->command, "--archive", arg, a->archive, &a->narchive);
+	else if (c == LONG_STANDBY)
+		a->standby.enabled = true;
+	else if (c == LONG_PRIMARY_CONNINFO)
+		a->standby.primary_conninfo = arg;
+	else if (c == LONG_PRIMARY_SLOT_NAME)
+		a->standby.primary_slot_name = arg;
 	return -1;
 }
 
@@ -204,7 +217,7 @@ check_recovery_options(const ReadArgs *a, int allowed, bool exclusive)
 	if (t->kind == SB_RECOVERY_NONE)
 	{
 		if (exclusive || t->timeline != NULL || t->action != NULL ||
-			(a->narchive > 0 && (allowed & OPT_RECOVERY) != 0))
+			(a->narchive > 0 && (allowed & OPT_RECOVERY) != 0 && !a->standby.enabled))
 			return cli_usage_error(a->command, "--target-exclusive, --target-timeline, --target-action and "
 								   "--archive go with a recovery target (--target-time ...)");
 		return -1;
@@ -213,6 +226,27 @@ check_recovery_options(const ReadArgs *a, int allowed, bool exclusive)
 		return cli_usage_error(a->command, "--target-exclusive goes with --target-time, --target-lsn, "
 							   "--target-xid or --target-name");
 	if (!sb_recovery_check_target(t, &err))
+		return cli_usage_error(a->command, "%s", err.message);
+	return -1;
+}
+
+/* --primary-conninfo and --primary-slot-name go with --standby, which takes no target. */
+static int
+check_standby_options(const ReadArgs *a)
+{
+	const SbStandby *s = &a->standby;
+	SbError		err;
+
+	if (!s->enabled)
+	{
+		if (s->primary_conninfo != NULL || s->primary_slot_name != NULL)
+			return cli_usage_error(a->command, "--primary-conninfo and --primary-slot-name go with --standby");
+		return -1;
+	}
+	if (a->recovery.kind != SB_RECOVERY_NONE)
+		return cli_usage_error(a->command, "a standby follows its primary: --standby takes no "
+							   "--target-%s", sb_recovery_kind_name(a->recovery.kind));
+	if (!sb_standby_check(s, &err))
 		return cli_usage_error(a->command, "%s", err.message);
 	return -1;
 }
@@ -245,6 +279,9 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"target-timeline", required_argument, NULL, LONG_TARGET_TIMELINE},
 		{"target-action", required_argument, NULL, LONG_TARGET_ACTION},
 		{"archive", required_argument, NULL, LONG_ARCHIVE},
+		{"standby", no_argument, NULL, LONG_STANDBY},
+		{"primary-conninfo", required_argument, NULL, LONG_PRIMARY_CONNINFO},
+		{"primary-slot-name", required_argument, NULL, LONG_PRIMARY_SLOT_NAME},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -255,7 +292,8 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 	a->recovery.inclusive = true;
 	if ((rc = cli_parse_options(argc, argv, "t:j:Ph", longopts, command, allowed, option_flag,
 								apply_option, a, usage)) >= 0 ||
-		(rc = check_recovery_options(a, allowed, !a->recovery.inclusive)) >= 0)
+		(rc = check_recovery_options(a, allowed, !a->recovery.inclusive)) >= 0 ||
+		(rc = check_standby_options(a)) >= 0)
 		return rc;
 	if (optind >= argc)
 		return cli_usage_error(command, "the backup LOCATION is required");

@@ -20,6 +20,7 @@
 #define OPT_IO			(1 << 8)
 #define OPT_RECOVERY	(1 << 9)	/* --target-time ... */
 #define OPT_ARCHIVE		(1 << 10)	/* --archive */
+#define OPT_STANDBY		(1 << 11)	/* --standby, --primary-conninfo, --primary-slot-name */
 
 typedef struct ReadArgs
 {
@@ -43,6 +44,7 @@ typedef struct ReadArgs
 	SbRecoveryTarget recovery;	/* kind SB_RECOVERY_NONE without a --target-* option */
 	char	   *archive[SB_MAX_STRIPES];	/* --archive (owned); none = the backup's destinations */
 	uint32_t	narchive;
+	SbStandby	standby;		/* --standby and what it streams from */
 	bool		one_backup;		/* open the backup alone, not the chain it completes */
 } ReadArgs;
 

@@ -123,11 +123,33 @@ cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *m
 	return true;
 }
 
+/*
+ * A standby's archive, for its restore_command: --archive, or the backup's
+ * destinations that hold one of its system; none is no error (it streams).
+ */
+static bool
+standby_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, CliRecovery *r,
+				SbError *err)
+{
+	bool		found_by_us = args->narchive == 0 && meta->is_postgresql &&
+		meta->system_identifier != NULL;
+
+	if (cli_recovery_archive(args, a, meta, r, err))
+		return true;
+	if (!found_by_us || err->code != SB_EINVAL)
+		return false;
+	cli_recovery_free(r);		/* no destination of the backup holds an archive */
+	sb_error_clear(err);
+	return true;
+}
+
 bool
 cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, bool refuse,
 				   CliRecovery *r, SbError *err)
 {
 	memset(r, 0, sizeof(*r));
+	if (args->standby.enabled)
+		return standby_archive(args, a, meta, r, err);
 	if (args->recovery.kind == SB_RECOVERY_NONE)
 		return true;
 	if (!cli_recovery_archive(args, a, meta, r, err) ||
@@ -159,7 +181,7 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	SbRecoveryArchive archive;
 
 	*n = 0;
-	if (args->recovery.kind == SB_RECOVERY_NONE)
+	if (args->recovery.kind == SB_RECOVERY_NONE && !args->standby.enabled)
 		return true;
 	/* restore_command runs this program, wherever it was installed. */
 	if (realpath("/proc/self/exe", program) == NULL)
@@ -169,5 +191,5 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	archive.ndestinations = r->ndests;
 	archive.system_identifier = r->system_identifier;
 	archive.prefetch = SB_RECOVERY_PREFETCH;
-	return sb_recovery_files(&args->recovery, &archive, files, n, err);
+	return sb_recovery_files(&args->recovery, &args->standby, &archive, files, n, err);
 }

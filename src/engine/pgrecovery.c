@@ -1,8 +1,10 @@
 /*
  * pgrecovery.c
  *		The settings of a point-in-time restore: recovery.signal, and
- *		restore_command and recovery_target_* appended to postgresql.auto.conf
- *		(docs/FORMAT.md says nothing of them: they are PostgreSQL's).
+ *		restore_command and recovery_target_* appended to postgresql.auto.conf;
+ *		of a standby: standby.signal, primary_conninfo, primary_slot_name and
+ *		restore_command (docs/FORMAT.md says nothing of them: they are
+ *		PostgreSQL's).
  *
  * Every value is checked before it is written, since PostgreSQL reads the
  * file only when the restored copy starts: a value it refuses then would
@@ -207,34 +209,107 @@ target_settings(const SbRecoveryTarget *t, char *buf)
 	return ok && add_setting(buf, "recovery_target_timeline", t->timeline ? t->timeline : "latest");
 }
 
-bool
-sb_recovery_files(const SbRecoveryTarget *t, const SbRecoveryArchive *archive,
-				  SbRestoreFile *files, uint32_t *n, SbError *err)
+/* Slot names as PostgreSQL allows them: lower-case letters, digits, underscores. */
+static bool
+is_slot_name(const char *s)
 {
-	char	   *settings;
+	return all_of(s, "abcdefghijklmnopqrstuvwxyz0123456789_") && strlen(s) <= NAME_MAX_LEN;
+}
+
+bool
+sb_standby_check(const SbStandby *s, SbError *err)
+{
+	if (s->primary_conninfo != NULL &&
+		(has_control(s->primary_conninfo) || strlen(s->primary_conninfo) > SB_CONNINFO_MAX))
+		return sb_error_set(err, SB_EINVAL, "primary_conninfo \"%s\" is not a connection string "
+							"(one line, at most %d bytes)", s->primary_conninfo, SB_CONNINFO_MAX);
+	if (s->primary_slot_name != NULL && !is_slot_name(s->primary_slot_name))
+		return sb_error_set(err, SB_EINVAL, "primary_slot_name \"%s\" is not a replication slot name "
+							"(1 to %d lower-case letters, digits and underscores)",
+							s->primary_slot_name, NAME_MAX_LEN);
+	return true;
+}
+
+/* The settings of a standby: where it streams from, and the archive when there is one. */
+static bool
+standby_settings(const SbStandby *s, const SbRecoveryArchive *archive, char *settings,
+				 SbError *err)
+{
 	char		command[SETTINGS_MAX];
+	bool		ok = add(settings, "\n# a standby, written by stripebackup restore\n", "", "");
+
+	if (ok && s->primary_conninfo != NULL)
+		ok = add_setting(settings, "primary_conninfo", s->primary_conninfo);
+	if (ok && s->primary_slot_name != NULL)
+		ok = add_setting(settings, "primary_slot_name", s->primary_slot_name);
+	if (ok && archive->ndestinations > 0)
+	{
+		if (!restore_command(archive, command, err))
+			return false;
+		ok = add_setting(settings, "restore_command", command);
+	}
+	return (ok && add_setting(settings, "recovery_target_timeline", "latest")) ||
+		sb_error_set(err, SB_EINVAL, "the standby settings are too long");
+}
+
+static bool
+target_file_settings(const SbRecoveryTarget *t, const SbRecoveryArchive *archive, char *settings,
+					 SbError *err)
+{
+	char		command[SETTINGS_MAX];
+
+	if (!restore_command(archive, command, err))
+		return false;
+	return (add(settings, "\n# point-in-time recovery to the %s target, written by stripebackup restore\n",
+				sb_recovery_kind_name(t->kind), "") &&
+			add_setting(settings, "restore_command", command) && target_settings(t, settings)) ||
+		sb_error_set(err, SB_EINVAL, "the recovery settings are too long");
+}
+
+/* A standby follows its primary for as long as it is one: no recovery target goes with it. */
+static bool
+check_standby_target(const SbRecoveryTarget *t, SbError *err)
+{
+	if (t->kind != SB_RECOVERY_NONE)
+		return sb_error_set(err, SB_EINVAL, "a standby follows its primary and takes no recovery "
+							"target (a %s target was given)", sb_recovery_kind_name(t->kind));
+	return true;
+}
+
+bool
+sb_recovery_files(const SbRecoveryTarget *t, const SbStandby *standby,
+				  const SbRecoveryArchive *archive, SbRestoreFile *files, uint32_t *n,
+				  SbError *err)
+{
+	bool		as_standby = standby != NULL && standby->enabled;
+	char	   *settings;
 	bool		ok;
 
 	*n = 0;
-	if (t->kind == SB_RECOVERY_NONE)
+	if (as_standby)
+	{
+		if (!check_standby_target(t, err) || !sb_standby_check(standby, err))
+			return false;
+	}
+	else if (t->kind == SB_RECOVERY_NONE)
 		return true;
-	if (!sb_recovery_check_target(t, err) || !restore_command(archive, command, err))
+	else if (!sb_recovery_check_target(t, err))
 		return false;
 	settings = sb_alloc(SETTINGS_MAX, err);
 	if (settings == NULL)
 		return false;
-	ok = add(settings, "\n# point-in-time recovery to the %s target, written by stripebackup restore\n",
-			 sb_recovery_kind_name(t->kind), "") &&
-		add_setting(settings, "restore_command", command) && target_settings(t, settings);
+	settings[0] = '\0';
+	ok = as_standby ? standby_settings(standby, archive, settings, err) :
+		target_file_settings(t, archive, settings, err);
 	if (!ok)
 	{
 		free(settings);
-		return sb_error_set(err, SB_EINVAL, "the recovery settings are too long");
+		return false;
 	}
 	files[0].path = "postgresql.auto.conf";
 	files[0].text = settings;
 	files[0].append = true;
-	files[1].path = "recovery.signal";
+	files[1].path = as_standby ? "standby.signal" : "recovery.signal";
 	files[1].text = "";
 	files[1].append = false;
 	*n = 2;

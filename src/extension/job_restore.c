@@ -111,10 +111,13 @@ free_recovery_files(void *object)
 	free(files);
 }
 
-/* What a point-in-time restore writes into the target: recovery.signal and its settings. */
+/* What a point-in-time or standby restore writes into the target: the signal file and settings. */
 static void
 recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 {
+	SbStandby	standby = {args->standby,
+		args->primary_conninfo[0] ? args->primary_conninfo : NULL,
+	args->primary_slot_name[0] ? args->primary_slot_name : NULL};
 	SbHandle   *h = sb_handle_new(free_recovery_files);
 	SbRestoreFile *files = calloc(2, sizeof(SbRestoreFile));
 	const char *dests[SB_MAX_STRIPES];
@@ -134,7 +137,7 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	a.ndestinations = (uint32_t) args->narchive;
 	a.system_identifier = args->system_identifier;
 	a.prefetch = SB_RECOVERY_PREFETCH;
-	if (!sb_recovery_files(&t, &a, files, &options->nextra_files, &err))
+	if (!sb_recovery_files(&t, &standby, &a, files, &options->nextra_files, &err))
 		sb_raise(&err);
 	options->extra_files = files;
 }

@@ -41,6 +41,10 @@ typedef struct SbRestoreArgs
 	uint64		system_identifier;
 	int			narchive;		/* the WAL archive's destinations */
 	char		archive[SB_MAX_STRIPES][MAXPGPATH];
+	/* a standby: follows its primary (no recovery target) */
+	bool		standby;
+	char		primary_conninfo[SB_CONNINFO_MAX + 1];	/* "" for none */
+	char		primary_slot_name[NAMEDATALEN]; /* "" for none */
 } SbRestoreArgs;
 
 /* What a restore measured, as far as it got. */

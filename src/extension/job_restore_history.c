@@ -110,8 +110,8 @@ sb_restore_history_insert(const SbJob *job)
 {
 	const SbRestoreArgs *a = SB_JOB_ARGS(job, SbRestoreArgs);
 	const char *mappings[SB_MAX_MAPPINGS];
-	Datum		values[8];
-	char		nulls[8];
+	Datum		values[9];
+	char		nulls[9];
 	SbSql		sql;
 	int			i;
 
@@ -129,6 +129,7 @@ sb_restore_history_insert(const SbJob *job)
 	values[5] = CStringGetDatum(job->requested_by);
 	values[6] = Int32GetDatum(MyProcPid);
 	values[7] = TimestampTzGetDatum(GetCurrentTimestamp());
+	values[8] = BoolGetDatum(a->standby);
 	(void) sb_sql_run(SB_SQL_RESTORE_INSERT, values, nulls);
 	sb_sql_leave(&sql);
 }

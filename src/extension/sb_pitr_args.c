@@ -172,6 +172,61 @@ sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 	find_program(args);
 }
 
+/* A text argument that may be NULL (then ""), at most LEN - 1 bytes. */
+static void
+read_optional(FunctionCallInfo fcinfo, int n, const char *name, char *out, size_t len)
+{
+	char	   *value;
+
+	out[0] = '\0';
+	if (PG_ARGISNULL(n))
+		return;
+	value = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (strlen(value) >= len)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is longer than %d bytes", name, (int) len - 1)));
+	strlcpy(out, value, len);
+}
+
+void
+sb_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
+{
+	SbStandby	s;
+	SbError		err;
+	const char *why = NULL;
+
+	args->standby = !PG_ARGISNULL(first) && PG_GETARG_BOOL(first);
+	read_optional(fcinfo, first + 1, "primary_conninfo", args->primary_conninfo,
+				  sizeof(args->primary_conninfo));
+	read_optional(fcinfo, first + 2, "primary_slot_name", args->primary_slot_name,
+				  sizeof(args->primary_slot_name));
+	if (!args->standby)
+	{
+		if (args->primary_conninfo[0] || args->primary_slot_name[0])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("primary_conninfo and primary_slot_name go with standby => true")));
+		return;
+	}
+	if (args->recovery_kind != SB_RECOVERY_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a standby follows its primary and takes no recovery target (a %s target was given)",
+						sb_recovery_kind_name(args->recovery_kind))));
+	s.enabled = true;
+	s.primary_conninfo = args->primary_conninfo[0] ? args->primary_conninfo : NULL;
+	s.primary_slot_name = args->primary_slot_name[0] ? args->primary_slot_name : NULL;
+	if (!sb_standby_check(&s, &err))
+		sb_raise(&err);
+	/* the archive, when there is one, is where the standby catches up from too */
+	args->narchive = sb_guc_archive_destination_list(sb_guc_archive_destinations, args->archive, &why);
+	if (args->narchive > 0)
+		find_program(args);
+	else
+		args->narchive = 0;
+}
+
 int64
 sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args)
 {
@@ -182,7 +237,7 @@ sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *a
 	SbSql		sql;
 	SbRows		rows;
 
-	if (args->recovery_kind == SB_RECOVERY_NONE)
+	if (args->recovery_kind == SB_RECOVERY_NONE && !args->standby)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("give a backup, or a target to choose the backup by"),
@@ -196,6 +251,10 @@ sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *a
 	if (rows.count == 1)
 		id = DatumGetInt64(sb_sql_datum(&sql, &rows, 0, 1, &isnull));
 	sb_sql_leave(&sql);
+	if (id == 0 && args->standby)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("there is no completed backup to make a standby of")));
 	if (id == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),

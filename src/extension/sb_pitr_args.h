@@ -19,7 +19,15 @@
  */
 extern void sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args);
 
-/* The newest completed backup that ended before ARGS' target; ERROR if none did. */
+/*
+ * The standby arguments of stripe_restore() from argument FIRST on
+ * (standby, primary_conninfo, primary_slot_name), after sb_pitr_read: a
+ * standby takes no target, and restore_command when the WAL archive
+ * (stripebackup.archive_destinations) is usable.
+ */
+extern void sb_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args);
+
+/* The newest completed backup that ended before ARGS' target (a standby: the newest); ERROR if none did. */
 extern int64 sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args);
 
 /*

@@ -83,6 +83,8 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 	SbError		err;
 	int			i;
 
+	if (args->standby && args->narchive > 0)
+		args->system_identifier = backup_system(meta);	/* for restore_command */
 	if (args->recovery_kind == SB_RECOVERY_NONE)
 		return;
 	args->system_identifier = backup_system(meta);

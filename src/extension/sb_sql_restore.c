@@ -38,6 +38,7 @@ PG_FUNCTION_INFO_V1(stripe_restore_location);
 /* The first target argument (target_time) of stripe_restore_plan() and of stripe_restore(). */
 #define PLAN_TARGET_ARGS 2
 #define RESTORE_TARGET_ARGS 4
+#define RESTORE_STANDBY_ARGS 12
 
 /* ---------- plan ---------- */
 
@@ -471,6 +472,7 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("target_dir must not be NULL")));
 	sb_pitr_read(fcinfo, RESTORE_TARGET_ARGS, args);
+	sb_standby_read(fcinfo, RESTORE_STANDBY_ARGS, args);
 	if (location == NULL)
 	{
 		if (backup_id == 0)

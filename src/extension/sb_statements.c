@@ -135,9 +135,9 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 
 	{SB_SQL_RESTORE_INSERT,
 		"INSERT INTO @extschema@.stripe_restore_history (id, backup_id, location, target,"
-		" tablespace_mapping, status, requested_by, worker_pid, started_at)"
-		" VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8)",
-	8, {INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, NAMEOID, INT4OID, TIMESTAMPTZOID},
+		" tablespace_mapping, status, requested_by, worker_pid, started_at, standby)"
+		" VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9)",
+	9, {INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, NAMEOID, INT4OID, TIMESTAMPTZOID, BOOLOID},
 	SPI_OK_INSERT},
 
 	{SB_SQL_RESTORE_DIRECTORIES,

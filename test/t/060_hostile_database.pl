@@ -226,6 +226,8 @@ sub call_everything
 		sub { "SELECT * FROM public.stripe_verify('" . $location->() . "'::text)" },
 		sub { 'SELECT public.stripe_restore(' . $last->() . "::int8, '$target')" },
 		sub { "SELECT public.stripe_restore('" . $location->() . "'::text, '$target2')" },
+		sub { 'SELECT public.stripe_restore(' . $last->() . "::int8, '$target-standby', standby => true,"
+			  . " primary_conninfo => 'host=nowhere', primary_slot_name => 'slot_x')" },
 		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . '::int8)' },
 		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . "::int8, target_time => '2100-01-01 00:00+00')" },
 		sub { "SELECT public.stripe_restore(target_dir => '$target-immediate', target => 'immediate')" },

@@ -122,6 +122,7 @@ static const UnitTest tests[] = {
 	TEST(test_restore_marker_incomplete),
 	TEST(test_pgrecovery_settings),
 	TEST(test_pgrecovery_refused),
+	TEST(test_pgrecovery_standby),
 	TEST(test_recovery_wal_gaps),
 	TEST(test_recovery_wal_timelines),
 	TEST(test_recovery_wal_verify),

@@ -32,7 +32,7 @@ settings_of(const SbRecoveryTarget *t, SbError *err)
 	uint32_t	n = 0;
 
 	text[0] = '\0';
-	if (!sb_recovery_files(t, &a, files, &n, err))
+	if (!sb_recovery_files(t, NULL, &a, files, &n, err))
 		return text;
 	if (n == 2)
 	{
@@ -81,7 +81,7 @@ test_pgrecovery_settings(void)
 	ok(strstr(s, "restore_command") != NULL && strstr(s, "recovery_target_action") == NULL &&
 	   strstr(s, "recovery_target_time =") == NULL, "latest: the archive to its end, no target");
 	t = (SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL};
-	ok(sb_recovery_files(&t, &a, files, &n, &err) && n == 0, "no target: nothing to write");
+	ok(sb_recovery_files(&t, NULL, &a, files, &n, &err) && n == 0, "no target: nothing to write");
 }
 
 void
@@ -114,12 +114,74 @@ test_pgrecovery_refused(void)
 	th_begin("test_pgrecovery_refused");
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
-		ok(!sb_recovery_files(&cases[i].target, &a, files, &n, &err) && err.code == SB_EINVAL && n == 0,
+		ok(!sb_recovery_files(&cases[i].target, NULL, &a, files, &n, &err) && err.code == SB_EINVAL && n == 0,
 		   "refused: %s", cases[i].why);
 		like(err.message, cases[i].why, "the refusal names the value");
 	}
 	a.destinations = bad_dests;
 	a.ndestinations = 1;
-	ok(!sb_recovery_files(&t, &a, files, &n, &err), "a destination with a quote is refused");
+	ok(!sb_recovery_files(&t, NULL, &a, files, &n, &err), "a destination with a quote is refused");
 	like(err.message, "cannot go into restore_command", "saying why");
+}
+
+/* The files of a standby restore of STANDBY with archive A; "" (and a diagnostic) when refused. */
+static const char *
+standby_settings_of(const SbStandby *standby, const SbRecoveryArchive *a, SbError *err)
+{
+	static char text[16384];
+	SbRecoveryTarget none = {SB_RECOVERY_NONE, NULL, true, NULL, NULL};
+	SbRestoreFile files[2];
+	uint32_t	n = 0;
+
+	text[0] = '\0';
+	if (!sb_recovery_files(&none, standby, a, files, &n, err))
+		return text;
+	ok(n == 2 && strcmp(files[0].path, "postgresql.auto.conf") == 0 && files[0].append &&
+	   strcmp(files[1].path, "standby.signal") == 0 && !files[1].append,
+	   "standby: settings appended to postgresql.auto.conf, and standby.signal made");
+	if (n == 2)
+		snprintf(text, sizeof(text), "%s", files[0].text);
+	sb_recovery_files_free(files, n);
+	return text;
+}
+
+void
+test_pgrecovery_standby(void)
+{
+	SbStandby	s = {true, "host=pg1 user=replicator password='it''s'", "copy_1"};
+	SbRecoveryArchive a = archive();
+	SbRecoveryArchive no_archive = archive();
+	SbRecoveryTarget lsn = {SB_RECOVERY_LSN, "0/5A0003B8", true, NULL, NULL};
+	SbRestoreFile files[2];
+	SbError		err;
+	const char *text;
+	uint32_t	n = 9;
+
+	th_begin("test_pgrecovery_standby");
+	text = standby_settings_of(&s, &a, &err);
+	like(text, "primary_conninfo = 'host=pg1 user=replicator password=''it''''s'''\n",
+		 "primary_conninfo, its quotes doubled for postgresql.conf");
+	like(text, "primary_slot_name = 'copy_1'\n", "primary_slot_name");
+	like(text, "restore_command = '''/usr/lib/postgresql/15/bin/stripebackup'' wal-get",
+		 "restore_command from the archive");
+	like(text, "recovery_target_timeline = 'latest'\n", "it follows the latest timeline");
+	ok(strstr(text, "recovery_target_action") == NULL && strstr(text, "recovery_target_time =") == NULL,
+	   "and has no recovery target");
+	no_archive.ndestinations = 0;
+	s.primary_slot_name = NULL;
+	text = standby_settings_of(&s, &no_archive, &err);
+	ok(strstr(text, "restore_command") == NULL && strstr(text, "primary_slot_name") == NULL &&
+	   strstr(text, "primary_conninfo = ") != NULL,
+	   "without an archive or a slot: streaming only");
+
+	ok(!sb_recovery_files(&lsn, &s, &a, files, &n, &err) && n == 0, "a standby with a target is refused");
+	like(err.message, "takes no recovery target (a lsn target was given)", "saying why");
+	s.primary_conninfo = "host=pg1\nrestore_command = 'rm -rf /'";
+	ok(!sb_recovery_files(&(SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL}, &s, &a,
+						  files, &n, &err), "a conninfo of two lines is refused");
+	like(err.message, "primary_conninfo \"host=pg1", "naming it");
+	s.primary_conninfo = NULL;
+	s.primary_slot_name = "Copy-1";
+	ok(!sb_standby_check(&s, &err), "a slot name PostgreSQL would refuse is refused");
+	like(err.message, "primary_slot_name \"Copy-1\" is not a replication slot name", "naming it");
 }

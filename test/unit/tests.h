@@ -148,6 +148,7 @@ extern void test_restore_marker_incomplete(void);
 /* test_pgrecovery.c */
 extern void test_pgrecovery_settings(void);
 extern void test_pgrecovery_refused(void);
+extern void test_pgrecovery_standby(void);
 
 /* test_recovery_wal.c */
 extern void test_recovery_wal_gaps(void);
