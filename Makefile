@@ -12,6 +12,7 @@
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
 #   make bench-files     memory and files a second with 100k to 1M small files
 #   make bench-incr      incremental backups and a chain's restore beside pgBackRest
+#   make bench-delta     a stale copy refreshed in place beside pgBackRest --delta
 #   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
@@ -188,7 +189,12 @@ bench-files:
 bench-incr:
 	bash test/bench/incremental.sh $(or $(SCALE),270)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-incr
+# A stale copy refreshed in place beside pgBackRest --delta: make bench-delta SCALE=270
+bench-delta:
+	bash test/bench/delta.sh $(or $(SCALE),270)
+
+.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-incr \
+	bench-delta
 
 # ---------- sanitizers ----------
 #

@@ -87,7 +87,10 @@ CREATE TABLE stripe_restore_history (
 	requested_by	name NOT NULL,
 	worker_pid		int,
 	directories		text[],			-- the target and each tablespace's, as written into
-	standby			boolean NOT NULL DEFAULT false	-- restored as a standby of its primary
+	standby			boolean NOT NULL DEFAULT false,	-- restored as a standby of its primary
+	delta			boolean NOT NULL DEFAULT false,	-- into a stopped copy, rewriting what differed
+	bytes_compared	bigint,			-- a delta: the backup's bytes compared with the copy's
+	entries_removed	bigint			-- a delta: the copy's files and folders the backup lacked
 );
 
 -- What each stripe's read took, beside what the plan expected: later plans
@@ -217,6 +220,7 @@ SELECT r.id,
 	   r.target,
 	   r.tablespace_mapping,
 	   r.standby,
+	   r.delta,
 	   CASE WHEN r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text
 				 AND NOT @extschema@.stripe_job_is_running('restore'::pg_catalog.text, r.id)
 			THEN 'failed'::pg_catalog.text ELSE r.status END AS status,
@@ -229,6 +233,8 @@ SELECT r.id,
 	   r.files,
 	   r.bytes_read,
 	   r.bytes_written,
+	   r.bytes_compared,
+	   r.entries_removed,
 	   pg_catalog.round(((r.bytes_written::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
 			OPERATOR(pg_catalog./) (CASE WHEN (pg_catalog.date_part('epoch'::pg_catalog.text,
 				(r.finished_at OPERATOR(pg_catalog.-) r.started_at))) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (pg_catalog.date_part('epoch'::pg_catalog.text,
@@ -470,7 +476,7 @@ CREATE FUNCTION stripe_restore(backup bigint DEFAULT NULL, target_dir text DEFAU
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
-	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL)
+	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_id'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -481,13 +487,13 @@ CREATE FUNCTION stripe_restore(location text, target_dir text,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
-	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL)
+	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_location'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 COMMENT ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text, text,
-	boolean, text, text, boolean, text, text) IS
+	boolean, text, text, boolean, text, text, boolean) IS
 'restore a backup into an empty directory while the server runs, to a point in time through the WAL archive, or as a standby';
 
 -- Measure destinations: sequential write and read of a test file (O_DIRECT),
@@ -541,9 +547,9 @@ REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, x
 REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
-	text, boolean, text, text, boolean, text, text) FROM PUBLIC;
+	text, boolean, text, text, boolean, text, text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
-	text, boolean, text, text, boolean, text, text) FROM PUBLIC;
+	text, boolean, text, text, boolean, text, text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;

@@ -161,6 +161,12 @@ typedef struct SbRestoreStats
 	double		finish_seconds; /* links, modes, times and the final sync */
 	uint32_t	nstripes;
 	double		stripe_seconds[SB_MAX_STRIPES];	/* each stripe's reader, start to end */
+	/* a delta restore: */
+	uint64_t	delta_compared; /* bytes of the backup compared with the target's */
+	uint64_t	delta_held;		/* of those, the bytes the target held (not read) */
+	uint64_t	delta_held_stored;	/* what their chunks take in the stripes */
+	uint64_t	delta_removed;	/* entries of the target removed */
+	uint64_t	delta_written;	/* bytes written: the blocks that differed, new files */
 } SbRestoreStats;
 
 /* A file the restore writes into the target once the backup is in place. */
@@ -186,6 +192,12 @@ typedef struct SbRestoreOptions
 	uint32_t	nrelocations;
 	SbRestoreStats *stats;		/* filled in when not NULL */
 	bool		no_sync;		/* a scratch copy (a merge's): nothing synced */
+	bool		delta;			/* TARGET and the relocations' directories may hold a
+								 * copy already: what the backup lacks is removed, and
+								 * only the chunks that differ are read and written */
+	const char *delta_guard;	/* with delta: the file written last, under another
+								 * name until everything else is durable (PostgreSQL's
+								 * "global/pg_control": a copy cut short cannot start) */
 	const SbRestoreFile *extra_files;	/* written after every file of the backup,
 										 * before the final sync (recovery settings) */
 	uint32_t	nextra_files;
@@ -206,6 +218,8 @@ typedef struct SbIncompleteRestore
 	bool		ours;			/* it holds MARKER's marker */
 	bool		removed;		/* what the restore wrote is gone (and the
 								 * directory, if the restore had made it) */
+	bool		delta;			/* a delta restore's: the copy stays, half
+								 * refreshed, its marker gone */
 } SbIncompleteRestore;
 
 /*

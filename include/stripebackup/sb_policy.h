@@ -99,6 +99,29 @@ extern bool sb_policy_check_mappings(const char *const *mappings, uint32_t nmapp
 extern bool sb_policy_check_restore_places(const char *target, const SbRelocation *relocations,
 										   uint32_t nrelocations, SbError *err);
 
+/*
+ * The same for a delta restore (SbRestoreOptions.delta) of a backup of
+ * SYSTEM_IDENTIFIER: the target absent, empty, or a stopped copy of that
+ * system (sb_policy_check_delta_target); each relocation's directory
+ * absent or a directory.
+ */
+extern bool sb_policy_check_delta_places(const char *target, const SbRelocation *relocations,
+										 uint32_t nrelocations, const char *system_identifier,
+										 SbError *err);
+
+/*
+ * Can a delta restore refresh TARGET with a backup of SYSTEM_IDENTIFIER?
+ * Absent or empty; or a directory where no server runs (postmaster.pid)
+ * whose global/pg_control is of that system, or that has none but a
+ * PG_VERSION (a copy a delta restore cut short left without its
+ * pg_control).  Anything else is refused, naming what it is.
+ */
+extern bool sb_policy_check_delta_target(const char *target, const char *system_identifier,
+										 SbError *err);
+
+/* A relocation's directory for a delta restore: absent (its parent writable) or a directory. */
+extern bool sb_policy_check_delta_dir(const char *path, const char *what, SbError *err);
+
 /* ---------- what a backup folder holds ---------- */
 
 /*

@@ -15,6 +15,9 @@
 #include "read_args.h"
 #include "recovery.h"
 
+/* What a delta restore writes last: a copy cut short cannot start without it. */
+#define PG_CONTROL_FILE "global/pg_control"
+
 static void
 restore_usage(void)
 {
@@ -23,6 +26,8 @@ restore_usage(void)
 	printf("Usage:\n  %s restore LOCATION --target DIR [OPTION]...\n\n", progname);
 	printf("Options:\n");
 	printf("  -t, --target=DIR         where to restore (must be empty or absent)\n");
+	printf("      --delta              DIR may hold a stopped copy of the same cluster: rewrite\n"
+		   "                           only what differs, remove what the backup lacks\n");
 	printf("      --tablespace-mapping=OLD=NEW\n"
 		   "                           restore the tablespace that was at OLD into NEW\n"
 		   "                           (default: where it was; it must be empty or absent)\n");
@@ -101,6 +106,7 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
 	CliRecovery recovery;
 	CliProgress progress;
 	SbRelocation *relocs = NULL;
+	SbRestoreStats stats;
 	bool		ok;
 
 	if (!sb_pgmeta_read(a->manifest, &info, err))
@@ -110,8 +116,13 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
 	options.target = target;
 	options.keep_on_error = args->keep_on_error;
 	read_args_read_options(args, &progress, &options.read);
+	options.delta = args->delta;
+	options.delta_guard = PG_CONTROL_FILE;
+	options.stats = &stats;
 	ok = (relocs = relocations(&info, args, target, &options.nrelocations, err)) != NULL &&
-		sb_policy_check_restore_places(target, relocs, options.nrelocations, err) &&
+		(args->delta ?
+		 sb_policy_check_delta_places(target, relocs, options.nrelocations, info.system_identifier, err) :
+		 sb_policy_check_restore_places(target, relocs, options.nrelocations, err)) &&
 		sb_policy_check_read_memory(a->manifest, &options.read, err) &&
 		cli_recovery_check(args, a, &info, true, &recovery, err) &&
 		cli_recovery_files(args, &recovery, recovery_files, &options.nextra_files, err);
@@ -121,6 +132,11 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
 		options.extra_files = recovery_files;
 		ok = sb_archive_restore(a, &options, err);
 		cli_progress_done(&progress, NULL);
+		if (ok && args->delta)
+			printf("delta: %.1f MB compared, %.1f MB of it already there (not read), %.1f MB written, "
+				   "%llu entries removed\n", (double) stats.delta_compared / 1e6,
+				   (double) stats.delta_held / 1e6, (double) stats.delta_written / 1e6,
+				   (unsigned long long) stats.delta_removed);
 		sb_recovery_files_free(recovery_files, options.nextra_files);
 	}
 	cli_recovery_free(&recovery);
@@ -140,7 +156,8 @@ cmd_restore(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
-							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY, restore_usage, &args)) >= 0)
+							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY | OPT_DELTA,
+							  restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)
 		return cli_usage_error("restore", "--target is required");

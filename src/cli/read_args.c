@@ -33,7 +33,8 @@ enum
 	LONG_ARCHIVE,
 	LONG_STANDBY,
 	LONG_PRIMARY_CONNINFO,
-	LONG_PRIMARY_SLOT_NAME
+	LONG_PRIMARY_SLOT_NAME,
+	LONG_DELTA
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -80,6 +81,8 @@ option_flag(int c)
 		case LONG_PRIMARY_CONNINFO:
 		case LONG_PRIMARY_SLOT_NAME:
 			return OPT_STANDBY;
+		case LONG_DELTA:
+			return OPT_DELTA;
 	}
 	return 0;
 }
@@ -174,6 +177,9 @@ apply_option(void *args, int c, const char *arg)
 			break;
 		case LONG_KEEP:
 			a->keep_on_error = true;
+			break;
+		case LONG_DELTA:
+			a->delta = true;
 			break;
 		case LONG_IO_METHOD:
 			if (!sb_io_method_parse(arg, &a->io_method))
@@ -280,6 +286,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"target-action", required_argument, NULL, LONG_TARGET_ACTION},
 		{"archive", required_argument, NULL, LONG_ARCHIVE},
 		{"standby", no_argument, NULL, LONG_STANDBY},
+		{"delta", no_argument, NULL, LONG_DELTA},
 		{"primary-conninfo", required_argument, NULL, LONG_PRIMARY_CONNINFO},
 		{"primary-slot-name", required_argument, NULL, LONG_PRIMARY_SLOT_NAME},
 		{"help", no_argument, NULL, 'h'},

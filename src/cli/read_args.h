@@ -21,6 +21,7 @@
 #define OPT_RECOVERY	(1 << 9)	/* --target-time ... */
 #define OPT_ARCHIVE		(1 << 10)	/* --archive */
 #define OPT_STANDBY		(1 << 11)	/* --standby, --primary-conninfo, --primary-slot-name */
+#define OPT_DELTA		(1 << 12)	/* --delta */
 
 typedef struct ReadArgs
 {
@@ -45,6 +46,7 @@ typedef struct ReadArgs
 	char	   *archive[SB_MAX_STRIPES];	/* --archive (owned); none = the backup's destinations */
 	uint32_t	narchive;
 	SbStandby	standby;		/* --standby and what it streams from */
+	bool		delta;			/* --delta: refresh a stopped copy in place */
 	bool		one_backup;		/* open the backup alone, not the chain it completes */
 } ReadArgs;
 

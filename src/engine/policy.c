@@ -355,12 +355,28 @@ make_place(Place *p, uint32_t i, const char *target, const SbRelocation *relocs,
 	return sb_policy_canonical_path(p->path, p->canonical, err);
 }
 
-bool
-sb_policy_check_restore_places(const char *target, const SbRelocation *relocs, uint32_t n,
-							   SbError *err)
+/*
+ * Place I for a restore into an empty or absent directory, or (DELTA_SYSID
+ * not NULL) for a delta restore: the target a stopped copy of that system,
+ * a relocation's directory anything a directory may hold.
+ */
+static bool
+check_writable_place(const Place *p, uint32_t i, const char *delta_sysid, SbError *err)
+{
+	SbDirState	state;
+
+	if (delta_sysid == NULL)
+		return sb_policy_check_empty_or_absent(p->path, p->what, &state, err);
+	if (i == 0)
+		return sb_policy_check_delta_target(p->path, delta_sysid, err);
+	return sb_policy_check_delta_dir(p->path, p->what, err);
+}
+
+static bool
+check_places(const char *target, const SbRelocation *relocs, uint32_t n, const char *delta_sysid,
+			 SbError *err)
 {
 	Place	   *places = sb_alloc((n + 1) * sizeof(Place), err);
-	SbDirState	state;
 	uint32_t	i,
 				j;
 	bool		ok = places != NULL;
@@ -373,9 +389,23 @@ sb_policy_check_restore_places(const char *target, const SbRelocation *relocs, u
 	for (i = 0; ok && i <= n; i++)
 		ok = check_outside_running_cluster(&places[i], err);
 	for (i = 0; ok && i <= n; i++)
-		ok = sb_policy_check_empty_or_absent(places[i].path, places[i].what, &state, err);
+		ok = check_writable_place(&places[i], i, delta_sysid, err);
 	free(places);
 	return ok;
+}
+
+bool
+sb_policy_check_restore_places(const char *target, const SbRelocation *relocs, uint32_t n,
+							   SbError *err)
+{
+	return check_places(target, relocs, n, NULL, err);
+}
+
+bool
+sb_policy_check_delta_places(const char *target, const SbRelocation *relocs, uint32_t n,
+							 const char *system_identifier, SbError *err)
+{
+	return check_places(target, relocs, n, system_identifier ? system_identifier : "", err);
 }
 
 /* ---------- backup folder files ---------- */

@@ -233,10 +233,21 @@ next_slot(Pipeline *p, SbIo *io)
  * Read the stripe's chunks in file order (sequential on its device), with
  * up to queue_depth reads in flight.
  */
+/* The first chunk record from K on that is to be read (all of them, unless skipped). */
+static uint64_t
+next_wanted(const Pipeline *p, const StripeState *s, uint64_t k)
+{
+	const uint8_t *skip = p->config->skip;
+
+	while (skip != NULL && k < s->reader.nentries && skip[s->reader.entries[k].chunk_id])
+		k++;
+	return k;
+}
+
 static void
 read_records(Pipeline *p, StripeState *s, SbIo *io)
 {
-	uint64_t	k = 0;
+	uint64_t	k = next_wanted(p, s, 0);
 	SbError		err;
 
 	while (k < s->reader.nentries || sb_io_in_flight(io) > 0)
@@ -251,12 +262,13 @@ read_records(Pipeline *p, StripeState *s, SbIo *io)
 			return;				/* the run was stopped */
 		if (slot != NULL)
 		{
-			if (!start_read(io, s, slot, k++, &err))
+			if (!start_read(io, s, slot, k, &err))
 			{
 				sb_queue_push(&p->free_queue, slot);
 				report_stripe(p, s->index, &err);
 				return;
 			}
+			k = next_wanted(p, s, k + 1);
 			continue;
 		}
 		atomic_store(&s->in_flight, sb_io_in_flight(io));

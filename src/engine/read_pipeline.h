@@ -35,6 +35,8 @@ typedef struct SbReadPipelineConfig
 	void	   *sink_arg;
 	SbFileCheck *file_check;	/* every piece read goes into its file's CRC; or NULL */
 	double	   *stripe_seconds;	/* out, per stripe: its reader's time; may be NULL */
+	const uint8_t *skip;		/* per chunk id: not read when set (a delta restore's
+								 * target holds it); or NULL */
 } SbReadPipelineConfig;
 
 /*

@@ -34,48 +34,10 @@
 #include "fsutil.h"
 #include "read_pipeline.h"
 #include "restore_marker.h"
+#include "restore_internal.h"
 
-/* A directory the restore writes into: the target or a relocation's. */
-typedef struct OutDir
-{
-	const char *path;
-	int			fd;
-	bool		created;		/* we made the directory itself */
-} OutDir;
-
-typedef struct Relocation
-{
-	const char *from;			/* archive path of the directory */
-	size_t		from_len;
-	const char *what;
-	OutDir		dir;
-} Relocation;
-
-typedef struct RestoreTarget
-{
-	const SbManifest *manifest;
-	OutDir		root;
-	Relocation *relocs;
-	uint32_t	nrelocs;
-	SbChain		chain;			/* a backup with parents: what each writes */
-} RestoreTarget;
-
-/* An older backup of the chain, writing what it owns. */
-typedef struct OlderLink
-{
-	RestoreTarget *target;
-	const SbChainLink *link;
-} OlderLink;
-
-/* Where an archive path goes: a path relative to an output directory. */
-typedef struct Place
-{
-	const OutDir *dir;
-	const char *rel;			/* "." for a relocation's own directory */
-} Place;
-
-static Place
-locate(const RestoreTarget *t, const char *path)
+Place
+sb_restore_locate(const RestoreTarget *t, const char *path)
 {
 	Place		place = {&t->root, path};
 	uint32_t	i;
@@ -98,9 +60,9 @@ locate(const RestoreTarget *t, const char *path)
 	return place;
 }
 
-/* An output directory must be empty, or absent (then we create it). */
+/* An output directory must be empty (or, for a delta restore, any directory), or absent (then we create it). */
 static bool
-prepare_dir(OutDir *d, const char *what, SbError *err)
+prepare_dir(OutDir *d, const char *what, bool delta, SbError *err)
 {
 	bool		exists,
 				empty;
@@ -112,7 +74,7 @@ prepare_dir(OutDir *d, const char *what, SbError *err)
 			sb_error_set(err, SB_EINVAL, "%s \"%s\" is not a directory", what, d->path);
 		return false;
 	}
-	if (exists && !empty)
+	if (exists && !empty && !delta)
 		return sb_error_set(err, SB_EEXIST,
 							"%s \"%s\" is not empty; restore only into an empty or new directory",
 							what, d->path);
@@ -122,7 +84,7 @@ prepare_dir(OutDir *d, const char *what, SbError *err)
 			return sb_error_set_errno(err, errno, "could not create %s \"%s\"", what, d->path);
 		d->created = true;
 	}
-	d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (delta ? O_NOFOLLOW : 0));
 	if (d->fd < 0)
 		return sb_error_set_errno(err, errno, "could not open %s \"%s\"", what, d->path);
 	return true;
@@ -183,7 +145,7 @@ prepare_relocations(RestoreTarget *t, const SbRestoreOptions *o, SbError *err)
 			return sb_error_set(err, SB_EINVAL, "%s: \"%s\" is not an absolute path",
 								r->what, r->dir.path);
 		t->nrelocs = i + 1;
-		if (!prepare_dir(&r->dir, r->what, err) ||
+		if (!prepare_dir(&r->dir, r->what, o->delta, err) ||
 			!check_disjoint(&t->root, &r->dir, err))
 			return false;
 		for (j = 0; j < i; j++)
@@ -216,10 +178,21 @@ create_dir(const Place *p, SbError *err)
  * go: one open instead of three (create, write, check the size).
  */
 static bool
-written_whole(const SbManifest *m, const SbEntry *e)
+written_whole(const RestoreTarget *t, const SbEntry *e)
 {
-	return e->type == SB_ENTRY_FILE && !e->sparse && e->size > 0 &&
-		e->stream_offset / m->chunk_size == (e->stream_offset + e->size - 1) / m->chunk_size;
+	uint32_t	cs = t->manifest->chunk_size;
+
+	return t->delta == NULL && e->type == SB_ENTRY_FILE && !e->sparse && e->size > 0 &&
+		e->stream_offset / cs == (e->stream_offset + e->size - 1) / cs;
+}
+
+/* Where entry I is written: its place, or where a delta restore keeps its guard meanwhile. */
+static Place
+entry_place(const RestoreTarget *t, size_t i)
+{
+	const char *tmp = sb_delta_write_path(t, i);
+
+	return sb_restore_locate(t, tmp ? tmp : t->manifest->entries[i].path);
 }
 
 static bool
@@ -274,15 +247,15 @@ create_tree(RestoreTarget *t, SbError *err)
 	for (i = 0; i < m->nentries; i++)
 	{
 		const SbEntry *e = &m->entries[i];
-		Place		p = locate(t, e->path);
+		Place		p = entry_place(t, i);
 		bool		ok;
 
-		if (strcmp(e->path, ".") == 0 || e->type == SB_ENTRY_SYMLINK)
+		if (strcmp(e->path, ".") == 0 || e->type == SB_ENTRY_SYMLINK || sb_delta_kept(t, i))
 			continue;
 		ok = strcmp(p.rel, ".") == 0 || make_parents(&made, &p, err);
 		if (ok && e->type == SB_ENTRY_DIR)
 			ok = create_dir(&p, err);
-		else if (ok && !written_whole(m, e))
+		else if (ok && !written_whole(t, e))
 			ok = create_file(&p, e, err);
 		if (!ok)
 			return false;
@@ -303,17 +276,19 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 	while (sb_piece_iter_next(&it, &piece))
 	{
 		const SbEntry *e = &t->manifest->entries[piece.entry];
-		Place		p = locate(t, e->path);
-		bool		whole = written_whole(t->manifest, e);
+		Place		p = entry_place(t, piece.entry);
+		bool		whole = written_whole(t, e);
+		bool		kept = sb_delta_kept(t, piece.entry);
 		int			fd = sb_open_beneath(p.dir->fd, p.rel,
-										 whole ? O_WRONLY | O_CREAT | O_EXCL : O_WRONLY, 0600);
+										 whole ? O_WRONLY | O_CREAT | O_EXCL : kept ? O_RDWR : O_WRONLY,
+										 0600);
 		bool		ok;
 
 		if (fd < 0)
 			return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"",
 									  whole ? "create" : "open", p.dir->path, p.rel);
-		ok = sb_pwrite_all(fd, raw + piece.chunk_offset, piece.length, piece.file_offset,
-						   p.rel, err);
+		ok = t->delta ? sb_delta_write(t, fd, &piece, raw + piece.chunk_offset, p.rel, err) :
+			sb_pwrite_all(fd, raw + piece.chunk_offset, piece.length, piece.file_offset, p.rel, err);
 		close(fd);
 		if (!ok)
 		{
@@ -353,7 +328,7 @@ write_owned_piece(const OlderLink *o, const SbPiece *piece, size_t final, const 
 	uint32_t	n = o->link->nowned[piece->entry];
 	uint64_t	start = piece->file_offset;
 	uint64_t	end = start + piece->length;
-	Place		p = locate(o->target, o->target->manifest->entries[final].path);
+	Place		p = entry_place(o->target, final);
 	uint32_t	i;
 	int			fd = -1;
 	bool		ok = true;
@@ -450,7 +425,7 @@ finish_directories(RestoreTarget *t, SbError *err)
 	qsort(dirs, n, sizeof(SbEntry *), compare_paths_descending);
 	for (i = 0; ok && i < n; i++)
 	{
-		Place		p = locate(t, dirs[i]->path);
+		Place		p = sb_restore_locate(t, dirs[i]->path);
 
 		ok = set_mode(&p, dirs[i], err) && set_times(&p, dirs[i], err);
 	}
@@ -495,7 +470,7 @@ finish_tree(RestoreTarget *t, SbError *err)
 	for (i = 0; i < m->nentries; i++)
 	{
 		const SbEntry *e = &m->entries[i];
-		Place		p = locate(t, e->path);
+		Place		p = entry_place(t, i);
 		bool		ok = true;
 
 		if (e->type == SB_ENTRY_SYMLINK)
@@ -532,19 +507,29 @@ write_extras(const RestoreTarget *t, const SbRestoreOptions *o, SbError *err)
 	return true;
 }
 
+/* D's marker; a delta restore's replaces one that a delta cut short left. */
+static bool
+write_marker(const OutDir *d, const char *marker, bool delta, SbError *err)
+{
+	const char *state = delta ? SB_MARKER_DELTA : d->created ? SB_MARKER_CREATED : SB_MARKER_EXISTING;
+
+	if (delta)
+		(void) unlinkat(d->fd, SB_RESTORE_MARKER_FILE, 0);
+	return sb_restore_marker_write(d->fd, d->path, marker, state, err);
+}
+
 /* The marker goes into every output directory before anything else does. */
 static bool
-mark_all(RestoreTarget *t, const char *marker, SbError *err)
+mark_all(RestoreTarget *t, const char *marker, bool delta, SbError *err)
 {
 	uint32_t	i;
 
 	if (marker == NULL)
 		return true;
-	if (!sb_restore_marker_write(t->root.fd, t->root.path, marker, t->root.created, err))
+	if (!write_marker(&t->root, marker, delta, err))
 		return false;
 	for (i = 0; i < t->nrelocs; i++)
-		if (!sb_restore_marker_write(t->relocs[i].dir.fd, t->relocs[i].dir.path, marker,
-									 t->relocs[i].dir.created, err))
+		if (!write_marker(&t->relocs[i].dir, marker, delta, err))
 			return false;
 	return true;
 }
@@ -678,9 +663,9 @@ static bool
 check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err)
 {
 	const SbEntry *e = &t->manifest->entries[i];
-	Place		p = locate(t, e->path);
+	Place		p = entry_place(t, i);
 
-	if (!written_whole(t->manifest, e) && !check_size(&p, e, err))
+	if (!written_whole(t, e) && !check_size(&p, e, err))
 		return false;
 	if (!sb_file_check_complete(fc, i))
 		return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s/%s\" was restored",
@@ -771,7 +756,10 @@ read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
 		return false;
 	config->file_check = &fc;
 	config->stripe_seconds = stats->stripe_seconds;
-	ok = sb_read_pipeline_run(config, &problems, err) && check_files(t, &fc, err);
+	/* a delta restore: the chunks the target holds are accounted for, and not read */
+	ok = t->delta == NULL || sb_delta_compare(t, config->archive, config->options, &fc, err);
+	config->skip = sb_delta_held(t);
+	ok = ok && sb_read_pipeline_run(config, &problems, err) && check_files(t, &fc, err);
 	sb_file_check_free(&fc);
 	stats->read_seconds = sb_monotonic_seconds() - t0;
 	return ok;
@@ -797,6 +785,10 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	t.manifest = a->manifest;
 	t.root.path = o->target;
 	t.root.fd = -1;
+	if (o->delta && a->parent != NULL)
+		return sb_error_set(err, SB_EINVAL, "a delta restore of a differential or incremental backup "
+							"(\"%s\") is not possible yet: restore it into an empty directory",
+							a->manifest->name);
 	/* what each backup of a chain writes, before anything is */
 	if (a->parent != NULL && !sb_chain_build(a, &t.chain, err))
 		return false;
@@ -808,15 +800,20 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	config.sink_arg = &t;
 	memset(stats, 0, sizeof(*stats));
 	stats->nstripes = a->manifest->nstripes;
-	ok = prepare_dir(&t.root, "restore target", err) && prepare_relocations(&t, o, err) &&
-		mark_all(&t, o->marker, err) && create_tree(&t, err);
+	ok = prepare_dir(&t.root, "restore target", o->delta, err) && prepare_relocations(&t, o, err) &&
+		mark_all(&t, o->marker, o->delta, err) && (!o->delta || sb_delta_begin(&t, o, stats, err)) &&
+		create_tree(&t, err);
 	stats->setup_seconds = sb_monotonic_seconds() - t0;
 	ok = ok && read_all(&t, &config, stats, err);
 	t1 = sb_monotonic_seconds();
 	ok = ok && finish_tree(&t, err) && write_extras(&t, o, err) && unmark_all(&t, o->marker, err) &&
-		(o->no_sync || sync_all(&t, err));
+		(o->no_sync || sync_all(&t, err)) && sb_delta_finish(&t, err);
 	stats->finish_seconds = sb_monotonic_seconds() - t1;
-	close_all(&t, !ok && !o->keep_on_error);
+	if (!ok)
+		sb_delta_abort(&t);
+	/* a failed delta restore leaves the copy (it cannot start without its guard) */
+	close_all(&t, !ok && !o->keep_on_error && !o->delta);
+	sb_delta_free(&t);
 	sb_chain_free(&t.chain);
 	return ok;
 }

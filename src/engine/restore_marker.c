@@ -22,12 +22,11 @@
 #define MARKER_MAX 4096
 
 bool
-sb_restore_marker_write(int dirfd, const char *path, const char *marker, bool created,
+sb_restore_marker_write(int dirfd, const char *path, const char *marker, const char *state,
 						SbError *err)
 {
 	char		text[MARKER_MAX];
-	int			len = snprintf(text, sizeof(text), "%s\n%s\n", marker,
-							   created ? "created" : "existing");
+	int			len = snprintf(text, sizeof(text), "%s\n%s\n", marker, state);
 	int			fd;
 	bool		ok;
 
@@ -75,16 +74,24 @@ read_marker(int dirfd, char *text, size_t len)
 	return true;
 }
 
-/* Is TEXT the marker of restore MARKER?  *CREATED: did it make the directory. */
+/* Is TEXT the marker of restore MARKER?  *STATE: what it says of the directory. */
 static bool
-marker_matches(const char *text, const char *marker, bool *created)
+marker_matches(const char *text, const char *marker, const char **state)
 {
+	static const char *const states[] = {SB_MARKER_CREATED, SB_MARKER_EXISTING, SB_MARKER_DELTA};
 	size_t		len = strlen(marker);
+	size_t		i;
 
 	if (strncmp(text, marker, len) != 0 || text[len] != '\n')
 		return false;
-	*created = strcmp(text + len + 1, "created\n") == 0;
-	return *created || strcmp(text + len + 1, "existing\n") == 0;
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		if (strncmp(text + len + 1, states[i], strlen(states[i])) == 0 &&
+			strcmp(text + len + 1 + strlen(states[i]), "\n") == 0)
+		{
+			*state = states[i];
+			return true;
+		}
+	return false;
 }
 
 bool
@@ -93,7 +100,7 @@ sb_restore_remove_incomplete(const char *dir, const char *marker, SbIncompleteRe
 {
 	char		text[MARKER_MAX];
 	int			dirfd;
-	bool		created = false;
+	const char *state = NULL;
 
 	memset(found, 0, sizeof(*found));
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -106,13 +113,23 @@ sb_restore_remove_incomplete(const char *dir, const char *marker, SbIncompleteRe
 		return sb_error_set_errno(err, errno, "could not open \"%s\"", dir);
 	}
 	found->exists = true;
-	found->ours = read_marker(dirfd, text, sizeof(text)) && marker_matches(text, marker, &created);
+	found->ours = read_marker(dirfd, text, sizeof(text)) && marker_matches(text, marker, &state);
+	if (found->ours && strcmp(state, SB_MARKER_DELTA) == 0)
+	{
+		/* a copy being refreshed: it stays (it cannot start without its guard file) */
+		found->delta = true;
+		if (!sb_restore_marker_remove(dirfd, dir, err))
+		{
+			close(dirfd);
+			return false;
+		}
+	}
 	close(dirfd);
-	if (!found->ours)
+	if (!found->ours || found->delta)
 		return true;
 	if (!sb_remove_contents(dir, err))
 		return false;
-	if (created && rmdir(dir) != 0)
+	if (strcmp(state, SB_MARKER_CREATED) == 0 && rmdir(dir) != 0)
 		return sb_error_set_errno(err, errno, "could not remove \"%s\"", dir);
 	found->removed = true;
 	return true;

@@ -17,8 +17,13 @@
  * directory DIRFD (PATH, for messages), saying whether the restore CREATED
  * it, and make it durable before anything else is written there.
  */
-extern bool sb_restore_marker_write(int dirfd, const char *path, const char *marker, bool created,
-									SbError *err);
+/* What a marker says of its directory: made by the restore, there before (empty), or a delta's. */
+#define SB_MARKER_CREATED "created"
+#define SB_MARKER_EXISTING "existing"
+#define SB_MARKER_DELTA "delta"
+
+extern bool sb_restore_marker_write(int dirfd, const char *path, const char *marker,
+									const char *state, SbError *err);
 
 /* Remove the marker from DIRFD: the restore is complete. */
 extern bool sb_restore_marker_remove(int dirfd, const char *path, SbError *err);

@@ -169,6 +169,8 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 		sb_check_outside_cluster(options.relocations[i].to, options.relocations[i].what);
 	record_directories(job, args, options.relocations, options.nrelocations);
 	options.target = args->target;
+	options.delta = args->delta;
+	options.delta_guard = SB_DELTA_GUARD;
 	options.marker = sb_restore_marker(job->id);
 	recovery_files(args, &options);
 	options.read.workers = (uint32_t) args->workers;

@@ -45,6 +45,7 @@ typedef struct SbRestoreArgs
 	bool		standby;
 	char		primary_conninfo[SB_CONNINFO_MAX + 1];	/* "" for none */
 	char		primary_slot_name[NAMEDATALEN]; /* "" for none */
+	bool		delta;			/* the target may hold a stopped copy: rewrite what differs */
 } SbRestoreArgs;
 
 /* What a restore measured, as far as it got. */
@@ -58,6 +59,9 @@ typedef struct SbRestoreOutcome
 } SbRestoreOutcome;
 
 extern const SbJobOps sb_restore_job;
+
+/* What a delta restore writes last: a copy it cut short cannot start without it. */
+#define SB_DELTA_GUARD "global/pg_control"
 
 /* The words restore ID leaves in the directories it writes into while it runs. */
 extern char *sb_restore_marker(int64 id);

@@ -110,8 +110,8 @@ sb_restore_history_insert(const SbJob *job)
 {
 	const SbRestoreArgs *a = SB_JOB_ARGS(job, SbRestoreArgs);
 	const char *mappings[SB_MAX_MAPPINGS];
-	Datum		values[9];
-	char		nulls[9];
+	Datum		values[10];
+	char		nulls[10];
 	SbSql		sql;
 	int			i;
 
@@ -130,6 +130,7 @@ sb_restore_history_insert(const SbJob *job)
 	values[6] = Int32GetDatum(MyProcPid);
 	values[7] = TimestampTzGetDatum(GetCurrentTimestamp());
 	values[8] = BoolGetDatum(a->standby);
+	values[9] = BoolGetDatum(a->delta);
 	(void) sb_sql_run(SB_SQL_RESTORE_INSERT, values, nulls);
 	sb_sql_leave(&sql);
 }
@@ -197,8 +198,9 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	const SbRestoreOutcome *o = outcome;
 	bool		failed = strcmp(end->status, "completed") != 0;
 	bool		null;
-	Datum		values[11];
-	char		nulls[11];
+	bool		delta = SB_JOB_ARGS(job, SbRestoreArgs)->delta;
+	Datum		values[13];
+	char		nulls[13];
 	SbSql		sql;
 
 	sb_sql_begin(&sql);
@@ -209,8 +211,9 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	values[3] = failed ? CStringGetTextDatum(unpack_sql_state(end->sqlstate)) : (Datum) 0;
 	nulls[2] = nulls[3] = failed ? ' ' : 'n';
 	values[4] = Int64GetDatum((int64) o->plan.files);
-	values[5] = Int64GetDatum((int64) o->plan.stored_bytes);
-	values[6] = Int64GetDatum((int64) o->plan.raw_bytes);
+	/* a delta restore reads and writes only the chunks its target did not hold */
+	values[5] = Int64GetDatum((int64) (o->plan.stored_bytes - o->stats.delta_held_stored));
+	values[6] = Int64GetDatum((int64) (delta ? o->stats.delta_written : o->plan.raw_bytes));
 	nulls[4] = nulls[5] = nulls[6] = o->planned ? ' ' : 'n';
 	values[7] = estimate(o->planned ? o->plan.estimated_seconds : -1, &null);
 	nulls[7] = null ? 'n' : ' ';
@@ -218,8 +221,12 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	values[9] = Float8GetDatum(o->stats.read_seconds);
 	values[10] = Float8GetDatum(o->stats.finish_seconds);
 	nulls[8] = nulls[9] = nulls[10] = o->completed ? ' ' : 'n';
+	values[11] = Int64GetDatum((int64) o->stats.delta_compared);
+	values[12] = Int64GetDatum((int64) o->stats.delta_removed);
+	nulls[11] = nulls[12] = delta && o->completed ? ' ' : 'n';
 	(void) sb_sql_run(SB_SQL_RESTORE_FINISH, values, nulls);
-	if (o->completed)
+	/* each stripe's read speed is measured by whole restores only */
+	if (o->completed && !delta)
 		insert_stripes(job, o);
 	sb_sql_leave(&sql);
 }
@@ -238,6 +245,10 @@ remove_incomplete(int64 id, const char *dir)
 	else if (found.removed)
 		ereport(LOG,
 				(errmsg("stripebackup: removed what restore %lld left in \"%s\"", (long long) id, dir)));
+	else if (found.delta)
+		ereport(LOG,
+				(errmsg("stripebackup: left the copy that delta restore %lld was refreshing in \"%s\": "
+						"it cannot start until a restore into it completes", (long long) id, dir)));
 	else if (found.exists)
 		ereport(LOG,
 				(errmsg("stripebackup: left \"%s\": it does not hold the marker of restore %lld",

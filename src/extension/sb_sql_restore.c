@@ -39,6 +39,7 @@ PG_FUNCTION_INFO_V1(stripe_restore_location);
 #define PLAN_TARGET_ARGS 2
 #define RESTORE_TARGET_ARGS 4
 #define RESTORE_STANDBY_ARGS 12
+#define RESTORE_DELTA_ARG 15
 
 /* ---------- plan ---------- */
 
@@ -455,8 +456,15 @@ check_restore(SbRestoreArgs *args)
 	sb_check_outside_cluster(args->target, "restore target");
 	for (i = 0; i < n; i++)
 		sb_check_outside_cluster(relocs[i].to, relocs[i].what);
-	if (!sb_policy_check_restore_places(args->target, relocs, n, &err))
+	if (args->delta ?
+		!sb_policy_check_delta_places(args->target, relocs, n, meta->system_identifier, &err) :
+		!sb_policy_check_restore_places(args->target, relocs, n, &err))
 		raise_place(&err);
+	if (args->delta && a->parent != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a delta restore of a differential or incremental backup is not possible yet"),
+				 errhint("Restore it into an empty directory, or merge its chain first: SELECT stripe_merge(...).")));
 	check_memory(a, args);
 	sb_pitr_check_wal(args, meta, true);
 }
@@ -473,6 +481,7 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("target_dir must not be NULL")));
 	sb_pitr_read(fcinfo, RESTORE_TARGET_ARGS, args);
 	sb_standby_read(fcinfo, RESTORE_STANDBY_ARGS, args);
+	args->delta = !PG_ARGISNULL(RESTORE_DELTA_ARG) && PG_GETARG_BOOL(RESTORE_DELTA_ARG);
 	if (location == NULL)
 	{
 		if (backup_id == 0)

@@ -116,7 +116,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" OPERATOR(pg_catalog./) s.seconds)"
 		" FROM @extschema@.stripe_restore_stripe_history s"
 		" JOIN @extschema@.stripe_restore_history r ON r.id OPERATOR(pg_catalog.=) s.restore_id"
-		" WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text AND NOT r.delta"
 		" AND s.destination OPERATOR(pg_catalog.=) $1"
 		" AND s.seconds OPERATOR(pg_catalog.>) 0::pg_catalog.float8"
 		" AND s.stored_bytes OPERATOR(pg_catalog.>) 0::pg_catalog.int8"
@@ -127,7 +127,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		"SELECT (r.setup_seconds OPERATOR(pg_catalog./) r.files::pg_catalog.float8),"
 		" (r.finish_seconds OPERATOR(pg_catalog./) r.bytes_written::pg_catalog.float8)"
 		" FROM @extschema@.stripe_restore_history r"
-		" WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text AND NOT r.delta"
 		" AND r.files OPERATOR(pg_catalog.>) 0::pg_catalog.int8"
 		" AND r.bytes_written OPERATOR(pg_catalog.>) 0::pg_catalog.int8"
 		" ORDER BY r.id DESC LIMIT 1",
@@ -135,9 +135,10 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 
 	{SB_SQL_RESTORE_INSERT,
 		"INSERT INTO @extschema@.stripe_restore_history (id, backup_id, location, target,"
-		" tablespace_mapping, status, requested_by, worker_pid, started_at, standby)"
-		" VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9)",
-	9, {INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, NAMEOID, INT4OID, TIMESTAMPTZOID, BOOLOID},
+		" tablespace_mapping, status, requested_by, worker_pid, started_at, standby, delta)"
+		" VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9, $10)",
+	10, {INT8OID, INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, NAMEOID, INT4OID, TIMESTAMPTZOID, BOOLOID,
+	BOOLOID},
 	SPI_OK_INSERT},
 
 	{SB_SQL_RESTORE_DIRECTORIES,
@@ -148,10 +149,11 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	{SB_SQL_RESTORE_FINISH,
 		"UPDATE @extschema@.stripe_restore_history SET status = $2, error = $3, sqlstate = $4,"
 		" files = $5, bytes_read = $6, bytes_written = $7, estimated_seconds = $8,"
-		" setup_seconds = $9, read_seconds = $10, finish_seconds = $11,"
-		" finished_at = pg_catalog.clock_timestamp() WHERE id OPERATOR(pg_catalog.=) $1",
-	11, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID,
-	FLOAT8OID, FLOAT8OID}, SPI_OK_UPDATE},
+		" setup_seconds = $9, read_seconds = $10, finish_seconds = $11, bytes_compared = $12,"
+		" entries_removed = $13, finished_at = pg_catalog.clock_timestamp()"
+		" WHERE id OPERATOR(pg_catalog.=) $1",
+	13, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT8OID, FLOAT8OID, INT8OID, INT8OID}, SPI_OK_UPDATE},
 
 	{SB_SQL_RESTORE_STRIPES_INSERT,
 		"INSERT INTO @extschema@.stripe_restore_stripe_history (restore_id, stripe, destination,"

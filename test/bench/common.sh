@@ -24,3 +24,35 @@ record() { echo "$1 $2" >> "$results/times"; }	# name seconds
 median() { awk -v k="$1" '$1 == k { print $2 }' "$results/times" | sort -g |
 	awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 say() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
+
+# pgBackRest's configuration at $dir/pgbackrest.conf for the cluster at
+# $data (socket $dir, port $port): zstd level 1, two processes, fast start;
+# any further [global] lines as arguments.
+bench_pgbackrest_conf() {
+	{
+		printf '%s\n' "[global]" "repo1-path=$dir/pgbackrest-repo" "repo1-retention-full=2" \
+			"process-max=2" "compress-type=zst" "compress-level=1" "start-fast=y" \
+			"log-level-console=warn" "log-level-file=off" "lock-path=$dir/pgbackrest-lock" "$@"
+		printf '%s\n' "[bench]" "pg1-path=$data" "pg1-socket-path=$dir" "pg1-port=$port"
+	} > "$dir/pgbackrest.conf"
+}
+
+# A cluster at $data with data checksums, stripebackup preloaded and
+# created, WAL archived by pgBackRest (its stanza made), no autovacuum, then
+# pgbench's tables at scale SCALE.  The caller defines start_cluster and pgbr.
+bench_pgbench_cluster() {	# SCALE
+	initdb -D "$data" --data-checksums -A trust >/dev/null
+	cat >> "$data/postgresql.conf" <<-CONF
+	shared_preload_libraries = 'stripebackup'
+	archive_mode = on
+	archive_command = 'pgbackrest --config=$dir/pgbackrest.conf --stanza=bench archive-push %p'
+	max_wal_size = 8GB
+	checkpoint_timeout = 1h
+	autovacuum = off
+	CONF
+	start_cluster
+	psql_ -c 'CREATE EXTENSION stripebackup'
+	pgbr stanza-create >/dev/null
+	say "loading pgbench scale $1"
+	pgbench -i -q -s "$1" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
+}

@@ -34,45 +34,13 @@ start_cluster() { pg_ctl -D "$data" -o "-p $port -k $dir -c listen_addresses=''"
 stop_cluster() { pg_ctl -D "$data" -m fast stop >/dev/null 2>&1 || true; }
 trap stop_cluster EXIT
 
-pgbackrest_conf() {
-	cat > "$dir/pgbackrest.conf" <<-EOF
-	[global]
-	repo1-path=$dir/pgbackrest-repo
-	repo1-retention-full=2
-	process-max=2
-	compress-type=zst
-	compress-level=1
-	start-fast=y
-	archive-async=y
-	log-level-console=warn
-	log-level-file=off
-	lock-path=$dir/pgbackrest-lock
-	spool-path=$dir/pgbackrest-spool
-	[bench]
-	pg1-path=$data
-	pg1-socket-path=$dir
-	pg1-port=$port
-	EOF
-}
+pgbackrest_conf() { bench_pgbackrest_conf "archive-async=y" "spool-path=$dir/pgbackrest-spool"; }
 pgbr() { pgbackrest --config="$dir/pgbackrest.conf" --stanza=bench "$@"; }
 
 init_cluster() {
 	rm -rf "$data" "$dir/pgbackrest-repo" "$dir"/sb[12]
 	mkdir -p "$dir/sb1" "$dir/sb2"
-	initdb -D "$data" --data-checksums -A trust >/dev/null
-	cat >> "$data/postgresql.conf" <<-EOF
-	shared_preload_libraries = 'stripebackup'
-	archive_mode = on
-	archive_command = 'pgbackrest --config=$dir/pgbackrest.conf --stanza=bench archive-push %p'
-	max_wal_size = 8GB
-	checkpoint_timeout = 1h
-	autovacuum = off
-	EOF
-	start_cluster
-	psql_ -c 'CREATE EXTENSION stripebackup'
-	pgbr stanza-create >/dev/null
-	say "loading pgbench scale $scale and $partitions partitions"
-	pgbench -i -q -s "$scale" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
+	bench_pgbench_cluster "$scale"
 	psql_ -c "CREATE TABLE parts (id bigint, v text) PARTITION BY HASH (id)"
 	psql_ -c "DO \$\$ BEGIN FOR i IN 0..$((partitions - 1)) LOOP
 		EXECUTE format('CREATE TABLE parts_%s PARTITION OF parts FOR VALUES WITH (MODULUS $partitions, REMAINDER %s)', i, i);

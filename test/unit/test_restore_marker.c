@@ -59,7 +59,8 @@ make_incomplete(const char *dir, const char *marker, bool created, const char *o
 	if (!th_exists(dir) && !th_mkdir(dir, 0700))
 		return false;
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	done = fd >= 0 && sb_restore_marker_write(fd, dir, marker, created, &err);
+	done = fd >= 0 && sb_restore_marker_write(fd, dir, marker,
+											  created ? SB_MARKER_CREATED : SB_MARKER_EXISTING, &err);
 	if (fd >= 0)
 		close(fd);
 	return done && th_mkdir(th_path(path, "%s/base", dir), 0700) &&
@@ -107,7 +108,7 @@ test_restore_marker_incomplete(void)
 	   th_count_entries(dir) == 1, "a directory without a marker is left alone");
 	ok(sb_restore_remove_incomplete(th_path(dir, "%s/none", root), MARKER, &found, &err) &&
 	   !found.exists, "an absent directory: nothing to do");
-	ok(!sb_restore_marker_write(-1, "x", "two\nlines", true, &err) && err.code == SB_EINVAL,
+	ok(!sb_restore_marker_write(-1, "x", "two\nlines", SB_MARKER_CREATED, &err) && err.code == SB_EINVAL,
 	   "a marker of more than one line is refused");
 	th_rmtree(root);
 }

@@ -16,6 +16,9 @@ extern void test_roundtrip_non_utf8_names(void);
 extern void test_roundtrip_gathered_folder(void);
 extern void test_roundtrip_pipeline_limits(void);
 
+/* test_delta.c */
+extern void test_delta_restore(void);
+
 /* test_incremental.c */
 extern void test_incremental_chain(void);
 extern void test_incremental_broken_chain(void);

@@ -1,0 +1,506 @@
+/*
+ * restore_delta.c
+ *		A restore into a target that holds a copy already (a stale copy, a
+ *		standby to rebuild): only what differs is read and written.
+ *
+ * 1. The guard file (the caller names it: PostgreSQL's global/pg_control)
+ *    goes first, and the backup's is written under a temporary name and put
+ *    in place only once everything else is durable: a copy that a failure
+ *    or a crash left half refreshed cannot start.
+ * 2. Every entry of the target the backup does not have, or has as another
+ *    type, is removed (links are removed, never followed; a sparse file is
+ *    made again); every file it has is cut or extended to its size.
+ * 3. Each chunk of the backup is compared with what the target holds at its
+ *    pieces: the XXH3-64 of those bytes against the one the stripe's index
+ *    records of the chunk's raw bytes.  A chunk the target holds is not
+ *    read; its pieces' CRC-32C goes into the files' checks, so that every
+ *    file is still checked whole against the manifest at the end.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checksum.h"
+#include "fsutil.h"
+#include "parallel.h"
+#include "path_index.h"
+#include "restore_internal.h"
+#include "stripe_reader.h"
+#include "thread.h"
+
+#define GUARD_SUFFIX ".stripebackup-delta"
+
+struct RestoreDelta
+{
+	SbPathIndex index;
+	bool	   *kept;			/* per entry: its file was there, kept to compare */
+	uint8_t    *held;			/* per chunk: the target holds it */
+	uint64_t   *raw_hash;		/* per chunk, from the stripes' indexes */
+	uint32_t   *raw_len;
+	uint32_t   *stored_len;
+	_Atomic uint64_t written;	/* bytes written into the target's files */
+	size_t		guard;			/* the guard's entry, or SIZE_MAX */
+	char	   *guard_tmp;		/* the archive path it is written to meanwhile */
+	SbRestoreStats *stats;
+};
+
+/* ---------- the tree ---------- */
+
+/* Remove NAME in DIRFD, a directory with everything in it, without following links. */
+static bool
+remove_entry(int dirfd, const char *path, const char *name, bool is_dir, SbError *err)
+{
+	char		full[PATH_MAX];
+
+	snprintf(full, sizeof(full), "%s/%s", path, name);
+	if (is_dir)
+	{
+		int			sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (sub < 0)
+			return sb_error_set_errno(err, errno, "could not open \"%s\"", full);
+		close(sub);
+		if (!sb_remove_contents(full, err))
+			return false;
+	}
+	if (unlinkat(dirfd, name, is_dir ? AT_REMOVEDIR : 0) != 0)
+		return sb_error_set_errno(err, errno, "could not remove \"%s\"", full);
+	return true;
+}
+
+/* The archive path of NAME in the directory at archive path DIR ("." the root). */
+static void
+archive_path(const char *dir, const char *name, char *out, size_t len)
+{
+	if (strcmp(dir, ".") == 0)
+		snprintf(out, len, "%s", name);
+	else
+		snprintf(out, len, "%s/%s", dir, name);
+}
+
+/* Is PATH where a relocation's link goes (its directory is elsewhere)? */
+static bool
+is_relocated(const RestoreTarget *t, const char *path)
+{
+	uint32_t	i;
+
+	for (i = 0; i < t->nrelocs; i++)
+		if (strcmp(t->relocs[i].from, path) == 0)
+			return true;
+	return false;
+}
+
+/* Does the target's entry (status ST) stay, as entry E of the backup (NULL: none)? */
+static bool
+stays(const SbEntry *e, const struct stat *st)
+{
+	if (e == NULL)
+		return false;
+	if (e->type == SB_ENTRY_DIR)
+		return S_ISDIR(st->st_mode);
+	return e->type == SB_ENTRY_FILE && S_ISREG(st->st_mode) && !e->sparse;
+}
+
+/* Keep file I (NAME in DIRFD): cut or extend it to the backup's size. */
+static bool
+keep_file(RestoreTarget *t, int dirfd, const char *path, const char *name, size_t i,
+		  SbError *err)
+{
+	const SbEntry *e = &t->manifest->entries[i];
+	int			fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	bool		ok = fd >= 0;
+
+	if (ok && ftruncate(fd, (off_t) e->size) != 0)
+		ok = false;
+	if (!ok)
+		sb_error_set_errno(err, errno, "could not resize \"%s/%s\" to %llu bytes", path, name,
+						   (unsigned long long) e->size);
+	if (fd >= 0)
+		close(fd);
+	t->delta->kept[i] = ok;
+	return ok;
+}
+
+static bool clear_dir(RestoreTarget *t, int dirfd, const char *path, const char *dir,
+					  bool is_root, SbError *err);
+
+/* One entry of the target: kept, looked into, or removed. */
+static bool
+clear_entry(RestoreTarget *t, int dirfd, const char *path, const char *dir, const char *name,
+			bool is_root, SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	char		apath[PATH_MAX];
+	char		sub[PATH_MAX];
+	struct stat st;
+	size_t		i;
+	int			fd;
+	bool		ok;
+
+	if (is_root && strcmp(name, SB_RESTORE_MARKER_FILE) == 0)
+		return true;
+	archive_path(dir, name, apath, sizeof(apath));
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return sb_error_set_errno(err, errno, "could not stat \"%s/%s\"", path, name);
+	i = sb_path_index_find(&d->index, apath);
+	if (is_relocated(t, apath) || !stays(i == SIZE_MAX ? NULL : &t->manifest->entries[i], &st) ||
+		i == d->guard)
+	{
+		d->stats->delta_removed++;
+		return remove_entry(dirfd, path, name, S_ISDIR(st.st_mode), err);
+	}
+	if (S_ISREG(st.st_mode))
+		return keep_file(t, dirfd, path, name, i, err);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", path, name);
+	snprintf(sub, sizeof(sub), "%s/%s", path, name);
+	ok = clear_dir(t, fd, sub, apath, false, err);
+	close(fd);
+	return ok;
+}
+
+/* Every entry of the open directory DIRFD (at archive path DIR), recursively. */
+static bool
+clear_dir(RestoreTarget *t, int dirfd, const char *path, const char *dir, bool is_root,
+		  SbError *err)
+{
+	int			fd = dup(dirfd);
+	DIR		   *dh = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool		ok = true;
+
+	if (dh == NULL)
+	{
+		if (fd >= 0)
+			close(fd);
+		return sb_error_set_errno(err, errno, "could not read directory \"%s\"", path);
+	}
+	while (ok && (de = readdir(dh)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			ok = clear_entry(t, dirfd, path, dir, de->d_name, is_root, err);
+	closedir(dh);
+	return ok;
+}
+
+static bool
+find_guard(RestoreTarget *t, const char *guard, SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	size_t		len;
+
+	d->guard = guard ? sb_path_index_find(&d->index, guard) : SIZE_MAX;
+	if (d->guard == SIZE_MAX)
+		return true;
+	if (t->manifest->entries[d->guard].type != SB_ENTRY_FILE)
+		return sb_error_set(err, SB_EINVAL, "the delta guard \"%s\" is not a file of the backup", guard);
+	len = strlen(guard) + sizeof(GUARD_SUFFIX);
+	d->guard_tmp = sb_alloc(len, err);
+	if (d->guard_tmp == NULL)
+		return false;
+	snprintf(d->guard_tmp, len, "%s%s", guard, GUARD_SUFFIX);
+	return true;
+}
+
+bool
+sb_delta_begin(RestoreTarget *t, const SbRestoreOptions *o, SbRestoreStats *stats, SbError *err)
+{
+	RestoreDelta *d = sb_alloc(sizeof(RestoreDelta), err);
+	uint32_t	i;
+
+	if (d == NULL)
+		return false;
+	t->delta = d;
+	d->stats = stats;
+	d->kept = sb_alloc(t->manifest->nentries * sizeof(bool) + 1, err);
+	if (d->kept == NULL || !sb_path_index_build(&d->index, t->manifest, err) ||
+		!find_guard(t, o->delta_guard, err))
+		return false;
+	/* the guard first: from here on the copy cannot start until the restore completes */
+	if (!clear_dir(t, t->root.fd, t->root.path, ".", true, err))
+		return false;
+	for (i = 0; i < t->nrelocs; i++)
+		if (!clear_dir(t, t->relocs[i].dir.fd, t->relocs[i].dir.path, t->relocs[i].from, true, err))
+			return false;
+	return true;
+}
+
+/* ---------- the chunks ---------- */
+
+/* Each chunk's raw hash and length, from the index of the stripe that holds it. */
+static bool
+load_hashes(RestoreDelta *d, SbArchive *a, SbError *err)
+{
+	const SbManifest *m = a->manifest;
+	uint32_t	s;
+	uint64_t	k;
+
+	d->raw_hash = sb_alloc(m->total_chunks * sizeof(uint64_t) + 1, err);
+	d->raw_len = d->raw_hash ? sb_alloc(m->total_chunks * sizeof(uint32_t) + 1, err) : NULL;
+	d->stored_len = d->raw_len ? sb_alloc(m->total_chunks * sizeof(uint32_t) + 1, err) : NULL;
+	d->held = d->stored_len ? sb_alloc(m->total_chunks + 1, err) : NULL;
+	for (s = 0; d->held != NULL && s < m->nstripes; s++)
+	{
+		SbStripeReader r;
+
+		if (!sb_stripe_open(&r, m, s, a->stripe_paths[s], err))
+			return false;
+		for (k = 0; k < r.nentries; k++)
+		{
+			d->raw_hash[r.entries[k].chunk_id] = r.entries[k].raw_hash;
+			d->raw_len[r.entries[k].chunk_id] = r.entries[k].raw_len;
+			d->stored_len[r.entries[k].chunk_id] = r.entries[k].stored_len;
+		}
+		sb_stripe_close(&r);
+	}
+	return d->held != NULL;
+}
+
+typedef struct Compare
+{
+	RestoreTarget *t;
+	SbFileCheck *fc;
+	const SbReadOptions *read;
+	_Atomic bool stopped;		/* the caller's tick asked to stop */
+	uint8_t   **buffers;		/* one chunk per slot */
+	_Atomic uint64_t compared;
+	_Atomic uint64_t held;
+	_Atomic uint64_t held_stored;
+} Compare;
+
+/* Read PIECE of a kept file into BUF; false (nothing said) if it cannot be read whole. */
+static bool
+read_piece(const RestoreTarget *t, const SbPiece *piece, uint8_t *buf)
+{
+	Place		p = sb_restore_locate(t, t->manifest->entries[piece->entry].path);
+	int			fd = sb_open_beneath(p.dir->fd, p.rel, O_RDONLY, 0);
+	SbError		ignored;
+	ssize_t		n;
+
+	if (fd < 0)
+		return false;
+	n = sb_pread_upto(fd, buf + piece->chunk_offset, piece->length, piece->file_offset, p.rel,
+					  &ignored);
+	close(fd);
+	return n == (ssize_t) piece->length;
+}
+
+/* Progress to the caller, on its own thread (slot 0): false when it asks to stop. */
+static bool
+tick(Compare *cmp)
+{
+	SbProgress	p;
+
+	if (cmp->read->tick == NULL)
+		return true;
+	memset(&p, 0, sizeof(p));
+	p.raw_bytes_done = atomic_load(&cmp->compared);
+	p.raw_bytes_total = cmp->t->manifest->stream_bytes;
+	if (cmp->read->tick(cmp->read->tick_arg, &p))
+		return true;
+	atomic_store(&cmp->stopped, true);
+	return false;
+}
+
+/* Does the target hold chunk C?  Then its pieces go into the files' checks. */
+static void
+compare_chunk(void *arg, size_t c, uint32_t slot)
+{
+	Compare    *cmp = arg;
+	RestoreDelta *d = cmp->t->delta;
+	uint8_t    *buf = cmp->buffers[slot];
+	SbPieceIter it;
+	SbPiece		piece;
+	bool		whole = true;
+
+	if (atomic_load(&cmp->stopped) || (slot == 0 && !tick(cmp)))
+		return;
+	sb_piece_iter_init(&it, cmp->t->manifest, c);
+	while (whole && sb_piece_iter_next(&it, &piece))
+		whole = d->kept[piece.entry] && piece.entry != d->guard && read_piece(cmp->t, &piece, buf);
+	atomic_fetch_add(&cmp->compared, d->raw_len[c]);
+	if (!whole || sb_hash64(buf, d->raw_len[c]) != d->raw_hash[c])
+		return;
+	d->held[c] = 1;
+	atomic_fetch_add(&cmp->held, d->raw_len[c]);
+	atomic_fetch_add(&cmp->held_stored, d->stored_len[c]);
+	sb_piece_iter_init(&it, cmp->t->manifest, c);
+	while (sb_piece_iter_next(&it, &piece))
+		sb_file_check_add(cmp->fc, &piece, buf + piece.chunk_offset);
+}
+
+bool
+sb_delta_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read, SbFileCheck *fc,
+				 SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	uint32_t	workers = read->workers ? read->workers : sb_cpu_count();
+	Compare		cmp;
+	uint32_t	i;
+	bool		ok;
+
+	if (!load_hashes(d, a, err))
+		return false;
+	memset(&cmp, 0, sizeof(cmp));
+	cmp.t = t;
+	cmp.fc = fc;
+	cmp.read = read;
+	cmp.buffers = sb_alloc(workers * sizeof(uint8_t *), err);
+	ok = cmp.buffers != NULL;
+	for (i = 0; ok && i < workers; i++)
+		ok = (cmp.buffers[i] = sb_alloc(t->manifest->chunk_size, err)) != NULL;
+	if (ok)
+		sb_parallel_run(t->manifest->total_chunks, workers, compare_chunk, &cmp);
+	for (i = 0; cmp.buffers != NULL && i < workers; i++)
+		free(cmp.buffers[i]);
+	free(cmp.buffers);
+	d->stats->delta_compared = atomic_load(&cmp.compared);
+	d->stats->delta_held = atomic_load(&cmp.held);
+	d->stats->delta_held_stored = atomic_load(&cmp.held_stored);
+	if (ok && atomic_load(&cmp.stopped))
+		return sb_error_set(err, SB_ECANCELED, "the delta restore was canceled while it compared");
+	return ok;
+}
+
+const uint8_t *
+sb_delta_held(const RestoreTarget *t)
+{
+	return t->delta ? t->delta->held : NULL;
+}
+
+bool
+sb_delta_kept(const RestoreTarget *t, size_t i)
+{
+	return t->delta != NULL && t->delta->kept[i];
+}
+
+const char *
+sb_delta_write_path(const RestoreTarget *t, size_t i)
+{
+	return t->delta != NULL && i == t->delta->guard ? t->delta->guard_tmp : NULL;
+}
+
+/* ---------- writing what differs ---------- */
+
+#define COMPARE_BLOCK 8192		/* a PostgreSQL page: what a change touches */
+#define COMPARE_SPAN (8 * COMPARE_BLOCK)
+
+/* Write the blocks of LEN bytes at OFFSET that differ from what FD holds there. */
+static bool
+write_span(RestoreDelta *d, int fd, const uint8_t *data, size_t len, uint64_t offset,
+		   const char *what, SbError *err)
+{
+	uint8_t		have[COMPARE_SPAN];
+	ssize_t		got = pread(fd, have, len, (off_t) offset);
+	size_t		b;
+
+	if (got < 0)
+		return sb_error_set_errno(err, errno, "could not read \"%s\"", what);
+	for (b = 0; b < len; b += COMPARE_BLOCK)
+	{
+		size_t		n = len - b < COMPARE_BLOCK ? len - b : COMPARE_BLOCK;
+
+		if ((size_t) got >= b + n && memcmp(have + b, data + b, n) == 0)
+			continue;
+		if (!sb_pwrite_all(fd, data + b, n, offset + b, what, err))
+			return false;
+		atomic_fetch_add(&d->written, n);
+	}
+	return true;
+}
+
+bool
+sb_delta_write(RestoreTarget *t, int fd, const SbPiece *piece, const uint8_t *data,
+			   const char *what, SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	uint64_t	done;
+
+	if (!d->kept[piece->entry])
+	{
+		atomic_fetch_add(&d->written, piece->length);
+		return sb_pwrite_all(fd, data, piece->length, piece->file_offset, what, err);
+	}
+	for (done = 0; done < piece->length; done += COMPARE_SPAN)
+	{
+		size_t		n = piece->length - done < COMPARE_SPAN ? piece->length - done : COMPARE_SPAN;
+
+		if (!write_span(d, fd, data + done, n, piece->file_offset + done, what, err))
+			return false;
+	}
+	return true;
+}
+
+/* ---------- the guard ---------- */
+
+bool
+sb_delta_finish(RestoreTarget *t, SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	Place		from,
+				to;
+	char		parent[PATH_MAX];
+	char	   *slash;
+	int			fd;
+
+	if (d == NULL || d->guard == SIZE_MAX)
+		return true;
+	from = sb_restore_locate(t, d->guard_tmp);
+	to = sb_restore_locate(t, t->manifest->entries[d->guard].path);
+	if (renameat(from.dir->fd, from.rel, to.dir->fd, to.rel) != 0)
+		return sb_error_set_errno(err, errno, "could not put \"%s/%s\" in place", to.dir->path, to.rel);
+	snprintf(parent, sizeof(parent), "%s", to.rel);
+	slash = strrchr(parent, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	fd = sb_open_beneath(to.dir->fd, slash ? parent : ".", O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0 || fsync(fd) != 0)
+	{
+		sb_error_set_errno(err, errno, "could not sync the folder of \"%s/%s\"", to.dir->path, to.rel);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+void
+sb_delta_abort(RestoreTarget *t)
+{
+	Place		p;
+
+	if (t->delta == NULL || t->delta->guard_tmp == NULL || t->root.fd < 0)
+		return;
+	p = sb_restore_locate(t, t->delta->guard_tmp);
+	(void) unlinkat(p.dir->fd, p.rel, 0);
+}
+
+void
+sb_delta_free(RestoreTarget *t)
+{
+	RestoreDelta *d = t->delta;
+
+	if (d == NULL)
+		return;
+	d->stats->delta_written = atomic_load(&d->written);
+	sb_path_index_free(&d->index);
+	free(d->kept);
+	free(d->held);
+	free(d->raw_hash);
+	free(d->raw_len);
+	free(d->stored_len);
+	free(d->guard_tmp);
+	free(d);
+	t->delta = NULL;
+}

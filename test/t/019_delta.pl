@@ -1,0 +1,188 @@
+# Delta restore: a copy restored yesterday, started and stopped, while the
+# cluster kept changing under pgbench (a table dropped, one created, one
+# rewritten by VACUUM FULL, a tablespace among them), refreshed in place with
+# stripe_restore(..., delta => true) and with `stripebackup restore --delta`:
+# the result is byte for byte a full restore of the same backup, passes
+# pg_verifybackup, starts, and holds the data; only part of the backup is
+# read.  A running target, another cluster's data directory, a folder of
+# other files, a file, and a chain are refused with nothing changed.
+use strict;
+use warnings;
+
+use File::Compare ();
+use File::Find ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+my $node = backup_node('primary', conf => 'autovacuum = off');
+my @dests = make_destinations(2);
+my $arr = sql_array(@dests);
+my $tblspc = PostgreSQL::Test::Utils::tempdir();
+
+$node->safe_psql('postgres', "CREATE TABLESPACE ts1 LOCATION '$tblspc'");
+$node->command_ok([ 'pgbench', '-i', '-s', '4', '-q', '-p', $node->port, '-h', $node->host, 'postgres' ],
+	'pgbench tables loaded');
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION amcheck;
+	CREATE TABLE big (id int PRIMARY KEY, v text) TABLESPACE ts1;
+	INSERT INTO big SELECT g, md5(g::text) FROM generate_series(1, 100000) g;
+	CREATE TABLE dropme AS SELECT g FROM generate_series(1, 5000) g;
+	CREATE TABLE churn AS SELECT g, md5(g::text) AS v FROM generate_series(1, 20000) g;
+});
+
+sub fingerprint
+{
+	my ($n) = @_;
+	return $n->safe_psql('postgres', q{
+		SELECT (SELECT count(*) || ':' || sum(hashtext(v)) FROM big),
+		       (SELECT count(*) || ':' || sum(hashtext(v)) FROM churn),
+		       (SELECT sum(abalance) FROM pgbench_accounts), (SELECT count(*) FROM pgbench_history),
+		       (SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class
+		         WHERE relname IN ('dropme', 'newt'))});
+}
+
+# Every file under DIR (links as their targets' contents, the tablespace link
+# itself not followed: its directory is compared on its own).
+sub files_of
+{
+	my ($dir) = @_;
+	my %files;
+	File::Find::find({ no_chdir => 1, wanted => sub {
+		my $rel = substr($File::Find::name, length($dir));
+		$files{$rel} = -l $File::Find::name ? 'link' : -d _ ? 'dir' : 'file';
+	} }, $dir);
+	return \%files;
+}
+
+# The differences between two trees, as a list of relative paths.
+sub tree_differences
+{
+	my ($a, $b) = @_;
+	my ($fa, $fb) = (files_of($a), files_of($b));
+	my @diff;
+	for my $rel (sort keys %{ { %$fa, %$fb } })
+	{
+		if (($fa->{$rel} // '') ne ($fb->{$rel} // ''))
+		{
+			push @diff, "$rel (" . ($fa->{$rel} // 'absent') . ' vs ' . ($fb->{$rel} // 'absent') . ')';
+		}
+		elsif ($fa->{$rel} eq 'file' && File::Compare::compare("$a$rel", "$b$rel") != 0)
+		{
+			push @diff, "$rel (content)";
+		}
+	}
+	return @diff;
+}
+
+my $full1 = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
+my $copy = PostgreSQL::Test::Cluster->new('copy');
+my $copy_ts = PostgreSQL::Test::Utils::tempdir() . '/ts';
+$node->safe_psql('postgres', "SELECT stripe_restore($full1, '" . $copy->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'])");
+$copy->append_conf('postgresql.conf', "port = " . $copy->port . "\narchive_mode = off");
+$copy->start;
+$copy->safe_psql('postgres', "INSERT INTO churn VALUES (-1, 'written in the copy only')");
+$copy->stop;
+
+# A day of changes, the next backup under pgbench.
+$node->safe_psql('postgres', q{
+	DROP TABLE dropme;
+	CREATE TABLE newt AS SELECT g FROM generate_series(1, 3000) g;
+	DELETE FROM churn WHERE g % 3 = 0;
+	VACUUM FULL churn;
+	UPDATE big SET v = v || 'x' WHERE id % 500 = 0;
+});
+my $pgbench = IPC::Run::start(
+	[ 'pgbench', '-c', '2', '-T', '600', '-n', '-p', $node->port, '-h', $node->host, 'postgres' ],
+	'>', \my $pgbench_out, '2>', \my $pgbench_err);
+$node->poll_query_until('postgres', 'SELECT count(*) > 200 FROM pgbench_history')
+  or die 'pgbench does not write';
+my $full2 = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
+# TERM, not INT: a shell's background jobs ignore SIGINT, and pgbench inherits that.
+$pgbench->signal('TERM');
+$pgbench->finish;
+
+# Refused, nothing changed: a running target, another cluster, other files, a file, a chain.
+my $before = files_of($copy->data_dir);
+$copy->start;
+my ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($full2, '" . $copy->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'], delta => true)");
+like($err, qr/running PostgreSQL server \(postmaster\.pid names process \d+\)/,
+	'a delta restore into a running copy is refused, naming its process');
+$copy->stop;
+my $other = PostgreSQL::Test::Cluster->new('other');
+$other->init;
+($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($full2, '" . $other->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=" . PostgreSQL::Test::Utils::tempdir() . "/ts'], delta => true)");
+like($err, qr/holds a data directory of another database system/, 'another cluster\'s data directory is refused');
+ok(-e $other->data_dir . '/PG_VERSION', 'and left as it was');
+my $plain = PostgreSQL::Test::Utils::tempdir();
+PostgreSQL::Test::Utils::append_to_file("$plain/notes.txt", "mine\n");
+($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($full2, '$plain', "
+	  . "tablespace_mapping => ARRAY['$tblspc=" . PostgreSQL::Test::Utils::tempdir() . "/ts'], delta => true)");
+like($err, qr/is not empty and is not a PostgreSQL data directory/, 'a folder of other files is refused');
+ok(-e "$plain/notes.txt", 'and its files stay');
+($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($full2, '$plain/notes.txt', delta => true)");
+isnt($ret, 0, 'a target that is a file is refused');
+my $incr = $node->safe_psql('postgres', "SELECT stripe_backup($arr, type => 'incr')");
+($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($incr, '" . $copy->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'], delta => true)");
+like($err, qr/a delta restore of a differential or incremental backup is not possible yet/,
+	'a chain is refused, for now');
+is_deeply(files_of($copy->data_dir), $before, 'the copy was not touched by any refused restore');
+
+# The delta restore, from SQL.
+my $restore = $node->safe_psql('postgres', "SELECT stripe_restore($full2, '" . $copy->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'], delta => true)");
+my ($status, $delta, $written, $compared, $removed) = split /\|/, $node->safe_psql('postgres',
+	"SELECT status, delta, bytes_written, bytes_compared, entries_removed FROM stripe_restores WHERE id = $restore");
+is("$status|$delta", 'completed|t', 'the delta restore completes, recorded as a delta');
+my $raw = $node->safe_psql('postgres', "SELECT sum(raw_bytes) FROM stripe_backup_stripes WHERE backup_id = $full2");
+is($compared, $raw, 'every byte of the backup was compared');
+cmp_ok($written, '<', $raw / 2, "less than half of it was written ($written of $raw bytes)");
+cmp_ok($removed, '>', 0, "what the backup lacks was removed ($removed entries)");
+
+# Byte for byte what a full restore of the same backup gives.
+my $fresh = PostgreSQL::Test::Cluster->new('fresh');
+my $fresh_ts = PostgreSQL::Test::Utils::tempdir() . '/ts';
+$node->safe_psql('postgres', "SELECT stripe_restore($full2, '" . $fresh->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=$fresh_ts'])");
+is(join(', ', tree_differences($copy->data_dir, $fresh->data_dir)), '',
+	'the refreshed copy is byte for byte a full restore of the same backup');
+is(join(', ', tree_differences($copy_ts, $fresh_ts)), '', 'its tablespace too');
+is(readlink((glob($copy->data_dir . '/pg_tblspc/*'))[0]), $copy_ts, 'its tablespace link points at its own');
+command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts it');
+$copy->start;
+is(fingerprint($copy), do { $fresh->append_conf('postgresql.conf', "port = " . $fresh->port . "\narchive_mode = off");
+		$fresh->start; my $f = fingerprint($fresh); $fresh->stop; $f },
+	'it starts and holds what a full restore holds');
+is(pgbench_invariant($copy), 't', 'pgbench\'s invariant holds');
+is($copy->safe_psql('postgres', "SELECT count(*) FROM churn WHERE g = -1"), '0',
+	'what only the copy had written is gone');
+$copy->command_ok([ 'pg_amcheck', '--heapallindexed', '-p', $copy->port, '-h', $copy->host, 'postgres' ],
+	'amcheck finds nothing wrong');
+$copy->stop;
+
+# Again with the command, after more changes: the copy rebuilt as a standby of the primary.
+$node->safe_psql('postgres', "UPDATE big SET v = 'changed' WHERE id < 100");
+my $full3 = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
+($ret, $out, $err) = run_stripebackup('restore', backup_location($node, $full3), '--target', $copy->data_dir,
+	'--tablespace-mapping', "$tblspc=$copy_ts", '--delta', '--standby', '--primary-conninfo',
+	'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres application_name=delta_copy');
+is($ret, 0, 'the command refreshes the copy too, as a standby') or diag($err);
+like($out, qr/delta: [\d.]+ MB compared, [\d.]+ MB of it already there \(not read\), [\d.]+ MB written/,
+	'saying what it compared and wrote');
+command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts it');
+$copy->start;
+is($copy->safe_psql('postgres', "SELECT count(*) FROM big WHERE v = 'changed'"), '99', 'with the new changes');
+$node->safe_psql('postgres', "UPDATE big SET v = 'streamed' WHERE id = 1");
+ok($copy->poll_query_until('postgres', "SELECT v = 'streamed' FROM big WHERE id = 1"),
+	'and it follows the primary as a standby');
+ok($node->poll_query_until('postgres',
+		"SELECT state = 'streaming' FROM pg_stat_replication WHERE application_name = 'delta_copy'"),
+	'pg_stat_replication shows it');
+$copy->stop;
+
+done_testing();

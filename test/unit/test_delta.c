@@ -1,0 +1,149 @@
+/*
+ * test_delta.c
+ *		A delta restore (SbRestoreOptions.delta, restore_delta.c) into a
+ *		target that holds an older copy: the result is the backup's tree,
+ *		byte for byte, whatever the copy had (files changed, cut, grown,
+ *		removed, added; a folder where a file was and the reverse; a link
+ *		planted inside, never followed), only the chunks that differ are
+ *		read; the guard file comes last; a failed delta leaves the copy
+ *		without its guard; a chain is refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tests.h"
+
+#define GUARD "global/pg_control"
+
+/* The source: a big file of many chunks, small files, a guard, folders. */
+static bool
+make_source(const ThFixture *f)
+{
+	char		path[PATH_MAX];
+
+	return th_mkdir(th_path(path, "%s/base", f->src), 0700) &&
+		th_mkdir(th_path(path, "%s/base/1", f->src), 0700) &&
+		th_mkdir(th_path(path, "%s/global", f->src), 0700) &&
+		th_write_pattern(th_path(path, "%s/base/1/big", f->src), 40 * 65536 + 123, 1, false, 0600) &&
+		th_write_pattern(th_path(path, "%s/base/1/small", f->src), 3000, 2, true, 0600) &&
+		th_write_pattern(th_path(path, "%s/base/1/shrinks", f->src), 200000, 3, false, 0600) &&
+		th_write_pattern(th_path(path, "%s/base/1/grows", f->src), 100000, 4, false, 0600) &&
+		th_write_pattern(th_path(path, "%s/base/1/dir-in-copy", f->src), 5000, 5, true, 0600) &&
+		th_mkdir(th_path(path, "%s/base/1/file-in-copy", f->src), 0700) &&
+		th_write_pattern(th_path(path, "%s/" GUARD, f->src), 8192, 6, true, 0600);
+}
+
+/* What a day's changes and a careless hand did to the restored copy. */
+static bool
+age_copy(const ThFixture *f, const char *outside)
+{
+	char		path[PATH_MAX];
+	char		link[PATH_MAX];
+	int			fd = open(th_path(path, "%s/base/1/big", f->target), O_WRONLY);
+	bool		done = fd >= 0 && th_pwrite_pattern(fd, 7 * 65536 + 100, 5000, 77);
+
+	if (fd >= 0)
+		close(fd);
+	return done &&
+		truncate(th_path(path, "%s/base/1/shrinks", f->target), 100) == 0 &&
+		truncate(th_path(path, "%s/base/1/grows", f->target), 300000) == 0 &&
+		unlink(th_path(path, "%s/base/1/small", f->target)) == 0 &&
+		th_write_pattern(th_path(path, "%s/base/1/extra", f->target), 9000, 8, true, 0600) &&
+		th_mkdir(th_path(path, "%s/base/2", f->target), 0700) &&
+		th_write_pattern(th_path(path, "%s/base/2/dropped", f->target), 9000, 9, true, 0600) &&
+		unlink(th_path(path, "%s/base/1/dir-in-copy", f->target)) == 0 &&
+		th_mkdir(path, 0700) &&
+		th_write_pattern(th_path(path, "%s/base/1/dir-in-copy/x", f->target), 10, 1, true, 0600) &&
+		rmdir(th_path(path, "%s/base/1/file-in-copy", f->target)) == 0 &&
+		th_write_pattern(path, 10, 1, true, 0600) &&
+		symlink(outside, th_path(link, "%s/base/planted", f->target)) == 0;
+}
+
+static bool
+delta_restore(const ThFixture *f, const char *name, SbRestoreStats *stats, SbError *err)
+{
+	SbRestoreOptions ro;
+	char		location[PATH_MAX];
+
+	memset(&ro, 0, sizeof(ro));
+	ro.target = f->target;
+	ro.read.workers = 3;
+	ro.delta = true;
+	ro.delta_guard = GUARD;
+	ro.stats = stats;
+	ro.marker = "delta test";
+	return th_restore_with(th_location(f, 0, name, location), &ro, err);
+}
+
+void
+test_delta_restore(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbRestoreStats stats;
+	SbManifest *m = NULL;
+	SbError		err;
+	char		outside[PATH_MAX];
+	char		path[PATH_MAX];
+	char		location[PATH_MAX];
+	bool		done;
+
+	th_begin("delta restore: a stale copy refreshed, only what differs read");
+	th_fixture(&f, "delta", 2);
+	ok(make_source(&f), "a source tree");
+	th_options(&o, f.dests, f.ndests, "full");
+	o.detect_holes = false;
+	ok(th_backup_tree(&o, f.src, &m, &err), "its backup");
+	th_location(&f, 0, "full", location);
+	ok(th_restore(location, f.target, &err), "restored once");
+	th_path(outside, "%s/outside", f.root);
+	ok(th_mkdir(outside, 0700) && th_write_pattern(th_path(path, "%s/keep", outside), 100, 1, true, 0600),
+	   "a folder outside the copy");
+	ok(age_copy(&f, outside), "the copy aged: changed, cut, grown, removed, added, retyped, a link planted");
+
+	done = delta_restore(&f, "full", &stats, &err);
+	if (!ok(done, "the delta restore completes"))
+		th_diag_error("delta", &err);
+	ok(th_trees_equal(f.src, f.target, 0), "the copy is the backup's tree again, byte for byte");
+	ok(th_exists(th_path(path, "%s/keep", outside)), "nothing outside the copy was touched");
+	ok(!th_exists(th_path(path, "%s/" GUARD ".stripebackup-delta", f.target)),
+	   "the guard's temporary name is gone");
+	ok(m && stats.delta_compared == m->stream_bytes, "every byte of the backup was compared");
+	ok(m && stats.delta_held > m->stream_bytes / 2 && stats.delta_held < m->stream_bytes,
+	   "most of it was held by the copy, and not read (%llu of %llu bytes)",
+	   (unsigned long long) stats.delta_held, (unsigned long long) (m ? m->stream_bytes : 0));
+	ok(stats.delta_removed >= 6, "what the backup lacks was removed (%llu entries)",
+	   (unsigned long long) stats.delta_removed);
+	ok(m && stats.delta_written > 0 && stats.delta_written < m->stream_bytes - stats.delta_held,
+	   "of the chunks read, only the blocks that differ were written (%llu bytes)",
+	   (unsigned long long) stats.delta_written);
+
+	done = delta_restore(&f, "full", &stats, &err);
+	ok(done && m && stats.delta_held + 65536 >= m->stream_bytes && stats.delta_held < m->stream_bytes &&
+	   stats.delta_removed == 1,
+	   "again: everything held but the guard's chunk, written again (%llu of %llu bytes held, %llu removed)",
+	   (unsigned long long) stats.delta_held, (unsigned long long) (m ? m->stream_bytes : 0),
+	   (unsigned long long) stats.delta_removed);
+
+	th_rmtree(f.target);
+	ok(delta_restore(&f, "full", &stats, &err) && th_trees_equal(f.src, f.target, 0) &&
+	   stats.delta_held == 0, "into an absent target: a whole restore");
+
+	/* damage a chunk the copy does not hold: the delta fails and the copy cannot start */
+	ok(truncate(th_path(path, "%s/base/1/big", f.target), 1000) == 0, "the copy's big file cut");
+	ok(th_flip_byte(th_stripe_path(&f, 1, "full", path), 4096, 0x01) &&
+	   th_flip_byte(th_stripe_path(&f, 2, "full", path), 4096, 0x01), "a byte of each stripe flipped");
+	ok(!delta_restore(&f, "full", &stats, &err), "the delta restore fails");
+	ok(!th_exists(th_path(path, "%s/" GUARD, f.target)) &&
+	   !th_exists(th_path(path, "%s/" GUARD ".stripebackup-delta", f.target)),
+	   "the copy is left without its guard file: it cannot start");
+	ok(th_exists(th_path(path, "%s/base/1/grows", f.target)), "and the rest of the copy is still there");
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}
