@@ -108,6 +108,14 @@ pgbr_backup() {	# NAME TYPE
 print(json.load(sys.stdin)[0]["backup"][-1]["info"]["repository"]["delta"])' >> "$results/$1.bytes"
 }
 
+sb_merge() {	# NAME ID: the chain ending at backup ID folded into a full backup
+	settle
+	local t0=$(now)
+	psql_ -c "SELECT stripe_merge($2, compression_level => 1)" >/dev/null
+	record "$1" "$(elapsed "$t0")"
+	psql_ -c "SELECT bytes_written FROM stripe_backups ORDER BY id DESC LIMIT 1" >> "$results/$1.bytes"
+}
+
 sb_location() {	# ID
 	psql_ -c "SELECT location FROM stripe_backups WHERE id = $1"
 }
@@ -180,6 +188,12 @@ pgbr_backup br_settle incr
 change 0 12
 sb_backup sb_cold incr
 pgbr_backup br_cold incr
+
+# The chain of the full backup and 5 incrementals folded into one full
+# backup (pgBackRest has no merge): restored into a scratch folder, written again.
+say "merging the chain"
+sb_merge sb_merge "$sb_last"
+sb_merged_location=$(sb_location "$(psql_ -c "SELECT max(id) FROM stripe_backups WHERE merged_from = $sb_last")")
 stop_cluster
 
 # Both tools' backups in the page cache alike: the server writes stripes
@@ -196,7 +210,9 @@ for round in 1 2 3; do	# every other round in the other order
 		pgbr_restore br_restore_full "$br_full"
 		sb_restore sb_restore_chain "$sb_last_location"
 		pgbr_restore br_restore_chain "$br_last"
+		sb_restore sb_restore_merged "$sb_merged_location"
 	else
+		sb_restore sb_restore_merged "$sb_merged_location"
 		pgbr_restore br_restore_chain "$br_last"
 		sb_restore sb_restore_chain "$sb_last_location"
 		pgbr_restore br_restore_full "$br_full"
@@ -232,6 +248,9 @@ printf '%-58s %10s %10.2f %10s\n' "stripebackup incr, mostly cold (1 of 100 part
 printf '%-58s %10s %10.2f %10s\n' "pgBackRest 2.45 --type=incr, mostly cold" \
 	"$(mb "$(bytes_of br_cold)")" "$(median br_cold)" "$(ratio "$(median br_cold)" "$(median br_full)")"
 echo "(ratio: the incremental's time / the same tool's full backup's)"
+printf '%-58s %10s %10.2f %10s\n' "stripebackup merge: full + 5 incrementals into a full" \
+	"$(mb "$(bytes_of sb_merge)")" "$(median sb_merge)" "$(ratio "$(median sb_merge)" "$(median sb_full)")"
+echo "(ratio: the merge's time / a full backup's; pgBackRest has no merge)"
 echo
 echo "stored by stripebackup's incremental / the changed pages at zstd 1: $(ratio "$sb_incr_bytes" "$changed_zstd")"
 echo "  (it also stores the free space and visibility maps of changed relations whole, the catalogs' changes and the WAL)"
@@ -244,6 +263,8 @@ printf '%-58s %10.2f %10s\n' "stripebackup, the chain: full + 5 incrementals" "$
 printf '%-58s %10.2f %10s\n' "pgBackRest, the full backup" "$(median br_restore_full)" ""
 printf '%-58s %10.2f %10s\n' "pgBackRest, full + 5 incrementals" "$(median br_restore_chain)" \
 	"$(ratio "$(median br_restore_chain)" "$(median br_restore_full)")"
+printf '%-58s %10.2f %10s\n' "stripebackup, the merged backup" "$(median sb_restore_merged)" \
+	"$(ratio "$(median sb_restore_merged)" "$(median sb_restore_full)")"
 echo "(ratio: the chain's restore / the same tool's full restore)"
 echo
 echo "goals: incremental stored <= 1.5x the changed pages at zstd 1; its time <= 0.35x a full backup's"
