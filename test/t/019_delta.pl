@@ -154,6 +154,8 @@ is(join(', ', tree_differences($copy->data_dir, $fresh->data_dir)), '',
 is(join(', ', tree_differences($copy_ts, $fresh_ts)), '', 'its tablespace too');
 is(readlink((glob($copy->data_dir . '/pg_tblspc/*'))[0]), $copy_ts, 'its tablespace link points at its own');
 command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts it');
+# the backup's postgresql.conf is the primary's: the copy's own port again
+$copy->append_conf('postgresql.conf', "port = " . $copy->port . "\narchive_mode = off");
 $copy->start;
 is(fingerprint($copy), do { $fresh->append_conf('postgresql.conf', "port = " . $fresh->port . "\narchive_mode = off");
 		$fresh->start; my $f = fingerprint($fresh); $fresh->stop; $f },
@@ -175,6 +177,7 @@ is($ret, 0, 'the command refreshes the copy too, as a standby') or diag($err);
 like($out, qr/delta: [\d.]+ MB compared, [\d.]+ MB of it already there \(not read\), [\d.]+ MB written/,
 	'saying what it compared and wrote');
 command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts it');
+$copy->append_conf('postgresql.conf', "port = " . $copy->port . "\narchive_mode = off");
 $copy->start;
 is($copy->safe_psql('postgres', "SELECT count(*) FROM big WHERE v = 'changed'"), '99', 'with the new changes');
 $node->safe_psql('postgres', "UPDATE big SET v = 'streamed' WHERE id = 1");

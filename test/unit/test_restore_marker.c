@@ -49,7 +49,7 @@ test_restore_marker_complete(void)
 
 /* DIR as a restore cut short left it: its marker, files, a folder, a link out. */
 static bool
-make_incomplete(const char *dir, const char *marker, bool created, const char *outside)
+make_incomplete_as(const char *dir, const char *marker, const char *state, const char *outside)
 {
 	char		path[PATH_MAX];
 	SbError		err;
@@ -59,13 +59,18 @@ make_incomplete(const char *dir, const char *marker, bool created, const char *o
 	if (!th_exists(dir) && !th_mkdir(dir, 0700))
 		return false;
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	done = fd >= 0 && sb_restore_marker_write(fd, dir, marker,
-											  created ? SB_MARKER_CREATED : SB_MARKER_EXISTING, &err);
+	done = fd >= 0 && sb_restore_marker_write(fd, dir, marker, state, &err);
 	if (fd >= 0)
 		close(fd);
 	return done && th_mkdir(th_path(path, "%s/base", dir), 0700) &&
 		th_write_pattern(th_path(path, "%s/base/1", dir), 5000, 1, false, 0600) &&
 		symlink(outside, th_path(path, "%s/pg_tblspc_link", dir)) == 0;
+}
+
+static bool
+make_incomplete(const char *dir, const char *marker, bool created, const char *outside)
+{
+	return make_incomplete_as(dir, marker, created ? SB_MARKER_CREATED : SB_MARKER_EXISTING, outside);
 }
 
 void
@@ -95,6 +100,13 @@ test_restore_marker_incomplete(void)
 	ok(make_incomplete(dir, MARKER, false, outside), "a target that existed before the restore");
 	ok(sb_restore_remove_incomplete(dir, MARKER, &found, &err) && found.removed &&
 	   th_count_entries(dir) == 0, "its contents removed, the directory itself kept");
+
+	ok(make_incomplete_as(dir, MARKER, SB_MARKER_DELTA, outside), "a copy a delta restore left half refreshed");
+	ok(sb_restore_remove_incomplete(dir, MARKER, &found, &err) && found.ours && found.delta &&
+	   !found.removed && th_count_entries(dir) == 2 && !th_exists(th_path(link, "%s/%s", dir, SB_RESTORE_MARKER_FILE)),
+	   "the copy stays (it was the user's), only the marker goes");
+	th_rmtree(dir);
+	th_mkdir(dir, 0700);
 
 	ok(make_incomplete(th_path(link, "%s/real", root), MARKER, true, outside) &&
 	   symlink(link, th_path(dir, "%s/linked", root)) == 0, "a marked directory behind a link");
