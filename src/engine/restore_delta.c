@@ -108,7 +108,8 @@ stays(const SbEntry *e, const struct stat *st)
 		return false;
 	if (e->type == SB_ENTRY_DIR)
 		return S_ISDIR(st->st_mode);
-	return e->type == SB_ENTRY_FILE && S_ISREG(st->st_mode) && !e->sparse;
+	/* a file with another name elsewhere (pg_upgrade --link) is not written through */
+	return e->type == SB_ENTRY_FILE && S_ISREG(st->st_mode) && st->st_nlink == 1 && !e->sparse;
 }
 
 /* Keep file I (NAME in DIRFD): cut or extend it to the backup's size. */

@@ -44,7 +44,8 @@ static bool
 age_copy(const ThFixture *f, const char *outside)
 {
 	char		path[PATH_MAX];
-	char		link[PATH_MAX];
+	char		planted[PATH_MAX];
+	char		second[PATH_MAX];
 	int			fd = open(th_path(path, "%s/base/1/big", f->target), O_WRONLY);
 	bool		done = fd >= 0 && th_pwrite_pattern(fd, 7 * 65536 + 100, 5000, 77);
 
@@ -62,7 +63,8 @@ age_copy(const ThFixture *f, const char *outside)
 		th_write_pattern(th_path(path, "%s/base/1/dir-in-copy/x", f->target), 10, 1, true, 0600) &&
 		rmdir(th_path(path, "%s/base/1/file-in-copy", f->target)) == 0 &&
 		th_write_pattern(path, 10, 1, true, 0600) &&
-		symlink(outside, th_path(link, "%s/base/planted", f->target)) == 0;
+		symlink(outside, th_path(planted, "%s/base/planted", f->target)) == 0 &&
+		link(th_path(path, "%s/base/1/shrinks", f->target), th_path(second, "%s/linked", outside)) == 0;
 }
 
 static bool
@@ -112,6 +114,12 @@ test_delta_restore(void)
 		th_diag_error("delta", &err);
 	ok(th_trees_equal(f.src, f.target, 0), "the copy is the backup's tree again, byte for byte");
 	ok(th_exists(th_path(path, "%s/keep", outside)), "nothing outside the copy was touched");
+	{
+		struct stat st;
+
+		ok(stat(th_path(path, "%s/linked", outside), &st) == 0 && st.st_size == 100,
+		   "not even a file that had a second name in the copy (it was replaced, not written through)");
+	}
 	ok(!th_exists(th_path(path, "%s/" GUARD ".stripebackup-delta", f.target)),
 	   "the guard's temporary name is gone");
 	ok(m && stats.delta_compared == m->stream_bytes, "every byte of the backup was compared");
