@@ -287,7 +287,8 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 		if (fd < 0)
 			return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"",
 									  whole ? "create" : "open", p.dir->path, p.rel);
-		ok = t->delta ? sb_delta_write(t, fd, &piece, raw + piece.chunk_offset, p.rel, err) :
+		ok = t->delta ? sb_delta_write(t, fd, piece.entry, raw + piece.chunk_offset, piece.length,
+									   piece.file_offset, p.rel, err) :
 			sb_pwrite_all(fd, raw + piece.chunk_offset, piece.length, piece.file_offset, p.rel, err);
 		close(fd);
 		if (!ok)
@@ -338,9 +339,12 @@ write_owned_piece(const OlderLink *o, const SbPiece *piece, size_t final, const 
 		uint64_t	lo = x[i].offset > start ? x[i].offset : start;
 		uint64_t	hi = x[i].offset + x[i].length < end ? x[i].offset + x[i].length : end;
 
-		if (fd < 0 && (fd = sb_open_beneath(p.dir->fd, p.rel, O_WRONLY, 0600)) < 0)
+		if (fd < 0 && (fd = sb_open_beneath(p.dir->fd, p.rel, O_RDWR, 0600)) < 0)
 			return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
-		ok = sb_pwrite_all(fd, raw + piece->chunk_offset + (lo - start), hi - lo, lo, p.rel, err);
+		ok = o->target->delta ?
+			sb_delta_write(o->target, fd, final, raw + piece->chunk_offset + (lo - start), hi - lo, lo,
+						   p.rel, err) :
+			sb_pwrite_all(fd, raw + piece->chunk_offset + (lo - start), hi - lo, lo, p.rel, err);
 		atomic_fetch_add(&o->target->chain.written[final], ok ? hi - lo : 0);
 	}
 	if (fd >= 0)
@@ -757,7 +761,8 @@ read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
 	config->file_check = &fc;
 	config->stripe_seconds = stats->stripe_seconds;
 	/* a delta restore: the chunks the target holds are accounted for, and not read */
-	ok = t->delta == NULL || sb_delta_compare(t, config->archive, config->options, &fc, err);
+	ok = t->delta == NULL || t->chain.nlinks > 1 ||
+		sb_delta_compare(t, config->archive, config->options, &fc, err);
 	config->skip = sb_delta_held(t);
 	ok = ok && sb_read_pipeline_run(config, &problems, err) && check_files(t, &fc, err);
 	sb_file_check_free(&fc);
@@ -785,10 +790,6 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	t.manifest = a->manifest;
 	t.root.path = o->target;
 	t.root.fd = -1;
-	if (o->delta && a->parent != NULL)
-		return sb_error_set(err, SB_EINVAL, "a delta restore of a differential or incremental backup "
-							"(\"%s\") is not possible yet: restore it into an empty directory",
-							a->manifest->name);
 	/* what each backup of a chain writes, before anything is */
 	if (a->parent != NULL && !sb_chain_build(a, &t.chain, err))
 		return false;

@@ -109,7 +109,8 @@ stays(const SbEntry *e, const struct stat *st)
 	if (e->type == SB_ENTRY_DIR)
 		return S_ISDIR(st->st_mode);
 	/* a file with another name elsewhere (pg_upgrade --link) is not written through */
-	return e->type == SB_ENTRY_FILE && S_ISREG(st->st_mode) && st->st_nlink == 1 && !e->sparse;
+	return e->type == SB_ENTRY_FILE && S_ISREG(st->st_mode) && st->st_nlink == 1 &&
+		(!e->sparse || e->incremental);	/* holes are made again; a chain's other bytes are not holes */
 }
 
 /* Keep file I (NAME in DIRFD): cut or extend it to the backup's size. */
@@ -421,22 +422,22 @@ write_span(RestoreDelta *d, int fd, const uint8_t *data, size_t len, uint64_t of
 }
 
 bool
-sb_delta_write(RestoreTarget *t, int fd, const SbPiece *piece, const uint8_t *data,
-			   const char *what, SbError *err)
+sb_delta_write(RestoreTarget *t, int fd, size_t entry, const uint8_t *data, uint64_t length,
+			   uint64_t offset, const char *what, SbError *err)
 {
 	RestoreDelta *d = t->delta;
 	uint64_t	done;
 
-	if (!d->kept[piece->entry])
+	if (!d->kept[entry])
 	{
-		atomic_fetch_add(&d->written, piece->length);
-		return sb_pwrite_all(fd, data, piece->length, piece->file_offset, what, err);
+		atomic_fetch_add(&d->written, length);
+		return sb_pwrite_all(fd, data, length, offset, what, err);
 	}
-	for (done = 0; done < piece->length; done += COMPARE_SPAN)
+	for (done = 0; done < length; done += COMPARE_SPAN)
 	{
-		size_t		n = piece->length - done < COMPARE_SPAN ? piece->length - done : COMPARE_SPAN;
+		size_t		n = length - done < COMPARE_SPAN ? length - done : COMPARE_SPAN;
 
-		if (!write_span(d, fd, data + done, n, piece->file_offset + done, what, err))
+		if (!write_span(d, fd, data + done, n, offset + done, what, err))
 			return false;
 	}
 	return true;

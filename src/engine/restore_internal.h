@@ -70,18 +70,21 @@ extern bool sb_delta_begin(RestoreTarget *t, const SbRestoreOptions *o, SbRestor
 /*
  * Compare each chunk with what the target holds (the XXH3-64 of its raw
  * bytes, from the stripes' indexes): a chunk the target holds whole is
- * marked, its pieces accounted into FC, and not read.
+ * marked, its pieces accounted into FC, and not read.  (A chain is not
+ * compared: its files' bytes come from several backups' chunks; each is
+ * read, and only the blocks that differ are written.)
  */
 extern bool sb_delta_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read,
 							 SbFileCheck *fc, SbError *err);
 
 /*
- * Write PIECE (its bytes DATA) into FD: into a file the target held, only
- * the blocks that differ from what it holds (one page changed in a chunk
- * costs a page, not the chunk).  Counts what it writes.
+ * Write LENGTH bytes of entry ENTRY (of the newest backup) at OFFSET into
+ * FD: into a file the target held, only the blocks that differ from what
+ * it holds (one page changed in a chunk costs a page, not the chunk).
+ * Counts what it writes.
  */
-extern bool sb_delta_write(RestoreTarget *t, int fd, const SbPiece *piece, const uint8_t *data,
-						   const char *what, SbError *err);
+extern bool sb_delta_write(RestoreTarget *t, int fd, size_t entry, const uint8_t *data,
+						   uint64_t length, uint64_t offset, const char *what, SbError *err);
 
 /* The chunks the target holds already (indexed by chunk id), for the read pipeline. */
 extern const uint8_t *sb_delta_held(const RestoreTarget *t);

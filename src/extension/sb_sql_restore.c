@@ -460,11 +460,7 @@ check_restore(SbRestoreArgs *args)
 		!sb_policy_check_delta_places(args->target, relocs, n, meta->system_identifier, &err) :
 		!sb_policy_check_restore_places(args->target, relocs, n, &err))
 		raise_place(&err);
-	if (args->delta && a->parent != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a delta restore of a differential or incremental backup is not possible yet"),
-				 errhint("Restore it into an empty directory, or merge its chain first: SELECT stripe_merge(...).")));
+
 	check_memory(a, args);
 	sb_pitr_check_wal(args, meta, true);
 }

@@ -104,7 +104,7 @@ my $full2 = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
 $pgbench->signal('TERM');
 $pgbench->finish;
 
-# Refused, nothing changed: a running target, another cluster, other files, a file, a chain.
+# Refused, nothing changed: a running target, another cluster, other files, a file.
 my $before = files_of($copy->data_dir);
 $copy->start;
 my ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($full2, '" . $copy->data_dir
@@ -126,11 +126,6 @@ like($err, qr/is not empty and is not a PostgreSQL data directory/, 'a folder of
 ok(-e "$plain/notes.txt", 'and its files stay');
 ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($full2, '$plain/notes.txt', delta => true)");
 isnt($ret, 0, 'a target that is a file is refused');
-my $incr = $node->safe_psql('postgres', "SELECT stripe_backup($arr, type => 'incr')");
-($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($incr, '" . $copy->data_dir
-	  . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'], delta => true)");
-like($err, qr/a delta restore of a differential or incremental backup is not possible yet/,
-	'a chain is refused, for now');
 is_deeply(files_of($copy->data_dir), $before, 'the copy was not touched by any refused restore');
 
 # The delta restore, from SQL.
@@ -166,6 +161,23 @@ is($copy->safe_psql('postgres', "SELECT count(*) FROM churn WHERE g = -1"), '0',
 $copy->command_ok([ 'pg_amcheck', '--heapallindexed', '-p', $copy->port, '-h', $copy->host, 'postgres' ],
 	'amcheck finds nothing wrong');
 $copy->stop;
+
+# A chain (the last full backup and two incrementals) into the same copy.
+$node->safe_psql('postgres', "UPDATE big SET v = v || 'i1' WHERE id % 700 = 0");
+$node->safe_psql('postgres', "SELECT stripe_backup($arr, type => 'incr')");
+$node->safe_psql('postgres', "DELETE FROM churn WHERE g % 7 = 0; CREATE TABLE after_incr AS SELECT 1 AS x");
+my $incr2 = $node->safe_psql('postgres', "SELECT stripe_backup($arr, type => 'incr')");
+$restore = $node->safe_psql('postgres', "SELECT stripe_restore($incr2, '" . $copy->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'], delta => true)");
+($written, $compared) = split /\|/, $node->safe_psql('postgres',
+	"SELECT bytes_written, bytes_compared FROM stripe_restores WHERE id = $restore");
+cmp_ok($written, '<', $raw / 2, "a chain restores into the copy as a delta ($written bytes written)");
+my $fresh2 = PostgreSQL::Test::Cluster->new('fresh2');
+my $fresh2_ts = PostgreSQL::Test::Utils::tempdir() . '/ts';
+$node->safe_psql('postgres', "SELECT stripe_restore($incr2, '" . $fresh2->data_dir
+	  . "', tablespace_mapping => ARRAY['$tblspc=$fresh2_ts'])");
+is(join(', ', tree_differences($copy->data_dir, $fresh2->data_dir), tree_differences($copy_ts, $fresh2_ts)),
+	'', 'byte for byte a full restore of the chain');
 
 # Again with the command, after more changes: the copy rebuilt as a standby of the primary.
 $node->safe_psql('postgres', "UPDATE big SET v = 'changed' WHERE id < 100");

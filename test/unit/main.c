@@ -60,6 +60,7 @@ static const UnitTest tests[] = {
 	TEST(test_incremental_unchanged_files),
 	TEST(test_incremental_nothing_from_parent),
 	TEST(test_incremental_merge),
+	TEST(test_incremental_delta),
 	TEST(test_manifest_json_roundtrip),
 	TEST(test_manifest_rejects),
 	TEST(test_manifest_strict_text),

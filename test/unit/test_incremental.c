@@ -584,3 +584,48 @@ test_incremental_merge(void)
 	sb_manifest_free(merged);
 	th_fixture_done(&f);
 }
+
+/* A copy of the full backup, refreshed in place from the chain: the newest tree, only differing blocks written. */
+void
+test_incremental_delta(void)
+{
+	ThFixture	f;
+	Lsns		l = {1, 0, 0, false};
+	SbManifest *m = NULL;
+	SbRestoreOptions ro;
+	SbRestoreStats stats;
+	SbError		err;
+	char		path[PATH_MAX];
+	char		location[PATH_MAX];
+	bool		done;
+
+	th_begin("incremental: a delta restore of a chain into a copy of its full backup");
+	th_fixture(&f, "incr-delta", 2);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 64);
+	write_blocks(th_path(path, "%s/base/200", f.src), &l, 0, 16);
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	m = NULL;
+	ok(th_restore(th_location(&f, 0, "full", location), f.target, &err), "a copy of the full backup");
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 5, 2);
+	ok(truncate(th_path(path, "%s/base/200", f.src), 4 * BLOCK) == 0, "200 cut");
+	write_blocks(th_path(path, "%s/base/300", f.src), &l, 0, 3);
+	ok(backup_as(&f, "incr", "full", &l, &m), "an incremental");
+	th_write_pattern(th_path(path, "%s/base/junk", f.target), 100, 1, true, 0600);
+
+	memset(&ro, 0, sizeof(ro));
+	ro.target = f.target;
+	ro.read.workers = 2;
+	ro.delta = true;
+	ro.stats = &stats;
+	done = th_restore_with(th_location(&f, 0, "incr", location), &ro, &err);
+	if (!ok(done, "the chain restores into the copy, as a delta"))
+		th_diag_error("delta", &err);
+	ok(th_trees_equal(f.src, f.target, 0), "the copy is the newest tree");
+	ok(stats.delta_removed == 1 && stats.delta_written == 5 * BLOCK,
+	   "what the copy lacked was written: 2 blocks changed and 3 of a new file (%llu bytes), 1 entry removed",
+	   (unsigned long long) stats.delta_written);
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}

@@ -27,6 +27,7 @@ extern void test_incremental_uncovered_bytes(void);
 extern void test_incremental_unchanged_files(void);
 extern void test_incremental_nothing_from_parent(void);
 extern void test_incremental_merge(void);
+extern void test_incremental_delta(void);
 
 /* test_weights.c */
 extern void test_weights_weighted(void);
