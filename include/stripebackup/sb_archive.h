@@ -211,6 +211,27 @@ typedef struct SbRestoreOptions
  */
 extern bool sb_archive_restore(SbArchive *a, const SbRestoreOptions *options, SbError *err);
 
+/*
+ * What a delta restore of M into TARGET (and the RELOCATIONS' directories)
+ * would find, from sizes and modification times alone (nothing is read):
+ * files there with the backup's size and time (compared, most likely held),
+ * there with another size or time (compared, expected to differ), and
+ * not there.  A restore sets every file's time to the backup's, so a file
+ * neither side changed since keeps it.
+ */
+typedef struct SbDeltaEstimate
+{
+	uint64_t	files_same;
+	uint64_t	bytes_same;
+	uint64_t	files_differ;
+	uint64_t	bytes_differ;
+	uint64_t	files_new;
+	uint64_t	bytes_new;
+} SbDeltaEstimate;
+
+extern bool sb_delta_estimate(const SbManifest *m, const char *target, const SbRelocation *relocations,
+							  uint32_t nrelocations, SbDeltaEstimate *estimate, SbError *err);
+
 /* What sb_restore_remove_incomplete found. */
 typedef struct SbIncompleteRestore
 {

@@ -4,6 +4,7 @@
  *		every stripe is where it should be, and whether the target will do.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,9 @@ plan_usage(void)
 	printf("Usage:\n  %s plan LOCATION [--target DIR] [--detail] [--stripe-path K=DIR]...\n\n", progname);
 	printf("Options:\n");
 	printf("  -t, --target=DIR       also check that DIR can take the restore\n");
+	printf("      --delta            DIR holds a stopped copy: what a delta restore would compare\n"
+		   "                         and expects to differ, from the files' sizes and times\n");
+	printf("      --tablespace-mapping=OLD=NEW  where each tablespace of the copy is (with --delta)\n");
 	printf("      --detail           list every file piece: file, offset, length, stripe, chunk\n");
 	printf("      --stripe-path=K=DIR  stripe K's backup folder, if it moved\n");
 	printf("      --target-time=TIME, --target-lsn=LSN, --target-xid=XID, --target-name=NAME,\n"
@@ -163,6 +167,41 @@ check_target(const char *target, const SbPlan *plan)
 	return free_bytes >= plan->raw_bytes;
 }
 
+/* A delta restore into TARGET: can it take one, and what would it compare and write? */
+static bool
+check_delta_target(const ReadArgs *args, const SbArchive *a)
+{
+	SbPgMeta	info;
+	SbRelocation *relocs = NULL;
+	SbDeltaEstimate e;
+	SbError		err;
+	uint32_t	n = 0;
+	char		same[32],
+				differ[32],
+				fresh[32];
+	bool		ok;
+
+	if (!sb_pgmeta_read(a->manifest, &info, &err))
+		return cli_report_error(&err) == EXIT_OK;
+	relocs = calloc((size_t) info.ntablespaces + 1, sizeof(SbRelocation));
+	ok = relocs != NULL &&
+		sb_pgmeta_relocations(&info, args->ts_mappings, args->nts_mappings, relocs, &n, &err) &&
+		sb_policy_check_delta_places(args->target, relocs, n, info.system_identifier, &err) &&
+		sb_delta_estimate(a->manifest, args->target, relocs, n, &e, &err);
+	if (!ok)
+		printf("target:  %s: a delta restore would refuse it\n", relocs ? err.message : "out of memory");
+	else
+		printf("delta:   into \"%s\": %s in %llu files with the backup's size and time (compared, most\n"
+			   "         likely held), %s in %llu files with another (compared, expected to differ),\n"
+			   "         %s in %llu files not there (written)\n", args->target,
+			   cli_format_bytes(e.bytes_same, same, sizeof(same)), (unsigned long long) e.files_same,
+			   cli_format_bytes(e.bytes_differ, differ, sizeof(differ)), (unsigned long long) e.files_differ,
+			   cli_format_bytes(e.bytes_new, fresh, sizeof(fresh)), (unsigned long long) e.files_new);
+	free(relocs);
+	sb_pgmeta_free(&info);
+	return ok;
+}
+
 /* With a recovery target: does the WAL archive hold what recovery replays?  Says what it found. */
 static int
 check_wal(const ReadArgs *args, const SbArchive *a)
@@ -202,7 +241,8 @@ cmd_plan(int argc, char **argv)
 				wal_rc;
 
 	if ((rc = read_args_parse(argc, argv, "plan",
-							  OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH | OPT_RECOVERY | OPT_ARCHIVE,
+							  OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH | OPT_RECOVERY | OPT_ARCHIVE |
+							  OPT_DELTA | OPT_TS_MAPPING,
 							  plan_usage, &args)) >= 0)
 		return rc;
 	if ((a = read_args_open(&args, &err)) == NULL)
@@ -230,7 +270,11 @@ cmd_plan(int argc, char **argv)
 			   "restore refuses it until the stripes are found\n", a->manifest_path);
 		rc = EXIT_DAMAGED;
 	}
-	if (args.target != NULL && !check_target(args.target, &plan) && rc == EXIT_OK)
+	if (args.delta && args.target == NULL)
+		rc = cli_usage_error("plan", "--delta goes with --target DIR, the copy to refresh");
+	else if (args.target != NULL &&
+			 !(args.delta ? check_delta_target(&args, a) : check_target(args.target, &plan)) &&
+			 rc == EXIT_OK)
 		rc = EXIT_USAGE;
 	if ((wal_rc = check_wal(&args, a)) != EXIT_OK && rc == EXIT_OK)
 		rc = wal_rc;

@@ -443,6 +443,67 @@ sb_delta_write(RestoreTarget *t, int fd, size_t entry, const uint8_t *data, uint
 	return true;
 }
 
+/* ---------- the estimate ---------- */
+
+/* Where archive PATH is: in the relocation it lies in, or under TARGET. */
+static void
+estimate_path(const char *target, const SbRelocation *r, uint32_t n, const char *path, char *out,
+			  size_t len)
+{
+	uint32_t	i;
+
+	for (i = 0; i < n; i++)
+	{
+		size_t		l = strlen(r[i].from);
+
+		if (strncmp(path, r[i].from, l) == 0 && path[l] == '/')
+		{
+			snprintf(out, len, "%s/%s", r[i].to, path + l + 1);
+			return;
+		}
+	}
+	snprintf(out, len, "%s/%s", target, path);
+}
+
+bool
+sb_delta_estimate(const SbManifest *m, const char *target, const SbRelocation *relocs, uint32_t n,
+				  SbDeltaEstimate *e, SbError *err)
+{
+	char		path[PATH_MAX];
+	size_t		i;
+
+	memset(e, 0, sizeof(*e));
+	for (i = 0; i < m->nentries; i++)
+	{
+		const SbEntry *x = &m->entries[i];
+		struct stat st;
+		int			rc;
+
+		if (x->type != SB_ENTRY_FILE)
+			continue;
+		estimate_path(target, relocs, n, x->path, path, sizeof(path));
+		rc = lstat(path, &st);
+		if (rc != 0 && errno != ENOENT && errno != ENOTDIR)
+			return sb_error_set_errno(err, errno, "could not look at \"%s\"", path);
+		if (rc != 0 || !S_ISREG(st.st_mode))
+		{
+			e->files_new++;
+			e->bytes_new += x->size;
+		}
+		else if ((uint64_t) st.st_size == x->size && st.st_mtime == x->mtime)
+		{
+			e->files_same++;
+			e->bytes_same += x->size;
+		}
+		else
+		{
+			e->files_differ++;
+			e->bytes_differ += x->size;
+		}
+	}
+	return true;
+}
+
 /* ---------- the guard ---------- */
 
 bool

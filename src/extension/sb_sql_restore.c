@@ -37,6 +37,8 @@ PG_FUNCTION_INFO_V1(stripe_restore_location);
 
 /* The first target argument (target_time) of stripe_restore_plan() and of stripe_restore(). */
 #define PLAN_TARGET_ARGS 2
+#define PLAN_DELTA_TARGET_ARG 10
+#define PLAN_MAPPING_ARG 11
 #define RESTORE_TARGET_ARGS 4
 #define RESTORE_STANDBY_ARGS 12
 #define RESTORE_DELTA_ARG 15
@@ -166,6 +168,47 @@ put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 	}
 }
 
+static void read_mappings(ArrayType *array, SbRestoreArgs *args);
+
+/*
+ * With delta_target: what a delta restore into it would compare and expects
+ * to write, from its files' sizes and times, as a NOTICE; a WARNING if it
+ * would refuse the target.
+ */
+static void
+delta_notice(FunctionCallInfo fcinfo, const SbArchive *a, SbRestoreArgs *args)
+{
+	SbPgMeta   *meta = sb_restore_read_pgmeta(a);
+	SbRelocation *relocs;
+	SbDeltaEstimate e;
+	SbError		err;
+	uint32_t	n;
+
+	strlcpy(args->target, text_to_cstring(PG_GETARG_TEXT_PP(PLAN_DELTA_TARGET_ARG)), sizeof(args->target));
+	if (!PG_ARGISNULL(PLAN_MAPPING_ARG))
+		read_mappings(PG_GETARG_ARRAYTYPE_P(PLAN_MAPPING_ARG), args);
+	relocs = sb_restore_relocations(args, meta, &n);
+	if (!sb_policy_check_delta_places(args->target, relocs, n, meta->system_identifier, &err) ||
+		!sb_delta_estimate(a->manifest, args->target, relocs, n, &e, &err))
+	{
+		ereport(WARNING, (errmsg("a delta restore into \"%s\" would refuse it: %s", args->target, err.message)));
+		return;
+	}
+	ereport(NOTICE,
+			(errmsg("a delta restore into \"%s\" compares %.1f MB in %llu files and expects to write "
+					"%.1f MB of %llu files (from their sizes and times)", args->target,
+					(double) (e.bytes_same + e.bytes_differ) / 1e6,
+					(unsigned long long) (e.files_same + e.files_differ),
+					(double) (e.bytes_differ + e.bytes_new) / 1e6,
+					(unsigned long long) (e.files_differ + e.files_new)),
+			 errdetail("%llu files (%.1f MB) have the backup's size and time, %llu (%.1f MB) another, "
+					   "%llu (%.1f MB) are not there; only the chunks that differ are read, and of those "
+					   "only the blocks that differ written.",
+					   (unsigned long long) e.files_same, (double) e.bytes_same / 1e6,
+					   (unsigned long long) e.files_differ, (double) e.bytes_differ / 1e6,
+					   (unsigned long long) e.files_new, (double) e.bytes_new / 1e6)));
+}
+
 static void
 plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 {
@@ -180,6 +223,8 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
 	if (pitr->recovery_kind != SB_RECOVERY_NONE)
 		sb_pitr_check_wal(pitr, sb_restore_read_pgmeta(a), false);
+	if (!PG_ARGISNULL(PLAN_DELTA_TARGET_ARG))
+		delta_notice(fcinfo, a, pitr);
 	InitMaterializedSRF(fcinfo, 0);
 	sb_restore_plan_with_history(a, plan);
 	for (i = 0; i < plan->nstripes; i++)

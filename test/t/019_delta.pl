@@ -128,6 +128,16 @@ ok(-e "$plain/notes.txt", 'and its files stay');
 isnt($ret, 0, 'a target that is a file is refused');
 is_deeply(files_of($copy->data_dir), $before, 'the copy was not touched by any refused restore');
 
+# The plan says what a delta restore would compare and write, from sizes and times.
+($ret, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_restore_plan($full2, delta_target => '"
+	  . $copy->data_dir . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'])");
+like($err, qr/a delta restore into ".*" compares [\d.]+ MB in \d+ files and expects to write [\d.]+ MB of \d+ files/,
+	'the plan says what a delta restore would compare and write');
+($ret, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_restore_plan($full2, delta_target => '"
+	  . $other->data_dir . "')");
+like($err, qr/WARNING:  a delta restore into ".*" would refuse it: .*another database system/,
+	'and warns of a target a delta restore would refuse');
+
 # The delta restore, from SQL.
 my $restore = $node->safe_psql('postgres', "SELECT stripe_restore($full2, '" . $copy->data_dir
 	  . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'], delta => true)");
@@ -182,6 +192,10 @@ is(join(', ', tree_differences($copy->data_dir, $fresh2->data_dir), tree_differe
 # Again with the command, after more changes: the copy rebuilt as a standby of the primary.
 $node->safe_psql('postgres', "UPDATE big SET v = 'changed' WHERE id < 100");
 my $full3 = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
+($ret, $out, $err) = run_stripebackup('plan', backup_location($node, $full3), '--target', $copy->data_dir,
+	'--tablespace-mapping', "$tblspc=$copy_ts", '--delta');
+like($out, qr/delta:   into ".*": [\d.]+ \w+ in \d+ files with the backup's size and time/,
+	'the command\'s plan says what a delta restore would compare') or diag($err);
 ($ret, $out, $err) = run_stripebackup('restore', backup_location($node, $full3), '--target', $copy->data_dir,
 	'--tablespace-mapping', "$tblspc=$copy_ts", '--delta', '--standby', '--primary-conninfo',
 	'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres application_name=delta_copy');

@@ -229,6 +229,7 @@ sub call_everything
 		sub { 'SELECT public.stripe_restore(' . $last->() . "::int8, '$target-standby', standby => true,"
 			  . " primary_conninfo => 'host=nowhere', primary_slot_name => 'slot_x')" },
 		sub { 'SELECT public.stripe_restore(' . $last->() . "::int8, '$target-standby', delta => true)" },
+		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . "::int8, delta_target => '$target-standby')" },
 		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . '::int8)' },
 		sub { 'SELECT * FROM public.stripe_restore_plan(' . $last->() . "::int8, target_time => '2100-01-01 00:00+00')" },
 		sub { "SELECT public.stripe_restore(target_dir => '$target-immediate', target => 'immediate')" },
