@@ -10,11 +10,14 @@
  * 2. Every entry of the target the backup does not have, or has as another
  *    type, is removed (links are removed, never followed; a sparse file is
  *    made again); every file it has is cut or extended to its size.
- * 3. Each chunk of the backup is compared with what the target holds at its
- *    pieces: the XXH3-64 of those bytes against the one the stripe's index
- *    records of the chunk's raw bytes.  A chunk the target holds is not
- *    read; its pieces' CRC-32C goes into the files' checks, so that every
- *    file is still checked whole against the manifest at the end.
+ * 3. Each chunk of the backup whose files the target has with the backup's
+ *    size and time is compared with what the target holds at its pieces:
+ *    the XXH3-64 of those bytes against the one the stripe's index records
+ *    of the chunk's raw bytes.  A chunk the target holds is not read; its
+ *    pieces' CRC-32C goes into the files' checks, so that every file is
+ *    still checked whole against the manifest at the end.  The other chunks
+ *    are read, and of each only the blocks that differ from the target's
+ *    are written.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -44,6 +47,7 @@ struct RestoreDelta
 {
 	SbPathIndex index;
 	bool	   *kept;			/* per entry: its file was there, kept to compare */
+	bool	   *unchanged;		/* per entry: kept, with the backup's size and time */
 	uint8_t    *held;			/* per chunk: the target holds it */
 	uint64_t   *raw_hash;		/* per chunk, from the stripes' indexes */
 	uint32_t   *raw_len;
@@ -113,10 +117,15 @@ stays(const SbEntry *e, const struct stat *st)
 		(!e->sparse || e->incremental);	/* holes are made again; a chain's other bytes are not holes */
 }
 
-/* Keep file I (NAME in DIRFD): cut or extend it to the backup's size. */
+/*
+ * Keep file I (NAME in DIRFD, status ST): cut or extend it to the backup's
+ * size.  One with the backup's size and time (a restore set it; neither side
+ * changed it since) is compared chunk by chunk before anything is read;
+ * the others are read, and only their blocks that differ written.
+ */
 static bool
 keep_file(RestoreTarget *t, int dirfd, const char *path, const char *name, size_t i,
-		  SbError *err)
+		  const struct stat *st, SbError *err)
 {
 	const SbEntry *e = &t->manifest->entries[i];
 	int			fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -130,6 +139,7 @@ keep_file(RestoreTarget *t, int dirfd, const char *path, const char *name, size_
 	if (fd >= 0)
 		close(fd);
 	t->delta->kept[i] = ok;
+	t->delta->unchanged[i] = ok && (uint64_t) st->st_size == e->size && st->st_mtime == e->mtime;
 	return ok;
 }
 
@@ -162,7 +172,7 @@ clear_entry(RestoreTarget *t, int dirfd, const char *path, const char *dir, cons
 		return remove_entry(dirfd, path, name, S_ISDIR(st.st_mode), err);
 	}
 	if (S_ISREG(st.st_mode))
-		return keep_file(t, dirfd, path, name, i, err);
+		return keep_file(t, dirfd, path, name, i, &st, err);
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", path, name);
@@ -225,7 +235,8 @@ sb_delta_begin(RestoreTarget *t, const SbRestoreOptions *o, SbRestoreStats *stat
 	t->delta = d;
 	d->stats = stats;
 	d->kept = sb_alloc(t->manifest->nentries * sizeof(bool) + 1, err);
-	if (d->kept == NULL || !sb_path_index_build(&d->index, t->manifest, err) ||
+	d->unchanged = d->kept ? sb_alloc(t->manifest->nentries * sizeof(bool) + 1, err) : NULL;
+	if (d->unchanged == NULL || !sb_path_index_build(&d->index, t->manifest, err) ||
 		!find_guard(t, o->delta_guard, err))
 		return false;
 	/* the guard first: from here on the copy cannot start until the restore completes */
@@ -329,9 +340,11 @@ compare_chunk(void *arg, size_t c, uint32_t slot)
 		return;
 	sb_piece_iter_init(&it, cmp->t->manifest, c);
 	while (whole && sb_piece_iter_next(&it, &piece))
-		whole = d->kept[piece.entry] && piece.entry != d->guard && read_piece(cmp->t, &piece, buf);
+		whole = d->unchanged[piece.entry] && piece.entry != d->guard && read_piece(cmp->t, &piece, buf);
+	if (!whole)
+		return;					/* read, and compared block by block as it is written */
 	atomic_fetch_add(&cmp->compared, d->raw_len[c]);
-	if (!whole || sb_hash64(buf, d->raw_len[c]) != d->raw_hash[c])
+	if (sb_hash64(buf, d->raw_len[c]) != d->raw_hash[c])
 		return;
 	d->held[c] = 1;
 	atomic_fetch_add(&cmp->held, d->raw_len[c]);
@@ -559,6 +572,7 @@ sb_delta_free(RestoreTarget *t)
 	d->stats->delta_written = atomic_load(&d->written);
 	sb_path_index_free(&d->index);
 	free(d->kept);
+	free(d->unchanged);
 	free(d->held);
 	free(d->raw_hash);
 	free(d->raw_len);

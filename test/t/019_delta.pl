@@ -145,7 +145,7 @@ my ($status, $delta, $written, $compared, $removed) = split /\|/, $node->safe_ps
 	"SELECT status, delta, bytes_written, bytes_compared, entries_removed FROM stripe_restores WHERE id = $restore");
 is("$status|$delta", 'completed|t', 'the delta restore completes, recorded as a delta');
 my $raw = $node->safe_psql('postgres', "SELECT sum(raw_bytes) FROM stripe_backup_stripes WHERE backup_id = $full2");
-is($compared, $raw, 'every byte of the backup was compared');
+cmp_ok($compared, '<=', $raw, "the chunks of files the copy has with the backup's size and time were compared ($compared bytes)");
 cmp_ok($written, '<', $raw / 2, "less than half of it was written ($written of $raw bytes)");
 cmp_ok($removed, '>', 0, "what the backup lacks was removed ($removed entries)");
 
