@@ -191,10 +191,11 @@ check_delta_target(const ReadArgs *args, const SbArchive *a)
 	if (!ok)
 		printf("target:  %s: a delta restore would refuse it\n", relocs ? err.message : "out of memory");
 	else
-		printf("delta:   into \"%s\": %s in %llu files with the backup's size and time (compared, most\n"
-			   "         likely held), %s in %llu files with another (compared, expected to differ),\n"
+		printf("delta:   into \"%s\": %s in %llu files with the backup's size and time (%s),\n"
+			   "         %s in %llu files with another (read, expected to differ),\n"
 			   "         %s in %llu files not there (written)\n", args->target,
 			   cli_format_bytes(e.bytes_same, same, sizeof(same)), (unsigned long long) e.files_same,
+			   a->parent != NULL ? "read: a chain is read whole" : "compared first, most likely held",
 			   cli_format_bytes(e.bytes_differ, differ, sizeof(differ)), (unsigned long long) e.files_differ,
 			   cli_format_bytes(e.bytes_new, fresh, sizeof(fresh)), (unsigned long long) e.files_new);
 	free(relocs);

@@ -195,18 +195,20 @@ delta_notice(FunctionCallInfo fcinfo, const SbArchive *a, SbRestoreArgs *args)
 		return;
 	}
 	ereport(NOTICE,
-			(errmsg("a delta restore into \"%s\" compares %.1f MB in %llu files and expects to write "
+			(errmsg("a delta restore into \"%s\" compares %.1f MB in %llu files%s and expects to write "
 					"%.1f MB of %llu files (from their sizes and times)", args->target,
 					(double) (e.bytes_same + e.bytes_differ) / 1e6,
 					(unsigned long long) (e.files_same + e.files_differ),
+					a->parent != NULL ? " as it reads every backup of the chain" : "",
 					(double) (e.bytes_differ + e.bytes_new) / 1e6,
 					(unsigned long long) (e.files_differ + e.files_new)),
 			 errdetail("%llu files (%.1f MB) have the backup's size and time, %llu (%.1f MB) another, "
-					   "%llu (%.1f MB) are not there; only the chunks that differ are read, and of those "
-					   "only the blocks that differ written.",
+					   "%llu (%.1f MB) are not there; %s, and only the blocks that differ are written.",
 					   (unsigned long long) e.files_same, (double) e.bytes_same / 1e6,
 					   (unsigned long long) e.files_differ, (double) e.bytes_differ / 1e6,
-					   (unsigned long long) e.files_new, (double) e.bytes_new / 1e6)));
+					   (unsigned long long) e.files_new, (double) e.bytes_new / 1e6,
+					   a->parent != NULL ? "a chain is read whole" :
+					   "the chunks of the first that the copy holds are not read")));
 }
 
 static void
