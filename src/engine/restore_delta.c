@@ -25,7 +25,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,16 +66,9 @@ remove_entry(int dirfd, const char *path, const char *name, bool is_dir, SbError
 	char		full[PATH_MAX];
 
 	snprintf(full, sizeof(full), "%s/%s", path, name);
-	if (is_dir)
-	{
-		int			sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-		if (sub < 0)
-			return sb_error_set_errno(err, errno, "could not open \"%s\"", full);
-		close(sub);
-		if (!sb_remove_contents(full, err))
-			return false;
-	}
+	/* sb_remove_contents opens it O_NOFOLLOW: a link is never gone through */
+	if (is_dir && !sb_remove_contents(full, err))
+		return false;
 	if (unlinkat(dirfd, name, is_dir ? AT_REMOVEDIR : 0) != 0)
 		return sb_error_set_errno(err, errno, "could not remove \"%s\"", full);
 	return true;

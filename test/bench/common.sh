@@ -25,6 +25,12 @@ median() { awk -v k="$1" '$1 == k { print $2 }' "$results/times" | sort -g |
 	awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 say() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
 
+# The one cluster of a benchmark at $data (socket $dir, port $port), and
+# pgBackRest on its stanza "bench".
+start_cluster() { pg_ctl -D "$data" -o "-p $port -k $dir -c listen_addresses=''" -l "$data.log" -w start >/dev/null; }
+stop_cluster() { pg_ctl -D "$data" -m fast stop >/dev/null 2>&1 || true; }
+pgbr() { pgbackrest --config="$dir/pgbackrest.conf" --stanza=bench "$@"; }
+
 # pgBackRest's configuration at $dir/pgbackrest.conf for the cluster at
 # $data (socket $dir, port $port): zstd level 1, two processes, fast start;
 # any further [global] lines as arguments.
@@ -39,7 +45,7 @@ bench_pgbackrest_conf() {
 
 # A cluster at $data with data checksums, stripebackup preloaded and
 # created, WAL archived by pgBackRest (its stanza made), no autovacuum, then
-# pgbench's tables at scale SCALE.  The caller defines start_cluster and pgbr.
+# pgbench's tables at scale SCALE.
 bench_pgbench_cluster() {	# SCALE
 	initdb -D "$data" --data-checksums -A trust >/dev/null
 	cat >> "$data/postgresql.conf" <<-CONF

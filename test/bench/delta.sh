@@ -25,12 +25,9 @@ dir=$DIR
 port=55495
 data="$dir/data"
 
-start_cluster() { pg_ctl -D "$data" -o "-p $port -k $dir -c listen_addresses=''" -l "$data.log" -w start >/dev/null; }
-stop_cluster() { pg_ctl -D "$data" -m fast stop >/dev/null 2>&1 || true; }
 trap stop_cluster EXIT
 
 pgbackrest_conf() { bench_pgbackrest_conf; }
-pgbr() { pgbackrest --config="$dir/pgbackrest.conf" --stanza=bench "$@"; }
 
 init_cluster() {
 	rm -rf "$data" "$dir/pgbackrest-repo" "$dir"/sb[12] "$dir"/*-stale "$dir/work"

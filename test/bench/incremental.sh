@@ -30,12 +30,9 @@ port=55494
 data="$dir/data"
 partitions=100
 
-start_cluster() { pg_ctl -D "$data" -o "-p $port -k $dir -c listen_addresses=''" -l "$data.log" -w start >/dev/null; }
-stop_cluster() { pg_ctl -D "$data" -m fast stop >/dev/null 2>&1 || true; }
 trap stop_cluster EXIT
 
 pgbackrest_conf() { bench_pgbackrest_conf "archive-async=y" "spool-path=$dir/pgbackrest-spool"; }
-pgbr() { pgbackrest --config="$dir/pgbackrest.conf" --stanza=bench "$@"; }
 
 init_cluster() {
 	rm -rf "$data" "$dir/pgbackrest-repo" "$dir"/sb[12]

@@ -429,25 +429,32 @@ test_incremental_nothing_from_parent(void)
 	th_fixture_done(&f);
 }
 
+/* Open the chain ending at NAME and begin merging it into MERGED (destinations of F). */
+static SbMerge *
+begin_merge(ThFixture *f, const char *name, const char *merged, const char *staging,
+			SbArchive **chain, SbError *err)
+{
+	SbMergeOptions o;
+	char		location[PATH_MAX];
+
+	*chain = sb_archive_open(th_location(f, 0, name, location), err);
+	if (*chain == NULL)
+		return NULL;
+	memset(&o, 0, sizeof(o));
+	th_options(&o.backup, f->dests, f->ndests, merged);
+	o.staging = staging;
+	return sb_merge_begin(*chain, &o, err);
+}
+
 /* Merge the chain ending at NAME into MERGED (destinations of F), with scratch folder STAGING. */
 static bool
 merge_as(ThFixture *f, const char *name, const char *merged, const char *staging,
 		 SbManifest **m, SbError *err)
 {
-	SbMergeOptions o;
 	SbArchive  *chain;
-	SbMerge    *mg;
-	char		location[PATH_MAX];
-	bool		done;
+	SbMerge    *mg = begin_merge(f, name, merged, staging, &chain, err);
+	bool		done = mg != NULL && sb_merge_copy(mg, err);
 
-	chain = sb_archive_open(th_location(f, 0, name, location), err);
-	if (chain == NULL)
-		return false;
-	memset(&o, 0, sizeof(o));
-	th_options(&o.backup, f->dests, f->ndests, merged);
-	o.staging = staging;
-	mg = sb_merge_begin(chain, &o, err);
-	done = mg != NULL && sb_merge_copy(mg, err);
 	if (mg != NULL && done)
 		done = sb_merge_finish(mg, m, err);
 	else if (mg != NULL)
@@ -460,19 +467,12 @@ merge_as(ThFixture *f, const char *name, const char *merged, const char *staging
 static bool
 left_by_a_crash(ThFixture *f, const char *name, const char *merged, const char *staging)
 {
-	SbMergeOptions o;
 	SbArchive  *chain;
-	SbMerge    *mg;
-	char		location[PATH_MAX];
-	char		moved[PATH_MAX];
 	SbError		err;
+	SbMerge    *mg = begin_merge(f, name, merged, staging, &chain, &err);
+	char		moved[PATH_MAX];
 	bool		done;
 
-	chain = sb_archive_open(th_location(f, 0, name, location), &err);
-	memset(&o, 0, sizeof(o));
-	th_options(&o.backup, f->dests, f->ndests, merged);
-	o.staging = staging;
-	mg = chain ? sb_merge_begin(chain, &o, &err) : NULL;
 	/* keep the folder from the abort that follows */
 	done = mg != NULL && rename(staging, th_path(moved, "%s.kept", staging)) == 0;
 	sb_merge_abort(mg);
