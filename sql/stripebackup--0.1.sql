@@ -90,7 +90,8 @@ CREATE TABLE stripe_restore_history (
 	standby			boolean NOT NULL DEFAULT false,	-- restored as a standby of its primary
 	delta			boolean NOT NULL DEFAULT false,	-- into a stopped copy, rewriting what differed
 	bytes_compared	bigint,			-- a delta: the backup's bytes compared with the copy's
-	entries_removed	bigint			-- a delta: the copy's files and folders the backup lacked
+	entries_removed	bigint,			-- a delta: the copy's files and folders the backup lacked
+	compare_seconds	float8			-- a delta: comparing them, before reading any chunk
 );
 
 -- What each stripe's read took, beside what the plan expected: later plans
@@ -234,6 +235,7 @@ SELECT r.id,
 	   r.bytes_read,
 	   r.bytes_written,
 	   r.bytes_compared,
+	   r.compare_seconds,
 	   r.entries_removed,
 	   pg_catalog.round(((r.bytes_written::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
 			OPERATOR(pg_catalog./) (CASE WHEN (pg_catalog.date_part('epoch'::pg_catalog.text,

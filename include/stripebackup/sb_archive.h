@@ -167,6 +167,7 @@ typedef struct SbRestoreStats
 	uint64_t	delta_held_stored;	/* what their chunks take in the stripes */
 	uint64_t	delta_removed;	/* entries of the target removed */
 	uint64_t	delta_written;	/* bytes written: the blocks that differed, new files */
+	double		delta_compare_seconds;	/* comparing chunks before reading any */
 } SbRestoreStats;
 
 /* A file the restore writes into the target once the backup is in place. */
@@ -217,7 +218,9 @@ extern bool sb_archive_restore(SbArchive *a, const SbRestoreOptions *options, Sb
  * files there with the backup's size and time (compared, most likely held),
  * there with another size or time (compared, expected to differ), and
  * not there.  A restore sets every file's time to the backup's, so a file
- * neither side changed since keeps it.
+ * neither side changed since keeps it.  Of the chunks, those whose every
+ * piece belongs to a file of the first kind are compared before anything
+ * is read; the others are read from their stripes.
  */
 typedef struct SbDeltaEstimate
 {
@@ -227,10 +230,26 @@ typedef struct SbDeltaEstimate
 	uint64_t	bytes_differ;
 	uint64_t	files_new;
 	uint64_t	bytes_new;
+	uint64_t	compare_first;	/* raw bytes of the chunks compared first */
+	uint64_t	stripe_read[SB_MAX_STRIPES];	/* raw bytes of the others, by stripe */
 } SbDeltaEstimate;
 
 extern bool sb_delta_estimate(const SbManifest *m, const char *target, const SbRelocation *relocations,
 							  uint32_t nrelocations, SbDeltaEstimate *estimate, SbError *err);
+
+/*
+ * The delta restore's time, from PLAN (estimated with sb_plan_estimate, so
+ * every stripe's read time is known) and ESTIMATE: creating the tree at
+ * SETUP_PER_FILE seconds a file, comparing the chunks compared first at
+ * COMPARE_MBPS (raw MB per second, as a past delta restore compared), each
+ * stripe's share of the rest read at the plan's pace, and finishing the
+ * bytes expected to be written at FINISH_PER_BYTE.  A CHAIN is read whole,
+ * as a plain restore reads it.  Negative when a figure is unknown (a
+ * negative or zero rate where it is needed).
+ */
+extern double sb_delta_plan_seconds(const SbPlan *plan, const SbDeltaEstimate *estimate, bool chain,
+									double compare_mbps, double setup_per_file,
+									double finish_per_byte);
 
 /* What sb_restore_remove_incomplete found. */
 typedef struct SbIncompleteRestore

@@ -167,6 +167,22 @@ check_target(const char *target, const SbPlan *plan)
 	return free_bytes >= plan->raw_bytes;
 }
 
+/* Of the chunks, what a delta restore compares first and what it reads from each stripe. */
+static void
+print_delta_reads(const SbManifest *m, const SbDeltaEstimate *e)
+{
+	char		bytes[32];
+	uint32_t	s;
+
+	printf("delta:   compares %s of chunks with the copy before reading any;",
+		   cli_format_bytes(e->compare_first, bytes, sizeof(bytes)));
+	printf(" reads the other %s", cli_format_bytes(m->stream_bytes - e->compare_first, bytes, sizeof(bytes)));
+	for (s = 0; s < m->nstripes; s++)
+		printf("%s%s from stripe %u", s == 0 ? " (" : ", ",
+			   cli_format_bytes(e->stripe_read[s], bytes, sizeof(bytes)), s + 1);
+	printf(")\n");
+}
+
 /* A delta restore into TARGET: can it take one, and what would it compare and write? */
 static bool
 check_delta_target(const ReadArgs *args, const SbArchive *a)
@@ -198,6 +214,8 @@ check_delta_target(const ReadArgs *args, const SbArchive *a)
 			   a->parent != NULL ? "read: a chain is read whole" : "compared first, most likely held",
 			   cli_format_bytes(e.bytes_differ, differ, sizeof(differ)), (unsigned long long) e.files_differ,
 			   cli_format_bytes(e.bytes_new, fresh, sizeof(fresh)), (unsigned long long) e.files_new);
+	if (ok && a->parent == NULL)
+		print_delta_reads(a->manifest, &e);
 	free(relocs);
 	sb_pgmeta_free(&info);
 	return ok;

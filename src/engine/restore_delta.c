@@ -355,6 +355,7 @@ sb_delta_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read, SbFi
 	Compare		cmp;
 	uint32_t	i;
 	bool		ok;
+	double		t0 = sb_monotonic_seconds();
 
 	if (!load_hashes(d, a, err))
 		return false;
@@ -374,6 +375,7 @@ sb_delta_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read, SbFi
 	d->stats->delta_compared = atomic_load(&cmp.compared);
 	d->stats->delta_held = atomic_load(&cmp.held);
 	d->stats->delta_held_stored = atomic_load(&cmp.held_stored);
+	d->stats->delta_compare_seconds = sb_monotonic_seconds() - t0;
 	if (ok && atomic_load(&cmp.stopped))
 		return sb_error_set(err, SB_ECANCELED, "the delta restore was canceled while it compared");
 	return ok;
@@ -470,15 +472,60 @@ estimate_path(const char *target, const SbRelocation *r, uint32_t n, const char 
 	snprintf(out, len, "%s/%s", target, path);
 }
 
+/* Count file X, there with status ST (RC != 0: not there), into E; true if it is "same". */
+static bool
+classify(const SbEntry *x, int rc, const struct stat *st, SbDeltaEstimate *e)
+{
+	if (rc != 0 || !S_ISREG(st->st_mode))
+	{
+		e->files_new++;
+		e->bytes_new += x->size;
+		return false;
+	}
+	if ((uint64_t) st->st_size == x->size && st->st_mtime == x->mtime)
+	{
+		e->files_same++;
+		e->bytes_same += x->size;
+		return true;
+	}
+	e->files_differ++;
+	e->bytes_differ += x->size;
+	return false;
+}
+
+/* Which chunks a delta restore compares first (all their files SAME) and which it reads. */
+static void
+estimate_chunks(const SbManifest *m, const bool *same, SbDeltaEstimate *e)
+{
+	uint64_t	c;
+
+	for (c = 0; c < m->total_chunks; c++)
+	{
+		SbPieceIter it;
+		SbPiece		piece;
+		bool		compared = true;
+		uint32_t	len = sb_manifest_chunk_length(m, c);
+
+		sb_piece_iter_init(&it, m, c);
+		while (compared && sb_piece_iter_next(&it, &piece))
+			compared = same[piece.entry];
+		if (compared)
+			e->compare_first += len;
+		else
+			e->stripe_read[sb_manifest_chunk_stripe(m, c)] += len;
+	}
+}
+
 bool
 sb_delta_estimate(const SbManifest *m, const char *target, const SbRelocation *relocs, uint32_t n,
 				  SbDeltaEstimate *e, SbError *err)
 {
 	char		path[PATH_MAX];
+	bool	   *same = sb_alloc(m->nentries + 1, err);
 	size_t		i;
 
 	memset(e, 0, sizeof(*e));
-	for (i = 0; i < m->nentries; i++)
+	for (i = 0; same != NULL && i < m->nentries; i++)
 	{
 		const SbEntry *x = &m->entries[i];
 		struct stat st;
@@ -489,24 +536,47 @@ sb_delta_estimate(const SbManifest *m, const char *target, const SbRelocation *r
 		estimate_path(target, relocs, n, x->path, path, sizeof(path));
 		rc = lstat(path, &st);
 		if (rc != 0 && errno != ENOENT && errno != ENOTDIR)
-			return sb_error_set_errno(err, errno, "could not look at \"%s\"", path);
-		if (rc != 0 || !S_ISREG(st.st_mode))
 		{
-			e->files_new++;
-			e->bytes_new += x->size;
+			sb_error_set_errno(err, errno, "could not look at \"%s\"", path);
+			free(same);
+			return false;
 		}
-		else if ((uint64_t) st.st_size == x->size && st.st_mtime == x->mtime)
-		{
-			e->files_same++;
-			e->bytes_same += x->size;
-		}
-		else
-		{
-			e->files_differ++;
-			e->bytes_differ += x->size;
-		}
+		same[i] = classify(x, rc, &st, e);
 	}
-	return true;
+	if (same != NULL)
+		estimate_chunks(m, same, e);
+	free(same);
+	return same != NULL;
+}
+
+double
+sb_delta_plan_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chain, double compare_mbps,
+					  double setup_per_file, double finish_per_byte)
+{
+	double		reading = 0;
+	double		compare = 0;
+	uint32_t	s;
+
+	if (setup_per_file < 0 || finish_per_byte < 0 || plan->estimated_seconds < 0)
+		return -1;
+	if (chain)					/* every link read, as a plain restore reads them */
+		reading = plan->estimated_seconds - plan->fixed_seconds;
+	for (s = 0; !chain && s < plan->nstripes; s++)
+	{
+		const SbPlanStripe *p = &plan->stripes[s];
+		double		share = p->raw_bytes ? (double) e->stripe_read[s] / (double) p->raw_bytes : 0;
+
+		if (p->estimated_seconds * share > reading)
+			reading = p->estimated_seconds * share;
+	}
+	if (!chain && e->compare_first > 0)
+	{
+		if (compare_mbps <= 0)
+			return -1;
+		compare = (double) e->compare_first / 1e6 / compare_mbps;
+	}
+	return setup_per_file * (double) plan->files + compare + reading +
+		finish_per_byte * (double) (e->bytes_differ + e->bytes_new);
 }
 
 /* ---------- the guard ---------- */

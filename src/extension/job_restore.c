@@ -81,11 +81,19 @@ begin_progress(const SbArchive *a)
 static void
 plan(const SbArchive *a, SbRestoreOutcome *out)
 {
+	const SbArchive *link;
+	SbPlan	   *older = palloc(sizeof(SbPlan));
 	SbSql		sql;
 	uint32_t	i;
 
 	sb_sql_begin(&sql);
 	sb_restore_plan_with_history(a, &out->plan);
+	out->bytes_to_write = a->parent != NULL ? out->plan.logical_bytes : out->plan.raw_bytes;
+	for (link = a->parent; link != NULL; link = link->parent)
+	{
+		sb_restore_plan_with_history(link, older);
+		sb_restore_plan_add_link(&out->plan, older);
+	}
 	sb_sql_leave(&sql);
 	for (i = 0; i < out->plan.nstripes; i++)
 		sb_restore_stripe_destination(a, i, out->destinations[i], MAXPGPATH);
@@ -156,6 +164,28 @@ record_directories(const SbJob *job, const SbRestoreArgs *args, const SbRelocati
 	sb_restore_history_directories(job, dirs, (int) n + 1);
 }
 
+/* A delta restore's history records its own estimate, not a plain restore's. */
+static void
+estimate_delta(const SbRestoreArgs *args, const SbArchive *a, const SbRestoreOptions *o,
+			   SbRestoreOutcome *out)
+{
+	SbDeltaEstimate *e = palloc(sizeof(SbDeltaEstimate));
+	double		compare_mbps;
+	SbError		err;
+	SbSql		sql;
+
+	/* a target it cannot look at is the restore's to refuse, with the reason */
+	if (!sb_delta_estimate(a->manifest, args->target, o->relocations, o->nrelocations, e, &err))
+	{
+		out->plan.estimated_seconds = -1;
+		return;
+	}
+	sb_sql_begin(&sql);
+	out->plan.estimated_seconds = sb_restore_delta_seconds(&out->plan, e, a->parent != NULL,
+														   args->target, &compare_mbps);
+	sb_sql_leave(&sql);
+}
+
 static void
 restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutcome *out)
 {
@@ -168,6 +198,8 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 	for (i = 0; i < options.nrelocations; i++)
 		sb_check_outside_cluster(options.relocations[i].to, options.relocations[i].what);
 	record_directories(job, args, options.relocations, options.nrelocations);
+	if (args->delta)
+		estimate_delta(args, a, &options, out);
 	options.target = args->target;
 	options.delta = args->delta;
 	options.delta_guard = SB_DELTA_GUARD;

@@ -52,7 +52,9 @@ typedef struct SbRestoreArgs
 typedef struct SbRestoreOutcome
 {
 	bool		planned;
-	SbPlan		plan;			/* with the estimates it started from */
+	SbPlan		plan;			/* with the estimates it started from; a chain's
+								 * links' reads added in */
+	uint64_t	bytes_to_write; /* the files' bytes (a chain's links overlap) */
 	char		destinations[SB_MAX_STRIPES][MAXPGPATH];
 	bool		completed;
 	SbRestoreStats stats;
@@ -93,6 +95,21 @@ extern void sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, c
  * in past restores.  Needs a transaction.
  */
 extern void sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan);
+
+/*
+ * An older backup of a chain, planned with history: its totals added into
+ * PLAN's (the fixed part, creating and finishing the files, is paid once).
+ */
+extern void sb_restore_plan_add_link(SbPlan *plan, const SbPlan *older);
+
+/*
+ * A delta restore's time into TARGET (seconds; < 0 unknown), from PLAN
+ * (with history, a chain's links added in) and E: the copy compared as fast
+ * as the latest delta restore compared (into TARGET if one did), which
+ * *COMPARE_MBPS returns (0: none did).  Needs a transaction.
+ */
+extern double sb_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chain,
+									   const char *target, double *compare_mbps);
 
 extern void sb_restore_history_insert(const SbJob *job);
 

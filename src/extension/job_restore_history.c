@@ -65,6 +65,16 @@ sb_restore_measured_speed(const char *destination)
 	return speed;
 }
 
+/* What the latest restore paid per file to create the tree and per byte to finish it; -1 unknown. */
+static void
+fixed_costs(const SbSql *sql, double *setup_per_file, double *finish_per_byte)
+{
+	SbRows		rows = sb_sql_run(SB_SQL_RESTORE_FIXED_COSTS, NULL, NULL);
+
+	*setup_per_file = float_result(sql, &rows, 1, -1);
+	*finish_per_byte = *setup_per_file < 0 ? -1 : float_result(sql, &rows, 2, -1);
+}
+
 void
 sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 {
@@ -73,7 +83,6 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 				finish_per_byte;
 	SbError		err;
 	SbSql		sql;
-	SbRows		rows;
 	uint32_t	i;
 
 	if (!sb_archive_plan(a, plan, &err))
@@ -86,12 +95,39 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 		sb_restore_stripe_destination(a, i, destination, sizeof(destination));
 		speeds[i] = measured_speed(&sql, destination);
 	}
-	/* What the latest restore paid per file to create the tree and per byte to finish it. */
-	rows = sb_sql_run(SB_SQL_RESTORE_FIXED_COSTS, NULL, NULL);
-	setup_per_file = float_result(&sql, &rows, 1, -1);
-	finish_per_byte = setup_per_file < 0 ? -1 : float_result(&sql, &rows, 2, -1);
+	fixed_costs(&sql, &setup_per_file, &finish_per_byte);
 	sb_sql_leave(&sql);
 	sb_plan_estimate(plan, speeds, setup_per_file, finish_per_byte);
+}
+
+void
+sb_restore_plan_add_link(SbPlan *plan, const SbPlan *older)
+{
+	plan->chunks += older->chunks;
+	plan->stored_bytes += older->stored_bytes;
+	plan->raw_bytes += older->raw_bytes;
+	if (plan->estimated_seconds >= 0 && older->estimated_seconds >= 0)
+		plan->estimated_seconds += older->estimated_seconds - Max(older->fixed_seconds, 0);
+	else
+		plan->estimated_seconds = -1;
+}
+
+double
+sb_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chain, const char *target,
+						 double *compare_mbps)
+{
+	Datum		values[1] = {CStringGetTextDatum(target)};
+	double		setup_per_file,
+				finish_per_byte;
+	SbSql		sql;
+	SbRows		rows;
+
+	sb_sql_enter(&sql);
+	rows = sb_sql_run(SB_SQL_DELTA_COMPARE_SPEED, values, NULL);
+	*compare_mbps = float_result(&sql, &rows, 1, 0);
+	fixed_costs(&sql, &setup_per_file, &finish_per_byte);
+	sb_sql_leave(&sql);
+	return sb_delta_plan_seconds(plan, e, chain, *compare_mbps, setup_per_file, finish_per_byte);
 }
 
 static Datum
@@ -199,8 +235,8 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	bool		failed = strcmp(end->status, "completed") != 0;
 	bool		null;
 	bool		delta = SB_JOB_ARGS(job, SbRestoreArgs)->delta;
-	Datum		values[13];
-	char		nulls[13];
+	Datum		values[14];
+	char		nulls[14];
 	SbSql		sql;
 
 	sb_sql_begin(&sql);
@@ -213,7 +249,7 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	values[4] = Int64GetDatum((int64) o->plan.files);
 	/* a delta restore reads and writes only the chunks its target did not hold */
 	values[5] = Int64GetDatum((int64) (o->plan.stored_bytes - o->stats.delta_held_stored));
-	values[6] = Int64GetDatum((int64) (delta ? o->stats.delta_written : o->plan.raw_bytes));
+	values[6] = Int64GetDatum((int64) (delta ? o->stats.delta_written : o->bytes_to_write));
 	nulls[4] = nulls[5] = nulls[6] = o->planned ? ' ' : 'n';
 	values[7] = estimate(o->planned ? o->plan.estimated_seconds : -1, &null);
 	nulls[7] = null ? 'n' : ' ';
@@ -223,7 +259,8 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	nulls[8] = nulls[9] = nulls[10] = o->completed ? ' ' : 'n';
 	values[11] = Int64GetDatum((int64) o->stats.delta_compared);
 	values[12] = Int64GetDatum((int64) o->stats.delta_removed);
-	nulls[11] = nulls[12] = delta && o->completed ? ' ' : 'n';
+	values[13] = Float8GetDatum(o->stats.delta_compare_seconds);
+	nulls[11] = nulls[12] = nulls[13] = delta && o->completed ? ' ' : 'n';
 	(void) sb_sql_run(SB_SQL_RESTORE_FINISH, values, nulls);
 	/* each stripe's read speed is measured by whole restores only */
 	if (o->completed && !delta)

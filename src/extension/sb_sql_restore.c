@@ -97,13 +97,7 @@ put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, bool *pre
 			put_plan_stripe(rs, link, &older->stripes[i]);
 			*present = *present && older->stripes[i].present;
 		}
-		plan->chunks += older->chunks;
-		plan->stored_bytes += older->stored_bytes;
-		plan->raw_bytes += older->raw_bytes;
-		if (plan->estimated_seconds >= 0 && older->estimated_seconds >= 0)
-			plan->estimated_seconds += older->estimated_seconds - Max(older->fixed_seconds, 0);
-		else
-			plan->estimated_seconds = -1;
+		sb_restore_plan_add_link(plan, older);
 	}
 	if (a->parent != NULL)
 		ereport(NOTICE,
@@ -170,44 +164,61 @@ put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 
 static void read_mappings(ArrayType *array, SbRestoreArgs *args);
 
+/* "estimated 12.3 s (into an empty directory: 45.6 s)", or why there is no estimate. */
+static char *
+delta_time(const SbPlan *plan, const SbDeltaEstimate *e, bool chain, const char *target)
+{
+	double		compare_mbps;
+	double		seconds = sb_restore_delta_seconds(plan, e, chain, target, &compare_mbps);
+
+	if (seconds >= 0)
+		return psprintf("estimated %.1f s (into an empty directory: %.1f s)", seconds,
+						plan->estimated_seconds);
+	if (plan->estimated_seconds < 0)
+		return pstrdup("no time estimated: no restore has measured these destinations yet");
+	return pstrdup("no time estimated: no delta restore has measured how fast a copy is compared");
+}
+
 /*
- * With delta_target: what a delta restore into it would compare and expects
- * to write, from its files' sizes and times, as a NOTICE; a WARNING if it
- * would refuse the target.
+ * With delta_target: what a delta restore into it would compare, expects to
+ * write and take (PLAN: with history, a chain's links added in), as a
+ * NOTICE; a WARNING if it would refuse the target.
  */
 static void
-delta_notice(FunctionCallInfo fcinfo, const SbArchive *a, SbRestoreArgs *args)
+delta_notice(FunctionCallInfo fcinfo, const SbArchive *a, const SbPlan *plan, SbRestoreArgs *args)
 {
 	SbPgMeta   *meta = sb_restore_read_pgmeta(a);
 	SbRelocation *relocs;
-	SbDeltaEstimate e;
+	SbDeltaEstimate *e = palloc(sizeof(SbDeltaEstimate));
 	SbError		err;
 	uint32_t	n;
+	bool		chain = a->parent != NULL;
 
 	strlcpy(args->target, text_to_cstring(PG_GETARG_TEXT_PP(PLAN_DELTA_TARGET_ARG)), sizeof(args->target));
 	if (!PG_ARGISNULL(PLAN_MAPPING_ARG))
 		read_mappings(PG_GETARG_ARRAYTYPE_P(PLAN_MAPPING_ARG), args);
 	relocs = sb_restore_relocations(args, meta, &n);
 	if (!sb_policy_check_delta_places(args->target, relocs, n, meta->system_identifier, &err) ||
-		!sb_delta_estimate(a->manifest, args->target, relocs, n, &e, &err))
+		!sb_delta_estimate(a->manifest, args->target, relocs, n, e, &err))
 	{
 		ereport(WARNING, (errmsg("a delta restore into \"%s\" would refuse it: %s", args->target, err.message)));
 		return;
 	}
 	ereport(NOTICE,
 			(errmsg("a delta restore into \"%s\" compares %.1f MB in %llu files%s and expects to write "
-					"%.1f MB of %llu files (from their sizes and times)", args->target,
-					(double) (e.bytes_same + e.bytes_differ) / 1e6,
-					(unsigned long long) (e.files_same + e.files_differ),
-					a->parent != NULL ? " as it reads every backup of the chain" : "",
-					(double) (e.bytes_differ + e.bytes_new) / 1e6,
-					(unsigned long long) (e.files_differ + e.files_new)),
+					"%.1f MB of %llu files (from their sizes and times); %s", args->target,
+					(double) (e->bytes_same + e->bytes_differ) / 1e6,
+					(unsigned long long) (e->files_same + e->files_differ),
+					chain ? " as it reads every backup of the chain" : "",
+					(double) (e->bytes_differ + e->bytes_new) / 1e6,
+					(unsigned long long) (e->files_differ + e->files_new),
+					delta_time(plan, e, chain, args->target)),
 			 errdetail("%llu files (%.1f MB) have the backup's size and time, %llu (%.1f MB) another, "
 					   "%llu (%.1f MB) are not there; %s, and only the blocks that differ are written.",
-					   (unsigned long long) e.files_same, (double) e.bytes_same / 1e6,
-					   (unsigned long long) e.files_differ, (double) e.bytes_differ / 1e6,
-					   (unsigned long long) e.files_new, (double) e.bytes_new / 1e6,
-					   a->parent != NULL ? "a chain is read whole" :
+					   (unsigned long long) e->files_same, (double) e->bytes_same / 1e6,
+					   (unsigned long long) e->files_differ, (double) e->bytes_differ / 1e6,
+					   (unsigned long long) e->files_new, (double) e->bytes_new / 1e6,
+					   chain ? "a chain is read whole" :
 					   "the chunks of the first that the copy holds are not read")));
 }
 
@@ -225,13 +236,13 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
 	if (pitr->recovery_kind != SB_RECOVERY_NONE)
 		sb_pitr_check_wal(pitr, sb_restore_read_pgmeta(a), false);
-	if (!PG_ARGISNULL(PLAN_DELTA_TARGET_ARG))
-		delta_notice(fcinfo, a, pitr);
 	InitMaterializedSRF(fcinfo, 0);
 	sb_restore_plan_with_history(a, plan);
 	for (i = 0; i < plan->nstripes; i++)
 		put_plan_stripe(rs, a, &plan->stripes[i]);
 	put_chain_stripes(rs, a, plan, &present);
+	if (!PG_ARGISNULL(PLAN_DELTA_TARGET_ARG))
+		delta_notice(fcinfo, a, plan, pitr);
 	put_plan_total(rs, plan, present);
 	if (detail)
 		put_plan_pieces(rs, a->manifest);

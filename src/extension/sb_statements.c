@@ -123,6 +123,17 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" ORDER BY s.restore_id DESC LIMIT 1",
 	1, {TEXTOID}, SPI_OK_SELECT},
 
+	/* How fast the latest delta restore (into TARGET first) compared the copy's bytes: raw MB/s. */
+	{SB_SQL_DELTA_COMPARE_SPEED,
+		"SELECT ((r.bytes_compared::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)"
+		" OPERATOR(pg_catalog./) r.compare_seconds)"
+		" FROM @extschema@.stripe_restore_history r"
+		" WHERE r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text AND r.delta"
+		" AND r.compare_seconds OPERATOR(pg_catalog.>) 0::pg_catalog.float8"
+		" AND r.bytes_compared OPERATOR(pg_catalog.>) 0::pg_catalog.int8"
+		" ORDER BY (r.target OPERATOR(pg_catalog.=) $1) DESC, r.id DESC LIMIT 1",
+	1, {TEXTOID}, SPI_OK_SELECT},
+
 	{SB_SQL_RESTORE_FIXED_COSTS,
 		"SELECT (r.setup_seconds OPERATOR(pg_catalog./) r.files::pg_catalog.float8),"
 		" (r.finish_seconds OPERATOR(pg_catalog./) r.bytes_written::pg_catalog.float8)"
@@ -150,10 +161,10 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		"UPDATE @extschema@.stripe_restore_history SET status = $2, error = $3, sqlstate = $4,"
 		" files = $5, bytes_read = $6, bytes_written = $7, estimated_seconds = $8,"
 		" setup_seconds = $9, read_seconds = $10, finish_seconds = $11, bytes_compared = $12,"
-		" entries_removed = $13, finished_at = pg_catalog.clock_timestamp()"
+		" entries_removed = $13, compare_seconds = $14, finished_at = pg_catalog.clock_timestamp()"
 		" WHERE id OPERATOR(pg_catalog.=) $1",
-	13, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID,
-	FLOAT8OID, FLOAT8OID, INT8OID, INT8OID}, SPI_OK_UPDATE},
+	14, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT8OID, FLOAT8OID, INT8OID, INT8OID, FLOAT8OID}, SPI_OK_UPDATE},
 
 	{SB_SQL_RESTORE_STRIPES_INSERT,
 		"INSERT INTO @extschema@.stripe_restore_stripe_history (restore_id, stripe, destination,"

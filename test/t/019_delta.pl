@@ -133,6 +133,8 @@ is_deeply(files_of($copy->data_dir), $before, 'the copy was not touched by any r
 	  . $copy->data_dir . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'])");
 like($err, qr/a delta restore into ".*" compares [\d.]+ MB in \d+ files and expects to write [\d.]+ MB of \d+ files/,
 	'the plan says what a delta restore would compare and write');
+like($err, qr/no time estimated: no delta restore has measured how fast a copy is compared/,
+	'and that its time needs a delta restore\'s measure of comparing, before there is one');
 ($ret, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_restore_plan($full2, delta_target => '"
 	  . $other->data_dir . "')");
 like($err, qr/WARNING:  a delta restore into ".*" would refuse it: .*another database system/,
@@ -148,6 +150,14 @@ my $raw = $node->safe_psql('postgres', "SELECT sum(raw_bytes) FROM stripe_backup
 cmp_ok($compared, '<=', $raw, "the chunks of files the copy has with the backup's size and time were compared ($compared bytes)");
 cmp_ok($written, '<', $raw / 2, "less than half of it was written ($written of $raw bytes)");
 cmp_ok($removed, '>', 0, "what the backup lacks was removed ($removed entries)");
+my ($compare_seconds, $estimated) = split /\|/, $node->safe_psql('postgres',
+	"SELECT compare_seconds, estimated_seconds IS NULL FROM stripe_restores WHERE id = $restore");
+cmp_ok($compare_seconds, '>', 0, "the time it took to compare is recorded ($compare_seconds s)");
+is($estimated, 't', 'and no time was estimated before it: nothing had measured comparing yet');
+($ret, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_restore_plan($full2, delta_target => '"
+	  . $copy->data_dir . "', tablespace_mapping => ARRAY['$tblspc=$copy_ts'])");
+like($err, qr/; estimated [\d.]+ s \(into an empty directory: [\d.]+ s\)/,
+	'now the plan estimates a delta restore\'s time beside a plain restore\'s');
 
 # Byte for byte what a full restore of the same backup gives.
 my $fresh = PostgreSQL::Test::Cluster->new('fresh');
@@ -182,6 +192,8 @@ $restore = $node->safe_psql('postgres', "SELECT stripe_restore($incr2, '" . $cop
 ($written, $compared) = split /\|/, $node->safe_psql('postgres',
 	"SELECT bytes_written, bytes_compared FROM stripe_restores WHERE id = $restore");
 cmp_ok($written, '<', $raw / 2, "a chain restores into the copy as a delta ($written bytes written)");
+cmp_ok($node->safe_psql('postgres', "SELECT estimated_seconds FROM stripe_restores WHERE id = $restore"), '>', 0,
+	'its time was estimated, every link read');
 my $fresh2 = PostgreSQL::Test::Cluster->new('fresh2');
 my $fresh2_ts = PostgreSQL::Test::Utils::tempdir() . '/ts';
 $node->safe_psql('postgres', "SELECT stripe_restore($incr2, '" . $fresh2->data_dir
@@ -196,6 +208,8 @@ my $full3 = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
 	'--tablespace-mapping', "$tblspc=$copy_ts", '--delta');
 like($out, qr/delta:   into ".*": [\d.]+ \w+ in \d+ files with the backup's size and time/,
 	'the command\'s plan says what a delta restore would compare') or diag($err);
+like($out, qr/delta:   compares [\d.]+ \w+ of chunks with the copy before reading any; reads the other [\d.]+ \w+ \([\d.]+ \w+ from stripe 1, [\d.]+ \w+ from stripe 2\)/,
+	'and which chunks it compares first, and reads from each stripe');
 ($ret, $out, $err) = run_stripebackup('restore', backup_location($node, $full3), '--target', $copy->data_dir,
 	'--tablespace-mapping', "$tblspc=$copy_ts", '--delta', '--standby', '--primary-conninfo',
 	'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres application_name=delta_copy');

@@ -53,6 +53,7 @@ static const UnitTest tests[] = {
 	TEST(test_bitflip_every_copy_edited),
 	TEST(test_bitflip_manifest),
 	TEST(test_delta_restore),
+	TEST(test_delta_plan_seconds),
 	TEST(test_incremental_chain),
 	TEST(test_incremental_broken_chain),
 	TEST(test_incremental_damaged_parent),

@@ -94,6 +94,8 @@ test_delta_restore(void)
 	char		outside[PATH_MAX];
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
+	SbDeltaEstimate e;
+	bool		done_estimate;
 	bool		done;
 
 	th_begin("delta restore: a stale copy refreshed, only what differs read");
@@ -109,15 +111,14 @@ test_delta_restore(void)
 	   "a folder outside the copy");
 	ok(age_copy(&f, outside), "the copy aged: changed, cut, grown, removed, added, retyped, a link planted");
 
-	{
-		SbDeltaEstimate e;
-
-		bool		done_estimate = m && sb_delta_estimate(m, f.target, NULL, 0, &e, &err);
-
-		/* "big" was changed in place within the second: its time may still be the backup's */
-		ok(done_estimate && e.files_new == 2 && e.files_differ >= 2 && e.files_same + e.files_differ == 4,
-		   "the estimate, from sizes and times: files cut or grown expected to differ, 2 not there");
-	}
+	done_estimate = m && sb_delta_estimate(m, f.target, NULL, 0, &e, &err);
+	/* "big" was changed in place within the second: its time may still be the backup's */
+	ok(done_estimate && e.files_new == 2 && e.files_differ >= 2 && e.files_same + e.files_differ == 4,
+	   "the estimate, from sizes and times: files cut or grown expected to differ, 2 not there");
+	ok(done_estimate && e.compare_first + e.stripe_read[0] + e.stripe_read[1] == m->stream_bytes &&
+	   e.compare_first > 0 && e.compare_first <= e.bytes_same && e.stripe_read[0] > 0 && e.stripe_read[1] > 0,
+	   "every chunk is either compared first (%llu bytes) or read from its stripe",
+	   (unsigned long long) e.compare_first);
 	done = delta_restore(&f, "full", &stats, &err);
 	if (!ok(done, "the delta restore completes"))
 		th_diag_error("delta", &err);
@@ -134,6 +135,8 @@ test_delta_restore(void)
 	ok(m && stats.delta_compared > stats.delta_held && stats.delta_compared < m->stream_bytes,
 	   "the chunks of files with the backup's size and time were compared (%llu bytes), not those of others",
 	   (unsigned long long) stats.delta_compared);
+	ok(stats.delta_compared == e.compare_first && stats.delta_compare_seconds > 0,
+	   "as the estimate said, and the time it took is measured");
 	ok(m && stats.delta_held > m->stream_bytes / 2 && stats.delta_held < m->stream_bytes,
 	   "most of it was held by the copy, and not read (%llu of %llu bytes)",
 	   (unsigned long long) stats.delta_held, (unsigned long long) (m ? m->stream_bytes : 0));
@@ -165,4 +168,40 @@ test_delta_restore(void)
 	ok(th_exists(th_path(path, "%s/base/1/grows", f.target)), "and the rest of the copy is still there");
 	sb_manifest_free(m);
 	th_fixture_done(&f);
+}
+
+/* The delta restore's time from a plan: compare, the slowest stripe's share, the fixed parts. */
+void
+test_delta_plan_seconds(void)
+{
+	SbPlan		plan;
+	SbDeltaEstimate e;
+	double		t;
+
+	th_begin("delta plan: the time of a delta restore, from the plan's figures");
+	memset(&plan, 0, sizeof(plan));
+	memset(&e, 0, sizeof(e));
+	plan.nstripes = 2;
+	plan.files = 10;
+	plan.stripes[0].raw_bytes = plan.stripes[1].raw_bytes = 100000000;
+	plan.stripes[0].estimated_seconds = 10;
+	plan.stripes[1].estimated_seconds = 20;
+	plan.fixed_seconds = 2;
+	plan.estimated_seconds = 22;
+	e.compare_first = 100000000;
+	e.stripe_read[0] = 80000000;	/* 8 s of stripe 0's 10 */
+	e.stripe_read[1] = 30000000;	/* 6 s of stripe 1's 20 */
+	e.bytes_differ = 10000000;
+	t = sb_delta_plan_seconds(&plan, &e, false, 100, 0.01, 1e-9);
+	ok(t > 9.1099 && t < 9.1101, "0.1 s to create, 1 s to compare, 8 s to read, 0.01 s to finish: %.4f", t);
+	ok(sb_delta_plan_seconds(&plan, &e, false, 0, 0.01, 1e-9) < 0,
+	   "unknown while no delta restore measured how fast a copy is compared");
+	ok(sb_delta_plan_seconds(&plan, &e, false, 100, -1, -1) < 0, "unknown without the fixed costs");
+	plan.estimated_seconds = -1;
+	ok(sb_delta_plan_seconds(&plan, &e, false, 100, 0.01, 1e-9) < 0, "unknown without the stripes' speeds");
+	plan.estimated_seconds = 22;
+	t = sb_delta_plan_seconds(&plan, &e, true, 0, 0.01, 1e-9);
+	ok(t > 20.1099 && t < 20.1101, "a chain: every link read as a plain restore reads it (%.4f)", t);
+	e.compare_first = 0;
+	ok(sb_delta_plan_seconds(&plan, &e, false, 0, 0.01, 1e-9) > 0, "nothing to compare: no compare speed needed");
 }

@@ -18,6 +18,7 @@ extern void test_roundtrip_pipeline_limits(void);
 
 /* test_delta.c */
 extern void test_delta_restore(void);
+extern void test_delta_plan_seconds(void);
 
 /* test_incremental.c */
 extern void test_incremental_chain(void);
