@@ -22,7 +22,9 @@ typedef enum SbErrorCode
 	SB_ENOTFOUND,				/* a stripe or manifest is missing */
 	SB_EEXIST,					/* target not empty, backup folder exists */
 	SB_ECANCELED,				/* the caller asked to stop */
-	SB_ENOMEM					/* out of memory */
+	SB_ENOMEM,					/* out of memory */
+	SB_EKEY						/* an encryption key missing, unusable or not the
+								 * backup's */
 } SbErrorCode;
 
 #define SB_ERROR_MESSAGE_MAX 2048

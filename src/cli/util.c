@@ -25,6 +25,7 @@ cli_report_error(const SbError *err)
 	{
 		case SB_EINVAL:
 		case SB_EEXIST:
+		case SB_EKEY:
 			return EXIT_USAGE;
 		case SB_ECORRUPT:
 		case SB_EVERSION:

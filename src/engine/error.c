@@ -105,6 +105,8 @@ sb_error_code_name(SbErrorCode code)
 			return "canceled";
 		case SB_ENOMEM:
 			return "no-memory";
+		case SB_EKEY:
+			return "key";
 	}
 	return "unknown";
 }

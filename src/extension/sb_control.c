@@ -49,6 +49,8 @@ sb_sqlstate(const SbError *err)
 			return ERRCODE_QUERY_CANCELED;
 		case SB_ENOMEM:
 			return ERRCODE_OUT_OF_MEMORY;
+		case SB_EKEY:
+			return ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION;
 		case SB_EIO:
 		case SB_OK:
 			break;

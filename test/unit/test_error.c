@@ -72,10 +72,10 @@ void
 test_error_code_names(void)
 {
 	static const char *const names[] = {"ok", "invalid", "io", "no-space", "corrupt", "version",
-	"not-found", "exists", "canceled", "no-memory"};
+	"not-found", "exists", "canceled", "no-memory", "key"};
 	int			code;
 
-	for (code = SB_OK; code <= SB_ENOMEM; code++)
+	for (code = SB_OK; code <= SB_EKEY; code++)
 		is_str(sb_error_code_name((SbErrorCode) code), names[code], "code %d is \"%s\"", code, names[code]);
 	is_str(sb_error_code_name((SbErrorCode) 99), "unknown", "a code out of range is \"unknown\"");
 }

@@ -16,6 +16,11 @@ extern void test_roundtrip_non_utf8_names(void);
 extern void test_roundtrip_gathered_folder(void);
 extern void test_roundtrip_pipeline_limits(void);
 
+/* test_crypto.c */
+extern void test_crypto_vectors(void);
+extern void test_crypto_backup_keys(void);
+extern void test_crypto_key_file(void);
+
 /* test_delta.c */
 extern void test_delta_restore(void);
 extern void test_delta_plan_seconds(void);
