@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_progress.h"
@@ -27,6 +28,8 @@ typedef struct SbArchive
 	uint32_t	nnotes;
 	struct SbArchive *parent;	/* a differential or incremental backup's: the
 								 * backup it completes, opened the same way */
+	const SbKey *key;			/* the user's key it was opened with (the
+								 * caller's, kept while it is open), or NULL */
 } SbArchive;
 
 /*
@@ -45,8 +48,16 @@ typedef struct SbArchive
  */
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
+/*
+ * The same, for an encrypted backup too: KEY (NULL: none) opens its
+ * envelope and its chain's.  The caller keeps KEY until the archive is
+ * closed.  Without the right key: SB_EKEY.
+ */
+extern SbArchive *sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err);
+
 /* The backup at LOCATION alone, not the chain it completes: to show or chart it. */
 extern SbArchive *sb_archive_open_one(const char *location, SbError *err);
+extern SbArchive *sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err);
 
 /*
  * Read stripe NUMBER (1-based) from folder DIR instead.  If the manifest is

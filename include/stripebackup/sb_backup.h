@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_progress.h"
@@ -82,6 +83,9 @@ typedef struct SbBackupOptions
 	bool		file_stamps;	/* record each file's identity and times, so
 								 * that this backup can be a parent (always
 								 * with a parent) */
+	const SbKey *encryption_key;	/* the user's key (sb_crypto.h): chunks and
+									 * manifest sealed under keys it wraps;
+									 * NULL: in the clear */
 
 	/* A differential or incremental backup (type not full): */
 	SbBackupType type;

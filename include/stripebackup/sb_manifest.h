@@ -207,6 +207,16 @@ typedef struct SbManifest
 	 */
 	uint8_t		json_sha256[32];
 	uint64_t	json_length;
+
+	/* Its chunks are sealed (AES-256-GCM) and this manifest travels in an envelope. */
+	bool		encrypted;
+
+	/*
+	 * An encrypted backup's keys (src/engine/crypto.h), opened from its
+	 * envelope with the user's key, or made by the backup that writes it;
+	 * NULL for a backup in the clear.  Not serialized; wiped when freed.
+	 */
+	struct SbCipher *cipher;
 } SbManifest;
 
 /* One contiguous piece of one file inside a chunk. */

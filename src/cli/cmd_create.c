@@ -31,6 +31,8 @@ typedef struct CreateArgs
 	char		default_name[32];
 	int			progress_mode;
 	char	   *metadata;		/* the manifest's description of a data directory */
+	const char *key_file;		/* --encryption-key-file */
+	SbKey		key;
 } CreateArgs;
 
 static void
@@ -55,6 +57,8 @@ create_usage(void)
 	printf("      --buffers=N          chunk buffers in flight (default %d)\n", SB_DEFAULT_BUFFER_COUNT);
 	printf("  -j, --jobs=N             compression workers (default: number of CPUs)\n");
 	printf("      --max-rate=R[,R...]  write at most R MB/s, to every destination or one each\n");
+	printf("      --encryption-key-file=FILE  encrypt with the key this file holds (32+ bytes,\n"
+		   "                           readable by its owner only)\n");
 	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
 	printf("      --queue-depth=N      reads or writes in flight per file (default %d)\n",
 		   SB_DEFAULT_QUEUE_DEPTH);
@@ -189,6 +193,7 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		{"no-direct-io", no_argument, NULL, 10},
 		{"max-rate", required_argument, NULL, 8},
 		{"max-memory", required_argument, NULL, 9},
+		{"encryption-key-file", required_argument, NULL, 11},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -229,6 +234,9 @@ parse_args(int argc, char **argv, CreateArgs *a)
 				break;
 			case 8:
 				a->max_rate_text = optarg;
+				break;
+			case 11:
+				a->key_file = optarg;
 				break;
 			case 'h':
 				create_usage();
@@ -415,8 +423,14 @@ cmd_create(int argc, char **argv)
 	a.options.ndestinations = a.ndests;
 	a.options.weights = a.weights_text ? a.weights : NULL;
 	a.options.max_rates = a.max_rate_text ? a.max_rates : NULL;
-	if (!check_server_stopped(a.source, &err))
+	if (a.key_file != NULL && !sb_key_load(a.key_file, &a.key, &err))
 		return cli_report_error(&err);
+	a.options.encryption_key = a.key_file != NULL ? &a.key : NULL;
+	if (!check_server_stopped(a.source, &err))
+	{
+		sb_key_clear(&a.key);
+		return cli_report_error(&err);
+	}
 	if (!source_tree_scan(a.source, &tree, &err) || !check_not_nested(&a, &tree, &err) ||
 		!describe_source(&a, &tree, &err))
 		rc = cli_report_error(&err);
@@ -424,5 +438,6 @@ cmd_create(int argc, char **argv)
 		rc = run_backup(&a, &tree);
 	free(a.metadata);
 	source_tree_free(&tree);
+	sb_key_clear(&a.key);
 	return rc;
 }

@@ -15,6 +15,7 @@ show_usage(void)
 	printf("Usage:\n  %s show LOCATION [--json]\n\n", progname);
 	printf("Options:\n");
 	printf("      --json    print the whole manifest as JSON\n");
+	printf("      --encryption-key-file=FILE  the key of an encrypted backup\n");
 	printf("  -h, --help    show this help\n");
 }
 

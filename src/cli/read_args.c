@@ -34,7 +34,8 @@ enum
 	LONG_STANDBY,
 	LONG_PRIMARY_CONNINFO,
 	LONG_PRIMARY_SLOT_NAME,
-	LONG_DELTA
+	LONG_DELTA,
+	LONG_KEY_FILE
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -181,6 +182,9 @@ apply_option(void *args, int c, const char *arg)
 		case LONG_DELTA:
 			a->delta = true;
 			break;
+		case LONG_KEY_FILE:
+			a->key_file = arg;
+			break;
 		case LONG_IO_METHOD:
 			if (!sb_io_method_parse(arg, &a->io_method))
 				return cli_usage_error(a->command, "invalid value \"%s\" for --io-method (auto, io_uring or sync)", arg);
@@ -257,6 +261,20 @@ check_standby_options(const ReadArgs *a)
 	return -1;
 }
 
+/* The key of an encrypted backup, read once: a wrong file is said before anything is opened. */
+static int
+load_key(ReadArgs *a)
+{
+	SbError		err;
+
+	if (a->key_file == NULL)
+		return -1;
+	if (!sb_key_load(a->key_file, &a->key, &err))
+		return cli_report_error(&err);
+	a->has_key = true;
+	return -1;
+}
+
 int
 read_args_parse(int argc, char **argv, const char *command, int allowed,
 				void (*usage) (void), ReadArgs *a)
@@ -287,6 +305,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"archive", required_argument, NULL, LONG_ARCHIVE},
 		{"standby", no_argument, NULL, LONG_STANDBY},
 		{"delta", no_argument, NULL, LONG_DELTA},
+		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},
 		{"primary-conninfo", required_argument, NULL, LONG_PRIMARY_CONNINFO},
 		{"primary-slot-name", required_argument, NULL, LONG_PRIMARY_SLOT_NAME},
 		{"help", no_argument, NULL, 'h'},
@@ -300,7 +319,8 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 	if ((rc = cli_parse_options(argc, argv, "t:j:Ph", longopts, command, allowed, option_flag,
 								apply_option, a, usage)) >= 0 ||
 		(rc = check_recovery_options(a, allowed, !a->recovery.inclusive)) >= 0 ||
-		(rc = check_standby_options(a)) >= 0)
+		(rc = check_standby_options(a)) >= 0 ||
+		(rc = load_key(a)) >= 0)
 		return rc;
 	if (optind >= argc)
 		return cli_usage_error(command, "the backup LOCATION is required");
@@ -318,13 +338,16 @@ read_args_free(ReadArgs *a)
 	for (i = 0; i < a->narchive; i++)
 		free(a->archive[i]);
 	a->narchive = 0;
+	sb_key_clear(&a->key);
+	a->has_key = false;
 }
 
 SbArchive *
 read_args_open(const ReadArgs *a, SbError *err)
 {
-	SbArchive  *archive = a->one_backup ? sb_archive_open_one(a->location, err)
-		: sb_archive_open(a->location, err);
+	const SbKey *key = a->has_key ? &a->key : NULL;
+	SbArchive  *archive = a->one_backup ? sb_archive_open_one_with_key(a->location, key, err)
+		: sb_archive_open_with_key(a->location, key, err);
 	uint32_t	i;
 
 	if (archive != NULL)

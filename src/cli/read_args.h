@@ -48,6 +48,9 @@ typedef struct ReadArgs
 	SbStandby	standby;		/* --standby and what it streams from */
 	bool		delta;			/* --delta: refresh a stopped copy in place */
 	bool		one_backup;		/* open the backup alone, not the chain it completes */
+	const char *key_file;		/* --encryption-key-file */
+	SbKey		key;			/* what it holds, loaded by read_args_parse */
+	bool		has_key;
 } ReadArgs;
 
 /*
@@ -57,7 +60,7 @@ typedef struct ReadArgs
 extern int	read_args_parse(int argc, char **argv, const char *command, int allowed,
 							void (*usage) (void), ReadArgs *args);
 
-/* Free what parsing allocated (--archive). */
+/* Free what parsing allocated (--archive), and wipe the key. */
 extern void read_args_free(ReadArgs *args);
 
 /* Open the archive at the location (its notes printed as warnings), with any --stripe-path applied. */

@@ -17,7 +17,13 @@
 SbArchive *
 sb_archive_open(const char *location, SbError *err)
 {
-	SbArchive  *a = sb_archive_open_one(location, err);
+	return sb_archive_open_with_key(location, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
+{
+	SbArchive  *a = sb_archive_open_one_with_key(location, key, err);
 
 	if (a != NULL && !sb_archive_open_parents(a, err))
 	{
@@ -30,12 +36,19 @@ sb_archive_open(const char *location, SbError *err)
 SbArchive *
 sb_archive_open_one(const char *location, SbError *err)
 {
+	return sb_archive_open_one_with_key(location, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
+{
 	SbArchive  *a;
 
 	sb_error_clear(err);
 	a = sb_alloc(sizeof(SbArchive), err);
 	if (a == NULL)
 		return NULL;
+	a->key = key;
 	a->location = sb_strdup(location, err);
 	if (a->location == NULL || !sb_archive_authenticate(a, err))
 	{

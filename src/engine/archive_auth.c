@@ -28,6 +28,7 @@
 #include "checksum.h"
 #include "format.h"
 #include "fsutil.h"
+#include "manifest_envelope.h"
 
 /* Backup folders looked at: the location, and a few rounds of destinations. */
 #define MAX_FOLDERS (4 * SB_MAX_STRIPES)
@@ -47,6 +48,7 @@ typedef struct Candidate
 typedef struct Search
 {
 	const char *location;
+	const SbKey *key;			/* opens an encrypted backup's envelopes */
 	char	   *queue[MAX_FOLDERS];	/* folders to look in, in order */
 	uint32_t	nqueued;
 	uint32_t	next;
@@ -205,9 +207,12 @@ enqueue_hinted_destinations(Search *s, const char *text, size_t len)
 		free(names[k]);
 }
 
-/* Read and parse FOLDER's copy; false (C->error) when it is missing or unreadable. */
+/*
+ * Read and parse FOLDER's copy (an envelope opened with KEY); false
+ * (C->error) when it is missing or unreadable.
+ */
 static bool
-load_candidate(Candidate *c, const char *folder)
+load_candidate(Candidate *c, const char *folder, const SbKey *key)
 {
 	size_t		len;
 	char	   *bytes;
@@ -226,7 +231,7 @@ load_candidate(Candidate *c, const char *folder)
 						 SB_MANIFEST_FILE, folder);
 		return false;
 	}
-	c->m = sb_manifest_from_json(bytes, len, &c->error);
+	c->m = sb_manifest_from_bytes(bytes, len, key, &c->error);
 	if (c->m == NULL)
 	{
 		c->text = bytes;
@@ -421,7 +426,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 	enqueue_candidates_of(s, location_copy);
 	while (s->next < s->nqueued)
 	{
-		if (!load_candidate(&c, s->queue[s->next++]))
+		if (!load_candidate(&c, s->queue[s->next++], s->key))
 		{
 			if (c.error.code != SB_ENOTFOUND)
 				reject(s, &c);
@@ -429,6 +434,13 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 			continue;
 		}
 		s->nothers++;
+		if (c.m == NULL && c.error.code == SB_EKEY)
+		{
+			/* the key is the user's to fix, not a copy's damage */
+			*err = c.error;
+			free_candidate(&c);
+			return false;
+		}
 		if (c.m != NULL && judge(s, &c))
 		{
 			bool		ok = note_rejected(a, s, c.folder, err) && adopt(a, &c, true, err);
@@ -456,8 +468,10 @@ sb_archive_authenticate(SbArchive *a, SbError *err)
 	if (s == NULL)
 		return false;
 	s->location = a->location;
+	s->key = a->key;
 	/* The location's own copy must exist: else this is no backup folder. */
-	if (!load_candidate(&location_copy, a->location))
+	if (!load_candidate(&location_copy, a->location, a->key) ||
+		(location_copy.m == NULL && location_copy.error.code == SB_EKEY))
 	{
 		*err = location_copy.error;
 		free_candidate(&location_copy);

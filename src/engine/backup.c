@@ -30,6 +30,7 @@
 #include "backup_internal.h"
 #include "checksum.h"
 #include "fsutil.h"
+#include "manifest_envelope.h"
 #include "source_reader.h"
 #include "thread.h"
 
@@ -216,6 +217,19 @@ copy_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* An encrypted backup's keys, and its data key wrapped under the user's key. */
+static bool
+make_keys(SbBackup *b, const SbBackupOptions *o, SbError *err)
+{
+	SbManifest *m = b->manifest;
+
+	if (o->encryption_key == NULL)
+		return true;
+	m->encrypted = true;
+	m->cipher = sb_alloc(sizeof(SbCipher), err);
+	return m->cipher != NULL && sb_cipher_create(o->encryption_key, m->uuid, m->cipher, b->wrapped_key, err);
+}
+
 static bool
 init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 {
@@ -238,7 +252,7 @@ init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	if (m->name == NULL || m->started_at == NULL || (o->label && !m->label) ||
 		(o->tool && !m->tool) || (o->metadata_json && !m->metadata_json))
 		return sb_error_set(err, SB_ENOMEM, "out of memory");
-	return make_uuid(o, m->uuid, err) && sb_incremental_begin(b, o, err);
+	return make_uuid(o, m->uuid, err) && make_keys(b, o, err) && sb_incremental_begin(b, o, err);
 }
 
 /* Open destination DEST once: whatever its path later points to, the backup stays here. */
@@ -325,6 +339,15 @@ create_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *err)
 	return sb_write_all(w->fd, header, sizeof(header), w->path, err);
 }
 
+/* The largest sealed payload: the largest the codec gives, and the seal. */
+static size_t
+sealed_bound(const SbBackup *b)
+{
+	size_t		bound = sb_codec_bound(b->codec, b->chunk_size);
+
+	return (bound > b->chunk_size ? bound : b->chunk_size) + SB_CRYPTO_OVERHEAD;
+}
+
 static bool
 alloc_chunks(SbBackup *b, uint32_t count, SbError *err)
 {
@@ -342,7 +365,9 @@ alloc_chunks(SbBackup *b, uint32_t count, SbError *err)
 		/* Page-aligned, so a later direct-I/O path can use the same buffers. */
 		if (posix_memalign((void **) &c->raw, 4096, b->chunk_size) != 0 ||
 			(b->codec != SB_CODEC_NONE &&
-			 posix_memalign((void **) &c->compressed, 4096, bound) != 0))
+			 posix_memalign((void **) &c->compressed, 4096, bound) != 0) ||
+			(b->manifest->cipher != NULL &&
+			 posix_memalign((void **) &c->sealed, 4096, sealed_bound(b)) != 0))
 			return sb_error_set(err, SB_ENOMEM, "out of memory allocating %u buffers of %u bytes",
 								count, b->chunk_size);
 	}
@@ -566,13 +591,14 @@ complete_manifest(SbBackup *b, SbError *err)
 }
 
 /*
- * The manifest's bytes, serialized once: every trailer records their
- * SHA-256 and every copy is exactly them.
+ * The manifest's bytes (an encrypted backup's: its envelope), serialized
+ * once: every trailer records their SHA-256 and every copy is exactly them.
  */
 static char *
-serialize_manifest(SbManifest *m, size_t *len, SbError *err)
+serialize_manifest(SbBackup *b, size_t *len, SbError *err)
 {
-	char	   *bytes = sb_manifest_serialize(m, len, err);
+	SbManifest *m = b->manifest;
+	char	   *bytes = sb_manifest_publishable(m, b->wrapped_key, len, err);
 
 	if (bytes != NULL && !sb_sha256(bytes, *len, m->json_sha256, err))
 	{
@@ -643,7 +669,7 @@ static bool
 seal_and_publish(SbBackup *b, SbError *err)
 {
 	size_t		len = 0;
-	char	   *bytes = serialize_manifest(b->manifest, &len, err);
+	char	   *bytes = serialize_manifest(b, &len, err);
 	uint32_t	i;
 	bool		ok = bytes != NULL;
 
@@ -679,6 +705,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 	{
 		free(b->chunks[i].raw);
 		free(b->chunks[i].compressed);
+		free(b->chunks[i].sealed);
 	}
 	free(b->chunks);
 	free(b->workers);

@@ -19,6 +19,7 @@
 
 #include "stripebackup/sb_backup.h"
 #include "codec.h"
+#include "crypto.h"
 #include "format.h"
 #include "io.h"
 #include "path_index.h"
@@ -40,7 +41,9 @@ typedef struct SbChunk
 	uint64_t	stored_hash;
 	uint8_t    *raw;			/* chunk_size bytes */
 	uint8_t    *compressed;		/* sb_codec_bound bytes, or NULL */
-	const uint8_t *payload;		/* what is written: raw or compressed */
+	const uint8_t *payload;		/* what is written: raw, compressed or sealed */
+	uint8_t    *sealed;			/* an encrypted backup's: the payload sealed */
+	uint8_t		cipher;			/* SB_CIPHER_*, as stored */
 	/* while its stripe writer writes it */
 	uint8_t		header[SB_CHUNK_HEADER_SIZE];
 	SbIoOp		op;
@@ -84,7 +87,8 @@ typedef struct SbStripeWriter
 
 struct SbBackup
 {
-	SbManifest *manifest;
+	SbManifest *manifest;		/* manifest->cipher: an encrypted backup's keys */
+	uint8_t		wrapped_key[SB_CRYPTO_WRAPPED_LEN];	/* its data key, as the envelope keeps it */
 	SbCodec		codec;
 	int			level;
 	SbBalance	balance;

@@ -69,7 +69,7 @@ note_tried(Tried *t, const char *folder, const char *why)
 
 /* The parent in FOLDER, if it is the one REF names; NULL (noted in T) if not. */
 static SbArchive *
-try_folder(const char *folder, const SbParentRef *ref, Tried *t)
+try_folder(const char *folder, const SbParentRef *ref, const SbKey *key, Tried *t)
 {
 	char		manifest[PATH_MAX];
 	char		why[512];
@@ -82,7 +82,7 @@ try_folder(const char *folder, const SbParentRef *ref, Tried *t)
 		note_tried(t, folder, "no manifest there");
 		return NULL;
 	}
-	p = sb_archive_open_one(folder, &err);
+	p = sb_archive_open_one_with_key(folder, key, &err);
 	if (p == NULL)
 	{
 		note_tried(t, folder, err.message);
@@ -107,14 +107,14 @@ find_parent(const SbArchive *child, Tried *t)
 
 	snprintf(beside, sizeof(beside), "%s", child->location);
 	snprintf(folder, sizeof(folder), "%s/%s", dirname(beside), ref->name);
-	if ((p = try_folder(folder, ref, t)) != NULL)
+	if ((p = try_folder(folder, ref, child->key, t)) != NULL)
 		return p;
 	for (i = 0; i < ref->ndestinations; i++)
 	{
 		char		other[PATH_MAX];
 
 		snprintf(other, sizeof(other), "%s/%s", ref->destinations[i], ref->name);
-		if (strcmp(other, folder) != 0 && (p = try_folder(other, ref, t)) != NULL)
+		if (strcmp(other, folder) != 0 && (p = try_folder(other, ref, child->key, t)) != NULL)
 			return p;
 	}
 	return NULL;

@@ -247,7 +247,7 @@ sb_cipher_open(const SbKey *user_key, const uint8_t uuid[SB_CRYPTO_UUID_LEN],
 	ok = derive(user_key->secret, user_key->len, uuid, INFO_WRAP, kek, err);
 	if (ok && !unseal(kek, aad, backup_aad(AAD_DATA_KEY, uuid, aad), wrapped, SB_CRYPTO_WRAPPED_LEN,
 					  data_key, err))
-		ok = sb_error_set(err, SB_EKEY, "the encryption key is not the one this backup was encrypted with");
+		ok = sb_error_set(err, SB_EKEY, "the encryption key is not the one this backup was encrypted with (or its wrapped key was altered)");
 	ok = ok && derive_all(data_key, c, err);
 	OPENSSL_cleanse(data_key, sizeof(data_key));
 	OPENSSL_cleanse(kek, sizeof(kek));

@@ -82,14 +82,19 @@ read_start(int fd, Entry *e, void *buf, size_t len)
 	return n >= 0 && (size_t) n == len;
 }
 
-/* Does the JSON object TEXT name the backup UUID_HEX as stripebackup's manifest? */
+/*
+ * Does the JSON object TEXT name the backup UUID_HEX as stripebackup's
+ * manifest, or as an encrypted backup's envelope (no key needed to tell)?
+ */
 static bool
 manifest_names(const char *text, size_t len, const char *uuid_hex)
 {
 	cJSON	   *root = cJSON_ParseWithLength(text, len);
 	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
 	const cJSON *uuid = cJSON_GetObjectItemCaseSensitive(root, "backup_uuid");
-	bool		ours = cJSON_IsString(format) && strcmp(format->valuestring, "stripebackup") == 0 &&
+	bool		ours = cJSON_IsString(format) &&
+		(strcmp(format->valuestring, "stripebackup") == 0 ||
+		 strcmp(format->valuestring, "stripebackup-encrypted") == 0) &&
 		cJSON_IsString(uuid) && strcmp(uuid->valuestring, uuid_hex) == 0;
 
 	cJSON_Delete(root);

@@ -119,6 +119,7 @@ sb_format_encode_chunk(const SbChunkHeader *h, uint8_t *out)
 	memset(out, 0, SB_CHUNK_HEADER_SIZE);
 	memcpy(out, SB_CHUNK_MAGIC, 4);
 	out[4] = h->codec;
+	out[5] = h->cipher;
 	sb_format_put64(out + 8, h->chunk_id);
 	sb_format_put32(out + 16, h->raw_len);
 	sb_format_put32(out + 20, h->stored_len);
@@ -135,6 +136,7 @@ sb_format_decode_chunk(const uint8_t *in, SbChunkHeader *h, SbError *err)
 	if (!sb_format_seal_ok(in, SB_CHUNK_HEADER_SIZE))
 		return sb_error_set(err, SB_ECORRUPT, "chunk header checksum mismatch");
 	h->codec = in[4];
+	h->cipher = in[5];
 	h->chunk_id = sb_format_get64(in + 8);
 	h->raw_len = sb_format_get32(in + 16);
 	h->stored_len = sb_format_get32(in + 20);
@@ -152,6 +154,7 @@ sb_format_encode_index_entry(const SbIndexEntry *e, uint8_t *out)
 	sb_format_put32(out + 16, e->raw_len);
 	sb_format_put32(out + 20, e->stored_len);
 	out[24] = e->codec;
+	out[25] = e->cipher;
 	sb_format_put64(out + 32, e->raw_hash);
 	sb_format_put64(out + 40, e->stored_hash);
 }
@@ -164,6 +167,7 @@ sb_format_decode_index_entry(const uint8_t *in, SbIndexEntry *e)
 	e->raw_len = sb_format_get32(in + 16);
 	e->stored_len = sb_format_get32(in + 20);
 	e->codec = in[24];
+	e->cipher = in[25];
 	e->raw_hash = sb_format_get64(in + 32);
 	e->stored_hash = sb_format_get64(in + 40);
 }

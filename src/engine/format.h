@@ -39,9 +39,14 @@ typedef struct SbStripeHeader
 	uint32_t	chunk_size;
 } SbStripeHeader;
 
+/* How a chunk's payload is sealed (crypto.h): byte 5 of its header, 25 of its index entry. */
+#define SB_CIPHER_NONE 0
+#define SB_CIPHER_AES_256_GCM 1
+
 typedef struct SbChunkHeader
 {
 	uint8_t		codec;
+	uint8_t		cipher;			/* SB_CIPHER_*: the payload is sealed */
 	uint64_t	chunk_id;
 	uint32_t	raw_len;
 	uint32_t	stored_len;
@@ -56,7 +61,8 @@ typedef struct SbIndexEntry
 	uint32_t	raw_len;
 	uint32_t	stored_len;
 	uint8_t		codec;
-	uint64_t	raw_hash;
+	uint8_t		cipher;
+	uint64_t	raw_hash;		/* masked when sealed (sb_cipher_mask_hash) */
 	uint64_t	stored_hash;
 } SbIndexEntry;
 

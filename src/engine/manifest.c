@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "stripebackup/sb_manifest.h"
+#include "crypto.h"
 #include "format.h"
 #include "fsutil.h"
 
@@ -130,6 +131,9 @@ sb_manifest_free(SbManifest *m)
 	sb_parent_ref_free(m->parent);
 	free(m->chunk_map);
 	free(m->data_entries);
+	if (m->cipher != NULL)
+		sb_cipher_clear(m->cipher);
+	free(m->cipher);
 	free(m);
 }
 
@@ -541,6 +545,7 @@ check_stripe_bytes(const SbManifest *m, const SbStripeInfo *st, SbError *err)
 {
 	uint64_t	raw = 0;
 	uint64_t	file_bytes;
+	uint64_t	seals;
 	uint32_t	r;
 
 	for (r = 0; r < st->nranges; r++)
@@ -549,8 +554,10 @@ check_stripe_bytes(const SbManifest *m, const SbStripeInfo *st, SbError *err)
 		return sb_error_set(err, SB_ECORRUPT,
 							"manifest: stripe %u says it holds %" PRIu64 " bytes of data, its chunks hold %" PRIu64,
 							st->number, st->raw_bytes, raw);
-	if (st->stored_bytes > st->raw_bytes ||
-		(m->codec == SB_CODEC_NONE && st->stored_bytes != st->raw_bytes))
+	/* an encrypted backup's chunks each carry a seal besides what the codec gave */
+	seals = m->encrypted ? st->chunks * SB_CRYPTO_OVERHEAD : 0;
+	if (st->stored_bytes < seals || st->stored_bytes - seals > st->raw_bytes ||
+		(m->codec == SB_CODEC_NONE && st->stored_bytes - seals != st->raw_bytes))
 		return sb_error_set(err, SB_ECORRUPT,
 							"manifest: stripe %u stores %" PRIu64 " bytes for %" PRIu64 " bytes of data",
 							st->number, st->stored_bytes, st->raw_bytes);

@@ -487,6 +487,8 @@ add_header(Builder *b, cJSON *root, const SbManifest *m)
 		add(b, comp, "level", cJSON_CreateNumber(m->level));
 	}
 	add_str(b, root, "balance", sb_balance_name(m->balance));
+	if (m->encrypted)
+		add_str(b, root, "encryption", "aes-256-gcm");
 	add_str(b, root, "backup_type", sb_backup_type_name(m->type));
 	if (m->parent != NULL)
 		add_parent(b, root, m->parent);
@@ -1056,6 +1058,13 @@ parse_header(const cJSON *root, SbManifest *m, SbError *err)
 		return false;
 	ok = sb_balance_parse(text, &m->balance) || bad(err, "unknown balance", text);
 	free(text);
+	if (ok && cJSON_GetObjectItemCaseSensitive(root, "encryption") != NULL)
+	{
+		ok = get_str(root, "encryption", false, &text, err) &&
+			(strcmp(text, "aes-256-gcm") == 0 || bad(err, "unknown encryption", text));
+		free(text);
+		m->encrypted = ok;
+	}
 	if (ok && cJSON_IsObject(meta))
 		ok = (m->metadata_json = cJSON_PrintUnformatted(meta)) != NULL ||
 			sb_error_set(err, SB_ENOMEM, "out of memory");

@@ -16,6 +16,7 @@
 #include "stripebackup/sb_policy.h"
 #include "codec.h"
 #include "format.h"
+#include "crypto.h"
 #include "read_pipeline.h"
 #include "thread.h"
 #include "wal_internal.h"
@@ -89,9 +90,10 @@ sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 	memset(e, 0, sizeof(*e));
 	format_size(chunk, size, sizeof(size));
 	/* As alloc_chunks (backup.c): a raw buffer, and with compression one for the output. */
-	e->buffers = buffers * (chunk + (compressed ? sb_codec_bound(o->codec, chunk) : 0));
-	add_term(e, e->buffers, "buffer_count %u x transfer_size %s%s", buffers, size,
-			 compressed ? " (x2 with compression)" : "");
+	e->buffers = buffers * (chunk + (compressed ? sb_codec_bound(o->codec, chunk) : 0) +
+							(o->encryption_key ? chunk + SB_CRYPTO_OVERHEAD : 0));
+	add_term(e, e->buffers, "buffer_count %u x transfer_size %s%s%s", buffers, size,
+			 compressed ? " (x2 with compression)" : "", o->encryption_key ? " (+1 encrypted)" : "");
 	/* As sb_source_reader_new: queue_depth blocks of a chunk each. */
 	e->read_ahead = depth * chunk;
 	add_term(e, e->read_ahead, "read-ahead queue_depth %u x %s", depth, size);
@@ -111,14 +113,16 @@ sb_policy_read_memory(const SbManifest *m, const SbReadOptions *o, SbMemoryEstim
 	uint32_t	buffers = o->buffer_count ? o->buffer_count : SB_DEFAULT_READ_BUFFERS;
 	uint32_t	workers = o->workers ? o->workers : sb_cpu_count();
 	bool		compressed = m->codec != SB_CODEC_NONE;
+	bool		sealed = m->encrypted;
 	char		size[32];
 
 	memset(e, 0, sizeof(*e));
 	format_size(chunk, size, sizeof(size));
-	/* As alloc_slots (read_pipeline.c): a record as stored, and room to decompress it. */
-	e->buffers = buffers * (chunk + SB_CHUNK_HEADER_SIZE + (compressed ? chunk : 0));
-	add_term(e, e->buffers, "buffer_count %u x the backup's chunk size %s%s", buffers, size,
-			 compressed ? " (x2 with compression)" : "");
+	/* As alloc_slots (read_pipeline.c): a record as stored, room to unseal and to decompress it. */
+	e->buffers = buffers * (chunk + SB_CHUNK_HEADER_SIZE + (compressed ? chunk : 0) +
+							(sealed ? chunk + SB_CRYPTO_OVERHEAD : 0));
+	add_term(e, e->buffers, "buffer_count %u x the backup's chunk size %s%s%s", buffers, size,
+			 compressed ? " (x2 with compression)" : "", sealed ? " (+1 encrypted)" : "");
 	add_contexts(e, workers, sb_codec_decompress_memory(m->codec), "zstd decompression");
 	/* Every stripe reader loads its index at once: as stored, and decoded. */
 	e->index = m->total_chunks * 2 * SB_INDEX_ENTRY_SIZE;

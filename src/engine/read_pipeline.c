@@ -17,6 +17,7 @@
 #include "stripebackup/sb_policy.h"
 #include "checksum.h"
 #include "codec.h"
+#include "crypto.h"
 #include "fsutil.h"
 #include "io.h"
 #include "queue.h"
@@ -36,6 +37,8 @@ typedef struct ReadSlot
 	uint8_t    *record;			/* header and payload as read: chunk_size + 48 bytes */
 	uint8_t    *stored;			/* the payload, inside record */
 	uint8_t    *raw;			/* chunk_size bytes, when compressed chunks exist */
+	uint8_t    *opened;			/* chunk_size bytes, when sealed chunks exist: the
+								 * payload unsealed */
 	SbIoOp		op;
 } ReadSlot;
 
@@ -325,27 +328,42 @@ reader_main(void *arg)
 	return NULL;
 }
 
-/* Decompress (if needed) and check the raw checksum; RAW points at the bytes. */
+/* Unseal (if sealed: it must open where it is), decompress (if needed), check the raw checksum. */
 static bool
 open_chunk(Pipeline *p, SbCodecContext *ctx, ReadSlot *slot, const uint8_t **raw,
 		   SbError *err)
 {
 	const SbIndexEntry *e = &slot->entry;
+	const uint8_t *payload = slot->stored;
 	uint64_t	hash;
+	uint64_t	want;
 
-	*raw = slot->stored;
+	*raw = NULL;
+	if (e->cipher != SB_CIPHER_NONE)
+	{
+		SbChunkPlace place = {slot->stripe + 1, e->chunk_id, e->raw_len, e->codec};
+
+		if (p->manifest->cipher == NULL)
+			return sb_error_set(err, SB_EKEY, "the chunk is encrypted and its backup's key was not given");
+		if (!sb_cipher_open_chunk(p->manifest->cipher, &place, slot->stored, e->stored_len, slot->opened,
+								  err))
+			return false;
+		payload = slot->opened;
+	}
+	*raw = payload;
 	if (e->codec != SB_CODEC_NONE)
 	{
-		if (!sb_codec_decompress(ctx, (SbCodec) e->codec, slot->stored, e->stored_len,
+		if (!sb_codec_decompress(ctx, (SbCodec) e->codec, payload, sb_entry_payload_len(e),
 								 slot->raw, e->raw_len, err))
 			return false;
 		*raw = slot->raw;
 	}
 	hash = sb_hash64(*raw, e->raw_len);
-	if (hash != e->raw_hash)
+	want = sb_entry_raw_hash(p->manifest, e);
+	if (hash != want)
 		return sb_error_set(err, SB_ECORRUPT,
 							"checksum of the restored bytes mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",
-							e->raw_hash, hash);
+							want, hash);
 	return true;
 }
 
@@ -401,6 +419,7 @@ static bool
 alloc_slots(Pipeline *p, uint32_t count, SbError *err)
 {
 	uint32_t	cs = p->manifest->chunk_size;
+	uint32_t	sealing = p->manifest->encrypted ? SB_CRYPTO_OVERHEAD : 0;
 	uint32_t	i;
 
 	p->slots = sb_alloc(count * sizeof(ReadSlot), err);
@@ -412,9 +431,10 @@ alloc_slots(Pipeline *p, uint32_t count, SbError *err)
 	{
 		ReadSlot   *slot = &p->slots[i];
 
-		if (posix_memalign((void **) &slot->record, 4096, cs + SB_CHUNK_HEADER_SIZE) != 0 ||
+		if (posix_memalign((void **) &slot->record, 4096, cs + SB_CHUNK_HEADER_SIZE + sealing) != 0 ||
 			(p->manifest->codec != SB_CODEC_NONE &&
-			 posix_memalign((void **) &slot->raw, 4096, cs) != 0))
+			 posix_memalign((void **) &slot->raw, 4096, cs) != 0) ||
+			(sealing && posix_memalign((void **) &slot->opened, 4096, cs) != 0))
 			return sb_error_set(err, SB_ENOMEM, "out of memory allocating read buffers");
 		slot->stored = slot->record + SB_CHUNK_HEADER_SIZE;
 		sb_queue_push(&p->free_queue, slot);
@@ -525,6 +545,7 @@ join_and_free(Pipeline *p)
 	{
 		free(p->slots[i].record);
 		free(p->slots[i].raw);
+		free(p->slots[i].opened);
 	}
 	free(p->slots);
 	free(p->workers);

@@ -262,7 +262,7 @@ load_hashes(RestoreDelta *d, SbArchive *a, SbError *err)
 			return false;
 		for (k = 0; k < r.nentries; k++)
 		{
-			d->raw_hash[r.entries[k].chunk_id] = r.entries[k].raw_hash;
+			d->raw_hash[r.entries[k].chunk_id] = sb_entry_raw_hash(m, &r.entries[k]);
 			d->raw_len[r.entries[k].chunk_id] = r.entries[k].raw_len;
 			d->stored_len[r.entries[k].chunk_id] = r.entries[k].stored_len;
 		}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "crypto.h"
 #include "fsutil.h"
 #include "stripe_reader.h"
 
@@ -101,10 +102,18 @@ check_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
 		return sb_error_set(err, SB_ECORRUPT,
 							"index says chunk %" PRIu64 " is compressed, but the backup is not",
 							e->chunk_id);
+	/* An encrypted backup's chunks are all sealed, and no other's: none swapped in the clear. */
+	if (e->cipher != (m->encrypted ? SB_CIPHER_AES_256_GCM : SB_CIPHER_NONE))
+		return sb_error_set(err, SB_ECORRUPT, "index says chunk %" PRIu64 " is %s, but the backup is %s",
+							e->chunk_id, e->cipher ? "encrypted" : "not encrypted",
+							m->encrypted ? "encrypted" : "not");
+	if (e->cipher != SB_CIPHER_NONE && e->stored_len < SB_CRYPTO_OVERHEAD)
+		return sb_error_set(err, SB_ECORRUPT, "index entry of chunk %" PRIu64 " is too short to be sealed",
+							e->chunk_id);
 	/* A chunk is stored compressed only when that makes it smaller. */
 	if (e->raw_len != sb_manifest_chunk_length(m, e->chunk_id) ||
-		e->stored_len > e->raw_len || e->codec > SB_CODEC_ZSTD ||
-		(e->codec == SB_CODEC_NONE && e->stored_len != e->raw_len) ||
+		sb_entry_payload_len(e) > e->raw_len || e->codec > SB_CODEC_ZSTD ||
+		(e->codec == SB_CODEC_NONE && sb_entry_payload_len(e) != e->raw_len) ||
 		e->offset < SB_STRIPE_HEADER_SIZE ||
 		e->offset + SB_CHUNK_HEADER_SIZE + e->stored_len > r->trailer.index_offset)
 		return sb_error_set(err, SB_ECORRUPT, "index entry of chunk %" PRIu64 " is out of bounds",
@@ -213,7 +222,7 @@ sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const uint8_t *recor
 	if (!sb_format_decode_chunk(record, &h, err))
 		return false;
 	if (h.chunk_id != e->chunk_id || h.raw_len != e->raw_len ||
-		h.stored_len != e->stored_len || h.codec != e->codec ||
+		h.stored_len != e->stored_len || h.codec != e->codec || h.cipher != e->cipher ||
 		h.raw_hash != e->raw_hash || h.stored_hash != e->stored_hash)
 		return sb_error_set(err, SB_ECORRUPT, "chunk header disagrees with the stripe index");
 	hash = sb_hash64(record + SB_CHUNK_HEADER_SIZE, e->stored_len);
@@ -222,6 +231,18 @@ sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const uint8_t *recor
 							"checksum mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",
 							e->stored_hash, hash);
 	return true;
+}
+
+uint32_t
+sb_entry_payload_len(const SbIndexEntry *e)
+{
+	return e->cipher != SB_CIPHER_NONE ? e->stored_len - SB_CRYPTO_OVERHEAD : e->stored_len;
+}
+
+uint64_t
+sb_entry_raw_hash(const SbManifest *m, const SbIndexEntry *e)
+{
+	return m->cipher != NULL ? sb_cipher_mask_hash(m->cipher, e->chunk_id, e->raw_hash) : e->raw_hash;
 }
 
 void

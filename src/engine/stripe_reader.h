@@ -41,4 +41,10 @@ extern bool sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const ui
 
 extern void sb_stripe_close(SbStripeReader *r);
 
+/* The bytes of E's payload before sealing: the codec's output (all of it in the clear). */
+extern uint32_t sb_entry_payload_len(const SbIndexEntry *e);
+
+/* The XXH3-64 of E's raw bytes, unmasked with M's keys when the backup is encrypted. */
+extern uint64_t sb_entry_raw_hash(const SbManifest *m, const SbIndexEntry *e);
+
 #endif							/* SB_STRIPE_READER_H */

@@ -42,6 +42,7 @@ remember_entry(SbStripeWriter *w, const SbChunk *c, uint64_t offset, SbError *er
 	e->raw_len = c->raw_len;
 	e->stored_len = c->stored_len;
 	e->codec = (uint8_t) c->codec;
+	e->cipher = c->cipher;
 	e->raw_hash = c->raw_hash;
 	e->stored_hash = c->stored_hash;
 	return true;
@@ -53,6 +54,29 @@ backup_failed(void *arg)
 	return atomic_load(&((SbBackup *) arg)->failed);
 }
 
+/*
+ * An encrypted backup's chunk C, sealed where it now belongs (this stripe,
+ * which adaptive balance decides only here), its raw hash masked.
+ */
+static bool
+seal_payload(SbStripeWriter *w, SbChunk *c, SbError *err)
+{
+	const SbCipher *cipher = w->backup->manifest->cipher;
+	SbChunkPlace place = {w->index + 1, c->id, c->raw_len, (uint8_t) c->codec};
+
+	c->cipher = SB_CIPHER_NONE;
+	if (cipher == NULL)
+		return true;
+	if (!sb_cipher_seal_chunk(cipher, &place, c->payload, c->stored_len, c->sealed, err))
+		return false;
+	c->cipher = SB_CIPHER_AES_256_GCM;
+	c->payload = c->sealed;
+	c->stored_len += SB_CRYPTO_OVERHEAD;
+	c->stored_hash = sb_hash64(c->sealed, c->stored_len);
+	c->raw_hash = sb_cipher_mask_hash(cipher, c->id, c->raw_hash);
+	return true;
+}
+
 /* Queue chunk C's record (header and payload) at the end of the stripe. */
 static bool
 start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
@@ -60,7 +84,10 @@ start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
 	SbChunkHeader h;
 	uint32_t	slot;
 
+	if (!seal_payload(w, c, err))
+		return false;
 	h.codec = (uint8_t) c->codec;
+	h.cipher = c->cipher;
 	h.chunk_id = c->id;
 	h.raw_len = c->raw_len;
 	h.stored_len = c->stored_len;

@@ -42,6 +42,7 @@
 #include "sb_changed.h"
 #include "sb_control.h"
 #include "sb_handle.h"
+#include "sb_key.h"
 #include "sb_pagecheck.h"
 #include "sb_pgmanifest.h"
 #include "sb_shmem.h"
@@ -101,6 +102,7 @@ sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const ch
 	o->direct_io = args->direct_io;
 	o->max_rates = args->max_rates;
 	o->max_memory = args->max_memory;
+	o->encryption_key = sb_key_current();	/* the caller's file, which it captured */
 	StaticAssertStmt(sizeof(o->uuid) == sizeof(args->uuid), "backup uuid sizes differ");
 	memcpy(o->uuid, args->uuid, sizeof(o->uuid));
 }
@@ -511,6 +513,7 @@ run_backup(const SbJob *job, void *outcome)
 	r->job = job;
 	r->args = SB_JOB_ARGS(job, SbBackupArgs);
 	r->out = outcome;
+	sb_key_file_use_for_job(r->args->encryption_key_file);
 	if (r->args->merge.id != 0)
 	{
 		sb_merge_run(job, outcome);		/* from a chain, not from the server */

@@ -57,6 +57,7 @@ typedef struct SbBackupArgs
 	bool		direct_io;
 	double		max_rates[SB_MAX_STRIPES];
 	uint64		max_memory;
+	char		encryption_key_file[MAXPGPATH];	/* the caller's; empty: in the clear */
 	/* a differential or incremental backup: the parent the caller chose */
 	SbBackupType type;
 	int64		parent_id;

@@ -13,6 +13,7 @@
 #include "job_restore.h"
 #include "sb_control.h"
 #include "sb_handle.h"
+#include "sb_key.h"
 #include "sb_paths.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
@@ -230,7 +231,10 @@ static void
 run_restore(const SbJob *job, void *outcome)
 {
 	const SbRestoreArgs *args = SB_JOB_ARGS(job, SbRestoreArgs);
-	SbArchive  *a = sb_handle_open_archive(args->location, NULL);
+	SbArchive  *a;
+
+	sb_key_file_use_for_job(args->encryption_key_file);
+	a = sb_handle_open_archive(args->location, NULL);
 
 	sb_check_outside_cluster(args->target, "restore target");
 	begin_progress(a);

@@ -21,6 +21,7 @@
 typedef struct SbRestoreArgs
 {
 	int64		backup_id;		/* 0 when restoring from a location */
+	char		encryption_key_file[MAXPGPATH];	/* the caller's: opens an encrypted backup */
 	char		location[MAXPGPATH];
 	char		target[MAXPGPATH];
 	int			nmappings;

@@ -12,8 +12,9 @@
 #include "utils/builtins.h"
 
 #include "sb_args.h"
-#include "sb_guc.h"
 #include "sb_control.h"
+#include "sb_guc.h"
+#include "sb_key.h"
 #include "sb_paths.h"
 #include "sb_spi.h"
 #include "stripebackup/sb_version.h"
@@ -200,6 +201,7 @@ sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 	args->direct_io = sb_guc_direct_io;
 	sb_guc_max_rates(args->ndestinations, args->max_rates);
 	args->max_memory = sb_guc_max_memory_bytes();
+	sb_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
 	/* The name is made later from the id; a placeholder passes the check. */
 	strlcpy(args->name, "check", sizeof(args->name));
 	sb_backup_args_to_options(args, &options, dest_ptrs);

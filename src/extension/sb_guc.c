@@ -29,6 +29,7 @@ bool		sb_guc_direct_io = true;
 char	   *sb_guc_max_rate = NULL;
 int			sb_guc_max_memory_kb = 1024 * 1024;
 char	   *sb_guc_archive_destinations = NULL;
+char	   *sb_guc_encryption_key_file = NULL;
 int			sb_guc_archive_compression = SB_CODEC_ZSTD;
 int			sb_guc_archive_level = 1;
 int			sb_guc_archive_workers = 0;
@@ -213,6 +214,12 @@ sb_guc_define(void)
 							"buffer_count, transfer_size, queue_depth and compression_workers are checked against it before anything starts.",
 							&sb_guc_max_memory_kb, 1024 * 1024, 64 * 1024, INT_MAX,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomStringVariable("stripebackup.encryption_key_file",
+							   "The key file of encrypted backups: set, new backups are encrypted with it.",
+							   "A file of 32 or more bytes of secret that only the server's user may read "
+							   "(openssl rand -base64 48); restores, verifies and plans of encrypted backups read it too.",
+							   &sb_guc_encryption_key_file, "",
+							   PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("stripebackup.archive_destinations",
 							   "Folders the WAL archive is striped over (archive_library = 'stripebackup').",
 							   "A comma-separated list of absolute folders, one per device; empty: archiving is not configured.",

@@ -16,6 +16,7 @@ extern bool sb_guc_skip_unchanged;
 extern char *sb_guc_max_rate;
 extern int	sb_guc_max_memory_kb;
 extern char *sb_guc_archive_destinations;
+extern char *sb_guc_encryption_key_file;
 extern int	sb_guc_archive_compression;
 extern int	sb_guc_archive_level;
 extern int	sb_guc_archive_workers;

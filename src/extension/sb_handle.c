@@ -9,6 +9,7 @@
 
 #include "sb_control.h"
 #include "sb_handle.h"
+#include "sb_key.h"
 
 struct SbHandle
 {
@@ -89,14 +90,16 @@ sb_handle_open_archive(const char *location, SbError *err)
 {
 	SbHandle   *h;
 	SbArchive  *a;
+	const SbKey *key;
 	SbError		own_err;
 
 	if (location[0] != '/')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("location \"%s\" is not an absolute path", location)));
+	key = sb_key_current();
 	h = sb_handle_new(close_archive);
-	a = sb_archive_open(location, err ? err : &own_err);
+	a = sb_archive_open_with_key(location, key, err ? err : &own_err);
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);

@@ -23,6 +23,7 @@
 #include "sb_control.h"
 #include "sb_guc.h"
 #include "sb_handle.h"
+#include "sb_key.h"
 #include "sb_launch.h"
 #include "sb_paths.h"
 #include "sb_pitr_args.h"
@@ -553,6 +554,7 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	args->queue_depth = sb_guc_queue_depth;
 	sb_guc_max_rates(SB_MAX_STRIPES, args->max_rates);
 	args->max_memory = sb_guc_max_memory_bytes();
+	sb_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
 	check_restore(args);
 	job = sb_launch_new_job(SB_JOB_RESTORE);
 	job->backup_in_use = backup_id;

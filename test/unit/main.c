@@ -55,6 +55,7 @@ static const UnitTest tests[] = {
 	TEST(test_crypto_vectors),
 	TEST(test_crypto_backup_keys),
 	TEST(test_crypto_key_file),
+	TEST(test_encrypted_backup),
 	TEST(test_delta_restore),
 	TEST(test_delta_plan_seconds),
 	TEST(test_incremental_chain),

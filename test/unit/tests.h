@@ -21,6 +21,9 @@ extern void test_crypto_vectors(void);
 extern void test_crypto_backup_keys(void);
 extern void test_crypto_key_file(void);
 
+/* test_encrypted.c */
+extern void test_encrypted_backup(void);
+
 /* test_delta.c */
 extern void test_delta_restore(void);
 extern void test_delta_plan_seconds(void);

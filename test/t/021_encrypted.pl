@@ -1,0 +1,129 @@
+# Encrypted backups (stripebackup.encryption_key_file): a backup taken under
+# pgbench load with a key file is unreadable without it (no table data, no
+# file name in a stripe or the manifest's envelope); it restores from SQL and
+# with the command given the key, passes pg_verifybackup, starts, and holds
+# pgbench's invariant; an incremental on top of it too.  Without the key, or
+# with another, both fail closed with a clear error and write nothing; an
+# unusable key file stops a backup before any row or file; only a superuser
+# may set the setting; the secret is in no log or history row.
+use strict;
+use warnings;
+
+use File::Find ();
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+my $keys = PostgreSQL::Test::Utils::tempdir();
+my $secret = 'Q29ycmVjdCBob3JzZSBiYXR0ZXJ5IHN0YXBsZSwgYnV0IGxvbmdlcg';
+sub write_key
+{
+	my ($name, $text, $mode) = @_;
+	PostgreSQL::Test::Utils::append_to_file("$keys/$name", $text);
+	chmod($mode // 0600, "$keys/$name") or die "chmod: $!";
+	return "$keys/$name";
+}
+my $key = write_key('main.key', "$secret\n");
+my $other_key = write_key('other.key', 'another secret of more than thirty-two bytes, not the one');
+my $open_key = write_key('readable.key', "$secret\n", 0644);
+
+my $node = backup_node('primary');
+my @dests = make_destinations(2);
+my $arr = sql_array(@dests);
+$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.encryption_key_file = '$key'");
+$node->reload;
+$node->command_ok([ 'pgbench', '-i', '-s', '3', '-q', '-p', $node->port, '-h', $node->host, 'postgres' ],
+	'pgbench tables loaded');
+$node->safe_psql('postgres',
+	"CREATE TABLE payroll_secrets AS SELECT g, 'plaintext-nobody-may-read-' || g AS v FROM generate_series(1, 20000) g");
+
+# Under load.
+my $pgbench = IPC::Run::start(
+	[ 'pgbench', '-c', '2', '-T', '600', '-n', '-p', $node->port, '-h', $node->host, 'postgres' ],
+	'>', \my $pgbench_out, '2>', \my $pgbench_err);
+$node->poll_query_until('postgres', 'SELECT count(*) > 100 FROM pgbench_history') or die 'pgbench does not write';
+my $full = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
+$node->safe_psql('postgres', "UPDATE payroll_secrets SET v = v || '-changed' WHERE g % 10 = 0");
+my $incr = $node->safe_psql('postgres', "SELECT stripe_backup($arr, type => 'incr')");
+$pgbench->signal('TERM');
+$pgbench->finish;
+
+# Nothing readable in what the backups wrote.
+my @leaks;
+File::Find::find({ no_chdir => 1, wanted => sub {
+	return unless -f $_;
+	my $bytes = PostgreSQL::Test::Utils::slurp_file($_);
+	push @leaks, $_ if $bytes =~ /plaintext-nobody-may-read|pgbench_accounts|payroll_secrets|PG_VERSION/;
+} }, @dests);
+is(join(', ', @leaks), '', 'no table data, table or file name shows in any stripe or manifest');
+my $location = backup_location($node, $full);
+like(PostgreSQL::Test::Utils::slurp_file("$location/manifest.json"), qr/^\{"format":"stripebackup-encrypted"/,
+	'the manifest is an envelope');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_verify($full)"), '0',
+	'stripe_verify finds nothing wrong with the key');
+
+# Restored from SQL (the chain) and with the command.
+my $copy = PostgreSQL::Test::Cluster->new('copy');
+$node->safe_psql('postgres', "SELECT stripe_restore($incr, '" . $copy->data_dir . "')");
+command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts the chain restored from SQL');
+$copy->append_conf('postgresql.conf', 'port = ' . $copy->port . "\narchive_mode = off");
+$copy->start;
+is(pgbench_invariant($copy), 't', 'it starts and pgbench\'s invariant holds');
+is($copy->safe_psql('postgres', "SELECT count(*) FROM payroll_secrets WHERE v LIKE '%-changed'"), '2000',
+	'with the incremental\'s changes');
+$copy->stop;
+
+my $target = PostgreSQL::Test::Utils::tempdir() . '/cmd';
+my ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $target, '--no-progress');
+is($rc, 2, 'the command without the key fails') ;
+like($err, qr/the backup is encrypted: its key is needed/, 'saying the key is needed');
+ok(!-e $target, 'and writes nothing');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $target, '--encryption-key-file', $other_key);
+like($err, qr/the encryption key is not the one this backup was encrypted with/, 'another key fails closed');
+ok(!-e $target, 'writing nothing');
+($rc, $out, $err) = run_stripebackup('verify', $location, '--encryption-key-file', $open_key);
+like($err, qr/may be read or written by others \(mode 0644\)/, 'a key file others may read is refused');
+unlike($err, qr/\Q$secret\E/, 'without showing its secret');
+my $restored = restore_node('cmd', $location, '--encryption-key-file', $key, '--no-progress');
+$restored->append_conf('postgresql.conf', "archive_mode = off");
+$restored->start;
+is(pgbench_invariant($restored), 't', 'the command\'s restore starts and holds pgbench\'s invariant');
+$restored->stop;
+
+# A cold backup with the command, encrypted the same way.
+my $cold = PostgreSQL::Test::Utils::tempdir();
+($rc, $out, $err) = run_stripebackup('create', '--source', $restored->data_dir, '--dest', $cold, '--name', 'cold',
+	'--no-progress', '--encryption-key-file', $key);
+is($rc, 0, 'the command makes an encrypted cold backup') or diag($err);
+($rc, $out, $err) = run_stripebackup('verify', "$cold/cold");
+like($err, qr/its key is needed/, 'which verify cannot read without the key');
+($rc, $out, $err) = run_stripebackup('verify', "$cold/cold", '--encryption-key-file', $key);
+is($rc, 0, 'and verifies with it') or diag($err);
+
+# From SQL with another key, or an unusable one: refused, nothing written.
+my $sql_target = PostgreSQL::Test::Utils::tempdir() . '/sql';
+my ($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET stripebackup.encryption_key_file = '$other_key'; SELECT stripe_restore($full, '$sql_target')",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($stderr, qr/28000: the encryption key is not the one this backup was encrypted with/,
+	'a restore from SQL with another key fails with SQLSTATE 28000');
+ok(!-e $sql_target, 'writing nothing');
+my $rows = $node->safe_psql('postgres', 'SELECT count(*) FROM stripe_backups');
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET stripebackup.encryption_key_file = '$open_key'; SELECT stripe_backup($arr)");
+like($stderr, qr/may be read or written by others \(mode 0644\)/, 'a backup with a key file others may read is refused');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM stripe_backups'), $rows, 'before any row');
+
+# Only a superuser sets it; the secret is nowhere.
+$node->safe_psql('postgres', 'CREATE ROLE oscar LOGIN; GRANT pg_read_server_files, pg_write_server_files TO oscar');
+($ret, $stdout, $stderr) = $node->psql('postgres', "SET stripebackup.encryption_key_file = '$other_key'",
+	extra_params => [ '-U', 'oscar' ]);
+like($stderr, qr/permission denied to set parameter "stripebackup.encryption_key_file"/,
+	'a member of pg_write_server_files may not set the key file');
+unlike(PostgreSQL::Test::Utils::slurp_file($node->logfile), qr/\Q$secret\E/, 'the secret is not in the server log');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_backups b WHERE b::text LIKE '%$secret%'")
+	  + $node->safe_psql('postgres', "SELECT count(*) FROM stripe_restores r WHERE r::text LIKE '%$secret%'"),
+	0, 'nor in the history');
+
+done_testing();

@@ -1,0 +1,198 @@
+/*
+ * test_encrypted.c
+ *		An encrypted backup end to end in the engine: nothing of the files'
+ *		bytes or names shows in the stripes or the manifest's envelope; it
+ *		opens only with its key (none, or another, fails closed with
+ *		SB_EKEY); restored with it, it is the source byte for byte, verify
+ *		finds nothing wrong, a flipped byte is found; a delta restore compares
+ *		with the masked raw hashes unmasked; compressed or not, adaptive or
+ *		weighted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stripebackup/sb_folder.h"
+#include "harness.h"
+#include "tests.h"
+
+#define MARKER "the-plaintext-nobody-may-read"
+#define SECRET_NAME "payroll-2026"
+
+static void
+make_key(SbKey *k, char fill)
+{
+	memset(k, 0, sizeof(*k));
+	memset(k->secret, fill, 48);
+	k->len = 48;
+}
+
+/* A source whose bytes and names would show: a marker repeated in a named file, others. */
+static bool
+make_source(const ThFixture *f)
+{
+	char		path[PATH_MAX];
+	char	   *text = malloc(300000);
+	size_t		i;
+	bool		ok;
+
+	for (i = 0; text != NULL && i + sizeof(MARKER) < 300000; i += sizeof(MARKER) - 1)
+		memcpy(text + i, MARKER, sizeof(MARKER) - 1);
+	ok = text != NULL && th_mkdir(th_path(path, "%s/base", f->src), 0700) &&
+		th_write_file(th_path(path, "%s/base/" SECRET_NAME, f->src), text, i, 0600) &&
+		th_write_pattern(th_path(path, "%s/base/random", f->src), 5 * 65536 + 17, 3, false, 0600) &&
+		th_write_pattern(th_path(path, "%s/base/small", f->src), 2000, 4, true, 0600);
+	free(text);
+	return ok;
+}
+
+/* Does any byte string NEEDLE show in the file at PATH? */
+static bool
+file_shows(const char *path, const char *needle)
+{
+	size_t		len;
+	uint8_t    *bytes = th_read_file(path, &len);
+	bool		found = bytes != NULL && memmem(bytes, len, needle, strlen(needle)) != NULL;
+
+	free(bytes);
+	return found;
+}
+
+static bool
+restore_with_key(const char *location, const char *target, const SbKey *key, SbRestoreOptions *ro,
+				 SbError *err)
+{
+	SbArchive  *a = sb_archive_open_with_key(location, key, err);
+	bool		ok;
+
+	if (a == NULL)
+		return false;
+	ro->target = target;
+	ro->read.workers = 3;
+	ok = sb_archive_restore(a, ro, err);
+	sb_archive_close(a);
+	return ok;
+}
+
+static long
+verify_with_key(const char *location, const SbKey *key)
+{
+	SbError		err;
+	SbArchive  *a = sb_archive_open_with_key(location, key, &err);
+	SbReadOptions ro;
+	ThProblems	problems;
+	uint64_t	count = 0;
+	bool		ok;
+
+	if (a == NULL)
+		return -1;
+	memset(&ro, 0, sizeof(ro));
+	memset(&problems, 0, sizeof(problems));
+	ro.workers = 2;
+	ok = sb_archive_verify(a, &ro, th_collect_problem, &problems, &count, &err);
+	sb_archive_close(a);
+	th_free_problems(&problems);
+	return ok ? (long) count : -1;
+}
+
+/* A damaged envelope is set aside for the other copy; both damaged, the backup does not open. */
+static void
+damage_envelopes(const ThFixture *f, const SbKey *key)
+{
+	char		location[PATH_MAX],
+				other[PATH_MAX],
+				path[PATH_MAX];
+	SbArchive  *a;
+	SbError		err;
+
+	th_location(f, 0, "enc", location);
+	th_location(f, 1, "enc", other);
+	ok(th_edit_file(th_path(path, "%s/manifest.json", location), "\"format_version\":\"1.0\"",
+					"\"format_version\":\"9.0\""), "one envelope's version changed");
+	a = sb_archive_open_with_key(location, key, &err);
+	ok(a != NULL && a->nnotes > 0 && strstr(a->notes[0], "format_version 9.0") != NULL,
+	   "the other copy is used, the damaged one named: %s", a && a->nnotes ? a->notes[0] : err.message);
+	sb_archive_close(a);
+	ok(th_edit_file(th_path(path, "%s/manifest.json", other), "\"sealed_manifest\":\"",
+					"\"sealed_manifest\":\"AAAA"), "the other's sealed manifest altered");
+	ok(sb_archive_open_with_key(other, key, &err) == NULL && err.code == SB_ECORRUPT,
+	   "no copy opens: %s", err.message);
+}
+
+static void
+round_trip(SbCodec codec, SbBalance balance)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbKey		key,
+				wrong;
+	SbError		err;
+	SbRestoreOptions ro;
+	SbRestoreStats stats;
+	char		location[PATH_MAX],
+				path[PATH_MAX];
+	uint32_t	s;
+	bool		hidden = true;
+
+	th_fixture(&f, "encrypted", 2);
+	make_key(&key, 'k');
+	make_key(&wrong, 'w');
+	ok(make_source(&f), "a source with a marker in a named file");
+	th_options(&o, f.dests, f.ndests, "enc");
+	o.codec = codec;
+	o.level = 1;
+	o.balance = balance;
+	o.encryption_key = &key;
+	ok(th_backup_tree(&o, f.src, &m, &err), "backed up encrypted");
+	if (m == NULL)
+		th_diag_error("backup", &err);
+	for (s = 1; s <= 2; s++)
+		hidden = hidden && !file_shows(th_stripe_path(&f, s, "enc", path), MARKER) &&
+			!file_shows(path, SECRET_NAME);
+	th_location(&f, 0, "enc", location);
+	th_path(path, "%s/manifest.json", location);
+	ok(hidden && !file_shows(path, MARKER) && !file_shows(path, SECRET_NAME) &&
+	   file_shows(path, "stripebackup-encrypted"),
+	   "neither the marker nor the file's name shows in a stripe or the manifest's envelope");
+
+	ok(sb_archive_open(location, &err) == NULL && err.code == SB_EKEY,
+	   "without its key it does not open: %s", err.message);
+	ok(sb_archive_open_with_key(location, &wrong, &err) == NULL && err.code == SB_EKEY,
+	   "nor with another: %s", err.message);
+	memset(&ro, 0, sizeof(ro));
+	ok(!restore_with_key(location, f.target, &wrong, &ro, &err) && !th_exists(f.target),
+	   "a restore with the wrong key writes nothing");
+
+	memset(&ro, 0, sizeof(ro));
+	ok(restore_with_key(location, f.target, &key, &ro, &err) && th_trees_equal(f.src, f.target, 0),
+	   "restored with its key: the source, byte for byte");
+	ok(verify_with_key(location, &key) == 0, "verify finds nothing wrong");
+
+	memset(&ro, 0, sizeof(ro));
+	ro.delta = true;
+	ro.stats = &stats;
+	ok(restore_with_key(location, f.target, &key, &ro, &err) && m != NULL &&
+	   stats.delta_held == m->stream_bytes && th_trees_equal(f.src, f.target, 0),
+	   "a delta restore into that copy finds every chunk held (raw hashes unmasked)");
+
+	ok(th_flip_byte(th_stripe_path(&f, 1, "enc", path), 200, 0x10) && verify_with_key(location, &key) > 0,
+	   "a flipped byte of a stripe is found");
+	damage_envelopes(&f, &key);
+	{
+		SbFolderRemoval r;
+
+		ok(m && sb_backup_folder_remove(f.dest[1], "enc", m->uuid, false, &r, &err) &&
+		   r.verdict == SB_FOLDER_REMOVED, "retention removes its folder without the key: %s", r.detail);
+	}
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}
+
+void
+test_encrypted_backup(void)
+{
+	th_begin("encrypted backup: zstd, adaptive");
+	round_trip(SB_CODEC_ZSTD, SB_BALANCE_ADAPTIVE);
+	th_begin("encrypted backup: no compression, weighted");
+	round_trip(SB_CODEC_NONE, SB_BALANCE_WEIGHTED);
+}
