@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_error.h"
 
 /* The stripe files' format version (format.h). */
@@ -264,6 +265,15 @@ extern char *sb_manifest_serialize(const SbManifest *m, size_t *len, SbError *er
  * the reader index and records the text's SHA-256 and length too.
  */
 extern SbManifest *sb_manifest_from_json(const char *text, size_t len, SbError *err);
+
+/*
+ * The manifest in the LEN bytes of a manifest.json: in the clear, or an
+ * encrypted backup's envelope opened with KEY (SB_EKEY when KEY is NULL or
+ * not the backup's; manifest_envelope.c).  Either way json_sha256 and
+ * json_length describe those bytes, which is what the stripes' trailers
+ * record.
+ */
+extern SbManifest *sb_manifest_from_bytes(const char *bytes, size_t len, const SbKey *key, SbError *err);
 
 /* Read DIR/manifest.json, as it is: only sb_archive_open authenticates a copy. */
 extern SbManifest *sb_manifest_load(const char *dir, SbError *err);

@@ -22,12 +22,4 @@
 extern char *sb_manifest_publishable(const SbManifest *m, const uint8_t wrapped[SB_CRYPTO_WRAPPED_LEN],
 									 size_t *len, SbError *err);
 
-/*
- * The manifest in the LEN bytes of a manifest.json: in the clear, or an
- * envelope opened with KEY (SB_EKEY when KEY is NULL or not the backup's).
- * Either way json_sha256 and json_length describe those bytes, which is
- * what the stripes' trailers record.
- */
-extern SbManifest *sb_manifest_from_bytes(const char *bytes, size_t len, const SbKey *key, SbError *err);
-
 #endif							/* SB_MANIFEST_ENVELOPE_H */
