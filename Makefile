@@ -13,6 +13,7 @@
 #   make bench-files     memory and files a second with 100k to 1M small files
 #   make bench-incr      incremental backups and a chain's restore beside pgBackRest
 #   make bench-delta     a stale copy refreshed in place beside pgBackRest --delta
+#   make bench-encryption  backup and restore with and without encryption
 #   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
@@ -193,8 +194,12 @@ bench-incr:
 bench-delta:
 	bash test/bench/delta.sh $(or $(SCALE),270)
 
+# The cost of encryption: make bench-encryption SCALE=200 ROUNDS=3
+bench-encryption:
+	bash test/bench/encryption.sh $(or $(SCALE),200) $(or $(ROUNDS),3)
+
 .PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-incr \
-	bench-delta
+	bench-delta bench-encryption
 
 # ---------- sanitizers ----------
 #
