@@ -194,9 +194,9 @@ bench-incr:
 bench-delta:
 	bash test/bench/delta.sh $(or $(SCALE),270)
 
-# The cost of encryption: make bench-encryption SCALE=200 ROUNDS=3
+# The cost of encryption: make bench-encryption SCALE=200 ROUNDS=5
 bench-encryption:
-	bash test/bench/encryption.sh $(or $(SCALE),200) $(or $(ROUNDS),3)
+	bash test/bench/encryption.sh $(or $(SCALE),200) $(or $(ROUNDS),5)
 
 .PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-incr \
 	bench-delta bench-encryption
