@@ -47,7 +47,8 @@ CREATE TABLE stripe_backup_history (
 		CHECK (type OPERATOR(pg_catalog.=) ANY
 			   (ARRAY['full', 'diff', 'incr']::pg_catalog.text[])),
 	parent_id		bigint,			-- the backup a diff or incr completes
-	merged_from		bigint			-- stripe_merge(): the chain's newest backup
+	merged_from		bigint,			-- stripe_merge(): the chain's newest backup
+	encrypted		boolean NOT NULL DEFAULT false	-- sealed under stripebackup.encryption_key_file
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -167,6 +168,7 @@ SELECT h.id,
 	   h.type,
 	   h.parent_id,
 	   h.merged_from,
+	   h.encrypted,
 	   h.started_at,
 	   h.finished_at,
 	   (h.finished_at OPERATOR(pg_catalog.-) h.started_at) AS duration,

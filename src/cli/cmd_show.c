@@ -87,6 +87,8 @@ print_header(const SbManifest *m)
 	if (m->codec == SB_CODEC_ZSTD)
 		printf(" level %d", m->level);
 	printf(", chunks of %u bytes, %s balance\n", m->chunk_size, sb_balance_name(m->balance));
+	if (m->encrypted)
+		printf("encryption:   AES-256-GCM, chunks and manifest (opened with the key file given)\n");
 	print_cluster(m);
 }
 

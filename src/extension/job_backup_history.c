@@ -49,8 +49,8 @@ sb_backup_history_insert(const SbJob *job)
 {
 	const SbBackupArgs *a = SB_JOB_ARGS(job, SbBackupArgs);
 	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
-	Datum		values[15];
-	char		nulls[15];
+	Datum		values[16];
+	char		nulls[16];
 	SbSql		sql;
 
 	sb_sql_begin(&sql);
@@ -74,6 +74,7 @@ sb_backup_history_insert(const SbJob *job)
 	nulls[13] = a->type == SB_BACKUP_FULL ? 'n' : ' ';
 	values[14] = Int64GetDatum(a->merge.id);
 	nulls[14] = a->merge.id == 0 ? 'n' : ' ';
+	values[15] = BoolGetDatum(a->encryption_key_file[0] != '\0');
 	(void) sb_sql_run(SB_SQL_BACKUP_INSERT, values, nulls);
 	sb_sql_leave(&sql);
 }

@@ -37,10 +37,10 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	{SB_SQL_BACKUP_INSERT,
 		"INSERT INTO @extschema@.stripe_backup_history (id, name, label, status, destinations,"
 		" weights, compression, compression_level, balance, requested_by, worker_pid, started_at,"
-		" backup_uuid, type, parent_id, merged_from)"
-		" VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
-	15, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
-	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID, TEXTOID, INT8OID, INT8OID}, SPI_OK_INSERT},
+		" backup_uuid, type, parent_id, merged_from, encrypted)"
+		" VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+	16, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
+	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID, TEXTOID, INT8OID, INT8OID, BOOLOID}, SPI_OK_INSERT},
 
 	/*
 	 * The backup a new one of changed blocks completes: the newest completed

@@ -42,7 +42,7 @@ SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_progress', 'SELECT')
 	'pg_monitor may watch stripe_backup_progress');
 SELECT has_view('stripe_backups');
 SELECT has_view('stripe_backup_stripes');
-SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'merged_from', 'started_at',
+SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'merged_from', 'encrypted', 'started_at',
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
 	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid']);

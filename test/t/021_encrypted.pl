@@ -57,6 +57,8 @@ File::Find::find({ no_chdir => 1, wanted => sub {
 	push @leaks, $_ if $bytes =~ /plaintext-nobody-may-read|pgbench_accounts|payroll_secrets|PG_VERSION/;
 } }, @dests);
 is(join(', ', @leaks), '', 'no table data, table or file name shows in any stripe or manifest');
+is($node->safe_psql('postgres', "SELECT string_agg(encrypted::text, ',' ORDER BY id) FROM stripe_backups"), 'true,true',
+	'stripe_backups says both are encrypted');
 my $location = backup_location($node, $full);
 like(PostgreSQL::Test::Utils::slurp_file("$location/manifest.json"), qr/^\{"format":"stripebackup-encrypted"/,
 	'the manifest is an envelope');
@@ -100,6 +102,8 @@ is($rc, 0, 'the command makes an encrypted cold backup') or diag($err);
 like($err, qr/its key is needed/, 'which verify cannot read without the key');
 ($rc, $out, $err) = run_stripebackup('verify', "$cold/cold", '--encryption-key-file', $key);
 is($rc, 0, 'and verifies with it') or diag($err);
+($rc, $out, $err) = run_stripebackup('show', "$cold/cold", '--encryption-key-file', $key);
+like($out, qr/^encryption:   AES-256-GCM/m, 'show says it is encrypted');
 
 # From SQL with another key, or an unusable one: refused, nothing written.
 my $sql_target = PostgreSQL::Test::Utils::tempdir() . '/sql';
