@@ -175,7 +175,9 @@ round_trip(SbCodec codec, SbBalance balance)
 	   stats.delta_held == m->stream_bytes && th_trees_equal(f.src, f.target, 0),
 	   "a delta restore into that copy finds every chunk held (raw hashes unmasked)");
 
-	ok(th_flip_byte(th_stripe_path(&f, 1, "enc", path), 200, 0x10) && verify_with_key(location, &key) > 0,
+	/* adaptive balance may leave a stripe without chunks: a payload byte of one that has some */
+	ok((th_flip_byte(th_stripe_path(&f, 1, "enc", path), 200, 0x10) ||
+		th_flip_byte(th_stripe_path(&f, 2, "enc", path), 200, 0x10)) && verify_with_key(location, &key) > 0,
 	   "a flipped byte of a stripe is found");
 	damage_envelopes(&f, &key);
 	{
