@@ -20,6 +20,7 @@ report_usage(void)
 	printf("Usage:\n  %s report LOCATION [--svg FILE]\n\n", progname);
 	printf("Options:\n");
 	printf("      --svg=FILE   write the chart to FILE (\"-\" for standard output)\n");
+	printf("      --encryption-key-file=FILE  the key of an encrypted backup\n");
 	printf("  -h, --help       show this help\n");
 }
 
@@ -68,10 +69,13 @@ cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"svg", required_argument, NULL, 's'},
+		{"encryption-key-file", required_argument, NULL, 'k'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
 	const char *svg_path = NULL;
+	const char *key_file = NULL;
+	SbKey		key;
 	SbArchive  *a;
 	SbError		err;
 	char	   *svg;
@@ -85,14 +89,24 @@ cmd_report(int argc, char **argv)
 			report_usage();
 			return EXIT_OK;
 		}
-		if (c != 's')
+		if (c == 's')
+			svg_path = optarg;
+		else if (c == 'k')
+			key_file = optarg;
+		else
 			return cli_usage_error("report", "bad option");
-		svg_path = optarg;
 	}
 	if (optind != argc - 1)
 		return cli_usage_error("report", "give exactly one backup LOCATION");
-	if ((a = sb_archive_open_one(argv[optind], &err)) == NULL)
+	memset(&key, 0, sizeof(key));
+	if (key_file != NULL && !sb_key_load(key_file, &key, &err))
 		return cli_report_error(&err);
+	a = sb_archive_open_one_with_key(argv[optind], key_file != NULL ? &key : NULL, &err);
+	if (a == NULL)
+	{
+		sb_key_clear(&key);
+		return cli_report_error(&err);
+	}
 	cli_print_notes(a);
 	if (svg_path == NULL || strcmp(svg_path, "-") != 0)
 		print_table(a->manifest);
@@ -104,5 +118,6 @@ cmd_report(int argc, char **argv)
 		free(svg);
 	}
 	sb_archive_close(a);
+	sb_key_clear(&key);
 	return rc;
 }
