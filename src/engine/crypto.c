@@ -213,6 +213,15 @@ derive_all(const uint8_t *data_key, SbCipher *c, SbError *err)
 		derive(data_key, SB_CRYPTO_KEY_LEN, c->uuid, INFO_MASK, c->mask_key, err);
 }
 
+/* *C emptied for backup UUID, and the key that wraps its data key, from the user's. */
+static bool
+begin_keys(const SbKey *user_key, const uint8_t *uuid, SbCipher *c, uint8_t *kek, SbError *err)
+{
+	memset(c, 0, sizeof(*c));
+	memcpy(c->uuid, uuid, SB_CRYPTO_UUID_LEN);
+	return derive(user_key->secret, user_key->len, uuid, INFO_WRAP, kek, err);
+}
+
 bool
 sb_cipher_create(const SbKey *user_key, const uint8_t uuid[SB_CRYPTO_UUID_LEN], SbCipher *c,
 				 uint8_t wrapped[SB_CRYPTO_WRAPPED_LEN], SbError *err)
@@ -222,10 +231,8 @@ sb_cipher_create(const SbKey *user_key, const uint8_t uuid[SB_CRYPTO_UUID_LEN], 
 	uint8_t		aad[64];
 	bool		ok;
 
-	memset(c, 0, sizeof(*c));
-	memcpy(c->uuid, uuid, SB_CRYPTO_UUID_LEN);
-	ok = RAND_bytes(data_key, sizeof(data_key)) == 1 || openssl_failed(err, "draw a random key");
-	ok = ok && derive(user_key->secret, user_key->len, uuid, INFO_WRAP, kek, err) &&
+	ok = begin_keys(user_key, uuid, c, kek, err) &&
+		(RAND_bytes(data_key, sizeof(data_key)) == 1 || openssl_failed(err, "draw a random key")) &&
 		seal(kek, aad, backup_aad(AAD_DATA_KEY, uuid, aad), data_key, sizeof(data_key), wrapped, err) &&
 		derive_all(data_key, c, err);
 	OPENSSL_cleanse(data_key, sizeof(data_key));
@@ -242,9 +249,7 @@ sb_cipher_open(const SbKey *user_key, const uint8_t uuid[SB_CRYPTO_UUID_LEN],
 	uint8_t		aad[64];
 	bool		ok;
 
-	memset(c, 0, sizeof(*c));
-	memcpy(c->uuid, uuid, SB_CRYPTO_UUID_LEN);
-	ok = derive(user_key->secret, user_key->len, uuid, INFO_WRAP, kek, err);
+	ok = begin_keys(user_key, uuid, c, kek, err);
 	if (ok && !unseal(kek, aad, backup_aad(AAD_DATA_KEY, uuid, aad), wrapped, SB_CRYPTO_WRAPPED_LEN,
 					  data_key, err))
 		ok = sb_error_set(err, SB_EKEY, "the encryption key is not the one this backup was encrypted with (or its wrapped key was altered)");
