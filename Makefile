@@ -37,7 +37,7 @@ EXTENSION_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/extension/*.c)))
 # The engine comes in as a static library (below), not as objects of its own.
 OBJS = $(EXTENSION_OBJS)
 
-ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lcrypto -lpthread -lm
+ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lcurl -lxml2 -lcrypto -lpthread -lm
 ENGINE_LIB = build/libsbengine.a
 SHLIB_LINK = $(ENGINE_LIB) $(ENGINE_LIBS)
 PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
@@ -67,7 +67,7 @@ include $(PGXS)
 # mirror the source tree in one build folder per flavour: build/ (this one),
 # build/asan/, build/coverage/, build/fuzz/; each flavour sets SB_FLAVOUR_CFLAGS.
 
-SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include -I$(srcdir)/src/engine
+SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include -I$(srcdir)/src/engine -I/usr/include/libxml2
 SB_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Werror -Wdeclaration-after-statement \
 	-Wmissing-prototypes -Wpointer-arith -Wvla -Wimplicit-fallthrough \
 	-Wmissing-format-attribute -Wformat-security
@@ -159,8 +159,12 @@ ifneq ($(CLI_LINK_DIR),)
 	fi
 endif
 
+# The unit tests of the S3 client need an S3 server: test/s3/with-s3.sh starts
+# one (s3rver) unless SB_TEST_S3_ENDPOINT names one already.
+WITH_S3 = $(if $(SB_TEST_S3_ENDPOINT),,bash test/s3/with-s3.sh)
+
 unit: $(UNIT)
-	./$(UNIT)
+	$(WITH_S3) ./$(UNIT)
 
 test:
 	bash test/run-all.sh
@@ -230,7 +234,7 @@ $(UNIT_ASAN): $(call sb_objs,$(ASAN_DIR),$(UNIT_SRCS)) $(ASAN_LIB)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(UNIT_WRAP) $(ENGINE_LIBS)
 
 unit-asan: $(UNIT_ASAN)
-	$(SANITIZER_ENV) ./$(UNIT_ASAN)
+	$(SANITIZER_ENV) $(WITH_S3) ./$(UNIT_ASAN)
 
 # ---------- coverage ----------
 #
@@ -255,10 +259,10 @@ $(UNIT_COVERAGE): $(call sb_objs,$(COVERAGE_DIR),$(UNIT_SRCS) $(ENGINE_SRCS))
 	$(CC) $(COVERAGE_CFLAGS) -o $@ $^ $(UNIT_WRAP) $(ENGINE_LIBS)
 
 coverage: $(UNIT_COVERAGE)
-	bash test/coverage.sh $(COVERAGE_DIR)
+	$(WITH_S3) bash test/coverage.sh $(COVERAGE_DIR)
 
 coverage-check: $(UNIT_COVERAGE)
-	bash test/coverage.sh $(COVERAGE_DIR) $(COVERAGE_MIN)
+	$(WITH_S3) bash test/coverage.sh $(COVERAGE_DIR) $(COVERAGE_MIN)
 
 .PHONY: coverage coverage-check
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what stripebackup needs to build and test, from Debian's archive.
+# Install what stripebackup needs to build and test, from Debian's archive,
+# and s3rver for the S3 tests (test/s3) from the npm registry.
 # Idempotent: does nothing when everything is already there.
 #
 #   scripts/install-deps.sh          build and test dependencies
@@ -12,6 +13,7 @@ packages=(
 	make gcc
 	postgresql-15 postgresql-client-15 postgresql-server-dev-15
 	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev libssl-dev
+	libcurl4-openssl-dev libxml2-dev
 	libipc-run-perl postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
 	zstd libxml2-utils time
 	gcovr
@@ -32,15 +34,26 @@ for p in "${packages[@]}"; do
 		missing+=("$p")
 	fi
 done
-if [[ ${#missing[@]} -eq 0 ]]; then
-	exit 0
-fi
+# The S3 tests' server (test/s3) runs on Node.js: Debian's, unless node and
+# npm are already there (from Debian or elsewhere).
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then
 	sudo="sudo"
 fi
-echo "installing: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+	echo "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# s3rver, the local S3 server, at the version test/s3/package-lock.json
+# pins (again when the lock file changed since).
+s3=$(cd "$(dirname "${BASH_SOURCE[0]}")/../test/s3" && pwd)
+if [[ ! -e $s3/node_modules/.bin/s3rver || $s3/package-lock.json -nt $s3/node_modules/.package-lock.json ]]; then
+	echo "installing: s3rver (npm ci in test/s3)"
+	(cd "$s3" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

@@ -34,6 +34,9 @@ small_fs="$scratch/small-fs"
 readonly_fs="$scratch/readonly-fs"
 cleanup() {
 	local fs
+	if [[ -d $scratch/s3 ]]; then
+		bash "$scratch/test/s3/s3server.sh" stop "$scratch/s3" || true
+	fi
 	for fs in "$small_fs" "$readonly_fs"; do
 		if [[ -n $fs ]] && mountpoint -q "$fs" 2>/dev/null; then
 			umount "$fs"
@@ -71,6 +74,13 @@ if ! { [[ $(id -u) -eq 0 ]] && mkdir "$readonly_fs" &&
 	readonly_fs=
 fi
 cd "$scratch/test"
+
+# One S3 server (s3rver, test/s3) for every run of the unit tests, whose S3
+# client tests need one; the end-to-end tests start their own.
+s3_state="$scratch/s3"
+mkdir "$s3_state"
+SB_TEST_S3_ENDPOINT=$(bash "$scratch/test/s3/s3server.sh" start "$s3_state" bk1 bk2)
+export SB_TEST_S3_ENDPOINT AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
 
 echo "=== engine unit tests"
 "${runner[@]}" env TMPDIR="$scratch/tmp" prove --exec '' ./unit/unit_tests
@@ -118,6 +128,9 @@ run_tap() {		# IO_METHOD
 		SB_SOURCE_DIR="$scratch/source" \
 		prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} ${TAP_TESTS:-t/*.pl}
 }
+
+echo "=== the S3 test tools (test/s3: s3rver, its patches, the fault proxy)"
+"${runner[@]}" prove -I perl s3/selftest.pl
 
 echo "=== engine unit tests with synchronous I/O"
 "${runner[@]}" env TMPDIR="$scratch/tmp" STRIPEBACKUP_IO_METHOD=sync prove --exec '' ./unit/unit_tests

@@ -13,6 +13,7 @@
 #include "archive_auth.h"
 #include "chain.h"
 #include "fsutil.h"
+#include "store.h"
 
 SbArchive *
 sb_archive_open(const char *location, SbError *err)
@@ -139,11 +140,11 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 	{
 		const SbStripeInfo *info = &m->stripes[s];
 		SbPlanStripe *p = &plan->stripes[s];
-		struct stat st;
+		uint64_t	size = 0;
 
 		p->number = info->number;
 		p->path = a->stripe_paths[s];
-		p->present = stat(p->path, &st) == 0 && (uint64_t) st.st_size == info->file_bytes;
+		p->present = sb_store_file_size(p->path, &size) && size == info->file_bytes;
 		p->file_bytes = info->file_bytes;
 		p->chunks = info->chunks;
 		p->raw_bytes = info->raw_bytes;

@@ -29,6 +29,7 @@
 #include "format.h"
 #include "fsutil.h"
 #include "manifest_envelope.h"
+#include "store.h"
 
 /* Backup folders looked at: the location, and a few rounds of destinations. */
 #define MAX_FOLDERS (4 * SB_MAX_STRIPES)
@@ -52,9 +53,8 @@ typedef struct Search
 	char	   *queue[MAX_FOLDERS];	/* folders to look in, in order */
 	uint32_t	nqueued;
 	uint32_t	next;
-	dev_t		seen_dev[MAX_FOLDERS];	/* folders already queued */
+	dev_t		seen_dev[MAX_FOLDERS];	/* the queued folders' (local ones) */
 	ino_t		seen_ino[MAX_FOLDERS];
-	uint32_t	nseen;
 	char	   *rejected[MAX_FOLDERS];	/* "manifest copy "P" ...": copies set aside */
 	uint32_t	nrejected;
 	uint32_t	nothers;		/* copies found besides the location's */
@@ -68,9 +68,9 @@ sb_archive_locate_stripe(const char *location, const SbManifest *m, uint32_t i, 
 	char	   *local = sb_path_join(location, s->file_name, err);
 	char	   *folder;
 	char	   *recorded;
-	struct stat st;
+	uint64_t	size;
 
-	if (local == NULL || (stat(local, &st) == 0 && S_ISREG(st.st_mode)))
+	if (local == NULL || sb_store_file_size(local, &size))
 		return local;
 	folder = sb_path_join(s->destination, m->name, err);
 	recorded = folder ? sb_path_join(folder, s->file_name, err) : NULL;
@@ -84,18 +84,16 @@ static bool
 read_trailer(const char *path, SbTrailer *t)
 {
 	uint8_t		buf[SB_TRAILER_SIZE];
-	struct stat st;
+	SbStoreFile f;
 	SbError		ignored;
-	int			fd = open(path, O_RDONLY | O_CLOEXEC);
 	bool		ok;
 
-	if (fd < 0)
+	if (!sb_store_open(&f, path, &ignored))
 		return false;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		st.st_size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
-		pread(fd, buf, sizeof(buf), st.st_size - SB_TRAILER_SIZE) == (ssize_t) sizeof(buf) &&
+	ok = f.size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
+		sb_store_pread(&f, buf, sizeof(buf), f.size - SB_TRAILER_SIZE, &ignored) == (ssize_t) sizeof(buf) &&
 		sb_format_decode_trailer(buf, t, &ignored);
-	close(fd);
+	sb_store_close(&f);
 	return ok;
 }
 
@@ -110,20 +108,24 @@ records(const SbTrailer *t, const SbManifest *m)
 static void
 enqueue(Search *s, const char *folder)
 {
-	struct stat st;
+	struct stat st = {0};
+	bool		remote = sb_s3_is_location(folder);
 	uint32_t	i;
 	char	   *copy;
 
-	if (s->nqueued == MAX_FOLDERS || stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+	if (s->nqueued == MAX_FOLDERS || !sb_store_is_folder(folder) ||
+		(!remote && stat(folder, &st) != 0))
 		return;
-	for (i = 0; i < s->nseen; i++)
-		if (s->seen_dev[i] == st.st_dev && s->seen_ino[i] == st.st_ino)
+	/* A local folder is known by its device and inode, an object-storage one by its name. */
+	for (i = 0; i < s->nqueued; i++)
+		if (remote ? strcmp(s->queue[i], folder) == 0 :
+			s->seen_dev[i] == st.st_dev && s->seen_ino[i] == st.st_ino && !sb_s3_is_location(s->queue[i]))
 			return;
 	copy = strdup(folder);
 	if (copy == NULL)
 		return;
-	s->seen_dev[s->nseen] = st.st_dev;
-	s->seen_ino[s->nseen++] = st.st_ino;
+	s->seen_dev[s->nqueued] = st.st_dev;
+	s->seen_ino[s->nqueued] = st.st_ino;
 	s->queue[s->nqueued++] = copy;
 }
 
@@ -222,7 +224,7 @@ load_candidate(Candidate *c, const char *folder, const SbKey *key)
 	c->path = sb_path_join(folder, SB_MANIFEST_FILE, &c->error);
 	if (c->folder == NULL || c->path == NULL)
 		return sb_error_set(&c->error, SB_ENOMEM, "out of memory");
-	bytes = sb_read_small_file(c->path, SB_MANIFEST_MAX_BYTES, &len, &c->error);
+	bytes = sb_store_read_small(c->path, SB_MANIFEST_MAX_BYTES, &len, &c->error);
 	if (bytes == NULL)
 	{
 		if (c->error.code == SB_ENOTFOUND)
@@ -515,7 +517,7 @@ copy_is_equal(const SbArchive *a, const char *folder, char *path, size_t pathlen
 	bool		same;
 
 	snprintf(path, pathlen, "%s/%s", folder, SB_MANIFEST_FILE);
-	bytes = sb_read_small_file(path, SB_MANIFEST_MAX_BYTES, &len, why);
+	bytes = sb_store_read_small(path, SB_MANIFEST_MAX_BYTES, &len, why);
 	if (bytes == NULL)
 		return why->code == SB_ENOTFOUND;	/* no copy there: nothing differs */
 	if (!sb_sha256(bytes, len, sha, why))

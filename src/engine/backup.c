@@ -1,18 +1,13 @@
 /*
  * backup.c
  *		Life of a backup: checking the options, creating the backup folders
- *		and stripe files, finishing (indexes, syncs, manifests) or aborting
- *		(removing everything it created).
+ *		and stripe files (backup_dest.c), finishing (indexes, syncs,
+ *		manifests) or aborting (removing everything it created).
  *
  * Nothing is created until every option has been checked, and a backup
  * folder without a manifest is never a complete backup: the manifest is
  * written, in every destination, only after every stripe is synced.
- *
- * Each destination is opened once, at the start, and everything the backup
- * writes or removes goes through that descriptor and the one of the backup
- * folder made in it (opened without following a link): a destination whose
- * path is re-pointed during the backup cannot split it between two places,
- * and a failure removes exactly what was created, where it was created.
+
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,77 +54,6 @@ name_is_valid(const char *name)
 	return true;
 }
 
-/* Is A the same as B or inside it?  Both are canonical absolute paths. */
-static bool
-path_within(const char *a, const char *b)
-{
-	size_t		len = strlen(b);
-
-	if (strcmp(b, "/") == 0)
-		return true;
-	return strncmp(a, b, len) == 0 && (a[len] == '\0' || a[len] == '/');
-}
-
-static bool
-check_destination(const char *dest, char *resolved, SbError *err)
-{
-	struct stat st;
-
-	if (dest[0] != '/')
-		return sb_error_set(err, SB_EINVAL,
-							"destination \"%s\" is not an absolute path", dest);
-	if (stat(dest, &st) != 0)
-	{
-		sb_error_set_errno(err, errno, "destination \"%s\" is not usable", dest);
-		if (errno == ENOENT)
-			sb_error_set(err, SB_EINVAL,
-						 "destination \"%s\" does not exist (is its device mounted?)", dest);
-		return false;
-	}
-	if (!S_ISDIR(st.st_mode))
-		return sb_error_set(err, SB_EINVAL, "destination \"%s\" is not a directory", dest);
-	if (access(dest, W_OK | X_OK) != 0)
-		return sb_error_set_errno(err, errno, "destination \"%s\" is not writable", dest);
-	if (realpath(dest, resolved) == NULL)
-		return sb_error_set_errno(err, errno, "could not resolve destination \"%s\"", dest);
-	return true;
-}
-
-/* Destinations: absolute, existing, writable, distinct, none inside another. */
-static bool
-check_destinations(const SbBackupOptions *o, SbError *err)
-{
-	char		(*resolved)[PATH_MAX];
-	uint32_t	i,
-				j;
-	bool		ok = true;
-
-	if (o->ndestinations == 0 || o->ndestinations > SB_MAX_STRIPES)
-		return sb_error_set(err, SB_EINVAL, "%u destinations given; between 1 and %d are allowed",
-							o->ndestinations, SB_MAX_STRIPES);
-	resolved = sb_alloc(o->ndestinations * sizeof(*resolved), err);
-	if (resolved == NULL)
-		return false;
-	for (i = 0; ok && i < o->ndestinations; i++)
-		ok = check_destination(o->destinations[i], resolved[i], err);
-	for (i = 0; ok && i < o->ndestinations; i++)
-		for (j = 0; ok && j < o->ndestinations; j++)
-		{
-			if (i == j || !path_within(resolved[i], resolved[j]))
-				continue;
-			if (strcmp(resolved[i], resolved[j]) == 0)
-				ok = sb_error_set(err, SB_EINVAL,
-								  "destinations \"%s\" and \"%s\" are the same folder",
-								  o->destinations[i < j ? i : j], o->destinations[i < j ? j : i]);
-			else
-				ok = sb_error_set(err, SB_EINVAL,
-								  "destination \"%s\" is inside destination \"%s\"",
-								  o->destinations[i], o->destinations[j]);
-		}
-	free(resolved);
-	return ok;
-}
-
 static uint32_t
 chunk_size_of(const SbBackupOptions *o)
 {
@@ -142,7 +66,7 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 	uint32_t	chunk_size = chunk_size_of(o);
 	uint32_t	i;
 
-	if (!check_destinations(o, err))
+	if (!sb_backup_check_destinations(o, err))
 		return false;
 	for (i = 0; o->weights != NULL && i < o->ndestinations; i++)
 		if (!isfinite(o->weights[i]) || o->weights[i] <= 0)
@@ -255,90 +179,6 @@ init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	return make_uuid(o, m->uuid, err) && make_keys(b, o, err) && sb_incremental_begin(b, o, err);
 }
 
-/* Open destination DEST once: whatever its path later points to, the backup stays here. */
-static bool
-open_destination(SbStripeWriter *w, const char *dest, SbError *err)
-{
-	w->dest_fd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (w->dest_fd < 0)
-		return sb_error_set_errno(err, errno, "could not open destination \"%s\"", dest);
-	return true;
-}
-
-/* Two destinations that are one folder (the paths checked, then re-pointed) are refused. */
-static bool
-check_distinct_folders(const SbBackup *b, const SbBackupOptions *o, SbError *err)
-{
-	struct stat st[SB_MAX_STRIPES];
-	uint32_t	i,
-				j;
-
-	for (i = 0; i < b->nstripes; i++)
-		if (fstat(b->writers[i].dest_fd, &st[i]) != 0)
-			return sb_error_set_errno(err, errno, "could not stat destination \"%s\"",
-									  o->destinations[i]);
-	for (i = 0; i < b->nstripes; i++)
-		for (j = i + 1; j < b->nstripes; j++)
-			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
-				return sb_error_set(err, SB_EINVAL,
-									"destinations \"%s\" and \"%s\" are the same folder",
-									o->destinations[i], o->destinations[j]);
-	return true;
-}
-
-/* Make NAME in the destination and open it, not through a link. */
-static bool
-create_folder(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *err)
-{
-	const char *name = b->manifest->name;
-
-	w->folder = sb_path_join(dest, name, err);
-	if (w->folder == NULL)
-		return false;
-	if (mkdirat(w->dest_fd, name, 0700) != 0)
-	{
-		if (errno == EEXIST)
-			return sb_error_set(err, SB_EEXIST,
-								"destination \"%s\" already holds a backup named \"%s\"",
-								dest, name);
-		return sb_error_set_errno(err, errno, "could not create backup folder \"%s\"", w->folder);
-	}
-	w->created_folder = true;
-	w->folder_fd = openat(w->dest_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (w->folder_fd < 0)
-		return sb_error_set_errno(err, errno, "could not open backup folder \"%s\"", w->folder);
-	return true;
-}
-
-/* Create the backup folder and its stripe file in the destination, and write the stripe header. */
-static bool
-create_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *err)
-{
-	SbStripeHeader h;
-	uint8_t		header[SB_STRIPE_HEADER_SIZE];
-
-	sb_stripe_file_name(w->index + 1, w->file_name, sizeof(w->file_name));
-	if (!create_folder(b, w, dest, err))
-		return false;
-	w->path = sb_path_join(w->folder, w->file_name, err);
-	if (w->path == NULL)
-		return false;
-	w->fd = openat(w->folder_fd, w->file_name,
-				   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (w->fd < 0)
-		return sb_error_set_errno(err, errno, "could not create stripe file \"%s\"", w->path);
-	memset(&h, 0, sizeof(h));
-	h.major = SB_FORMAT_MAJOR;
-	h.minor = SB_FORMAT_MINOR;
-	memcpy(h.uuid, b->manifest->uuid, 16);
-	h.number = w->index + 1;
-	h.count = b->nstripes;
-	h.chunk_size = b->chunk_size;
-	sb_format_encode_header(&h, header);
-	w->offset = SB_STRIPE_HEADER_SIZE;
-	return sb_write_all(w->fd, header, sizeof(header), w->path, err);
-}
-
 /* The largest sealed payload: the largest the codec gives, and the seal. */
 static size_t
 sealed_bound(const SbBackup *b)
@@ -419,14 +259,8 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 		if (w->in_flight == NULL)
 			return false;
 	}
-	for (i = 0; i < b->nstripes; i++)
-		if (!open_destination(&b->writers[i], o->destinations[i], err))
-			return false;
-	if (!check_distinct_folders(b, o, err))
+	if (!sb_backup_create_destinations(b, o, err))
 		return false;
-	for (i = 0; i < b->nstripes; i++)
-		if (!create_stripe(b, &b->writers[i], o->destinations[i], err))
-			return false;
 	b->reader = sb_source_reader_new(b->io_method, b->queue_depth, b->chunk_size,
 									 b->direct_io, err);
 	return b->reader != NULL &&
@@ -629,35 +463,7 @@ write_trailer(SbBackup *b, SbStripeWriter *w, SbError *err)
 	memcpy(t.manifest_sha256, m->json_sha256, SB_SHA256_LEN);
 	t.manifest_length = m->json_length;
 	sb_format_encode_trailer(&t, trailer);
-	if (!sb_pwrite_all(w->fd, trailer, sizeof(trailer), w->offset, w->path, err))
-		return false;
-	w->offset += SB_TRAILER_SIZE;
-	if (fsync(w->fd) != 0)
-		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
-	if (b->direct_io)
-		(void) posix_fadvise(w->fd, 0, 0, POSIX_FADV_DONTNEED);
-	return true;
-}
-
-/*
- * Write the manifest BYTES into every backup folder, through the folder's
- * descriptor (temporary file, fsync, rename, fsync the folder), then sync
- * each destination, which holds the folder's name.
- */
-static bool
-publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err)
-{
-	uint32_t	i;
-
-	for (i = 0; i < b->nstripes; i++)
-		if (!sb_replace_file_at(b->writers[i].folder_fd, b->writers[i].folder, SB_MANIFEST_FILE,
-								SB_MANIFEST_TEMP_FILE, bytes, len, err))
-			return false;
-	for (i = 0; i < b->nstripes; i++)
-		if (fsync(b->writers[i].dest_fd) != 0)
-			return sb_error_set_errno(err, errno, "could not fsync \"%s\"",
-									  b->manifest->stripes[i].destination);
-	return true;
+	return sb_stripe_sink_write(w, trailer, sizeof(trailer), err) && sb_stripe_sink_seal(w, err);
 }
 
 /*
@@ -675,7 +481,7 @@ seal_and_publish(SbBackup *b, SbError *err)
 
 	for (i = 0; ok && i < b->nstripes; i++)
 		ok = write_trailer(b, &b->writers[i], err);
-	ok = ok && publish_manifest(b, bytes, len, err);
+	ok = ok && sb_backup_publish_manifest(b, bytes, len, err);
 	free(bytes);
 	return ok;
 }
@@ -689,12 +495,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 	{
 		SbStripeWriter *w = &b->writers[i];
 
-		if (w->fd >= 0)
-			close(w->fd);
-		if (w->folder_fd >= 0)
-			close(w->folder_fd);
-		if (w->dest_fd >= 0)
-			close(w->dest_fd);
+		sb_stripe_sink_close(w);
 		free(w->folder);
 		free(w->path);
 		free(w->entries);
@@ -748,23 +549,6 @@ sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err)
 	return true;
 }
 
-/*
- * Remove what the backup created in one destination, through the
- * descriptors it made them with: the stripe, a manifest (complete or not),
- * then the folder.  Cleanup goes on whatever fails.
- */
-static void
-remove_created(SbBackup *b, SbStripeWriter *w)
-{
-	if (w->folder_fd >= 0)
-	{
-		unlinkat(w->folder_fd, w->file_name, 0);
-		unlinkat(w->folder_fd, SB_MANIFEST_FILE, 0);
-		unlinkat(w->folder_fd, SB_MANIFEST_TEMP_FILE, 0);
-	}
-	unlinkat(w->dest_fd, b->manifest->name, AT_REMOVEDIR);
-}
-
 void
 sb_backup_abort(SbBackup *b)
 {
@@ -780,8 +564,7 @@ sb_backup_abort(SbBackup *b)
 		if (w->fd >= 0)
 			close(w->fd);
 		w->fd = -1;
-		if (w->created_folder)
-			remove_created(b, w);
+		sb_backup_remove_created(b, w);
 	}
 	free_backup(b, false);
 }

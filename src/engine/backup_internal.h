@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 
 #include "stripebackup/sb_backup.h"
+#include "stripebackup/sb_s3.h"
 #include "codec.h"
 #include "crypto.h"
 #include "format.h"
@@ -61,6 +62,10 @@ typedef struct SbStripeWriter
 	int			folder_fd;		/* the backup folder in it, never through a link */
 	bool		created_folder;
 	int			fd;
+	bool		remote;			/* an object-storage destination: */
+	SbS3Location s3;			/* its bucket and prefix */
+	struct SbS3Upload *upload;	/* the stripe's upload */
+	bool		put_manifest;	/* a manifest object was (maybe) put */
 	uint64_t	offset;			/* where the next chunk goes */
 	SbIndexEntry *entries;		/* the index, in file order */
 	size_t		nentries;
@@ -158,6 +163,35 @@ extern void sb_incremental_free(SbBackup *b);
  * parent's entry of it (*BASE) when not whole.
  */
 extern SbFilePlan sb_incremental_plan(const SbBackup *b, const SbEntry *e, const SbEntry **base);
+
+/* ---- destinations (backup_dest.c) ---- */
+
+/* Destinations: 1 to SB_MAX_STRIPES, each usable, distinct, none inside another. */
+extern bool sb_backup_check_destinations(const SbBackupOptions *o, SbError *err);
+
+/* Open every destination, and create the backup folder and its stripe (header written) in each. */
+extern bool sb_backup_create_destinations(SbBackup *b, const SbBackupOptions *o, SbError *err);
+
+/* Append LEN bytes of BUF to W's stripe, synchronously, at W->offset. */
+extern bool sb_stripe_sink_write(SbStripeWriter *w, const void *buf, size_t len, SbError *err);
+
+/* Make what W's stripe holds durable (a no-op for object storage, durable once made). */
+extern bool sb_stripe_sink_sync(SbStripeWriter *w, SbError *err);
+
+/* The stripe is complete: durable (a file), made (an object). */
+extern bool sb_stripe_sink_seal(SbStripeWriter *w, SbError *err);
+
+/* The I/O context W's writer thread writes chunk records with. */
+extern SbIo *sb_stripe_sink_io(SbStripeWriter *w, SbError *err);
+
+/* The manifest's BYTES as every destination's manifest. */
+extern bool sb_backup_publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err);
+
+/* Remove what the backup created in W's destination (quiet: cleanup goes on). */
+extern void sb_backup_remove_created(SbBackup *b, SbStripeWriter *w);
+
+/* Close W's descriptors, free its upload. */
+extern void sb_stripe_sink_close(SbStripeWriter *w);
 
 /* Record the first failure of any thread and stop every queue. */
 extern void sb_backup_fail(SbBackup *b, const SbError *err);

@@ -117,3 +117,17 @@ sb_crc32c_final(uint32_t crc)
 {
 	return crc ^ 0xFFFFFFFFu;
 }
+
+void
+sb_hex_encode(const uint8_t *bytes, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t		i;
+
+	for (i = 0; i < len; i++)
+	{
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * len] = '\0';
+}

@@ -33,6 +33,9 @@ extern uint64_t sb_hash_stream_digest(const SbHashStream *s);
 #define SB_SHA256_LEN 32
 
 /* SHA-256 of a buffer (OpenSSL's libcrypto, EVP); false (SB_ENOMEM) if it could not run. */
+/* LEN bytes as 2*LEN lower-case hex digits and a NUL, in OUT. */
+extern void sb_hex_encode(const uint8_t *bytes, size_t len, char *out);
+
 extern bool sb_sha256(const void *data, size_t len, uint8_t out[SB_SHA256_LEN], SbError *err);
 
 /* Feed bytes into a running CRC-32C started with SB_CRC32C_INIT. */

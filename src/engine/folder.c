@@ -23,8 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "stripebackup/sb_folder.h"
 #include "stripebackup/sb_policy.h"
+#include "stripebackup/sb_s3.h"
+#include "checksum.h"
+#include "folder_internal.h"
 #include "format.h"
 #include "fsutil.h"
 
@@ -41,12 +43,8 @@ typedef struct Entry
 	char		why[512];		/* when not ours */
 } Entry;
 
-static void
-set_verdict(SbFolderRemoval *r, SbFolderVerdict verdict, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
-
-static void
-set_verdict(SbFolderRemoval *r, SbFolderVerdict verdict, const char *fmt,...)
+void
+sb_folder_set_verdict(SbFolderRemoval *r, SbFolderVerdict verdict, const char *fmt,...)
 {
 	va_list		ap;
 
@@ -56,13 +54,10 @@ set_verdict(SbFolderRemoval *r, SbFolderVerdict verdict, const char *fmt,...)
 	va_end(ap);
 }
 
-static void
-uuid_to_hex(const uint8_t uuid[16], char hex[33])
+void
+sb_folder_uuid_hex(const uint8_t uuid[16], char hex[33])
 {
-	int			i;
-
-	for (i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+	sb_hex_encode(uuid, 16, hex);
 }
 
 /* ---------- what an entry is ---------- */
@@ -86,8 +81,8 @@ read_start(int fd, Entry *e, void *buf, size_t len)
  * Does the JSON object TEXT name the backup UUID_HEX as stripebackup's
  * manifest, or as an encrypted backup's envelope (no key needed to tell)?
  */
-static bool
-manifest_names(const char *text, size_t len, const char *uuid_hex)
+bool
+sb_folder_manifest_names(const char *text, size_t len, const char *uuid_hex)
 {
 	cJSON	   *root = cJSON_ParseWithLength(text, len);
 	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
@@ -114,7 +109,7 @@ check_manifest(int fd, Entry *e, const char *uuid_hex)
 	}
 	if (read_start(fd, e, text, len))
 	{
-		e->ours = manifest_names(text, len, uuid_hex);
+		e->ours = sb_folder_manifest_names(text, len, uuid_hex);
 		if (!e->ours)
 			snprintf(e->why, sizeof(e->why), "\"%s\" is not the manifest of backup %s", e->name, uuid_hex);
 	}
@@ -172,7 +167,7 @@ check_entry(int folder, Entry *e, const uint8_t uuid[16])
 	uint32_t	number;
 	int			fd;
 
-	uuid_to_hex(uuid, uuid_hex);
+	sb_folder_uuid_hex(uuid, uuid_hex);
 	/* O_NONBLOCK: a FIFO planted here must not hang the check. */
 	fd = openat(folder, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -316,7 +311,7 @@ clear_folder(int dest, int folder, const char *path, const char *name, const uin
 		if (!entries[i].ours)
 		{
 			r->files = r->bytes = 0;
-			set_verdict(r, SB_FOLDER_FOREIGN, "in backup folder \"%s\": %s; nothing was removed",
+			sb_folder_set_verdict(r, SB_FOLDER_FOREIGN, "in backup folder \"%s\": %s; nothing was removed",
 						path, entries[i].why);
 			free_entries(entries, n);
 			return true;
@@ -324,7 +319,7 @@ clear_folder(int dest, int folder, const char *path, const char *name, const uin
 		r->files++;
 		r->bytes += (uint64_t) entries[i].st.st_size;
 	}
-	set_verdict(r, SB_FOLDER_REMOVED, "%s", "");
+	sb_folder_set_verdict(r, SB_FOLDER_REMOVED, "%s", "");
 	if (dry_run)
 		ok = true;
 	else
@@ -349,20 +344,20 @@ classify_unopened(int at, const char *name, const char *path, bool is_destinatio
 	if (saved == ENOENT)
 	{
 		if (is_destination)
-			set_verdict(r, SB_FOLDER_DESTINATION_MISSING,
+			sb_folder_set_verdict(r, SB_FOLDER_DESTINATION_MISSING,
 						"destination \"%s\" does not exist (is its device mounted?); nothing was removed", path);
 		else
-			set_verdict(r, SB_FOLDER_ABSENT, "%s", "");
+			sb_folder_set_verdict(r, SB_FOLDER_ABSENT, "%s", "");
 		return true;
 	}
 	if (saved != ELOOP && saved != ENOTDIR)
 		return sb_error_set_errno(err, saved, "could not open \"%s\"", path);
 	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-		set_verdict(r, is_destination ? SB_FOLDER_DESTINATION_LINK : SB_FOLDER_LINK,
+		sb_folder_set_verdict(r, is_destination ? SB_FOLDER_DESTINATION_LINK : SB_FOLDER_LINK,
 					"%s \"%s\" is a symbolic link; nothing was removed",
 					is_destination ? "destination" : "backup folder", path);
 	else
-		set_verdict(r, SB_FOLDER_FOREIGN, "\"%s\" is not a directory; nothing was removed", path);
+		sb_folder_set_verdict(r, SB_FOLDER_FOREIGN, "\"%s\" is not a directory; nothing was removed", path);
 	return true;
 }
 
@@ -387,6 +382,8 @@ sb_backup_folder_remove(const char *destination, const char *name, const uint8_t
 	sb_error_clear(err);
 	if (!name_is_plain(name))
 		return sb_error_set(err, SB_EINVAL, "backup folder name \"%s\" is not a plain name", name);
+	if (sb_s3_is_location(destination))
+		return sb_backup_folder_remove_s3(destination, name, uuid, dry_run, r, err);
 	if ((dest = open(destination, flags)) < 0)
 		return classify_unopened(AT_FDCWD, destination, destination, true, r, err);
 	if ((path = sb_path_join(destination, name, err)) == NULL)

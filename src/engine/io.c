@@ -19,6 +19,9 @@
 
 struct SbIo
 {
+	const SbIoBackend *backend; /* or the kernel's: */
+	void	   *backend_state;
+	char		detail[SB_ERROR_MESSAGE_MAX];	/* a backend's last failure */
 	bool		uring;
 	struct io_uring ring;
 	unsigned	depth;
@@ -129,11 +132,29 @@ sb_io_new(SbIoMethod method, unsigned depth, SbIoMethod *used, SbError *err)
 	return io;
 }
 
+SbIo *
+sb_io_new_backend(const SbIoBackend *backend, void *state, unsigned depth, SbError *err)
+{
+	SbIo	   *io = sb_alloc(sizeof(SbIo), err);
+
+	if (io == NULL)
+	{
+		backend->free(state);
+		return NULL;
+	}
+	io->backend = backend;
+	io->backend_state = state;
+	io->depth = depth ? depth : 1;
+	return io;
+}
+
 void
 sb_io_free(SbIo *io)
 {
 	if (io == NULL)
 		return;
+	if (io->backend != NULL)
+		io->backend->free(io->backend_state);
 	if (io->uring)
 		io_uring_queue_exit(&io->ring);
 	free(io);
@@ -151,6 +172,26 @@ complete(SbIo *io, SbIoOp *op)
 	op->next = io->completed;
 	io->completed = op;
 	io->ncompleted++;
+}
+
+void
+sb_io_backend_complete(SbIo *io, SbIoOp *op, const SbError *err)
+{
+	if (op->error != 0 && err != NULL)
+		snprintf(io->detail, sizeof(io->detail), "%s", err->message);
+	complete(io, op);
+}
+
+unsigned
+sb_io_completed(const SbIo *io)
+{
+	return io->ncompleted;
+}
+
+const char *
+sb_io_error_detail(const SbIo *io)
+{
+	return io->detail[0] != '\0' ? io->detail : NULL;
 }
 
 /* Move past N transferred bytes: advance the iovec and the offset. */
@@ -242,6 +283,13 @@ sb_io_start(SbIo *io, SbIoOp *op, SbError *err)
 	op->error = 0;
 	op->next = NULL;
 	io->in_flight++;
+	if (io->backend != NULL)
+	{
+		if (io->backend->start(io->backend_state, io, op, err))
+			return true;
+		io->in_flight--;
+		return false;
+	}
 	if (!io->uring)
 	{
 		run_sync(op);
@@ -310,6 +358,8 @@ sb_io_reap(SbIo *io, SbIoOp **done, int max, int min, SbError *err)
 	if ((unsigned) min > io->in_flight)
 		min = (int) io->in_flight;
 	if (io->uring && !wait_uring(io, min, err))
+		return -1;
+	if (io->backend != NULL && !io->backend->wait(io->backend_state, io, (unsigned) min, err))
 		return -1;
 	while (n < max && io->completed != NULL)
 	{

@@ -65,4 +65,33 @@ extern int	sb_io_reap(SbIo *io, SbIoOp **done, int max, int min, SbError *err);
 /* Operations started and not yet reaped. */
 extern unsigned sb_io_in_flight(const SbIo *io);
 
+/*
+ * The error message behind the last failed operation of a backend that has
+ * more to say than an errno (object storage), or NULL.
+ */
+extern const char *sb_io_error_detail(const SbIo *io);
+
+/*
+ * I/O done by something other than the kernel's file calls (object storage,
+ * io_s3.c), behind the same start/reap interface.  START begins OP and, when
+ * it ends, hands it to sb_io_backend_complete; WAIT returns once at least
+ * MIN operations are complete and not reaped.
+ */
+typedef struct SbIoBackend
+{
+	bool		(*start) (void *state, SbIo *io, SbIoOp *op, SbError *err);
+	bool		(*wait) (void *state, SbIo *io, unsigned min, SbError *err);
+	void		(*free) (void *state);
+} SbIoBackend;
+
+/* An I/O context over BACKEND (its STATE freed with it), DEPTH operations at once. */
+extern SbIo *sb_io_new_backend(const SbIoBackend *backend, void *state, unsigned depth,
+							   SbError *err);
+
+/* Operation OP of a backend is finished (OP->error set when it failed; ERR, if any, the detail). */
+extern void sb_io_backend_complete(SbIo *io, SbIoOp *op, const SbError *err);
+
+/* Operations complete and not yet reaped. */
+extern unsigned sb_io_completed(const SbIo *io);
+
 #endif							/* SB_IO_H */

@@ -28,20 +28,6 @@
 
 /* ---------- writing ---------- */
 
-static void
-to_hex(const uint8_t *bytes, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t		i;
-
-	for (i = 0; i < len; i++)
-	{
-		out[2 * i] = digits[bytes[i] >> 4];
-		out[2 * i + 1] = digits[bytes[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
-
 /* A path worth a hint: printable ASCII that JSON carries as it is. */
 static bool
 plain_ascii(const char *s)
@@ -94,8 +80,8 @@ envelope_json(const SbManifest *m, const uint8_t *wrapped, const char *sealed_b6
 				key[2 * SB_CRYPTO_WRAPPED_LEN + 1];
 	bool		ok;
 
-	to_hex(m->uuid, 16, uuid);
-	to_hex(wrapped, SB_CRYPTO_WRAPPED_LEN, key);
+	sb_hex_encode(m->uuid, 16, uuid);
+	sb_hex_encode(wrapped, SB_CRYPTO_WRAPPED_LEN, key);
 	ok = root != NULL && cJSON_AddStringToObject(root, "format", ENVELOPE_FORMAT) &&
 		cJSON_AddStringToObject(root, "format_version", ENVELOPE_VERSION) &&
 		cJSON_AddStringToObject(root, "backup_uuid", uuid) &&

@@ -192,7 +192,7 @@ start_read(SbIo *io, StripeState *s, ReadSlot *slot, uint64_t k, SbError *err)
 	slot->entry = s->reader.entries[k];
 	memset(&slot->op, 0, sizeof(slot->op));
 	slot->op.kind = SB_IO_READ;
-	slot->op.fd = s->reader.fd;
+	slot->op.fd = s->reader.file.fd;
 	slot->op.offset = slot->entry.offset;
 	slot->op.iov[0].iov_base = slot->record;
 	slot->op.iov[0].iov_len = sb_stripe_record_length(&s->reader, k);
@@ -203,11 +203,13 @@ start_read(SbIo *io, StripeState *s, ReadSlot *slot, uint64_t k, SbError *err)
 
 /* A record has been read: check it, then on to the workers (or report it). */
 static bool
-finish_read(Pipeline *p, StripeState *s, ReadSlot *slot)
+finish_read(Pipeline *p, StripeState *s, SbIo *io, ReadSlot *slot)
 {
 	SbError		err;
 
-	if (slot->op.error != 0)
+	if (slot->op.error != 0 && sb_io_error_detail(io) != NULL)
+		sb_error_set(&err, SB_EIO, "could not read \"%s\": %s", s->reader.path, sb_io_error_detail(io));
+	else if (slot->op.error != 0)
 		sb_error_set_errno(&err, slot->op.error, "could not read \"%s\"", s->reader.path);
 	if (slot->op.error != 0 ||
 		!sb_stripe_check_record(&s->reader, slot->position, slot->record, slot->op.done, &err))
@@ -283,7 +285,7 @@ read_records(Pipeline *p, StripeState *s, SbIo *io)
 			return;
 		}
 		for (i = 0; i < n; i++)
-			if (!finish_read(p, s, done[i]->tag))
+			if (!finish_read(p, s, io, done[i]->tag))
 				return;
 	}
 }
@@ -303,8 +305,7 @@ read_stripe(Pipeline *p, StripeState *s)
 		report_stripe(p, s->index, &err);
 		return;
 	}
-	(void) posix_fadvise(s->reader.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	io = sb_io_new(o->io_method, p->queue_depth, NULL, &err);
+	io = sb_store_reader_io(&s->reader.file, o->io_method, p->queue_depth, &err);
 	if (io == NULL)
 	{
 		report_stripe(p, s->index, &err);
@@ -457,7 +458,7 @@ start_threads(Pipeline *p, SbError *err)
 
 		s->pipeline = p;
 		s->index = i;
-		s->reader.fd = -1;
+		s->reader.file.fd = -1;
 		sb_rate_init(&s->rate, p->config->options->max_rates ?
 					 p->config->options->max_rates[i] : 0);
 		if (!sb_thread_start(&s->thread, reader_main, s, "stripe reader", err))

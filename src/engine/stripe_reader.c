@@ -21,7 +21,7 @@
 static bool
 read_exact(SbStripeReader *r, void *buf, size_t len, uint64_t offset, SbError *err)
 {
-	ssize_t		n = sb_pread_upto(r->fd, buf, len, offset, r->path, err);
+	ssize_t		n = sb_store_pread(&r->file, buf, len, offset, err);
 
 	if (n < 0)
 		return false;
@@ -177,23 +177,14 @@ bool
 sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
 			   const char *path, SbError *err)
 {
-	struct stat st;
-
 	memset(r, 0, sizeof(*r));
 	r->manifest = m;
 	r->index = index;
 	r->path = path;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0)
-	{
-		sb_error_set_errno(err, errno, "could not open \"%s\"", path);
-		if (errno == ENOENT)
-			err->code = SB_ENOTFOUND;
+	r->file.fd = -1;
+	if (!sb_store_open(&r->file, path, err))
 		return false;
-	}
-	if (fstat(r->fd, &st) != 0)
-		return sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
-	r->file_size = (uint64_t) st.st_size;
+	r->file_size = r->file.size;
 	if (r->file_size < SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE)
 		return sb_error_set(err, SB_ECORRUPT,
 							"is only %" PRIu64 " bytes long (truncated or incomplete stripe)",
@@ -248,9 +239,7 @@ sb_entry_raw_hash(const SbManifest *m, const SbIndexEntry *e)
 void
 sb_stripe_close(SbStripeReader *r)
 {
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
+	sb_store_close(&r->file);
 	free(r->entries);
 	r->entries = NULL;
 }

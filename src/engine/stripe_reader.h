@@ -11,13 +11,14 @@
 
 #include "stripebackup/sb_manifest.h"
 #include "format.h"
+#include "store.h"
 
 typedef struct SbStripeReader
 {
 	const SbManifest *manifest;
 	uint32_t	index;			/* 0-based */
 	const char *path;
-	int			fd;
+	SbStoreFile file;			/* a stripe file, or an object */
 	uint64_t	file_size;
 	SbStripeHeader header;
 	SbTrailer	trailer;

@@ -120,7 +120,7 @@ start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
 static void
 drop_written(SbStripeWriter *w, uint64_t complete_upto)
 {
-	if (!w->backup->direct_io || complete_upto < w->durable_offset + DROP_STEP)
+	if (!w->backup->direct_io || w->remote || complete_upto < w->durable_offset + DROP_STEP)
 		return;
 	(void) sync_file_range(w->fd, (off_t) w->durable_offset,
 						   (off_t) (complete_upto - w->durable_offset),
@@ -181,6 +181,8 @@ reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
 	{
 		SbChunk    *c = done[i]->tag;
 
+		if (done[i]->error != 0 && sb_io_error_detail(io) != NULL)
+			return sb_error_set(err, SB_EIO, "could not write \"%s\": %s", w->path, sb_io_error_detail(io));
 		if (done[i]->error != 0)
 			return sb_error_set_errno(err, done[i]->error, "could not write \"%s\"", w->path);
 		c->written = true;
@@ -211,14 +213,9 @@ write_index_and_sync(SbStripeWriter *w, SbError *err)
 		sb_format_encode_index_entry(&w->entries[i], index + i * SB_INDEX_ENTRY_SIZE);
 	w->index_offset = w->offset;
 	w->index_hash = sb_hash64(index, index_len);
-	ok = sb_pwrite_all(w->fd, index, index_len, w->offset, w->path, err);
+	ok = sb_stripe_sink_write(w, index, index_len, err) && sb_stripe_sink_sync(w, err);
 	free(index);
-	if (!ok)
-		return false;
-	w->offset += index_len;
-	if (fsync(w->fd) != 0)
-		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
-	return true;
+	return ok;
 }
 
 /*
@@ -277,7 +274,7 @@ sb_stripe_writer_main(void *arg)
 	bool		ok;
 
 	sb_error_clear(&err);
-	io = sb_io_new(b->io_method, b->queue_depth, NULL, &err);
+	io = sb_stripe_sink_io(w, &err);
 	ok = io != NULL && write_all(w, io, source, &err);
 	w->finished_at = sb_monotonic_seconds();
 	note_timeline(w, w->finished_at);

@@ -17,6 +17,7 @@
 #include "sb_key.h"
 #include "sb_paths.h"
 #include "sb_spi.h"
+#include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_version.h"
 
 /* The elements of a one-dimensional text[] as C strings; ERROR on NULLs. */
@@ -207,6 +208,8 @@ sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 	sb_backup_args_to_options(args, &options, dest_ptrs);
 	if (!sb_backup_check_options(&options, &err))
 		sb_raise(&err);
+	/* An object-storage destination is no path of this machine (the engine checked its form). */
 	for (i = 0; i < args->ndestinations; i++)
-		sb_check_outside_cluster(args->destinations[i], "destination");
+		if (!sb_s3_is_location(args->destinations[i]))
+			sb_check_outside_cluster(args->destinations[i], "destination");
 }

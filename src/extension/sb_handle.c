@@ -9,6 +9,7 @@
 
 #include "sb_control.h"
 #include "sb_handle.h"
+#include "stripebackup/sb_s3.h"
 #include "sb_key.h"
 
 struct SbHandle
@@ -93,10 +94,10 @@ sb_handle_open_archive(const char *location, SbError *err)
 	const SbKey *key;
 	SbError		own_err;
 
-	if (location[0] != '/')
+	if (location[0] != '/' && !sb_s3_is_location(location))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("location \"%s\" is not an absolute path", location)));
+				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
 	key = sb_key_current();
 	h = sb_handle_new(close_archive);
 	a = sb_archive_open_with_key(location, key, err ? err : &own_err);

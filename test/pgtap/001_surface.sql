@@ -123,7 +123,7 @@ SELECT throws_ok($$SELECT * FROM stripe_verify('/nowhere')$$, '42501', 'permissi
 RESET ROLE;
 SELECT throws_ok($$SELECT stripe_restore(4242, '/tmp/x')$$, 'P0002', 'there is no completed backup 4242');
 SELECT throws_ok($$SELECT stripe_restore('relative/place', '/tmp/x')$$, '22023',
-	'location "relative/place" is not an absolute path');
+	'location "relative/place" is neither an absolute path nor s3://bucket/prefix');
 SET ROLE sb_nogrant;
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501',
 	'permission denied for function stripe_backup');

@@ -21,6 +21,18 @@ extern void test_crypto_vectors(void);
 extern void test_crypto_backup_keys(void);
 extern void test_crypto_key_file(void);
 
+/* test_s3.c */
+extern void test_s3_sign_vectors(void);
+extern void test_s3_locations(void);
+extern void test_s3_config(void);
+extern void test_s3_xml(void);
+
+/* test_s3_live.c */
+extern void test_s3_live_objects(void);
+extern void test_s3_live_multipart(void);
+extern void test_s3_live_failures(void);
+extern void test_s3_live_upload(void);
+
 /* test_encrypted.c */
 extern void test_encrypted_backup(void);
 

@@ -1,0 +1,97 @@
+/*
+ * sb_s3.h
+ *		Object-storage destinations: a destination written s3://bucket/prefix
+ *		is reached by the S3 protocol (AWS S3, MinIO, Ceph RGW, the clouds'
+ *		S3 endpoints).
+ *
+ * Where to connect and as whom comes from the caller's settings first (the
+ * server's stripebackup.s3_* settings, the command's --s3-* options), then
+ * from the environment as AWS's tools read it (AWS_ENDPOINT_URL, AWS_REGION
+ * or AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+ * AWS_SESSION_TOKEN, AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE), then from a
+ * credentials file of AWS's form (~/.aws/credentials).  Secrets are never
+ * settings of their own and never appear in a message.
+ */
+#ifndef SB_S3_H
+#define SB_S3_H
+
+#include <stdbool.h>
+
+#include "stripebackup/sb_error.h"
+
+#define SB_S3_SCHEME "s3://"
+#define SB_S3_BUCKET_MAX 63
+#define SB_S3_PREFIX_MAX 900
+
+typedef enum SbS3UrlStyle
+{
+	SB_S3_URL_PATH,				/* http://endpoint/bucket/key */
+	SB_S3_URL_HOST				/* http://bucket.endpoint/key */
+} SbS3UrlStyle;
+
+/* What the caller was told; NULL or "" = not set. */
+typedef struct SbS3Settings
+{
+	const char *endpoint;		/* http(s)://host[:port] */
+	const char *region;
+	const char *url_style;		/* "path" or "host" */
+	const char *credentials_file;
+	const char *profile;
+} SbS3Settings;
+
+/* Everything a connection needs, settled. */
+typedef struct SbS3Config
+{
+	char		endpoint[256];	/* scheme://host[:port], no trailing slash */
+	char		region[64];
+	SbS3UrlStyle url_style;
+	char		access_key[128];
+	char		secret_key[128];
+	char		session_token[4096];	/* temporary credentials, or "" */
+	int			max_attempts;	/* tries of one request, retries included */
+	double		connect_timeout;	/* seconds */
+	double		low_speed_seconds;	/* a transfer slower than 1 kB/s this long fails */
+} SbS3Config;
+
+/* A destination s3://bucket/prefix, taken apart. */
+typedef struct SbS3Location
+{
+	char		bucket[SB_S3_BUCKET_MAX + 1];
+	char		prefix[SB_S3_PREFIX_MAX + 1];	/* no leading or trailing "/"; may be "" */
+} SbS3Location;
+
+/* Whether DESTINATION is an object-storage one (begins with s3://). */
+extern bool sb_s3_is_location(const char *destination);
+
+/*
+ * Take URL (s3://bucket/prefix) apart into LOC: SB_EINVAL naming it when
+ * the bucket is not a valid bucket name, or the prefix holds "." or ".."
+ * components, empty components, control characters or is too long.
+ */
+extern bool sb_s3_parse_location(const char *url, SbS3Location *loc, SbError *err);
+
+/*
+ * Settle CONFIG from SETTINGS, the environment and the credentials file.
+ * SB_EINVAL names a bad setting; SB_EKEY says that no credentials were found
+ * or that the credentials file cannot be used (not its content).
+ */
+extern bool sb_s3_config_load(const SbS3Settings *settings, SbS3Config *config, SbError *err);
+
+/* Whether ENDPOINT (NULL or "" = none) is an endpoint: http(s)://host[:port]; else ERR says why. */
+extern bool sb_s3_check_endpoint(const char *endpoint, SbError *err);
+
+/* Wipe the secrets of CONFIG. */
+extern void sb_s3_config_clear(SbS3Config *config);
+
+/*
+ * The settings every object-storage destination of this process is reached
+ * with from now on (copied; NULL: none, the environment and the credentials
+ * file only).  The command calls it once with its options; the server's
+ * jobs with stripebackup.s3_* as they start.
+ */
+extern bool sb_s3_use_settings(const SbS3Settings *settings, SbError *err);
+
+/* CONFIG from the settings in use (sb_s3_use_settings), the environment and the file. */
+extern bool sb_s3_current_config(SbS3Config *config, SbError *err);
+
+#endif							/* SB_S3_H */

@@ -1,0 +1,25 @@
+/*
+ * folder_internal.h
+ *		What folder.c (a local backup folder) and folder_s3.c (an object-
+ *		storage one) share in telling and removing a backup's files.
+ */
+#ifndef SB_FOLDER_INTERNAL_H
+#define SB_FOLDER_INTERNAL_H
+
+#include <stddef.h>
+
+#include "stripebackup/sb_folder.h"
+
+extern void sb_folder_set_verdict(SbFolderRemoval *r, SbFolderVerdict verdict, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+extern void sb_folder_uuid_hex(const uint8_t uuid[16], char hex[33]);
+
+/* Does the JSON TEXT name the backup UUID_HEX as its manifest (or envelope)? */
+extern bool sb_folder_manifest_names(const char *text, size_t len, const char *uuid_hex);
+
+/* sb_backup_folder_remove for an s3:// DESTINATION. */
+extern bool sb_backup_folder_remove_s3(const char *destination, const char *name, const uint8_t uuid[16],
+									   bool dry_run, SbFolderRemoval *r, SbError *err);
+
+#endif							/* SB_FOLDER_INTERNAL_H */

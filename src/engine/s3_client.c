@@ -1,0 +1,664 @@
+/*
+ * s3_client.c
+ *		Signed S3 requests through libcurl's multi interface: several at
+ *		once on kept-alive connections, each retried with backoff on what may
+ *		pass (a 5xx, 429 SlowDown, a timeout, a dropped or refused connection,
+ *		a part whose ETag is not the MD5 we sent), with a clear error for the
+ *		rest.  Secrets go only into the Authorization header and the security
+ *		token header, never into a message; libcurl never prints.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+
+#include "checksum.h"
+#include "s3_client.h"
+#include "s3_sign.h"
+#include "thread.h"
+
+#define REPLY_MAX ((size_t) 1 << 30)	/* an XML reply or a manifest; stripes go INTO */
+#define SIGNED_BODY_MAX (64 * 1024) /* larger bodies: UNSIGNED-PAYLOAD, Content-MD5 */
+#define BACKOFF_FIRST 0.2			/* seconds before the second try; doubles */
+#define BACKOFF_MAX 10.0
+#define PATH_MAX_LEN (3 * SB_S3_KEY_MAX + SB_S3_BUCKET_MAX + 8)
+
+typedef struct SbS3Attempt
+{
+	SbS3Request *req;
+	CURL	   *easy;
+	struct curl_slist *headers;
+	char		url[PATH_MAX_LEN + 512 + SB_S3_QUERY_MAX];
+	size_t		sent;			/* of the body */
+	size_t		reply_cap;
+	bool		overflow;		/* the server sent more than INTO holds */
+	double		retry_at;
+	char		md5_base64[32];
+	char		md5_hex[33];
+	char		curl_error[CURL_ERROR_SIZE];
+} SbS3Attempt;
+
+struct SbS3Client
+{
+	SbS3Config	config;
+	char		scheme[8];		/* http or https */
+	char		host[256];		/* host[:port] of the endpoint */
+	CURLM	   *multi;
+	unsigned	max_in_flight;
+	unsigned	in_flight;		/* started, not reaped */
+	SbS3Request **waiting;		/* to be tried again at their retry_at */
+	unsigned	nwaiting;
+	SbS3Request **finished;		/* done, not reaped, oldest first */
+	unsigned	nfinished;
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_result;
+
+static void
+init_curl(void)
+{
+	curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+SbS3Client *
+sb_s3_client_new(const SbS3Config *config, unsigned max_in_flight, SbError *err)
+{
+	SbS3Client *c;
+	const char *host;
+
+	pthread_once(&curl_once, init_curl);
+	if (curl_init_result != CURLE_OK)
+	{
+		sb_error_set(err, SB_EIO, "libcurl could not start: %s", curl_easy_strerror(curl_init_result));
+		return NULL;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+	{
+		sb_error_set(err, SB_ENOMEM, "out of memory for an S3 client");
+		return NULL;
+	}
+	c->config = *config;
+	c->max_in_flight = max_in_flight > 0 ? max_in_flight : 1;
+	host = strstr(config->endpoint, "://");
+	snprintf(c->scheme, sizeof(c->scheme), "%.*s", (int) (host - config->endpoint), config->endpoint);
+	snprintf(c->host, sizeof(c->host), "%s", host + 3);
+	c->waiting = calloc(c->max_in_flight, sizeof(*c->waiting));
+	c->finished = calloc(c->max_in_flight, sizeof(*c->finished));
+	c->multi = curl_multi_init();
+	if (c->waiting == NULL || c->finished == NULL || c->multi == NULL)
+	{
+		sb_s3_client_free(c);
+		sb_error_set(err, SB_ENOMEM, "out of memory for an S3 client");
+		return NULL;
+	}
+	curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long) c->max_in_flight);
+	return c;
+}
+
+static void
+attempt_free(SbS3Attempt *a)
+{
+	if (a == NULL)
+		return;
+	curl_slist_free_all(a->headers);
+	if (a->easy != NULL)
+		curl_easy_cleanup(a->easy);
+	free(a);
+}
+
+void
+sb_s3_request_reset(SbS3Request *req)
+{
+	free(req->reply);
+	req->reply = NULL;
+	req->reply_len = 0;
+	req->got = 0;
+	req->etag[0] = '\0';
+	req->ok = false;
+	req->status = 0;
+	req->attempts = 0;
+	attempt_free(req->attempt);
+	req->attempt = NULL;
+	sb_error_clear(&req->error);
+}
+
+void
+sb_s3_client_free(SbS3Client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->multi != NULL)
+		curl_multi_cleanup(c->multi);
+	free(c->waiting);
+	free(c->finished);
+	sb_s3_config_clear(&c->config);
+	free(c);
+}
+
+const SbS3Config *
+sb_s3_client_config(const SbS3Client *c)
+{
+	return &c->config;
+}
+
+unsigned
+sb_s3_in_flight(const SbS3Client *c)
+{
+	return c->in_flight;
+}
+
+void
+sb_s3_describe(const char *bucket, const char *key, char *out, size_t len)
+{
+	snprintf(out, len, "s3://%s%s%s", bucket, key[0] != '\0' ? "/" : "", key);
+}
+
+static double
+now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* ---- one try of a request ---- */
+
+static size_t
+on_body(char *data, size_t size, size_t n, void *arg)
+{
+	SbS3Attempt *a = arg;
+	SbS3Request *req = a->req;
+	size_t		len = size * n;
+	long		status = 0;
+
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (req->into != NULL && status >= 200 && status < 300)
+	{
+		if (req->got + len > req->into_len)
+		{
+			a->overflow = true;
+			return 0;
+		}
+		memcpy(req->into + req->got, data, len);
+		req->got += len;
+		return len;
+	}
+	if (req->reply_len + len + 1 > a->reply_cap)
+	{
+		size_t		cap = a->reply_cap > 0 ? a->reply_cap : 4096;
+		char	   *grown;
+
+		while (cap < req->reply_len + len + 1)
+			cap *= 2;
+		if (cap > REPLY_MAX || (grown = realloc(req->reply, cap)) == NULL)
+		{
+			a->overflow = true;
+			return 0;
+		}
+		req->reply = grown;
+		a->reply_cap = cap;
+	}
+	memcpy(req->reply + req->reply_len, data, len);
+	req->reply_len += len;
+	req->reply[req->reply_len] = '\0';
+	return len;
+}
+
+static size_t
+on_send(char *buf, size_t size, size_t n, void *arg)
+{
+	SbS3Attempt *a = arg;
+	size_t		len = a->req->body_len - a->sent;
+
+	if (len > size * n)
+		len = size * n;
+	memcpy(buf, a->req->body + a->sent, len);
+	a->sent += len;
+	return len;
+}
+
+/* Rewind the body (curl resends it after a redirect or an early answer). */
+static int
+on_seek(void *arg, curl_off_t offset, int origin)
+{
+	SbS3Attempt *a = arg;
+
+	if (origin != SEEK_SET || offset < 0 || (size_t) offset > a->req->body_len)
+		return CURL_SEEKFUNC_FAIL;
+	a->sent = (size_t) offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+/* An ETag header's value, quotes dropped. */
+static size_t
+on_header(char *line, size_t size, size_t n, void *arg)
+{
+	SbS3Request *req = ((SbS3Attempt *) arg)->req;
+	size_t		len = size * n;
+
+	if (len > 5 && strncasecmp(line, "ETag:", 5) == 0)
+	{
+		const char *v = line + 5;
+		size_t		vlen = len - 5;
+
+		while (vlen > 0 && (*v == ' ' || *v == '"'))
+			v++, vlen--;
+		while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == '"' ||
+							v[vlen - 1] == ' '))
+			vlen--;
+		snprintf(req->etag, sizeof(req->etag), "%.*s", (int) vlen, v);
+	}
+	return len;
+}
+
+/* The body's MD5, as Content-MD5 (base64) and as an ETag is written (hex). */
+static bool
+body_md5(SbS3Attempt *a, SbError *err)
+{
+	uint8_t		md5[16];
+	unsigned int md5_len = 0;
+
+	if (!EVP_Digest(a->req->body, a->req->body_len, md5, &md5_len, EVP_md5(), NULL) || md5_len != 16)
+		return sb_error_set(err, SB_EIO, "MD5 failed");
+	EVP_EncodeBlock((unsigned char *) a->md5_base64, md5, 16);
+	sb_hex_encode(md5, 16, a->md5_hex);
+	return true;
+}
+
+static bool
+add_header(SbS3Attempt *a, const char *name, const char *value, SbError *err)
+{
+	char		line[8192];
+	struct curl_slist *grown;
+
+	snprintf(line, sizeof(line), "%s: %s", name, value);
+	if ((grown = curl_slist_append(a->headers, line)) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory building an S3 request");
+	a->headers = grown;
+	return true;
+}
+
+/* The URL, the signed headers and the Authorization of this try. */
+static bool
+sign_attempt(SbS3Client *c, SbS3Attempt *a, SbError *err)
+{
+	SbS3Request *req = a->req;
+	SbS3Signing s = {0};
+	char		key[3 * SB_S3_KEY_MAX + 1];
+	char		path[PATH_MAX_LEN];
+	char		host[SB_S3_BUCKET_MAX + 300];
+	char		date[SB_S3_AMZ_DATE_LEN + 1];
+	char		payload[SB_S3_HEX_SHA256_LEN + 1];
+	char		range[64];
+	char		auth[SB_S3_AUTH_MAX];
+	bool		host_style = c->config.url_style == SB_S3_URL_HOST;
+
+	if (!sb_s3_uri_encode(req->key, true, key, sizeof(key)))
+		return sb_error_set(err, SB_EINVAL, "S3 key \"%.200s\" is too long", req->key);
+	snprintf(host, sizeof(host), host_style ? "%s.%s" : "%.0s%s", req->bucket, c->host);
+	if (host_style)
+		snprintf(path, sizeof(path), "/%s", key);
+	else
+		snprintf(path, sizeof(path), "/%s%s%s", req->bucket, req->key[0] != '\0' ? "/" : "", key);
+	snprintf(a->url, sizeof(a->url), "%s://%s%s%s%s", c->scheme, host, path,
+			 req->query[0] != '\0' ? "?" : "", req->query);
+	sb_s3_amz_date((long long) time(NULL), date);
+	if (req->body_len == 0)
+		strcpy(payload, SB_S3_EMPTY_SHA256);
+	else if (req->body_len > SIGNED_BODY_MAX)
+		strcpy(payload, "UNSIGNED-PAYLOAD");
+	else if (!sb_s3_sha256_hex(req->body, req->body_len, payload, err))
+		return false;
+	s.method = req->method;
+	s.path = path;
+	s.query = req->query;
+	s.payload_sha256 = payload;
+	s.amz_date = date;
+	s.region = c->config.region;
+	s.service = "s3";
+	s.access_key = c->config.access_key;
+	s.secret_key = c->config.secret_key;
+	s.headers[s.nheaders++] = (SbS3Header) {"host", host};
+	s.headers[s.nheaders++] = (SbS3Header) {"x-amz-date", date};
+	s.headers[s.nheaders++] = (SbS3Header) {"x-amz-content-sha256", payload};
+	if (req->range_length > 0)
+	{
+		snprintf(range, sizeof(range), "bytes=%llu-%llu", (unsigned long long) req->range_offset,
+				 (unsigned long long) (req->range_offset + req->range_length - 1));
+		s.headers[s.nheaders++] = (SbS3Header) {"range", range};
+	}
+	if (req->send_md5)
+	{
+		if (!body_md5(a, err))
+			return false;
+		s.headers[s.nheaders++] = (SbS3Header) {"content-md5", a->md5_base64};
+	}
+	if (c->config.session_token[0] != '\0')
+		s.headers[s.nheaders++] = (SbS3Header) {"x-amz-security-token", c->config.session_token};
+	if (!sb_s3_authorization(&s, auth, sizeof(auth), err))
+		return false;
+	curl_slist_free_all(a->headers);
+	a->headers = NULL;
+	for (int i = 0; i < s.nheaders; i++)
+		if (!add_header(a, s.headers[i].name, s.headers[i].value, err))
+			return false;
+	return add_header(a, "Authorization", auth, err) &&
+		add_header(a, "Expect", "", err) && add_header(a, "Content-Type", "", err);
+}
+
+static void
+set_method(SbS3Attempt *a)
+{
+	SbS3Request *req = a->req;
+
+	if (strcmp(req->method, "PUT") == 0)
+	{
+		curl_easy_setopt(a->easy, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(a->easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t) req->body_len);
+		curl_easy_setopt(a->easy, CURLOPT_READFUNCTION, on_send);
+		curl_easy_setopt(a->easy, CURLOPT_READDATA, a);
+		curl_easy_setopt(a->easy, CURLOPT_SEEKFUNCTION, on_seek);
+		curl_easy_setopt(a->easy, CURLOPT_SEEKDATA, a);
+	}
+	else if (strcmp(req->method, "POST") == 0)
+	{
+		curl_easy_setopt(a->easy, CURLOPT_POST, 1L);
+		curl_easy_setopt(a->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
+		curl_easy_setopt(a->easy, CURLOPT_POSTFIELDS, req->body_len > 0 ? (const char *) req->body : "");
+	}
+	else if (strcmp(req->method, "HEAD") == 0)
+		curl_easy_setopt(a->easy, CURLOPT_NOBODY, 1L);
+	else if (strcmp(req->method, "DELETE") == 0)
+		curl_easy_setopt(a->easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+}
+
+/* Prepare REQ's next try and hand it to the multi handle. */
+static bool
+start_attempt(SbS3Client *c, SbS3Request *req, SbError *err)
+{
+	SbS3Attempt *a = req->attempt;
+
+	if (a->easy == NULL && (a->easy = curl_easy_init()) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "libcurl could not make a request");
+	curl_easy_reset(a->easy);
+	a->sent = 0;
+	a->overflow = false;
+	req->got = 0;
+	req->reply_len = 0;
+	req->etag[0] = '\0';
+	req->attempts++;
+	if (!sign_attempt(c, a, err))
+		return false;
+	curl_easy_setopt(a->easy, CURLOPT_URL, a->url);
+	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
+	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, (long) (c->config.connect_timeout * 1000));
+	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_TIME, (long) c->config.low_speed_seconds);
+	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->curl_error);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, req);
+	a->curl_error[0] = '\0';
+	set_method(a);
+	if (curl_multi_add_handle(c->multi, a->easy) != CURLM_OK)
+		return sb_error_set(err, SB_EIO, "libcurl could not start a request");
+	return true;
+}
+
+bool
+sb_s3_start(SbS3Client *c, SbS3Request *req, SbError *err)
+{
+	if (c->in_flight >= c->max_in_flight)
+		return sb_error_set(err, SB_EINVAL, "too many S3 requests at once (%u)", c->max_in_flight);
+	sb_s3_request_reset(req);
+	if ((req->attempt = calloc(1, sizeof(SbS3Attempt))) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory for an S3 request");
+	req->attempt->req = req;
+	if (!start_attempt(c, req, err))
+	{
+		attempt_free(req->attempt);
+		req->attempt = NULL;
+		return false;
+	}
+	c->in_flight++;
+	return true;
+}
+
+/* ---- what a finished try means ---- */
+
+typedef enum Verdict
+{
+	DONE,
+	RETRY,
+	FAILED
+} Verdict;
+
+static bool
+retryable_transport(CURLcode r)
+{
+	switch (r)
+	{
+		case CURLE_COULDNT_CONNECT:
+		case CURLE_COULDNT_RESOLVE_HOST:
+		case CURLE_OPERATION_TIMEDOUT:
+		case CURLE_SEND_ERROR:
+		case CURLE_RECV_ERROR:
+		case CURLE_GOT_NOTHING:
+		case CURLE_PARTIAL_FILE:
+		case CURLE_SSL_CONNECT_ERROR:
+		case CURLE_HTTP2_STREAM:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* An HTTP error's code and message from the server's <Error>, when it sent one. */
+static void
+describe_status(SbS3Request *req, const char *where)
+{
+	char		code[128];
+	char		message[512];
+	SbErrorCode ec = req->status == 404 ? SB_ENOTFOUND :
+		(req->status == 401 || req->status == 403) ? SB_EKEY : SB_EIO;
+
+	if (!sb_s3_xml_error(req->reply, req->reply_len, code, sizeof(code), message, sizeof(message)))
+		snprintf(code, sizeof(code), "%s", req->status == 404 ? "NotFound" : "no error document");
+	sb_error_set(&req->error, ec, "S3 %s %s: HTTP %ld %s%s%s", req->method, where, req->status, code,
+				 message[0] != '\0' ? ": " : "", message);
+}
+
+static Verdict
+judge(SbS3Attempt *a, CURLcode result)
+{
+	SbS3Request *req = a->req;
+	char		where[SB_S3_BUCKET_MAX + SB_S3_KEY_MAX + 16];
+
+	sb_s3_describe(req->bucket, req->key, where, sizeof(where));
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &req->status);
+	if (a->overflow)
+	{
+		sb_error_set(&req->error, SB_ECORRUPT, "S3 %s %s: the server sent more than the %zu bytes asked for",
+					 req->method, where, req->range_length > 0 ? (size_t) req->range_length : req->into_len);
+		return FAILED;
+	}
+	if (result != CURLE_OK)
+	{
+		sb_error_set(&req->error, SB_EIO, "S3 %s %s: %s%s%s", req->method, where,
+					 curl_easy_strerror(result), a->curl_error[0] != '\0' ? ": " : "", a->curl_error);
+		return retryable_transport(result) ? RETRY : FAILED;
+	}
+	if (req->status >= 300)
+	{
+		char		code[128],
+					message[8];
+
+		describe_status(req, where);
+		if (req->status == 500 || req->status == 502 || req->status == 503 || req->status == 504 ||
+			req->status == 429)
+			return RETRY;
+		sb_s3_xml_error(req->reply, req->reply_len, code, sizeof(code), message, sizeof(message));
+		return strcmp(code, "RequestTimeout") == 0 ? RETRY : FAILED;
+	}
+	/* A 200 may still carry an <Error> (CompleteMultipartUpload does so). */
+	if (strcmp(req->method, "POST") == 0 && req->reply_len > 0 &&
+		sb_s3_xml_error(req->reply, req->reply_len, (char[128]) {0}, 128, (char[8]) {0}, 8))
+	{
+		describe_status(req, where);
+		return RETRY;
+	}
+	if (req->send_md5 && strlen(req->etag) == 32 && strcasecmp(req->etag, a->md5_hex) != 0)
+	{
+		sb_error_set(&req->error, SB_ECORRUPT, "S3 %s %s: the server's ETag \"%s\" is not the MD5 of what was sent (%s)",
+					 req->method, where, req->etag, a->md5_hex);
+		return RETRY;
+	}
+	if (strcmp(req->method, "HEAD") == 0)
+	{
+		curl_off_t	len = -1;
+
+		curl_easy_getinfo(a->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+		req->content_length = len >= 0 ? (uint64_t) len : 0;
+	}
+	return DONE;
+}
+
+/* Seconds before try N+1: doubling from BACKOFF_FIRST, at most BACKOFF_MAX, with jitter. */
+static double
+backoff(int attempts)
+{
+	double		base = fmin(BACKOFF_FIRST * pow(2, attempts - 1), BACKOFF_MAX);
+
+	return base * (0.5 + (double) (rand() % 1000) / 2000.0);
+}
+
+static void
+finish(SbS3Client *c, SbS3Request *req, bool ok)
+{
+	req->ok = ok;
+	if (ok)
+		sb_error_clear(&req->error);
+	else if (req->attempts > 1)
+	{
+		size_t		len = strlen(req->error.message);
+
+		snprintf(req->error.message + len, sizeof(req->error.message) - len, " (after %d tries)",
+				 req->attempts);
+	}
+	c->finished[c->nfinished++] = req;
+}
+
+static void
+take_completions(SbS3Client *c)
+{
+	CURLMsg    *msg;
+	int			left;
+
+	while ((msg = curl_multi_info_read(c->multi, &left)) != NULL)
+	{
+		SbS3Request *req = NULL;
+		Verdict		v;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &req);
+		v = judge(req->attempt, msg->data.result);
+		curl_multi_remove_handle(c->multi, msg->easy_handle);
+		if (v == RETRY && req->attempts < c->config.max_attempts)
+		{
+			req->attempt->retry_at = now_seconds() + backoff(req->attempts);
+			c->waiting[c->nwaiting++] = req;
+		}
+		else
+			finish(c, req, v == DONE);
+	}
+}
+
+/* Start again the waiting requests whose time has come; the wait until the next, in ms. */
+static long
+restart_due(SbS3Client *c)
+{
+	double		now = now_seconds();
+	long		wait_ms = 1000;
+	unsigned	i = 0;
+
+	while (i < c->nwaiting)
+	{
+		SbS3Request *req = c->waiting[i];
+
+		if (req->attempt->retry_at > now)
+		{
+			wait_ms = (long) fmin((double) wait_ms, ceil((req->attempt->retry_at - now) * 1000));
+			i++;
+			continue;
+		}
+		c->waiting[i] = c->waiting[--c->nwaiting];
+		if (!start_attempt(c, req, &req->error))
+			finish(c, req, false);
+	}
+	return wait_ms;
+}
+
+int
+sb_s3_reap(SbS3Client *c, SbS3Request **done, int max, int min, SbError *err)
+{
+	int			n;
+
+	if ((unsigned) min > c->in_flight)
+		min = (int) c->in_flight;
+	for (;;)
+	{
+		long		wait_ms = restart_due(c);
+		int			running;
+
+		if (curl_multi_perform(c->multi, &running) != CURLM_OK)
+			return sb_error_set(err, SB_EIO, "libcurl's transfers failed"), -1;
+		take_completions(c);
+		if (c->nfinished >= (unsigned) min)
+			break;
+		if (curl_multi_poll(c->multi, NULL, 0, (int) wait_ms, NULL) != CURLM_OK)
+			return sb_error_set(err, SB_EIO, "libcurl could not wait for transfers"), -1;
+	}
+	n = (int) c->nfinished < max ? (int) c->nfinished : max;
+	for (int i = 0; i < n; i++)
+		done[i] = c->finished[i];
+	memmove(c->finished, c->finished + n, (c->nfinished - (unsigned) n) * sizeof(*c->finished));
+	c->nfinished -= (unsigned) n;
+	c->in_flight -= (unsigned) n;
+	for (int i = 0; i < n; i++)
+	{
+		attempt_free(done[i]->attempt);
+		done[i]->attempt = NULL;
+	}
+	return n;
+}
+
+bool
+sb_s3_run(SbS3Client *c, SbS3Request *req, SbError *err)
+{
+	SbS3Request *done[1];
+
+	if (c->in_flight > 0)
+		return sb_error_set(err, SB_EINVAL, "an S3 request runs alone only when none is in flight");
+	if (!sb_s3_start(c, req, err))
+		return false;
+	if (sb_s3_reap(c, done, 1, 1, err) != 1)
+		return false;
+	if (!req->ok)
+	{
+		*err = req->error;
+		return false;
+	}
+	return true;
+}

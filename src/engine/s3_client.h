@@ -1,0 +1,126 @@
+/*
+ * s3_client.h
+ *		S3 requests over libcurl, many at once, each retried on the failures
+ *		that pass (5xx, 429, timeouts, dropped connections) with exponential
+ *		backoff, each signed (s3_sign.h) at every try.
+ *
+ * A client belongs to one thread: its connections (kept alive, reused) and
+ * its requests in flight are that thread's.  The pattern is SbIo's (io.h):
+ * start requests, reap the finished ones.
+ */
+#ifndef SB_S3_CLIENT_H
+#define SB_S3_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stripebackup/sb_s3.h"
+#include "s3_xml.h"
+
+#define SB_S3_KEY_MAX 1024
+#define SB_S3_QUERY_MAX 2048
+
+typedef struct SbS3Client SbS3Client;
+
+typedef struct SbS3Request
+{
+	/* the caller's */
+	const char *method;			/* GET PUT POST DELETE HEAD */
+	char		bucket[SB_S3_BUCKET_MAX + 1];
+	char		key[SB_S3_KEY_MAX];	/* "" for the bucket itself */
+	char		query[SB_S3_QUERY_MAX];	/* canonical: sorted, encoded; "" for none */
+	const uint8_t *body;		/* PUT and POST */
+	size_t		body_len;
+	bool		send_md5;		/* send Content-MD5 and check the ETag against it */
+	uint64_t	range_offset;	/* a GET of RANGE_LENGTH bytes from here ... */
+	uint64_t	range_length;	/* ... when not 0 */
+	uint8_t    *into;			/* a GET's body goes here (INTO_LEN bytes at most), */
+	size_t		into_len;		/* else into REPLY */
+	void	   *tag;
+	/* the outcome, once reaped */
+	bool		ok;
+	long		status;			/* HTTP status of the last try */
+	char		etag[128];		/* without quotes */
+	uint64_t	content_length; /* HEAD: the object's size */
+	size_t		got;			/* bytes received into INTO */
+	char	   *reply;			/* a body not read INTO (XML), NUL-terminated; the client frees it */
+	size_t		reply_len;
+	SbError		error;			/* why it failed, after every try */
+	int			attempts;
+	/* the client's */
+	struct SbS3Attempt *attempt;
+} SbS3Request;
+
+/* A client for CONFIG (copied) with at most MAX_IN_FLIGHT requests at once. */
+extern SbS3Client *sb_s3_client_new(const SbS3Config *config, unsigned max_in_flight, SbError *err);
+extern void sb_s3_client_free(SbS3Client *c);
+
+/* What the client was made with. */
+extern const SbS3Config *sb_s3_client_config(const SbS3Client *c);
+
+/* Start REQ (the caller's until reaped). False (ERR) if it cannot start: too many, bad key. */
+extern bool sb_s3_start(SbS3Client *c, SbS3Request *req, SbError *err);
+
+/*
+ * Wait until at least MIN requests have finished (after their retries), and
+ * return up to MAX of them in DONE; each says ok or its error.  Returns how
+ * many, or -1 (ERR) when the client itself fails.
+ */
+extern int	sb_s3_reap(SbS3Client *c, SbS3Request **done, int max, int min, SbError *err);
+
+/* Requests started and not yet reaped. */
+extern unsigned sb_s3_in_flight(const SbS3Client *c);
+
+/* Start REQ and wait for it; false with ERR (its error) when it failed. */
+extern bool sb_s3_run(SbS3Client *c, SbS3Request *req, SbError *err);
+
+/* Forget REQ's reply and per-try state (before reusing or dropping it). */
+extern void sb_s3_request_reset(SbS3Request *req);
+
+/* "s3://bucket/key", for messages. */
+extern void sb_s3_describe(const char *bucket, const char *key, char *out, size_t len);
+
+/* ---- Operations on top, each waiting for its answer ---- */
+
+extern bool sb_s3_put_object(SbS3Client *c, const char *bucket, const char *key,
+							 const void *data, size_t len, SbError *err);
+
+/* The whole object into *DATA (malloc'd, NUL-terminated) and *LEN; SB_ENOTFOUND when absent. */
+extern bool sb_s3_get_object(SbS3Client *c, const char *bucket, const char *key,
+							 uint8_t **data, size_t *len, SbError *err);
+
+/* The object's size; SB_ENOTFOUND when absent. */
+extern bool sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key,
+							  uint64_t *size, SbError *err);
+
+/* Remove the object (no error when it is already gone). */
+extern bool sb_s3_delete_object(SbS3Client *c, const char *bucket, const char *key, SbError *err);
+
+/* Each object whose key begins with PREFIX, to FN, in key order. */
+extern bool sb_s3_list_objects(SbS3Client *c, const char *bucket, const char *prefix,
+							   SbS3ItemFn fn, void *arg, SbError *err);
+
+/* Multipart uploads: begin (the upload id into ID), complete, abort, list. */
+extern bool sb_s3_multipart_begin(SbS3Client *c, const char *bucket, const char *key,
+							   char *id, size_t id_len, SbError *err);
+
+/* REQ made the upload of part NUMBER (1-based) of DATA; start it with sb_s3_start. */
+extern void sb_s3_multipart_part_request(SbS3Request *req, const char *bucket, const char *key,
+									  const char *upload_id, unsigned number,
+									  const void *data, size_t len);
+
+/* Join the NPARTS parts, whose ETags are ETAGS[0..NPARTS-1], into the object. */
+extern bool sb_s3_multipart_complete(SbS3Client *c, const char *bucket, const char *key,
+								  const char *upload_id, char (*etags)[128], unsigned nparts,
+								  SbError *err);
+
+/* Drop the upload and its parts (no error when it is already gone). */
+extern bool sb_s3_multipart_abort(SbS3Client *c, const char *bucket, const char *key,
+							   const char *upload_id, SbError *err);
+
+/* Each multipart upload in progress under PREFIX (Key, UploadId) to FN. */
+extern bool sb_s3_list_uploads(SbS3Client *c, const char *bucket, const char *prefix,
+							   SbS3ItemFn fn, void *arg, SbError *err);
+
+#endif							/* SB_S3_CLIENT_H */

@@ -1,0 +1,378 @@
+/*
+ * s3_config.c
+ *		Object-storage locations (s3://bucket/prefix) and where a connection's
+ *		endpoint, region and credentials come from (include/stripebackup/sb_s3.h).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pthread.h>
+
+#include <openssl/crypto.h>
+
+#include "stripebackup/sb_s3.h"
+
+#define CREDENTIALS_MAX (64 * 1024)
+
+bool
+sb_s3_is_location(const char *destination)
+{
+	return destination != NULL && strncmp(destination, SB_S3_SCHEME, strlen(SB_S3_SCHEME)) == 0;
+}
+
+/* AWS's rules for a bucket's name: 3 to 63 of a-z 0-9 . -, a letter or digit at each end. */
+static bool
+valid_bucket(const char *name, size_t len)
+{
+	size_t		i;
+
+	if (len < 3 || len > SB_S3_BUCKET_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+	{
+		char		c = name[i];
+
+		if (!(islower((unsigned char) c) || isdigit((unsigned char) c) || c == '.' || c == '-'))
+			return false;
+	}
+	return isalnum((unsigned char) name[0]) && isalnum((unsigned char) name[len - 1]) &&
+		strstr(name, "..") == NULL;
+}
+
+/* A prefix's components: none empty, ".", ".."; no control characters or backslashes. */
+static bool
+valid_prefix(const char *prefix)
+{
+	const char *p = prefix;
+
+	for (const char *c = prefix; *c != '\0'; c++)
+		if ((unsigned char) *c < 0x20 || *c == 0x7f || *c == '\\')
+			return false;
+	while (*p != '\0')
+	{
+		size_t		n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return true;
+}
+
+bool
+sb_s3_parse_location(const char *url, SbS3Location *loc, SbError *err)
+{
+	const char *rest;
+	size_t		bucket_len;
+	size_t		prefix_len;
+
+	memset(loc, 0, sizeof(*loc));
+	if (!sb_s3_is_location(url))
+		return sb_error_set(err, SB_EINVAL, "\"%s\" is not an object-storage location (s3://bucket/prefix)",
+							url);
+	rest = url + strlen(SB_S3_SCHEME);
+	bucket_len = strcspn(rest, "/");
+	if (!valid_bucket(rest, bucket_len))
+		return sb_error_set(err, SB_EINVAL,
+							"\"%s\" does not name a valid bucket (3 to 63 of a-z, 0-9, \".\" and \"-\")",
+							url);
+	memcpy(loc->bucket, rest, bucket_len);
+	rest += bucket_len;
+	if (*rest == '/')
+		rest++;
+	prefix_len = strlen(rest);
+	if (prefix_len > 0 && rest[prefix_len - 1] == '/')
+		prefix_len--;
+	if (prefix_len > SB_S3_PREFIX_MAX)
+		return sb_error_set(err, SB_EINVAL, "the prefix of \"%.200s...\" is longer than %d bytes",
+							url, SB_S3_PREFIX_MAX);
+	memcpy(loc->prefix, rest, prefix_len);
+	loc->prefix[prefix_len] = '\0';
+	if (!valid_prefix(loc->prefix))
+		return sb_error_set(err, SB_EINVAL,
+							"the prefix of \"%s\" has an empty, \".\" or \"..\" component or a control character",
+							url);
+	return true;
+}
+
+/* The first of A (a setting) and the environment variables, or NULL. */
+static const char *
+first_set(const char *setting, const char *env1, const char *env2)
+{
+	const char *v;
+
+	if (setting != NULL && setting[0] != '\0')
+		return setting;
+	v = env1 != NULL ? getenv(env1) : NULL;
+	if (v != NULL && v[0] != '\0')
+		return v;
+	v = env2 != NULL ? getenv(env2) : NULL;
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+static bool
+copy_setting(char *dst, size_t len, const char *value, const char *what, SbError *err)
+{
+	if (strlen(value) >= len)
+		return sb_error_set(err, SB_EINVAL, "%s is longer than %zu bytes", what, len - 1);
+	strcpy(dst, value);
+	return true;
+}
+
+bool
+sb_s3_check_endpoint(const char *endpoint, SbError *err)
+{
+	const char *host;
+	size_t		len;
+
+	if (endpoint == NULL || endpoint[0] == '\0')
+		return true;
+	if (strncmp(endpoint, "http://", 7) != 0 && strncmp(endpoint, "https://", 8) != 0)
+		return sb_error_set(err, SB_EINVAL,
+							"S3 endpoint \"%s\" is not an http:// or https:// address", endpoint);
+	if (strpbrk(endpoint, " \t\r\n?#@\\") != NULL)
+		return sb_error_set(err, SB_EINVAL, "S3 endpoint \"%s\" has characters an endpoint cannot have",
+							endpoint);
+	host = strstr(endpoint, "://") + 3;
+	len = strlen(host);
+	while (len > 0 && host[len - 1] == '/')
+		len--;
+	if (len == 0 || memchr(host, '/', len) != NULL)
+		return sb_error_set(err, SB_EINVAL, "S3 endpoint \"%s\" is not scheme://host[:port] (no path)",
+							endpoint);
+	return true;
+}
+
+static bool
+settle_endpoint(const SbS3Settings *s, SbS3Config *c, SbError *err)
+{
+	const char *endpoint = first_set(s->endpoint, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+	const char *style = first_set(s->url_style, "STRIPEBACKUP_S3_URL_STYLE", NULL);
+	size_t		len;
+
+	if (!copy_setting(c->region, sizeof(c->region),
+					  first_set(s->region, "AWS_REGION", "AWS_DEFAULT_REGION") ?: "us-east-1",
+					  "the S3 region", err))
+		return false;
+	if (endpoint == NULL)
+		snprintf(c->endpoint, sizeof(c->endpoint), "https://s3.%s.amazonaws.com", c->region);
+	else if (!sb_s3_check_endpoint(endpoint, err) ||
+			 !copy_setting(c->endpoint, sizeof(c->endpoint), endpoint, "the S3 endpoint", err))
+		return false;
+	len = strlen(c->endpoint);
+	while (len > 0 && c->endpoint[len - 1] == '/')
+		c->endpoint[--len] = '\0';
+	/* AWS's own endpoints take the bucket in the host name; other servers mostly in the path. */
+	if (style == NULL)
+		c->url_style = endpoint == NULL ? SB_S3_URL_HOST : SB_S3_URL_PATH;
+	else if (strcmp(style, "path") == 0)
+		c->url_style = SB_S3_URL_PATH;
+	else if (strcmp(style, "host") == 0)
+		c->url_style = SB_S3_URL_HOST;
+	else
+		return sb_error_set(err, SB_EINVAL, "S3 URL style \"%s\" is neither \"path\" nor \"host\"", style);
+	return true;
+}
+
+/* The credentials file's text, refused when others than its owner's group may read it. */
+static bool
+read_credentials_file(const char *path, char *buf, size_t len, SbError *err)
+{
+	int			fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	ssize_t		got;
+
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not open S3 credentials file \"%s\"", path);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & (S_IRWXO | S_IWGRP)) != 0)
+	{
+		close(fd);
+		return sb_error_set(err, SB_EKEY,
+							"S3 credentials file \"%s\" is not a regular file only its owner (and group, reading) may use",
+							path);
+	}
+	got = read(fd, buf, len - 1);
+	close(fd);
+	if (got < 0)
+		return sb_error_set_errno(err, errno, "could not read S3 credentials file \"%s\"", path);
+	buf[got] = '\0';
+	return true;
+}
+
+/* LINE without surrounding blanks (in place). */
+static char *
+trim(char *line)
+{
+	char	   *end;
+
+	while (isspace((unsigned char) *line))
+		line++;
+	end = line + strlen(line);
+	while (end > line && isspace((unsigned char) end[-1]))
+		*--end = '\0';
+	return line;
+}
+
+/* The keys of [PROFILE] in TEXT (AWS's INI form) into C. */
+static void
+parse_credentials(char *text, const char *profile, SbS3Config *c)
+{
+	bool		in_profile = false;
+	char	   *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+	{
+		char	   *eq;
+
+		line = trim(line);
+		if (line[0] == '#' || line[0] == ';' || line[0] == '\0')
+			continue;
+		if (line[0] == '[')
+		{
+			char	   *close = strchr(line, ']');
+
+			if (close != NULL)
+				*close = '\0';
+			in_profile = strcmp(trim(line + 1), profile) == 0;
+			continue;
+		}
+		if (!in_profile || (eq = strchr(line, '=')) == NULL)
+			continue;
+		*eq = '\0';
+		line = trim(line);
+		eq = trim(eq + 1);
+		if (strcmp(line, "aws_access_key_id") == 0 && strlen(eq) < sizeof(c->access_key))
+			strcpy(c->access_key, eq);
+		else if (strcmp(line, "aws_secret_access_key") == 0 && strlen(eq) < sizeof(c->secret_key))
+			strcpy(c->secret_key, eq);
+		else if (strcmp(line, "aws_session_token") == 0 && strlen(eq) < sizeof(c->session_token))
+			strcpy(c->session_token, eq);
+	}
+}
+
+static bool
+settle_credentials(const SbS3Settings *s, SbS3Config *c, SbError *err)
+{
+	const char *key = getenv("AWS_ACCESS_KEY_ID");
+	const char *secret = getenv("AWS_SECRET_ACCESS_KEY");
+	const char *token = getenv("AWS_SESSION_TOKEN");
+	const char *file = first_set(s->credentials_file, "AWS_SHARED_CREDENTIALS_FILE", NULL);
+	const char *profile = first_set(s->profile, "AWS_PROFILE", NULL) ?: "default";
+	char		home_file[1024];
+	char	   *text;
+	bool		ok;
+
+	/* Keys named in the environment win over a file, unless a file was set. */
+	if (s->credentials_file == NULL || s->credentials_file[0] == '\0')
+		if (key != NULL && secret != NULL && key[0] != '\0' && secret[0] != '\0')
+			return copy_setting(c->access_key, sizeof(c->access_key), key, "AWS_ACCESS_KEY_ID", err) &&
+				copy_setting(c->secret_key, sizeof(c->secret_key), secret, "AWS_SECRET_ACCESS_KEY", err) &&
+				copy_setting(c->session_token, sizeof(c->session_token), token ?: "", "AWS_SESSION_TOKEN", err);
+	if (file == NULL && getenv("HOME") != NULL)
+	{
+		snprintf(home_file, sizeof(home_file), "%s/.aws/credentials", getenv("HOME"));
+		file = home_file;
+	}
+	if (file == NULL || (file == home_file && access(file, F_OK) != 0))
+		return sb_error_set(err, SB_EKEY,
+							"no S3 credentials: set stripebackup.s3_credentials_file (the command: --s3-credentials-file), "
+							"AWS_SHARED_CREDENTIALS_FILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+	if ((text = malloc(CREDENTIALS_MAX)) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory reading S3 credentials");
+	ok = read_credentials_file(file, text, CREDENTIALS_MAX, err);
+	if (ok)
+		parse_credentials(text, profile, c);
+	OPENSSL_cleanse(text, CREDENTIALS_MAX);
+	free(text);
+	if (ok && (c->access_key[0] == '\0' || c->secret_key[0] == '\0'))
+		return sb_error_set(err, SB_EKEY,
+							"S3 credentials file \"%s\" has no aws_access_key_id and aws_secret_access_key in profile \"%s\"",
+							file, profile);
+	return ok;
+}
+
+bool
+sb_s3_config_load(const SbS3Settings *settings, SbS3Config *config, SbError *err)
+{
+	SbS3Settings none = {0};
+
+	memset(config, 0, sizeof(*config));
+	config->max_attempts = 5;
+	config->connect_timeout = 10;
+	config->low_speed_seconds = 60;
+	if (!settle_endpoint(settings ?: &none, config, err) ||
+		!settle_credentials(settings ?: &none, config, err))
+	{
+		sb_s3_config_clear(config);
+		return false;
+	}
+	return true;
+}
+
+void
+sb_s3_config_clear(SbS3Config *config)
+{
+	OPENSSL_cleanse(config->access_key, sizeof(config->access_key));
+	OPENSSL_cleanse(config->secret_key, sizeof(config->secret_key));
+	OPENSSL_cleanse(config->session_token, sizeof(config->session_token));
+}
+
+/* The process's settings (sb_s3_use_settings), copied. */
+static pthread_mutex_t settings_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char *settings_strings[5];
+
+bool
+sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
+{
+	const char *given[5] = {NULL};
+	char	   *copies[5] = {NULL};
+
+	if (settings != NULL)
+	{
+		given[0] = settings->endpoint;
+		given[1] = settings->region;
+		given[2] = settings->url_style;
+		given[3] = settings->credentials_file;
+		given[4] = settings->profile;
+	}
+	for (int i = 0; i < 5; i++)
+		if (given[i] != NULL && given[i][0] != '\0' && (copies[i] = strdup(given[i])) == NULL)
+		{
+			for (int j = 0; j < i; j++)
+				free(copies[j]);
+			return sb_error_set(err, SB_ENOMEM, "out of memory for the S3 settings");
+		}
+	pthread_mutex_lock(&settings_mutex);
+	for (int i = 0; i < 5; i++)
+	{
+		free(settings_strings[i]);
+		settings_strings[i] = copies[i];
+	}
+	pthread_mutex_unlock(&settings_mutex);
+	return true;
+}
+
+bool
+sb_s3_current_config(SbS3Config *config, SbError *err)
+{
+	SbS3Settings s;
+	bool		ok;
+
+	pthread_mutex_lock(&settings_mutex);
+	s.endpoint = settings_strings[0];
+	s.region = settings_strings[1];
+	s.url_style = settings_strings[2];
+	s.credentials_file = settings_strings[3];
+	s.profile = settings_strings[4];
+	ok = sb_s3_config_load(&s, config, err);
+	pthread_mutex_unlock(&settings_mutex);
+	return ok;
+}

@@ -1,0 +1,179 @@
+/*
+ * store.c
+ *		Reading files or objects by path (store.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "io_s3.h"
+#include "s3_client.h"
+#include "store.h"
+
+/* A client for one object's reads, from the process's settings. */
+static SbS3Client *
+open_client(unsigned in_flight, SbError *err)
+{
+	SbS3Config	config;
+	SbS3Client *client;
+
+	if (!sb_s3_current_config(&config, err))
+		return NULL;
+	client = sb_s3_client_new(&config, in_flight, err);
+	sb_s3_config_clear(&config);
+	return client;
+}
+
+bool
+sb_store_open(SbStoreFile *f, const char *path, SbError *err)
+{
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->fd = -1;
+	if (sb_s3_is_location(path))
+	{
+		if (!sb_s3_parse_location(path, &f->object, err) ||
+			(f->client = open_client(1, err)) == NULL)
+			return false;
+		if (!sb_s3_head_object(f->client, f->object.bucket, f->object.prefix, &f->size, err))
+		{
+			sb_store_close(f);
+			return false;
+		}
+		return true;
+	}
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+	{
+		sb_error_set_errno(err, errno, "could not open \"%s\"", path);
+		if (errno == ENOENT)
+			err->code = SB_ENOTFOUND;
+		return false;
+	}
+	if (fstat(f->fd, &st) != 0)
+	{
+		sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+		sb_store_close(f);
+		return false;
+	}
+	f->size = (uint64_t) st.st_size;
+	return true;
+}
+
+ssize_t
+sb_store_pread(SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	SbS3Request req;
+
+	if (f->client == NULL)
+		return sb_pread_upto(f->fd, buf, len, offset, f->path, err);
+	if (offset >= f->size || len == 0)
+		return 0;
+	if (len > f->size - offset)
+		len = (size_t) (f->size - offset);
+	memset(&req, 0, sizeof(req));
+	req.method = "GET";
+	strcpy(req.bucket, f->object.bucket);
+	snprintf(req.key, sizeof(req.key), "%s", f->object.prefix);
+	req.range_offset = offset;
+	req.range_length = len;
+	req.into = buf;
+	req.into_len = len;
+	if (!sb_s3_run(f->client, &req, err))
+	{
+		sb_s3_request_reset(&req);
+		return -1;
+	}
+	len = req.got;
+	sb_s3_request_reset(&req);
+	return (ssize_t) len;
+}
+
+SbIo *
+sb_store_reader_io(SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *err)
+{
+	SbS3Config	config;
+	SbIo	   *io;
+
+	if (f->client == NULL)
+	{
+		(void) posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		return sb_io_new(method, depth, NULL, err);
+	}
+	if (!sb_s3_current_config(&config, err))
+		return NULL;
+	io = sb_io_new_s3_reader(&config, f->object.bucket, f->object.prefix, depth, err);
+	sb_s3_config_clear(&config);
+	return io;
+}
+
+void
+sb_store_close(SbStoreFile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	sb_s3_client_free(f->client);
+	f->client = NULL;
+}
+
+char *
+sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err)
+{
+	SbS3Location loc;
+	SbS3Client *client;
+	uint8_t    *data = NULL;
+
+	if (!sb_s3_is_location(path))
+		return sb_read_small_file(path, max, len, err);
+	if (!sb_s3_parse_location(path, &loc, err) || (client = open_client(1, err)) == NULL)
+		return NULL;
+	if (sb_s3_get_object(client, loc.bucket, loc.prefix, &data, len, err) && *len > max)
+	{
+		free(data);
+		data = NULL;
+		sb_error_set(err, SB_ECORRUPT, "\"%s\" is larger than %zu bytes", path, max);
+	}
+	sb_s3_client_free(client);
+	return (char *) data;
+}
+
+bool
+sb_store_file_size(const char *path, uint64_t *size)
+{
+	SbStoreFile f;
+	SbError		ignored;
+	struct stat st;
+
+	if (!sb_s3_is_location(path))
+	{
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			return false;
+		*size = (uint64_t) st.st_size;
+		return true;
+	}
+	if (!sb_store_open(&f, path, &ignored))
+		return false;
+	*size = f.size;
+	sb_store_close(&f);
+	return true;
+}
+
+bool
+sb_store_is_folder(const char *path)
+{
+	struct stat st;
+	SbS3Location loc;
+	SbError		ignored;
+
+	if (sb_s3_is_location(path))
+		return sb_s3_parse_location(path, &loc, &ignored);
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}

@@ -1,0 +1,120 @@
+/*
+ * sb_s3_settings.c
+ *		stripebackup.s3_*: where object-storage destinations (s3://bucket/prefix)
+ *		are reached, and with which credentials file.
+ *
+ * They are server settings (postgresql.conf or ALTER SYSTEM, then a
+ * reload), not session ones: the server's requests go where its
+ * configuration says, whoever calls, and a job's worker sees what the
+ * caller's session sees.  No setting holds a secret: the keys are in the
+ * credentials file (AWS's form) or the server's environment, so they are in
+ * no setting, log line or history row.  Each process hands the values to
+ * the engine as they are set (assign hooks), which reads them when it
+ * opens a connection.
+ */
+#include "postgres.h"
+
+#include "utils/guc.h"
+
+#include "stripebackup/sb_s3.h"
+#include "sb_s3_settings.h"
+
+static char *s3_endpoint = NULL;
+static char *s3_region = NULL;
+static int	s3_url_style = 0;
+static char *s3_credentials_file = NULL;
+
+/* The values as they are being set: a hook sees its new value before the variable holds it. */
+static const char *current[3];
+static const char *current_style = NULL;
+
+static const struct config_enum_entry url_styles[] = {
+	{"auto", 0, false},			/* host for AWS's own endpoint, path for others */
+	{"path", 1, false},
+	{"host", 2, false},
+	{NULL, 0, false}
+};
+
+static void
+publish(void)
+{
+	SbS3Settings s = {0};
+	SbError		err;
+
+	s.endpoint = current[0];
+	s.region = current[1];
+	s.credentials_file = current[2];
+	s.url_style = current_style;
+	if (!sb_s3_use_settings(&s, &err))
+		elog(WARNING, "stripebackup could not take the S3 settings: %s", err.message);
+}
+
+static bool
+check_endpoint(char **newval, void **extra, GucSource source)
+{
+	SbError		err;
+
+	if (sb_s3_check_endpoint(*newval, &err))
+		return true;
+	GUC_check_errdetail("%s", err.message);
+	return false;
+}
+
+static bool
+check_credentials_file(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0' || (*newval)[0] == '/')
+		return true;
+	GUC_check_errdetail("stripebackup.s3_credentials_file must be an absolute path.");
+	return false;
+}
+
+static void
+assign_endpoint(const char *newval, void *extra)
+{
+	current[0] = newval;
+	publish();
+}
+
+static void
+assign_region(const char *newval, void *extra)
+{
+	current[1] = newval;
+	publish();
+}
+
+static void
+assign_credentials_file(const char *newval, void *extra)
+{
+	current[2] = newval;
+	publish();
+}
+
+static void
+assign_url_style(int newval, void *extra)
+{
+	current_style = newval == 1 ? "path" : newval == 2 ? "host" : NULL;
+	publish();
+}
+
+void
+sb_s3_settings_define(void)
+{
+	DefineCustomStringVariable("stripebackup.s3_endpoint",
+							   "Where s3:// destinations are reached: http(s)://host[:port].",
+							   "Empty: AWS's endpoint of stripebackup.s3_region (or AWS_ENDPOINT_URL in the server's environment).",
+							   &s3_endpoint, "", PGC_SIGHUP, 0, check_endpoint, assign_endpoint, NULL);
+	DefineCustomStringVariable("stripebackup.s3_region",
+							   "The region s3:// requests are signed for.",
+							   "Empty: AWS_REGION in the server's environment, else us-east-1.",
+							   &s3_region, "", PGC_SIGHUP, 0, NULL, assign_region, NULL);
+	DefineCustomEnumVariable("stripebackup.s3_url_style",
+							 "Whether the bucket goes in the host name (host) or the path (path) of s3:// requests.",
+							 "auto: host for AWS's endpoint, path for any other (MinIO, Ceph RGW).",
+							 &s3_url_style, 0, url_styles, PGC_SIGHUP, 0, NULL, assign_url_style, NULL);
+	DefineCustomStringVariable("stripebackup.s3_credentials_file",
+							   "A credentials file of AWS's form ([default] aws_access_key_id, aws_secret_access_key) for s3:// destinations.",
+							   "Only its owner (the server's user) and group may read it. Empty: the server's environment, then ~/.aws/credentials.",
+							   &s3_credentials_file, "", PGC_SIGHUP, 0, check_credentials_file,
+							   assign_credentials_file, NULL);
+}

@@ -1,0 +1,411 @@
+# SbS3: a local S3 server and a fault-injecting proxy for the S3 tests
+# (test/s3/README.md).
+#
+#	my $s3 = SbS3::start(buckets => ['bk1', 'bk2']);    # dir => ... optional
+#	$s3->endpoint;                  # http://127.0.0.1:PORT
+#	$s3->list_objects('bk1', 'prefix/');      # keys, in S3's order
+#	$s3->list_object_details('bk1');         # { key, size, etag }, ...
+#	$s3->list_multipart_uploads('bk1');      # { key, upload_id, parts }, ...
+#	my ($status, $body) = $s3->request('PUT', '/bk1/k', body => 'data');
+#
+#	my $proxy = SbS3::start_proxy(upstream => $s3->endpoint);
+#	$proxy->set_rules([{ id => 'r1', method => 'PUT', count => 2, action => { status => 503 } }]);
+#	$proxy->endpoint;               # give this one to the client under test
+#	$proxy->log_entries;            # the faults applied, { time, id, method, url, action }, ...
+#	$proxy->stop; $s3->stop;        # also done at exit for whatever still runs
+#
+# Or SbS3::from_env() for the server test/s3/with-s3.sh started.  The
+# server is s3rver 3.7.1 with test/s3/s3rver-patches.js (test/s3/README.md
+# says what they change); credentials S3RVER / S3RVER.
+package SbS3;
+
+use strict;
+use warnings;
+
+use Carp;
+use File::Basename ();
+use File::Path ();
+use File::Spec;
+use File::Temp ();
+use IPC::Run ();
+use JSON::PP ();
+use POSIX ();
+use Time::HiRes ();
+
+our $S3_DIR = File::Spec->rel2abs(File::Spec->catdir(File::Basename::dirname(__FILE__), '..', 's3'));
+our @CURL_AUTH = ('--aws-sigv4', 'aws:amz:us-east-1:s3', '--user', 'S3RVER:S3RVER',
+	'-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD');
+
+# What runs, to stop at exit whatever a test left running (a test that dies).
+my %running;
+
+# A folder of our own: the test framework's (kept when a test fails) when
+# it is loaded, else one removed at exit.
+sub _tempdir
+{
+	return PostgreSQL::Test::Utils::tempdir() if defined &PostgreSQL::Test::Utils::tempdir;
+	return File::Temp::tempdir('sb-s3-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+}
+
+# ---------- the server ----------
+
+# Start s3rver on 127.0.0.1, in DIR (default: a new temporary folder), with
+# the buckets (default bk1 bk2).
+sub start
+{
+	my (%args) = @_;
+	my $dir = $args{dir} // _tempdir();
+	my @buckets = @{ $args{buckets} // [ 'bk1', 'bk2' ] };
+	File::Path::make_path($dir) unless -d $dir;
+	$dir = File::Spec->rel2abs($dir);
+
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'bash', "$S3_DIR/s3server.sh", 'start', $dir, @buckets ],
+		'<', \undef, '>', \$out, '2>', \$err)
+	  or croak "s3server.sh start $dir failed: $err";
+	chomp $out;
+	croak "s3server.sh start printed no endpoint: $out $err" unless $out =~ m{^http://127\.0\.0\.1:\d+$};
+	my $self = bless {
+		endpoint => $out,
+		dir => $dir,
+		data_dir => "$dir/data",
+		buckets => \@buckets,
+		owner => $$,
+	}, 'SbS3';
+	$running{"$self"} = $self;
+	return $self;
+}
+
+# The server that test/s3/with-s3.sh started (not stopped by stop()).
+sub from_env
+{
+	croak 'SB_TEST_S3_ENDPOINT is not set (run under test/s3/with-s3.sh)' unless $ENV{SB_TEST_S3_ENDPOINT};
+	return bless {
+		endpoint => $ENV{SB_TEST_S3_ENDPOINT},
+		data_dir => $ENV{SB_TEST_S3_DATA_DIR},
+		buckets => [ split ' ', $ENV{SB_TEST_S3_BUCKETS} // 'bk1 bk2' ],
+		owner => $$,
+		external => 1,
+	}, 'SbS3';
+}
+
+sub endpoint { return $_[0]{endpoint} }
+sub data_dir { return $_[0]{data_dir} }
+sub dir { return $_[0]{dir} }
+sub buckets { return @{ $_[0]{buckets} } }
+sub log_file { return "$_[0]{dir}/s3rver.log" }
+
+sub stop
+{
+	my ($self) = @_;
+	delete $running{"$self"};
+	return if $self->{external} || $self->{stopped}++;
+	return unless $self->{owner} == $$;    # a forked child's copy
+	my $err = '';
+	IPC::Run::run([ 'bash', "$S3_DIR/s3server.sh", 'stop', $self->{dir} ], '<', \undef, '>', \$err, '2>', \$err)
+	  or carp "s3server.sh stop $self->{dir}: $err";
+	return;
+}
+
+# ---------- requests (curl, signed as S3RVER) ----------
+
+# Percent-encode a key or a path (keeping "/"), or a query value (not), as
+# UTF-8: keys are character strings here, as list_objects gives them.
+sub uri_escape
+{
+	my ($s, $keep_slash) = @_;
+	my $safe = $keep_slash ? 'A-Za-z0-9\-._~/' : 'A-Za-z0-9\-._~';
+	utf8::encode($s);
+	$s =~ s/([^$safe])/sprintf('%%%02X', ord($1))/ge;
+	return $s;
+}
+
+# An HTTP request to the server: METHOD, the path and query (as sent, so
+# already encoded).  Options: body => string, body_file => path,
+# headers => [ 'Name: value', ... ], endpoint => another one (the proxy's).
+# Returns (HTTP status, response body, response headers as one string), or
+# (0, curl's message) when there is no complete HTTP answer.
+sub request
+{
+	my ($self, $method, $path_query, %opts) = @_;
+	my $endpoint = $opts{endpoint} // $self->{endpoint};
+	my $headers = File::Temp->new(TEMPLATE => 'sb-s3-headers-XXXXXX', TMPDIR => 1);
+	my @cmd = ('curl', '-sS', @CURL_AUTH, '-H', 'Expect:', '-D', $headers->filename,
+		'-o', '-', '-w', '\n%{http_code}');
+	push @cmd, map { ('-H', $_) } @{ $opts{headers} // [] };
+	my $in;
+	push @cmd, $method eq 'HEAD' ? '-I' : ('-X', $method);
+	if (defined $opts{body_file})
+	{
+		push @cmd, '--data-binary', "\@$opts{body_file}";
+	}
+	elsif (defined $opts{body})
+	{
+		push @cmd, '--data-binary', '@-';
+		$in = $opts{body};
+	}
+	push @cmd, '-H', 'Content-Type:' if defined $opts{body} || defined $opts{body_file};
+	push @cmd, $endpoint . $path_query;
+	my ($out, $err) = ('', '');
+	IPC::Run::run(\@cmd, '<', \$in, '>', \$out, '2>', \$err);
+	return (0, $err) if $? != 0 || $out !~ s/\n?(\d{3})$//;
+	my $status = $1;
+	$out = '' if $method eq 'HEAD';
+	return ($status, $out, SbS3::_slurp($headers->filename));
+}
+
+sub _xml_text
+{
+	my ($s) = @_;
+	$s =~ s/&lt;/</g;
+	$s =~ s/&gt;/>/g;
+	$s =~ s/&quot;/"/g;
+	$s =~ s/&apos;/'/g;
+	$s =~ s/&#x([0-9a-fA-F]+);/chr(hex($1))/ge;
+	$s =~ s/&#(\d+);/chr($1)/ge;
+	$s =~ s/&amp;/&/g;
+	return $s;
+}
+
+# The objects of BUCKET whose keys begin with PREFIX (default all), by
+# ListObjectsV2 page after page: { key, size, etag (with its quotes) }.
+sub list_object_details
+{
+	my ($self, $bucket, $prefix) = @_;
+	my @objects;
+	my $token;
+	for (;;)
+	{
+		my $q = "/$bucket?list-type=2";
+		$q .= '&prefix=' . uri_escape($prefix) if defined $prefix && $prefix ne '';
+		$q .= '&continuation-token=' . uri_escape($token) if defined $token;
+		my ($status, $body) = $self->request('GET', $q);
+		croak "ListObjectsV2 $q: HTTP $status: $body" unless $status == 200;
+		while ($body =~ m{<Contents>(.*?)</Contents>}gs)
+		{
+			my $c = $1;
+			my %o;
+			$o{key} = _xml_text($1) if $c =~ m{<Key>(.*?)</Key>}s;
+			$o{size} = $1 if $c =~ m{<Size>(\d+)</Size>};
+			$o{etag} = _xml_text($1) if $c =~ m{<ETag>(.*?)</ETag>}s;
+			utf8::decode($o{key});
+			push @objects, \%o;
+		}
+		last unless $body =~ m{<IsTruncated>true</IsTruncated>};
+		($token) = $body =~ m{<NextContinuationToken>(.*?)</NextContinuationToken>}s
+		  or croak "ListObjectsV2 $q: truncated without a continuation token";
+		$token = _xml_text($token);
+	}
+	return @objects;
+}
+
+# The keys of BUCKET that begin with PREFIX (default all).
+sub list_objects
+{
+	my ($self, $bucket, $prefix) = @_;
+	return map { $_->{key} } $self->list_object_details($bucket, $prefix);
+}
+
+# The multipart uploads begun and neither completed nor aborted in BUCKET:
+# { key, upload_id, parts => [ part numbers uploaded ] }, by key.
+#
+# s3rver 3.7.1 has no ListMultipartUploads (GET /bucket?uploads answers 501
+# NotImplemented; test/s3/s3rver-patches.js adds one, without the parts).
+# This reads s3rver's files instead: an upload in progress is a folder
+# DATA/BUCKET/._S3rver_uploads/UPLOAD_ID/ holding "key" (the object's key),
+# "metadata" (the headers of the initiating request), and N and N.md5 for
+# each part N uploaded; completing or aborting the upload removes the folder.
+sub list_multipart_uploads
+{
+	my ($self, $bucket) = @_;
+	croak 'no data directory known for this server' unless defined $self->{data_dir};
+	my $base = "$self->{data_dir}/$bucket/._S3rver_uploads";
+	opendir(my $dh, $base) or return ();
+	my @uploads;
+	for my $id (sort grep { !/^\./ } readdir $dh)
+	{
+		my $dir = "$base/$id";
+		open(my $fh, '<', "$dir/key") or next;    # completed or aborted meanwhile
+		my $key = do { local $/; <$fh> };
+		close $fh;
+		utf8::decode($key);
+		opendir(my $ph, $dir) or next;
+		my @parts = sort { $a <=> $b } grep { /^\d+$/ } readdir $ph;
+		closedir $ph;
+		push @uploads, { key => $key, upload_id => $id, parts => \@parts };
+	}
+	closedir $dh;
+	return sort { $a->{key} cmp $b->{key} || $a->{upload_id} cmp $b->{upload_id} } @uploads;
+}
+
+# Convenience for setting a test up: put or get an object.
+sub put_object
+{
+	my ($self, $bucket, $key, $content) = @_;
+	my ($status, $body) = $self->request('PUT', "/$bucket/" . uri_escape($key, 1), body => $content);
+	croak "PUT $bucket/$key: HTTP $status: $body" unless $status == 200;
+	return;
+}
+
+sub get_object
+{
+	my ($self, $bucket, $key) = @_;
+	my ($status, $body) = $self->request('GET', "/$bucket/" . uri_escape($key, 1));
+	return undef if $status == 404;
+	croak "GET $bucket/$key: HTTP $status: $body" unless $status == 200;
+	return $body;
+}
+
+# ---------- the fault proxy (test/s3/fault-proxy.js) ----------
+
+# Start a proxy to UPSTREAM (an endpoint) on a free port; its rules, its log
+# of faults and its own messages are in DIR (default: a new temporary folder).
+sub start_proxy
+{
+	my (%args) = @_;
+	my $upstream = $args{upstream} // croak 'start_proxy: upstream => ENDPOINT is needed';
+	my $dir = $args{dir} // _tempdir();
+	File::Path::make_path($dir) unless -d $dir;
+	$dir = File::Spec->rel2abs($dir);
+	my $self = bless {
+		upstream => $upstream,
+		dir => $dir,
+		rules_file => "$dir/rules.json",
+		log_file => "$dir/faults.jsonl",
+		out_file => "$dir/proxy.port",
+		stderr_file => "$dir/proxy.log",
+		owner => $$,
+	}, 'SbS3::Proxy';
+	unlink $self->{out_file};
+	$self->set_rules($args{rules} // []);
+
+	my $pid = fork;
+	croak "fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		open(STDIN, '<', '/dev/null');
+		open(STDOUT, '>', $self->{out_file}) or POSIX::_exit(126);
+		open(STDERR, '>>', $self->{stderr_file}) or POSIX::_exit(126);
+		exec('node', "$S3_DIR/fault-proxy.js", '--listen', '0', '--upstream', $upstream,
+			'--rules', $self->{rules_file}, '--log', $self->{log_file})
+		  or POSIX::_exit(127);
+	}
+	$self->{pid} = $pid;
+	$running{"$self"} = $self;
+
+	# The first line it prints is its port.
+	for (1 .. 200)
+	{
+		if (open(my $fh, '<', $self->{out_file}))
+		{
+			my $line = <$fh>;
+			if (defined $line && $line =~ /^(\d+)\n/)
+			{
+				$self->{port} = $1;
+				$self->{endpoint} = "http://127.0.0.1:$1";
+				return $self;
+			}
+		}
+		if (waitpid($pid, POSIX::WNOHANG()) == $pid)
+		{
+			delete $running{"$self"};
+			croak "fault-proxy.js exited at start: " . _slurp($self->{stderr_file});
+		}
+		Time::HiRes::sleep(0.05);
+	}
+	$self->stop;
+	croak "fault-proxy.js printed no port within 10 seconds: " . _slurp($self->{stderr_file});
+}
+
+sub _slurp
+{
+	my ($file) = @_;
+	open(my $fh, '<', $file) or return '';
+	local $/;
+	return scalar <$fh>;
+}
+
+package SbS3::Proxy;
+
+use Carp;
+use JSON::PP ();
+use POSIX ();
+use Time::HiRes ();
+
+sub endpoint { return $_[0]{endpoint} }
+sub port { return $_[0]{port} }
+sub dir { return $_[0]{dir} }
+sub pid { return $_[0]{pid} }
+sub rules_file { return $_[0]{rules_file} }
+sub log_file { return $_[0]{log_file} }
+
+# Replace the rules (an arrayref of hashes, as in test/s3/fault-proxy.js);
+# the next request sees them.  A rule's count goes on from what its id used
+# before: give a new id for a fresh count.
+sub set_rules
+{
+	my ($self, $rules) = @_;
+	croak 'set_rules takes an arrayref' unless ref $rules eq 'ARRAY';
+	my $tmp = "$self->{rules_file}.tmp";
+	open(my $fh, '>', $tmp) or croak "$tmp: $!";
+	print $fh JSON::PP->new->canonical->encode($rules);
+	close $fh or croak "$tmp: $!";
+	rename($tmp, $self->{rules_file}) or croak "rename $tmp: $!";
+	return;
+}
+
+# The faults applied so far, oldest first: { time, id, method, url, action }.
+sub log_entries
+{
+	my ($self) = @_;
+	open(my $fh, '<', $self->{log_file}) or return ();
+	my @entries;
+	while (my $line = <$fh>)
+	{
+		next unless $line =~ /\S/;
+		push @entries, JSON::PP::decode_json($line);
+	}
+	close $fh;
+	return @entries;
+}
+
+# Forget the faults logged so far.
+sub clear_log
+{
+	my ($self) = @_;
+	truncate($self->{log_file}, 0) if -e $self->{log_file};
+	return;
+}
+
+sub stop
+{
+	my ($self) = @_;
+	delete $running{"$self"};
+	return if $self->{stopped}++ || !$self->{pid};
+	return unless $self->{owner} == $$;    # a forked child's copy
+	kill 'TERM', $self->{pid};
+	for (1 .. 100)
+	{
+		return if waitpid($self->{pid}, POSIX::WNOHANG()) != 0;
+		Time::HiRes::sleep(0.05);
+	}
+	kill 'KILL', $self->{pid};
+	waitpid($self->{pid}, 0);
+	return;
+}
+
+package SbS3;
+
+# A test that dies leaves nothing running.
+END
+{
+	my $status = $?;
+	for my $obj (values %running)
+	{
+		next unless $obj->{owner} == $$;
+		$obj->stop;
+	}
+	$? = $status;
+}
+
+1;

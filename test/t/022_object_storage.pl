@@ -1,0 +1,180 @@
+# Object-storage destinations (s3://bucket/prefix) beside local folders,
+# against a real S3-protocol server (s3rver, test/s3): a backup under pgbench
+# load to two local folders and two buckets, restored from SQL and with the
+# command (from a bucket), checked by pg_verifybackup, started, pgbench's
+# invariant holding; verify and plan read the buckets; the same encrypted;
+# a bucket that does not exist, an unreachable endpoint and missing
+# credentials fail with clear errors leaving nothing behind; faults injected
+# between the server and the bucket (5xx, 429, dropped connections, a wrong
+# ETag) are retried, or fail the backup cleanly with no multipart upload
+# left; the secret key is in no log or history row.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SbS3;
+use StripeBackupTest;
+use Test::More;
+
+my $s3 = SbS3::start(buckets => [ 'bk1', 'bk2' ]);
+my $secret = 'sb-test-secret-9f8e7d6c';    # s3rver checks no signature
+my $conf_dir = PostgreSQL::Test::Utils::tempdir();
+my $credentials = "$conf_dir/credentials";
+PostgreSQL::Test::Utils::append_to_file($credentials,
+	"[default]\naws_access_key_id = S3RVER\naws_secret_access_key = $secret\n");
+chmod(0600, $credentials) or die "chmod: $!";
+
+# The command reads the same server and keys from the environment.
+$ENV{AWS_ENDPOINT_URL} = $s3->endpoint;
+$ENV{AWS_SHARED_CREDENTIALS_FILE} = $credentials;
+delete @ENV{qw(AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_PROFILE AWS_REGION AWS_ENDPOINT_URL_S3)};
+
+my $node = backup_node('primary');
+sub set_s3
+{
+	my ($endpoint, $file) = @_;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.s3_endpoint = '$endpoint'");
+	$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.s3_credentials_file = '$file'");
+	$node->reload;
+	$node->poll_query_until('postgres', "SELECT current_setting('stripebackup.s3_endpoint') = '$endpoint'")
+	  or die 'the setting does not take';
+}
+set_s3($s3->endpoint, $credentials);
+
+my @local = make_destinations(2);
+my @remote = ('s3://bk1/pg/main', 's3://bk2/pg/main');
+my $arr = sql_array(@local, @remote);
+$node->command_ok([ 'pgbench', '-i', '-s', '3', '-q', '-p', $node->port, '-h', $node->host, 'postgres' ],
+	'pgbench tables loaded');
+
+my $pgbench = IPC::Run::start(
+	[ 'pgbench', '-c', '2', '-T', '600', '-n', '-p', $node->port, '-h', $node->host, 'postgres' ],
+	'>', \my $pgbench_out, '2>', \my $pgbench_err);
+$node->poll_query_until('postgres', 'SELECT count(*) > 100 FROM pgbench_history') or die 'pgbench does not write';
+my $id = $node->safe_psql('postgres', "SELECT stripe_backup($arr, compression => 'none')");
+$pgbench->signal('TERM');
+$pgbench->finish;
+
+my ($name, $status) = split /\|/,
+  $node->safe_psql('postgres', "SELECT name, status FROM stripe_backups WHERE id = $id");
+is($status, 'completed', 'a backup to two folders and two buckets completes');
+is(join(',', $s3->list_objects('bk1', "pg/main/$name/")),
+	"pg/main/$name/manifest.json,pg/main/$name/stripe-3.sbs", 'bucket 1 holds its stripe and the manifest');
+is(join(',', $s3->list_objects('bk2', "pg/main/$name/")),
+	"pg/main/$name/manifest.json,pg/main/$name/stripe-4.sbs", 'bucket 2 too');
+my %sizes = map { $_->{key} => $_->{size} } $s3->list_object_details('bk1');
+cmp_ok($sizes{"pg/main/$name/stripe-3.sbs"}, '>', 8 * 1024 * 1024,
+	'a stripe larger than one part (a multipart upload)');
+my @uploads = ($s3->list_multipart_uploads('bk1'), $s3->list_multipart_uploads('bk2'));
+is(scalar(@uploads), 0, 'no multipart upload is left');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_verify($id)"), '0',
+	'stripe_verify reads every stripe, the buckets\' too');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_restore_plan($id) WHERE stripe IS NOT NULL AND present"),
+	'4', 'the plan finds every stripe, the buckets\' too');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_verify('s3://bk2/pg/main/$name')"), '0',
+	'stripe_verify takes a bucket\'s location');
+
+# Restored from SQL, and with the command from a bucket.
+my $copy = PostgreSQL::Test::Cluster->new('copy');
+$node->safe_psql('postgres', "SELECT stripe_restore($id, '" . $copy->data_dir . "')");
+command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts the restore from SQL');
+$copy->append_conf('postgresql.conf', 'port = ' . $copy->port . "\narchive_mode = off");
+$copy->start;
+is(pgbench_invariant($copy), 't', 'it starts and pgbench\'s invariant holds');
+$copy->stop;
+my $restored = restore_node('cmd', "s3://bk2/pg/main/$name", '--no-progress');
+$restored->append_conf('postgresql.conf', 'archive_mode = off');
+$restored->start;
+is(pgbench_invariant($restored), 't', 'the command\'s restore from a bucket starts, the invariant holds');
+$restored->stop;
+my ($rc, $out, $err) = run_stripebackup('verify', "s3://bk1/pg/main/$name");
+is($rc, 0, 'the command verifies it from a bucket') or diag($err);
+
+# Failures with clear errors, nothing left behind.
+sub backup_fails
+{
+	my ($dests, $pattern, $what, $options) = @_;
+	my $rows = $node->safe_psql('postgres', "SELECT count(*) FROM stripe_backups WHERE status = 'completed'");
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		'SELECT stripe_backup(' . sql_array(@$dests) . ($options ? ", $options" : '') . ')');
+	like($stderr, $pattern, $what) or diag($stderr);
+	is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_backups WHERE status = 'completed'"), $rows,
+		"$what: no backup completed");
+	return $stderr;
+}
+backup_fails([ $local[0], 's3://no-such-bucket/pg' ], qr/NoSuchBucket/, 'a bucket that does not exist');
+is(scalar(() = glob("$local[0]/*")), 1, 'the local destination keeps only the first backup');
+set_s3('http://127.0.0.1:9', $credentials);
+backup_fails([ $remote[0] ], qr/127\.0\.0\.1:9|Could not connect|Couldn't connect/i, 'an unreachable endpoint');
+set_s3($s3->endpoint, "$conf_dir/missing");
+backup_fails([ $remote[0] ], qr/S3 credentials file "\Q$conf_dir\E\/missing"/, 'a credentials file that is not there');
+set_s3($s3->endpoint, $credentials);
+is(join(',', map { s{/.*}{}r } grep { !m{^pg/main/\Q$name\E/} } $s3->list_objects('bk1', 'pg/')), '',
+	'the failed backups left no object');
+
+# Faults between the server and a bucket: a proxy in front of it.
+my $proxy = SbS3::start_proxy(upstream => $s3->endpoint);
+set_s3($proxy->endpoint, $credentials);
+$proxy->set_rules([
+	{ id => 'part503', method => 'PUT', query => 'partNumber', count => 2, action => { status => 503 } },
+	{ id => 'slowdown', method => 'PUT', query => 'partNumber', count => 1, action => { status => 429 } },
+	{ id => 'drop', method => 'PUT', query => 'partNumber', count => 1, action => { drop => 1 } },
+	{ id => 'head500', method => 'GET', count => 1, action => { status => 500 } },
+]);
+my $faulted = $node->safe_psql('postgres',
+	'SELECT stripe_backup(' . sql_array($local[0], $remote[0]) . ", compression => 'none')");
+is($node->safe_psql('postgres', "SELECT status FROM stripe_backups WHERE id = $faulted"), 'completed',
+	'503s, a 429 and a dropped connection during the upload are retried: the backup completes');
+my %applied = map { $_->{id} => 1 } $proxy->log_entries;
+is(join(',', sort keys %applied), 'drop,head500,part503,slowdown', 'every fault was injected');
+$proxy->set_rules([ { id => 'get503', method => 'GET', count => 3, action => { status => 503 } } ]);
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_verify($faulted)"), '0',
+	'a verify through 503s on its reads is retried and finds nothing wrong');
+$proxy->set_rules([ { id => 'etag', method => 'PUT', query => 'partNumber', action => { etag => 'wrong' } } ]);
+backup_fails([ $local[0], $remote[0] ], qr/ETag .* is not the MD5 of what was sent/,
+	'a part whose ETag is not what was sent fails the backup after its tries', "compression => 'none'");
+@uploads = $s3->list_multipart_uploads('bk1');
+is(scalar(@uploads), 0, 'and its multipart upload was aborted');
+$proxy->set_rules([]);
+set_s3($s3->endpoint, $credentials);
+$proxy->stop;
+
+# Encrypted, to a folder and a bucket.
+my $key = "$conf_dir/backup.key";
+PostgreSQL::Test::Utils::append_to_file($key, 'a secret of more than thirty-two bytes for the tests');
+chmod(0600, $key) or die "chmod: $!";
+$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.encryption_key_file = '$key'");
+$node->reload;
+my $enc = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array($local[1], $remote[1]) . ')');
+my $enc_name = $node->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $enc");
+my ($st, $manifest) = $s3->request('GET', "/bk2/pg/main/$enc_name/manifest.json");
+like($manifest, qr/^\{"format":"stripebackup-encrypted"/, 'the bucket\'s manifest is an envelope');
+($rc, $out, $err) = run_stripebackup('verify', "s3://bk2/pg/main/$enc_name");
+like($err, qr/its key is needed/, 'the command cannot read it without the key');
+my $enc_copy = restore_node('enc', "s3://bk2/pg/main/$enc_name", '--encryption-key-file', $key, '--no-progress');
+$enc_copy->append_conf('postgresql.conf', 'archive_mode = off');
+$enc_copy->start;
+is(pgbench_invariant($enc_copy), 't', 'with it, the encrypted backup restores from the bucket and starts');
+$enc_copy->stop;
+
+# Retention removes a backup's objects, and only when every one is the backup's.
+my $faulted_name = $node->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $faulted");
+my ($put) = $s3->request('PUT', "/bk1/pg/main/$faulted_name/notes.txt", body => 'a user\'s object');
+is($put, 200, 'a user\'s object put beside a backup\'s');
+is($node->safe_psql('postgres',
+		"SELECT backup_id, files_removed, removed FROM stripe_expire(keep_last => 1) WHERE backup_id IN ($id, $faulted) ORDER BY 1"),
+	"$id|8|t\n$faulted|0|f", 'stripe_expire removes the backup whose objects are all its own, keeps the other');
+is(join(',', $s3->list_objects('bk1', "pg/main/$name/"), $s3->list_objects('bk2', "pg/main/$name/")), '',
+	'its objects are gone from both buckets');
+ok(!-e "$local[0]/$name", 'and its local folders');
+is(join(',', $s3->list_objects('bk1', "pg/main/$faulted_name/")),
+	"pg/main/$faulted_name/manifest.json,pg/main/$faulted_name/notes.txt,pg/main/$faulted_name/stripe-2.sbs",
+	'the backup beside a user\'s object is kept whole');
+
+unlike(PostgreSQL::Test::Utils::slurp_file($node->logfile), qr/aws_secret_access_key|\Q$secret\E/,
+	'the secret key is not in the server log');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_backups b WHERE b::text LIKE '%$secret%'"), '0',
+	'nor in the history');
+$s3->stop;
+done_testing();
