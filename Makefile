@@ -14,6 +14,7 @@
 #   make bench-incr      incremental backups and a chain's restore beside pgBackRest
 #   make bench-delta     a stale copy refreshed in place beside pgBackRest --delta
 #   make bench-encryption  backup and restore with and without encryption
+#   make bench-s3        backups and restores to buckets (s3rver) beside local folders
 #   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
@@ -202,8 +203,12 @@ bench-delta:
 bench-encryption:
 	bash test/bench/encryption.sh $(or $(SCALE),200) $(or $(ROUNDS),5)
 
+# Object storage: make bench-s3 SCALE=100 ROUNDS=3
+bench-s3:
+	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
+
 .PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-incr \
-	bench-delta bench-encryption
+	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------
 #

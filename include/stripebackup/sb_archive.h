@@ -147,6 +147,27 @@ typedef struct SbReadOptions
  * verification itself could not run (canceled, out of memory); *PROBLEMS
  * counts what was found.
  */
+/* What sb_verify_sealed checked. */
+typedef struct SbSealedVerifyResult
+{
+	uint32_t	nstripes;
+	uint64_t	chunks;			/* records read and checked */
+	uint64_t	stored_bytes;
+	uint64_t	problems;
+} SbSealedVerifyResult;
+
+/*
+ * Verify the encrypted backup at LOCATION without its key: every stripe
+ * belongs to the envelope's backup and was sealed with its exact bytes,
+ * every index is whole, every chunk record agrees with its index and its
+ * sealed bytes with their checksum, and the stripes hold every chunk once.
+ * Each problem goes to ON_PROBLEM; false (ERR) only when the envelope
+ * itself cannot be read, or the backup is not encrypted.  The key is still
+ * needed to know that each chunk opens and what the files hold.
+ */
+extern bool sb_verify_sealed(const char *location, SbProblemFn on_problem, void *arg,
+							 SbSealedVerifyResult *result, SbError *err);
+
 extern bool sb_archive_verify(SbArchive *a, const SbReadOptions *options,
 							  SbProblemFn on_problem, void *problem_arg,
 							  uint64_t *problems, SbError *err);

@@ -3,7 +3,8 @@
  *		"stripebackup verify": read every stripe, check every checksum, and
  *		list every problem; then the WAL archive beside the backup (or
  *		--archive): every file recovery from the backup reads, whole, and no
- *		segment missing.  Exit status 3 if there is any problem.
+ *		segment missing.  Exit status 3 if there is any problem.  An
+ *		encrypted backup without its key is checked as far as that allows.
  */
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +85,33 @@ verify_wal(const ReadArgs *args, const SbArchive *a, uint64_t *problems)
 	return rc;
 }
 
+/*
+ * An encrypted backup and no key: check what can be checked in the clear
+ * (sb_verify_sealed), and say what cannot.
+ */
+static int
+verify_without_key(const ReadArgs *args)
+{
+	SbSealedVerifyResult r;
+	SbError		err;
+	const char *name = strrchr(args->location, '/');
+
+	if (!sb_verify_sealed(args->location, print_problem, NULL, &r, &err))
+		return cli_report_error(&err);
+	name = name != NULL ? name + 1 : args->location;
+	if (r.problems > 0)
+	{
+		printf("backup \"%s\" is DAMAGED: %llu problem(s) found (checked without its key)\n", name,
+			   (unsigned long long) r.problems);
+		return EXIT_DAMAGED;
+	}
+	printf("backup \"%s\" is encrypted; without its key: %llu chunks in %u stripes are intact "
+		   "(every checksum, every index, each stripe sealed with this manifest); "
+		   "that they open, and the files, need the key (--encryption-key-file)\n",
+		   name, (unsigned long long) r.chunks, r.nstripes);
+	return EXIT_OK;
+}
+
 int
 cmd_verify(int argc, char **argv)
 {
@@ -101,7 +129,11 @@ cmd_verify(int argc, char **argv)
 							  verify_usage, &args)) >= 0)
 		return rc;
 	if ((a = read_args_open(&args, &err)) == NULL)
-		return cli_report_error(&err);
+	{
+		rc = err.code == SB_EKEY && args.key_file == NULL ? verify_without_key(&args) : cli_report_error(&err);
+		read_args_free(&args);
+		return rc;
+	}
 	cli_progress_init(&progress, "verified", args.progress_mode);
 	read_args_read_options(&args, &progress, &options);
 	ok = sb_archive_verify(a, &options, print_problem, NULL, &problems, &err);

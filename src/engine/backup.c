@@ -328,15 +328,6 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	return b;
 }
 
-static int
-compare_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a;
-	uint64_t	y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The chunk ids a writer stored, as sorted inclusive ranges. */
 static bool
 build_ranges(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
@@ -352,7 +343,7 @@ build_ranges(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
 	}
 	for (i = 0; i < w->nentries; i++)
 		ids[i] = w->entries[i].chunk_id;
-	qsort(ids, w->nentries, sizeof(uint64_t), compare_u64);
+	qsort(ids, w->nentries, sizeof(uint64_t), sb_compare_u64);
 	s->nranges = 0;
 	for (i = 0; i < w->nentries; i++)
 	{

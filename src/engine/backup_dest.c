@@ -299,7 +299,9 @@ sb_stripe_sink_write(SbStripeWriter *w, const void *buf, size_t len, SbError *er
 bool
 sb_stripe_sink_sync(SbStripeWriter *w, SbError *err)
 {
-	if (!w->remote && fsync(w->fd) != 0)
+	if (w->remote)
+		return sb_s3_upload_flush(w->upload, err);
+	if (fsync(w->fd) != 0)
 		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
 	return true;
 }

@@ -175,7 +175,7 @@ extern bool sb_backup_create_destinations(SbBackup *b, const SbBackupOptions *o,
 /* Append LEN bytes of BUF to W's stripe, synchronously, at W->offset. */
 extern bool sb_stripe_sink_write(SbStripeWriter *w, const void *buf, size_t len, SbError *err);
 
-/* Make what W's stripe holds durable (a no-op for object storage, durable once made). */
+/* Make what W's stripe holds durable (object storage: every full part stored). */
 extern bool sb_stripe_sink_sync(SbStripeWriter *w, SbError *err);
 
 /* The stripe is complete: durable (a file), made (an object). */

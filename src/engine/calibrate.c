@@ -6,6 +6,11 @@
  *
  * The file holds pseudo-random bytes, so a compressing or deduplicating
  * device cannot flatter itself, and it is removed whatever happens.
+ *
+ * An object-storage destination (s3://bucket/prefix) is measured the same
+ * way through its I/O backends: the write pass appends to an upload with
+ * queue_depth parts in flight and ends when the object is made (its
+ * "fsync"); the read passes are ranged GETs, queue_depth at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +22,12 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_calibrate.h"
+#include "stripebackup/sb_s3.h"
 #include "fsutil.h"
 #include "io.h"
+#include "io_s3.h"
+#include "s3_client.h"
+#include "s3_upload.h"
 #include "rate.h"
 #include "ticker.h"
 
@@ -33,6 +42,11 @@ typedef struct Bench
 	char		path[PATH_MAX];
 	int			fd;
 	bool		direct;
+	bool		remote;			/* an object-storage destination: */
+	SbS3Location object;		/* the test object's bucket, and its key as prefix */
+	SbS3Config	config;
+	SbS3Upload *upload;			/* during the write pass */
+	bool		made;			/* the object exists */
 	SbRate		rate;
 	SbTicker	ticker;
 	SbProgress	progress;
@@ -83,6 +97,15 @@ tick(Bench *b, SbError *err)
 	return true;
 }
 
+/* The test object's name; nothing is sent before the write pass. */
+static bool
+name_object(Bench *b, SbError *err)
+{
+	b->remote = true;
+	b->direct = true;			/* no cache between us and the bucket */
+	return sb_s3_parse_location(b->path, &b->object, err) && sb_s3_current_config(&b->config, err);
+}
+
 /* The test file: O_DIRECT when the file system allows it. */
 static bool
 create_file(Bench *b, SbError *err)
@@ -93,6 +116,8 @@ create_file(Bench *b, SbError *err)
 		tag = (uint32_t) getpid();
 	snprintf(b->path, sizeof(b->path), "%s/.stripebackup-calibration-%d-%08x",
 			 b->o->directory, (int) getpid(), tag);
+	if (sb_s3_is_location(b->o->directory))
+		return name_object(b, err);
 	b->fd = open(b->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600);
 	b->direct = b->fd >= 0;
 	if (b->fd < 0 && errno == EINVAL)
@@ -164,6 +189,9 @@ run_transfers(Bench *b, SbIo *io, const Pass *p, Slot *slots, uint64_t *complete
 		{
 			SbIoOp	   *op = done[k];
 
+			if (op->error != 0 && sb_io_error_detail(io) != NULL)
+				return sb_error_set(err, SB_EIO, "could not %s \"%s\": %s",
+									op->kind == SB_IO_WRITE ? "write" : "read", b->path, sb_io_error_detail(io));
 			if (op->error != 0)
 				return sb_error_set_errno(err, op->error, "could not %s \"%s\"",
 										  op->kind == SB_IO_WRITE ? "write" : "read", b->path);
@@ -193,13 +221,35 @@ fill_noise(uint8_t *buf, size_t len)
 	}
 }
 
+/* The I/O context of pass P: the file's, or the object's (an upload to write it). */
+static SbIo *
+pass_io(Bench *b, const Pass *p, SbError *err)
+{
+	if (!b->remote)
+		return sb_io_new(b->o->io_method, p->depth, NULL, err);
+	if (p->test != SB_CAL_SEQUENTIAL_WRITE)
+		return sb_io_new_s3_reader(&b->config, b->object.bucket, b->object.prefix, p->depth, err);
+	b->upload = sb_s3_upload_new(&b->config, b->object.bucket, b->object.prefix, p->depth, 0, err);
+	return b->upload != NULL ? sb_io_new_s3_appender(b->upload, err) : NULL;
+}
+
+/* The end of a write pass: the file synced, or the object made. */
+static bool
+finish_write(Bench *b, SbError *err)
+{
+	if (!b->remote)
+		return fsync(b->fd) == 0 || sb_error_set_errno(err, errno, "could not fsync \"%s\"", b->path);
+	b->made = sb_s3_upload_finish(b->upload, err);
+	return b->made;
+}
+
 /* One pass, timed; a write pass ends with fsync (part of its time). */
 static bool
 run_pass(Bench *b, const Pass *p, SbCalibrationResult *r, SbError *err)
 {
 	uint8_t    *bufs = NULL;
 	Slot	   *slots = sb_alloc(sizeof(Slot) * p->depth, err);
-	SbIo	   *io = slots ? sb_io_new(b->o->io_method, p->depth, NULL, err) : NULL;
+	SbIo	   *io = slots ? pass_io(b, p, err) : NULL;
 	uint64_t	completed = 0;
 	double		t0;
 	uint32_t	i;
@@ -221,8 +271,8 @@ run_pass(Bench *b, const Pass *p, SbCalibrationResult *r, SbError *err)
 	sb_rate_init(&b->rate, b->o->max_rate);
 	t0 = sb_monotonic_seconds();
 	ok = ok && run_transfers(b, io, p, slots, &completed, err);
-	if (ok && p->test == SB_CAL_SEQUENTIAL_WRITE && fsync(b->fd) != 0)
-		ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"", b->path);
+	if (ok && p->test == SB_CAL_SEQUENTIAL_WRITE)
+		ok = finish_write(b, err);
 	r->test = p->test;
 	r->block_size = p->block;
 	r->queue_depth = p->depth;
@@ -242,7 +292,7 @@ run_pass(Bench *b, const Pass *p, SbCalibrationResult *r, SbError *err)
 	free(slots);
 	free(bufs);
 	/* Without O_DIRECT, make the next reads come from the device. */
-	if (ok && !b->direct)
+	if (ok && !b->direct && !b->remote)
 		(void) posix_fadvise(b->fd, 0, 0, POSIX_FADV_DONTNEED);
 	return ok;
 }
@@ -289,6 +339,24 @@ plan_passes(const SbCalibrationOptions *o, bool random, bool matrix, Pass *passe
 	return n;
 }
 
+/* The test object gone, or its upload aborted, whatever happened. */
+static void
+remove_object(Bench *b)
+{
+	SbError		ignored;
+	SbS3Client *c;
+
+	if (b->upload != NULL)
+		(void) sb_s3_upload_abort(b->upload, &ignored);
+	else if (b->made && (c = sb_s3_client_new(&b->config, 1, &ignored)) != NULL)
+	{
+		(void) sb_s3_delete_object(c, b->object.bucket, b->object.prefix, &ignored);
+		sb_s3_client_free(c);
+	}
+	sb_s3_upload_free(b->upload);
+	sb_s3_config_clear(&b->config);
+}
+
 bool
 sb_calibrate(const SbCalibrationOptions *o, bool random, bool matrix,
 			 SbCalibrationResult *results, int *nresults, SbError *err)
@@ -316,7 +384,9 @@ sb_calibrate(const SbCalibrationOptions *o, bool random, bool matrix,
 	}
 	if (b.fd >= 0)
 		close(b.fd);
-	if (b.path[0] != '\0')
+	if (b.remote)
+		remove_object(&b);
+	else if (b.path[0] != '\0')
 		unlink(b.path);
 	return ok;
 }

@@ -23,6 +23,9 @@ extern char *sb_strdup(const char *s, SbError *err);
  */
 extern bool sb_grow(void **items, size_t *cap, size_t count, size_t elem_size, SbError *err);
 
+/* qsort's comparison of two uint64_t. */
+extern int	sb_compare_u64(const void *a, const void *b);
+
 /* "a/b" from "a" and "b"; malloc'd. */
 extern char *sb_path_join(const char *a, const char *b, SbError *err);
 

@@ -258,13 +258,71 @@ open_envelope(const Envelope *e, const SbKey *key, SbError *err)
 	return m;
 }
 
+bool
+sb_manifest_is_envelope(const char *bytes, size_t len)
+{
+	return len >= strlen(ENVELOPE_START) && memcmp(bytes, ENVELOPE_START, strlen(ENVELOPE_START)) == 0;
+}
+
+/* The stripes of the envelope ROOT, each named as a writer names stripe K. */
+static bool
+outline_stripes(const cJSON *root, SbEnvelopeOutline *o)
+{
+	const cJSON *stripes = cJSON_GetObjectItemCaseSensitive(root, "stripes");
+	const cJSON *s;
+
+	if (!cJSON_IsArray(stripes) || cJSON_GetArraySize(stripes) < 1 ||
+		cJSON_GetArraySize(stripes) > SB_MAX_STRIPES)
+		return false;
+	cJSON_ArrayForEach(s, stripes)
+	{
+		const char *name = get_string(s, "file_name");
+		const char *dest = get_string(s, "destination");
+
+		sb_stripe_file_name(o->nstripes + 1, o->file_names[o->nstripes], sizeof(o->file_names[0]));
+		if (name == NULL || strcmp(name, o->file_names[o->nstripes]) != 0)
+			return false;
+		o->destinations[o->nstripes++] = dest != NULL && plain_ascii(dest) ? strdup(dest) : NULL;
+	}
+	return true;
+}
+
+bool
+sb_envelope_outline(const char *bytes, size_t len, SbEnvelopeOutline *o, SbError *err)
+{
+	cJSON	   *root = sb_manifest_is_envelope(bytes, len) ? cJSON_ParseWithLength(bytes, len) : NULL;
+	const char *version = get_string(root, "format_version");
+	bool		ok;
+
+	memset(o, 0, sizeof(*o));
+	ok = root != NULL && version != NULL && strcmp(version, ENVELOPE_VERSION) == 0 &&
+		from_hex(get_string(root, "backup_uuid"), o->uuid, 16) && outline_stripes(root, o);
+	cJSON_Delete(root);
+	if (!ok)
+	{
+		sb_envelope_outline_free(o);
+		return sb_error_set(err, SB_ECORRUPT, "not the envelope of an encrypted backup as this version writes it");
+	}
+	return true;
+}
+
+void
+sb_envelope_outline_free(SbEnvelopeOutline *o)
+{
+	for (uint32_t i = 0; i < SB_MAX_STRIPES; i++)
+	{
+		free(o->destinations[i]);
+		o->destinations[i] = NULL;
+	}
+}
+
 SbManifest *
 sb_manifest_from_bytes(const char *bytes, size_t len, const SbKey *key, SbError *err)
 {
 	Envelope	e;
 	SbManifest *m = NULL;
 
-	if (len < strlen(ENVELOPE_START) || memcmp(bytes, ENVELOPE_START, strlen(ENVELOPE_START)) != 0)
+	if (!sb_manifest_is_envelope(bytes, len))
 		return sb_manifest_from_json(bytes, len, err);
 	if (key == NULL)
 	{

@@ -585,12 +585,11 @@ take_completions(SbS3Client *c)
 	}
 }
 
-/* Start again the waiting requests whose time has come; the wait until the next, in ms. */
-static long
+/* Start again the waiting requests whose time has come. */
+static void
 restart_due(SbS3Client *c)
 {
 	double		now = now_seconds();
-	long		wait_ms = 1000;
 	unsigned	i = 0;
 
 	while (i < c->nwaiting)
@@ -599,7 +598,6 @@ restart_due(SbS3Client *c)
 
 		if (req->attempt->retry_at > now)
 		{
-			wait_ms = (long) fmin((double) wait_ms, ceil((req->attempt->retry_at - now) * 1000));
 			i++;
 			continue;
 		}
@@ -607,7 +605,18 @@ restart_due(SbS3Client *c)
 		if (!start_attempt(c, req, &req->error))
 			finish(c, req, false);
 	}
-	return wait_ms;
+}
+
+/* How long to wait for transfers before a waiting request is due, in ms (at most a second). */
+static long
+next_wait(const SbS3Client *c)
+{
+	double		now = now_seconds();
+	double		wait = 1.0;
+
+	for (unsigned i = 0; i < c->nwaiting; i++)
+		wait = fmin(wait, c->waiting[i]->attempt->retry_at - now);
+	return wait > 0 ? (long) ceil(wait * 1000) : 0;
 }
 
 int
@@ -619,15 +628,15 @@ sb_s3_reap(SbS3Client *c, SbS3Request **done, int max, int min, SbError *err)
 		min = (int) c->in_flight;
 	for (;;)
 	{
-		long		wait_ms = restart_due(c);
 		int			running;
 
+		restart_due(c);
 		if (curl_multi_perform(c->multi, &running) != CURLM_OK)
 			return sb_error_set(err, SB_EIO, "libcurl's transfers failed"), -1;
 		take_completions(c);
 		if (c->nfinished >= (unsigned) min)
 			break;
-		if (curl_multi_poll(c->multi, NULL, 0, (int) wait_ms, NULL) != CURLM_OK)
+		if (curl_multi_poll(c->multi, NULL, 0, (int) next_wait(c), NULL) != CURLM_OK)
 			return sb_error_set(err, SB_EIO, "libcurl could not wait for transfers"), -1;
 	}
 	n = (int) c->nfinished < max ? (int) c->nfinished : max;

@@ -2,13 +2,16 @@
  * s3_upload.c
  *		Writing one object front to back with parts in flight (s3_upload.h).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsutil.h"
 #include "s3_upload.h"
 
 #define PARTS_PER_SIZE 2000		/* the part size doubles after this many */
+#define BUFFERED_SECONDS 1.0	/* at most this much of the bucket's pace in flight */
 
 typedef struct Part
 {
@@ -35,6 +38,8 @@ struct SbS3Upload
 	unsigned	next_number;
 	char		(*etags)[128];	/* of parts 1.. */
 	uint64_t	size;
+	uint64_t	bytes_sent;		/* of the parts whose upload completed */
+	double		first_part_at;	/* when the first part was started */
 	bool		failed;
 	SbError		failure;
 };
@@ -117,13 +122,16 @@ reap_parts(SbS3Upload *u, int min, SbError *err)
 		Part	   *p = done[i]->tag;
 
 		p->busy = false;
-		p->len = 0;
 		if (!done[i]->ok)
 			fail(u, &done[i]->error);
 		else if (done[i]->etag[0] == '\0')
 			fail(u, &(SbError) {SB_EIO, 0, "the S3 server gave no ETag for a part"});
 		else
+		{
 			snprintf(u->etags[p->number - 1], sizeof(u->etags[0]), "%s", done[i]->etag);
+			u->bytes_sent += p->len;
+		}
+		p->len = 0;
 		sb_s3_request_reset(done[i]);
 	}
 	if (u->failed)
@@ -149,6 +157,23 @@ free_part(SbS3Upload *u, SbError *err)
 	}
 }
 
+/*
+ * Parts allowed in flight: what the bucket takes in BUFFERED_SECONDS at its
+ * pace so far (one part at least, and only one until a part has completed).  A
+ * slow bucket then holds little more than it can send soon: under adaptive
+ * balance its writer takes the next chunk only when the bucket has really
+ * taken the last ones, and it does not finish long after the others.
+ */
+static unsigned
+parts_allowed(const SbS3Upload *u, size_t part)
+{
+	double		elapsed = sb_monotonic_seconds() - u->first_part_at;
+	double		pace = elapsed > 0 ? (double) u->bytes_sent / elapsed : 0;
+	unsigned	n = u->bytes_sent == 0 ? 1 : (unsigned) ceil(pace * BUFFERED_SECONDS / (double) part);
+
+	return n < 1 ? 1 : n > u->nparts - 1 ? u->nparts - 1 : n;
+}
+
 static bool
 send_part(SbS3Upload *u, Part *p, SbError *err)
 {
@@ -157,8 +182,9 @@ send_part(SbS3Upload *u, Part *p, SbError *err)
 	if (u->upload_id[0] == '\0' &&
 		!sb_s3_multipart_begin(u->client, u->bucket, u->key, u->upload_id, sizeof(u->upload_id), err))
 		return fail(u, err);
-	/* One buffer more than parts in flight: the one filling may have to wait here. */
-	while (sb_s3_in_flight(u->client) >= u->nparts - 1)
+	if (u->next_number == 1)
+		u->first_part_at = sb_monotonic_seconds();
+	while (sb_s3_in_flight(u->client) >= parts_allowed(u, p->len))
 		if (!reap_parts(u, 1, err))
 			return false;
 	p->number = u->next_number++;
@@ -222,6 +248,12 @@ drain(SbS3Upload *u, SbError *err)
 		if (!reap_parts(u, (int) sb_s3_in_flight(u->client), err))
 			return false;
 	return !u->failed || (*err = u->failure, false);
+}
+
+bool
+sb_s3_upload_flush(SbS3Upload *u, SbError *err)
+{
+	return drain(u, err);
 }
 
 bool

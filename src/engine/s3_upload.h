@@ -38,6 +38,12 @@ extern bool sb_s3_upload_append(SbS3Upload *u, const void *data, size_t len, SbE
 /* Bytes appended so far: where the next append lands in the object. */
 extern uint64_t sb_s3_upload_size(const SbS3Upload *u);
 
+/*
+ * Wait until every full part sent is stored (what remains, less than a
+ * part, waits for the end: only the last part may be small).
+ */
+extern bool sb_s3_upload_flush(SbS3Upload *u, SbError *err);
+
 /* Send what remains, wait for every part, and make the object. */
 extern bool sb_s3_upload_finish(SbS3Upload *u, SbError *err);
 

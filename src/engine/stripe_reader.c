@@ -121,15 +121,6 @@ check_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
 	return true;
 }
 
-static int
-compare_ids(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a;
-	uint64_t	y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* No chunk twice: the entries, sorted by chunk, must all differ. */
 static bool
 check_unique(SbStripeReader *r, SbError *err)
@@ -141,7 +132,7 @@ check_unique(SbStripeReader *r, SbError *err)
 	for (i = 0; ok && i < r->nentries; i++)
 		ids[i] = r->entries[i].chunk_id;
 	if (ok)
-		qsort(ids, r->nentries, sizeof(uint64_t), compare_ids);
+		qsort(ids, r->nentries, sizeof(uint64_t), sb_compare_u64);
 	for (i = 1; ok && i < r->nentries; i++)
 		if (ids[i] == ids[i - 1])
 			ok = sb_error_set(err, SB_ECORRUPT, "index lists chunk %" PRIu64 " twice", ids[i]);

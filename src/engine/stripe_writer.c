@@ -276,6 +276,9 @@ sb_stripe_writer_main(void *arg)
 	sb_error_clear(&err);
 	io = sb_stripe_sink_io(w, &err);
 	ok = io != NULL && write_all(w, io, source, &err);
+	/* A bucket took the records when its parts are stored, not when they were copied into them. */
+	if (ok && w->remote)
+		ok = sb_stripe_sink_sync(w, &err);
 	w->finished_at = sb_monotonic_seconds();
 	note_timeline(w, w->finished_at);
 	if (io != NULL)

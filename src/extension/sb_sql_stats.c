@@ -133,14 +133,8 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 	o.io_method = (SbIoMethod) sb_guc_io_method_checked();
 	o.tick = sb_control_session_tick;
 	for (i = 0; i < ndests; i++)
-	{
-		if (sb_s3_is_location(dests[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("destination \"%s\" is object storage, which stripe_calibrate does not measure yet", dests[i]),
-					 errhint("Give its weight in stripe_backup(weights => ...), or let adaptive balance find its share.")));
-		sb_check_outside_cluster(dests[i], "destination");
-	}
+		if (!sb_s3_is_location(dests[i]))
+			sb_check_outside_cluster(dests[i], "destination");
 	sb_guc_max_rates(ndests, rates);
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < ndests; i++)

@@ -136,9 +136,26 @@ backup_fails([ $local[0], $remote[0] ], qr/ETag .* is not the MD5 of what was se
 	'a part whose ETag is not what was sent fails the backup after its tries', "compression => 'none'");
 @uploads = $s3->list_multipart_uploads('bk1');
 is(scalar(@uploads), 0, 'and its multipart upload was aborted');
+# A slow bucket (the proxy lets 12 MB/s through to it) beside a fast one.
+$proxy->set_rules([ { id => 'slow', path => '^/bk1/', action => { rate_bps => 12_000_000 } } ]);
+my $balanced = $node->safe_psql('postgres',
+	'SELECT stripe_backup(' . sql_array(@remote) . ", compression => 'none')");
+my ($slow_bytes, $fast_bytes, $slow_s, $fast_s) = split /\|/, $node->safe_psql('postgres',
+	"SELECT string_agg(stored_bytes::text, '|' ORDER BY stripe) || '|' || string_agg(seconds::text, '|' ORDER BY stripe)
+	 FROM stripe_backup_stripes WHERE backup_id = $balanced");
+diag(sprintf('slow bucket %.1f MB in %.1f s, fast bucket %.1f MB in %.1f s',
+	$slow_bytes / 1e6, $slow_s, $fast_bytes / 1e6, $fast_s));
+cmp_ok($slow_bytes, '<', $fast_bytes / 2, 'adaptive balance gives the slow bucket less than half of the fast one\'s share');
+cmp_ok(abs($slow_s - $fast_s), '<', 0.5 * ($slow_s > $fast_s ? $slow_s : $fast_s),
+	'and both stripes finish close together');
 $proxy->set_rules([]);
 set_s3($s3->endpoint, $credentials);
 $proxy->stop;
+
+my $calibrated = $node->safe_psql('postgres',
+	"SELECT string_agg(test || ':' || (mb_per_s > 0)::text, ',' ORDER BY test) FROM stripe_calibrate(ARRAY['s3://bk2/cal'], size_mb => 32)");
+is($calibrated, 'sequential read:true,sequential write:true', 'stripe_calibrate measures a bucket');
+is(join(',', $s3->list_objects('bk2', 'cal/')), '', 'leaving no test object');
 
 # Encrypted, to a folder and a bucket.
 my $key = "$conf_dir/backup.key";
@@ -151,7 +168,8 @@ my $enc_name = $node->safe_psql('postgres', "SELECT name FROM stripe_backups WHE
 my ($st, $manifest) = $s3->request('GET', "/bk2/pg/main/$enc_name/manifest.json");
 like($manifest, qr/^\{"format":"stripebackup-encrypted"/, 'the bucket\'s manifest is an envelope');
 ($rc, $out, $err) = run_stripebackup('verify', "s3://bk2/pg/main/$enc_name");
-like($err, qr/its key is needed/, 'the command cannot read it without the key');
+like($out, qr/is encrypted; without its key: \d+ chunks in 2 stripes are intact/,
+	'the command checks it from the bucket without the key, saying what needs the key') or diag($err);
 my $enc_copy = restore_node('enc', "s3://bk2/pg/main/$enc_name", '--encryption-key-file', $key, '--no-progress');
 $enc_copy->append_conf('postgresql.conf', 'archive_mode = off');
 $enc_copy->start;

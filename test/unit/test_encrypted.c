@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stripebackup/sb_folder.h"
 #include "harness.h"
@@ -118,6 +119,22 @@ damage_envelopes(const ThFixture *f, const SbKey *key)
 	   "no copy opens: %s", err.message);
 }
 
+/* Problems sb_verify_sealed finds without the key; -1 when it cannot run; *CHUNKS checked. */
+static int64_t
+verify_without_key(const char *location, uint64_t *chunks)
+{
+	SbSealedVerifyResult r;
+	SbError		err;
+
+	if (!sb_verify_sealed(location, NULL, NULL, &r, &err))
+	{
+		th_diag_error("verify without the key", &err);
+		return -1;
+	}
+	*chunks = r.chunks;
+	return (int64_t) r.problems;
+}
+
 static void
 round_trip(SbCodec codec, SbBalance balance)
 {
@@ -133,6 +150,8 @@ round_trip(SbCodec codec, SbBalance balance)
 				path[PATH_MAX];
 	uint32_t	s;
 	bool		hidden = true;
+	uint64_t	chunks = 0;
+	SbSealedVerifyResult sealed;
 
 	th_fixture(&f, "encrypted", 2);
 	make_key(&key, 'k');
@@ -167,6 +186,9 @@ round_trip(SbCodec codec, SbBalance balance)
 	ok(restore_with_key(location, f.target, &key, &ro, &err) && th_trees_equal(f.src, f.target, 0),
 	   "restored with its key: the source, byte for byte");
 	ok(verify_with_key(location, &key) == 0, "verify finds nothing wrong");
+	ok(verify_without_key(location, &chunks) == 0 && m != NULL && chunks == m->total_chunks,
+	   "without the key, every chunk (%llu) is checked and found intact", (unsigned long long) chunks);
+	ok(!sb_verify_sealed(f.src, NULL, NULL, &sealed, &err), "a folder without an envelope is refused");
 
 	memset(&ro, 0, sizeof(ro));
 	ro.delta = true;
@@ -179,7 +201,13 @@ round_trip(SbCodec codec, SbBalance balance)
 	ok((th_flip_byte(th_stripe_path(&f, 1, "enc", path), 200, 0x10) ||
 		th_flip_byte(th_stripe_path(&f, 2, "enc", path), 200, 0x10)) && verify_with_key(location, &key) > 0,
 	   "a flipped byte of a stripe is found");
+	ok(verify_without_key(location, &chunks) > 0, "and found without the key too");
+	ok(truncate(th_stripe_path(&f, 2, "enc", path), 100) == 0 && verify_without_key(location, &chunks) > 0,
+	   "a truncated stripe is found without the key");
+	ok(unlink(path) == 0 && verify_without_key(location, &chunks) > 0, "a missing one too");
 	damage_envelopes(&f, &key);
+	ok(verify_without_key(th_location(&f, 1, "enc", path), &chunks) > 0,
+	   "without the key, an altered envelope is not the one the stripes were sealed with");
 	{
 		SbFolderRemoval r;
 

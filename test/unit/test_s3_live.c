@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "stripebackup/sb_folder.h"
+#include "stripebackup/sb_calibrate.h"
 #include "io_s3.h"
 #include "s3_client.h"
 #include "s3_upload.h"
@@ -356,4 +358,142 @@ test_s3_live_upload(void)
 	sb_s3_config_clear(&config);
 	sb_s3_client_free(c);
 	free(data);
+}
+
+void
+test_s3_live_calibrate(void)
+{
+	SbCalibrationOptions o = {0};
+	SbCalibrationResult results[32];
+	SbS3Client *c;
+	char		prefix[128],
+				dir[256];
+	int			n = 0,
+				left = 0;
+	SbError		err;
+
+	th_begin("s3: calibrating a bucket: write, read and random reads, the test object removed");
+	if ((c = test_client(1, NULL)) == NULL)
+		return;
+	test_prefix(prefix, sizeof(prefix), "calibrate");
+	snprintf(dir, sizeof(dir), "s3://" BUCKET "/%s", prefix);
+	setenv("AWS_ENDPOINT_URL", getenv("SB_TEST_S3_ENDPOINT"), 1);
+	o.directory = dir;
+	o.size = 20 * 1024 * 1024;
+	o.block_size = 1024 * 1024;
+	o.queue_depth = 4;
+	ok(sb_calibrate(&o, true, false, results, &n, &err), "a bucket is calibrated");
+	is_int(n, 3, "sequential write and read, random reads");
+	ok(n == 3 && results[0].mb_per_s > 0 && results[1].mb_per_s > 0 && results[2].iops > 0,
+	   "each measured (%.0f MB/s written, %.0f MB/s read, %.0f reads/s)",
+	   results[0].mb_per_s, results[1].mb_per_s, results[2].iops);
+	ok(sb_s3_list_objects(c, BUCKET, prefix, count_item, &left, &err) && left == 0,
+	   "the test object is gone");
+	o.directory = "s3://no-such-bucket/x";
+	ok(!sb_calibrate(&o, false, false, results, &n, &err), "a bucket that does not exist: refused (%s)",
+	   err.message);
+	unsetenv("AWS_ENDPOINT_URL");
+	sb_s3_client_free(c);
+}
+
+/* Put BODY as BUCKET/KEY through a client of the test server. */
+static bool
+put_text(SbS3Client *c, const char *key, const char *body)
+{
+	SbError		err;
+
+	return sb_s3_put_object(c, BUCKET, key, body, strlen(body), &err);
+}
+
+void
+test_s3_live_backup(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbFolderRemoval r;
+	SbS3Client *c;
+	SbError		err;
+	char		prefix[128],
+				bucket_dest[256],
+				location[300],
+				key[400],
+				path[PATH_MAX];
+	const char *dests[2];
+	uint8_t		other_uuid[16] = {1};
+	int			left = 0;
+	uint64_t	size = 0;
+
+	th_begin("s3: a backup to a folder and a bucket: restored, verified, planned, removed by retention");
+	if ((c = test_client(1, NULL)) == NULL)
+		return;
+	setenv("AWS_ENDPOINT_URL", getenv("SB_TEST_S3_ENDPOINT"), 1);
+	test_prefix(prefix, sizeof(prefix), "backup");
+	snprintf(bucket_dest, sizeof(bucket_dest), "s3://" BUCKET "/%s", prefix);
+	th_fixture(&f, "s3backup", 1);
+	ok(th_write_pattern(th_path(path, "%s/big", f.src), 12 * 1024 * 1024 + 777, 3, false, 0600) &&
+	   th_write_pattern(th_path(path, "%s/small", f.src), 5000, 4, true, 0600), "a source of 12 MB and a small file");
+	dests[0] = f.dests[0];
+	dests[1] = bucket_dest;
+	th_options(&o, dests, 2, "b1");
+	o.chunk_size = 1024 * 1024;
+	ok(th_backup_tree(&o, f.src, &m, &err), "backed up to a folder and a bucket");
+	if (m == NULL)
+		th_diag_error("backup", &err);
+	ok(!th_backup_tree(&o, f.src, NULL, &err) && err.code == SB_EEXIST,
+	   "the same name again is refused: %s", err.message);
+	snprintf(key, sizeof(key), "%s/b1/stripe-2.sbs", prefix);
+	ok(sb_s3_head_object(c, BUCKET, key, &size, &err) && m != NULL && size == m->stripes[1].file_bytes,
+	   "the bucket holds stripe 2 (%llu bytes)", (unsigned long long) size);
+	snprintf(location, sizeof(location), "%s/b1", bucket_dest);
+	ok(th_restore(location, f.target, &err) && th_trees_equal(f.src, f.target, 0),
+	   "restored from the bucket's location: the source, byte for byte");
+	if (!th_exists(f.target))
+		th_diag_error("restore", &err);
+	is_int(th_verify(location), 0, "verify reads both stripes and finds nothing wrong");
+	is_int(th_verify(th_location(&f, 0, "b1", path)), 0, "from the folder's copy too");
+	{
+		SbArchive  *a = sb_archive_open(location, &err);
+		SbPlan		plan;
+
+		ok(a != NULL && sb_archive_plan(a, &plan, &err) && plan.nstripes == 2 && plan.stripes[0].present &&
+		   plan.stripes[1].present, "the plan finds both stripes, the bucket's by its size");
+		sb_archive_close(a);
+	}
+
+	ok(sb_backup_folder_remove(bucket_dest, "b1", other_uuid, true, &r, &err) && r.verdict == SB_FOLDER_FOREIGN,
+	   "retention keeps a backup of another uuid: %s", r.detail);
+	snprintf(key, sizeof(key), "%s/b1/notes.txt", prefix);
+	ok(put_text(c, key, "mine"), "a user's object beside the backup");
+	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, false, &r, &err) &&
+	   r.verdict == SB_FOLDER_FOREIGN && strstr(r.detail, "notes.txt") != NULL,
+	   "which keeps the whole backup: %s", r.detail);
+	ok(sb_s3_delete_object(c, BUCKET, key, &err), "the user's object removed");
+	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, true, &r, &err) &&
+	   r.verdict == SB_FOLDER_REMOVED && r.files == 2, "a dry run would remove its 2 objects");
+	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, false, &r, &err) &&
+	   r.verdict == SB_FOLDER_REMOVED && r.files == 2 && r.bytes > 12 * 1000 * 1000 / 2,
+	   "retention removes them (%llu bytes)", (unsigned long long) r.bytes);
+	ok(sb_s3_list_objects(c, BUCKET, prefix, count_item, &left, &err) && left == 0, "nothing is left");
+	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, false, &r, &err) && r.verdict == SB_FOLDER_ABSENT,
+	   "again: nothing there");
+	ok(m && sb_backup_folder_remove("s3://no-such-bucket/x", "b1", m->uuid, false, &r, &err) &&
+	   r.verdict == SB_FOLDER_DESTINATION_MISSING, "a bucket that does not exist: %s", r.detail);
+
+	dests[1] = "s3://no-such-bucket/x";
+	th_options(&o, dests, 2, "b2");
+	ok(!th_backup_tree(&o, f.src, NULL, &err) && strstr(err.message, "NoSuchBucket") != NULL,
+	   "a backup to a bucket that does not exist fails: %s", err.message);
+	ok(!th_exists(th_location(&f, 0, "b2", path)), "leaving nothing in the folder");
+	dests[1] = "s3://Bad_Bucket/x";
+	ok(!th_backup_tree(&o, f.src, NULL, &err) && err.code == SB_EINVAL, "a bad bucket name is refused");
+	dests[1] = dests[0];
+	dests[0] = bucket_dest;
+	dests[1] = bucket_dest;
+	ok(!th_backup_tree(&o, f.src, NULL, &err) && strstr(err.message, "same folder") != NULL,
+	   "the same bucket and prefix twice are refused");
+	unsetenv("AWS_ENDPOINT_URL");
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+	sb_s3_client_free(c);
 }

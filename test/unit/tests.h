@@ -32,6 +32,12 @@ extern void test_s3_live_objects(void);
 extern void test_s3_live_multipart(void);
 extern void test_s3_live_failures(void);
 extern void test_s3_live_upload(void);
+extern void test_s3_live_calibrate(void);
+extern void test_s3_live_backup(void);
+
+/* test_s3_faults.c */
+extern void test_s3_faults(void);
+extern void test_s3_faults_upload(void);
 
 /* test_encrypted.c */
 extern void test_encrypted_backup(void);
