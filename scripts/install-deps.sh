@@ -20,7 +20,7 @@ packages=(
 )
 for arg in "$@"; do
 	case "$arg" in
-		--bench) packages+=(pgbackrest fio) ;;
+		--bench) packages+=(pgbackrest fio stunnel4) ;;
 		# Debian's default clang; libFuzzer, ASan and UBSan for it are only
 		# recommended by clang, so named here.
 		--fuzz) packages+=(clang libclang-rt-dev) ;;

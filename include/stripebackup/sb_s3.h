@@ -8,7 +8,7 @@
  * server's stripebackup.s3_* settings, the command's --s3-* options), then
  * from the environment as AWS's tools read it (AWS_ENDPOINT_URL, AWS_REGION
  * or AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
- * AWS_SESSION_TOKEN, AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE), then from a
+ * AWS_SESSION_TOKEN, AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE, AWS_CA_BUNDLE), then from a
  * credentials file of AWS's form (~/.aws/credentials).  Secrets are never
  * settings of their own and never appear in a message.
  */
@@ -37,6 +37,7 @@ typedef struct SbS3Settings
 	const char *url_style;		/* "path" or "host" */
 	const char *credentials_file;
 	const char *profile;
+	const char *ca_file;		/* certificates that sign an https endpoint's (PEM) */
 } SbS3Settings;
 
 /* Everything a connection needs, settled. */
@@ -48,6 +49,7 @@ typedef struct SbS3Config
 	char		access_key[128];
 	char		secret_key[128];
 	char		session_token[4096];	/* temporary credentials, or "" */
+	char		ca_file[1024];	/* "" : the system's certificates */
 	int			max_attempts;	/* tries of one request, retries included */
 	double		connect_timeout;	/* seconds */
 	double		low_speed_seconds;	/* a transfer slower than 1 kB/s this long fails */

@@ -7,7 +7,6 @@
  * Nothing is created until every option has been checked, and a backup
  * folder without a manifest is never a complete backup: the manifest is
  * written, in every destination, only after every stripe is synced.
-
  */
 #include <errno.h>
 #include <fcntl.h>

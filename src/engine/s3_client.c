@@ -400,6 +400,8 @@ start_attempt(SbS3Client *c, SbS3Request *req, SbError *err)
 	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->headers);
 	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(a->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->config.ca_file[0] != '\0')
+		curl_easy_setopt(a->easy, CURLOPT_CAINFO, c->config.ca_file);
 	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, (long) (c->config.connect_timeout * 1000));
 	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_LIMIT, 1024L);
 	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_TIME, (long) c->config.low_speed_seconds);

@@ -170,6 +170,9 @@ settle_endpoint(const SbS3Settings *s, SbS3Config *c, SbError *err)
 	len = strlen(c->endpoint);
 	while (len > 0 && c->endpoint[len - 1] == '/')
 		c->endpoint[--len] = '\0';
+	if (!copy_setting(c->ca_file, sizeof(c->ca_file),
+					  first_set(s->ca_file, "AWS_CA_BUNDLE", NULL) ?: "", "the S3 CA file", err))
+		return false;
 	/* AWS's own endpoints take the bucket in the host name; other servers mostly in the path. */
 	if (style == NULL)
 		c->url_style = endpoint == NULL ? SB_S3_URL_HOST : SB_S3_URL_PATH;
@@ -327,13 +330,14 @@ sb_s3_config_clear(SbS3Config *config)
 
 /* The process's settings (sb_s3_use_settings), copied. */
 static pthread_mutex_t settings_mutex = PTHREAD_MUTEX_INITIALIZER;
-static char *settings_strings[5];
+#define NSETTINGS 6
+static char *settings_strings[NSETTINGS];
 
 bool
 sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
 {
-	const char *given[5] = {NULL};
-	char	   *copies[5] = {NULL};
+	const char *given[NSETTINGS] = {NULL};
+	char	   *copies[NSETTINGS] = {NULL};
 
 	if (settings != NULL)
 	{
@@ -342,8 +346,9 @@ sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
 		given[2] = settings->url_style;
 		given[3] = settings->credentials_file;
 		given[4] = settings->profile;
+		given[5] = settings->ca_file;
 	}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < NSETTINGS; i++)
 		if (given[i] != NULL && given[i][0] != '\0' && (copies[i] = strdup(given[i])) == NULL)
 		{
 			for (int j = 0; j < i; j++)
@@ -351,7 +356,7 @@ sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
 			return sb_error_set(err, SB_ENOMEM, "out of memory for the S3 settings");
 		}
 	pthread_mutex_lock(&settings_mutex);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < NSETTINGS; i++)
 	{
 		free(settings_strings[i]);
 		settings_strings[i] = copies[i];
@@ -372,6 +377,7 @@ sb_s3_current_config(SbS3Config *config, SbError *err)
 	s.url_style = settings_strings[2];
 	s.credentials_file = settings_strings[3];
 	s.profile = settings_strings[4];
+	s.ca_file = settings_strings[5];
 	ok = sb_s3_config_load(&s, config, err);
 	pthread_mutex_unlock(&settings_mutex);
 	return ok;

@@ -1,7 +1,7 @@
 /*
  * sb_s3_settings.c
  *		stripebackup.s3_*: where object-storage destinations (s3://bucket/prefix)
- *		are reached, and with which credentials file.
+ *		are reached, with which credentials file, trusting which certificates.
  *
  * They are server settings (postgresql.conf or ALTER SYSTEM, then a
  * reload), not session ones: the server's requests go where its
@@ -23,9 +23,10 @@ static char *s3_endpoint = NULL;
 static char *s3_region = NULL;
 static int	s3_url_style = 0;
 static char *s3_credentials_file = NULL;
+static char *s3_ca_file = NULL;
 
 /* The values as they are being set: a hook sees its new value before the variable holds it. */
-static const char *current[3];
+static const char *current[4];
 static const char *current_style = NULL;
 
 static const struct config_enum_entry url_styles[] = {
@@ -44,6 +45,7 @@ publish(void)
 	s.endpoint = current[0];
 	s.region = current[1];
 	s.credentials_file = current[2];
+	s.ca_file = current[3];
 	s.url_style = current_style;
 	if (!sb_s3_use_settings(&s, &err))
 		elog(WARNING, "stripebackup could not take the S3 settings: %s", err.message);
@@ -61,11 +63,11 @@ check_endpoint(char **newval, void **extra, GucSource source)
 }
 
 static bool
-check_credentials_file(char **newval, void **extra, GucSource source)
+check_absolute(char **newval, void **extra, GucSource source)
 {
 	if (*newval == NULL || (*newval)[0] == '\0' || (*newval)[0] == '/')
 		return true;
-	GUC_check_errdetail("stripebackup.s3_credentials_file must be an absolute path.");
+	GUC_check_errdetail("The file must be given by an absolute path.");
 	return false;
 }
 
@@ -87,6 +89,13 @@ static void
 assign_credentials_file(const char *newval, void *extra)
 {
 	current[2] = newval;
+	publish();
+}
+
+static void
+assign_ca_file(const char *newval, void *extra)
+{
+	current[3] = newval;
 	publish();
 }
 
@@ -115,6 +124,10 @@ sb_s3_settings_define(void)
 	DefineCustomStringVariable("stripebackup.s3_credentials_file",
 							   "A credentials file of AWS's form ([default] aws_access_key_id, aws_secret_access_key) for s3:// destinations.",
 							   "Only its owner (the server's user) and group may read it. Empty: the server's environment, then ~/.aws/credentials.",
-							   &s3_credentials_file, "", PGC_SIGHUP, 0, check_credentials_file,
+							   &s3_credentials_file, "", PGC_SIGHUP, 0, check_absolute,
 							   assign_credentials_file, NULL);
+	DefineCustomStringVariable("stripebackup.s3_ca_file",
+							   "Certificates (PEM) that sign an https s3_endpoint's, when not the system's (a private CA).",
+							   "Empty: the system's certificates (or AWS_CA_BUNDLE in the server's environment).",
+							   &s3_ca_file, "", PGC_SIGHUP, 0, check_absolute, assign_ca_file, NULL);
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Object-storage destinations (make bench-s3): stripe_backup() of a pgbench
-# cluster to two local folders, to two buckets, and to a folder and a
-# bucket, and the command's restore of each, alternating, on the same data.
-# The buckets are served by s3rver (test/s3) on this machine: its figures
-# are those of one Node.js process on 127.0.0.1, not of a real object
-# store; what they show is what stripebackup's client costs and keeps up
+# cluster to two local folders, to two buckets, to a folder and a bucket,
+# and to one bucket beside pgBackRest's backup to a bucket of the same
+# server (repo1-type=s3), and the restore of each (the command's,
+# pgBackRest's), alternating, on the same data.  The buckets are served by
+# s3rver (test/s3) on this machine behind stunnel (pgBackRest speaks only
+# HTTPS; both tools go through it, trusting its self-signed certificate):
+# its figures are those of one Node.js process on 127.0.0.1, not of a real
+# object store; what they show is what each client costs and keeps up
 # with, and how balance splits a backup between a folder and a bucket.
 # Figures, not a test.
 #
@@ -25,12 +28,24 @@ BENCH_ARGS=("$@")
 . "$REPO/test/bench/common.sh"
 dir=$DIR
 port=55497
+tls_port=4497
 data="$dir/data"
 s3state="$dir/s3"
 
 cleanup() {
 	stop_cluster
+	[[ -f $dir/stunnel.pid ]] && kill "$(cat "$dir/stunnel.pid")" 2>/dev/null
 	bash "$REPO/test/s3/s3server.sh" stop "$s3state" 2>/dev/null || true
+}
+
+# HTTPS in front of s3rver at $1 (port 4433 + the bench's offset), a certificate for 127.0.0.1.
+start_tls() {
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/tls.key" -out "$dir/tls.crt" -days 2 \
+		-subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
+	cat "$dir/tls.key" "$dir/tls.crt" > "$dir/tls.pem"
+	printf '%s\n' "pid = $dir/stunnel.pid" "[s3]" "accept = 127.0.0.1:$tls_port" \
+		"connect = 127.0.0.1:${1##*:}" "cert = $dir/tls.pem" > "$dir/stunnel.conf"
+	stunnel4 "$dir/stunnel.conf"
 }
 trap cleanup EXIT
 
@@ -56,6 +71,18 @@ restore() {	# NAME
 	record "$1" "$(elapsed "$t0")"
 }
 
+pgbackrest_round() {
+	sync
+	local t0=$(now)
+	pgbr --type=full backup
+	record backup_pgbackrest "$(elapsed "$t0")"
+	rm -rf "$dir/work"
+	sync
+	t0=$(now)
+	pgbr --pg1-path="$dir/work" restore
+	record restore_pgbackrest "$(elapsed "$t0")"
+}
+
 round() {
 	local kind
 	for kind in "$@"; do
@@ -63,6 +90,8 @@ round() {
 			local) backup backup_local "$dir/sb1" "$dir/sb2"; restore restore_local ;;
 			s3) backup backup_s3 "s3://bk1/bench" "s3://bk2/bench"; restore restore_s3 ;;
 			mixed) backup backup_mixed "$dir/sb1" "s3://bk1/mixed"; restore restore_mixed ;;
+			one) backup backup_one "s3://bk1/one"; restore restore_one ;;
+			pgbackrest) pgbackrest_round ;;
 		esac
 	done
 }
@@ -72,13 +101,17 @@ round() {
 rm -rf "$data" "$dir/pgbackrest-repo" "$dir/work" "$s3state"
 stop_cluster
 mkdir -p "$s3state"
-endpoint=$(bash "$REPO/test/s3/s3server.sh" start "$s3state" bk1 bk2)
+start_tls "$(bash "$REPO/test/s3/s3server.sh" start "$s3state" bk1 bk2)"
+endpoint=https://127.0.0.1:$tls_port
 credentials="$dir/credentials"
 (umask 077; printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n' > "$credentials")
-export AWS_ENDPOINT_URL=$endpoint AWS_SHARED_CREDENTIALS_FILE=$credentials
-bench_pgbackrest_conf
+export AWS_ENDPOINT_URL=$endpoint AWS_SHARED_CREDENTIALS_FILE=$credentials AWS_CA_BUNDLE=$dir/tls.crt
+bench_pgbackrest_conf repo1-type=s3 repo1-s3-endpoint=127.0.0.1 repo1-storage-port=$tls_port \
+	repo1-storage-verify-tls=n repo1-s3-bucket=bk2 repo1-s3-region=us-east-1 repo1-s3-key=S3RVER \
+	repo1-s3-key-secret=S3RVER repo1-s3-uri-style=path
 bench_pgbench_cluster "$scale"
 psql_ -c "ALTER SYSTEM SET stripebackup.s3_endpoint = '$endpoint'" \
+	-c "ALTER SYSTEM SET stripebackup.s3_ca_file = '$dir/tls.crt'" \
 	-c "ALTER SYSTEM SET stripebackup.s3_credentials_file = '$credentials'" -c 'SELECT pg_reload_conf()' >/dev/null
 psql_ -c 'VACUUM ANALYZE' -c 'CHECKPOINT'
 bytes=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
@@ -87,9 +120,9 @@ backup warmup "$dir/sb1" "s3://bk1/warmup"
 for ((r = 1; r <= rounds; r++)); do
 	say "round $r of $rounds"
 	case $((r % 3)) in
-		1) round local s3 mixed ;;
-		2) round s3 mixed local ;;
-		0) round mixed local s3 ;;
+		1) round local s3 mixed one pgbackrest ;;
+		2) round pgbackrest one s3 mixed local ;;
+		0) round mixed local pgbackrest s3 one ;;
 	esac
 done
 rm -rf "$dir/work" "$dir/sb1" "$dir/sb2"
@@ -104,12 +137,12 @@ share() {	# KIND: the bucket's share of the mixed backups' stored bytes, in %
 {
 echo
 echo "object storage: $(calc "$bytes / 1e9" 2) GB cluster (pgbench scale $scale), zstd level 1, two stripes,"
-echo "buckets on s3rver 3.7.1 (one Node.js process, 127.0.0.1); $(nproc) CPUs, medians of $rounds rounds; $(date -u +%F)"
+echo "buckets on s3rver 3.7.1 (one Node.js process, 127.0.0.1, HTTPS by stunnel); $(nproc) CPUs, medians of $rounds rounds; $(date -u +%F)"
 echo
 printf '%-28s %10s %10s %10s %10s %9s\n' "" "backup s" "MB/s" "restore s" "MB/s" "vs local"
 base_b=$(median backup_local)
 base_r=$(median restore_local)
-for kind in local s3 mixed; do
+for kind in local s3 mixed one pgbackrest; do
 	b=$(median "backup_$kind")
 	r=$(median "restore_$kind")
 	label=$kind
@@ -117,10 +150,14 @@ for kind in local s3 mixed; do
 		local) label="two local folders" ;;
 		s3) label="two buckets" ;;
 		mixed) label="a folder and a bucket" ;;
+		one) label="one bucket" ;;
+		pgbackrest) label="pgBackRest, one bucket" ;;
 	esac
 	printf '%-28s %10.2f %10s %10.2f %10s %4s/%-4s\n' "$label" "$b" "$(mbps "$b")" "$r" "$(mbps "$r")" \
 		"$(calc "$b / $base_b")" "$(calc "$r / $base_r")"
 done
-echo "(vs local: backup/restore time over the two local folders' time)"
+echo "(vs local: backup/restore time over the two local folders' time; the buckets over HTTPS through stunnel;"
+echo " pgBackRest: process-max 2, zstd level 1, repo1-type=s3, its backup and its restore into an empty folder)"
+echo "stripebackup / pgBackRest, one bucket: backup $(calc "$(median backup_one) / $(median backup_pgbackrest)"), restore $(calc "$(median restore_one) / $(median restore_pgbackrest)")"
 echo "a folder and a bucket: the bucket took $(share backup_mixed)% of the stored bytes (adaptive balance)"
 } | tee "$results/report"

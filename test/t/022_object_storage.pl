@@ -90,6 +90,11 @@ is(pgbench_invariant($restored), 't', 'the command\'s restore from a bucket star
 $restored->stop;
 my ($rc, $out, $err) = run_stripebackup('verify', "s3://bk1/pg/main/$name");
 is($rc, 0, 'the command verifies it from a bucket') or diag($err);
+($rc, $out, $err) = run_stripebackup('create', '--source', $restored->data_dir, '--dest', $local[1],
+	'--dest', 's3://bk2/cold', '--name', 'cold', '--no-progress');
+is($rc, 0, 'the command backs up a stopped cluster to a folder and a bucket') or diag($err);
+($rc, $out, $err) = run_stripebackup('verify', 's3://bk2/cold/cold');
+is($rc, 0, 'and verifies it from the bucket') or diag($err);
 
 # Failures with clear errors, nothing left behind.
 sub backup_fails

@@ -164,7 +164,7 @@ set_env(const char *name, const char *value)
 static const char *const aws_env[] = {
 	"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-	"AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE", "STRIPEBACKUP_S3_URL_STYLE", "HOME",
+	"AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE", "STRIPEBACKUP_S3_URL_STYLE", "HOME", "AWS_CA_BUNDLE",
 };
 
 void
@@ -205,6 +205,13 @@ test_s3_config(void)
 	set_env("AWS_ENDPOINT_URL", "http://127.0.0.1:9000/");
 	ok(sb_s3_config_load(&s, &c, &err), "endpoint and region from the environment");
 	is_str(c.endpoint, "http://127.0.0.1:9000", "the endpoint, its trailing slash dropped");
+	is_str(c.ca_file, "", "the system's certificates");
+	set_env("AWS_CA_BUNDLE", "/etc/private-ca.pem");
+	ok(sb_s3_config_load(&s, &c, &err) && strcmp(c.ca_file, "/etc/private-ca.pem") == 0,
+	   "a CA bundle from the environment");
+	s.ca_file = "/srv/ca.pem";
+	ok(sb_s3_config_load(&s, &c, &err) && strcmp(c.ca_file, "/srv/ca.pem") == 0, "or from the settings");
+	s.ca_file = NULL;
 	is_str(c.region, "eu-west-3", "the region");
 	ok(c.url_style == SB_S3_URL_PATH, "another endpoint: the bucket in the path");
 	s.endpoint = "http://minio:9000";

@@ -325,7 +325,6 @@ test_s3_faults_upload(void)
 	script(&s, (const char *const[]) {
 		"HTTP/1.1 200 OK\r\n\r\n<InitiateMultipartUploadResult><UploadId>up-1</UploadId></InitiateMultipartUploadResult>",
 		DENIED,
-		OK_ETAG,
 		"HTTP/1.1 204 No Content\r\n\r\n",
 	NULL});
 	u = sb_s3_upload_new(&c, "bk", "stripe", 2, SB_S3_PART_MIN, &err);
@@ -333,7 +332,7 @@ test_s3_faults_upload(void)
 	ok(u != NULL && !sb_s3_upload_finish(u, &err) && err.code == SB_EKEY, "the upload fails: %s", err.message);
 	ok(u != NULL && !sb_s3_upload_append(u, data, 1, &err), "and takes nothing more");
 	ok(u != NULL && sb_s3_upload_abort(u, &err), "it is aborted");
-	is_str(s.methods, "POST,PUT,PUT,DELETE,", "begin, the two parts, the abort");
+	is_str(s.methods, "POST,PUT,DELETE,", "begin, the part (the next waits for it: one in flight until one is stored), the abort");
 	sb_s3_upload_free(u);
 	free(data);
 	server_stop(&s);
