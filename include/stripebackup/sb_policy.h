@@ -182,6 +182,7 @@ typedef struct SbMemoryEstimate
 	uint64_t	read_ahead;		/* source blocks read ahead (backup) */
 	uint64_t	codec_contexts; /* a zstd context per worker */
 	uint64_t	index;			/* chunk index entries held in memory */
+	uint64_t	uploads;		/* part buffers of the stripes written to buckets */
 	uint64_t	total;
 	char		breakdown[512]; /* "buffer_count 16 x transfer_size 1 MB (x2 ...) + ..." */
 } SbMemoryEstimate;
@@ -189,8 +190,9 @@ typedef struct SbMemoryEstimate
 /*
  * What a backup with options O allocates: buffer_count x chunk size (twice
  * with compression), queue_depth read-ahead blocks, a zstd compression
- * context per worker at the level and chunk size, and 48 bytes of index per
- * chunk of o->expected_bytes.
+ * context per worker at the level and chunk size, 48 bytes of index per
+ * chunk of o->expected_bytes, and the part buffers of each destination that
+ * is a bucket.
  */
 extern void sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *estimate);
 

@@ -33,9 +33,6 @@
 #include "fsutil.h"
 #include "io_s3.h"
 
-/* Parts of one stripe's upload in flight at once. */
-#define S3_PARTS_IN_FLIGHT 4
-
 /* Is A the same as B or inside it?  Both are canonical absolute paths, or bucket/prefix. */
 static bool
 path_within(const char *a, const char *b)
@@ -230,7 +227,7 @@ create_remote_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *
 	}
 	ok = object_key(w, w->file_name, key, sizeof(key), err);
 	if (ok)
-		w->upload = sb_s3_upload_new(&config, w->s3.bucket, key, S3_PARTS_IN_FLIGHT, 0, err);
+		w->upload = sb_s3_upload_new(&config, w->s3.bucket, key, SB_S3_PARTS_IN_FLIGHT, 0, err);
 	sb_s3_config_clear(&config);
 	w->created_folder = w->upload != NULL;
 	return w->upload != NULL;

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "stripebackup/sb_policy.h"
+#include "stripebackup/sb_s3.h"
+#include "s3_upload.h"
 #include "codec.h"
 #include "format.h"
 #include "crypto.h"
@@ -76,6 +78,22 @@ add_contexts(SbMemoryEstimate *e, uint32_t workers, uint64_t per_worker, const c
 		add_term(e, e->codec_contexts, "%s: %u workers x %s", what, workers, each);
 }
 
+/* As s3_upload.c: a bucket's stripe fills one part while up to 4 are sent (S3_PARTS_IN_FLIGHT). */
+static void
+add_upload_parts(SbMemoryEstimate *e, const SbBackupOptions *o)
+{
+	uint32_t	buckets = 0;
+	char		size[32];
+
+	for (uint32_t i = 0; i < o->ndestinations; i++)
+		buckets += sb_s3_is_location(o->destinations[i]);
+	if (buckets == 0)
+		return;
+	format_size(SB_S3_PART_FIRST, size, sizeof(size));
+	e->uploads = (uint64_t) buckets * (SB_S3_PARTS_IN_FLIGHT + 1) * SB_S3_PART_FIRST;
+	add_term(e, e->uploads, "%u bucket(s) x %d parts of %s", buckets, SB_S3_PARTS_IN_FLIGHT + 1, size);
+}
+
 void
 sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 {
@@ -99,6 +117,7 @@ sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 	add_term(e, e->read_ahead, "read-ahead queue_depth %u x %s", depth, size);
 	snprintf(level, sizeof(level), "zstd level %d", o->level);
 	add_contexts(e, workers, sb_codec_compress_memory(o->codec, o->level, chunk), level);
+	add_upload_parts(e, o);
 	/* Each writer keeps an index entry per chunk until the stripe is finished. */
 	e->index = (o->expected_bytes + chunk - 1) / chunk * SB_INDEX_ENTRY_SIZE;
 	if (e->index > 0)

@@ -21,6 +21,7 @@
 #define SB_S3_PART_FIRST (8u * 1024 * 1024)
 #define SB_S3_PART_MIN (5u * 1024 * 1024)
 #define SB_S3_MAX_PARTS 10000
+#define SB_S3_PARTS_IN_FLIGHT 4	/* at most, per stripe */
 
 typedef struct SbS3Upload SbS3Upload;
 

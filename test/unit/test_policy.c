@@ -405,6 +405,18 @@ test_policy_memory(void)
 	refused(sb_policy_check_memory(&e, 100 * mb, &err), err, SB_EINVAL, "= 384 MB of memory, above the limit of 100 MB",
 			"it does not fit a limit of 100 MB");
 	ok(sb_policy_check_memory(&e, e.total, &err), "a limit of exactly the total fits");
+
+	{
+		const char *dests[] = {"/mnt/a", "s3://bk1/x", "s3://bk2/y"};
+
+		memory_options(&o, SB_CODEC_NONE, mb, 2, 1);
+		o.destinations = dests;
+		o.ndestinations = 3;
+		sb_policy_backup_memory(&o, &e);
+		is_int(e.uploads, 2 * 5 * 8 * mb, "two buckets: 5 part buffers of 8 MB each");
+		like(e.breakdown, "2 bucket(s) x 5 parts of 8 MB", "shown");
+		is_int(e.total, e.buffers + e.read_ahead + e.uploads, "and counted");
+	}
 }
 
 /* Destinations of F hold what they held: nothing was created. */
