@@ -17,6 +17,7 @@
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_policy.h"
 #include "sb_guc.h"
+#include "sb_s3_settings.h"
 
 int			sb_guc_buffer_count = 16;
 int			sb_guc_transfer_size_kb = 1024;
@@ -245,5 +246,7 @@ sb_guc_define(void)
 							"Beside the file PostgreSQL asks for, the ones ready after it are archived ahead, in parallel.",
 							&sb_guc_archive_batch, 16, 1, 256,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/* Before reserving the prefix, which drops the placeholders of settings not defined yet. */
+	sb_s3_settings_define();
 	MarkGUCPrefixReserved("stripebackup");
 }

@@ -10,7 +10,6 @@
 #include "utils/builtins.h"
 
 #include "sb_guc.h"
-#include "sb_s3_settings.h"
 #include "sb_shmem.h"
 #include "sb_startup.h"
 #include "stripebackup/sb_version.h"
@@ -24,7 +23,6 @@ _PG_init(void)
 {
 	sb_startup_register();
 	sb_guc_define();
-	sb_s3_settings_define();
 	/* Without preloading, the SQL functions say how to fix it. */
 	if (!process_shared_preload_libraries_in_progress)
 		return;

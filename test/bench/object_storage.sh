@@ -108,7 +108,7 @@ credentials="$dir/credentials"
 export AWS_ENDPOINT_URL=$endpoint AWS_SHARED_CREDENTIALS_FILE=$credentials AWS_CA_BUNDLE=$dir/tls.crt
 bench_pgbackrest_conf repo1-type=s3 repo1-s3-endpoint=127.0.0.1 repo1-storage-port=$tls_port \
 	repo1-storage-verify-tls=n repo1-s3-bucket=bk2 repo1-s3-region=us-east-1 repo1-s3-key=S3RVER \
-	repo1-s3-key-secret=S3RVER repo1-s3-uri-style=path
+	repo1-s3-key-secret=S3RVER repo1-s3-uri-style=path expire-auto=n
 bench_pgbench_cluster "$scale"
 psql_ -c "ALTER SYSTEM SET stripebackup.s3_endpoint = '$endpoint'" \
 	-c "ALTER SYSTEM SET stripebackup.s3_ca_file = '$dir/tls.crt'" \
@@ -157,7 +157,9 @@ for kind in local s3 mixed one pgbackrest; do
 		"$(calc "$b / $base_b")" "$(calc "$r / $base_r")"
 done
 echo "(vs local: backup/restore time over the two local folders' time; the buckets over HTTPS through stunnel;"
-echo " pgBackRest: process-max 2, zstd level 1, repo1-type=s3, its backup and its restore into an empty folder)"
+echo " pgBackRest: process-max 2, zstd level 1, repo1-type=s3, expire-auto=n (its retention is not timed, as"
+echo " stripebackup's is not), its backup (archive-check: until the last WAL segment is in the bucket)"
+echo " and its restore into an empty folder)"
 echo "stripebackup / pgBackRest, one bucket: backup $(calc "$(median backup_one) / $(median backup_pgbackrest)"), restore $(calc "$(median restore_one) / $(median restore_pgbackrest)")"
 echo "a folder and a bucket: the bucket took $(share backup_mixed)% of the stored bytes (adaptive balance)"
 } | tee "$results/report"

@@ -42,6 +42,12 @@ sub set_s3
 }
 set_s3($s3->endpoint, $credentials);
 
+# The settings hold across a restart (ALTER SYSTEM: postgresql.auto.conf, read before the
+# library defines them).
+$node->restart;
+unlike(PostgreSQL::Test::Utils::slurp_file($node->logfile), qr/invalid configuration parameter name "stripebackup\.s3/,
+	'the server keeps the S3 settings at its start');
+
 my @local = make_destinations(2);
 my @remote = ('s3://bk1/pg/main', 's3://bk2/pg/main');
 my $arr = sql_array(@local, @remote);
