@@ -327,18 +327,13 @@ sb_stripe_sink_io(SbStripeWriter *w, SbError *err)
 static bool
 put_remote_manifest(SbStripeWriter *w, const char *bytes, size_t len, SbError *err)
 {
-	SbS3Config	config;
 	SbS3Client *client = NULL;
 	char		key[SB_S3_KEY_MAX];
 	bool		ok;
 
-	ok = object_key(w, SB_MANIFEST_FILE, key, sizeof(key), err) && sb_s3_current_config(&config, err);
-	if (ok)
-	{
-		client = sb_s3_client_new(&config, 1, err);
-		sb_s3_config_clear(&config);
-		w->put_manifest = ok = client != NULL;
-	}
+	ok = object_key(w, SB_MANIFEST_FILE, key, sizeof(key), err) &&
+		(client = sb_s3_client_open(1, err)) != NULL;
+	w->put_manifest = ok;
 	ok = ok && sb_s3_put_object(client, w->s3.bucket, key, bytes, len, err);
 	sb_s3_client_free(client);
 	return ok;
@@ -369,17 +364,14 @@ sb_backup_publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *
 static void
 remove_remote(SbStripeWriter *w)
 {
-	SbS3Config	config;
 	SbS3Client *client;
 	char		key[SB_S3_KEY_MAX];
 	SbError		ignored;
 
 	(void) sb_s3_upload_abort(w->upload, &ignored);
-	if (!w->put_manifest || !object_key(w, SB_MANIFEST_FILE, key, sizeof(key), &ignored) ||
-		!sb_s3_current_config(&config, &ignored))
+	if (!w->put_manifest || !object_key(w, SB_MANIFEST_FILE, key, sizeof(key), &ignored))
 		return;
-	client = sb_s3_client_new(&config, 1, &ignored);
-	sb_s3_config_clear(&config);
+	client = sb_s3_client_open(1, &ignored);
 	if (client != NULL)
 		(void) sb_s3_delete_object(client, w->s3.bucket, key, &ignored);
 	sb_s3_client_free(client);

@@ -138,7 +138,6 @@ sb_backup_folder_remove_s3(const char *destination, const char *name, const uint
 						   bool dry_run, SbFolderRemoval *r, SbError *err)
 {
 	SbS3Location loc;
-	SbS3Config	config;
 	SbS3Client *c = NULL;
 	Listing    *l = calloc(1, sizeof(Listing));
 	char		prefix[SB_S3_KEY_MAX];
@@ -146,13 +145,7 @@ sb_backup_folder_remove_s3(const char *destination, const char *name, const uint
 
 	if (l == NULL)
 		return sb_error_set(err, SB_ENOMEM, "out of memory listing \"%s\"", destination);
-	ok = sb_s3_parse_location(destination, &loc, err) && sb_s3_current_config(&config, err);
-	if (ok)
-	{
-		c = sb_s3_client_new(&config, 1, err);
-		sb_s3_config_clear(&config);
-		ok = c != NULL;
-	}
+	ok = sb_s3_parse_location(destination, &loc, err) && (c = sb_s3_client_open(1, err)) != NULL;
 	snprintf(prefix, sizeof(prefix), "%s%s%s/", loc.prefix, loc.prefix[0] ? "/" : "", name);
 	if (ok && !sb_s3_list_objects(c, loc.bucket, prefix, collect, l, err))
 	{

@@ -128,6 +128,19 @@ sb_s3_request_reset(SbS3Request *req)
 	sb_error_clear(&req->error);
 }
 
+SbS3Client *
+sb_s3_client_open(unsigned max_in_flight, SbError *err)
+{
+	SbS3Config	config;
+	SbS3Client *c;
+
+	if (!sb_s3_current_config(&config, err))
+		return NULL;
+	c = sb_s3_client_new(&config, max_in_flight, err);
+	sb_s3_config_clear(&config);
+	return c;
+}
+
 void
 sb_s3_client_free(SbS3Client *c)
 {

@@ -15,20 +15,6 @@
 #include "s3_client.h"
 #include "store.h"
 
-/* A client for one object's reads, from the process's settings. */
-static SbS3Client *
-open_client(unsigned in_flight, SbError *err)
-{
-	SbS3Config	config;
-	SbS3Client *client;
-
-	if (!sb_s3_current_config(&config, err))
-		return NULL;
-	client = sb_s3_client_new(&config, in_flight, err);
-	sb_s3_config_clear(&config);
-	return client;
-}
-
 bool
 sb_store_open(SbStoreFile *f, const char *path, SbError *err)
 {
@@ -40,7 +26,7 @@ sb_store_open(SbStoreFile *f, const char *path, SbError *err)
 	if (sb_s3_is_location(path))
 	{
 		if (!sb_s3_parse_location(path, &f->object, err) ||
-			(f->client = open_client(1, err)) == NULL)
+			(f->client = sb_s3_client_open(1, err)) == NULL)
 			return false;
 		if (!sb_s3_head_object(f->client, f->object.bucket, f->object.prefix, &f->size, err))
 		{
@@ -133,7 +119,7 @@ sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err)
 
 	if (!sb_s3_is_location(path))
 		return sb_read_small_file(path, max, len, err);
-	if (!sb_s3_parse_location(path, &loc, err) || (client = open_client(1, err)) == NULL)
+	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(1, err)) == NULL)
 		return NULL;
 	if (sb_s3_get_object(client, loc.bucket, loc.prefix, &data, len, err) && *len > max)
 	{
