@@ -16,6 +16,7 @@
 #define SB_S3_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "stripebackup/sb_error.h"
 
@@ -95,5 +96,25 @@ extern bool sb_s3_use_settings(const SbS3Settings *settings, SbError *err);
 
 /* CONFIG from the settings in use (sb_s3_use_settings), the environment and the file. */
 extern bool sb_s3_current_config(SbS3Config *config, SbError *err);
+
+/* The environment that gives another process the settings in use: no secret is among them. */
+#define SB_S3_ENV_MAX 6
+typedef struct SbS3Environment
+{
+	uint32_t	count;
+	const char *names[SB_S3_ENV_MAX];
+	char	   *values[SB_S3_ENV_MAX];	/* malloc'd */
+} SbS3Environment;
+
+/*
+ * The variables (AWS_ENDPOINT_URL, AWS_REGION, STRIPEBACKUP_S3_URL_STYLE,
+ * AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE, AWS_CA_BUNDLE) with which the
+ * command, run by PostgreSQL as restore_command, reaches the buckets the
+ * way this process does: each from the settings in use, else from this
+ * process's environment.  Keys are never among them: they come from the
+ * credentials file, or the environment of the server that runs the command.
+ */
+extern bool sb_s3_environment(SbS3Environment *env, SbError *err);
+extern void sb_s3_environment_free(SbS3Environment *env);
 
 #endif							/* SB_S3_H */

@@ -14,6 +14,8 @@
 
 #include "recovery.h"
 #include "stripebackup/sb_policy.h"
+#include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_wal.h"
 
 /* The backup's destination of stripe file PATH: DEST/<backup folder>/<stripe file>. */
 static char *
@@ -35,6 +37,23 @@ destination_of(const char *path)
 	return dest;
 }
 
+/* Does bucket location DEST hold archived WAL of system SYSID (a listing finds some)? */
+static bool
+bucket_holds_archive(const char *dest, uint64_t sysid)
+{
+	const char *paths[1] = {dest};
+	SbWalDests	dests = {.paths = paths, .count = 1, .system_identifier = sysid};
+	SbWalListing listing;
+	SbError		ignored;
+	bool		holds;
+
+	if (!sb_wal_list(&dests, &listing, &ignored))
+		return false;
+	holds = listing.count > 0;
+	sb_wal_listing_free(&listing);
+	return holds;
+}
+
 /* Does DEST hold a WAL archive of system SYSID (DEST/wal/<sysid>)? */
 static bool
 holds_archive(const char *dest, uint64_t sysid)
@@ -42,6 +61,8 @@ holds_archive(const char *dest, uint64_t sysid)
 	char		folder[PATH_MAX];
 	struct stat st;
 
+	if (sb_s3_is_location(dest))
+		return bucket_holds_archive(dest, sysid);
 	snprintf(folder, sizeof(folder), "%s/wal/%llu", dest, (unsigned long long) sysid);
 	return lstat(folder, &st) == 0 && S_ISDIR(st.st_mode);
 }

@@ -206,8 +206,8 @@ cli_add_destinations(const char *command, const char *option, const char *text, 
 
 		if (len == 0)
 			return cli_usage_error(command, "%s \"%s\" has an empty destination", option, text);
-		if (p[0] != '/')
-			return cli_usage_error(command, "WAL archive destination \"%.*s\" is not an absolute path",
+		if (p[0] != '/' && strncmp(p, "s3://", 5) != 0)
+			return cli_usage_error(command, "WAL archive destination \"%.*s\" is neither an absolute path nor an s3:// location",
 								   (int) len, p);
 		if (*n == SB_MAX_STRIPES)
 			return cli_usage_error(command, "more than %d WAL archive destinations", SB_MAX_STRIPES);

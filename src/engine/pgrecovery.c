@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "stripebackup/sb_pgrecovery.h"
+#include "stripebackup/sb_s3.h"
 #include "fsutil.h"
 
 #define SETTINGS_MAX 16384
@@ -144,27 +145,68 @@ add_setting(char *buf, const char *name, const char *value)
 	return *value == '\0' && add(buf, "%s = '%s'\n", name, quoted);
 }
 
-/* PATH for restore_command: single-quoted for the shell, "%" doubled. */
+/* WORD for restore_command: single-quoted for the shell, "%" doubled; no quote or control character. */
 static bool
-add_shell_path(char *buf, const char *path, SbError *err)
+add_shell_word(char *buf, const char *word, SbError *err)
 {
 	char		escaped[2 * 4096 + 3];
 	size_t		j = 0;
+	const char *c;
 
-	if (strchr(path, '\'') != NULL || has_control(path) || path[0] != '/')
+	if (strchr(word, '\'') != NULL || has_control(word) || strlen(word) > 4096)
 		return sb_error_set(err, SB_EINVAL, "\"%s\" cannot go into restore_command: "
-							"an absolute path without quotes is needed", path);
+							"it holds a quote or a control character", word);
 	escaped[j++] = '\'';
-	for (; *path && j + 3 < sizeof(escaped); path++)
+	for (c = word; *c && j + 3 < sizeof(escaped); c++)
 	{
-		if (*path == '%')
+		if (*c == '%')
 			escaped[j++] = '%';
-		escaped[j++] = *path;
+		escaped[j++] = *c;
 	}
 	escaped[j++] = '\'';
 	escaped[j] = '\0';
 	return add(buf, "%s%s", escaped, "") ||
 		sb_error_set(err, SB_EINVAL, "restore_command is too long");
+}
+
+/* PATH for restore_command: an absolute path, or an object-storage location. */
+static bool
+add_shell_path(char *buf, const char *path, SbError *err)
+{
+	if (path[0] != '/' && !sb_s3_is_location(path))
+		return sb_error_set(err, SB_EINVAL, "\"%s\" cannot go into restore_command: "
+							"an absolute path is needed", path);
+	return add_shell_word(buf, path, err);
+}
+
+/*
+ * When the archive is in a bucket: the S3 settings of this process as
+ * variables before the command (restore_command runs in a shell), so that
+ * the command reaches the bucket as this process did.  No secret: keys come
+ * from the credentials file, or the server's environment.
+ */
+static bool
+add_s3_environment(char *buf, const SbRecoveryArchive *a, SbError *err)
+{
+	SbS3Environment env;
+	bool		any = false;
+	bool		ok = true;
+	uint32_t	i;
+
+	for (i = 0; i < a->ndestinations; i++)
+		any = any || sb_s3_is_location(a->destinations[i]);
+	if (!any)
+		return true;
+	if (!sb_s3_environment(&env, err))
+		return false;
+	sb_error_clear(err);
+	for (i = 0; ok && i < env.count; i++)
+		ok = add(buf, "%s=", env.names[i], "") && add_shell_word(buf, env.values[i], err) &&
+			add(buf, " ", "", "");
+	sb_s3_environment_free(&env);
+	if (!ok && err->code == SB_OK)
+		sb_error_set(err, SB_EINVAL, "restore_command is too long");
+	return ok;
 }
 
 static bool
@@ -174,7 +216,8 @@ restore_command(const SbRecoveryArchive *a, char *buf, SbError *err)
 	uint32_t	i;
 
 	buf[0] = '\0';
-	if (!add_shell_path(buf, a->program, err) || !add(buf, " wal-get", "", ""))
+	if (!add_s3_environment(buf, a, err) || !add_shell_path(buf, a->program, err) ||
+		!add(buf, " wal-get", "", ""))
 		return false;
 	for (i = 0; i < a->ndestinations; i++)
 		if (!add(buf, " --archive ", "", "") || !add_shell_path(buf, a->destinations[i], err))

@@ -184,6 +184,18 @@ sb_policy_check_read_memory(const SbManifest *m, const SbReadOptions *o, SbError
 	return sb_policy_check_memory(&e, o->max_memory, err);
 }
 
+/* Does any destination of O put its segments in a bucket? */
+static bool
+wal_to_bucket(const SbWalArchiveOptions *o)
+{
+	uint32_t	i;
+
+	for (i = 0; i < o->ndestinations; i++)
+		if (o->destinations[i] != NULL && sb_s3_is_location(o->destinations[i]))
+			return true;
+	return false;
+}
+
 void
 sb_policy_wal_memory(const SbWalArchiveOptions *o, SbMemoryEstimate *e)
 {
@@ -199,6 +211,12 @@ sb_policy_wal_memory(const SbWalArchiveOptions *o, SbMemoryEstimate *e)
 	e->buffers = (uint64_t) workers * 2 * piece;
 	add_term(e, e->buffers, "WAL workers %u x 2 pieces of %s", workers, size);
 	format_size(segment, size, sizeof(size));
+	if (wal_to_bucket(o))
+	{
+		/* As wal_file.c's write to a bucket: the object is made whole in memory, then put. */
+		e->uploads = (uint64_t) workers * (segment + 2 * (uint64_t) piece);
+		add_term(e, e->uploads, "WAL workers %u x a segment of %s made for a bucket", workers, size);
+	}
 	snprintf(level, sizeof(level), "zstd level %d for segments of %s", o->level, size);
 	if (o->codec == SB_CODEC_ZSTD)
 		add_contexts(e, workers, sb_codec_stream_compress_memory(o->level, segment), level);

@@ -97,6 +97,10 @@ extern bool sb_s3_get_object(SbS3Client *c, const char *bucket, const char *key,
 extern bool sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key,
 							  uint64_t *size, SbError *err);
 
+/* The same, and its ETag (without quotes) into ETAG. */
+extern bool sb_s3_head_object_etag(SbS3Client *c, const char *bucket, const char *key,
+								   uint64_t *size, char etag[128], SbError *err);
+
 /* Remove the object (no error when it is already gone). */
 extern bool sb_s3_delete_object(SbS3Client *c, const char *bucket, const char *key, SbError *err);
 

@@ -382,3 +382,45 @@ sb_s3_current_config(SbS3Config *config, SbError *err)
 	pthread_mutex_unlock(&settings_mutex);
 	return ok;
 }
+
+/* Add NAME=VALUE to ENV when VALUE is set. */
+static bool
+add_variable(SbS3Environment *env, const char *name, const char *value, SbError *err)
+{
+	if (value == NULL || value[0] == '\0')
+		return true;
+	if ((env->values[env->count] = strdup(value)) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory for the S3 settings");
+	env->names[env->count++] = name;
+	return true;
+}
+
+bool
+sb_s3_environment(SbS3Environment *env, SbError *err)
+{
+	bool		ok;
+
+	memset(env, 0, sizeof(*env));
+	pthread_mutex_lock(&settings_mutex);
+	ok = add_variable(env, "AWS_ENDPOINT_URL",
+					  first_set(settings_strings[0], "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), err) &&
+		add_variable(env, "AWS_REGION", first_set(settings_strings[1], "AWS_REGION", "AWS_DEFAULT_REGION"), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_URL_STYLE",
+					 first_set(settings_strings[2], "STRIPEBACKUP_S3_URL_STYLE", NULL), err) &&
+		add_variable(env, "AWS_SHARED_CREDENTIALS_FILE",
+					 first_set(settings_strings[3], "AWS_SHARED_CREDENTIALS_FILE", NULL), err) &&
+		add_variable(env, "AWS_PROFILE", first_set(settings_strings[4], "AWS_PROFILE", NULL), err) &&
+		add_variable(env, "AWS_CA_BUNDLE", first_set(settings_strings[5], "AWS_CA_BUNDLE", NULL), err);
+	pthread_mutex_unlock(&settings_mutex);
+	if (!ok)
+		sb_s3_environment_free(env);
+	return ok;
+}
+
+void
+sb_s3_environment_free(SbS3Environment *env)
+{
+	for (uint32_t i = 0; i < env->count; i++)
+		free(env->values[i]);
+	memset(env, 0, sizeof(*env));
+}

@@ -89,6 +89,13 @@ bool
 sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key, uint64_t *size,
 				  SbError *err)
 {
+	return sb_s3_head_object_etag(c, bucket, key, size, NULL, err);
+}
+
+bool
+sb_s3_head_object_etag(SbS3Client *c, const char *bucket, const char *key, uint64_t *size,
+					   char etag[128], SbError *err)
+{
 	SbS3Request req;
 
 	if (!key_fits(key, err))
@@ -97,6 +104,8 @@ sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key, uint64_t *
 	if (!run(c, &req, err))
 		return false;
 	*size = req.content_length;
+	if (etag != NULL)
+		memcpy(etag, req.etag, sizeof(req.etag));
 	sb_s3_request_reset(&req);
 	return true;
 }

@@ -56,13 +56,13 @@ mem_write(void *arg, const void *data, size_t len, SbError *err)
 
 /* An SbWalCopyFn: the file into the MemOut ARG. */
 static bool
-copy_to_memory(void *arg, SbWalWorker *w, int dirfd, const char *dir_path, const char *name,
+copy_to_memory(void *arg, SbWalWorker *w, SbWalFolder *folder, const char *name,
 			   uint64_t sysid, SbWalHeader *h, SbError *err)
 {
 	MemOut	   *m = arg;
 
 	m->len = 0;
-	return sb_wal_read_copy(w, dirfd, dir_path, name, sysid, mem_write, m, h, err);
+	return sb_wal_read_copy(w, folder, name, sysid, mem_write, m, h, err);
 }
 
 /* Read archived file NAME whole into M; *ABSENT when the archive does not hold it. */

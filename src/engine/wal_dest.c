@@ -1,7 +1,8 @@
 /*
  * wal_dest.c
  *		The folders of a WAL archive in one destination, DEST/wal/<sysid>/,
- *		and the names of the files in them.
+ *		and the names of the files in them; a bucket's (wal_bucket.c) are
+ *		reached through the same calls.
  *
  * The destination itself is opened as given (an administrator may make it
  * a link to a device); below it nothing is followed: "wal" and the system
@@ -9,6 +10,7 @@
  * the folder's descriptor.  A folder made here is made durable by an fsync
  * of the folder that received its name, before anything is put in it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -135,15 +137,159 @@ open_archive_folder(const char *dest, uint64_t sysid, bool create, int *fd, char
 }
 
 bool
-sb_wal_dir_create(const char *dest, uint64_t sysid, int *fd, char *path, SbError *err)
+sb_wal_folder_open(const char *dest, uint64_t sysid, bool create, SbWalFolder *f, SbError *err)
 {
-	return open_archive_folder(dest, sysid, true, fd, path, err);
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (sb_s3_is_location(dest))
+		return sb_wal_bucket_open(dest, sysid, f, err);
+	if (!open_archive_folder(dest, sysid, create, &f->fd, f->path, err))
+		return false;
+	f->absent = f->fd < 0;
+	return true;
+}
+
+void
+sb_wal_folder_close(SbWalFolder *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+void
+sb_wal_folder_local(SbWalFolder *f, int fd, const char *path)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = fd;
+	f->absent = fd < 0;
+	snprintf(f->path, sizeof(f->path), "%s", path);
 }
 
 bool
-sb_wal_dir_open_read(const char *dest, uint64_t sysid, int *fd, char *path, SbError *err)
+sb_wal_folder_sync(SbWalFolder *f, SbError *err)
 {
-	return open_archive_folder(dest, sysid, false, fd, path, err);
+	if (f->bucket || fsync(f->fd) == 0)
+		return true;
+	return sb_error_set_errno(err, errno, "could not fsync folder \"%s\"", f->path);
+}
+
+bool
+sb_wal_folder_list(SbWalFolder *f, SbWalEntryFn fn, void *arg, SbError *err)
+{
+	int			fd;
+	DIR		   *dir;
+	struct dirent *de;
+	bool		ok = true;
+
+	if (f->bucket)
+		return sb_wal_bucket_list(f, fn, arg, err);
+	fd = dup(f->fd);
+	if ((dir = fd >= 0 ? fdopendir(fd) : NULL) == NULL)
+	{
+		sb_error_set_errno(err, errno, "could not list \"%s\"", f->path);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	rewinddir(dir);
+	while (ok && (de = readdir(dir)) != NULL)
+	{
+		struct stat st;
+		bool		regular;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		regular = fstatat(f->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		ok = fn(arg, de->d_name, regular ? (int64_t) st.st_size : -1, err);
+	}
+	closedir(dir);
+	return ok;
+}
+
+/* Say why FILE of F could not be opened (ERRNO): absent, a link, or an error. */
+static bool
+open_failed(const char *path, int open_errno, SbError *err)
+{
+	if (open_errno == ENOENT)
+		return sb_error_set(err, SB_ENOTFOUND, "\"%s\" does not exist", path);
+	if (open_errno == ELOOP)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\" is a symbolic link, never followed", path);
+	return sb_error_set_errno(err, open_errno, "could not open \"%s\"", path);
+}
+
+bool
+sb_wal_folder_open_file(SbWalFolder *f, const char *file, SbWalFileIn *in, SbError *err)
+{
+	struct stat st;
+
+	memset(in, 0, sizeof(*in));
+	in->store.fd = -1;
+	in->store.path = in->path;
+	snprintf(in->path, sizeof(in->path), "%s/%s", f->path, file);
+	if (f->bucket)
+		return sb_wal_bucket_open_file(f, file, in, err);
+	/* Never through a link, never waiting on a FIFO. */
+	in->store.fd = openat(f->fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (in->store.fd < 0)
+		return open_failed(in->path, errno, err);
+	if (fstat(in->store.fd, &st) != 0)
+		sb_error_set_errno(err, errno, "could not stat \"%s\"", in->path);
+	else if (!S_ISREG(st.st_mode))
+		sb_error_set(err, SB_ECORRUPT, "\"%s\" is not a regular file", in->path);
+	else
+	{
+		in->store.size = (uint64_t) st.st_size;
+		return true;
+	}
+	sb_wal_file_in_close(in);
+	return false;
+}
+
+void
+sb_wal_file_in_close(SbWalFileIn *in)
+{
+	sb_store_close(&in->store);
+}
+
+bool
+sb_wal_folder_stamp(SbWalFolder *f, const char *file, SbWalStamp *stamp)
+{
+	memset(stamp, 0, sizeof(*stamp));
+	if (f->bucket)
+		return sb_wal_bucket_stamp(f, file, stamp);
+	return fstatat(f->fd, file, &stamp->st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(stamp->st.st_mode);
+}
+
+bool
+sb_wal_stamps_equal(const SbWalStamp *a, const SbWalStamp *b)
+{
+	const struct stat *x = &a->st,
+			   *y = &b->st;
+
+	return x->st_dev == y->st_dev && x->st_ino == y->st_ino && x->st_size == y->st_size &&
+		x->st_ctim.tv_sec == y->st_ctim.tv_sec && x->st_ctim.tv_nsec == y->st_ctim.tv_nsec &&
+		x->st_mtim.tv_sec == y->st_mtim.tv_sec && x->st_mtim.tv_nsec == y->st_mtim.tv_nsec &&
+		strcmp(a->etag, b->etag) == 0;
+}
+
+bool
+sb_wal_folder_remove(SbWalFolder *f, const char *file, const SbWalStamp *expected, SbError *err)
+{
+	char		path[SB_WAL_PATH_MAX];
+	struct stat now;
+
+	if (f->bucket)
+		return sb_wal_bucket_remove(f, file, err);
+	snprintf(path, sizeof(path), "%s/%s", f->path, file);
+	if (fstatat(f->fd, file, &now, AT_SYMLINK_NOFOLLOW) != 0)
+		return sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+	if (expected != NULL &&
+		(now.st_dev != expected->st.st_dev || now.st_ino != expected->st.st_ino))
+		return sb_error_set(err, SB_EIO, "\"%s\" was replaced while it was being removed", path);
+	if (unlinkat(f->fd, file, 0) != 0)
+		return sb_error_set_errno(err, errno, "could not remove \"%s\"", path);
+	return true;
 }
 
 void
@@ -185,12 +331,6 @@ sb_wal_parse_file_name(const char *entry, char name[SB_WAL_NAME_MAX + 1], SbWalN
 	suffix += strlen(SB_WAL_SUFFIX);
 	*temp = suffix[0] != '\0';
 	return !*temp || is_temp_tail(suffix);
-}
-
-int
-sb_wal_open_file(int dirfd, const char *file)
-{
-	return openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 }
 
 bool

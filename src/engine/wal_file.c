@@ -10,7 +10,9 @@
  * Writing is durable before it counts: a temporary file in the same
  * folder, a provisional header (so a file a crash leaves is still
  * recognisably ours), the payload, the final header, fsync, rename, fsync
- * of the folder.  Compression that does not shrink the file so far is
+ * of the folder.  A bucket's object is the same bytes, made in memory and
+ * put whole (a PUT has to know its length and its first bytes, the header,
+ * which comes last); memory then grows to the file's length.  Compression that does not shrink the file so far is
  * abandoned for the bytes as they are, so stored <= raw always holds.
  */
 #ifndef _GNU_SOURCE
@@ -119,15 +121,50 @@ sb_wal_source_identity(SbWalWorker *w, int src_fd, const char *src_path, SbWalHe
 
 /* ---------- writing ---------- */
 
-/* The temporary file being written. */
+/* The temporary file being written, or (for a bucket) the object's bytes being made in memory. */
 typedef struct TempFile
 {
 	SbWalWorker *w;
-	int			fd;
+	int			fd;				/* -1: in memory */
+	uint8_t    *mem;
+	size_t		mem_cap;
+	size_t		mem_limit;		/* what it grows to at most by doubling */
 	char		name[SB_WAL_FILE_NAME_MAX + 48];
-	char		path[PATH_MAX + 64];
+	char		path[SB_WAL_PATH_MAX];
 	uint64_t	stored;			/* payload bytes written so far */
 } TempFile;
+
+/* LEN bytes at OFFSET of the object in memory, growing it by doubling up to its limit. */
+static bool
+put_in_memory(TempFile *t, const void *data, size_t len, uint64_t offset, SbError *err)
+{
+	size_t		need = (size_t) offset + len;
+
+	if (need > t->mem_cap)
+	{
+		size_t		cap = t->mem_cap ? t->mem_cap : t->w->piece;
+		uint8_t    *grown;
+
+		while (cap < need)
+			cap *= 2;
+		if (cap > t->mem_limit && need <= t->mem_limit)
+			cap = t->mem_limit;
+		if ((grown = realloc(t->mem, cap)) == NULL)
+			return sb_error_set(err, SB_ENOMEM, "out of memory for \"%s\" (%zu bytes)", t->path, cap);
+		t->mem = grown;
+		t->mem_cap = cap;
+	}
+	memcpy(t->mem + offset, data, len);
+	return true;
+}
+
+static bool
+put_bytes(TempFile *t, const void *data, size_t len, uint64_t offset, SbError *err)
+{
+	if (t->fd < 0)
+		return put_in_memory(t, data, len, offset, err);
+	return sb_pwrite_all(t->fd, data, len, offset, t->path, err);
+}
 
 /* An SbCodecSink: payload bytes go to the temporary file after the header, and into its hash. */
 static bool
@@ -136,7 +173,7 @@ write_stored(void *arg, const void *data, size_t len, SbError *err)
 	TempFile   *t = arg;
 
 	sb_hash_stream_update(t->w->stored_hash, data, len);
-	if (!sb_pwrite_all(t->fd, data, len, SB_WAL_HEADER_SIZE + t->stored, t->path, err))
+	if (!put_bytes(t, data, len, SB_WAL_HEADER_SIZE + t->stored, err))
 		return false;
 	t->stored += len;
 	return true;
@@ -146,7 +183,7 @@ write_stored(void *arg, const void *data, size_t len, SbError *err)
 static bool
 restart_payload(TempFile *t, SbError *err)
 {
-	if (ftruncate(t->fd, SB_WAL_HEADER_SIZE) != 0)
+	if (t->fd >= 0 && ftruncate(t->fd, SB_WAL_HEADER_SIZE) != 0)
 		return sb_error_set_errno(err, errno, "could not truncate \"%s\"", t->path);
 	t->stored = 0;
 	sb_hash_stream_reset(t->w->stored_hash);
@@ -202,7 +239,7 @@ write_header(TempFile *t, const SbWalHeader *h, SbError *err)
 	uint8_t		raw[SB_WAL_HEADER_SIZE];
 
 	sb_wal_header_encode(h, raw);
-	return sb_pwrite_all(t->fd, raw, sizeof(raw), 0, t->path, err);
+	return put_bytes(t, raw, sizeof(raw), 0, err);
 }
 
 /* Payload (compressed if that helps), then the header that describes it. */
@@ -240,7 +277,7 @@ temp_name(TempFile *t, const SbWalWriteJob *job)
 
 	snprintf(t->name, sizeof(t->name), "%s" SB_WAL_SUFFIX SB_WAL_TEMP_INFIX "%ld.%u",
 			 job->header.name, (long) getpid(), n);
-	snprintf(t->path, sizeof(t->path), "%s/%s", job->dir_path, t->name);
+	snprintf(t->path, sizeof(t->path), "%s/%s", job->folder->path, t->name);
 }
 
 /*
@@ -250,29 +287,54 @@ temp_name(TempFile *t, const SbWalWriteJob *job)
 static bool
 rename_into_place(const TempFile *t, const SbWalWriteJob *job, SbError *err)
 {
+	int			dirfd = job->folder->fd;
 	char		final[SB_WAL_FILE_NAME_MAX];
 
 	sb_wal_file_name(job->header.name, final);
-	if (!job->replace && renameat2(job->dirfd, t->name, job->dirfd, final, RENAME_NOREPLACE) == 0)
+	if (!job->replace && renameat2(dirfd, t->name, dirfd, final, RENAME_NOREPLACE) == 0)
 		return true;
 	if (!job->replace && errno == EEXIST)
 		return sb_error_set(err, SB_EEXIST, "\"%s/%s\" appeared while it was being written",
-							job->dir_path, final);
+							job->folder->path, final);
 	/* A file system without RENAME_NOREPLACE: the check before writing is what there is. */
 	if ((job->replace || errno == EINVAL || errno == ENOSYS) &&
-		renameat(job->dirfd, t->name, job->dirfd, final) == 0)
+		renameat(dirfd, t->name, dirfd, final) == 0)
 		return true;
 	return sb_error_set_errno(err, errno, "could not rename \"%s\" to \"%s\"", t->path, final);
+}
+
+/* The object's bytes made in memory, then put whole: a bucket shows all of it or nothing. */
+static bool
+write_object(SbWalWorker *w, SbWalWriteJob *job, SbError *err)
+{
+	/* Stored bytes never pass the raw length by more than a piece before compression is abandoned. */
+	TempFile	t = {.w = w, .fd = -1,
+	.mem_limit = SB_WAL_HEADER_SIZE + (size_t) job->header.raw_len + 2 * w->piece};
+	char		file[SB_WAL_FILE_NAME_MAX];
+	bool		ok;
+
+	sb_wal_file_name(job->header.name, file);
+	snprintf(t.path, sizeof(t.path), "%s/%s", job->folder->path, file);
+	job->header.major = SB_WAL_FORMAT_MAJOR;
+	job->header.minor = SB_WAL_FORMAT_MINOR;
+	ok = write_contents(&t, job, err) &&
+		sb_wal_bucket_put(job->folder, file, t.mem, SB_WAL_HEADER_SIZE + (size_t) t.stored,
+						  job->replace, err);
+	free(t.mem);
+	return ok;
 }
 
 bool
 sb_wal_file_write(SbWalWorker *w, SbWalWriteJob *job, SbError *err)
 {
 	TempFile	t = {.w = w};
+	int			dirfd = job->folder->fd;
 	bool		ok;
 
+	if (job->folder->bucket)
+		return write_object(w, job, err);
 	temp_name(&t, job);
-	t.fd = openat(job->dirfd, t.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	t.fd = openat(dirfd, t.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (t.fd < 0)
 		return sb_error_set_errno(err, errno, "could not create \"%s\"", t.path);
 	/* Provisional: names the file and its cluster, and can never pass for a finished one. */
@@ -286,29 +348,23 @@ sb_wal_file_write(SbWalWorker *w, SbWalWriteJob *job, SbError *err)
 		ok = rename_into_place(&t, job, err);
 	if (!ok)
 	{
-		unlinkat(job->dirfd, t.name, 0);
+		unlinkat(dirfd, t.name, 0);
 		return false;
 	}
-	if (fsync(job->dirfd) != 0)
-		return sb_error_set_errno(err, errno, "could not fsync folder \"%s\"", job->dir_path);
-	return true;
+	return sb_wal_folder_sync(job->folder, err);
 }
 
 /* ---------- reading ---------- */
 
 bool
-sb_wal_file_read_header(int fd, const char *path, SbWalHeader *h, SbError *err)
+sb_wal_file_read_header(SbStoreFile *f, SbWalHeader *h, SbError *err)
 {
 	uint8_t		raw[SB_WAL_HEADER_SIZE];
-	struct stat st;
-	ssize_t		n = sb_pread_upto(fd, raw, sizeof(raw), 0, path, err);
+	const char *path = f->path;
+	ssize_t		n = sb_store_pread(f, raw, sizeof(raw), 0, err);
 
 	if (n < 0)
 		return false;
-	if (fstat(fd, &st) != 0)
-		return sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
-	if (!S_ISREG(st.st_mode))
-		return sb_error_set(err, SB_ECORRUPT, "\"%s\" is not a regular file", path);
 	if ((size_t) n < sizeof(raw))
 		return sb_error_set(err, SB_ECORRUPT, "\"%s\" holds %zd bytes, less than a header", path, n);
 	if (!sb_wal_header_decode(raw, h, err))
@@ -316,9 +372,9 @@ sb_wal_file_read_header(int fd, const char *path, SbWalHeader *h, SbError *err)
 		sb_error_prefix(err, "\"%s\"", path);
 		return false;
 	}
-	if ((uint64_t) st.st_size != SB_WAL_HEADER_SIZE + h->stored_len)
+	if (f->size != SB_WAL_HEADER_SIZE + h->stored_len)
 		return sb_error_set(err, SB_ECORRUPT, "\"%s\" is %" PRIu64 " bytes long; its header says %" PRIu64,
-							path, (uint64_t) st.st_size, SB_WAL_HEADER_SIZE + h->stored_len);
+							path, f->size, SB_WAL_HEADER_SIZE + h->stored_len);
 	return true;
 }
 
@@ -351,7 +407,7 @@ take_raw(void *arg, const void *data, size_t len, SbError *err)
 
 /* Feed the stored payload, a piece at a time, to the decoder (or straight on when uncompressed). */
 static bool
-read_payload(SbWalWorker *w, int fd, const SbWalHeader *h, RawOut *r, SbError *err)
+read_payload(SbWalWorker *w, SbStoreFile *f, const SbWalHeader *h, RawOut *r, SbError *err)
 {
 	bool		done = false;
 	uint64_t	offset;
@@ -361,7 +417,7 @@ read_payload(SbWalWorker *w, int fd, const SbWalHeader *h, RawOut *r, SbError *e
 	for (offset = 0; offset < h->stored_len;)
 	{
 		size_t		n = piece_at(w, offset, h->stored_len);
-		ssize_t		got = sb_pread_upto(fd, w->in, n, SB_WAL_HEADER_SIZE + offset, r->path, err);
+		ssize_t		got = sb_store_pread(f, w->in, n, SB_WAL_HEADER_SIZE + offset, err);
 
 		if (got < 0)
 			return false;
@@ -401,12 +457,13 @@ check_payload(SbWalWorker *w, const SbWalHeader *h, const RawOut *r, SbError *er
 }
 
 bool
-sb_wal_file_read(SbWalWorker *w, int fd, const char *path, uint64_t sysid, const char *name,
+sb_wal_file_read(SbWalWorker *w, SbStoreFile *f, uint64_t sysid, const char *name,
 				 SbWalHeader *h, SbCodecSink sink, void *arg, SbError *err)
 {
+	const char *path = f->path;
 	RawOut		r = {.w = w, .path = path, .crc = SB_CRC32C_INIT, .sink = sink, .arg = arg};
 
-	if (!sb_wal_file_read_header(fd, path, h, err))
+	if (!sb_wal_file_read_header(f, h, err))
 		return false;
 	if (!sb_wal_header_is(h, sysid, name, err))
 	{
@@ -416,7 +473,7 @@ sb_wal_file_read(SbWalWorker *w, int fd, const char *path, uint64_t sysid, const
 	r.expected = h->raw_len;
 	sb_hash_stream_reset(w->raw_hash);
 	sb_hash_stream_reset(w->stored_hash);
-	if (!read_payload(w, fd, h, &r, err))
+	if (!read_payload(w, f, h, &r, err))
 	{
 		if (err->code == SB_ECORRUPT && strstr(err->message, path) == NULL)
 			sb_error_prefix(err, "\"%s\"", path);

@@ -65,41 +65,33 @@ take_copy(Search *s, uint32_t d, const SbWalHeader *h, const char *path, SbError
 	return true;
 }
 
-/* Look at the copy of the file in the open folder DIRFD of destination D. */
+/* Look at the copy of the file in the open FOLDER of destination D. */
 static bool
-look_in_folder(Search *s, uint32_t d, int dirfd, const char *dir_path, SbError *err)
+look_in_folder(Search *s, uint32_t d, SbWalFolder *folder, SbError *err)
 {
 	char		file[SB_WAL_FILE_NAME_MAX];
-	char		path[SB_WAL_PATH_MAX];
+	SbWalFileIn in;
 	SbWalHeader h;
 	SbError		why;
-	int			fd;
 	bool		good;
 
 	sb_wal_file_name(s->name, file);
-	snprintf(path, sizeof(path), "%s/%s", dir_path, file);
-	if ((fd = sb_wal_open_file(dirfd, file)) < 0)
+	if (!sb_wal_folder_open_file(folder, file, &in, &why))
 	{
-		int			open_errno = errno;
-
-		if (open_errno == ENOENT)
+		if (why.code == SB_ENOTFOUND)
 			return true;
-		if (open_errno == ELOOP)
-			sb_error_set(&why, SB_ECORRUPT, "\"%s\" is a symbolic link, never followed", path);
-		else
-			sb_error_set_errno(&why, open_errno, "could not open \"%s\"", path);
 		good = false;
 	}
 	else
 	{
-		good = sb_wal_file_read_header(fd, path, &h, &why) &&
+		good = sb_wal_file_read_header(&in.store, &h, &why) &&
 			sb_wal_header_is(&h, s->dests->system_identifier, s->name, &why);
-		close(fd);
-		if (!good && strstr(why.message, path) == NULL)
-			sb_error_prefix(&why, "\"%s\"", path);
+		if (!good && strstr(why.message, in.path) == NULL)
+			sb_error_prefix(&why, "\"%s\"", in.path);
+		sb_wal_file_in_close(&in);
 	}
 	if (good)
-		return take_copy(s, d, &h, path, err);
+		return take_copy(s, d, &h, in.path, err);
 	if (why.code != SB_ECORRUPT && why.code != SB_EVERSION)
 	{
 		note_unreachable(s, d, &why);
@@ -114,20 +106,17 @@ look_in_folder(Search *s, uint32_t d, int dirfd, const char *dir_path, SbError *
 static bool
 look_in_destination(Search *s, uint32_t d, SbError *err)
 {
-	char		dir_path[PATH_MAX];
+	SbWalFolder folder;
 	SbError		why;
-	int			dirfd;
 	bool		ok;
 
-	if (!sb_wal_dir_open_read(s->dests->paths[d], s->dests->system_identifier, &dirfd, dir_path, &why))
+	if (!sb_wal_folder_open(s->dests->paths[d], s->dests->system_identifier, false, &folder, &why))
 	{
 		note_unreachable(s, d, &why);
 		return true;
 	}
-	if (dirfd < 0)
-		return true;
-	ok = look_in_folder(s, d, dirfd, dir_path, err);
-	close(dirfd);
+	ok = folder.absent || look_in_folder(s, d, &folder, err);
+	sb_wal_folder_close(&folder);
 	return ok;
 }
 

@@ -120,35 +120,33 @@ open_target_folder(const char *target_path, int *dirfd, char *dir, char *base, S
 /* ---------- reading one copy into an output ---------- */
 
 bool
-sb_wal_read_copy(SbWalWorker *w, int dirfd, const char *dir_path, const char *name, uint64_t sysid,
+sb_wal_read_copy(SbWalWorker *w, SbWalFolder *folder, const char *name, uint64_t sysid,
 				 SbCodecSink sink, void *arg, SbWalHeader *h, SbError *err)
 {
 	char		file[SB_WAL_FILE_NAME_MAX];
-	char		path[SB_WAL_PATH_MAX];
-	int			fd;
+	SbWalFileIn in;
 	bool		ok;
 
 	sb_wal_file_name(name, file);
-	snprintf(path, sizeof(path), "%s/%s", dir_path, file);
-	if ((fd = sb_wal_open_file(dirfd, file)) < 0)
+	if (!sb_wal_folder_open_file(folder, file, &in, err))
 	{
-		if (errno == ENOENT)
-			return sb_error_set(err, SB_ENOTFOUND, "\"%s\" is gone", path);
-		return sb_error_set_errno(err, errno, "could not open \"%s\"", path);
+		if (err->code == SB_ENOTFOUND)
+			sb_error_set(err, SB_ENOTFOUND, "\"%s\" is gone", in.path);
+		return false;
 	}
-	ok = sb_wal_file_read(w, fd, path, sysid, name, h, sink, arg, err);
-	close(fd);
+	ok = sb_wal_file_read(w, &in.store, sysid, name, h, sink, arg, err);
+	sb_wal_file_in_close(&in);
 	return ok;
 }
 
 bool
-sb_wal_copy_to_out(void *arg, SbWalWorker *w, int dirfd, const char *dir_path, const char *name,
+sb_wal_copy_to_out(void *arg, SbWalWorker *w, SbWalFolder *folder, const char *name,
 				   uint64_t sysid, SbWalHeader *h, SbError *err)
 {
 	SbWalOut   *out = arg;
 
 	return sb_wal_out_restart(out, err) &&
-		sb_wal_read_copy(w, dirfd, dir_path, name, sysid, sb_wal_out_write, out, h, err);
+		sb_wal_read_copy(w, folder, name, sysid, sb_wal_out_write, out, h, err);
 }
 
 /* Take NAME from destination D of DESTS with COPY. */
@@ -156,17 +154,16 @@ static bool
 read_from_destination(SbWalWorker *w, const SbWalDests *dests, uint32_t d, const char *name,
 					  SbWalCopyFn copy, void *arg, SbWalHeader *h, SbError *err)
 {
-	char		dir_path[PATH_MAX];
-	int			dirfd;
+	SbWalFolder folder;
 	bool		ok;
 
-	if (!sb_wal_dir_open_read(dests->paths[d], dests->system_identifier, &dirfd, dir_path, err))
+	if (!sb_wal_folder_open(dests->paths[d], dests->system_identifier, false, &folder, err))
 		return false;
-	if (dirfd < 0)
+	if (folder.absent)
 		return sb_error_set(err, SB_ENOTFOUND, "WAL archive destination \"%s\" holds it no more",
 							dests->paths[d]);
-	ok = copy(arg, w, dirfd, dir_path, name, dests->system_identifier, h, err);
-	close(dirfd);
+	ok = copy(arg, w, &folder, name, dests->system_identifier, h, err);
+	sb_wal_folder_close(&folder);
 	return ok;
 }
 

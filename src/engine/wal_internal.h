@@ -16,9 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include "stripebackup/sb_wal.h"
 #include "checksum.h"
 #include "codec.h"
+#include "s3_client.h"
+#include "store.h"
 
 #define SB_WAL_MAGIC "SBWALFIL"
 #define SB_WAL_HEADER_SIZE 128
@@ -75,19 +79,96 @@ extern bool sb_wal_same_contents(const SbWalHeader *a, const SbWalHeader *b);
 /* "123 bytes, XXH3 ..., CRC-32C ..." of a header, for messages saying what differs. */
 extern void sb_wal_describe_contents(const SbWalHeader *h, char *buf, size_t len);
 
-/* ---------- folders (wal_dest.c) ---------- */
+/* ---------- folders (wal_dest.c, wal_bucket.c) ---------- */
 
 /*
- * Make what is missing of DEST/wal/<SYSID> (0700, the folder receiving a
- * new one fsynced) and open it; *FD is the folder, PATH (PATH_MAX bytes)
- * its path.  Below DEST no link is followed.  A missing destination is
- * SB_ENOTFOUND, saying its device may not be mounted.
+ * The folder of a WAL archive in one destination: DEST/wal/<sysid>/, a
+ * local folder, or the objects under the key prefix "PREFIX/wal/<sysid>/"
+ * of a bucket when DEST is s3://bucket/prefix.  A bucket's object is put
+ * whole by one PUT, which S3 makes visible all at once: it needs no
+ * temporary name, rename or fsync.  A bucket's operations each use their
+ * own connection, so that workers may run them at once.
  */
-extern bool sb_wal_dir_create(const char *dest, uint64_t sysid, int *fd, char *path, SbError *err);
+typedef struct SbWalFolder
+{
+	int			fd;				/* a local folder; -1 in a bucket, or when absent */
+	bool		bucket;
+	bool		absent;			/* a local folder opened to read, and not there */
+	char		s3_bucket[SB_S3_BUCKET_MAX + 1];
+	char		s3_prefix[SB_S3_KEY_MAX];	/* "<prefix>/wal/<sysid>/" */
+	char		path[PATH_MAX];	/* "DEST/wal/<sysid>", for messages */
+} SbWalFolder;
 
-/* The same without making anything: *FD is -1 when the destination holds no such folder. */
-extern bool sb_wal_dir_open_read(const char *dest, uint64_t sysid, int *fd, char *path,
+/*
+ * Open DEST's folder of the cluster SYSID, making what is missing of it
+ * with CREATE (local: 0700, the folder receiving a new one fsynced).
+ * Locally, below DEST no link is followed, and a missing destination is
+ * SB_ENOTFOUND, saying its device may not be mounted; without CREATE,
+ * F->absent says the destination holds no such folder.  A bucket is not
+ * reached until the first operation.
+ */
+extern bool sb_wal_folder_open(const char *dest, uint64_t sysid, bool create, SbWalFolder *f,
+							   SbError *err);
+extern void sb_wal_folder_close(SbWalFolder *f);
+
+/* F as the local folder FD (the caller's, not closed by F) at PATH. */
+extern void sb_wal_folder_local(SbWalFolder *f, int fd, const char *path);
+
+/* Make the names the folder holds durable (local: fsync it; a bucket's are at once). */
+extern bool sb_wal_folder_sync(SbWalFolder *f, SbError *err);
+
+/* An entry of a folder: its name, and its size (-1: not a regular file). */
+typedef bool (*SbWalEntryFn) (void *arg, const char *entry, int64_t size, SbError *err);
+
+/* Each entry of F to FN (a bucket's in key order); false when F cannot be listed or FN says so. */
+extern bool sb_wal_folder_list(SbWalFolder *f, SbWalEntryFn fn, void *arg, SbError *err);
+
+/* A file of a folder open for reading (sb_store_pread), and its path for messages. */
+typedef struct SbWalFileIn
+{
+	SbStoreFile store;
+	char		path[PATH_MAX + NAME_MAX + 2];
+} SbWalFileIn;
+
+/*
+ * Open FILE of F: SB_ENOTFOUND when there is none; SB_ECORRUPT, saying
+ * so, when it is a symbolic link (never followed) or not a regular file.
+ */
+extern bool sb_wal_folder_open_file(SbWalFolder *f, const char *file, SbWalFileIn *in,
+									SbError *err);
+extern void sb_wal_file_in_close(SbWalFileIn *in);
+
+/* What tells that a file is still the one seen: a local file's stat, an object's size and ETag. */
+typedef struct SbWalStamp
+{
+	struct stat st;
+	char		etag[128];
+} SbWalStamp;
+
+/* FILE of F as it is now; false when it is not there (or not a regular file). */
+extern bool sb_wal_folder_stamp(SbWalFolder *f, const char *file, SbWalStamp *stamp);
+
+/* The same file, unmodified: an edit, a copy over it or a rename changes one of these. */
+extern bool sb_wal_stamps_equal(const SbWalStamp *a, const SbWalStamp *b);
+
+/*
+ * Remove FILE of F; locally only if it is still the file EXPECTED
+ * describes (the same inode).  A bucket's object goes as it is.
+ */
+extern bool sb_wal_folder_remove(SbWalFolder *f, const char *file, const SbWalStamp *expected,
 								 SbError *err);
+
+/* Put DATA as FILE of bucket folder F, whole; unless REPLACE, SB_EEXIST when FILE is there. */
+extern bool sb_wal_bucket_put(SbWalFolder *f, const char *file, const void *data, size_t len,
+							  bool replace, SbError *err);
+
+/* The bucket parts of the above (wal_bucket.c). */
+extern bool sb_wal_bucket_open(const char *dest, uint64_t sysid, SbWalFolder *f, SbError *err);
+extern bool sb_wal_bucket_list(SbWalFolder *f, SbWalEntryFn fn, void *arg, SbError *err);
+extern bool sb_wal_bucket_open_file(SbWalFolder *f, const char *file, SbWalFileIn *in,
+									SbError *err);
+extern bool sb_wal_bucket_stamp(SbWalFolder *f, const char *file, SbWalStamp *stamp);
+extern bool sb_wal_bucket_remove(SbWalFolder *f, const char *file, SbError *err);
 
 /* A file's path in a folder of PATH_MAX: room for any name. */
 #define SB_WAL_PATH_MAX (PATH_MAX + NAME_MAX + 2)
@@ -95,9 +176,6 @@ extern bool sb_wal_dir_open_read(const char *dest, uint64_t sysid, int *fd, char
 /* "<name>.sbw" into OUT (SB_WAL_NAME_MAX + 8 bytes). */
 extern void sb_wal_file_name(const char *name, char *out);
 #define SB_WAL_FILE_NAME_MAX (SB_WAL_NAME_MAX + 8)
-
-/* Open FILE in DIRFD for reading, never through a link, never waiting on a FIFO; -1 with errno. */
-extern int	sb_wal_open_file(int dirfd, const char *file);
 
 /* Are DESTS usable: 1 to SB_MAX_STRIPES paths?  SB_EINVAL otherwise. */
 extern bool sb_wal_check_dests(const SbWalDests *dests, SbError *err);
@@ -130,8 +208,7 @@ extern void sb_wal_worker_free(SbWalWorker *w);
 /* What the write of one file is to do, and then did. */
 typedef struct SbWalWriteJob
 {
-	int			dirfd;			/* the wal/<sysid> folder */
-	const char *dir_path;		/* its path, for messages */
+	SbWalFolder *folder;		/* the wal/<sysid> folder */
 	int			src_fd;			/* the WAL file, read from offset 0 */
 	const char *src_path;
 	bool		replace;		/* rename over a (damaged) copy already there */
@@ -140,29 +217,30 @@ typedef struct SbWalWriteJob
 } SbWalWriteJob;
 
 /*
- * Write JOB's file durably: a temporary file holding a provisional header,
- * the payload streamed in pieces (zstd, or as it is when that does not
- * shrink it), the final header, fsync, rename (without replacing, unless
- * JOB->replace), fsync of the folder.  On failure the temporary file is
- * removed; SB_EEXIST when a file of that name appeared meanwhile.
+ * Write JOB's file durably.  Locally: a temporary file holding a
+ * provisional header, the payload streamed in pieces (zstd, or as it is
+ * when that does not shrink it), the final header, fsync, rename (without
+ * replacing, unless JOB->replace), fsync of the folder; on failure the
+ * temporary file is removed.  In a bucket: the same bytes made in memory
+ * (at most the header and the file's length), then one PUT.  SB_EEXIST
+ * when a file of that name appeared meanwhile.
  */
 extern bool sb_wal_file_write(SbWalWorker *w, SbWalWriteJob *job, SbError *err);
 
 /*
- * Read FD's header, check it on its own (sb_wal_header_decode) and that the
- * file is a regular file of the length it gives.  Errors name PATH.
+ * Read F's header, check it on its own (sb_wal_header_decode) and that the
+ * file is of the length it gives.  Errors name the file.
  */
-extern bool sb_wal_file_read_header(int fd, const char *path, SbWalHeader *h, SbError *err);
+extern bool sb_wal_file_read_header(SbStoreFile *f, SbWalHeader *h, SbError *err);
 
 /*
- * Read the archived file at FD whole and check everything (header as
- * above, stored hash, one zstd frame decoding to exactly the raw length,
- * raw hash and CRC-32C), handing the raw bytes to SINK (NULL: check only)
- * as they come.  Errors name PATH.
+ * Read the archived file F whole and check everything (header as above,
+ * stored hash, one zstd frame decoding to exactly the raw length, raw hash
+ * and CRC-32C), handing the raw bytes to SINK (NULL: check only) as they
+ * come.  Errors name the file.
  */
-extern bool sb_wal_file_read(SbWalWorker *w, int fd, const char *path, uint64_t sysid,
-							 const char *name, SbWalHeader *h, SbCodecSink sink, void *arg,
-							 SbError *err);
+extern bool sb_wal_file_read(SbWalWorker *w, SbStoreFile *f, uint64_t sysid, const char *name,
+							 SbWalHeader *h, SbCodecSink sink, void *arg, SbError *err);
 
 /* The raw length, XXH3-64 and CRC-32C of the file at SRC_FD (of RAW_LEN bytes) into H. */
 extern bool sb_wal_source_identity(SbWalWorker *w, int src_fd, const char *src_path,
@@ -194,21 +272,21 @@ extern bool sb_wal_out_commit(SbWalOut *o, SbError *err);
 /* Close and remove it. */
 extern void sb_wal_out_abandon(SbWalOut *o);
 
-/* Read NAME from folder DIRFD whole, checking everything, its raw bytes to SINK. */
-extern bool sb_wal_read_copy(SbWalWorker *w, int dirfd, const char *dir_path, const char *name,
+/* Read NAME from FOLDER whole, checking everything, its raw bytes to SINK. */
+extern bool sb_wal_read_copy(SbWalWorker *w, SbWalFolder *folder, const char *name,
 							 uint64_t sysid, SbCodecSink sink, void *arg, SbWalHeader *h,
 							 SbError *err);
 
 /*
- * Take archived file NAME from folder DIRFD, whatever ARG makes of it; it
- * starts its output afresh on each call (another copy may have failed).
+ * Take archived file NAME from FOLDER, whatever ARG makes of it; it starts
+ * its output afresh on each call (another copy may have failed).
  */
-typedef bool (*SbWalCopyFn) (void *arg, SbWalWorker *w, int dirfd, const char *dir_path,
-							 const char *name, uint64_t sysid, SbWalHeader *h, SbError *err);
+typedef bool (*SbWalCopyFn) (void *arg, SbWalWorker *w, SbWalFolder *folder, const char *name,
+							 uint64_t sysid, SbWalHeader *h, SbError *err);
 
 /* An SbWalCopyFn: sb_wal_read_copy into the SbWalOut ARG, emptied first. */
-extern bool sb_wal_copy_to_out(void *arg, SbWalWorker *w, int dirfd, const char *dir_path,
-							   const char *name, uint64_t sysid, SbWalHeader *h, SbError *err);
+extern bool sb_wal_copy_to_out(void *arg, SbWalWorker *w, SbWalFolder *folder, const char *name,
+							   uint64_t sysid, SbWalHeader *h, SbError *err);
 
 /*
  * COPY NAME from the first destination of FOUND that holds a good copy

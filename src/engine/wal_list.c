@@ -66,76 +66,73 @@ add_entry(Lister *ls, uint32_t d, const SbWalHeader *h, SbError *err)
 	return true;
 }
 
-/* One "<name>.sbw" of folder DIRFD in destination D: its header, or a problem. */
+/* One "<name>.sbw" of FOLDER in destination D: its header, or a problem. */
 static bool
-list_file(Lister *ls, uint32_t d, int dirfd, const char *dir_path, const char *file,
-		  const char *name, SbError *err)
+list_file(Lister *ls, uint32_t d, SbWalFolder *folder, const char *file, const char *name,
+		  SbError *err)
 {
-	char		path[SB_WAL_PATH_MAX];
+	SbWalFileIn in;
 	SbWalHeader h;
 	SbError		why;
-	int			fd;
 	bool		good;
 
-	snprintf(path, sizeof(path), "%s/%s", dir_path, file);
-	if ((fd = sb_wal_open_file(dirfd, file)) < 0)
+	if (!sb_wal_folder_open_file(folder, file, &in, &why))
 	{
-		if (errno == ENOENT)
+		if (why.code == SB_ENOTFOUND)
 			return true;		/* removed meanwhile */
-		return add_problem(ls, err, "\"%s\" %s", path,
-						   errno == ELOOP ? "is a symbolic link, never followed" : strerror(errno));
+		return add_problem(ls, err, "%s", why.message);
 	}
-	good = sb_wal_file_read_header(fd, path, &h, &why) &&
+	good = sb_wal_file_read_header(&in.store, &h, &why) &&
 		sb_wal_header_is(&h, ls->dests->system_identifier, name, &why);
-	close(fd);
+	sb_wal_file_in_close(&in);
 	if (good)
 		return add_entry(ls, d, &h, err);
-	return add_problem(ls, err, "%s%s%s", strstr(why.message, path) ? "" : path,
-					   strstr(why.message, path) ? "" : ": ", why.message);
+	return add_problem(ls, err, "%s%s%s", strstr(why.message, in.path) ? "" : in.path,
+					   strstr(why.message, in.path) ? "" : ": ", why.message);
 }
 
-static bool
-list_folder(Lister *ls, uint32_t d, int dirfd, const char *dir_path, SbError *err)
+/* What listing one folder needs in its callback. */
+typedef struct FolderListing
 {
-	int			fd = dup(dirfd);
-	DIR		   *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-	bool		ok = true;
+	Lister	   *ls;
+	uint32_t	d;
+	SbWalFolder *folder;
+} FolderListing;
 
-	if (dir == NULL)
-	{
-		if (fd >= 0)
-			close(fd);
-		return add_problem(ls, err, "could not list \"%s\": %s", dir_path, strerror(errno));
-	}
-	while (ok && (de = readdir(dir)) != NULL)
-	{
-		char		name[SB_WAL_NAME_MAX + 1];
-		SbWalName	parsed;
-		bool		temp;
+/* An SbWalEntryFn: "<walname>.sbw" entries are listed, everything else passed over. */
+static bool
+list_entry(void *arg, const char *entry, int64_t size, SbError *err)
+{
+	FolderListing *fl = arg;
+	char		name[SB_WAL_NAME_MAX + 1];
+	SbWalName	parsed;
+	bool		temp;
 
-		if (sb_wal_parse_file_name(de->d_name, name, &parsed, &temp) && !temp)
-			ok = list_file(ls, d, dirfd, dir_path, de->d_name, name, err);
-	}
-	closedir(dir);
-	return ok;
+	(void) size;
+	if (!sb_wal_parse_file_name(entry, name, &parsed, &temp) || temp)
+		return true;
+	return list_file(fl->ls, fl->d, fl->folder, entry, name, err);
 }
 
 static bool
 list_destination(Lister *ls, uint32_t d, SbError *err)
 {
-	char		dir_path[PATH_MAX];
+	SbWalFolder folder;
+	FolderListing fl = {.ls = ls, .d = d, .folder = &folder};
 	SbError		why;
-	int			dirfd;
 	bool		ok;
 
-	if (!sb_wal_dir_open_read(ls->dests->paths[d], ls->dests->system_identifier, &dirfd, dir_path, &why))
+	if (!sb_wal_folder_open(ls->dests->paths[d], ls->dests->system_identifier, false, &folder, &why))
 		return add_problem(ls, err, "%s", why.message);
-	if (dirfd < 0)
-		return true;
-	ok = list_folder(ls, d, dirfd, dir_path, err);
-	close(dirfd);
-	return ok;
+	sb_error_clear(&why);
+	ok = folder.absent || sb_wal_folder_list(&folder, list_entry, &fl, &why);
+	sb_wal_folder_close(&folder);
+	/* The listing's own failure (out of memory) stops it; the folder's is a problem of it. */
+	if (!ok && why.code == SB_ENOMEM)
+		return (*err = why, false);
+	if (!ok)
+		return add_problem(ls, err, "%s", why.message);
+	return true;
 }
 
 static int
@@ -189,8 +186,7 @@ typedef struct Verify
 {
 	const SbWalDests *dests;
 	const SbWalListing *l;
-	int			dirfd[SB_MAX_STRIPES];
-	char		(*dir_path)[PATH_MAX];
+	SbWalFolder *folders;		/* one per destination */
 	SbWalWorker *workers;
 	char	  **problem;		/* per entry: what reading it whole found, or NULL */
 	bool	   *failed;			/* per entry: the check failed (even if its message could not be kept) */
@@ -203,22 +199,18 @@ verify_task(void *arg, size_t i, uint32_t slot)
 	Verify	   *v = arg;
 	const SbWalEntry *e = &v->l->entries[i];
 	char		file[SB_WAL_FILE_NAME_MAX];
-	char		path[SB_WAL_PATH_MAX];
+	SbWalFileIn in;
 	SbWalHeader h;
 	SbError		err;
-	int			fd;
 	bool		ok;
 
 	sb_wal_file_name(e->info.name, file);
-	snprintf(path, sizeof(path), "%s/%s", v->dir_path[e->destination], file);
-	fd = sb_wal_open_file(v->dirfd[e->destination], file);
-	if (fd < 0)
-		ok = sb_error_set_errno(&err, errno, "could not open \"%s\"", path);
-	else
+	ok = sb_wal_folder_open_file(&v->folders[e->destination], file, &in, &err);
+	if (ok)
 	{
-		ok = sb_wal_file_read(&v->workers[slot], fd, path, v->dests->system_identifier, e->info.name,
-							  &h, NULL, NULL, &err);
-		close(fd);
+		ok = sb_wal_file_read(&v->workers[slot], &in.store, v->dests->system_identifier,
+							  e->info.name, &h, NULL, NULL, &err);
+		sb_wal_file_in_close(&in);
 	}
 	if (!ok)
 	{
@@ -301,18 +293,22 @@ open_verify(Verify *v, uint32_t nworkers, SbError *err)
 {
 	uint32_t	d;
 
-	for (d = 0; d < SB_MAX_STRIPES; d++)
-		v->dirfd[d] = -1;
-	if ((v->dir_path = sb_alloc(v->dests->count * sizeof(*v->dir_path), err)) == NULL ||
-		(v->problem = sb_alloc((v->l->count + 1) * sizeof(char *), err)) == NULL ||
+	if ((v->folders = sb_alloc(v->dests->count * sizeof(SbWalFolder), err)) == NULL)
+		return false;
+	for (d = 0; d < v->dests->count; d++)
+		sb_wal_folder_local(&v->folders[d], -1, v->dests->paths[d]);
+	if ((v->problem = sb_alloc((v->l->count + 1) * sizeof(char *), err)) == NULL ||
 		(v->failed = sb_alloc((v->l->count + 1) * sizeof(bool), err)) == NULL ||
 		(v->workers = sb_alloc(nworkers * sizeof(SbWalWorker), err)) == NULL)
 		return false;
 	/* A folder the listing could not open has no entries: a failure here changes nothing. */
 	for (d = 0; d < v->dests->count; d++)
-		if (!sb_wal_dir_open_read(v->dests->paths[d], v->dests->system_identifier, &v->dirfd[d],
-								  v->dir_path[d], err))
+		if (!sb_wal_folder_open(v->dests->paths[d], v->dests->system_identifier, false,
+								&v->folders[d], err))
+		{
+			sb_wal_folder_local(&v->folders[d], -1, v->dests->paths[d]);
 			sb_error_clear(err);
+		}
 	for (d = 0; d < nworkers; d++)
 		if (!sb_wal_worker_init(&v->workers[d], SB_CODEC_ZSTD, 1, SB_WAL_PIECE_SIZE, err))
 			return false;
@@ -324,9 +320,8 @@ close_verify(Verify *v, uint32_t nworkers)
 {
 	size_t		i;
 
-	for (i = 0; i < SB_MAX_STRIPES; i++)
-		if (v->dirfd[i] >= 0)
-			close(v->dirfd[i]);
+	for (i = 0; v->folders != NULL && i < v->dests->count; i++)
+		sb_wal_folder_close(&v->folders[i]);
 	for (i = 0; v->problem != NULL && i < v->l->count; i++)
 		free(v->problem[i]);
 	for (i = 0; v->workers != NULL && i < nworkers; i++)
@@ -335,7 +330,7 @@ close_verify(Verify *v, uint32_t nworkers)
 	free(v->problem);
 	free(v->failed);
 	free(v->workers);
-	free(v->dir_path);
+	free(v->folders);
 }
 
 /* Keep in L only the files within FROM and TO (NULL: no bound), and the timeline history files. */

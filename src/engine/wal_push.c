@@ -60,8 +60,7 @@ struct SbWalArchive
 typedef struct Batch
 {
 	SbWalArchive *a;
-	int			dirfd[SB_MAX_STRIPES];
-	char		(*dir_path)[PATH_MAX];
+	SbWalFolder *folders;		/* one per destination */
 	const SbWalFile *files;
 	SbWalPushResult *results;
 } Batch;
@@ -98,8 +97,15 @@ check_destination_list(const SbWalArchiveOptions *o, SbError *err)
 							o->ndestinations, SB_MAX_STRIPES);
 	for (i = 0; i < o->ndestinations; i++)
 	{
-		if (o->destinations[i] == NULL || o->destinations[i][0] != '/')
-			return sb_error_set(err, SB_EINVAL, "WAL archive destination \"%s\" is not an absolute path",
+		SbS3Location loc;
+
+		if (o->destinations[i] != NULL && sb_s3_is_location(o->destinations[i]))
+		{
+			if (!sb_s3_parse_location(o->destinations[i], &loc, err))
+				return false;
+		}
+		else if (o->destinations[i] == NULL || o->destinations[i][0] != '/')
+			return sb_error_set(err, SB_EINVAL, "WAL archive destination \"%s\" is neither an absolute path nor an s3:// location",
 								o->destinations[i] ? o->destinations[i] : "");
 		if (o->weights != NULL && !(isfinite(o->weights[i]) && o->weights[i] > 0))
 			return sb_error_set(err, SB_EINVAL, "weight %g of WAL archive destination \"%s\" is not a positive number",
@@ -138,7 +144,48 @@ sb_wal_archive_check_options(const SbWalArchiveOptions *o, SbError *err)
 	return sb_policy_check_wal_memory(o, err);
 }
 
-/* Every destination there, and no two the same folder (a path checked, then re-pointed, included). */
+/* Are buckets A and B one place (the same bucket and prefix, however written)? */
+static bool
+same_location(const char *a, const char *b)
+{
+	SbS3Location x,
+				y;
+	SbError		ignored;
+
+	return sb_s3_parse_location(a, &x, &ignored) && sb_s3_parse_location(b, &y, &ignored) &&
+		strcmp(x.bucket, y.bucket) == 0 && strcmp(x.prefix, y.prefix) == 0;
+}
+
+/* Local destination I there, and no earlier local one the same folder (a path checked, then re-pointed, included). */
+static bool
+check_folder_exists(const SbWalArchiveOptions *o, uint32_t i, struct stat *st, SbError *err)
+{
+	uint32_t	j;
+
+	if (stat(o->destinations[i], &st[i]) != 0)
+	{
+		if (errno == ENOENT)
+			return sb_error_set(err, SB_ENOTFOUND,
+								"WAL archive destination \"%s\" does not exist (is its device mounted?)",
+								o->destinations[i]);
+		return sb_error_set_errno(err, errno, "WAL archive destination \"%s\" is not usable",
+								  o->destinations[i]);
+	}
+	if (!S_ISDIR(st[i].st_mode))
+		return sb_error_set(err, SB_EINVAL, "WAL archive destination \"%s\" is not a folder",
+							o->destinations[i]);
+	for (j = 0; j < i; j++)
+		if (!sb_s3_is_location(o->destinations[j]) &&
+			st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
+			return sb_error_set(err, SB_EINVAL, "WAL archive destinations \"%s\" and \"%s\" are the same folder",
+								o->destinations[j], o->destinations[i]);
+	return true;
+}
+
+/*
+ * Every local destination there, no two destinations one place.  A bucket
+ * is reached at the first push, which says what is wrong with it.
+ */
 static bool
 check_destinations_exist(const SbWalArchiveOptions *o, SbError *err)
 {
@@ -148,21 +195,15 @@ check_destinations_exist(const SbWalArchiveOptions *o, SbError *err)
 
 	for (i = 0; i < o->ndestinations; i++)
 	{
-		if (stat(o->destinations[i], &st[i]) != 0)
+		if (!sb_s3_is_location(o->destinations[i]))
 		{
-			if (errno == ENOENT)
-				return sb_error_set(err, SB_ENOTFOUND,
-									"WAL archive destination \"%s\" does not exist (is its device mounted?)",
-									o->destinations[i]);
-			return sb_error_set_errno(err, errno, "WAL archive destination \"%s\" is not usable",
-									  o->destinations[i]);
+			if (!check_folder_exists(o, i, st, err))
+				return false;
+			continue;
 		}
-		if (!S_ISDIR(st[i].st_mode))
-			return sb_error_set(err, SB_EINVAL, "WAL archive destination \"%s\" is not a folder",
-								o->destinations[i]);
 		for (j = 0; j < i; j++)
-			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
-				return sb_error_set(err, SB_EINVAL, "WAL archive destinations \"%s\" and \"%s\" are the same folder",
+			if (same_location(o->destinations[i], o->destinations[j]))
+				return sb_error_set(err, SB_EINVAL, "WAL archive destinations \"%s\" and \"%s\" are the same place",
 									o->destinations[j], o->destinations[i]);
 	}
 	return true;
@@ -303,35 +344,30 @@ finish_destination(SbWalArchive *a, uint32_t d, uint64_t estimate, uint64_t actu
 	pthread_mutex_unlock(&a->lock);
 }
 
-/* Bytes of the segment files in the folder DIRFD: a weighted share counts what is there. */
-static uint64_t
-bytes_of_segments(int dirfd)
+/* An SbWalEntryFn: the bytes of segment files, into the uint64_t ARG. */
+static bool
+count_segment(void *arg, const char *entry, int64_t size, SbError *err)
 {
-	int			fd = dup(dirfd);
-	DIR		   *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
+	char		name[SB_WAL_NAME_MAX + 1];
+	SbWalName	parsed;
+	bool		temp;
+
+	(void) err;
+	if (size >= 0 && sb_wal_parse_file_name(entry, name, &parsed, &temp) && !temp &&
+		sb_wal_kind_is_segment(parsed.kind))
+		*(uint64_t *) arg += (uint64_t) size;
+	return true;
+}
+
+/* Bytes of the segment files in FOLDER (0 when it cannot be listed): a weighted share counts what is there. */
+static uint64_t
+bytes_of_segments(SbWalFolder *folder)
+{
 	uint64_t	bytes = 0;
+	SbError		ignored;
 
-	if (dir == NULL)
-	{
-		if (fd >= 0)
-			close(fd);
+	if (!sb_wal_folder_list(folder, count_segment, &bytes, &ignored))
 		return 0;
-	}
-	rewinddir(dir);
-	while ((de = readdir(dir)) != NULL)
-	{
-		char		name[SB_WAL_NAME_MAX + 1];
-		SbWalName	parsed;
-		struct stat st;
-		bool		temp;
-
-		if (sb_wal_parse_file_name(de->d_name, name, &parsed, &temp) && !temp &&
-			sb_wal_kind_is_segment(parsed.kind) &&
-			fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-			bytes += (uint64_t) st.st_size;
-	}
-	closedir(dir);
 	return bytes;
 }
 
@@ -342,17 +378,17 @@ open_batch(Batch *b, SbError *err)
 {
 	uint32_t	i;
 
-	for (i = 0; i < SB_MAX_STRIPES; i++)
-		b->dirfd[i] = -1;
-	if ((b->dir_path = sb_alloc(b->a->ndests * sizeof(*b->dir_path), err)) == NULL)
+	if ((b->folders = sb_alloc(b->a->ndests * sizeof(SbWalFolder), err)) == NULL)
 		return false;
 	for (i = 0; i < b->a->ndests; i++)
-		if (!sb_wal_dir_create(b->a->dests[i], b->a->sysid, &b->dirfd[i], b->dir_path[i], err))
+		sb_wal_folder_local(&b->folders[i], -1, b->a->dests[i]);
+	for (i = 0; i < b->a->ndests; i++)
+		if (!sb_wal_folder_open(b->a->dests[i], b->a->sysid, true, &b->folders[i], err))
 			return false;
 	if (!b->a->counted)
 	{
 		for (i = 0; i < b->a->ndests; i++)
-			b->a->held[i] = bytes_of_segments(b->dirfd[i]);
+			b->a->held[i] = bytes_of_segments(&b->folders[i]);
 		b->a->counted = true;
 	}
 	return true;
@@ -363,10 +399,9 @@ close_batch(Batch *b)
 {
 	uint32_t	i;
 
-	for (i = 0; i < SB_MAX_STRIPES; i++)
-		if (b->dirfd[i] >= 0)
-			close(b->dirfd[i]);
-	free(b->dir_path);
+	for (i = 0; b->folders != NULL && i < b->a->ndests; i++)
+		sb_wal_folder_close(&b->folders[i]);
+	free(b->folders);
 }
 
 /* ---------- the source file ---------- */
@@ -410,11 +445,12 @@ open_source(const SbWalArchive *a, Source *s, SbError *err)
 
 /* ---------- copies already there ---------- */
 
-/* The copy at FD has a good header: is it this file, read back whole? */
+/* The copy F has a good header: is it this file, read back whole? */
 static bool
-compare_copy(const Batch *b, SbWalWorker *w, Source *s, int fd, const char *path,
+compare_copy(const Batch *b, SbWalWorker *w, Source *s, SbStoreFile *f,
 			 const SbWalHeader *theirs, CopyState *state, SbError *err)
 {
+	const char *path = f->path;
 	SbWalHeader again;
 	SbError		why;
 	char		ours_text[128],
@@ -436,7 +472,7 @@ compare_copy(const Batch *b, SbWalWorker *w, Source *s, int fd, const char *path
 		return sb_error_set(err, SB_EEXIST, "the archive already holds \"%s\" with other contents (%s; \"%s\": %s)",
 							path, theirs_text, s->path, ours_text);
 	}
-	if (sb_wal_file_read(w, fd, path, b->a->sysid, s->name, &again, NULL, NULL, &why))
+	if (sb_wal_file_read(w, f, b->a->sysid, s->name, &again, NULL, NULL, &why))
 	{
 		*state = COPY_SAME;
 		s->same = again;
@@ -453,35 +489,29 @@ static bool
 survey_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, CopyState *state, SbError *err)
 {
 	char		file[SB_WAL_FILE_NAME_MAX];
-	char		path[SB_WAL_PATH_MAX];
+	SbWalFileIn in;
 	SbWalHeader theirs;
 	SbError		why;
-	struct stat st;
-	int			fd;
 	bool		ok = true;
 
 	sb_wal_file_name(s->name, file);
-	snprintf(path, sizeof(path), "%s/%s", b->dir_path[d], file);
 	*state = COPY_ABSENT;
-	if ((fd = sb_wal_open_file(b->dirfd[d], file)) < 0)
+	if (!sb_wal_folder_open_file(&b->folders[d], file, &in, &why))
 	{
-		if (errno == ENOENT)
+		if (why.code == SB_ENOTFOUND)
 			return true;
-		if (errno == ELOOP)
-			return sb_error_set(err, SB_EEXIST, "\"%s\" is a symbolic link; nothing is archived through one", path);
-		return sb_error_set_errno(err, errno, "could not open \"%s\"", path);
+		/* A link or a folder where the file should be: nothing is archived through or over it. */
+		if (why.code == SB_ECORRUPT)
+			why.code = SB_EEXIST;
+		return (*err = why, false);
 	}
-	if (fstat(fd, &st) != 0)
-		ok = sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
-	else if (!S_ISREG(st.st_mode))
-		ok = sb_error_set(err, SB_EEXIST, "\"%s\" is not a regular file; nothing is archived over it", path);
-	else if (sb_wal_file_read_header(fd, path, &theirs, &why))
-		ok = compare_copy(b, w, s, fd, path, &theirs, state, err);
+	if (sb_wal_file_read_header(&in.store, &theirs, &why))
+		ok = compare_copy(b, w, s, &in.store, &theirs, state, err);
 	else if (why.code == SB_ECORRUPT)
 		*state = COPY_DAMAGED;
 	else
 		ok = (*err = why, false);
-	close(fd);
+	sb_wal_file_in_close(&in);
 	return ok;
 }
 
@@ -506,7 +536,7 @@ static bool
 write_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, bool replace,
 		   SbWalPushResult *r, SbError *err)
 {
-	SbWalWriteJob job = {.dirfd = b->dirfd[d], .dir_path = b->dir_path[d], .src_fd = s->fd,
+	SbWalWriteJob job = {.folder = &b->folders[d], .src_fd = s->fd,
 	.src_path = s->path, .replace = replace, .header = s->header};
 	CopyState	state;
 
@@ -523,7 +553,7 @@ write_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, bool replace,
 		return false;
 	if (state != COPY_SAME)
 		return sb_error_set(err, SB_EEXIST, "a damaged copy appeared in \"%s\" while it was being written",
-							b->dir_path[d]);
+							b->folders[d].path);
 	return true;
 }
 
@@ -587,7 +617,7 @@ recalled(const Batch *b, const Source *s, SbWalPushResult *r)
 	SbWalRecentItem item;
 
 	if (!sb_wal_kind_is_segment(s->parsed.kind) ||
-		!sb_wal_recent_check(&b->a->recent, s->name, &s->st, b->dirfd, &item))
+		!sb_wal_recent_check(&b->a->recent, s->name, &s->st, b->folders, &item))
 		return false;
 	r->remembered = true;
 	r->destination = (int32_t) item.destination;
@@ -604,7 +634,8 @@ remember(const Batch *b, const Source *s, const SbWalPushResult *r)
 
 	h.stored_len = r->stored_bytes ? r->stored_bytes : s->same.stored_len;
 	h.codec = (uint8_t) (r->written ? r->codec : (SbCodec) s->same.codec);
-	sb_wal_recent_note(&b->a->recent, &h, &s->st, (uint32_t) r->destination, b->dirfd[r->destination]);
+	sb_wal_recent_note(&b->a->recent, &h, &s->st, (uint32_t) r->destination,
+					   &b->folders[r->destination]);
 }
 
 static void

@@ -1,7 +1,8 @@
 /*
  * wal_recent.c
  *		A small ring of the segments an archive made durable or read back
- *		whole, checked by fstatat() alone (wal_recent.h says why).
+ *		whole, checked by a stat (or a bucket's HEAD) alone (wal_recent.h
+ *		says why).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,24 +23,24 @@ sb_wal_recent_destroy(SbWalRecent *r)
 	pthread_mutex_destroy(&r->mutex);
 }
 
-/* The file as the folder holds it now, never through a link. */
+/* The archived file of NAME as FOLDER holds it now. */
 static bool
-stat_archived(int dirfd, const char *name, struct stat *st)
+stamp_archived(SbWalFolder *folder, const char *name, SbWalStamp *stamp)
 {
 	char		file[SB_WAL_FILE_NAME_MAX];
 
 	sb_wal_file_name(name, file);
-	return fstatat(dirfd, file, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode);
+	return sb_wal_folder_stamp(folder, file, stamp);
 }
 
 void
 sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, const struct stat *source, uint32_t d,
-				   int dirfd)
+				   SbWalFolder *folder)
 {
 	SbWalRecentItem item;
 
 	memset(&item, 0, sizeof(item));
-	if (!stat_archived(dirfd, h->name, &item.st))
+	if (!stamp_archived(folder, h->name, &item.stamp))
 		return;
 	item.source = *source;
 	snprintf(item.name, sizeof(item.name), "%s", h->name);
@@ -59,16 +60,17 @@ sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, const struct stat *sour
 static bool
 unchanged(const struct stat *a, const struct stat *b)
 {
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-		a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec &&
-		a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+	SbWalStamp	x = {.st = *a},
+				y = {.st = *b};
+
+	return sb_wal_stamps_equal(&x, &y);
 }
 
 bool
-sb_wal_recent_check(SbWalRecent *r, const char *name, const struct stat *source, const int *dirfds,
-					SbWalRecentItem *item)
+sb_wal_recent_check(SbWalRecent *r, const char *name, const struct stat *source,
+					SbWalFolder *folders, SbWalRecentItem *item)
 {
-	struct stat now;
+	SbWalStamp	now;
 	bool		noted = false;
 	uint32_t	i;
 
@@ -80,5 +82,6 @@ sb_wal_recent_check(SbWalRecent *r, const char *name, const struct stat *source,
 			noted = true;
 		}
 	pthread_mutex_unlock(&r->mutex);
-	return noted && stat_archived(dirfds[item->destination], name, &now) && unchanged(&item->st, &now);
+	return noted && stamp_archived(&folders[item->destination], name, &now) &&
+		sb_wal_stamps_equal(&item->stamp, &now);
 }

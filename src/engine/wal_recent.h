@@ -8,7 +8,8 @@
  * Reading each back whole to prove it would cost as much as writing it, so
  * the archive remembers what it made durable itself, and a later push of
  * the same segment only checks that both files are still the ones it read
- * and wrote (the same inodes, sizes, and modification and change times):
+ * and wrote (the same inodes, sizes, and modification and change times; a
+ * bucket's object, the same size and ETag):
  * a segment in pg_wal that is not the one archived (other contents under
  * the same name), or an archived copy anything modified since, is looked
  * at in full again.  It is a check, not a
@@ -29,7 +30,7 @@ typedef struct SbWalRecentItem
 {
 	char		name[SB_WAL_NAME_MAX + 1];
 	uint32_t	destination;
-	struct stat st;				/* of the archived file, when it was made or read */
+	SbWalStamp	stamp;			/* of the archived file, when it was made or read */
 	struct stat source;			/* of the file pushed (in pg_wal), then */
 	uint64_t	raw_len;
 	uint64_t	stored_len;
@@ -47,16 +48,16 @@ typedef struct SbWalRecent
 extern void sb_wal_recent_init(SbWalRecent *r);
 extern void sb_wal_recent_destroy(SbWalRecent *r);
 
-/* Segment H->name, read from a file as SOURCE describes it, is durable in destination D (folder DIRFD). */
+/* Segment H->name, read from a file as SOURCE describes it, is durable in destination D (FOLDER). */
 extern void sb_wal_recent_note(SbWalRecent *r, const SbWalHeader *h, const struct stat *source,
-							   uint32_t d, int dirfd);
+							   uint32_t d, SbWalFolder *folder);
 
 /*
  * Was segment NAME noted from the very file SOURCE describes now, and is
- * its copy in the folder DIRFDS[destination] still the one noted?  *ITEM
- * gets what was noted.
+ * its copy in FOLDERS[destination] still the one noted?  *ITEM gets what
+ * was noted.
  */
 extern bool sb_wal_recent_check(SbWalRecent *r, const char *name, const struct stat *source,
-								const int *dirfds, SbWalRecentItem *item);
+								SbWalFolder *folders, SbWalRecentItem *item);
 
 #endif							/* SB_WAL_RECENT_H */

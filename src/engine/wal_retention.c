@@ -7,9 +7,10 @@
  *
  * A file goes only if it proves it is this archive's: a ".sbw" whose header
  * is valid, of this system identifier and of its own name, or a temporary
- * file a crash left whose provisional header says the same.  Every file is
- * opened through the folder's descriptor without following a link, checked,
- * and removed by unlinkat() only if it is still the file that was checked.
+ * file a crash left whose provisional header says the same.  Every local
+ * file is opened through the folder's descriptor without following a link,
+ * checked, and removed by unlinkat() only if it is still the file that was
+ * checked; a bucket's object is read, checked and deleted by its key.
  * A user's file, a link, anything unproven is kept and counted.
  */
 #include <dirent.h>
@@ -52,65 +53,47 @@ note(SbWalRemoval *r, const char *fmt,...)
 	va_end(ap);
 }
 
-/* Does the file open at FD prove it is NAME of this archive?  WHY says what it lacks otherwise. */
+/* Does the open file F prove it is NAME of this archive?  WHY says what it lacks otherwise. */
 static bool
-proves_ours(const Cleaner *c, int fd, const char *path, const char *name, bool temp, SbError *why)
+proves_ours(const Cleaner *c, SbStoreFile *f, const char *name, bool temp, SbError *why)
 {
 	uint8_t		raw[SB_WAL_HEADER_SIZE];
 	SbWalHeader h;
 	ssize_t		n;
 
 	if (!temp)
-		return sb_wal_file_read_header(fd, path, &h, why) &&
+		return sb_wal_file_read_header(f, &h, why) &&
 			sb_wal_header_is(&h, c->dests->system_identifier, name, why);
-	n = sb_pread_upto(fd, raw, sizeof(raw), 0, path, why);
+	n = sb_store_pread(f, raw, sizeof(raw), 0, why);
 	if (n >= 0 && (size_t) n < sizeof(raw))
-		return sb_error_set(why, SB_ECORRUPT, "\"%s\" holds no header", path);
+		return sb_error_set(why, SB_ECORRUPT, "\"%s\" holds no header", f->path);
 	return n >= 0 && sb_wal_header_decode_sealed(raw, &h, why) &&
 		sb_wal_header_is(&h, c->dests->system_identifier, name, why);
 }
 
-/* Unlink FILE through DIRFD if it is still the file checked (ST). */
+/* One file of FOLDER, before the cutoff: removed if it proves it is ours, else kept and said. */
 static bool
-remove_checked(const Cleaner *c, int dirfd, const char *file, const char *path, const struct stat *st,
-			   SbError *err)
+clean_file(const Cleaner *c, SbWalFolder *folder, const char *file, const char *name, bool temp,
+		   SbError *err)
 {
-	struct stat now;
-
-	if (fstatat(dirfd, file, &now, AT_SYMLINK_NOFOLLOW) != 0)
-		return sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
-	if (now.st_dev != st->st_dev || now.st_ino != st->st_ino)
-		return sb_error_set(err, SB_EIO, "\"%s\" was replaced while it was being removed", path);
-	if (unlinkat(dirfd, file, 0) != 0)
-		return sb_error_set_errno(err, errno, "could not remove \"%s\"", path);
-	return true;
-}
-
-/* One file of the folder, before the cutoff: removed if it proves it is ours, else kept and said. */
-static bool
-clean_file(const Cleaner *c, int dirfd, const char *dir_path, const char *file, const char *name,
-		   bool temp, SbError *err)
-{
-	char		path[SB_WAL_PATH_MAX];
-	struct stat st;
+	SbWalFileIn in;
+	SbWalStamp	stamp;
 	SbError		why;
-	int			fd;
 	bool		ours = false;
 
-	snprintf(path, sizeof(path), "%s/%s", dir_path, file);
-	if ((fd = sb_wal_open_file(dirfd, file)) < 0)
+	if (!sb_wal_folder_open_file(folder, file, &in, &why))
 	{
-		if (errno == ENOENT)
+		if (why.code == SB_ENOTFOUND)
 			return true;
-		sb_error_set(&why, SB_EIO, "\"%s\" %s", path, errno == ELOOP ? "is a symbolic link" : strerror(errno));
 	}
 	else
 	{
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-			sb_error_set(&why, SB_EIO, "\"%s\" is not a regular file", path);
-		else
-			ours = proves_ours(c, fd, path, name, temp, &why);
-		close(fd);
+		/* The file checked is the one removed: its stamp is taken through the open file. */
+		ours = (folder->bucket || fstat(in.store.fd, &stamp.st) == 0) &&
+			proves_ours(c, &in.store, name, temp, &why);
+		if (folder->bucket)
+			stamp.st.st_size = (off_t) in.store.size;
+		sb_wal_file_in_close(&in);
 	}
 	if (!ours)
 	{
@@ -119,10 +102,10 @@ clean_file(const Cleaner *c, int dirfd, const char *dir_path, const char *file, 
 			note(c->r, "kept %s", why.message);
 		return true;
 	}
-	if (!c->dry_run && !remove_checked(c, dirfd, file, path, &st, err))
+	if (!c->dry_run && !sb_wal_folder_remove(folder, file, &stamp, err))
 		return false;
 	c->r->files++;
-	c->r->bytes += (uint64_t) st.st_size;
+	c->r->bytes += (uint64_t) stamp.st.st_size;
 	return true;
 }
 
@@ -136,53 +119,62 @@ before_cutoff(const Cleaner *c, const char *entry, char name[SB_WAL_NAME_MAX + 1
 		sb_wal_position_before(&parsed, &c->before);
 }
 
-static bool
-clean_folder(const Cleaner *c, int dirfd, const char *dir_path, SbError *err)
+/* What cleaning one folder needs in its callback. */
+typedef struct FolderCleaning
 {
-	int			fd = dup(dirfd);
-	DIR		   *dir = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
+	const Cleaner *c;
+	SbWalFolder *folder;
+	bool		failed;			/* a file's removal failed (not the listing) */
+} FolderCleaning;
+
+/* An SbWalEntryFn: a file before the cutoff is cleaned, anything else left. */
+static bool
+clean_entry(void *arg, const char *entry, int64_t size, SbError *err)
+{
+	FolderCleaning *fc = arg;
+	char		name[SB_WAL_NAME_MAX + 1];
+	bool		temp;
+
+	(void) size;
+	if (!before_cutoff(fc->c, entry, name, &temp))
+		return true;
+	fc->failed = !clean_file(fc->c, fc->folder, entry, name, temp, err);
+	return !fc->failed;
+}
+
+static bool
+clean_folder(const Cleaner *c, SbWalFolder *folder, SbError *err)
+{
+	FolderCleaning fc = {.c = c, .folder = folder};
 	uint64_t	removed_before = c->r->files;
-	bool		ok = true;
 
-	if (dir == NULL)
+	if (!sb_wal_folder_list(folder, clean_entry, &fc, err))
 	{
-		if (fd >= 0)
-			close(fd);
-		return sb_error_set_errno(err, errno, "could not list \"%s\"", dir_path);
+		/* A bucket that cannot be listed is skipped, as a local destination that is missing. */
+		if (!folder->bucket || fc.failed)
+			return false;
+		note(c->r, "skipped: %s", err->message);
+		sb_error_clear(err);
+		return true;
 	}
-	while (ok && (de = readdir(dir)) != NULL)
-	{
-		char		name[SB_WAL_NAME_MAX + 1];
-		bool		temp;
-
-		if (before_cutoff(c, de->d_name, name, &temp))
-			ok = clean_file(c, dirfd, dir_path, de->d_name, name, temp, err);
-	}
-	closedir(dir);
 	/* The removals last too: a retention that said it freed space has freed it. */
-	if (ok && !c->dry_run && c->r->files > removed_before && fsync(dirfd) != 0)
-		ok = sb_error_set_errno(err, errno, "could not fsync folder \"%s\"", dir_path);
-	return ok;
+	return c->dry_run || c->r->files == removed_before || sb_wal_folder_sync(folder, err);
 }
 
 static bool
 clean_destination(const Cleaner *c, uint32_t d, SbError *err)
 {
-	char		dir_path[PATH_MAX];
+	SbWalFolder folder;
 	SbError		why;
-	int			dirfd;
 	bool		ok;
 
-	if (!sb_wal_dir_open_read(c->dests->paths[d], c->dests->system_identifier, &dirfd, dir_path, &why))
+	if (!sb_wal_folder_open(c->dests->paths[d], c->dests->system_identifier, false, &folder, &why))
 	{
 		note(c->r, "nothing removed: %s", why.message);
 		return true;
 	}
-	if (dirfd < 0)
-		return true;
-	ok = clean_folder(c, dirfd, dir_path, err);
-	close(dirfd);
+	ok = folder.absent || clean_folder(c, &folder, err);
+	sb_wal_folder_close(&folder);
 	return ok;
 }
 

@@ -70,19 +70,21 @@ bool
 sb_wal_spool_has(SbWalSpool *s, const char *name, SbWalInfo *info)
 {
 	char		file[SB_WAL_FILE_NAME_MAX];
+	SbWalFolder folder;
+	SbWalFileIn in;
 	SbWalHeader h;
 	SbError		ignored;
-	int			fd;
 	bool		good;
 
 	if (s->fd < 0)
 		return false;
 	sb_wal_file_name(name, file);
-	if ((fd = sb_wal_open_file(s->fd, file)) < 0)
+	sb_wal_folder_local(&folder, s->fd, s->path);
+	if (!sb_wal_folder_open_file(&folder, file, &in, &ignored))
 		return false;
-	good = sb_wal_file_read_header(fd, file, &h, &ignored) &&
+	good = sb_wal_file_read_header(&in.store, &h, &ignored) &&
 		sb_wal_header_is(&h, s->sysid, name, &ignored);
-	close(fd);
+	sb_wal_file_in_close(&in);
 	if (good)
 		sb_wal_header_info(&h, info);
 	else
@@ -94,7 +96,10 @@ bool
 sb_wal_spool_serve(SbWalSpool *s, SbWalWorker *w, const char *name, SbWalOut *out,
 				   SbWalHeader *h, SbError *err)
 {
-	if (sb_wal_read_copy(w, s->fd, s->path, name, s->sysid, sb_wal_out_write, out, h, err))
+	SbWalFolder folder;
+
+	sb_wal_folder_local(&folder, s->fd, s->path);
+	if (sb_wal_read_copy(w, &folder, name, s->sysid, sb_wal_out_write, out, h, err))
 		return true;
 	remove_copy(s, name);
 	return false;
@@ -162,7 +167,7 @@ sb_wal_spool_plan(SbWalSpool *s, const SbWalInfo *info, uint32_t prefetch)
 
 /* Copy the stored bytes of archived file FD (header H read) into OUT, checking the payload's hash. */
 static bool
-copy_stored_bytes(SbWalWorker *w, int fd, const char *path, const SbWalHeader *h, SbWalOut *out,
+copy_stored_bytes(SbWalWorker *w, SbStoreFile *f, const SbWalHeader *h, SbWalOut *out,
 				  SbError *err)
 {
 	uint64_t	total = SB_WAL_HEADER_SIZE + h->stored_len;
@@ -174,12 +179,12 @@ copy_stored_bytes(SbWalWorker *w, int fd, const char *path, const SbWalHeader *h
 	for (offset = 0; offset < total;)
 	{
 		size_t		n = total - offset < w->piece ? (size_t) (total - offset) : w->piece;
-		ssize_t		got = sb_pread_upto(fd, w->in, n, offset, path, err);
+		ssize_t		got = sb_store_pread(f, w->in, n, offset, err);
 
 		if (got < 0)
 			return false;
 		if ((size_t) got != n)
-			return sb_error_set(err, SB_ECORRUPT, "\"%s\" ends early", path);
+			return sb_error_set(err, SB_ECORRUPT, "\"%s\" ends early", f->path);
 		if (offset >= SB_WAL_HEADER_SIZE)
 			sb_hash_stream_update(w->stored_hash, w->in, n);
 		else
@@ -190,30 +195,26 @@ copy_stored_bytes(SbWalWorker *w, int fd, const char *path, const SbWalHeader *h
 	}
 	hash = sb_hash_stream_digest(w->stored_hash);
 	if (hash != h->stored_hash)
-		return sb_error_set(err, SB_ECORRUPT, "\"%s\": payload checksum mismatch", path);
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\": payload checksum mismatch", f->path);
 	return true;
 }
 
 /* An SbWalCopyFn: archived file NAME copied as it is stored into the SbWalOut ARG, its header and payload hash checked. */
 static bool
-copy_as_stored(void *arg, SbWalWorker *w, int dirfd, const char *dir_path, const char *name,
+copy_as_stored(void *arg, SbWalWorker *w, SbWalFolder *folder, const char *name,
 			   uint64_t sysid, SbWalHeader *h, SbError *err)
 {
 	SbWalOut   *out = arg;
 	char		file[SB_WAL_FILE_NAME_MAX];
-	char		path[SB_WAL_PATH_MAX];
-	int			fd;
+	SbWalFileIn in;
 	bool		ok;
 
 	sb_wal_file_name(name, file);
-	snprintf(path, sizeof(path), "%s/%s", dir_path, file);
-	if (!sb_wal_out_restart(out, err))
+	if (!sb_wal_out_restart(out, err) || !sb_wal_folder_open_file(folder, file, &in, err))
 		return false;
-	if ((fd = sb_wal_open_file(dirfd, file)) < 0)
-		return sb_error_set_errno(err, errno, "could not open \"%s\"", path);
-	ok = sb_wal_file_read_header(fd, path, h, err) && sb_wal_header_is(h, sysid, name, err) &&
-		copy_stored_bytes(w, fd, path, h, out, err);
-	close(fd);
+	ok = sb_wal_file_read_header(&in.store, h, err) && sb_wal_header_is(h, sysid, name, err) &&
+		copy_stored_bytes(w, &in.store, h, out, err);
+	sb_wal_file_in_close(&in);
 	return ok;
 }
 

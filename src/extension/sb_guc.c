@@ -16,6 +16,7 @@
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_policy.h"
+#include "stripebackup/sb_s3.h"
 #include "sb_guc.h"
 #include "sb_s3_settings.h"
 
@@ -77,6 +78,16 @@ sb_guc_max_rates(int n, double *out)
 		out[i] = sb_policy_rate_of(&rates, (uint32_t) i);
 }
 
+/* Is TEXT an object-storage location the engine takes? */
+static bool
+valid_location(const char *text)
+{
+	SbS3Location loc;
+	SbError		ignored;
+
+	return sb_s3_parse_location(text, &loc, &ignored);
+}
+
 int
 sb_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const char **why)
 {
@@ -99,10 +110,12 @@ sb_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const 
 			return (*why = "a destination is empty"), -1;
 		if (n == SB_MAX_STRIPES)
 			return (*why = "more than 64 destinations are given"), -1;
-		if (item[0] != '/' || len >= MAXPGPATH)
-			return (*why = "every destination must be an absolute path"), -1;
+		if (len >= MAXPGPATH || (item[0] != '/' && strncmp(item, "s3://", 5) != 0))
+			return (*why = "every destination must be an absolute path or an s3:// location"), -1;
 		memcpy(out[n], item, len);
 		out[n][len] = '\0';
+		if (item[0] != '/' && !valid_location(out[n]))
+			return (*why = "an s3:// location is not s3://bucket/prefix"), -1;
 		for (i = 0; i < n; i++)
 			if (strcmp(out[i], out[n]) == 0)
 				return (*why = "a destination is given twice"), -1;
@@ -124,7 +137,7 @@ check_archive_destinations(char **newval, void **extra, GucSource source)
 	if (n >= 0)
 		return true;
 	GUC_check_errdetail("%s: stripebackup.archive_destinations is a comma-separated list of "
-						"absolute folders, one per device.", why);
+						"absolute folders, one per device, or s3://bucket/prefix locations.", why);
 	return false;
 }
 

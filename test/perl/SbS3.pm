@@ -3,6 +3,7 @@
 #
 #	my $s3 = SbS3::start(buckets => ['bk1', 'bk2']);    # dir => ... optional
 #	$s3->endpoint;                  # http://127.0.0.1:PORT
+#	$s3->use_credentials($dir, $secret);     # a credentials file; AWS_* set for the command
 #	$s3->list_objects('bk1', 'prefix/');      # keys, in S3's order
 #	$s3->list_object_details('bk1');         # { key, size, etag }, ...
 #	$s3->list_multipart_uploads('bk1');      # { key, upload_id, parts }, ...
@@ -74,6 +75,23 @@ sub start
 	}, 'SbS3';
 	$running{"$self"} = $self;
 	return $self;
+}
+
+# A credentials file of AWS's form in DIR holding SECRET (only its owner may
+# read it), and the environment the command reads pointed at this server and
+# that file, with no other S3 variable: what a test's command and server use.
+sub use_credentials
+{
+	my ($self, $dir, $secret) = @_;
+	my $file = "$dir/credentials";
+	open(my $fh, '>', $file) or croak "$file: $!";
+	print $fh "[default]\naws_access_key_id = S3RVER\naws_secret_access_key = $secret\n";
+	close($fh) or croak "$file: $!";
+	chmod(0600, $file) or croak "chmod $file: $!";
+	$ENV{AWS_ENDPOINT_URL} = $self->endpoint;
+	$ENV{AWS_SHARED_CREDENTIALS_FILE} = $file;
+	delete @ENV{qw(AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_PROFILE AWS_REGION AWS_ENDPOINT_URL_S3)};
+	return $file;
 }
 
 # The server that test/s3/with-s3.sh started (not stopped by stop()).

@@ -20,15 +20,8 @@ use Test::More;
 my $s3 = SbS3::start(buckets => [ 'bk1', 'bk2' ]);
 my $secret = 'sb-test-secret-9f8e7d6c';    # s3rver checks no signature
 my $conf_dir = PostgreSQL::Test::Utils::tempdir();
-my $credentials = "$conf_dir/credentials";
-PostgreSQL::Test::Utils::append_to_file($credentials,
-	"[default]\naws_access_key_id = S3RVER\naws_secret_access_key = $secret\n");
-chmod(0600, $credentials) or die "chmod: $!";
-
 # The command reads the same server and keys from the environment.
-$ENV{AWS_ENDPOINT_URL} = $s3->endpoint;
-$ENV{AWS_SHARED_CREDENTIALS_FILE} = $credentials;
-delete @ENV{qw(AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_PROFILE AWS_REGION AWS_ENDPOINT_URL_S3)};
+my $credentials = $s3->use_credentials($conf_dir, $secret);
 
 my $node = backup_node('primary');
 sub set_s3

@@ -6,10 +6,12 @@
  *		refuse at start-up refused before anything is written.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
 #include "stripebackup/sb_pgrecovery.h"
+#include "stripebackup/sb_s3.h"
 #include "tests.h"
 
 static const char *const dests[] = {"/mnt/a/bk", "/mnt/b 100%/bk"};
@@ -184,4 +186,49 @@ test_pgrecovery_standby(void)
 	s.primary_slot_name = "Copy-1";
 	ok(!sb_standby_check(&s, &err), "a slot name PostgreSQL would refuse is refused");
 	like(err.message, "primary_slot_name \"Copy-1\" is not a replication slot name", "naming it");
+}
+
+/* The text of the first file sb_recovery_files writes for archive A; "" when refused (ERR). */
+static const char *
+bucket_settings_of(const SbRecoveryArchive *a, SbError *err)
+{
+	static char text[16384];
+	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL};
+	SbRestoreFile files[2];
+	uint32_t	n = 0;
+
+	text[0] = '\0';
+	if (sb_recovery_files(&t, NULL, a, files, &n, err) && n > 0)
+		snprintf(text, sizeof(text), "%s", files[0].text);
+	sb_recovery_files_free(files, n);
+	return text;
+}
+
+void
+test_pgrecovery_bucket(void)
+{
+	static const char *const bucket_dests[] = {"/mnt/a/bk", "s3://bk1/pg/main"};
+	SbS3Settings s = {.endpoint = "http://127.0.0.1:9000", .credentials_file = "/etc/pg/aws 100%",
+	.region = "eu-west-1"};
+	SbRecoveryArchive a = archive();
+	SbError		err;
+
+	th_begin("test_pgrecovery_bucket: restore_command for a WAL archive in a bucket");
+	a.destinations = bucket_dests;
+	unsetenv("AWS_PROFILE");
+	unsetenv("AWS_CA_BUNDLE");
+	unsetenv("STRIPEBACKUP_S3_URL_STYLE");
+	ok(sb_s3_use_settings(&s, &err), "settings in use");
+	like(bucket_settings_of(&a, &err),
+		 "restore_command = 'AWS_ENDPOINT_URL=''http://127.0.0.1:9000'' AWS_REGION=''eu-west-1'' "
+		 "AWS_SHARED_CREDENTIALS_FILE=''/etc/pg/aws 100%%'' ''/usr/lib/postgresql/15/bin/stripebackup'' "
+		 "wal-get --archive ''/mnt/a/bk'' --archive ''s3://bk1/pg/main''",
+		 "the settings go before the command, quoted for the shell, %% doubled");
+	s.credentials_file = "/x'; rm -rf /; '";
+	ok(sb_s3_use_settings(&s, &err), "a setting with a quote in use");
+	ok(bucket_settings_of(&a, &err)[0] == '\0' && strstr(err.message, "cannot go into restore_command") != NULL,
+	   "is refused, not written: %s", err.message);
+	a.destinations = dests;
+	ok(strstr(bucket_settings_of(&a, &err), "AWS_") == NULL, "an archive of folders carries no S3 setting");
+	ok(sb_s3_use_settings(NULL, &err), "settings cleared");
 }

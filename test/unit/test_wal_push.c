@@ -411,7 +411,7 @@ test_wal_push_options(void)
 	dests[0] = "relative/dir";
 	dests[1] = w.f.dest[1];
 	o.destinations = dests;
-	expect_refused(&o, "a relative destination", SB_EINVAL, "not an absolute path");
+	expect_refused(&o, "a relative destination", SB_EINVAL, "neither an absolute path nor an s3:// location");
 	th_wal_options(&o, &w);
 	o.system_identifier = 0;
 	expect_refused(&o, "system identifier 0", SB_EINVAL, "system identifier 0");

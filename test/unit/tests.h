@@ -35,6 +35,9 @@ extern void test_s3_live_upload(void);
 extern void test_s3_live_calibrate(void);
 extern void test_s3_live_backup(void);
 
+/* test_s3_wal.c */
+extern void test_s3_wal(void);
+
 /* test_s3_faults.c */
 extern void test_s3_faults(void);
 extern void test_s3_faults_upload(void);
@@ -180,6 +183,7 @@ extern void test_restore_marker_incomplete(void);
 extern void test_pgrecovery_settings(void);
 extern void test_pgrecovery_refused(void);
 extern void test_pgrecovery_standby(void);
+extern void test_pgrecovery_bucket(void);
 
 /* test_recovery_wal.c */
 extern void test_recovery_wal_gaps(void);
