@@ -48,6 +48,9 @@ typedef struct SbArchive
  */
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
+/* Does LOCATION (a backup's folder, or its s3://bucket/prefix/NAME) hold a manifest? */
+extern bool sb_archive_has_manifest(const char *location);
+
 /*
  * The same, for an encrypted backup too: KEY (NULL: none) opens its
  * envelope and its chain's.  The caller keeps KEY until the archive is

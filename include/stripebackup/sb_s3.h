@@ -39,6 +39,7 @@ typedef struct SbS3Settings
 	const char *credentials_file;
 	const char *profile;
 	const char *ca_file;		/* certificates that sign an https endpoint's (PEM) */
+	const char *bucket_endpoints;	/* "bucket=endpoint[@region], ...": buckets elsewhere */
 } SbS3Settings;
 
 /* Everything a connection needs, settled. */
@@ -80,6 +81,21 @@ extern bool sb_s3_parse_location(const char *url, SbS3Location *loc, SbError *er
  */
 extern bool sb_s3_config_load(const SbS3Settings *settings, SbS3Config *config, SbError *err);
 
+/*
+ * The same for BUCKET: its own endpoint (and region) when the bucket
+ * endpoints name it (a bucket of another service, or another AWS region),
+ * else the common one.  Credentials are the same for all.
+ */
+extern bool sb_s3_config_for_bucket(const SbS3Settings *settings, const char *bucket,
+									SbS3Config *config, SbError *err);
+
+/*
+ * Is TEXT a list of bucket endpoints: "bucket=endpoint[@region]" separated
+ * by commas (each bucket once, each endpoint http(s)://host[:port])?  ERR
+ * says which entry is not.
+ */
+extern bool sb_s3_check_bucket_endpoints(const char *text, SbError *err);
+
 /* Whether ENDPOINT (NULL or "" = none) is an endpoint: http(s)://host[:port]; else ERR says why. */
 extern bool sb_s3_check_endpoint(const char *endpoint, SbError *err);
 
@@ -94,11 +110,11 @@ extern void sb_s3_config_clear(SbS3Config *config);
  */
 extern bool sb_s3_use_settings(const SbS3Settings *settings, SbError *err);
 
-/* CONFIG from the settings in use (sb_s3_use_settings), the environment and the file. */
-extern bool sb_s3_current_config(SbS3Config *config, SbError *err);
+/* CONFIG for BUCKET from the settings in use (sb_s3_use_settings), the environment and the file. */
+extern bool sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err);
 
 /* The environment that gives another process the settings in use: no secret is among them. */
-#define SB_S3_ENV_MAX 6
+#define SB_S3_ENV_MAX 7
 typedef struct SbS3Environment
 {
 	uint32_t	count;
@@ -108,7 +124,8 @@ typedef struct SbS3Environment
 
 /*
  * The variables (AWS_ENDPOINT_URL, AWS_REGION, STRIPEBACKUP_S3_URL_STYLE,
- * AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE, AWS_CA_BUNDLE) with which the
+ * AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE, AWS_CA_BUNDLE,
+ * STRIPEBACKUP_S3_BUCKET_ENDPOINTS) with which the
  * command, run by PostgreSQL as restore_command, reaches the buckets the
  * way this process does: each from the settings in use, else from this
  * process's environment.  Keys are never among them: they come from the

@@ -197,3 +197,18 @@ sb_plan_estimate(SbPlan *plan, const double *read_mbps, double setup_per_file,
 		finish_per_byte * (double) plan->raw_bytes : -1;
 	plan->estimated_seconds = known ? slowest + plan->fixed_seconds : -1;
 }
+
+bool
+sb_archive_has_manifest(const char *location)
+{
+	char	   *path;
+	uint64_t	size;
+	SbError		ignored;
+	bool		found;
+
+	if ((path = sb_path_join(location, SB_MANIFEST_FILE, &ignored)) == NULL)
+		return false;
+	found = sb_store_file_size(path, &size);
+	free(path);
+	return found;
+}

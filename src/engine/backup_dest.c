@@ -210,7 +210,7 @@ create_remote_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *
 
 	if ((w->folder = sb_path_join(dest, b->manifest->name, err)) == NULL ||
 		(w->path = sb_path_join(w->folder, w->file_name, err)) == NULL ||
-		!object_key(w, "", key, sizeof(key), err) || !sb_s3_current_config(&config, err))
+		!object_key(w, "", key, sizeof(key), err) || !sb_s3_current_config(w->s3.bucket, &config, err))
 		return false;
 	client = sb_s3_client_new(&config, 1, err);
 	ok = client != NULL && sb_s3_list_objects(client, w->s3.bucket, key, found_object, &exists, err);
@@ -332,7 +332,7 @@ put_remote_manifest(SbStripeWriter *w, const char *bytes, size_t len, SbError *e
 	bool		ok;
 
 	ok = object_key(w, SB_MANIFEST_FILE, key, sizeof(key), err) &&
-		(client = sb_s3_client_open(1, err)) != NULL;
+		(client = sb_s3_client_open(w->s3.bucket, 1, err)) != NULL;
 	w->put_manifest = ok;
 	ok = ok && sb_s3_put_object(client, w->s3.bucket, key, bytes, len, err);
 	sb_s3_client_free(client);
@@ -371,7 +371,7 @@ remove_remote(SbStripeWriter *w)
 	(void) sb_s3_upload_abort(w->upload, &ignored);
 	if (!w->put_manifest || !object_key(w, SB_MANIFEST_FILE, key, sizeof(key), &ignored))
 		return;
-	client = sb_s3_client_open(1, &ignored);
+	client = sb_s3_client_open(w->s3.bucket, 1, &ignored);
 	if (client != NULL)
 		(void) sb_s3_delete_object(client, w->s3.bucket, key, &ignored);
 	sb_s3_client_free(client);

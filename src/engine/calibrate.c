@@ -103,7 +103,7 @@ name_object(Bench *b, SbError *err)
 {
 	b->remote = true;
 	b->direct = true;			/* no cache between us and the bucket */
-	return sb_s3_parse_location(b->path, &b->object, err) && sb_s3_current_config(&b->config, err);
+	return sb_s3_parse_location(b->path, &b->object, err) && sb_s3_current_config(b->object.bucket, &b->config, err);
 }
 
 /* The test file: O_DIRECT when the file system allows it. */

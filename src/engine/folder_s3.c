@@ -145,7 +145,7 @@ sb_backup_folder_remove_s3(const char *destination, const char *name, const uint
 
 	if (l == NULL)
 		return sb_error_set(err, SB_ENOMEM, "out of memory listing \"%s\"", destination);
-	ok = sb_s3_parse_location(destination, &loc, err) && (c = sb_s3_client_open(1, err)) != NULL;
+	ok = sb_s3_parse_location(destination, &loc, err) && (c = sb_s3_client_open(loc.bucket, 1, err)) != NULL;
 	snprintf(prefix, sizeof(prefix), "%s%s%s/", loc.prefix, loc.prefix[0] ? "/" : "", name);
 	if (ok && !sb_s3_list_objects(c, loc.bucket, prefix, collect, l, err))
 	{

@@ -129,12 +129,12 @@ sb_s3_request_reset(SbS3Request *req)
 }
 
 SbS3Client *
-sb_s3_client_open(unsigned max_in_flight, SbError *err)
+sb_s3_client_open(const char *bucket, unsigned max_in_flight, SbError *err)
 {
 	SbS3Config	config;
 	SbS3Client *c;
 
-	if (!sb_s3_current_config(&config, err))
+	if (!sb_s3_current_config(bucket, &config, err))
 		return NULL;
 	c = sb_s3_client_new(&config, max_in_flight, err);
 	sb_s3_config_clear(&config);

@@ -56,8 +56,8 @@ typedef struct SbS3Request
 extern SbS3Client *sb_s3_client_new(const SbS3Config *config, unsigned max_in_flight, SbError *err);
 extern void sb_s3_client_free(SbS3Client *c);
 
-/* A client for the process's current settings (sb_s3_current_config). */
-extern SbS3Client *sb_s3_client_open(unsigned max_in_flight, SbError *err);
+/* A client for BUCKET with the process's current settings (sb_s3_current_config). */
+extern SbS3Client *sb_s3_client_open(const char *bucket, unsigned max_in_flight, SbError *err);
 
 /* What the client was made with. */
 extern const SbS3Config *sb_s3_client_config(const SbS3Client *c);

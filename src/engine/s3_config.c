@@ -286,7 +286,7 @@ settle_credentials(const SbS3Settings *s, SbS3Config *c, SbError *err)
 	}
 	if (file == NULL || (file == home_file && access(file, F_OK) != 0))
 		return sb_error_set(err, SB_EKEY,
-							"no S3 credentials: set stripebackup.s3_credentials_file (the command: --s3-credentials-file), "
+							"no S3 credentials: set stripebackup.s3_credentials_file, "
 							"AWS_SHARED_CREDENTIALS_FILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
 	if ((text = malloc(CREDENTIALS_MAX)) == NULL)
 		return sb_error_set(err, SB_ENOMEM, "out of memory reading S3 credentials");
@@ -302,8 +302,120 @@ settle_credentials(const SbS3Settings *s, SbS3Config *c, SbError *err)
 	return ok;
 }
 
+/* ---------- buckets elsewhere ---------- */
+
+#define SB_S3_BUCKET_LIST_MAX 64
+
+/* One entry of a bucket endpoint list, taken apart (pointers into a copy). */
+typedef struct BucketEndpoint
+{
+	char	   *bucket;
+	char	   *endpoint;
+	char	   *region;			/* NULL: the common region */
+} BucketEndpoint;
+
+/* Split ENTRY (modified) "bucket=endpoint[@region]"; ERR names it when it is not one. */
+static bool
+parse_bucket_endpoint(char *entry, BucketEndpoint *be, SbError *err)
+{
+	char	   *eq = strchr(entry, '=');
+	char	   *at;
+
+	if (eq == NULL)
+		return sb_error_set(err, SB_EINVAL, "bucket endpoint \"%s\" is not bucket=endpoint[@region]", entry);
+	*eq = '\0';
+	be->bucket = trim(entry);
+	be->endpoint = trim(eq + 1);
+	be->region = NULL;
+	if ((at = strchr(be->endpoint, '@')) != NULL)
+	{
+		*at = '\0';
+		be->region = trim(at + 1);
+	}
+	if (!valid_bucket(be->bucket, strlen(be->bucket)))
+		return sb_error_set(err, SB_EINVAL, "\"%s\" is not a bucket name (3 to 63 of a-z, 0-9, \".\" and \"-\")",
+							be->bucket);
+	if (be->region != NULL && (be->region[0] == '\0' || strlen(be->region) >= 64 ||
+							   strspn(be->region, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(be->region)))
+		return sb_error_set(err, SB_EINVAL, "region \"%s\" of bucket \"%s\" is not a region name",
+							be->region, be->bucket);
+	return sb_s3_check_endpoint(be->endpoint, err);
+}
+
+/*
+ * Check every entry of TEXT (a bucket named twice is refused) and find
+ * WANT's (MATCH->bucket NULL when none), pointing into *COPY (to free).
+ */
+static bool
+walk_bucket_endpoints(const char *text, const char *want, BucketEndpoint *match, char **copy,
+					  SbError *err)
+{
+	char	   *save = NULL;
+	char	   *names[SB_S3_BUCKET_LIST_MAX];
+	int			n = 0;
+
+	*copy = NULL;
+	match->bucket = NULL;
+	if (text == NULL || text[0] == '\0')
+		return true;
+	if ((*copy = strdup(text)) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory for the bucket endpoints");
+	for (char *entry = strtok_r(*copy, ",", &save); entry != NULL; entry = strtok_r(NULL, ",", &save))
+	{
+		BucketEndpoint be;
+
+		if (!parse_bucket_endpoint(entry, &be, err))
+			return false;
+		for (int i = 0; i < n; i++)
+			if (strcmp(names[i], be.bucket) == 0)
+				return sb_error_set(err, SB_EINVAL, "bucket \"%s\" is given two endpoints", be.bucket);
+		if (n == SB_S3_BUCKET_LIST_MAX)
+			return sb_error_set(err, SB_EINVAL, "more than %d bucket endpoints", SB_S3_BUCKET_LIST_MAX);
+		names[n++] = be.bucket;
+		if (want != NULL && strcmp(be.bucket, want) == 0)
+			*match = be;
+	}
+	return true;
+}
+
 bool
-sb_s3_config_load(const SbS3Settings *settings, SbS3Config *config, SbError *err)
+sb_s3_check_bucket_endpoints(const char *text, SbError *err)
+{
+	BucketEndpoint match;
+	char	   *copy;
+	bool		ok = walk_bucket_endpoints(text, NULL, &match, &copy, err);
+
+	free(copy);
+	return ok;
+}
+
+/* CONFIG's endpoint and region for BUCKET when the bucket endpoints of S name it. */
+static bool
+settle_bucket_endpoint(const SbS3Settings *s, const char *bucket, SbS3Config *c, SbError *err)
+{
+	const char *text = first_set(s->bucket_endpoints, "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL);
+	BucketEndpoint match;
+	char	   *copy;
+	bool		ok = walk_bucket_endpoints(text, bucket, &match, &copy, err);
+
+	if (ok && match.bucket != NULL)
+	{
+		ok = copy_setting(c->endpoint, sizeof(c->endpoint), match.endpoint, "the S3 endpoint", err) &&
+			(match.region == NULL ||
+			 copy_setting(c->region, sizeof(c->region), match.region, "the S3 region", err));
+		for (size_t len = strlen(c->endpoint); len > 0 && c->endpoint[len - 1] == '/'; len--)
+			c->endpoint[len - 1] = '\0';
+		/* A service of its own: the bucket in the path, unless a style was set. */
+		if (first_set(s->url_style, "STRIPEBACKUP_S3_URL_STYLE", NULL) == NULL)
+			c->url_style = SB_S3_URL_PATH;
+	}
+	free(copy);
+	return ok;
+}
+
+bool
+sb_s3_config_for_bucket(const SbS3Settings *settings, const char *bucket, SbS3Config *config,
+						SbError *err)
 {
 	SbS3Settings none = {0};
 
@@ -312,12 +424,19 @@ sb_s3_config_load(const SbS3Settings *settings, SbS3Config *config, SbError *err
 	config->connect_timeout = 10;
 	config->low_speed_seconds = 60;
 	if (!settle_endpoint(settings ?: &none, config, err) ||
+		(bucket != NULL && !settle_bucket_endpoint(settings ?: &none, bucket, config, err)) ||
 		!settle_credentials(settings ?: &none, config, err))
 	{
 		sb_s3_config_clear(config);
 		return false;
 	}
 	return true;
+}
+
+bool
+sb_s3_config_load(const SbS3Settings *settings, SbS3Config *config, SbError *err)
+{
+	return sb_s3_config_for_bucket(settings, NULL, config, err);
 }
 
 void
@@ -330,7 +449,7 @@ sb_s3_config_clear(SbS3Config *config)
 
 /* The process's settings (sb_s3_use_settings), copied. */
 static pthread_mutex_t settings_mutex = PTHREAD_MUTEX_INITIALIZER;
-#define NSETTINGS 6
+#define NSETTINGS 7
 static char *settings_strings[NSETTINGS];
 
 bool
@@ -347,6 +466,7 @@ sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
 		given[3] = settings->credentials_file;
 		given[4] = settings->profile;
 		given[5] = settings->ca_file;
+		given[6] = settings->bucket_endpoints;
 	}
 	for (int i = 0; i < NSETTINGS; i++)
 		if (given[i] != NULL && given[i][0] != '\0' && (copies[i] = strdup(given[i])) == NULL)
@@ -366,7 +486,7 @@ sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
 }
 
 bool
-sb_s3_current_config(SbS3Config *config, SbError *err)
+sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err)
 {
 	SbS3Settings s;
 	bool		ok;
@@ -378,7 +498,8 @@ sb_s3_current_config(SbS3Config *config, SbError *err)
 	s.credentials_file = settings_strings[3];
 	s.profile = settings_strings[4];
 	s.ca_file = settings_strings[5];
-	ok = sb_s3_config_load(&s, config, err);
+	s.bucket_endpoints = settings_strings[6];
+	ok = sb_s3_config_for_bucket(&s, bucket, config, err);
 	pthread_mutex_unlock(&settings_mutex);
 	return ok;
 }
@@ -410,7 +531,9 @@ sb_s3_environment(SbS3Environment *env, SbError *err)
 		add_variable(env, "AWS_SHARED_CREDENTIALS_FILE",
 					 first_set(settings_strings[3], "AWS_SHARED_CREDENTIALS_FILE", NULL), err) &&
 		add_variable(env, "AWS_PROFILE", first_set(settings_strings[4], "AWS_PROFILE", NULL), err) &&
-		add_variable(env, "AWS_CA_BUNDLE", first_set(settings_strings[5], "AWS_CA_BUNDLE", NULL), err);
+		add_variable(env, "AWS_CA_BUNDLE", first_set(settings_strings[5], "AWS_CA_BUNDLE", NULL), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_BUCKET_ENDPOINTS",
+					 first_set(settings_strings[6], "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL), err);
 	pthread_mutex_unlock(&settings_mutex);
 	if (!ok)
 		sb_s3_environment_free(env);

@@ -26,7 +26,7 @@ sb_store_open(SbStoreFile *f, const char *path, SbError *err)
 	if (sb_s3_is_location(path))
 	{
 		if (!sb_s3_parse_location(path, &f->object, err) ||
-			(f->client = sb_s3_client_open(1, err)) == NULL)
+			(f->client = sb_s3_client_open(f->object.bucket, 1, err)) == NULL)
 			return false;
 		if (!sb_s3_head_object(f->client, f->object.bucket, f->object.prefix, &f->size, err))
 		{
@@ -93,7 +93,7 @@ sb_store_reader_io(SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *e
 		(void) posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		return sb_io_new(method, depth, NULL, err);
 	}
-	if (!sb_s3_current_config(&config, err))
+	if (!sb_s3_current_config(f->object.bucket, &config, err))
 		return NULL;
 	io = sb_io_new_s3_reader(&config, f->object.bucket, f->object.prefix, depth, err);
 	sb_s3_config_clear(&config);
@@ -119,7 +119,7 @@ sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err)
 
 	if (!sb_s3_is_location(path))
 		return sb_read_small_file(path, max, len, err);
-	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(1, err)) == NULL)
+	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(loc.bucket, 1, err)) == NULL)
 		return NULL;
 	if (sb_s3_get_object(client, loc.bucket, loc.prefix, &data, len, err) && *len > max)
 	{

@@ -82,7 +82,7 @@ bool
 sb_wal_bucket_list(SbWalFolder *f, SbWalEntryFn fn, void *arg, SbError *err)
 {
 	Lister		l = {.f = f, .fn = fn, .arg = arg};
-	SbS3Client *c = sb_s3_client_open(1, err);
+	SbS3Client *c = sb_s3_client_open(f->s3_bucket, 1, err);
 	bool		ok;
 
 	if (c == NULL)
@@ -120,7 +120,7 @@ confirm_absent(SbWalFolder *f, const char *file, const char *path, SbError *err)
 {
 	char		key[SB_S3_KEY_MAX];
 	bool		listed = false;
-	SbS3Client *c = sb_s3_client_open(1, err);
+	SbS3Client *c = sb_s3_client_open(f->s3_bucket, 1, err);
 	bool		ok;
 
 	if (c == NULL)
@@ -156,7 +156,7 @@ sb_wal_bucket_stamp(SbWalFolder *f, const char *file, SbWalStamp *stamp)
 	char		key[SB_S3_KEY_MAX];
 	uint64_t	size;
 	SbError		ignored;
-	SbS3Client *c = sb_s3_client_open(1, &ignored);
+	SbS3Client *c = sb_s3_client_open(f->s3_bucket, 1, &ignored);
 	bool		ok;
 
 	if (c == NULL)
@@ -172,7 +172,7 @@ bool
 sb_wal_bucket_remove(SbWalFolder *f, const char *file, SbError *err)
 {
 	char		key[SB_S3_KEY_MAX];
-	SbS3Client *c = sb_s3_client_open(1, err);
+	SbS3Client *c = sb_s3_client_open(f->s3_bucket, 1, err);
 	bool		ok;
 
 	if (c == NULL)
@@ -191,7 +191,7 @@ sb_wal_bucket_put(SbWalFolder *f, const char *file, const void *data, size_t len
 {
 	char		key[SB_S3_KEY_MAX];
 	uint64_t	size;
-	SbS3Client *c = sb_s3_client_open(1, err);
+	SbS3Client *c = sb_s3_client_open(f->s3_bucket, 1, err);
 	bool		ok = c != NULL;
 
 	key_of(f, file, key);

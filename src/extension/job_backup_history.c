@@ -8,8 +8,6 @@
  */
 #include "postgres.h"
 
-#include <sys/stat.h>
-
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -224,15 +222,14 @@ sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outc
 	sb_sql_leave(&sql);
 }
 
-/* Does DEST/NAME hold a manifest? */
+/* Does DEST/NAME (a folder, or a bucket's prefix) hold a manifest? */
 static bool
 has_manifest(const char *dest, const char *name)
 {
-	char		path[MAXPGPATH];
-	struct stat st;
+	char		location[MAXPGPATH];
 
-	snprintf(path, sizeof(path), "%s/%s/%s", dest, name, SB_MANIFEST_FILE);
-	return stat(path, &st) == 0;
+	snprintf(location, sizeof(location), "%s/%s", dest, name);
+	return sb_archive_has_manifest(location);
 }
 
 char *

@@ -24,9 +24,10 @@ static char *s3_region = NULL;
 static int	s3_url_style = 0;
 static char *s3_credentials_file = NULL;
 static char *s3_ca_file = NULL;
+static char *s3_bucket_endpoints = NULL;
 
 /* The values as they are being set: a hook sees its new value before the variable holds it. */
-static const char *current[4];
+static const char *current[5];
 static const char *current_style = NULL;
 
 static const struct config_enum_entry url_styles[] = {
@@ -46,6 +47,7 @@ publish(void)
 	s.region = current[1];
 	s.credentials_file = current[2];
 	s.ca_file = current[3];
+	s.bucket_endpoints = current[4];
 	s.url_style = current_style;
 	if (!sb_s3_use_settings(&s, &err))
 		elog(WARNING, "stripebackup could not take the S3 settings: %s", err.message);
@@ -57,6 +59,17 @@ check_endpoint(char **newval, void **extra, GucSource source)
 	SbError		err;
 
 	if (sb_s3_check_endpoint(*newval, &err))
+		return true;
+	GUC_check_errdetail("%s", err.message);
+	return false;
+}
+
+static bool
+check_bucket_endpoints(char **newval, void **extra, GucSource source)
+{
+	SbError		err;
+
+	if (sb_s3_check_bucket_endpoints(*newval, &err))
 		return true;
 	GUC_check_errdetail("%s", err.message);
 	return false;
@@ -100,6 +113,13 @@ assign_ca_file(const char *newval, void *extra)
 }
 
 static void
+assign_bucket_endpoints(const char *newval, void *extra)
+{
+	current[4] = newval;
+	publish();
+}
+
+static void
 assign_url_style(int newval, void *extra)
 {
 	current_style = newval == 1 ? "path" : newval == 2 ? "host" : NULL;
@@ -130,4 +150,9 @@ sb_s3_settings_define(void)
 							   "Certificates (PEM) that sign an https s3_endpoint's, when not the system's (a private CA).",
 							   "Empty: the system's certificates (or AWS_CA_BUNDLE in the server's environment).",
 							   &s3_ca_file, "", PGC_SIGHUP, 0, check_absolute, assign_ca_file, NULL);
+	DefineCustomStringVariable("stripebackup.s3_bucket_endpoints",
+							   "Buckets reached elsewhere than s3_endpoint: bucket=endpoint[@region], comma-separated.",
+							   "For buckets of another service, or of another AWS region, in the same backup. Empty: every bucket at s3_endpoint.",
+							   &s3_bucket_endpoints, "", PGC_SIGHUP, 0, check_bucket_endpoints,
+							   assign_bucket_endpoints, NULL);
 }

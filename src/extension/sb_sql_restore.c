@@ -379,6 +379,27 @@ verify(SbArchive *a, Findings *found)
 	sb_raise(&err);
 }
 
+/*
+ * An encrypted backup and no stripebackup.encryption_key_file: check what
+ * can be checked in the clear (sb_verify_sealed) into FOUND, and say in a
+ * NOTICE what was, and what needs the key.
+ */
+static void
+verify_without_key(const char *location, Findings *found)
+{
+	SbSealedVerifyResult r;
+	SbError		err;
+
+	if (!sb_verify_sealed(location, collect_problem, found, &r, &err))
+		sb_raise(&err);
+	ereport(NOTICE,
+			(errmsg("the backup is encrypted and stripebackup.encryption_key_file is not set: "
+					"checked without its key, %llu chunks in %u stripes, %llu problem(s)",
+					(unsigned long long) r.chunks, r.nstripes, (unsigned long long) r.problems),
+			 errdetail("Every checksum, every index, and each stripe sealed with this manifest were checked; "
+					   "that each chunk opens, and the files, need the key.")));
+}
+
 static void
 verify_rows(FunctionCallInfo fcinfo, const char *location)
 {
@@ -390,7 +411,10 @@ verify_rows(FunctionCallInfo fcinfo, const char *location)
 
 	InitMaterializedSRF(fcinfo, 0);
 	a = sb_handle_open_archive(location, &err);
-	if (a == NULL)
+	sb_handle_own(sb_handle_new(free_findings), found);
+	if (a == NULL && err.code == SB_EKEY && sb_key_current() == NULL)
+		verify_without_key(location, found);
+	else if (a == NULL)
 	{
 		SbProblem	p = {0, -1, NULL, err.code, err.message};
 
@@ -400,9 +424,11 @@ verify_rows(FunctionCallInfo fcinfo, const char *location)
 		put_problem(rs, &p);
 		return;
 	}
-	sb_handle_own(sb_handle_new(free_findings), found);
-	verify(a, found);
-	sb_pitr_verify_wal(sb_restore_read_pgmeta(a), collect_wal_problem, found);
+	else
+	{
+		verify(a, found);
+		sb_pitr_verify_wal(sb_restore_read_pgmeta(a), collect_wal_problem, found);
+	}
 	for (i = 0; i < found->n; i++)
 		put_problem(rs, &found->items[i]);
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Object-storage destinations (make bench-s3): stripe_backup() of a pgbench
-# cluster to two local folders, to two buckets, to a folder and a bucket,
+# cluster to two local folders, to buckets of two endpoints (two s3rver
+# processes, the second reached through stripebackup.s3_bucket_endpoints),
+# to a folder and a bucket,
 # and to one bucket beside pgBackRest's backup to a bucket of the same
 # server (repo1-type=s3), and the restore of each (the command's,
 # pgBackRest's), alternating, on the same data.  The buckets are served by
@@ -29,22 +31,26 @@ BENCH_ARGS=("$@")
 dir=$DIR
 port=55497
 tls_port=4497
+tls_port2=4498
 data="$dir/data"
 s3state="$dir/s3"
+s3state2="$dir/s3b"
 
 cleanup() {
 	stop_cluster
 	[[ -f $dir/stunnel.pid ]] && kill "$(cat "$dir/stunnel.pid")" 2>/dev/null
 	bash "$REPO/test/s3/s3server.sh" stop "$s3state" 2>/dev/null || true
+	bash "$REPO/test/s3/s3server.sh" stop "$s3state2" 2>/dev/null || true
 }
 
-# HTTPS in front of s3rver at $1 (port 4433 + the bench's offset), a certificate for 127.0.0.1.
+# HTTPS in front of the s3rver at $1 (on $tls_port) and the one at $2 (on $tls_port2), a certificate for 127.0.0.1.
 start_tls() {
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/tls.key" -out "$dir/tls.crt" -days 2 \
 		-subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
 	cat "$dir/tls.key" "$dir/tls.crt" > "$dir/tls.pem"
-	printf '%s\n' "pid = $dir/stunnel.pid" "[s3]" "accept = 127.0.0.1:$tls_port" \
-		"connect = 127.0.0.1:${1##*:}" "cert = $dir/tls.pem" > "$dir/stunnel.conf"
+	printf '%s\n' "pid = $dir/stunnel.pid" "cert = $dir/tls.pem" \
+		"[s3]" "accept = 127.0.0.1:$tls_port" "connect = 127.0.0.1:${1##*:}" \
+		"[s3b]" "accept = 127.0.0.1:$tls_port2" "connect = 127.0.0.1:${2##*:}" > "$dir/stunnel.conf"
 	stunnel4 "$dir/stunnel.conf"
 }
 trap cleanup EXIT
@@ -88,7 +94,7 @@ round() {
 	for kind in "$@"; do
 		case $kind in
 			local) backup backup_local "$dir/sb1" "$dir/sb2"; restore restore_local ;;
-			s3) backup backup_s3 "s3://bk1/bench" "s3://bk2/bench"; restore restore_s3 ;;
+			s3) backup backup_s3 "s3://bk1/bench" "s3://bk3/bench"; restore restore_s3 ;;
 			mixed) backup backup_mixed "$dir/sb1" "s3://bk1/mixed"; restore restore_mixed ;;
 			one) backup backup_one "s3://bk1/one"; restore restore_one ;;
 			pgbackrest) pgbackrest_round ;;
@@ -98,21 +104,25 @@ round() {
 
 # ---------- the run ----------
 
-rm -rf "$data" "$dir/pgbackrest-repo" "$dir/work" "$s3state"
+rm -rf "$data" "$dir/pgbackrest-repo" "$dir/work" "$s3state" "$s3state2"
 stop_cluster
-mkdir -p "$s3state"
-start_tls "$(bash "$REPO/test/s3/s3server.sh" start "$s3state" bk1 bk2)"
+mkdir -p "$s3state" "$s3state2"
+start_tls "$(bash "$REPO/test/s3/s3server.sh" start "$s3state" bk1 bk2)" \
+	"$(bash "$REPO/test/s3/s3server.sh" start "$s3state2" bk3)"
 endpoint=https://127.0.0.1:$tls_port
+bucket_endpoints="bk3=https://127.0.0.1:$tls_port2"
 credentials="$dir/credentials"
 (umask 077; printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n' > "$credentials")
-export AWS_ENDPOINT_URL=$endpoint AWS_SHARED_CREDENTIALS_FILE=$credentials AWS_CA_BUNDLE=$dir/tls.crt
+export AWS_ENDPOINT_URL=$endpoint AWS_SHARED_CREDENTIALS_FILE=$credentials AWS_CA_BUNDLE=$dir/tls.crt \
+	STRIPEBACKUP_S3_BUCKET_ENDPOINTS=$bucket_endpoints
 bench_pgbackrest_conf repo1-type=s3 repo1-s3-endpoint=127.0.0.1 repo1-storage-port=$tls_port \
 	repo1-storage-verify-tls=n repo1-s3-bucket=bk2 repo1-s3-region=us-east-1 repo1-s3-key=S3RVER \
 	repo1-s3-key-secret=S3RVER repo1-s3-uri-style=path expire-auto=n
 bench_pgbench_cluster "$scale"
 psql_ -c "ALTER SYSTEM SET stripebackup.s3_endpoint = '$endpoint'" \
 	-c "ALTER SYSTEM SET stripebackup.s3_ca_file = '$dir/tls.crt'" \
-	-c "ALTER SYSTEM SET stripebackup.s3_credentials_file = '$credentials'" -c 'SELECT pg_reload_conf()' >/dev/null
+	-c "ALTER SYSTEM SET stripebackup.s3_credentials_file = '$credentials'" \
+	-c "ALTER SYSTEM SET stripebackup.s3_bucket_endpoints = '$bucket_endpoints'" -c 'SELECT pg_reload_conf()' >/dev/null
 psql_ -c 'VACUUM ANALYZE' -c 'CHECKPOINT'
 bytes=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
 : > "$results/stripes"
@@ -137,7 +147,7 @@ share() {	# KIND: the bucket's share of the mixed backups' stored bytes, in %
 {
 echo
 echo "object storage: $(calc "$bytes / 1e9" 2) GB cluster (pgbench scale $scale), zstd level 1, two stripes,"
-echo "buckets on s3rver 3.7.1 (one Node.js process, 127.0.0.1, HTTPS by stunnel); $(nproc) CPUs, medians of $rounds rounds; $(date -u +%F)"
+echo "buckets on s3rver 3.7.1 (a Node.js process per endpoint, 127.0.0.1, HTTPS by stunnel); $(nproc) CPUs, medians of $rounds rounds; $(date -u +%F)"
 echo
 printf '%-28s %10s %10s %10s %10s %9s\n' "" "backup s" "MB/s" "restore s" "MB/s" "vs local"
 base_b=$(median backup_local)
@@ -148,7 +158,7 @@ for kind in local s3 mixed one pgbackrest; do
 	label=$kind
 	case $kind in
 		local) label="two local folders" ;;
-		s3) label="two buckets" ;;
+		s3) label="two endpoints" ;;
 		mixed) label="a folder and a bucket" ;;
 		one) label="one bucket" ;;
 		pgbackrest) label="pgBackRest, one bucket" ;;

@@ -3,7 +3,8 @@
 # file name in a stripe or the manifest's envelope); it restores from SQL and
 # with the command given the key, passes pg_verifybackup, starts, and holds
 # pgbench's invariant; an incremental on top of it too.  Without the key, or
-# with another, both fail closed with a clear error and write nothing; an
+# with another, both fail closed with a clear error and write nothing (verify
+# without the key checks what it can in the clear, from SQL too); an
 # unusable key file stops a backup before any row or file; only a superuser
 # may set the setting; the secret is in no log or history row.
 use strict;
@@ -140,6 +141,13 @@ my ($ret, $stdout, $stderr) = $node->psql('postgres',
 like($stderr, qr/28000: the encryption key is not the one this backup was encrypted with/,
 	'a restore from SQL with another key fails with SQLSTATE 28000');
 ok(!-e $sql_target, 'writing nothing');
+
+# Verify from SQL without a key: what can be checked in the clear is, and the NOTICE says so.
+($ret, $stdout, $stderr) = $node->psql('postgres',
+	"SET stripebackup.encryption_key_file = ''; SELECT count(*) FROM stripe_verify($full)");
+is($stdout, '0', 'stripe_verify without the key finds nothing wrong') or diag($stderr);
+like($stderr, qr/is encrypted and stripebackup.encryption_key_file is not set: checked without its key, [1-9]\d* chunks/,
+	'saying it checked the chunks without the key');
 my $rows = $node->safe_psql('postgres', 'SELECT count(*) FROM stripe_backups');
 ($ret, $stdout, $stderr) = $node->psql('postgres',
 	"SET stripebackup.encryption_key_file = '$open_key'; SELECT stripe_backup($arr)");

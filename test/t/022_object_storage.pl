@@ -7,7 +7,8 @@
 # credentials fail with clear errors leaving nothing behind; faults injected
 # between the server and the bucket (5xx, 429, dropped connections, a wrong
 # ETag) are retried, or fail the backup cleanly with no multipart upload
-# left; the secret key is in no log or history row.
+# left; buckets of two servers in one backup (stripebackup.s3_bucket_endpoints);
+# the secret key is in no log or history row.
 use strict;
 use warnings;
 
@@ -160,6 +161,28 @@ my $calibrated = $node->safe_psql('postgres',
 	"SELECT string_agg(test || ':' || (mb_per_s > 0)::text, ',' ORDER BY test) FROM stripe_calibrate(ARRAY['s3://bk2/cal'], size_mb => 32)");
 is($calibrated, 'sequential read:true,sequential write:true', 'stripe_calibrate measures a bucket');
 is(join(',', $s3->list_objects('bk2', 'cal/')), '', 'leaving no test object');
+
+# A bucket of another service (a second server) beside one of the first: stripebackup.s3_bucket_endpoints.
+my $s3b = SbS3::start(buckets => ['bk9']);
+my ($bad_ret, $bad_out, $bad_err) = $node->psql('postgres', "ALTER SYSTEM SET stripebackup.s3_bucket_endpoints = 'bk9'");
+like($bad_err, qr/bucket endpoint "bk9" is not bucket=endpoint/, 'a bucket endpoint without its endpoint is refused');
+$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.s3_bucket_endpoints = 'bk9=" . $s3b->endpoint . "'");
+$node->reload;
+$node->poll_query_until('postgres', "SELECT current_setting('stripebackup.s3_bucket_endpoints') <> ''")
+  or die 'the setting does not take';
+my $two = $node->safe_psql('postgres', "SELECT stripe_backup(ARRAY['s3://bk1/two', 's3://bk9/two'])");
+my $two_name = $node->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $two AND status = 'completed'");
+isnt($two_name, '', 'a backup to buckets of two servers completes');
+is(join(',', $s3b->list_objects('bk9', "two/$two_name/")), "two/$two_name/manifest.json,two/$two_name/stripe-2.sbs",
+	'the second server holds its stripe');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_verify($two)"), '0', 'stripe_verify reads both servers');
+{
+	local $ENV{STRIPEBACKUP_S3_BUCKET_ENDPOINTS} = 'bk9=' . $s3b->endpoint;
+	($rc, $out, $err) = run_stripebackup('verify', "s3://bk9/two/$two_name");
+	is($rc, 0, 'the command reaches the second server by STRIPEBACKUP_S3_BUCKET_ENDPOINTS') or diag($err);
+}
+($rc, $out, $err) = run_stripebackup('verify', "s3://bk9/two/$two_name");
+isnt($rc, 0, 'and without it looks for the bucket at the first server, which has none');
 
 # Encrypted, to a folder and a bucket.
 my $key = "$conf_dir/backup.key";

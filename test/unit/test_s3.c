@@ -165,6 +165,7 @@ static const char *const aws_env[] = {
 	"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 	"AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE", "STRIPEBACKUP_S3_URL_STYLE", "HOME", "AWS_CA_BUNDLE",
+	"STRIPEBACKUP_S3_BUCKET_ENDPOINTS",
 };
 
 void
@@ -257,6 +258,40 @@ test_s3_config(void)
 	   "AWS_SHARED_CREDENTIALS_FILE, a file its group may read");
 	sb_s3_config_clear(&c);
 	ok(c.secret_key[0] == '\0' && c.access_key[0] == '\0', "clearing wipes the secrets");
+
+	s.bucket_endpoints = " eu-copies = http://10.0.0.5:9000@eu-west-3 , us-copies=https://s3.us-east-1.amazonaws.com";
+	ok(sb_s3_config_for_bucket(&s, "eu-copies", &c, &err) && strcmp(c.endpoint, "http://10.0.0.5:9000") == 0 &&
+	   strcmp(c.region, "eu-west-3") == 0 && c.url_style == SB_S3_URL_PATH &&
+	   strcmp(c.access_key, "DEFKEY") == 0, "a bucket endpoint: its endpoint, region, the bucket in the path, the same keys");
+	ok(sb_s3_config_for_bucket(&s, "us-copies", &c, &err) &&
+	   strcmp(c.endpoint, "https://s3.us-east-1.amazonaws.com") == 0 && strcmp(c.region, "local") == 0,
+	   "without a region, the common one");
+	ok(sb_s3_config_for_bucket(&s, "other", &c, &err) && strcmp(c.endpoint, "http://127.0.0.1:9000") == 0,
+	   "a bucket not named: the common endpoint");
+	s.bucket_endpoints = NULL;
+	set_env("STRIPEBACKUP_S3_BUCKET_ENDPOINTS", "eu-copies=http://10.0.0.6:9000");
+	ok(sb_s3_config_for_bucket(&s, "eu-copies", &c, &err) && strcmp(c.endpoint, "http://10.0.0.6:9000") == 0,
+	   "bucket endpoints from the environment (the command)");
+	unsetenv("STRIPEBACKUP_S3_BUCKET_ENDPOINTS");
+	{
+		static const char *const bad[][2] = {
+			{"eu-copies", "is not bucket=endpoint"},
+			{"eu-copies=ftp://x", "\"ftp://x\""},
+			{"Eu_Copies=http://x", "\"Eu_Copies\" is not a bucket name"},
+			{"bk1=http://x,bk1=http://y", "\"bk1\" is given two endpoints"},
+			{"bk1=http://x@EU", "region \"EU\""},
+			{"bk1=http://x/path", "no path"},
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		{
+			ok(!sb_s3_check_bucket_endpoints(bad[i][0], &err) && err.code == SB_EINVAL,
+			   "bucket endpoints \"%s\" are refused", bad[i][0]);
+			like(err.message, bad[i][1], "saying why");
+		}
+	}
+	ok(sb_s3_check_bucket_endpoints("", &err) && sb_s3_check_bucket_endpoints(NULL, &err), "none at all is fine");
+	sb_s3_config_clear(&c);
 
 	th_rmtree(dir);
 	for (size_t i = 0; i < sizeof(aws_env) / sizeof(aws_env[0]); i++)
