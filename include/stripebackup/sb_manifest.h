@@ -12,8 +12,10 @@
 #ifndef SB_MANIFEST_H
 #define SB_MANIFEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_error.h"
@@ -95,25 +97,26 @@ typedef struct SbExtent
 
 typedef struct SbEntry
 {
+	/* The strings and extents live in the manifest's arena (sb_manifest_add_entry). */
 	char	   *path;			/* relative, '/'-separated; "." is the root */
-	SbEntryType type;
-	uint32_t	mode;			/* permission bits, within SB_ALLOWED_MODE_BITS */
-	int64_t		mtime;			/* seconds since the epoch */
-	uint64_t	size;			/* file: logical size */
-	uint32_t	crc32c;			/* file: CRC-32C of the whole content */
-	uint64_t	stream_offset;	/* file: first byte of its data in the stream */
-	uint64_t	stream_length;	/* file: bytes of data (size minus holes) */
-	bool		sparse;			/* file: data only in extents, holes between */
-	bool		incremental;	/* file (with sparse): what lies between its
-								 * extents is in the parent backup's file of
-								 * the same path, not a hole */
 	SbExtent   *extents;		/* file, when sparse: the data regions */
-	uint32_t	nextents;
 	char	   *link_target;	/* symlink: what it points to */
 	char	   *file_id;		/* file: the source file's identity (inode and
 								 * birth time), or NULL if unknown */
 	char	   *file_times;		/* file: its modification and change times,
 								 * "SEC.NSEC:SEC.NSEC", or NULL */
+	int64_t		mtime;			/* seconds since the epoch */
+	uint64_t	size;			/* file: logical size */
+	uint64_t	stream_offset;	/* file: first byte of its data in the stream */
+	uint64_t	stream_length;	/* file: bytes of data (size minus holes) */
+	uint32_t	crc32c;			/* file: CRC-32C of the whole content */
+	uint32_t	nextents;
+	uint16_t	mode;			/* permission bits, within SB_ALLOWED_MODE_BITS */
+	uint8_t		type;			/* an SbEntryType (a byte: one entry a file) */
+	bool		sparse;			/* file: data only in extents, holes between */
+	bool		incremental;	/* file (with sparse): what lies between its
+								 * extents is in the parent backup's file of
+								 * the same path, not a hole */
 } SbEntry;
 
 /*
@@ -187,6 +190,7 @@ typedef struct SbManifest
 	SbEntry    *entries;
 	size_t		nentries;
 	size_t		entries_cap;
+	struct SbArena *arena;		/* the entries' strings and extents */
 
 	SbStripeInfo *stripes;
 	uint32_t	nstripes;
@@ -260,11 +264,34 @@ extern char *sb_manifest_to_json(const SbManifest *m, SbError *err);
  */
 extern char *sb_manifest_serialize(const SbManifest *m, size_t *len, SbError *err);
 
+/* Takes LEN bytes of text; false (ERR set) to stop. */
+typedef bool (*SbTextSink) (void *arg, const char *text, size_t len, SbError *err);
+
+/*
+ * The same bytes as sb_manifest_serialize, handed to SINK a block at a
+ * time (a megabyte at most, unless one piece is longer): a backup of a
+ * million files writes its manifest without holding its text.
+ */
+extern bool sb_manifest_emit(const SbManifest *m, SbTextSink sink, void *arg, SbError *err);
+
 /*
  * Parse and fully validate JSON text (written as a writer writes it); builds
  * the reader index and records the text's SHA-256 and length too.
  */
 extern SbManifest *sb_manifest_from_json(const char *text, size_t len, SbError *err);
+
+/*
+ * Reads up to LEN bytes of a manifest's text into BUF: how many, 0 at its
+ * end, -1 (ERR set) on failure.
+ */
+typedef ssize_t (*SbManifestReadFn) (void *arg, char *buf, size_t len, SbError *err);
+
+/*
+ * sb_manifest_from_json over text that READ hands over a block at a time:
+ * the text is never whole in memory, only the file table built from it
+ * (manifest_stream.c).
+ */
+extern SbManifest *sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err);
 
 /*
  * The manifest in the LEN bytes of a manifest.json: in the clear, or an

@@ -328,10 +328,12 @@ describe_source(CreateArgs *a, const SourceTree *tree, SbError *err)
 	return err->code == SB_OK;
 }
 
-/* The tree lists no links (source_tree.h): directories and files only. */
+/* The tree hands over no links (source_tree.h): directories and files only. */
 static bool
-add_item(SbBackup *b, const SourceItem *item, SbError *err)
+add_item(void *arg, const SourceItem *item, SbError *err)
 {
+	SbBackup   *b = arg;
+
 	if (item->type == SB_ENTRY_DIR)
 		return sb_backup_add_dir(b, item->path, item->mode, item->mtime, err);
 	return sb_backup_add_file(b, item->path, item->full_path, err);
@@ -368,8 +370,8 @@ run_backup(CreateArgs *a, const SourceTree *tree)
 	SbError		err;
 	struct timespec t0,
 				t1;
-	size_t		i;
-	bool		ok = true;
+	SourceTree	again;
+	bool		ok;
 
 	cli_progress_init(&progress, "backed up", a->progress_mode);
 	a->options.tick = cli_progress_tick;
@@ -378,8 +380,9 @@ run_backup(CreateArgs *a, const SourceTree *tree)
 	b = sb_backup_begin(&a->options, &err);
 	if (b == NULL)
 		return cli_report_error(&err);
-	for (i = 0; ok && i < tree->nitems; i++)
-		ok = add_item(b, &tree->items[i], &err);
+	/* Walked again, each item into the backup as it is found (the first walk only counted). */
+	ok = source_tree_scan(a->source, &again, add_item, b, &err);
+	source_tree_free(&again);
 	if (!ok)
 		sb_backup_abort(b);
 	else
@@ -431,7 +434,7 @@ cmd_create(int argc, char **argv)
 		sb_key_clear(&a.key);
 		return cli_report_error(&err);
 	}
-	if (!source_tree_scan(a.source, &tree, &err) || !check_not_nested(&a, &tree, &err) ||
+	if (!source_tree_scan(a.source, &tree, NULL, NULL, &err) || !check_not_nested(&a, &tree, &err) ||
 		!describe_source(&a, &tree, &err))
 		rc = cli_report_error(&err);
 	else

@@ -39,13 +39,13 @@ grow(void **items, size_t *cap, size_t count, size_t size, SbError *err)
 	return true;
 }
 
+/* One more item of the walk: counted, and to the visitor. */
 static bool
-append_item(SourceTree *t, const SourceItem *item, SbError *err)
+visit_item(SourceTree *t, const SourceItem *item, SbError *err)
 {
-	if (!grow((void **) &t->items, &t->cap, t->nitems, sizeof(SourceItem), err))
-		return false;
-	t->items[t->nitems++] = *item;
-	return true;
+	t->nitems++;
+	t->total_bytes += item->size;
+	return t->visit == NULL || t->visit(t->visit_arg, item, err);
 }
 
 /* Is REL "pg_tblspc/<digits>" in a data directory? */
@@ -108,14 +108,11 @@ init_item(SourceItem *item, const struct stat *st)
 	item->mtime = st->st_mtime;
 }
 
-static bool
-name_item(SourceItem *item, const char *full, const char *rel, SbError *err)
+static void
+name_item(SourceItem *item, const char *full, const char *rel)
 {
-	item->path = strdup(rel);
-	item->full_path = strdup(full);
-	if (item->path == NULL || item->full_path == NULL)
-		return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
-	return true;
+	item->path = rel;
+	item->full_path = full;
 }
 
 /* Describe FULL (already lstat'ed, not a link) as an item; refuse special files. */
@@ -135,7 +132,8 @@ make_item(const char *full, const char *rel, const struct stat *st, SourceItem *
 		return sb_error_set(err, SB_EINVAL,
 							"\"%s\" is a socket, pipe or device; only files and directories can be backed up",
 							full);
-	return name_item(item, full, rel, err);
+	name_item(item, full, rel);
+	return true;
 }
 
 static int
@@ -225,9 +223,9 @@ follow_link(SourceTree *t, const char *full, const char *rel, SbError *err)
 		return sb_error_set(err, SB_EINVAL, "link \"%s\" points to \"%s\", which is not a directory", full, text);
 	init_item(&item, &st);
 	item.type = SB_ENTRY_DIR;
-	return add_root(t, full, canonical, err) && name_item(&item, canonical, rel, err) &&
-		append_item(t, &item, err) && (!tablespace || add_tablespace(t, rel, text, false, err)) &&
-		walk(t, canonical, rel, err);
+	name_item(&item, canonical, rel);
+	return add_root(t, full, canonical, err) && visit_item(t, &item, err) &&
+		(!tablespace || add_tablespace(t, rel, text, false, err)) && walk(t, canonical, rel, err);
 }
 
 static bool
@@ -249,9 +247,8 @@ walk_entry(SourceTree *t, const char *dir_full, const char *dir_rel, const char 
 		return sb_error_set_errno(err, errno, "could not stat \"%s\"", full);
 	if (S_ISLNK(st.st_mode))
 		return follow_link(t, full, rel, err);
-	if (!make_item(full, rel, &st, &item, err) || !append_item(t, &item, err))
+	if (!make_item(full, rel, &st, &item, err) || !visit_item(t, &item, err))
 		return false;
-	t->total_bytes += item.size;
 	/* An in-place tablespace (allow_in_place_tablespaces): a directory, recorded as the server does. */
 	if (item.type == SB_ENTRY_DIR && is_tablespace_path(t, rel) &&
 		!add_tablespace(t, rel, rel, true, err))
@@ -276,7 +273,7 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 }
 
 bool
-source_tree_scan(const char *root, SourceTree *t, SbError *err)
+source_tree_scan(const char *root, SourceTree *t, SourceItemFn visit, void *arg, SbError *err)
 {
 	char		canonical[PATH_MAX];
 	char		version[PATH_MAX];
@@ -285,6 +282,8 @@ source_tree_scan(const char *root, SourceTree *t, SbError *err)
 	SourceItem	item;
 
 	memset(t, 0, sizeof(*t));
+	t->visit = visit;
+	t->visit_arg = arg;
 	if (stat(root, &st) != 0 || realpath(root, canonical) == NULL)
 		return sb_error_set_errno(err, errno, "source \"%s\" is not usable", root);
 	if (!S_ISDIR(st.st_mode))
@@ -292,7 +291,7 @@ source_tree_scan(const char *root, SourceTree *t, SbError *err)
 	snprintf(version, sizeof(version), "%s/PG_VERSION", root);
 	t->is_cluster = stat(version, &version_st) == 0 && S_ISREG(version_st.st_mode);
 	return add_root(t, root, canonical, err) && make_item(root, ".", &st, &item, err) &&
-		append_item(t, &item, err) && walk(t, root, ".", err);
+		visit_item(t, &item, err) && walk(t, root, ".", err);
 }
 
 void
@@ -300,16 +299,10 @@ source_tree_free(SourceTree *t)
 {
 	size_t		i;
 
-	for (i = 0; i < t->nitems; i++)
-	{
-		free(t->items[i].path);
-		free(t->items[i].full_path);
-	}
 	for (i = 0; i < t->ntablespaces; i++)
 		free(t->tablespaces[i].location);
 	for (i = 0; i < t->nroots; i++)
 		free(t->roots[i]);
-	free(t->items);
 	free(t->tablespaces);
 	free(t->roots);
 	memset(t, 0, sizeof(*t));

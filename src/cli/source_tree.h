@@ -1,7 +1,8 @@
 /*
  * source_tree.h
- *		The list of what "stripebackup create" copies: a directory tree walked
- *		in sorted order.  No link is stored: in a PostgreSQL data directory
+ *		What "stripebackup create" copies: a directory tree walked in sorted
+ *		order, each item handed over as it is found (a list of a million
+ *		files would cost more than the backup's own file table).  No link is stored: in a PostgreSQL data directory
  *		the pg_wal link and each pg_tblspc/<oid> link are followed and their
  *		contents listed as a directory of that name (as the online backup
  *		and pg_basebackup do); any other link is refused.
@@ -15,8 +16,8 @@
 
 typedef struct SourceItem
 {
-	char	   *path;			/* relative to the root; "." is the root */
-	char	   *full_path;
+	const char *path;			/* relative to the root; "." is the root */
+	const char *full_path;
 	SbEntryType type;
 	uint32_t	mode;
 	int64_t		mtime;
@@ -31,11 +32,14 @@ typedef struct SourceTablespace
 	bool		in_place;		/* a directory in pg_tblspc, not a link */
 } SourceTablespace;
 
+/* Takes each item of the walk (its strings last until it returns); false (ERR) to stop. */
+typedef bool (*SourceItemFn) (void *arg, const SourceItem *item, SbError *err);
+
 typedef struct SourceTree
 {
-	SourceItem *items;
+	SourceItemFn visit;			/* or NULL: only count */
+	void	   *visit_arg;
 	size_t		nitems;
-	size_t		cap;
 	uint64_t	total_bytes;	/* sum of file sizes */
 	bool		is_cluster;		/* ROOT holds PG_VERSION */
 	SourceTablespace *tablespaces;
@@ -47,10 +51,12 @@ typedef struct SourceTree
 } SourceTree;
 
 /*
- * Walk ROOT.  Sockets, pipes and devices are refused, and links but those
- * of a data directory: nothing is skipped silently.
+ * Walk ROOT, each item to VISIT (NULL: only what TREE counts and records).
+ * Sockets, pipes and devices are refused, and links but those of a data
+ * directory: nothing is skipped silently.
  */
-extern bool source_tree_scan(const char *root, SourceTree *tree, SbError *err);
+extern bool source_tree_scan(const char *root, SourceTree *tree, SourceItemFn visit, void *arg,
+							 SbError *err);
 
 extern void source_tree_free(SourceTree *tree);
 

@@ -29,6 +29,7 @@
 #include "format.h"
 #include "fsutil.h"
 #include "manifest_envelope.h"
+#include "manifest_text.h"
 #include "store.h"
 
 /* Backup folders looked at: the location, and a few rounds of destinations. */
@@ -211,36 +212,30 @@ enqueue_hinted_destinations(Search *s, const char *text, size_t len)
 
 /*
  * Read and parse FOLDER's copy (an envelope opened with KEY); false
- * (C->error) when it is missing or unreadable.
+ * (C->error) when it is missing or unreadable.  A copy that does not parse
+ * is read again whole, for the destinations its text still names.
  */
 static bool
 load_candidate(Candidate *c, const char *folder, const SbKey *key)
 {
-	size_t		len;
-	char	   *bytes;
+	SbError		ignored;
 
 	memset(c, 0, sizeof(*c));
 	c->folder = strdup(folder);
 	c->path = sb_path_join(folder, SB_MANIFEST_FILE, &c->error);
 	if (c->folder == NULL || c->path == NULL)
 		return sb_error_set(&c->error, SB_ENOMEM, "out of memory");
-	bytes = sb_store_read_small(c->path, SB_MANIFEST_MAX_BYTES, &len, &c->error);
-	if (bytes == NULL)
-	{
-		if (c->error.code == SB_ENOTFOUND)
-			sb_error_set(&c->error, SB_ENOTFOUND,
-						 "no %s in \"%s\": not a stripebackup backup folder, or a backup that did not complete",
-						 SB_MANIFEST_FILE, folder);
-		return false;
-	}
-	c->m = sb_manifest_from_bytes(bytes, len, key, &c->error);
-	if (c->m == NULL)
-	{
-		c->text = bytes;
-		c->len = len;
-	}
-	else
-		free(bytes);
+	c->m = sb_manifest_read_path(c->path, key, &c->error);
+	if (c->m != NULL)
+		return true;
+	if (c->error.code == SB_ENOTFOUND)
+		return sb_error_set(&c->error, SB_ENOTFOUND,
+							"no %s in \"%s\": not a stripebackup backup folder, or a backup that did not complete",
+							SB_MANIFEST_FILE, folder);
+	if (c->error.code != SB_ECORRUPT && c->error.code != SB_EVERSION &&
+		c->error.code != SB_EKEY)
+		return false;			/* not read, rather than read and refused */
+	c->text = sb_store_read_small(c->path, SB_MANIFEST_MAX_BYTES, &c->len, &ignored);
 	return true;
 }
 
@@ -512,20 +507,12 @@ copy_is_equal(const SbArchive *a, const char *folder, char *path, size_t pathlen
 			  SbError *why)
 {
 	uint8_t		sha[SB_SHA256_LEN];
-	size_t		len = 0;
-	char	   *bytes;
+	uint64_t	len = 0;
 	bool		same;
 
 	snprintf(path, pathlen, "%s/%s", folder, SB_MANIFEST_FILE);
-	bytes = sb_store_read_small(path, SB_MANIFEST_MAX_BYTES, &len, why);
-	if (bytes == NULL)
+	if (!sb_manifest_digest_path(path, sha, &len, why))
 		return why->code == SB_ENOTFOUND;	/* no copy there: nothing differs */
-	if (!sb_sha256(bytes, len, sha, why))
-	{
-		free(bytes);
-		return false;
-	}
-	free(bytes);
 	same = len == a->manifest->json_length &&
 		memcmp(sha, a->manifest->json_sha256, SB_SHA256_LEN) == 0;
 	if (!same)

@@ -24,7 +24,6 @@
 #include "backup_internal.h"
 #include "checksum.h"
 #include "fsutil.h"
-#include "manifest_envelope.h"
 #include "source_reader.h"
 #include "thread.h"
 
@@ -414,25 +413,6 @@ complete_manifest(SbBackup *b, SbError *err)
 	return sb_manifest_index(m, err);
 }
 
-/*
- * The manifest's bytes (an encrypted backup's: its envelope), serialized
- * once: every trailer records their SHA-256 and every copy is exactly them.
- */
-static char *
-serialize_manifest(SbBackup *b, size_t *len, SbError *err)
-{
-	SbManifest *m = b->manifest;
-	char	   *bytes = sb_manifest_publishable(m, b->wrapped_key, len, err);
-
-	if (bytes != NULL && !sb_sha256(bytes, *len, m->json_sha256, err))
-	{
-		free(bytes);
-		return NULL;
-	}
-	m->json_length = *len;
-	return bytes;
-}
-
 /* The last 128 bytes of stripe W, binding it to this backup's manifest; then fsync. */
 static bool
 write_trailer(SbBackup *b, SbStripeWriter *w, SbError *err)
@@ -457,17 +437,17 @@ write_trailer(SbBackup *b, SbStripeWriter *w, SbError *err)
 }
 
 /*
- * Once every stripe holds its chunks and index, synced: serialize the
- * manifest, seal every stripe with a trailer recording its SHA-256 (each
- * synced), and only then write the same bytes as every manifest copy.
+ * Once every stripe holds its chunks and index, synced: the manifest's
+ * digest, every stripe sealed with a trailer recording it (each synced),
+ * and only then the same bytes as every manifest copy (backup_manifest.c).
  */
 static bool
 seal_and_publish(SbBackup *b, SbError *err)
 {
 	size_t		len = 0;
-	char	   *bytes = serialize_manifest(b, &len, err);
+	char	   *bytes = NULL;
 	uint32_t	i;
-	bool		ok = bytes != NULL;
+	bool		ok = sb_backup_digest_manifest(b, &bytes, &len, err);
 
 	for (i = 0; ok && i < b->nstripes; i++)
 		ok = write_trailer(b, &b->writers[i], err);

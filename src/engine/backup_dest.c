@@ -178,9 +178,8 @@ create_folder(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *err)
 	return true;
 }
 
-/* W's key of FILE (in its backup "folder"), into OUT. */
-static bool
-object_key(const SbStripeWriter *w, const char *file, char *out, size_t len, SbError *err)
+bool
+sb_backup_object_key(const SbStripeWriter *w, const char *file, char *out, size_t len, SbError *err)
 {
 	if ((size_t) snprintf(out, len, "%s%s%s/%s", w->s3.prefix, w->s3.prefix[0] ? "/" : "",
 						  w->backup->manifest->name, file) >= len)
@@ -210,7 +209,7 @@ create_remote_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *
 
 	if ((w->folder = sb_path_join(dest, b->manifest->name, err)) == NULL ||
 		(w->path = sb_path_join(w->folder, w->file_name, err)) == NULL ||
-		!object_key(w, "", key, sizeof(key), err) || !sb_s3_current_config(w->s3.bucket, &config, err))
+		!sb_backup_object_key(w, "", key, sizeof(key), err) || !sb_s3_current_config(w->s3.bucket, &config, err))
 		return false;
 	client = sb_s3_client_new(&config, 1, err);
 	ok = client != NULL && sb_s3_list_objects(client, w->s3.bucket, key, found_object, &exists, err);
@@ -225,7 +224,7 @@ create_remote_stripe(SbBackup *b, SbStripeWriter *w, const char *dest, SbError *
 		sb_s3_config_clear(&config);
 		return false;
 	}
-	ok = object_key(w, w->file_name, key, sizeof(key), err);
+	ok = sb_backup_object_key(w, w->file_name, key, sizeof(key), err);
 	if (ok)
 		w->upload = sb_s3_upload_new(&config, w->s3.bucket, key, SB_S3_PARTS_IN_FLIGHT, 0, err);
 	sb_s3_config_clear(&config);
@@ -324,42 +323,6 @@ sb_stripe_sink_io(SbStripeWriter *w, SbError *err)
 }
 
 /* The manifest as one object: a PUT is atomic, readers see all of it or none. */
-static bool
-put_remote_manifest(SbStripeWriter *w, const char *bytes, size_t len, SbError *err)
-{
-	SbS3Client *client = NULL;
-	char		key[SB_S3_KEY_MAX];
-	bool		ok;
-
-	ok = object_key(w, SB_MANIFEST_FILE, key, sizeof(key), err) &&
-		(client = sb_s3_client_open(w->s3.bucket, 1, err)) != NULL;
-	w->put_manifest = ok;
-	ok = ok && sb_s3_put_object(client, w->s3.bucket, key, bytes, len, err);
-	sb_s3_client_free(client);
-	return ok;
-}
-
-bool
-sb_backup_publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err)
-{
-	uint32_t	i;
-
-	for (i = 0; i < b->nstripes; i++)
-	{
-		SbStripeWriter *w = &b->writers[i];
-
-		if (w->remote ? !put_remote_manifest(w, bytes, len, err) :
-			!sb_replace_file_at(w->folder_fd, w->folder, SB_MANIFEST_FILE, SB_MANIFEST_TEMP_FILE,
-								bytes, len, err))
-			return false;
-	}
-	for (i = 0; i < b->nstripes; i++)
-		if (!b->writers[i].remote && fsync(b->writers[i].dest_fd) != 0)
-			return sb_error_set_errno(err, errno, "could not fsync \"%s\"",
-									  b->manifest->stripes[i].destination);
-	return true;
-}
-
 /* The stripe's upload aborted (or its object deleted), and a manifest this backup put. */
 static void
 remove_remote(SbStripeWriter *w)
@@ -369,7 +332,7 @@ remove_remote(SbStripeWriter *w)
 	SbError		ignored;
 
 	(void) sb_s3_upload_abort(w->upload, &ignored);
-	if (!w->put_manifest || !object_key(w, SB_MANIFEST_FILE, key, sizeof(key), &ignored))
+	if (!w->put_manifest || !sb_backup_object_key(w, SB_MANIFEST_FILE, key, sizeof(key), &ignored))
 		return;
 	client = sb_s3_client_open(w->s3.bucket, 1, &ignored);
 	if (client != NULL)

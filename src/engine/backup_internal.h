@@ -184,7 +184,23 @@ extern bool sb_stripe_sink_seal(SbStripeWriter *w, SbError *err);
 /* The I/O context W's writer thread writes chunk records with. */
 extern SbIo *sb_stripe_sink_io(SbStripeWriter *w, SbError *err);
 
-/* The manifest's BYTES as every destination's manifest. */
+/* W's key of FILE (in its backup "folder"), into OUT. */
+extern bool sb_backup_object_key(const SbStripeWriter *w, const char *file, char *out, size_t len,
+								 SbError *err);
+
+/*
+ * The manifest's SHA-256 and length, which every trailer records: of its
+ * bytes, made once and kept in *BYTES when the backup is encrypted (the
+ * envelope is sealed whole), else of its text as emitted, *BYTES NULL
+ * (backup_manifest.c).
+ */
+extern bool sb_backup_digest_manifest(SbBackup *b, char **bytes, size_t *len, SbError *err);
+
+/*
+ * The manifest as every destination's manifest.json: BYTES, or when NULL
+ * its text emitted again, written to every copy at once, and checked to
+ * hash as the trailers say.
+ */
 extern bool sb_backup_publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err);
 
 /* Remove what the backup created in W's destination (quiet: cleanup goes on). */

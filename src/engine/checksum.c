@@ -82,6 +82,45 @@ sb_sha256(const void *data, size_t len, uint8_t out[SB_SHA256_LEN], SbError *err
 	return true;
 }
 
+SbSha256 *
+sb_sha256_begin(SbError *err)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+	if (ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+	{
+		EVP_MD_CTX_free(ctx);
+		sb_error_set(err, SB_ENOMEM, "could not start a SHA-256 (libcrypto failed)");
+		return NULL;
+	}
+	return (SbSha256 *) ctx;
+}
+
+bool
+sb_sha256_update(SbSha256 *s, const void *data, size_t len, SbError *err)
+{
+	if (EVP_DigestUpdate((EVP_MD_CTX *) s, data, len) != 1)
+		return sb_error_set(err, SB_ENOMEM, "could not compute a SHA-256 (libcrypto failed)");
+	return true;
+}
+
+bool
+sb_sha256_end(SbSha256 *s, uint8_t out[SB_SHA256_LEN], SbError *err)
+{
+	unsigned int out_len = 0;
+	bool		ok = EVP_DigestFinal_ex((EVP_MD_CTX *) s, out, &out_len) == 1 &&
+		out_len == SB_SHA256_LEN;
+
+	sb_sha256_free(s);
+	return ok ? true : sb_error_set(err, SB_ENOMEM, "could not compute a SHA-256 (libcrypto failed)");
+}
+
+void
+sb_sha256_free(SbSha256 *s)
+{
+	EVP_MD_CTX_free((EVP_MD_CTX *) s);
+}
+
 uint32_t
 sb_crc32c_update(uint32_t crc, const void *data, size_t len)
 {

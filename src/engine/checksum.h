@@ -38,6 +38,16 @@ extern void sb_hex_encode(const uint8_t *bytes, size_t len, char *out);
 
 extern bool sb_sha256(const void *data, size_t len, uint8_t out[SB_SHA256_LEN], SbError *err);
 
+/* SHA-256 of bytes that come in pieces (a manifest read as a stream). */
+typedef struct SbSha256 SbSha256;
+
+/* A new running SHA-256; NULL (SB_ENOMEM) if libcrypto cannot start one. */
+extern SbSha256 *sb_sha256_begin(SbError *err);
+extern bool sb_sha256_update(SbSha256 *s, const void *data, size_t len, SbError *err);
+/* The digest of every byte fed; frees S (as does sb_sha256_free, which takes NULL). */
+extern bool sb_sha256_end(SbSha256 *s, uint8_t out[SB_SHA256_LEN], SbError *err);
+extern void sb_sha256_free(SbSha256 *s);
+
 /* Feed bytes into a running CRC-32C started with SB_CRC32C_INIT. */
 extern uint32_t sb_crc32c_update(uint32_t crc, const void *data, size_t len);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "stripebackup/sb_manifest.h"
+#include "arena.h"
 #include "crypto.h"
 #include "format.h"
 #include "fsutil.h"
@@ -33,16 +34,6 @@ sb_manifest_new(void)
 		m->version_minor = SB_MANIFEST_MINOR;
 	}
 	return m;
-}
-
-static void
-free_entry(SbEntry *e)
-{
-	free(e->path);
-	free(e->extents);
-	free(e->link_target);
-	free(e->file_id);
-	free(e->file_times);
 }
 
 void
@@ -111,8 +102,7 @@ sb_manifest_free(SbManifest *m)
 
 	if (m == NULL)
 		return;
-	for (i = 0; i < m->nentries; i++)
-		free_entry(&m->entries[i]);
+	sb_arena_free(m->arena);
 	for (i = 0; i < m->nstripes; i++)
 	{
 		free(m->stripes[i].destination);
@@ -178,36 +168,30 @@ sb_link_is_allowed(const char *path, const char *target)
 	return target != NULL && target[0] == '/' && strlen(target) < 4096;
 }
 
+/* A copy of S in M's arena (NULL stays NULL); false when memory runs out. */
+static bool
+keep_string(SbManifest *m, char **s, SbError *err)
+{
+	return *s == NULL || (*s = sb_arena_strdup(&m->arena, *s, err)) != NULL;
+}
+
 bool
 sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 {
-	SbEntry    *copy;
+	SbEntry		copy = *e;
 
 	if (!sb_path_is_safe(e->path, e->type == SB_ENTRY_DIR))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", e->path);
-	if (!sb_grow((void **) &m->entries, &m->entries_cap, m->nentries, sizeof(SbEntry), err))
+	copy.extents = NULL;
+	if (e->nextents > 0 &&
+		(copy.extents = sb_arena_alloc(&m->arena, e->nextents * sizeof(SbExtent), err)) != NULL)
+		memcpy(copy.extents, e->extents, e->nextents * sizeof(SbExtent));
+	if ((e->nextents > 0 && copy.extents == NULL) || !keep_string(m, &copy.path, err) ||
+		!keep_string(m, &copy.link_target, err) || !keep_string(m, &copy.file_id, err) ||
+		!keep_string(m, &copy.file_times, err) ||
+		!sb_grow((void **) &m->entries, &m->entries_cap, m->nentries, sizeof(SbEntry), err))
 		return false;
-	copy = &m->entries[m->nentries];
-	*copy = *e;
-	copy->path = strdup(e->path);
-	copy->link_target = e->link_target ? strdup(e->link_target) : NULL;
-	copy->file_id = e->file_id ? strdup(e->file_id) : NULL;
-	copy->file_times = e->file_times ? strdup(e->file_times) : NULL;
-	copy->extents = NULL;
-	if (e->nextents > 0)
-	{
-		copy->extents = malloc(e->nextents * sizeof(SbExtent));
-		if (copy->extents != NULL)
-			memcpy(copy->extents, e->extents, e->nextents * sizeof(SbExtent));
-	}
-	if (copy->path == NULL || (e->link_target && !copy->link_target) ||
-		(e->file_id && !copy->file_id) || (e->file_times && !copy->file_times) ||
-		(e->nextents > 0 && copy->extents == NULL))
-	{
-		free_entry(copy);
-		return sb_error_set(err, SB_ENOMEM, "out of memory");
-	}
-	m->nentries++;
+	m->entries[m->nentries++] = copy;
 	return true;
 }
 

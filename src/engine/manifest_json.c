@@ -23,6 +23,7 @@
 #include "checksum.h"
 #include "fsutil.h"
 #include "manifest_numbers.h"
+#include "manifest_text.h"
 
 #define JSON_MAX_INTEGER 9007199254740992.0	/* 2^53 */
 
@@ -182,9 +183,35 @@ typedef struct Text
 	size_t		len;
 	size_t		cap;
 	bool		measuring;		/* only count the bytes (LEN), write nothing */
-	bool		ok;				/* false once an allocation failed */
+	bool		ok;				/* false once an allocation (or the sink) failed */
 	const char *too_large;		/* key of an integer JSON cannot hold exactly */
+	SbTextSink	sink;			/* or: DATA is a block of CAP bytes handed to it when full */
+	void	   *sink_arg;
+	SbError    *sink_err;
 } Text;
+
+/* Hand the block to the sink; empty it. */
+static void
+text_flush(Text *t)
+{
+	if (t->ok && t->len > 0)
+		t->ok = t->sink(t->sink_arg, t->data, t->len, t->sink_err);
+	t->len = 0;
+}
+
+static void
+text_append_to_sink(Text *t, const char *s, size_t n)
+{
+	if (t->len + n > t->cap)
+		text_flush(t);
+	if (n > t->cap)
+		t->ok = t->ok && t->sink(t->sink_arg, s, n, t->sink_err);
+	else
+	{
+		memcpy(t->data + t->len, s, n);
+		t->len += n;
+	}
+}
 
 static void
 text_append(Text *t, const char *s, size_t n)
@@ -194,6 +221,11 @@ text_append(Text *t, const char *s, size_t n)
 	if (t->measuring)
 	{
 		t->len += n;
+		return;
+	}
+	if (t->sink != NULL)
+	{
+		text_append_to_sink(t, s, n);
 		return;
 	}
 	if (t->len + n + 1 > t->cap)
@@ -555,8 +587,8 @@ print_head(const SbManifest *m, SbError *err)
 char *
 sb_manifest_to_json(const SbManifest *m, SbError *err)
 {
-	Text		size = {NULL, 0, 0, true, true, NULL};
-	Text		t = {NULL, 0, 0, false, true, NULL};
+	Text		size = {NULL, 0, 0, true, true, NULL, NULL, NULL, NULL};
+	Text		t = {NULL, 0, 0, false, true, NULL, NULL, NULL, NULL};
 	char	   *head = print_head(m, err);
 	size_t		head_len;
 
@@ -578,6 +610,35 @@ sb_manifest_to_json(const SbManifest *m, SbError *err)
 	else
 		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
 	return NULL;
+}
+
+/* Blocks handed to a sink: the text of a million files is never whole in memory. */
+#define EMIT_BLOCK ((size_t) 1 << 20)
+
+bool
+sb_manifest_emit(const SbManifest *m, SbTextSink sink, void *arg, SbError *err)
+{
+	Text		t = {NULL, 0, EMIT_BLOCK, false, true, NULL, sink, arg, err};
+	char	   *head;
+
+	sb_error_clear(err);
+	if ((head = print_head(m, err)) == NULL)
+		return false;
+	t.data = malloc(EMIT_BLOCK);
+	t.ok = t.data != NULL;
+	text_append(&t, head, strlen(head) - 1);	/* the entries go before its closing brace */
+	free(head);
+	text_entries(&t, m);
+	text_puts(&t, "\n");
+	text_flush(&t);
+	free(t.data);
+	if (t.ok)
+		return true;
+	if (t.too_large != NULL)
+		return too_large(err, t.too_large);
+	if (err->code == SB_OK)
+		sb_error_set(err, SB_ENOMEM, "out of memory writing the manifest");
+	return false;
 }
 
 /* ---------- reading ---------- */
@@ -759,7 +820,7 @@ get_pairs(const cJSON *o, const char *key, uint64_t **out, uint32_t *count, SbEr
 }
 
 static bool
-parse_type(const char *name, SbEntryType *type)
+parse_type(const char *name, uint8_t *type)
 {
 	if (strcmp(name, "file") == 0)
 		*type = SB_ENTRY_FILE;
@@ -774,9 +835,9 @@ parse_type(const char *name, SbEntryType *type)
 
 /* Exactly four octal digits, as the writer writes them ("0640"). */
 static bool
-parse_mode(const char *text, uint32_t *mode)
+parse_mode(const char *text, uint16_t *mode)
 {
-	uint32_t	v = 0;
+	uint16_t	v = 0;
 	int			i;
 
 	if (strlen(text) != 4)
@@ -785,7 +846,7 @@ parse_mode(const char *text, uint32_t *mode)
 	{
 		if (text[i] < '0' || text[i] > '7')
 			return false;
-		v = v * 8 + (uint32_t) (text[i] - '0');
+		v = (uint16_t) (v * 8 + (text[i] - '0'));
 	}
 	*mode = v;
 	return true;
@@ -1091,275 +1152,54 @@ parse_stripes(const cJSON *root, SbManifest *m, SbError *err)
 	return true;
 }
 
-/* ---------- the entries, read one at a time ---------- */
+/* ---------- the pieces a streamed reader hands over (manifest_text.h) ---------- */
 
-/*
- * A cJSON tree of every entry would cost about a kilobyte a file, so the
- * reader finds the top-level "entries" array in the text, hands cJSON the
- * rest with an empty array in its place, and parses each entry on its own.
- * The scanner below only delimits values (strings, nesting); cJSON checks
- * every piece it delimits, and the pieces put back together are the text.
- */
-
-static const char *
-skip_space(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	return p;
-}
-
-/* Just past the closing quote of the string at P; NULL if it does not end. */
-static const char *
-skip_string(const char *p, const char *end)
-{
-	for (p++; p < end; p++)
-	{
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
-			return p + 1;
-	}
-	return NULL;
-}
-
-static bool
-ends_scalar(char c)
-{
-	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Just past the value at P (an object or array with all it holds); NULL if it does not end. */
-static const char *
-skip_value(const char *p, const char *end)
-{
-	int			depth = 0;
-
-	if (p < end && *p != '"' && *p != '{' && *p != '[')
-	{
-		while (p < end && !ends_scalar(*p))
-			p++;
-		return p;
-	}
-	while (p < end)
-	{
-		if (*p == '"')
-		{
-			if ((p = skip_string(p, end)) == NULL)
-				return NULL;
-			if (depth == 0)
-				return p;
-			continue;
-		}
-		if (*p == '{' || *p == '[')
-			depth++;
-		else if ((*p == '}' || *p == ']') && --depth == 0)
-			return p + 1;
-		p++;
-	}
-	return NULL;
-}
-
-typedef enum EntriesFound
-{
-	ENTRIES_FOUND,
-	ENTRIES_ABSENT,				/* or text the scanner cannot follow: cJSON says why */
-	ENTRIES_TWICE,
-	ESCAPED_KEY					/* a writer writes every key as it is */
-} EntriesFound;
-
-/* Where the top-level "entries" array is: [*START, *STOP), brackets included. */
-static EntriesFound
-find_entries(const char *text, size_t len, const char **start, const char **stop)
-{
-	const char *end = text + len;
-	const char *p = skip_space(text, end);
-	EntriesFound found = ENTRIES_ABSENT;
-	bool		seen = false;
-
-	if (p >= end || *p != '{')
-		return ENTRIES_ABSENT;
-	p = skip_space(p + 1, end);
-	while (p < end && *p == '"')
-	{
-		const char *key = p;
-		const char *key_end = skip_string(p, end);
-		const char *value;
-
-		if (key_end == NULL)
-			return ENTRIES_ABSENT;
-		if (memchr(key, '\\', (size_t) (key_end - key)) != NULL)
-			return ESCAPED_KEY;
-		p = skip_space(key_end, end);
-		if (p >= end || *p != ':')
-			return ENTRIES_ABSENT;
-		value = skip_space(p + 1, end);
-		if ((p = skip_value(value, end)) == NULL)
-			return ENTRIES_ABSENT;
-		if (key_end - key == 9 && memcmp(key, "\"entries\"", 9) == 0)
-		{
-			if (seen)
-				return ENTRIES_TWICE;
-			seen = true;
-			if (*value == '[')
-			{
-				found = ENTRIES_FOUND;
-				*start = value;
-				*stop = p;
-			}
-		}
-		p = skip_space(p, end);
-		if (p < end && *p == ',')
-			p = skip_space(p + 1, end);
-	}
-	return found;
-}
-
-/* The text with "[]" for the entries array [START, STOP); *LEN its length. */
-static char *
-without_entries(const char *text, size_t len, const char *start, const char *stop,
-				size_t *out_len, SbError *err)
-{
-	size_t		before = (size_t) (start - text);
-	size_t		after = len - (size_t) (stop - text);
-	char	   *doc = sb_alloc(before + 2 + after + 1, err);
-
-	if (doc == NULL)
-		return NULL;
-	memcpy(doc, text, before);
-	memcpy(doc + before, "[]", 2);
-	memcpy(doc + before + 2, stop, after);
-	doc[before + 2 + after] = '\0';
-	*out_len = before + 2 + after;
-	return doc;
-}
-
-/* Each object of the array [START, STOP), parsed and added on its own. */
-static bool
-parse_entries(const char *start, const char *stop, SbManifest *m, SbError *err)
-{
-	const char *p = skip_space(start + 1, stop);
-
-	if (p < stop && *p == ']')
-		return p + 1 == stop ? true : bad(err, "bad array", "entries");
-	for (;;)
-	{
-		const char *item_end = p < stop && *p == '{' ? skip_value(p, stop) : NULL;
-		const char *parsed_end = NULL;
-		cJSON	   *item;
-		bool		ok;
-
-		if (item_end == NULL)
-			return bad(err, "bad item in", "entries");
-		item = cJSON_ParseWithLengthOpts(p, (size_t) (item_end - p), &parsed_end, false);
-		if (item == NULL || parsed_end != item_end)
-		{
-			cJSON_Delete(item);
-			return sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
-		}
-		ok = parse_entry(item, m, err);
-		cJSON_Delete(item);
-		if (!ok)
-			return false;
-		p = skip_space(item_end, stop);
-		if (p < stop && *p == ']')
-			return p + 1 == stop ? true : bad(err, "bad array", "entries");
-		if (p >= stop || *p != ',')
-			return sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
-		p = skip_space(p + 1, stop);
-	}
-}
-
-/* After the JSON value only white space may follow (the writer ends it with a newline). */
-static bool
-only_space_after(const char *end, const char *text, size_t len)
-{
-	for (; end < text + len; end++)
-		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')
-			return false;
-	return true;
-}
-
-/* The manifest's fields but its entries, from DOC (the text, or the text without its entries). */
-static bool
-parse_head(const char *doc, size_t doc_len, const char *text, size_t len, SbManifest *m,
-		   SbError *err)
+static cJSON *
+parse_whole(const char *text, size_t len, SbError *err)
 {
 	const char *end = NULL;
-	cJSON	   *root = cJSON_ParseWithLengthOpts(doc, doc_len, &end, false);
-	bool		ok;
+	cJSON	   *item = cJSON_ParseWithLengthOpts(text, len, &end, false);
 
-	if (root == NULL || !cJSON_IsObject(root) || !only_space_after(end, doc, doc_len))
-		ok = sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
-	else
-		ok = check_version(root, m, err) && sb_manifest_check_integer_text(text, len, err) &&
-			parse_header(root, m, err) && parse_stripes(root, m, err);
+	if (item == NULL || !cJSON_IsObject(item) || end != text + len)
+	{
+		cJSON_Delete(item);
+		sb_error_set(err, SB_ECORRUPT, "manifest is not valid JSON");
+		return NULL;
+	}
+	return item;
+}
+
+bool
+sb_manifest_parse_entry_text(const char *text, size_t len, SbManifest *m, SbError *err)
+{
+	cJSON	   *item = parse_whole(text, len, err);
+	bool		ok = item != NULL && sb_manifest_check_integer_text(text, len, err) &&
+		parse_entry(item, m, err);
+
+	cJSON_Delete(item);
+	return ok;
+}
+
+bool
+sb_manifest_parse_version_text(const char *doc, size_t len, SbManifest *m, SbError *err)
+{
+	cJSON	   *root = parse_whole(doc, len, err);
+	bool		ok = root != NULL && check_version(root, m, err);
+
 	cJSON_Delete(root);
 	return ok;
 }
 
-SbManifest *
-sb_manifest_from_json(const char *text, size_t len, SbError *err)
+bool
+sb_manifest_parse_head_text(const char *doc, size_t len, SbManifest *m, SbError *err)
 {
-	const char *start = NULL;
-	const char *stop = NULL;
-	EntriesFound found = find_entries(text, len, &start, &stop);
-	SbManifest *m = sb_manifest_new();
-	char	   *doc = NULL;
-	size_t		doc_len = len;
-	bool		ok;
+	cJSON	   *root = parse_whole(doc, len, err);
+	bool		ok = root != NULL && check_version(root, m, err) &&
+		sb_manifest_check_integer_text(doc, len, err) && parse_header(root, m, err) &&
+		parse_stripes(root, m, err);
 
-	sb_error_clear(err);
-	if (m == NULL)
-		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
-	else if (found == ENTRIES_TWICE)
-		ok = bad(err, "field given twice:", "entries");
-	else if (found == ESCAPED_KEY)
-		ok = sb_error_set(err, SB_ECORRUPT, "manifest: a top-level key is written with escapes");
-	else
-		ok = (found != ENTRIES_FOUND ||
-			  (doc = without_entries(text, len, start, stop, &doc_len, err)) != NULL) &&
-			parse_head(doc ? doc : text, doc_len, text, len, m, err) &&
-			(found == ENTRIES_FOUND ? parse_entries(start, stop, m, err) :
-			 bad(err, "missing array", "entries")) &&
-			sb_manifest_index(m, err) && sb_sha256(text, len, m->json_sha256, err);
-	free(doc);
-	if (ok)
-		m->json_length = len;
-	if (!ok)
-	{
-		sb_manifest_free(m);
-		return NULL;
-	}
-	return m;
-}
-
-SbManifest *
-sb_manifest_load(const char *dir, SbError *err)
-{
-	char	   *path = sb_path_join(dir, SB_MANIFEST_FILE, err);
-	char	   *text;
-	size_t		len;
-	SbManifest *m;
-
-	if (path == NULL)
-		return NULL;
-	text = sb_read_small_file(path, SB_MANIFEST_MAX_BYTES, &len, err);
-	if (text == NULL)
-	{
-		if (err->code == SB_ENOTFOUND)
-			sb_error_set(err, SB_ENOTFOUND,
-						 "no %s in \"%s\": not a stripebackup backup folder, or a backup that did not complete",
-						 SB_MANIFEST_FILE, dir);
-		free(path);
-		return NULL;
-	}
-	m = sb_manifest_from_json(text, len, err);
-	if (m == NULL)
-		sb_error_prefix(err, "%s", path);
-	free(text);
-	free(path);
-	return m;
+	cJSON_Delete(root);
+	return ok;
 }
 
 char *

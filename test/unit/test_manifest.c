@@ -598,16 +598,14 @@ test_manifest_rejects(void)
 	m->entries[4].stream_length = 12288;
 	expect_refused(m, SB_ECORRUPT, "extents of \"dir/sparse\" hold", "extents that do not add up");
 	m = sample_manifest();
-	free(m->entries[6].path);
-	m->entries[6].path = strdup("dir/sparse");
+	/* A manifest's strings are in its arena and never freed one by one: a literal will do. */
+	m->entries[6].path = (char *) "dir/sparse";
 	expect_refused(m, SB_ECORRUPT, "listed twice", "a path listed twice");
 	m = sample_manifest();
-	free(m->entries[6].path);
-	m->entries[6].path = strdup("caf\xe9/under-a-file");
+	m->entries[6].path = (char *) "caf\xe9/under-a-file";
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a file");
 	m = sample_manifest();
-	free(m->entries[6].path);
-	m->entries[6].path = strdup("pg_tblspc/16386/x");
+	m->entries[6].path = (char *) "pg_tblspc/16386/x";
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a link");
 	m = sample_manifest();
 	m->stripes[1].number = 3;
@@ -632,13 +630,11 @@ test_manifest_rejects(void)
 
 		snprintf(what, sizeof(what), "a symlink at \"%s\"", bad_links[i]);
 		m = sample_manifest();
-		free(m->entries[13].path);
-		m->entries[13].path = strdup(bad_links[i]);
+		m->entries[13].path = (char *) bad_links[i];
 		expect_refused(m, SB_ECORRUPT, "links only at pg_tblspc/<oid>", what);
 	}
 	m = sample_manifest();
-	free(m->entries[13].link_target);
-	m->entries[13].link_target = strdup("../../etc");
+	m->entries[13].link_target = (char *) "../../etc";
 	expect_refused(m, SB_ECORRUPT, "to an absolute path", "a tablespace link to a relative path");
 	m = sample_manifest();
 	m->entries[13].mode = 0755;
@@ -911,5 +907,148 @@ test_manifest_huge_claims(void)
 	ok(th_now() - t0 < 5.0, "all of it in moments (%.2f s)", th_now() - t0);
 	free(text);
 	sb_manifest_free(back);
+	sb_manifest_free(m);
+}
+
+/* A manifest's text handed over LEN bytes at a time; a read error at FAIL_AT (if not 0). */
+typedef struct Pieces
+{
+	const char *text;
+	size_t		len;
+	size_t		pos;
+	size_t		piece;
+	size_t		fail_at;
+} Pieces;
+
+static ssize_t
+read_pieces(void *arg, char *buf, size_t len, SbError *err)
+{
+	Pieces	   *p = arg;
+	size_t		n = p->len - p->pos;
+
+	if (p->fail_at != 0 && p->pos >= p->fail_at)
+	{
+		sb_error_set(err, SB_EIO, "the source failed at byte %zu", p->pos);
+		return -1;
+	}
+	n = n < len ? n : len;
+	n = n < p->piece ? n : p->piece;
+	memcpy(buf, p->text + p->pos, n);
+	p->pos += n;
+	return (ssize_t) n;
+}
+
+/* What sb_manifest_emit hands over, gathered, and its largest block. */
+typedef struct Gathered
+{
+	char	   *text;
+	size_t		len;
+	size_t		blocks;
+	size_t		largest;
+} Gathered;
+
+static bool
+gather(void *arg, const char *text, size_t len, SbError *err)
+{
+	Gathered   *g = arg;
+
+	(void) err;
+	g->text = realloc(g->text, g->len + len);
+	memcpy(g->text + g->len, text, len);
+	g->len += len;
+	g->blocks++;
+	g->largest = len > g->largest ? len : g->largest;
+	return true;
+}
+
+static bool
+refuse_second_block(void *arg, const char *text, size_t len, SbError *err)
+{
+	Gathered   *g = arg;
+
+	if (g->blocks == 1)
+		return sb_error_set(err, SB_ENOSPC, "no room for a second block");
+	return gather(arg, text, len, err);
+}
+
+/* BYTES read back in pieces of PIECE bytes: the manifest, its length and SHA-256 as read whole. */
+static void
+expect_read_in_pieces(const char *bytes, size_t len, size_t piece, const SbManifest *whole)
+{
+	Pieces		p = {bytes, len, 0, piece, 0};
+	SbError		err;
+	SbManifest *back = sb_manifest_from_stream(read_pieces, &p, &err);
+	bool		same = back != NULL && back->nentries == whole->nentries &&
+		back->json_length == len && memcmp(back->json_sha256, whole->json_sha256, 32) == 0;
+
+	for (size_t i = 0; same && i < whole->nentries; i++)
+		same = entries_equal(&back->entries[i], &whole->entries[i]);
+	if (back == NULL)
+		th_diag_error("stream", &err);
+	ok(same, "read %zu bytes at a time: the same %zu entries, length and SHA-256", piece,
+	   whole->nentries);
+	sb_manifest_free(back);
+}
+
+/*
+ * A manifest is written and read a block at a time (manifest_stream.c): the
+ * same bytes as written whole, read back the same whatever the blocks' size.
+ */
+void
+test_manifest_stream(void)
+{
+	static const size_t pieces[] = {7, 4096, 65537, (size_t) 1 << 20, (size_t) 3 << 20};
+	SbManifest *m = sample_manifest();
+	SbManifest *whole;
+	Gathered	g = {NULL, 0, 0, 0};
+	Pieces		p;
+	SbError		err;
+	char	   *bytes;
+	size_t		len,
+				i;
+
+	for (i = 0; i < 12000; i++)
+	{
+		char		path[64];
+
+		snprintf(path, sizeof(path), "dir/many-%05zu-with-a-longer-name-than-most", i);
+		add(m, path, SB_ENTRY_FILE, 0600, 1700000000 + (int64_t) i, 0, 0, 0, NULL, 0, false, NULL);
+	}
+	bytes = sb_manifest_serialize(m, &len, &err);
+	ok(bytes != NULL && len > ((size_t) 3 << 19), "the manifest's text is %zu bytes", len);
+	ok(sb_manifest_emit(m, gather, &g, &err), "emitted");
+	ok(g.len == len && memcmp(g.text, bytes, len) == 0,
+	   "emitted in %zu blocks: the bytes sb_manifest_serialize writes", g.blocks);
+	ok(g.blocks >= 2 && g.largest <= ((size_t) 1 << 20), "no block over a megabyte (largest %zu)",
+	   g.largest);
+	free(g.text);
+	memset(&g, 0, sizeof(g));
+	ok(!sb_manifest_emit(m, refuse_second_block, &g, &err) && err.code == SB_ENOSPC,
+	   "a sink's failure stops the emission with its error");
+	free(g.text);
+
+	whole = sb_manifest_from_json(bytes, len, &err);
+	ok(whole != NULL && whole->nentries == m->nentries, "read whole");
+	for (i = 0; whole != NULL && i < sizeof(pieces) / sizeof(pieces[0]); i++)
+		expect_read_in_pieces(bytes, len, pieces[i], whole);
+
+	p = (Pieces) {bytes, len, 0, 65536, len / 2};
+	ok(sb_manifest_from_stream(read_pieces, &p, &err) == NULL && err.code == SB_EIO,
+	   "a source failing halfway: no manifest, its error (%s)", err.message);
+	p = (Pieces) {bytes, len - 200, 0, 65536, 0};
+	ok(sb_manifest_from_stream(read_pieces, &p, &err) == NULL && err.code == SB_ECORRUPT,
+	   "a text cut short inside the entries: refused (%s)", err.message);
+	sb_manifest_free(whole);
+	free(bytes);
+	sb_manifest_free(m);
+
+	/* The small sample, a byte at a time: every value split at every place. */
+	m = sample_manifest();
+	bytes = sb_manifest_serialize(m, &len, &err);
+	whole = bytes ? sb_manifest_from_json(bytes, len, &err) : NULL;
+	if (whole != NULL)
+		expect_read_in_pieces(bytes, len, 1, whole);
+	sb_manifest_free(whole);
+	free(bytes);
 	sb_manifest_free(m);
 }

@@ -1,0 +1,41 @@
+/*
+ * manifest_text.h
+ *		The manifest's text read a piece at a time (manifest_stream.c), and
+ *		the pieces the JSON reader (manifest_json.c) parses for it.
+ */
+#ifndef SB_MANIFEST_TEXT_H
+#define SB_MANIFEST_TEXT_H
+
+#include <stddef.h>
+
+#include "stripebackup/sb_crypto.h"
+#include "stripebackup/sb_manifest.h"
+
+/* One entry's JSON object, exactly its text: checked, parsed and added to M. */
+extern bool sb_manifest_parse_entry_text(const char *text, size_t len, SbManifest *m,
+										 SbError *err);
+
+/*
+ * DOC is the manifest's top-level object without its entries (or the
+ * members before them): the format and its version, which entries need.
+ */
+extern bool sb_manifest_parse_version_text(const char *doc, size_t len, SbManifest *m,
+										   SbError *err);
+
+/* Everything DOC (the top-level object, "entries": [] in its place) says. */
+extern bool sb_manifest_parse_head_text(const char *doc, size_t len, SbManifest *m,
+										SbError *err);
+
+/*
+ * The manifest at PATH (a file, or an object), opened with KEY when it is
+ * an encrypted backup's envelope.  A manifest in the clear is read as a
+ * stream, never whole in memory; an envelope is read whole (it is opened
+ * and authenticated as one sealed piece).  SB_ENOTFOUND when PATH is absent.
+ */
+extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, SbError *err);
+
+/* The SHA-256 and length of what PATH holds, read a block at a time. */
+extern bool sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len,
+									SbError *err);
+
+#endif							/* SB_MANIFEST_TEXT_H */
