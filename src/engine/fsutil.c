@@ -386,3 +386,26 @@ sb_compare_u64(const void *a, const void *b)
 
 	return x < y ? -1 : x > y;
 }
+
+int
+sb_current_umask(void)
+{
+	FILE	   *f = fopen("/proc/self/status", "re");
+	char		line[256];
+	int			mask = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+	{
+		unsigned int value;
+
+		if (sscanf(line, "Umask: %o", &value) == 1 && value <= 0777)
+		{
+			mask = (int) value;
+			break;
+		}
+	}
+	fclose(f);
+	return mask;
+}

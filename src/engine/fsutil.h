@@ -62,6 +62,13 @@ extern char *sb_read_small_file(const char *path, size_t max, size_t *len, SbErr
  */
 extern int	sb_open_beneath(int dirfd, const char *path, int flags, mode_t mode);
 
+/*
+ * The process's umask, read without changing it (umask(2) cannot be read
+ * without setting it, which would race with other threads' creates); -1
+ * when /proc does not say.
+ */
+extern int	sb_current_umask(void);
+
 /* Create the missing parent directories of PATH beneath DIRFD (mode 0700). */
 extern bool sb_make_parents_beneath(int dirfd, const char *path, SbError *err);
 

@@ -186,6 +186,35 @@ written_whole(const RestoreTarget *t, const SbEntry *e)
 		e->stream_offset / cs == (e->stream_offset + e->size - 1) / cs;
 }
 
+/*
+ * A file written whole is created with its own mode when the umask leaves
+ * that mode whole (no chmod follows), and its times are set through the
+ * descriptor that wrote it: the workers do it all at once, where a pass at
+ * the end would walk every path twice more, one file at a time.
+ */
+static bool
+created_with_mode(const RestoreTarget *t, const SbEntry *e)
+{
+	return t->umask >= 0 && (e->mode & (uint32_t) t->umask) == 0;
+}
+
+static mode_t
+creation_mode(const RestoreTarget *t, const SbEntry *e)
+{
+	return created_with_mode(t, e) ? (mode_t) e->mode : 0600;
+}
+
+static bool
+set_times_fd(int fd, const Place *p, const SbEntry *e, SbError *err)
+{
+	struct timespec times[2] = {{e->mtime, 0}, {e->mtime, 0}};
+
+	if (futimens(fd, times) != 0)
+		return sb_error_set_errno(err, errno, "could not set the times of \"%s/%s\"",
+								  p->dir->path, p->rel);
+	return true;
+}
+
 /* Where entry I is written: its place, or where a delta restore keeps its guard meanwhile. */
 static Place
 entry_place(const RestoreTarget *t, size_t i)
@@ -281,7 +310,7 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 		bool		kept = sb_delta_kept(t, piece.entry);
 		int			fd = sb_open_beneath(p.dir->fd, p.rel,
 										 whole ? O_WRONLY | O_CREAT | O_EXCL : kept ? O_RDWR : O_WRONLY,
-										 0600);
+										 whole ? creation_mode(t, e) : 0600);
 		bool		ok;
 
 		if (fd < 0)
@@ -290,6 +319,7 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 		ok = t->delta ? sb_delta_write(t, fd, piece.entry, raw + piece.chunk_offset, piece.length,
 									   piece.file_offset, p.rel, err) :
 			sb_pwrite_all(fd, raw + piece.chunk_offset, piece.length, piece.file_offset, p.rel, err);
+		ok = ok && (!whole || set_times_fd(fd, &p, e, err));
 		close(fd);
 		if (!ok)
 		{
@@ -479,6 +509,8 @@ finish_tree(RestoreTarget *t, SbError *err)
 
 		if (e->type == SB_ENTRY_SYMLINK)
 			ok = create_link(&p, e->link_target, err) && set_times(&p, e, err);
+		else if (e->type == SB_ENTRY_FILE && written_whole(t, e))
+			ok = created_with_mode(t, e) || set_mode(&p, e, err);	/* times are set */
 		else if (e->type == SB_ENTRY_FILE)
 			ok = set_mode(&p, e, err) && set_times(&p, e, err);
 		if (!ok)
@@ -790,6 +822,7 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	t.manifest = a->manifest;
 	t.root.path = o->target;
 	t.root.fd = -1;
+	t.umask = sb_current_umask();
 	/* what each backup of a chain writes, before anything is */
 	if (a->parent != NULL && !sb_chain_build(a, &t.chain, err))
 		return false;

@@ -36,6 +36,7 @@ typedef struct RestoreTarget
 	uint32_t	nrelocs;
 	SbChain		chain;			/* a backup with parents: what each writes */
 	RestoreDelta *delta;		/* a delta restore's state (restore_delta.c), or NULL */
+	int			umask;			/* the process's, or -1 when unknown */
 } RestoreTarget;
 
 /* An older backup of the chain, writing what it owns. */

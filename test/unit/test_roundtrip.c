@@ -448,6 +448,40 @@ typedef struct TreeItem
 	size_t		size;			/* file size */
 } TreeItem;
 
+/* Every item of the restored tree in F's target: its type, mode (within 0755) and mtime. */
+static void
+check_tree_items(const ThFixture *f, const TreeItem *items, size_t nitems, const char *what)
+{
+	char		path[PATH_MAX];
+	struct stat st;
+	size_t		i;
+
+	for (i = 0; i < nitems; i++)
+	{
+		mode_t		mode = items[i].mode & 0755;
+		bool		same;
+
+		th_path(path, "%s/%s", f->target, items[i].path);
+		same = lstat(path, &st) == 0 && st.st_mtime == 1500000000 + (time_t) (i + 1) * 86400;
+		if (items[i].type == 'd')
+			same = same && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == mode;
+		else if (items[i].type == 'f')
+			same = same && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode &&
+				(size_t) st.st_size == items[i].size;
+		else
+		{
+			char		target[PATH_MAX];
+			ssize_t		len = readlink(path, target, sizeof(target) - 1);
+
+			same = same && S_ISLNK(st.st_mode) && len >= 0 &&
+				(size_t) len == strlen(items[i].target) &&
+				memcmp(target, items[i].target, (size_t) len) == 0;
+		}
+		ok(same, "%s: %s restored with its type, mode %04o and mtime", what, items[i].path,
+		   (unsigned) mode);
+	}
+}
+
 /* 4. Nested folders, modes, tablespace links, and every mtime. */
 void
 test_roundtrip_modes_and_links(void)
@@ -476,6 +510,7 @@ test_roundtrip_modes_and_links(void)
 	SbError		err;
 	char		path[PATH_MAX];
 	struct stat st;
+	mode_t		old_umask;
 	size_t		i;
 	bool		done = true;
 
@@ -511,32 +546,19 @@ test_roundtrip_modes_and_links(void)
 	chmod(th_path(path, "%s/shared/setuid", f.src), 0755);
 	chmod(th_path(path, "%s/shared", f.src), 0755);
 	restore_and_compare(&f, 0, "bk", TH_CMP_MTIME, "modes and links");
-
-	for (i = 0; i < nitems; i++)
-	{
-		mode_t		mode = items[i].mode & 0755;
-		bool		same;
-
-		th_path(path, "%s/%s", f.target, items[i].path);
-		same = lstat(path, &st) == 0 && st.st_mtime == 1500000000 + (time_t) (i + 1) * 86400;
-		if (items[i].type == 'd')
-			same = same && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == mode;
-		else if (items[i].type == 'f')
-			same = same && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode &&
-				(size_t) st.st_size == items[i].size;
-		else
-		{
-			char		target[PATH_MAX];
-			ssize_t		len = readlink(path, target, sizeof(target) - 1);
-
-			same = same && S_ISLNK(st.st_mode) && len >= 0 &&
-				(size_t) len == strlen(items[i].target) &&
-				memcmp(target, items[i].target, (size_t) len) == 0;
-		}
-		ok(same, "%s restored with its type, mode %04o and mtime", items[i].path, (unsigned) mode);
-	}
+	check_tree_items(&f, items, nitems, "umask 022");
 	ok(stat(f.target, &st) == 0 && (st.st_mode & 07777) == 0750 && st.st_mtime == 1400000000,
 	   "the target itself takes the root's mode and mtime");
+
+	/*
+	 * Under a umask that masks most of these modes (as PostgreSQL's 0077),
+	 * the files written whole are created 0600 and given their mode after.
+	 */
+	th_rmtree(f.target);
+	old_umask = umask(077);
+	restore_and_compare(&f, 0, "bk", TH_CMP_MTIME, "modes under umask 077");
+	umask(old_umask);
+	check_tree_items(&f, items, nitems, "umask 077");
 	ok(!th_exists("/nonexistent/sbunit"), "the dangling link was not followed");
 	sb_manifest_free(m);
 	th_fixture_done(&f);
