@@ -440,7 +440,7 @@ CREATE FUNCTION stripe_restore_plan(backup bigint DEFAULT NULL, detail boolean D
 	tablespace_mapping text[] DEFAULT NULL,
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
 	OUT stored_bytes bigint, OUT raw_bytes bigint, OUT files bigint,
-	OUT expected_mb_per_s float8, OUT estimated_seconds float8,
+	OUT expected_mb_per_s float8, OUT estimated_seconds float8, OUT estimate_from text,
 	OUT file text, OUT file_offset bigint, OUT length bigint, OUT chunk bigint,
 	OUT chunk_offset bigint)
 RETURNS SETOF record
@@ -455,7 +455,7 @@ CREATE FUNCTION stripe_restore_plan(location text, detail boolean DEFAULT false,
 	tablespace_mapping text[] DEFAULT NULL,
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
 	OUT stored_bytes bigint, OUT raw_bytes bigint, OUT files bigint,
-	OUT expected_mb_per_s float8, OUT estimated_seconds float8,
+	OUT expected_mb_per_s float8, OUT estimated_seconds float8, OUT estimate_from text,
 	OUT file text, OUT file_offset bigint, OUT length bigint, OUT chunk bigint,
 	OUT chunk_offset bigint)
 RETURNS SETOF record

@@ -74,6 +74,14 @@ extern void sb_archive_close(SbArchive *a);
 
 /* ---------- plan ---------- */
 
+/* Where a stripe's read speed in a plan came from. */
+typedef enum SbEstimateFrom
+{
+	SB_ESTIMATE_NONE,			/* no figure: no estimate */
+	SB_ESTIMATE_RESTORE,		/* the latest restore that read this destination */
+	SB_ESTIMATE_CALIBRATION		/* stripe_calibrate's sequential read of it */
+} SbEstimateFrom;
+
 typedef struct SbPlanStripe
 {
 	uint32_t	number;
@@ -86,6 +94,7 @@ typedef struct SbPlanStripe
 	uint64_t	files;			/* files with at least one piece in it */
 	double		write_seconds;	/* time its writer spent at backup */
 	double		expected_mbps;	/* stored MB it reads per second; <= 0 unknown */
+	SbEstimateFrom estimate_from;	/* where EXPECTED_MBPS came from */
 	double		estimated_seconds;	/* < 0 unknown */
 } SbPlanStripe;
 
@@ -102,6 +111,7 @@ typedef struct SbPlan
 	uint64_t	chunks;
 	double		fixed_seconds;	/* creating files and finishing; < 0 unknown */
 	double		estimated_seconds;	/* slowest stripe plus fixed; < 0 unknown */
+	SbEstimateFrom estimate_from;	/* calibration if any stripe's speed is from it */
 } SbPlan;
 
 /* What a restore will read from each stripe, from the manifest alone. */
@@ -109,13 +119,19 @@ extern bool sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err);
 
 /*
  * Estimate the restore's time: stripe i is read at READ_MBPS[i] (stored MB per
- * second; <= 0 when unknown), all stripes at once; creating the tree costs
- * SETUP_PER_FILE seconds a file and finishing it (modes, times, the final
- * sync) FINISH_PER_BYTE seconds a byte restored (either < 0 when unknown).
- * The total is the slowest stripe plus those fixed parts.
+ * second; <= 0 when unknown; a figure from FROM[i], or from a restore when
+ * FROM is NULL), all stripes at once; creating the tree costs SETUP_PER_FILE
+ * seconds a file and finishing it (modes, times, the final sync)
+ * FINISH_PER_BYTE seconds a byte restored (either < 0 when unknown: no
+ * restore has measured them, and they are left out, fixed_seconds < 0).
+ * The total is the slowest stripe plus those fixed parts; unknown when a
+ * stripe that holds data has no speed.
  */
-extern void sb_plan_estimate(SbPlan *plan, const double *read_mbps, double setup_per_file,
-							 double finish_per_byte);
+extern void sb_plan_estimate(SbPlan *plan, const double *read_mbps, const SbEstimateFrom *from,
+							 double setup_per_file, double finish_per_byte);
+
+/* "restore", "calibration", or NULL for SB_ESTIMATE_NONE. */
+extern const char *sb_estimate_from_name(SbEstimateFrom from);
 
 /* ---------- verify ---------- */
 

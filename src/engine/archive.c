@@ -168,34 +168,50 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 	plan->raw_bytes = m->stream_bytes;
 	plan->stored_bytes = m->stored_bytes;
 	plan->chunks = m->total_chunks;
-	sb_plan_estimate(plan, NULL, -1, -1);
+	sb_plan_estimate(plan, NULL, NULL, -1, -1);
 	return count_files_per_stripe(m, plan, err);
 }
 
 void
-sb_plan_estimate(SbPlan *plan, const double *read_mbps, double setup_per_file,
-				 double finish_per_byte)
+sb_plan_estimate(SbPlan *plan, const double *read_mbps, const SbEstimateFrom *from,
+				 double setup_per_file, double finish_per_byte)
 {
 	double		slowest = 0;
-	bool		known = setup_per_file >= 0 && finish_per_byte >= 0;
+	bool		every_speed = read_mbps != NULL;
 	uint32_t	s;
 
+	plan->estimate_from = SB_ESTIMATE_NONE;
 	for (s = 0; s < plan->nstripes; s++)
 	{
 		SbPlanStripe *p = &plan->stripes[s];
 
 		p->expected_mbps = read_mbps ? read_mbps[s] : 0;
+		p->estimate_from = SB_ESTIMATE_NONE;
 		p->estimated_seconds = -1;
 		if (p->expected_mbps > 0)
+		{
+			p->estimate_from = from ? from[s] : SB_ESTIMATE_RESTORE;
 			p->estimated_seconds = (double) p->stored_bytes / 1e6 / p->expected_mbps;
+			if (p->estimate_from > plan->estimate_from)
+				plan->estimate_from = p->estimate_from;
+		}
 		else if (p->stored_bytes > 0)
-			known = false;
+			every_speed = false;
 		if (p->estimated_seconds > slowest)
 			slowest = p->estimated_seconds;
 	}
-	plan->fixed_seconds = known ? setup_per_file * (double) plan->files +
-		finish_per_byte * (double) plan->raw_bytes : -1;
-	plan->estimated_seconds = known ? slowest + plan->fixed_seconds : -1;
+	plan->fixed_seconds = setup_per_file >= 0 && finish_per_byte >= 0 ?
+		setup_per_file * (double) plan->files + finish_per_byte * (double) plan->raw_bytes : -1;
+	plan->estimated_seconds = every_speed ? slowest + (plan->fixed_seconds > 0 ? plan->fixed_seconds : 0) : -1;
+	if (!every_speed)
+		plan->estimate_from = SB_ESTIMATE_NONE;
+}
+
+const char *
+sb_estimate_from_name(SbEstimateFrom from)
+{
+	return from == SB_ESTIMATE_RESTORE ? "restore" :
+		from == SB_ESTIMATE_CALIBRATION ? "calibration" : NULL;
 }
 
 bool

@@ -53,6 +53,26 @@ measured_speed(const SbSql *sql, const char *destination)
 	return float_result(sql, &rows, 1, 0);
 }
 
+/*
+ * How fast a restore should read DESTINATION: as the latest restore from it
+ * did, or, before any has, as stripe_calibrate read it (MB/s of the stripe
+ * file, which is what the read pipeline reads); 0 when neither was measured.
+ */
+static double
+expected_speed(const SbSql *sql, const char *destination, SbEstimateFrom *from)
+{
+	double		speed = measured_speed(sql, destination);
+	Datum		values[2] = {CStringGetTextDatum(destination), CStringGetTextDatum("sequential read")};
+	SbRows		rows;
+
+	*from = SB_ESTIMATE_RESTORE;
+	if (speed > 0)
+		return speed;
+	*from = SB_ESTIMATE_CALIBRATION;
+	rows = sb_sql_run(SB_SQL_CALIBRATED_SPEED, values, NULL);
+	return float_result(sql, &rows, 1, 0);
+}
+
 double
 sb_restore_measured_speed(const char *destination)
 {
@@ -79,6 +99,7 @@ void
 sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 {
 	double		speeds[SB_MAX_STRIPES];
+	SbEstimateFrom from[SB_MAX_STRIPES];
 	double		setup_per_file,
 				finish_per_byte;
 	SbError		err;
@@ -93,11 +114,11 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 		char		destination[MAXPGPATH];
 
 		sb_restore_stripe_destination(a, i, destination, sizeof(destination));
-		speeds[i] = measured_speed(&sql, destination);
+		speeds[i] = expected_speed(&sql, destination, &from[i]);
 	}
 	fixed_costs(&sql, &setup_per_file, &finish_per_byte);
 	sb_sql_leave(&sql);
-	sb_plan_estimate(plan, speeds, setup_per_file, finish_per_byte);
+	sb_plan_estimate(plan, speeds, from, setup_per_file, finish_per_byte);
 }
 
 void
@@ -110,6 +131,8 @@ sb_restore_plan_add_link(SbPlan *plan, const SbPlan *older)
 		plan->estimated_seconds += older->estimated_seconds - Max(older->fixed_seconds, 0);
 	else
 		plan->estimated_seconds = -1;
+	plan->estimate_from = plan->estimated_seconds < 0 ? SB_ESTIMATE_NONE :
+		Max(plan->estimate_from, older->estimate_from);
 }
 
 double

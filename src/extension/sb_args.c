@@ -116,8 +116,9 @@ weights_from_calibrations(SbBackupArgs *args)
 	sb_sql_enter(&sql);
 	for (i = 0; i < args->ndestinations && all; i++)
 	{
-		Datum		values[1] = {CStringGetTextDatum(args->destinations[i])};
-		SbRows		rows = sb_sql_run(SB_SQL_CALIBRATED_WRITE_SPEED, values, NULL);
+		Datum		values[2] = {CStringGetTextDatum(args->destinations[i]),
+		CStringGetTextDatum("sequential write")};
+		SbRows		rows = sb_sql_run(SB_SQL_CALIBRATED_SPEED, values, NULL);
 		bool		isnull = true;
 
 		if (rows.count == 1)

@@ -14,7 +14,7 @@
 /* The statements of sb_statements.c. */
 typedef enum SbStatement
 {
-	SB_SQL_CALIBRATED_WRITE_SPEED,
+	SB_SQL_CALIBRATED_SPEED,
 	SB_SQL_CALIBRATION_INSERT,
 	SB_SQL_CLUSTER_SIZE,
 	SB_SQL_BACKUP_INSERT,

@@ -46,7 +46,7 @@ PG_FUNCTION_INFO_V1(stripe_restore_location);
 
 /* ---------- plan ---------- */
 
-#define PLAN_COLUMNS 14
+#define PLAN_COLUMNS 15
 
 static void
 put_plan_stripe(ReturnSetInfo *rs, const SbArchive *a, const SbPlanStripe *s)
@@ -70,6 +70,11 @@ put_plan_stripe(ReturnSetInfo *rs, const SbArchive *a, const SbPlanStripe *s)
 	n[7] = s->expected_mbps <= 0;
 	v[8] = Float8GetDatum(s->estimated_seconds);
 	n[8] = s->estimated_seconds < 0;
+	if (sb_estimate_from_name(s->estimate_from) != NULL)
+	{
+		v[9] = CStringGetTextDatum(sb_estimate_from_name(s->estimate_from));
+		n[9] = false;
+	}
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
@@ -128,7 +133,27 @@ put_plan_total(ReturnSetInfo *rs, const SbPlan *plan, bool present)
 	memset(n + 2, false, 5 * sizeof(bool));
 	v[8] = Float8GetDatum(plan->estimated_seconds);
 	n[8] = plan->estimated_seconds < 0;
+	if (sb_estimate_from_name(plan->estimate_from) != NULL)
+	{
+		v[9] = CStringGetTextDatum(sb_estimate_from_name(plan->estimate_from));
+		n[9] = false;
+	}
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
+}
+
+/* An estimate made before any restore read these destinations says so, and what it leaves out. */
+static void
+calibration_notice(const SbPlan *plan)
+{
+	if (plan->estimated_seconds < 0 || plan->estimate_from != SB_ESTIMATE_CALIBRATION)
+		return;
+	ereport(NOTICE,
+			(errmsg("the estimate of %.1f s reads at the speeds stripe_calibrate measured: no restore has read from %s yet",
+					plan->estimated_seconds,
+					plan->nstripes > 1 ? "every one of these destinations" : "this destination"),
+			 plan->fixed_seconds < 0 ?
+			 errdetail("Creating the files, decompressing and the final sync are not counted until a restore has measured them.") :
+			 errdetail("Creating the files and the final sync are counted as the latest restore paid them.")));
 }
 
 /* One row per piece of file data, in chunk order. */
@@ -152,12 +177,12 @@ put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 			memset(n, true, sizeof(n));
 			v[0] = Int32GetDatum((int32) sb_manifest_chunk_stripe(m, c) + 1);
 			n[0] = false;
-			v[9] = CStringGetTextDatum(m->entries[p.entry].path);
-			v[10] = Int64GetDatum((int64) p.file_offset);
-			v[11] = Int64GetDatum((int64) p.length);
-			v[12] = Int64GetDatum((int64) c);
-			v[13] = Int64GetDatum((int64) p.chunk_offset);
-			memset(n + 9, false, 5 * sizeof(bool));
+			v[10] = CStringGetTextDatum(m->entries[p.entry].path);
+			v[11] = Int64GetDatum((int64) p.file_offset);
+			v[12] = Int64GetDatum((int64) p.length);
+			v[13] = Int64GetDatum((int64) c);
+			v[14] = Int64GetDatum((int64) p.chunk_offset);
+			memset(n + 10, false, 5 * sizeof(bool));
 			tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 		}
 	}
@@ -245,6 +270,7 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	if (!PG_ARGISNULL(PLAN_DELTA_TARGET_ARG))
 		delta_notice(fcinfo, a, plan, pitr);
 	put_plan_total(rs, plan, present);
+	calibration_notice(plan);
 	if (detail)
 		put_plan_pieces(rs, a->manifest);
 }

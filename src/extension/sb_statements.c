@@ -17,12 +17,13 @@
 #include "sb_spi.h"
 
 static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
-	{SB_SQL_CALIBRATED_WRITE_SPEED,
+	/* The latest calibrated speed of a destination: $2 is 'sequential write' or 'sequential read'. */
+	{SB_SQL_CALIBRATED_SPEED,
 		"SELECT c.mb_per_s FROM @extschema@.stripe_calibrations c"
 		" WHERE c.destination OPERATOR(pg_catalog.=) $1"
-		" AND c.test OPERATOR(pg_catalog.=) 'sequential write'::pg_catalog.text"
+		" AND c.test OPERATOR(pg_catalog.=) $2"
 		" ORDER BY c.measured_at DESC, c.id DESC LIMIT 1",
-	1, {TEXTOID}, SPI_OK_SELECT},
+	2, {TEXTOID, TEXTOID}, SPI_OK_SELECT},
 
 	{SB_SQL_CALIBRATION_INSERT,
 		"INSERT INTO @extschema@.stripe_calibrations (destination, test, block_kb, queue_depth,"

@@ -36,7 +36,17 @@ is($node->safe_psql('postgres',
 		  . "FROM stripe_restore_plan($id) WHERE stripe IS NOT NULL"),
 	't', 'the stripes add up to the totals');
 is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_restore_plan($id) WHERE estimated_seconds IS NOT NULL"),
-	'0', 'no estimate before any restore was measured');
+	'0', 'no estimate before any restore or calibration measured the destinations');
+
+# Calibrated, the destinations have a read speed before any restore read them.
+$node->safe_psql('postgres', 'SELECT count(*) FROM stripe_calibrate(' . sql_array(@dests) . ', size_mb => 8)');
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SELECT count(*) FROM stripe_restore_plan($id) WHERE estimated_seconds > 0 AND estimate_from = 'calibration'");
+is($out, '4', 'calibrated: every stripe and the total estimated, from the calibration');
+like($err, qr/NOTICE:  the estimate of [\d.]+ s reads at the speeds stripe_calibrate measured: no restore has read from every one of these destinations yet/,
+	'the plan says where its estimate comes from');
+like($err, qr/DETAIL:  Creating the files, decompressing and the final sync are not counted/,
+	'and what it leaves out');
 my $data_files = grep { $_->{type} eq 'file' && $_->{stream_length} > 0 } @{ $manifest->{entries} };
 is($node->safe_psql('postgres',
 		"SELECT sum(length) = $manifest->{stream_bytes} AND count(DISTINCT file) = $data_files "
@@ -61,8 +71,10 @@ $copy->stop;
 # The plan now expects what the first restore measured.  Restores that read
 # each stripe at 40 MB/s (stripebackup.max_rate, as one would restore beside
 # production) measure steadily; the second one comes within 30% of its estimate.
-my $estimate = $node->safe_psql('postgres', "SELECT estimated_seconds FROM stripe_restore_plan($id) WHERE stripe IS NULL");
+my ($estimate, $from) = split /\|/, $node->safe_psql('postgres',
+	"SELECT estimated_seconds, estimate_from FROM stripe_restore_plan($id) WHERE stripe IS NULL");
 ok($estimate > 0, "the plan estimates ${estimate}s from the measured restore");
+is($from, 'restore', 'and says so');
 $node->safe_psql('postgres', "SET stripebackup.max_rate = 40; SELECT stripe_restore($id, '$base/warm')");
 my $restore2 = $node->safe_psql('postgres', "SET stripebackup.max_rate = 40; SELECT stripe_restore($id, '$base/second')");
 my ($est, $actual) = split /\|/, $node->safe_psql('postgres',
@@ -74,7 +86,7 @@ is($node->safe_psql('postgres',
 	'3', 'each stripe has its estimate beside its measured time');
 
 # Bad targets are refused before anything starts.
-my ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($id, '$base/second')");
+($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($id, '$base/second')");
 like($err, qr/restore target "\Q$base\E\/second" is not empty/, 'a non-empty target is refused');
 ($ret, $out, $err) = $node->psql('postgres',
 	"SELECT stripe_restore($id, current_setting('data_directory') || '/restore-here')");

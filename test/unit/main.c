@@ -71,6 +71,7 @@ static const UnitTest tests[] = {
 	TEST(test_encrypted_backup),
 	TEST(test_delta_restore),
 	TEST(test_delta_plan_seconds),
+	TEST(test_plan_estimate),
 	TEST(test_incremental_chain),
 	TEST(test_incremental_broken_chain),
 	TEST(test_incremental_damaged_parent),

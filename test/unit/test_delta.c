@@ -172,6 +172,51 @@ test_delta_restore(void)
 	th_fixture_done(&f);
 }
 
+/*
+ * A plain restore's time from the stripes' read speeds: from restores, or
+ * before any from stripe_calibrate, said per stripe and for the whole.
+ */
+void
+test_plan_estimate(void)
+{
+	static const double speeds[2] = {100, 50};
+	static const SbEstimateFrom mixed[2] = {SB_ESTIMATE_RESTORE, SB_ESTIMATE_CALIBRATION};
+	static const SbEstimateFrom measured[2] = {SB_ESTIMATE_RESTORE, SB_ESTIMATE_RESTORE};
+	static const double one_unknown[2] = {100, 0};
+	SbPlan		plan;
+
+	th_begin("plan: a restore's time from read speeds, and where they came from");
+	memset(&plan, 0, sizeof(plan));
+	plan.nstripes = 2;
+	plan.files = 1000;
+	plan.raw_bytes = 400000000;
+	plan.stripes[0].stored_bytes = 200000000;	/* 2 s at 100 MB/s */
+	plan.stripes[1].stored_bytes = 150000000;	/* 3 s at 50 MB/s */
+	sb_plan_estimate(&plan, speeds, measured, 0.001, 1e-9);
+	ok(plan.estimated_seconds > 4.3999 && plan.estimated_seconds < 4.4001 &&
+	   plan.estimate_from == SB_ESTIMATE_RESTORE,
+	   "measured by restores: the slowest stripe and the fixed parts (%.4f s), from restores",
+	   plan.estimated_seconds);
+	sb_plan_estimate(&plan, speeds, mixed, -1, -1);
+	ok(plan.estimated_seconds > 2.9999 && plan.estimated_seconds < 3.0001 && plan.fixed_seconds < 0,
+	   "one stripe calibrated, no restore yet: the slowest stripe alone, fixed parts unknown (%.4f s)",
+	   plan.estimated_seconds);
+	is_str(sb_estimate_from_name(plan.stripes[1].estimate_from), "calibration",
+		   "the calibrated stripe says so");
+	is_str(sb_estimate_from_name(plan.stripes[0].estimate_from), "restore", "the other its restore");
+	is_str(sb_estimate_from_name(plan.estimate_from), "calibration", "and the whole, calibration");
+	sb_plan_estimate(&plan, one_unknown, mixed, 0.001, 1e-9);
+	ok(plan.estimated_seconds < 0 && plan.estimate_from == SB_ESTIMATE_NONE &&
+	   plan.stripes[1].estimated_seconds < 0 && sb_estimate_from_name(plan.stripes[1].estimate_from) == NULL,
+	   "a stripe that holds data without a speed: no estimate");
+	plan.stripes[1].stored_bytes = 0;
+	sb_plan_estimate(&plan, one_unknown, mixed, 0.001, 1e-9);
+	ok(plan.estimated_seconds > 3.3999 && plan.estimated_seconds < 3.4001,
+	   "unless it holds nothing (%.4f s)", plan.estimated_seconds);
+	sb_plan_estimate(&plan, NULL, NULL, -1, -1);
+	ok(plan.estimated_seconds < 0, "no speeds at all: no estimate");
+}
+
 /* The delta restore's time from a plan: compare, the slowest stripe's share, the fixed parts. */
 void
 test_delta_plan_seconds(void)
