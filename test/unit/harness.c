@@ -25,6 +25,8 @@
 
 static int	test_count;
 static int	fail_count;
+/* The test running now, named if a signal ends the run. */
+static const char *current_test = "(no test yet)";
 
 /* ---------- TAP ---------- */
 
@@ -127,6 +129,7 @@ th_diag_error(const char *what, const SbError *err)
 void
 th_begin(const char *name)
 {
+	current_test = name;
 	th_diag("--- %s", name);
 }
 
@@ -180,17 +183,26 @@ forget_dir(const char *path)
 			live_dirs[i][0] = '\0';
 }
 
-/* Interrupted, timed out or cut off (SIGPIPE): remove the folders, then stop. */
+/*
+ * Interrupted, timed out or cut off (SIGPIPE): remove the folders, then stop,
+ * naming the test that was running (only write(2) here: a signal handler).
+ */
 static void
 on_fatal_signal(int sig)
 {
-	static const char msg[] = "Bail out! interrupted by a signal; temporary folders removed\n";
+	static const char interrupted[] = "Bail out! interrupted by a signal in ";
+	static const char timed_out[] = "Bail out! SB_UNIT_TIMEOUT reached in ";
+	static const char removed[] = "; temporary folders removed\n";
+	const char *head = sig == SIGALRM ? timed_out : interrupted;
 	int			i;
 
 	for (i = 0; i < MAX_LIVE_DIRS; i++)
 		if (live_dirs[i][0] != '\0')
 			th_rmtree(live_dirs[i]);
-	if (sig != SIGPIPE && write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+	if (sig != SIGPIPE &&
+		(write(STDOUT_FILENO, head, strlen(head)) < 0 ||
+		 write(STDOUT_FILENO, current_test, strlen(current_test)) < 0 ||
+		 write(STDOUT_FILENO, removed, sizeof(removed) - 1) < 0))
 		_exit(2);
 	_exit(2);
 }

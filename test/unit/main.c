@@ -5,7 +5,9 @@
  *
  * Usage: unit_tests [NAME-SUBSTRING ...] runs only the tests whose names
  * contain one of the arguments.  SB_UNIT_TIMEOUT (seconds, default 300)
- * bounds the whole run, longer for long modes such as SB_FLIP_FULL=1.
+ * bounds each test, not the whole run: a slow machine or a sanitizer makes the
+ * run longer without making any one test hang.  Raise it for long modes such as
+ * SB_FLIP_FULL=1.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,10 +202,11 @@ main(int argc, char **argv)
 	struct timespec t0,
 				t1;
 	size_t		i;
+	unsigned	per_test;
 
 	/* A deadlocked engine must not hang the run: SIGALRM ends it, non-zero. */
 	th_install_signal_handlers();
-	alarm(getenv("SB_UNIT_TIMEOUT") ? (unsigned) atoi(getenv("SB_UNIT_TIMEOUT")) : 300);
+	per_test = getenv("SB_UNIT_TIMEOUT") ? (unsigned) atoi(getenv("SB_UNIT_TIMEOUT")) : 300;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
@@ -214,6 +217,7 @@ main(int argc, char **argv)
 		if (!selected(tests[i].name, argc, argv))
 			continue;
 		th_begin(tests[i].name);
+		alarm(per_test);
 		clock_gettime(CLOCK_MONOTONIC, &s0);
 		tests[i].fn();
 		clock_gettime(CLOCK_MONOTONIC, &s1);
