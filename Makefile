@@ -11,6 +11,7 @@
 #   make bench-wal       WAL archiving and fetching beside pgBackRest and basic_archive
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
 #   make bench-files     memory and files a second with 100k to 1M small files
+#   make bench-relations a cluster of 100k relation files, online, beside the peers
 #   make bench-incr      incremental backups and a chain's restore beside pgBackRest
 #   make bench-delta     a stale copy refreshed in place beside pgBackRest --delta
 #   make bench-encryption  backup and restore with and without encryption
@@ -191,6 +192,10 @@ comma := ,
 bench-files:
 	bash test/bench/many_files.sh $(or $(COUNTS),100000$(comma)300000$(comma)1000000) $(or $(SIZE),1024)
 
+# A cluster of many relations, online, beside pg_basebackup and pgBackRest: make bench-relations RELATIONS=100000
+bench-relations:
+	bash test/bench/many_relations.sh $(or $(RELATIONS),100000)
+
 # Incremental backups and a chain's restore beside pgBackRest: make bench-incr SCALE=270
 bench-incr:
 	bash test/bench/incremental.sh $(or $(SCALE),270)
@@ -207,7 +212,7 @@ bench-encryption:
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-incr \
+.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-incr \
 	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------

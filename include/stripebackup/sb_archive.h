@@ -30,6 +30,9 @@ typedef struct SbArchive
 								 * backup it completes, opened the same way */
 	const SbKey *key;			/* the user's key it was opened with (the
 								 * caller's, kept while it is open), or NULL */
+	bool		to_plan;		/* opened to plan only (sb_archive_open_for_plan):
+								 * each manifest's entries may be counted
+								 * (manifest->tally), not kept */
 } SbArchive;
 
 /*
@@ -58,6 +61,16 @@ extern bool sb_archive_has_manifest(const char *location);
  */
 extern SbArchive *sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err);
 
+/*
+ * The same, to plan only (sb_archive_plan, the manifest's members but its
+ * entries): each manifest of the chain read as a stream, its entries
+ * counted as they come and none kept (manifest->tally), when the manifest
+ * puts them after everything else as stripebackup writes it; so a plan of a
+ * backup of millions of files holds no file table.  Verify, restore and
+ * every reader of entries refuse an archive opened so.
+ */
+extern SbArchive *sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err);
+
 /* The backup at LOCATION alone, not the chain it completes: to show or chart it. */
 extern SbArchive *sb_archive_open_one(const char *location, SbError *err);
 extern SbArchive *sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err);
@@ -71,6 +84,9 @@ extern bool sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char 
 									  SbError *err);
 
 extern void sb_archive_close(SbArchive *a);
+
+/* Does A (and its chain) hold its files, not only their counts?  Else SB_EINVAL. */
+extern bool sb_archive_check_entries(const SbArchive *a, SbError *err);
 
 /* ---------- plan ---------- */
 

@@ -169,6 +169,24 @@ typedef struct SbStripeInfo
 	uint32_t	nranges;
 } SbStripeInfo;
 
+/*
+ * What a plan needs of the entries, counted as they are read instead of
+ * kept, when a manifest is read to plan only (sb_archive_open_for_plan): a
+ * plan of a million files then holds no file table.
+ */
+typedef struct SbEntryTally
+{
+	uint64_t	files;
+	uint64_t	directories;
+	uint64_t	symlinks;
+	uint64_t	logical_bytes;	/* sum of file sizes, holes included */
+	uint64_t	data_bytes;		/* the files' data so far, end to end: where the
+								 * next file's must start */
+	uint64_t	stripe_files[SB_MAX_STRIPES];	/* files with a piece in each stripe */
+	struct SbManifest *layout;	/* while reading: the members read before the
+								 * entries, for the stripe of each chunk */
+} SbEntryTally;
+
 typedef struct SbManifest
 {
 	uint32_t	version_major;
@@ -191,6 +209,8 @@ typedef struct SbManifest
 	size_t		nentries;
 	size_t		entries_cap;
 	struct SbArena *arena;		/* the entries' strings and extents */
+	SbEntryTally *tally;		/* read to plan only: the entries counted,
+								 * none kept (nentries 0); else NULL */
 
 	SbStripeInfo *stripes;
 	uint32_t	nstripes;
@@ -318,6 +338,13 @@ extern bool sb_manifest_write(const SbManifest *m, const char *dir, SbError *err
  */
 extern bool sb_manifest_index(SbManifest *m, SbError *err);
 
+/*
+ * The part of that check that needs no entry: chunk size, stripes, their
+ * chunk ranges, bytes and timelines; builds the chunk map.  (A manifest read
+ * to plan only, M->tally, is indexed so, and its counts checked.)
+ */
+extern bool sb_manifest_index_layout(SbManifest *m, SbError *err);
+
 /* True if PATH is a safe relative archive path ("." allowed only if allow_root). */
 extern bool sb_path_is_safe(const char *path, bool allow_root);
 
@@ -339,6 +366,9 @@ extern void sb_manifest_describe_chunk(const SbManifest *m, uint64_t chunk_id,
 
 /* The 0-based stripe of chunk CHUNK_ID, or UINT32_MAX if there is no such chunk. */
 extern uint32_t sb_manifest_chunk_stripe(const SbManifest *m, uint64_t chunk_id);
+
+/* The range of M->chunk_map that holds CHUNK_ID; M->nchunk_map if none. */
+extern uint32_t sb_manifest_chunk_owner(const SbManifest *m, uint64_t chunk_id);
 
 /* Index into data_entries of the file holding stream byte POS (ndata_entries if none). */
 extern size_t sb_manifest_data_entry_at(const SbManifest *m, uint64_t pos);

@@ -265,6 +265,8 @@ cmd_plan(int argc, char **argv)
 							  OPT_DELTA | OPT_TS_MAPPING,
 							  plan_usage, &args)) >= 0)
 		return rc;
+	/* the plan of the stripes needs no file table: only the detail, delta and WAL checks do */
+	args.to_plan = !args.detail && !args.delta && args.recovery.kind == SB_RECOVERY_NONE;
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	if (!sb_archive_plan(a, &plan, &err))

@@ -347,6 +347,7 @@ read_args_open(const ReadArgs *a, SbError *err)
 {
 	const SbKey *key = a->has_key ? &a->key : NULL;
 	SbArchive  *archive = a->one_backup ? sb_archive_open_one_with_key(a->location, key, err)
+		: a->to_plan ? sb_archive_open_for_plan(a->location, key, err)
 		: sb_archive_open_with_key(a->location, key, err);
 	uint32_t	i;
 

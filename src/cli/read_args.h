@@ -48,6 +48,7 @@ typedef struct ReadArgs
 	SbStandby	standby;		/* --standby and what it streams from */
 	bool		delta;			/* --delta: refresh a stopped copy in place */
 	bool		one_backup;		/* open the backup alone, not the chain it completes */
+	bool		to_plan;		/* open it to plan only: entries counted, not kept */
 	const char *key_file;		/* --encryption-key-file */
 	SbKey		key;			/* what it holds, loaded by read_args_parse */
 	bool		has_key;

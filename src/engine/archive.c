@@ -21,10 +21,11 @@ sb_archive_open(const char *location, SbError *err)
 	return sb_archive_open_with_key(location, NULL, err);
 }
 
-SbArchive *
-sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
+/* The backup at LOCATION and the chain it completes. */
+static SbArchive *
+open_chain(const char *location, const SbKey *key, bool to_plan, SbError *err)
 {
-	SbArchive  *a = sb_archive_open_one_with_key(location, key, err);
+	SbArchive  *a = sb_archive_open_link(location, key, to_plan, err);
 
 	if (a != NULL && !sb_archive_open_parents(a, err))
 	{
@@ -35,13 +36,31 @@ sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
 }
 
 SbArchive *
+sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
+{
+	return open_chain(location, key, false, err);
+}
+
+SbArchive *
 sb_archive_open_one(const char *location, SbError *err)
 {
 	return sb_archive_open_one_with_key(location, NULL, err);
 }
 
 SbArchive *
+sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err)
+{
+	return open_chain(location, key, true, err);
+}
+
+SbArchive *
 sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
+{
+	return sb_archive_open_link(location, key, false, err);
+}
+
+SbArchive *
+sb_archive_open_link(const char *location, const SbKey *key, bool to_plan, SbError *err)
 {
 	SbArchive  *a;
 
@@ -50,6 +69,7 @@ sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *er
 	if (a == NULL)
 		return NULL;
 	a->key = key;
+	a->to_plan = to_plan;
 	a->location = sb_strdup(location, err);
 	if (a->location == NULL || !sb_archive_authenticate(a, err))
 	{
@@ -73,6 +93,17 @@ sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir, SbErro
 	free(a->stripe_paths[number - 1]);
 	a->stripe_paths[number - 1] = path;
 	return sb_archive_recheck_stripe(a, number - 1, err);
+}
+
+bool
+sb_archive_check_entries(const SbArchive *a, SbError *err)
+{
+	for (; a != NULL; a = a->parent)
+		if (a->manifest->tally != NULL)
+			return sb_error_set(err, SB_EINVAL,
+								"backup \"%s\" was opened to plan only: its files were counted, not kept",
+								a->manifest->name);
+	return true;
 }
 
 void
@@ -127,11 +158,45 @@ count_files_per_stripe(const SbManifest *m, SbPlan *plan, SbError *err)
 	return true;
 }
 
+static void
+count_entries(const SbManifest *m, SbPlan *plan)
+{
+	size_t		i;
+
+	for (i = 0; i < m->nentries; i++)
+	{
+		const SbEntry *e = &m->entries[i];
+
+		if (e->type == SB_ENTRY_FILE)
+		{
+			plan->files++;
+			plan->logical_bytes += e->size;
+		}
+		else if (e->type == SB_ENTRY_DIR)
+			plan->directories++;
+		else
+			plan->symlinks++;
+	}
+}
+
+/* The same counts, made as the manifest was read (sb_archive_open_for_plan). */
+static void
+plan_from_tally(const SbEntryTally *t, SbPlan *plan)
+{
+	uint32_t	s;
+
+	plan->files = t->files;
+	plan->directories = t->directories;
+	plan->symlinks = t->symlinks;
+	plan->logical_bytes = t->logical_bytes;
+	for (s = 0; s < plan->nstripes; s++)
+		plan->stripes[s].files = t->stripe_files[s];
+}
+
 bool
 sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 {
 	const SbManifest *m = a->manifest;
-	size_t		i;
 	uint32_t	s;
 
 	memset(plan, 0, sizeof(*plan));
@@ -151,24 +216,16 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 		p->stored_bytes = info->stored_bytes;
 		p->write_seconds = info->seconds;
 	}
-	for (i = 0; i < m->nentries; i++)
-	{
-		const SbEntry *e = &m->entries[i];
-
-		if (e->type == SB_ENTRY_FILE)
-		{
-			plan->files++;
-			plan->logical_bytes += e->size;
-		}
-		else if (e->type == SB_ENTRY_DIR)
-			plan->directories++;
-		else
-			plan->symlinks++;
-	}
 	plan->raw_bytes = m->stream_bytes;
 	plan->stored_bytes = m->stored_bytes;
 	plan->chunks = m->total_chunks;
 	sb_plan_estimate(plan, NULL, NULL, -1, -1);
+	if (m->tally != NULL)
+	{
+		plan_from_tally(m->tally, plan);
+		return true;
+	}
+	count_entries(m, plan);
 	return count_files_per_stripe(m, plan, err);
 }
 

@@ -51,6 +51,7 @@ typedef struct Search
 {
 	const char *location;
 	const SbKey *key;			/* opens an encrypted backup's envelopes */
+	bool		to_plan;		/* entries counted, not kept */
 	char	   *queue[MAX_FOLDERS];	/* folders to look in, in order */
 	uint32_t	nqueued;
 	uint32_t	next;
@@ -211,12 +212,13 @@ enqueue_hinted_destinations(Search *s, const char *text, size_t len)
 }
 
 /*
- * Read and parse FOLDER's copy (an envelope opened with KEY); false
- * (C->error) when it is missing or unreadable.  A copy that does not parse
- * is read again whole, for the destinations its text still names.
+ * Read and parse FOLDER's copy (an envelope opened with KEY; TO_PLAN, its
+ * entries only counted); false (C->error) when it is missing or unreadable.
+ * A copy that does not parse is read again whole, for the destinations its
+ * text still names.
  */
 static bool
-load_candidate(Candidate *c, const char *folder, const SbKey *key)
+load_candidate(Candidate *c, const char *folder, const SbKey *key, bool to_plan)
 {
 	SbError		ignored;
 
@@ -225,7 +227,7 @@ load_candidate(Candidate *c, const char *folder, const SbKey *key)
 	c->path = sb_path_join(folder, SB_MANIFEST_FILE, &c->error);
 	if (c->folder == NULL || c->path == NULL)
 		return sb_error_set(&c->error, SB_ENOMEM, "out of memory");
-	c->m = sb_manifest_read_path(c->path, key, &c->error);
+	c->m = sb_manifest_read_path(c->path, key, to_plan, &c->error);
 	if (c->m != NULL)
 		return true;
 	if (c->error.code == SB_ENOTFOUND)
@@ -423,7 +425,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 	enqueue_candidates_of(s, location_copy);
 	while (s->next < s->nqueued)
 	{
-		if (!load_candidate(&c, s->queue[s->next++], s->key))
+		if (!load_candidate(&c, s->queue[s->next++], s->key, s->to_plan))
 		{
 			if (c.error.code != SB_ENOTFOUND)
 				reject(s, &c);
@@ -466,8 +468,9 @@ sb_archive_authenticate(SbArchive *a, SbError *err)
 		return false;
 	s->location = a->location;
 	s->key = a->key;
+	s->to_plan = a->to_plan;
 	/* The location's own copy must exist: else this is no backup folder. */
-	if (!load_candidate(&location_copy, a->location, a->key) ||
+	if (!load_candidate(&location_copy, a->location, a->key, a->to_plan) ||
 		(location_copy.m == NULL && location_copy.error.code == SB_EKEY))
 	{
 		*err = location_copy.error;

@@ -67,9 +67,9 @@ note_tried(Tried *t, const char *folder, const char *why)
 	t->count++;
 }
 
-/* The parent in FOLDER, if it is the one REF names; NULL (noted in T) if not. */
+/* The parent in FOLDER, if it is the one REF names (opened as CHILD is); NULL (noted in T) if not. */
 static SbArchive *
-try_folder(const char *folder, const SbParentRef *ref, const SbKey *key, Tried *t)
+try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, Tried *t)
 {
 	char		manifest[PATH_MAX];
 	char		why[512];
@@ -82,7 +82,7 @@ try_folder(const char *folder, const SbParentRef *ref, const SbKey *key, Tried *
 		note_tried(t, folder, "no manifest there");
 		return NULL;
 	}
-	p = sb_archive_open_one_with_key(folder, key, &err);
+	p = sb_archive_open_link(folder, child->key, child->to_plan, &err);
 	if (p == NULL)
 	{
 		note_tried(t, folder, err.message);
@@ -107,14 +107,14 @@ find_parent(const SbArchive *child, Tried *t)
 
 	snprintf(beside, sizeof(beside), "%s", child->location);
 	snprintf(folder, sizeof(folder), "%s/%s", dirname(beside), ref->name);
-	if ((p = try_folder(folder, ref, child->key, t)) != NULL)
+	if ((p = try_folder(folder, ref, child, t)) != NULL)
 		return p;
 	for (i = 0; i < ref->ndestinations; i++)
 	{
 		char		other[PATH_MAX];
 
 		snprintf(other, sizeof(other), "%s/%s", ref->destinations[i], ref->name);
-		if (strcmp(other, folder) != 0 && (p = try_folder(other, ref, child->key, t)) != NULL)
+		if (strcmp(other, folder) != 0 && (p = try_folder(other, ref, child, t)) != NULL)
 			return p;
 	}
 	return NULL;
@@ -346,6 +346,8 @@ sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err)
 	bool		ok = true;
 
 	memset(chain, 0, sizeof(*chain));
+	if (!sb_archive_check_entries(newest, err))
+		return false;
 	for (a = newest; a != NULL; a = a->parent)
 		chain->nlinks++;
 	chain->links = sb_alloc(chain->nlinks * sizeof(SbChainLink), err);

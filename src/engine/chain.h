@@ -44,6 +44,10 @@ typedef struct SbChain
 /* Open the parents of A, recursively (sb_archive_open calls it). */
 extern bool sb_archive_open_parents(SbArchive *a, SbError *err);
 
+/* One backup at LOCATION, to plan only if TO_PLAN (archive.c). */
+extern SbArchive *sb_archive_open_link(const char *location, const SbKey *key, bool to_plan,
+									   SbError *err);
+
 /*
  * Work out what each link writes, and check the chain covers every byte of
  * every file (SB_ECORRUPT naming the file and the bytes if not).

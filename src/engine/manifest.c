@@ -22,6 +22,9 @@
 #include "crypto.h"
 #include "format.h"
 #include "fsutil.h"
+#include "manifest_tally.h"
+
+static bool check_extents(const SbEntry *e, SbError *err);
 
 SbManifest *
 sb_manifest_new(void)
@@ -121,6 +124,7 @@ sb_manifest_free(SbManifest *m)
 	sb_parent_ref_free(m->parent);
 	free(m->chunk_map);
 	free(m->data_entries);
+	sb_manifest_tally_free(m->tally);
 	if (m->cipher != NULL)
 		sb_cipher_clear(m->cipher);
 	free(m->cipher);
@@ -182,6 +186,9 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 
 	if (!sb_path_is_safe(e->path, e->type == SB_ENTRY_DIR))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", e->path);
+	if (m->tally != NULL)
+		return (e->type != SB_ENTRY_FILE || check_extents(e, err)) &&
+			sb_manifest_tally_entry(m, e, err);
 	copy.extents = NULL;
 	if (e->nextents > 0 &&
 		(copy.extents = sb_arena_alloc(&m->arena, e->nextents * sizeof(SbExtent), err)) != NULL)
@@ -490,7 +497,7 @@ index_chunks(SbManifest *m, SbError *err)
 }
 
 uint32_t
-sb_manifest_chunk_stripe(const SbManifest *m, uint64_t chunk_id)
+sb_manifest_chunk_owner(const SbManifest *m, uint64_t chunk_id)
 {
 	uint32_t	lo = 0,
 				hi = m->nchunk_map;
@@ -505,8 +512,16 @@ sb_manifest_chunk_stripe(const SbManifest *m, uint64_t chunk_id)
 			hi = mid;
 	}
 	if (lo < m->nchunk_map && m->chunk_map[lo].first <= chunk_id)
-		return m->chunk_map[lo].stripe;
-	return UINT32_MAX;
+		return lo;
+	return m->nchunk_map;
+}
+
+uint32_t
+sb_manifest_chunk_stripe(const SbManifest *m, uint64_t chunk_id)
+{
+	uint32_t	r = sb_manifest_chunk_owner(m, chunk_id);
+
+	return r < m->nchunk_map ? m->chunk_map[r].stripe : UINT32_MAX;
 }
 
 /* Stream bytes that the chunks FIRST..LAST hold (the last chunk may be short). */
@@ -630,16 +645,32 @@ sb_stripe_timeline_seconds(const SbStripeInfo *s, uint32_t i)
 	return s->finished_after;
 }
 
-bool
-sb_manifest_index(SbManifest *m, SbError *err)
+static bool
+check_sizes(const SbManifest *m, SbError *err)
 {
 	if (m->chunk_size < SB_MIN_CHUNK_SIZE || m->chunk_size > SB_MAX_CHUNK_SIZE)
 		return sb_error_set(err, SB_ECORRUPT, "manifest: chunk size %u out of range",
 							m->chunk_size);
 	if (m->nstripes == 0 || m->nstripes > SB_MAX_STRIPES)
 		return sb_error_set(err, SB_ECORRUPT, "manifest: %u stripes", m->nstripes);
-	return check_paths(m, err) && check_entry_kinds(m, err) && index_stream(m, err) &&
-		index_chunks(m, err) && check_bytes(m, err) && check_timelines(m, err);
+	return true;
+}
+
+bool
+sb_manifest_index_layout(SbManifest *m, SbError *err)
+{
+	return check_sizes(m, err) && index_chunks(m, err) && check_bytes(m, err) &&
+		check_timelines(m, err);
+}
+
+bool
+sb_manifest_index(SbManifest *m, SbError *err)
+{
+	if (m->tally != NULL)
+		return sb_manifest_index_layout(m, err) && sb_manifest_tally_finish(m, err);
+	return check_sizes(m, err) && check_paths(m, err) && check_entry_kinds(m, err) &&
+		index_stream(m, err) && index_chunks(m, err) && check_bytes(m, err) &&
+		check_timelines(m, err);
 }
 
 uint32_t

@@ -21,6 +21,7 @@
 #include "checksum.h"
 #include "fsutil.h"
 #include "manifest_envelope.h"
+#include "manifest_tally.h"
 #include "manifest_text.h"
 #include "store.h"
 
@@ -44,6 +45,8 @@ typedef struct Stream
 	uint64_t	total;			/* bytes read */
 	SbSha256   *sha;
 	SbError    *err;
+	bool		tally;			/* count the entries, keep none, if the layout
+								 * comes before them (manifest_tally.c) */
 } Stream;
 
 /* The top-level members but "entries", as a JSON object of their own. */
@@ -266,6 +269,34 @@ read_version(Head *h, SbManifest *m, SbError *err)
 	return ok;
 }
 
+/*
+ * To plan only: if the members before the entries make a manifest of their
+ * own (the writer puts every other member first), the entries are counted
+ * by its layout from now on; else they are kept as always.
+ */
+static bool
+start_tally(Head *h, SbManifest *m, SbError *err)
+{
+	SbManifest *layout = sb_manifest_new();
+	SbError		ignored;
+	bool		usable;
+
+	if (layout == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory reading the manifest");
+	if (!head_append(h, "}", 1, err))
+	{
+		sb_manifest_free(layout);
+		return false;
+	}
+	usable = sb_manifest_parse_head_text(h->text, h->len, layout, &ignored) &&
+		sb_manifest_index_layout(layout, &ignored);
+	h->text[--h->len] = '\0';
+	if (usable)
+		return sb_manifest_tally_begin(m, layout, err);
+	sb_manifest_free(layout);
+	return true;
+}
+
 /* The "entries" array, each object parsed and added as soon as it is read. */
 static bool
 read_entries(Stream *s, SbManifest *m)
@@ -353,7 +384,8 @@ read_member(Stream *s, Head *h, SbManifest *m, EntriesSeen *entries)
 		ok = sb_error_set(s->err, SB_ECORRUPT, "manifest: field given twice: \"entries\"");
 	else if (is_entries && c == '[')
 	{
-		ok = read_version(h, m, s->err) && read_entries(s, m) &&
+		ok = read_version(h, m, s->err) && (!s->tally || start_tally(h, m, s->err)) &&
+			read_entries(s, m) &&
 			head_member(h, key, key_len, "[]", 2, s->err);
 		*entries = ENTRIES_READ;
 	}
@@ -403,8 +435,8 @@ read_document(Stream *s, Head *h, SbManifest *m)
 		sb_error_set(s->err, SB_ECORRUPT, "manifest: missing array \"entries\"");
 }
 
-SbManifest *
-sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
+static SbManifest *
+read_manifest(SbManifestReadFn read, void *arg, bool tally, SbError *err)
 {
 	Stream		s;
 	Head		h;
@@ -417,6 +449,7 @@ sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
 	s.read = read;
 	s.arg = arg;
 	s.err = err;
+	s.tally = tally;
 	if (m == NULL)
 		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
 	else
@@ -437,6 +470,18 @@ sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
 		return NULL;
 	}
 	return m;
+}
+
+SbManifest *
+sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
+{
+	return read_manifest(read, arg, false, err);
+}
+
+SbManifest *
+sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err)
+{
+	return read_manifest(read, arg, true, err);
 }
 
 /* ---------- sources of text ---------- */
@@ -509,20 +554,20 @@ read_envelope(const char *path, const SbKey *key, SbError *err)
 	return m;
 }
 
-/* The manifest in SRC's file (opened, at PATH). */
+/* The manifest in SRC's file (opened, at PATH); its entries only counted if TALLY. */
 static SbManifest *
-read_opened(StoreSource *src, const char *path, const SbKey *key, SbError *err)
+read_opened(StoreSource *src, const char *path, const SbKey *key, bool tally, SbError *err)
 {
 	bool		envelope = false;
 
 	if (!starts_as_envelope(src, &envelope, err))
 		return NULL;
 	return envelope ? read_envelope(path, key, err) :
-		sb_manifest_from_stream(read_store, src, err);
+		read_manifest(read_store, src, tally, err);
 }
 
 SbManifest *
-sb_manifest_read_path(const char *path, const SbKey *key, SbError *err)
+sb_manifest_read_path(const char *path, const SbKey *key, bool to_plan, SbError *err)
 {
 	StoreSource src;
 	SbManifest *m;
@@ -530,7 +575,7 @@ sb_manifest_read_path(const char *path, const SbKey *key, SbError *err)
 	memset(&src, 0, sizeof(src));
 	if (!sb_store_open(&src.file, path, err))
 		return NULL;
-	m = read_opened(&src, path, key, err);
+	m = read_opened(&src, path, key, to_plan, err);
 	sb_store_close(&src.file);
 	return m;
 }
@@ -554,7 +599,7 @@ sb_manifest_load(const char *dir, SbError *err)
 	}
 	else
 	{
-		m = read_opened(&src, path, NULL, err);
+		m = read_opened(&src, path, NULL, false, err);
 		if (m == NULL)
 			sb_error_prefix(err, "%s", path);
 		sb_store_close(&src.file);

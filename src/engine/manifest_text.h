@@ -29,10 +29,19 @@ extern bool sb_manifest_parse_head_text(const char *doc, size_t len, SbManifest 
 /*
  * The manifest at PATH (a file, or an object), opened with KEY when it is
  * an encrypted backup's envelope.  A manifest in the clear is read as a
- * stream, never whole in memory; an envelope is read whole (it is opened
- * and authenticated as one sealed piece).  SB_ENOTFOUND when PATH is absent.
+ * stream, never whole in memory, and TO_PLAN, its entries are only counted
+ * (m->tally) when its layout comes before them; an envelope is read whole
+ * (it is opened and authenticated as one sealed piece), entries kept.
+ * SB_ENOTFOUND when PATH is absent.
  */
-extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, SbError *err);
+extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, bool to_plan,
+										 SbError *err);
+
+/*
+ * As sb_manifest_from_stream, the entries counted (m->tally), none kept,
+ * when the members before them make the manifest's layout; else kept.
+ */
+extern SbManifest *sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err);
 
 /* The SHA-256 and length of what PATH holds, read a block at a time. */
 extern bool sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len,

@@ -131,8 +131,11 @@ begin_backup(SbMerge *m, const SbBackupOptions *given, SbError *err)
 SbMerge *
 sb_merge_begin(SbArchive *chain, const SbMergeOptions *o, SbError *err)
 {
-	SbMerge    *m = calloc(1, sizeof(SbMerge));
+	SbMerge    *m;
 
+	if (!sb_archive_check_entries(chain, err))
+		return NULL;
+	m = calloc(1, sizeof(SbMerge));
 	sb_error_clear(err);
 	if (m == NULL)
 	{

@@ -814,6 +814,8 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	bool		ok;
 
 	sb_error_clear(err);
+	if (!sb_archive_check_entries(a, err))
+		return false;
 	if (!a->authenticated)
 		return sb_error_set(err, SB_ENOTFOUND,
 							"backup \"%s\" cannot be restored: no stripe was found to authenticate its manifest \"%s\" (stripe 1 is expected at \"%s\")",

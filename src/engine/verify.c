@@ -109,7 +109,8 @@ sb_archive_verify(SbArchive *a, const SbReadOptions *options,
 	SbChain		chain;
 	SbError		broken;
 	SbArchive  *link;
-	bool		ok = verify_one(a, options, on_problem, problem_arg, problems, err);
+	bool		ok = sb_archive_check_entries(a, err) &&
+		verify_one(a, options, on_problem, problem_arg, problems, err);
 
 	for (link = a->parent; ok && link != NULL; link = link->parent)
 	{

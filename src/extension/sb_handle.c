@@ -86,8 +86,8 @@ sb_handle_warn(const SbArchive *a)
 				 errhint("Only a plan is possible; a restore needs the stripes.")));
 }
 
-SbArchive *
-sb_handle_open_archive(const char *location, SbError *err)
+static SbArchive *
+open_archive(const char *location, bool to_plan, SbError *err)
 {
 	SbHandle   *h;
 	SbArchive  *a;
@@ -100,9 +100,22 @@ sb_handle_open_archive(const char *location, SbError *err)
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
 	key = sb_key_current();
 	h = sb_handle_new(close_archive);
-	a = sb_archive_open_with_key(location, key, err ? err : &own_err);
+	a = to_plan ? sb_archive_open_for_plan(location, key, err ? err : &own_err) :
+		sb_archive_open_with_key(location, key, err ? err : &own_err);
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);
 	return a;
+}
+
+SbArchive *
+sb_handle_open_archive(const char *location, SbError *err)
+{
+	return open_archive(location, false, err);
+}
+
+SbArchive *
+sb_handle_open_archive_to_plan(const char *location)
+{
+	return open_archive(location, true, NULL);
 }

@@ -252,9 +252,12 @@ static void
 plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
-	SbArchive  *a = sb_handle_open_archive(location, NULL);
 	SbPlan	   *plan = palloc(sizeof(SbPlan));
 	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
+	bool		delta = !PG_ARGISNULL(PLAN_DELTA_TARGET_ARG);
+	/* the stripes' plan needs no file table: only the detail, delta and WAL checks do */
+	SbArchive  *a = !detail && !delta && pitr->recovery_kind == SB_RECOVERY_NONE ?
+		sb_handle_open_archive_to_plan(location) : sb_handle_open_archive(location, NULL);
 	bool		present = true;
 	uint32_t	i;
 
@@ -267,7 +270,7 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	for (i = 0; i < plan->nstripes; i++)
 		put_plan_stripe(rs, a, &plan->stripes[i]);
 	put_chain_stripes(rs, a, plan, &present);
-	if (!PG_ARGISNULL(PLAN_DELTA_TARGET_ARG))
+	if (delta)
 		delta_notice(fcinfo, a, plan, pitr);
 	put_plan_total(rs, plan, present);
 	calibration_notice(plan);

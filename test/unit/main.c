@@ -87,6 +87,7 @@ static const UnitTest tests[] = {
 	TEST(test_manifest_strict_text),
 	TEST(test_manifest_huge_claims),
 	TEST(test_manifest_stream),
+	TEST(test_manifest_tally),
 	TEST(test_options_refused),
 	TEST(test_options_existing_name),
 	TEST(test_options_backup_contract),

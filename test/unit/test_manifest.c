@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "manifest_text.h"
 #include "tests.h"
 
 #define GiB (UINT64_C(1) << 30)
@@ -862,6 +863,20 @@ test_manifest_strict_text(void)
 	expect_text_accepted("\"mtime\":1700000000", "\"mtime\":-1700000000", "a negative mtime");
 }
 
+/* A NUL-terminated text, all of it at once. */
+static ssize_t
+read_memory_text(void *arg, char *buf, size_t len, SbError *err)
+{
+	const char **text = arg;
+	size_t		n = strlen(*text);
+
+	(void) err;
+	n = n < len ? n : len;
+	memcpy(buf, *text, n);
+	*text += n;
+	return (ssize_t) n;
+}
+
 /*
  * A manifest can claim far more chunks than any file holds (a 4 TiB file in
  * one range of a billion 4 kB chunks, in a few hundred bytes of JSON).  Reading
@@ -878,6 +893,7 @@ test_manifest_huge_claims(void)
 	SbPlan		plan;
 	SbError		err;
 	char	   *text;
+	const char *cursor;
 	double		t0 = th_now();
 
 	m->name = strdup("huge");
@@ -904,6 +920,13 @@ test_manifest_huge_claims(void)
 	a.stripe_paths[1] = "/nonexistent/huge/stripe-2.sbs";
 	ok(back != NULL && sb_archive_plan(&a, &plan, &err) && plan.stripes[0].files == 1 &&
 	   plan.stripes[1].files == 1, "its plan counts the one file in each stripe");
+	sb_manifest_free(back);
+	cursor = text;
+	back = text ? sb_manifest_tally_stream(read_memory_text, &cursor, &err) : NULL;
+	a.manifest = back;
+	ok(back != NULL && back->tally != NULL && sb_archive_plan(&a, &plan, &err) &&
+	   plan.stripes[0].files == 1 && plan.stripes[1].files == 1,
+	   "read to plan only, the same: its file spans the billion chunks by their 2 ranges");
 	ok(th_now() - t0 < 5.0, "all of it in moments (%.2f s)", th_now() - t0);
 	free(text);
 	sb_manifest_free(back);
@@ -1050,5 +1073,141 @@ test_manifest_stream(void)
 		expect_read_in_pieces(bytes, len, 1, whole);
 	sb_manifest_free(whole);
 	free(bytes);
+	sb_manifest_free(m);
+}
+
+/* The plan of MANIFEST through an archive whose stripes are nowhere. */
+static bool
+plan_of(SbManifest *manifest, SbPlan *plan)
+{
+	SbArchive	a;
+	SbError		err;
+
+	memset(&a, 0, sizeof(a));
+	a.manifest = manifest;
+	a.stripe_paths[0] = "/nonexistent/stripe-1.sbs";
+	a.stripe_paths[1] = "/nonexistent/stripe-2.sbs";
+	return manifest != NULL && sb_archive_plan(&a, plan, &err);
+}
+
+static bool
+plans_equal(const SbPlan *a, const SbPlan *b)
+{
+	uint32_t	s;
+	bool		same = a->nstripes == b->nstripes && a->files == b->files &&
+		a->directories == b->directories && a->symlinks == b->symlinks &&
+		a->logical_bytes == b->logical_bytes && a->raw_bytes == b->raw_bytes &&
+		a->stored_bytes == b->stored_bytes && a->chunks == b->chunks;
+
+	for (s = 0; same && s < a->nstripes; s++)
+		same = a->stripes[s].files == b->stripes[s].files &&
+			a->stripes[s].chunks == b->stripes[s].chunks;
+	return same;
+}
+
+/* TEXT read to plan only, in pieces of 7 bytes. */
+static SbManifest *
+tally_text(const char *text, size_t len, SbError *err)
+{
+	Pieces		p = {text, len, 0, 7, 0};
+
+	return sb_manifest_tally_stream(read_pieces, &p, err);
+}
+
+/*
+ * A manifest read to plan only (manifest_tally.c): its entries counted as
+ * they come, none kept, the plan the same as from the whole file table; read
+ * whole when its entries come before the layout; damage in what is counted
+ * refused.
+ */
+void
+test_manifest_tally(void)
+{
+	SbManifest *m = sample_manifest();
+	SbManifest *whole;
+	SbManifest *counted;
+	SbPlan		expected,
+				plan;
+	SbError		err;
+	size_t		len;
+	char	   *text = sb_manifest_serialize(m, &len, &err);
+	char	   *moved;
+	const char *entries;
+	bool		same;
+
+	whole = text ? sb_manifest_from_json(text, len, &err) : NULL;
+	counted = text ? tally_text(text, len, &err) : NULL;
+	if (counted == NULL)
+		th_diag_error("tally", &err);
+	ok(counted != NULL && counted->tally != NULL && counted->nentries == 0 &&
+	   counted->tally->layout == NULL, "read to plan: the entries counted, none kept");
+	ok(counted != NULL && whole != NULL && counted->json_length == whole->json_length &&
+	   memcmp(counted->json_sha256, whole->json_sha256, 32) == 0,
+	   "the same length and SHA-256 as read whole (what authentication compares)");
+	memset(&plan, 0, sizeof(plan));
+	same = plan_of(whole, &expected) && plan_of(counted, &plan) && plans_equal(&plan, &expected);
+	ok(same, "its plan is the whole file table's: %llu files, %llu folders, %llu links",
+	   (unsigned long long) plan.files, (unsigned long long) plan.directories,
+	   (unsigned long long) plan.symlinks);
+	ok(plan.files == 10 && plan.directories == 3 && plan.symlinks == 2 &&
+	   plan.stripes[0].files == 2 && plan.stripes[1].files == 2,
+	   "10 files, 3 folders, 2 links; the two files with data each lie in both stripes");
+	sb_manifest_free(counted);
+
+	/* "entries" first (after the version): read whole, the plan the same. */
+	entries = strstr(text, ",\"entries\":");
+	moved = malloc(len + 1);
+	if (entries != NULL && moved != NULL)
+	{
+		const char *after_version = strstr(text, "\"format_version\":\"3.0\"") +
+			strlen("\"format_version\":\"3.0\"");
+		const char *entries_end = text + len - 2;	/* "}\n" ends the document */
+		size_t		head = (size_t) (after_version - text);
+		size_t		between = (size_t) (entries - after_version);
+		size_t		list = (size_t) (entries_end - entries);
+
+		memcpy(moved, text, head);
+		memcpy(moved + head, entries, list);
+		memcpy(moved + head + list, after_version, between);
+		memcpy(moved + head + list + between, entries_end, 2);
+		moved[len] = '\0';
+	}
+	counted = moved ? tally_text(moved, len, &err) : NULL;
+	if (counted == NULL)
+		th_diag_error("entries first", &err);
+	ok(counted != NULL && counted->tally == NULL && whole != NULL &&
+	   counted->nentries == whole->nentries && plan_of(counted, &plan) &&
+	   plans_equal(&plan, &expected),
+	   "entries before the stripes: read whole instead, the same plan");
+	sb_manifest_free(counted);
+	free(moved);
+	free(text);
+	sb_manifest_free(whole);
+
+	/*
+	 * What is counted is checked as the whole table is: data in stream order
+	 * end to end, within the stream, filling it.  (What needs every path,
+	 * such as each folder of a path being listed, is for verify and restore.)
+	 */
+	m->entries[1].stream_offset = 1;
+	text = sb_manifest_serialize(m, &len, &err);
+	counted = text ? tally_text(text, len, &err) : NULL;
+	ok(counted == NULL && err.code == SB_ECORRUPT && strstr(err.message, "stream offset 1") != NULL,
+	   "a file's data not where the one before it ends: refused (%s)", err.message);
+	free(text);
+	m->entries[1].stream_offset = 0;
+	m->entries[1].size = m->entries[1].stream_length = 5000;
+	text = sb_manifest_serialize(m, &len, &err);
+	counted = text ? tally_text(text, len, &err) : NULL;
+	ok(counted == NULL && err.code == SB_ECORRUPT, "a gap in the stream: refused (%s)",
+	   err.message);
+	free(text);
+	m->entries[1].size = m->entries[1].stream_length = 10000;
+	add(m, "zz-past-the-end", SB_ENTRY_FILE, 0600, 1, 100, 22288, 100, NULL, 0, false, NULL);
+	text = sb_manifest_serialize(m, &len, &err);
+	counted = text ? tally_text(text, len, &err) : NULL;
+	ok(counted == NULL && err.code == SB_ECORRUPT && strstr(err.message, "zz-past-the-end") != NULL,
+	   "a file's data past the end of the stream: refused, naming it (%s)", err.message);
+	free(text);
 	sb_manifest_free(m);
 }

@@ -382,6 +382,50 @@ cancel_restore(ThFixture *f, const SbManifest *m, const char *name)
 }
 
 /* 3. Ten thousand small files, 4 KiB chunks, so chunks hold many files and files span chunks. */
+/*
+ * The backup in F's first destination opened to plan only: the same plan as
+ * opened whole, no file table, and verify and restore refuse it.
+ */
+static void
+plan_only(ThFixture *f, const char *name)
+{
+	char		location[PATH_MAX];
+	char		target[PATH_MAX];
+	SbArchive  *whole;
+	SbArchive  *counted;
+	SbPlan		expected,
+				plan;
+	SbRestoreOptions ro;
+	SbReadOptions read;
+	SbError		err;
+	uint64_t	problems = 0;
+	uint32_t	s;
+	bool		same;
+
+	th_location(f, 0, name, location);
+	whole = sb_archive_open(location, &err);
+	counted = sb_archive_open_for_plan(location, NULL, &err);
+	if (counted == NULL)
+		th_diag_error("open to plan", &err);
+	ok(counted != NULL && counted->authenticated && counted->manifest->tally != NULL &&
+	   counted->manifest->nentries == 0, "opened to plan only: authenticated, no file table");
+	same = whole != NULL && counted != NULL && sb_archive_plan(whole, &expected, &err) &&
+		sb_archive_plan(counted, &plan, &err) && plan.files == expected.files &&
+		plan.directories == expected.directories && plan.logical_bytes == expected.logical_bytes;
+	for (s = 0; same && s < plan.nstripes; s++)
+		same = plan.stripes[s].files == expected.stripes[s].files && plan.stripes[s].present;
+	ok(same, "its plan is the one from the whole file table, stripe by stripe");
+	memset(&read, 0, sizeof(read));
+	ok(counted != NULL && !sb_archive_verify(counted, &read, NULL, NULL, &problems, &err) &&
+	   err.code == SB_EINVAL, "verify refuses it (%s)", err.message);
+	memset(&ro, 0, sizeof(ro));
+	ro.target = th_path(target, "%s-plan", f->target);
+	ok(counted != NULL && !sb_archive_restore(counted, &ro, &err) && err.code == SB_EINVAL &&
+	   access(target, F_OK) != 0, "restore refuses it, writing nothing (%s)", err.message);
+	sb_archive_close(counted);
+	sb_archive_close(whole);
+}
+
 void
 test_roundtrip_many_files(void)
 {
@@ -433,6 +477,7 @@ test_roundtrip_many_files(void)
 	cancel_restore(&f, m, "bk");
 	diag("canceled restore: %.2f s", th_now() - t0);
 	restore_and_compare(&f, 2, "bk", TH_CMP_MTIME, "10000 files");
+	plan_only(&f, "bk");
 	sb_manifest_free(m);
 	t0 = th_now();
 	th_fixture_done(&f);

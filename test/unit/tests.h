@@ -88,6 +88,7 @@ extern void test_manifest_rejects(void);
 extern void test_manifest_strict_text(void);
 extern void test_manifest_huge_claims(void);
 extern void test_manifest_stream(void);
+extern void test_manifest_tally(void);
 
 /* test_options.c */
 extern void test_options_refused(void);
