@@ -136,10 +136,12 @@ pgbr_backup() {	# NAME none|zst
 
 restore_target() { rm -rf "$dir/restore"; }
 
+sb_location() { psql_ -c "SELECT location FROM stripe_backups WHERE status = 'completed' ORDER BY id DESC LIMIT 1"; }
+
 sb_restore() {
 	restore_target
 	local location
-	location=$(psql_ -c "SELECT location FROM stripe_backups WHERE status = 'completed' ORDER BY id DESC LIMIT 1")
+	location=$(sb_location)
 	local t0=$(now)
 	stripebackup restore "$location" --target "$dir/restore" --no-progress >/dev/null
 	record sb_restore "$(elapsed "$t0")"
@@ -160,6 +162,30 @@ pgbb_restore() {
 	zstd -q -d -c "$dir/pgbb/base.tar.zst" | tar -xf - -C "$dir/restore"
 	sync -f "$dir/restore"
 	record bb_restore "$(elapsed "$t0")"
+}
+
+# ---------- a plan's estimate against the restore ----------
+
+# stripe_restore_plan's estimate for the newest backup (its total row: seconds
+# and where the figures came from), then that backup restored from SQL and
+# timed.  The first estimate reads at stripe_calibrate's speeds (no restore
+# has read these destinations yet); the later ones at the restore's before.
+sql_restore() {
+	local estimate t0
+	restore_target
+	estimate=$(psql_ -F ' ' -c "SELECT coalesce(round(estimated_seconds::numeric, 2)::text, '-'),
+		coalesce(estimate_from, 'none') FROM stripe_restore_plan('$(sb_location)'::text)
+		WHERE stripe IS NULL" 2>/dev/null)
+	sync
+	t0=$(now)
+	psql_ -c "SELECT stripe_restore('$(sb_location)'::text, '$dir/restore')" >/dev/null
+	echo "$estimate $(elapsed "$t0")" >> "$results/estimates"
+	record sql_restore "$(elapsed "$t0")"
+}
+
+# The destinations of the newest backup measured by stripe_calibrate, for the first estimate.
+calibrate_destinations() {
+	psql_ -c "SELECT count(*) FROM stripe_calibrate(ARRAY['$dir/sb1', '$dir/sb2', '$dir/sb3'])" >/dev/null
 }
 
 # ---------- the limit: fio reading and writing the same bytes ----------
@@ -243,6 +269,7 @@ stop_cluster "$data"
 pgbackrest_conf
 rm -rf "$dir/pgbackrest-repo" "$results"/*
 : > "$results/times"
+: > "$results/estimates"
 init_cluster "$data" "$port"
 pgbr stanza-create >/dev/null
 load_main
@@ -260,9 +287,11 @@ for ((r = 1; r <= runs; r++)); do
 	pgbr_backup br_zstd zst
 	sb_backup sb3_zstd 3 zstd
 	say "round $r of $runs: restores"
+	((r == 1)) && calibrate_destinations
 	sb_restore
 	pgbr_restore
 	pgbb_restore
+	sql_restore
 done
 restore_target
 rm -rf "$dir/pgbb" "$dir"/sb[123]
@@ -320,7 +349,13 @@ printf '%-62s %8s %8s %8s\n' "restore" "seconds" "MB/s" "ratio"
 row "stripebackup restore (3 stripes, zstd 1)" sb_restore br_restore
 row "pgBackRest restore (process-max=2, zst 1)" br_restore
 row "pg_basebackup tar | zstd -d | tar -x" bb_restore br_restore
+row "stripe_restore() from SQL (the same backup)" sql_restore br_restore
 echo "(ratio: time / pgBackRest's)"
+echo
+echo "stripe_restore_plan's estimate against stripe_restore's time, run by run:"
+while read -r est from took; do
+	echo "  estimate ${est} s from ${from}; the restore took $(calc "$took") s$([[ $est != - ]] && echo " (estimate / actual $(calc "$est / $took"))")"
+done < "$results/estimates"
 echo
 fio_copy=$(calc "$bytes / $read_rate + $bytes / $write_rate" 3)
 echo "the limit: fio read $(calc "$read_rate / 1e6" 0) MB/s, write $(calc "$write_rate / 1e6" 0) MB/s;"
@@ -356,6 +391,10 @@ while read -r label f1 f2 wall; do
 	target "balance, $label: stripes within 5% of the backup's time" \
 		"$(awk "BEGIN { d = $f1 - $f2; if (d < 0) d = -d; print (d <= 0.05 * $wall) }")"
 done < "$results/balance"
+last_estimate=$(tail -1 "$results/estimates")
+read -r est from took <<< "$last_estimate"
+[[ $est != - ]] && target "restore estimate (from $from) within 20% of the restore ($(calc "$est / $took"))" \
+	"$(awk "BEGIN { d = $est / $took - 1; if (d < 0) d = -d; print (d <= 0.2) }")"
 target "3,000 partitions >= 80% of one table's throughput" "$(awk "BEGIN { print ($many >= 0.8 * $one) }")"
 while read -r label peak growth read; do
 	target "memory ($label): peak RSS <= buffers ${buffers_mib} MiB + 64 MiB" \

@@ -107,7 +107,8 @@ pgbr stanza-create >/dev/null
 say "creating $((relations / 4)) tables ($relations relation files)"
 make_relations $((relations / 4))
 files=$(find "$data" -type f | wc -l)
-say "the cluster holds $files files; backups"
+megabytes=$(du -sm "$data" | cut -f1)
+say "the cluster holds $files files, $megabytes MB; backups"
 sb_backup
 pgbb_backup
 pgbr_backup
@@ -128,7 +129,8 @@ row() {	# LABEL KEY [PEER_KEY]
 }
 {
 echo
-echo "A cluster of $files files ($relations relation files in $((relations / 4)) tables), online; $(nproc) CPUs; $(date -u +%F)"
+echo "A cluster of $files files, $megabytes MB ($relations relation files in $((relations / 4)) tables), online;"
+echo "$(nproc) CPUs; $(date -u +%F)"
 echo "(the restore by the command gave $restored files)"
 printf '%-58s %8s %9s %9s %8s\n' "" seconds "files/s" "peak MiB" ratio
 row "stripe_backup, 2 folders, zstd 1 (the worker's RSS)" sb_backup bb_backup
