@@ -71,6 +71,10 @@ extern SbArchive *sb_archive_open_with_key(const char *location, const SbKey *ke
  */
 extern SbArchive *sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err);
 
+/* The backup at LOCATION alone so (to show or chart it: its members but its entries). */
+extern SbArchive *sb_archive_open_one_for_plan(const char *location, const SbKey *key,
+											   SbError *err);
+
 /* The backup at LOCATION alone, not the chain it completes: to show or chart it. */
 extern SbArchive *sb_archive_open_one(const char *location, SbError *err);
 extern SbArchive *sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err);

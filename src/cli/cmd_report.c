@@ -101,7 +101,7 @@ cmd_report(int argc, char **argv)
 	memset(&key, 0, sizeof(key));
 	if (key_file != NULL && !sb_key_load(key_file, &key, &err))
 		return cli_report_error(&err);
-	a = sb_archive_open_one_with_key(argv[optind], key_file != NULL ? &key : NULL, &err);
+	a = sb_archive_open_one_for_plan(argv[optind], key_file != NULL ? &key : NULL, &err);
 	if (a == NULL)
 	{
 		sb_key_clear(&key);

@@ -346,11 +346,15 @@ SbArchive *
 read_args_open(const ReadArgs *a, SbError *err)
 {
 	const SbKey *key = a->has_key ? &a->key : NULL;
-	SbArchive  *archive = a->one_backup ? sb_archive_open_one_with_key(a->location, key, err)
-		: a->to_plan ? sb_archive_open_for_plan(a->location, key, err)
-		: sb_archive_open_with_key(a->location, key, err);
+	SbArchive  *archive;
 	uint32_t	i;
 
+	if (a->one_backup)
+		archive = a->to_plan ? sb_archive_open_one_for_plan(a->location, key, err) :
+			sb_archive_open_one_with_key(a->location, key, err);
+	else
+		archive = a->to_plan ? sb_archive_open_for_plan(a->location, key, err) :
+			sb_archive_open_with_key(a->location, key, err);
 	if (archive != NULL)
 		cli_print_notes(archive);
 	for (i = 0; archive != NULL && i < a->nstripe_paths; i++)

@@ -54,6 +54,12 @@ sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err)
 }
 
 SbArchive *
+sb_archive_open_one_for_plan(const char *location, const SbKey *key, SbError *err)
+{
+	return sb_archive_open_link(location, key, true, err);
+}
+
+SbArchive *
 sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
 {
 	return sb_archive_open_link(location, key, false, err);

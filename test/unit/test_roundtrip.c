@@ -423,6 +423,10 @@ plan_only(ThFixture *f, const char *name)
 	ok(counted != NULL && !sb_archive_restore(counted, &ro, &err) && err.code == SB_EINVAL &&
 	   access(target, F_OK) != 0, "restore refuses it, writing nothing (%s)", err.message);
 	sb_archive_close(counted);
+	counted = sb_archive_open_one_for_plan(location, NULL, &err);
+	ok(counted != NULL && counted->manifest->tally != NULL && sb_archive_plan(counted, &plan, &err) &&
+	   plan.files == expected.files, "opened alone to plan (show, report): the same, no file table");
+	sb_archive_close(counted);
 	sb_archive_close(whole);
 }
 
