@@ -12,6 +12,7 @@
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
 #   make bench-files     memory and files a second with 100k to 1M small files
 #   make bench-relations a cluster of 100k relation files, online, beside the peers
+#   make bench-sweep     MB/s and memory of clusters of 1, 4 and 16 GB
 #   make bench-incr      incremental backups and a chain's restore beside pgBackRest
 #   make bench-delta     a stale copy refreshed in place beside pgBackRest --delta
 #   make bench-encryption  backup and restore with and without encryption
@@ -196,6 +197,10 @@ bench-files:
 bench-relations:
 	bash test/bench/many_relations.sh $(or $(RELATIONS),100000)
 
+# Clusters of growing size, online backup and restore: make bench-sweep SIZES=1,4,16 (GB)
+bench-sweep:
+	bash test/bench/size_sweep.sh $(or $(SIZES),1$(comma)4$(comma)16)
+
 # Incremental backups and a chain's restore beside pgBackRest: make bench-incr SCALE=270
 bench-incr:
 	bash test/bench/incremental.sh $(or $(SCALE),270)
@@ -212,7 +217,7 @@ bench-encryption:
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-incr \
+.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
 	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------

@@ -188,6 +188,23 @@ calibrate_destinations() {
 	psql_ -c "SELECT count(*) FROM stripe_calibrate(ARRAY['$dir/sb1', '$dir/sb2', '$dir/sb3'])" >/dev/null
 }
 
+# ---------- CPU per byte: the engine's zstd level 1 against zstd -1 itself ----------
+
+# The stopped cluster's files, in the page cache for both: compressed by
+# `zstd -1` (one thread, to /dev/null) and backed up by `stripebackup create`
+# at zstd level 1 to two folders; user plus system CPU seconds of each.
+cpu_per_byte() {
+	local out
+	rm -rf "$dir/c1" "$dir/c2" && mkdir -p "$dir/c1" "$dir/c2"
+	find "$data" -type f -exec cat {} + > /dev/null
+	out=$( { /usr/bin/time -f 'cpu %U %S' zstd -1 -q -T1 -r -c "$data" > /dev/null; } 2>&1 | tail -1)
+	echo "zstd $(awk '{ print $2 + $3 }' <<< "$out")" >> "$results/cpu"
+	out=$( { /usr/bin/time -f 'cpu %U %S' stripebackup create --source "$data" --dest "$dir/c1" \
+		--dest "$dir/c2" --name cpu --compression zstd --level 1 --no-progress > /dev/null; } 2>&1 | tail -1)
+	echo "create $(awk '{ print $2 + $3 }' <<< "$out")" >> "$results/cpu"
+	rm -rf "$dir/c1" "$dir/c2"
+}
+
 # ---------- the limit: fio reading and writing the same bytes ----------
 
 fio_rate() {	# read|write BYTES
@@ -270,6 +287,7 @@ pgbackrest_conf
 rm -rf "$dir/pgbackrest-repo" "$results"/*
 : > "$results/times"
 : > "$results/estimates"
+: > "$results/cpu"
 init_cluster "$data" "$port"
 pgbr stanza-create >/dev/null
 load_main
@@ -307,6 +325,9 @@ say "balance: two destinations limited 1:4"
 balance adaptive adaptive "1, 1"
 balance weighted weighted "1, 4"
 stop_cluster "$data"
+say "CPU per byte: stripebackup create at zstd 1 against zstd -1, twice each"
+cpu_per_byte
+cpu_per_byte
 if ((big_scale > 0)); then
 	say "memory on a cluster of pgbench scale $big_scale"
 	init_cluster "$dir/big" 55497
@@ -374,6 +395,12 @@ echo
 one=$(median onetable)
 many=$(median manyparts)
 echo "3,000 partitions: $(calc "$many" 0) MB/s against $(calc "$one" 0) MB/s for one table ($(calc "100 * $many / $one" 0)%)"
+cpu() { awk -v k="$1" '$1 == k { print $2 }' "$results/cpu" | sort -g | head -1; }
+cpu_gb=$(du -sb "$data" | awk '{ print $1 / 1e9 }')
+echo
+echo "CPU per byte, the stopped cluster's files from the page cache (least of two runs):"
+echo "  zstd -1 -T1 -r: $(calc "$(cpu zstd) / $cpu_gb") CPU s/GB; stripebackup create, zstd 1, 2 folders:" \
+	"$(calc "$(cpu create) / $cpu_gb") CPU s/GB ($(calc "$(cpu create) / $(cpu zstd)") x)"
 echo
 echo "targets:"
 # buffer_count (16) chunks of transfer_size (1 MiB), twice with compression,
@@ -391,6 +418,8 @@ while read -r label f1 f2 wall; do
 	target "balance, $label: stripes within 5% of the backup's time" \
 		"$(awk "BEGIN { d = $f1 - $f2; if (d < 0) d = -d; print (d <= 0.05 * $wall) }")"
 done < "$results/balance"
+target "zstd 1 CPU s/GB <= 1.15 x zstd -1's ($(calc "$(cpu create) / $(cpu zstd)"))" \
+	"$(awk "BEGIN { print ($(cpu create) <= 1.15 * $(cpu zstd)) }")"
 last_estimate=$(tail -1 "$results/estimates")
 read -r est from took <<< "$last_estimate"
 [[ $est != - ]] && target "restore estimate (from $from) within 20% of the restore ($(calc "$est / $took"))" \
