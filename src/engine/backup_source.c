@@ -378,17 +378,30 @@ take_from_parent(SbBackup *b, SbEntry *e)
 	atomic_fetch_add(&b->bytes_skipped, e->size);
 }
 
+/*
+ * Can the file of status ST have holes?  Not if its allocated blocks cover its
+ * size (as cp and tar judge it): two lseeks a file saved, which a cluster of
+ * many small relation files pays for every file.  A file with blocks
+ * allocated past its end and a hole inside is then read whole, zeros and
+ * all: the same bytes, only not stored sparse.
+ */
+static bool
+may_have_holes(const struct stat *st)
+{
+	return (uint64_t) st->st_blocks * 512 < (uint64_t) st->st_size;
+}
+
 /* Read the file (all of it, its data extents, or its changed blocks), as PLAN says. */
 static bool
-copy_file(SbBackup *b, int fd, const char *source_path, SbEntry *e, SbFilePlan plan,
-		  const SbEntry *base, SbError *err)
+copy_file(SbBackup *b, int fd, const char *source_path, const struct stat *st, SbEntry *e,
+		  SbFilePlan plan, const SbEntry *base, SbError *err)
 {
 	if (plan == SB_FILE_UNCHANGED)
 	{
 		take_from_parent(b, e);
 		return true;
 	}
-	if (plan == SB_FILE_WHOLE && b->detect_holes &&
+	if (plan == SB_FILE_WHOLE && b->detect_holes && may_have_holes(st) &&
 		!find_extents(fd, source_path, e->size, e, err))
 		return false;
 	return stream_file(b, fd, source_path, e->path, e, plan == SB_FILE_BLOCKS ? base : NULL, err);
@@ -483,7 +496,7 @@ add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 	else if (b->file_stamps)
 		file_stamps(fd, &e, id, times, sizeof(id));
 	plan = sb_incremental_plan(b, &e, &base);
-	ok = copy_file(b, fd, source_path, &e, plan, base, err) && add_entry(b, &e, err);
+	ok = copy_file(b, fd, source_path, st, &e, plan, base, err) && add_entry(b, &e, err);
 	free(e.extents);
 	return ok;
 }
