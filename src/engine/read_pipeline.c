@@ -4,6 +4,14 @@
  *
  * Every problem is described with the stripe (number and file), the chunk
  * (number and offset in the stripe) and the files whose bytes it holds.
+ *
+ * A stripe is read once: a chunk record not in the page cache is read with
+ * O_DIRECT (the 4 kB pages around it, from a second descriptor opened
+ * through /proc on the same file), so that a restore or a verify neither
+ * fills the cache with a backup nor evicts a running server's working set,
+ * and costs no copy out of the cache.  A record that is cached is read
+ * through it (a copy from memory); a file system that refuses O_DIRECT
+ * (tmpfs) and a bucket's stripe are read as they were.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stripebackup/sb_policy.h"
 #include "checksum.h"
@@ -20,6 +29,7 @@
 #include "crypto.h"
 #include "fsutil.h"
 #include "io.h"
+#include "page_cache.h"
 #include "queue.h"
 #include "rate.h"
 #include "read_pipeline.h"
@@ -28,12 +38,16 @@
 #include "ticker.h"
 
 #define SB_DEFAULT_READ_DEPTH 4
+#define DIRECT_ALIGN 4096
 
 typedef struct ReadSlot
 {
 	uint32_t	stripe;			/* 0-based */
 	uint64_t	position;		/* in its stripe's index */
 	SbIndexEntry entry;
+	uint8_t    *buffer;			/* where a read lands: a record and, read
+								 * O_DIRECT, the rest of the pages around it */
+	uint32_t	lead;			/* bytes of BUFFER before the record */
 	uint8_t    *record;			/* header and payload as read: chunk_size + 48 bytes */
 	uint8_t    *stored;			/* the payload, inside record */
 	uint8_t    *raw;			/* chunk_size bytes, when compressed chunks exist */
@@ -47,6 +61,7 @@ typedef struct StripeState
 	struct Pipeline *pipeline;
 	uint32_t	index;
 	SbStripeReader reader;
+	int			direct_fd;		/* the stripe file opened O_DIRECT, or -1 */
 	pthread_t	thread;
 	bool		started;
 	double		seconds;		/* from the start of the run to its last chunk */
@@ -182,20 +197,40 @@ run_failed(void *arg)
 	return failed;
 }
 
-/* Start reading the K-th chunk record of the stripe into SLOT. */
+/* A local stripe opened O_DIRECT through /proc: the very file opened; -1 if refused. */
+static int
+open_direct(const SbStripeReader *r)
+{
+	char		path[64];
+
+	if (r->file.fd < 0)
+		return -1;				/* a bucket's */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", r->file.fd);
+	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
+/* Start reading the K-th chunk record of the stripe into SLOT (see the top of the file). */
 static bool
 start_read(SbIo *io, StripeState *s, ReadSlot *slot, uint64_t k, SbError *err)
 {
-	sb_rate_wait(&s->rate, sb_stripe_record_length(&s->reader, k), run_failed, s->pipeline);
+	uint64_t	offset = s->reader.entries[k].offset;
+	uint64_t	len = sb_stripe_record_length(&s->reader, k);
+	bool		direct = s->direct_fd >= 0 && !sb_range_cached(s->reader.file.fd, offset, len);
+
+	sb_rate_wait(&s->rate, len, run_failed, s->pipeline);
 	slot->stripe = s->index;
 	slot->position = k;
 	slot->entry = s->reader.entries[k];
+	slot->lead = direct ? (uint32_t) (offset % DIRECT_ALIGN) : 0;
+	slot->record = slot->buffer + slot->lead;
+	slot->stored = slot->record + SB_CHUNK_HEADER_SIZE;
 	memset(&slot->op, 0, sizeof(slot->op));
 	slot->op.kind = SB_IO_READ;
-	slot->op.fd = s->reader.file.fd;
-	slot->op.offset = slot->entry.offset;
-	slot->op.iov[0].iov_base = slot->record;
-	slot->op.iov[0].iov_len = sb_stripe_record_length(&s->reader, k);
+	slot->op.fd = direct ? s->direct_fd : s->reader.file.fd;
+	slot->op.offset = offset - slot->lead;
+	slot->op.iov[0].iov_base = slot->buffer;
+	slot->op.iov[0].iov_len = direct ?
+		(slot->lead + len + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : len;
 	slot->op.iovcnt = 1;
 	slot->op.tag = slot;
 	return sb_io_start(io, &slot->op, err);
@@ -212,7 +247,8 @@ finish_read(Pipeline *p, StripeState *s, SbIo *io, ReadSlot *slot)
 	else if (slot->op.error != 0)
 		sb_error_set_errno(&err, slot->op.error, "could not read \"%s\"", s->reader.path);
 	if (slot->op.error != 0 ||
-		!sb_stripe_check_record(&s->reader, slot->position, slot->record, slot->op.done, &err))
+		!sb_stripe_check_record(&s->reader, slot->position, slot->record,
+								slot->op.done > slot->lead ? slot->op.done - slot->lead : 0, &err))
 	{
 		/* Report before the buffer goes back: another reader may take it at once. */
 		report_chunk(p, s->index, &slot->entry, &err);
@@ -311,10 +347,14 @@ read_stripe(Pipeline *p, StripeState *s)
 		report_stripe(p, s->index, &err);
 		return;
 	}
+	s->direct_fd = open_direct(&s->reader);
 	read_records(p, s, io);
 	while (sb_io_in_flight(io) > 0 && sb_io_reap(io, done, 64, 1, &err) > 0)
 		;
 	sb_io_free(io);
+	if (s->direct_fd >= 0)
+		close(s->direct_fd);
+	s->direct_fd = -1;
 }
 
 static void *
@@ -432,12 +472,12 @@ alloc_slots(Pipeline *p, uint32_t count, SbError *err)
 	{
 		ReadSlot   *slot = &p->slots[i];
 
-		if (posix_memalign((void **) &slot->record, 4096, cs + SB_CHUNK_HEADER_SIZE + sealing) != 0 ||
+		if (posix_memalign((void **) &slot->buffer, DIRECT_ALIGN,
+						   cs + SB_CHUNK_HEADER_SIZE + sealing + 2 * DIRECT_ALIGN) != 0 ||
 			(p->manifest->codec != SB_CODEC_NONE &&
 			 posix_memalign((void **) &slot->raw, 4096, cs) != 0) ||
 			(sealing && posix_memalign((void **) &slot->opened, 4096, cs) != 0))
 			return sb_error_set(err, SB_ENOMEM, "out of memory allocating read buffers");
-		slot->stored = slot->record + SB_CHUNK_HEADER_SIZE;
 		sb_queue_push(&p->free_queue, slot);
 	}
 	return true;
@@ -544,7 +584,7 @@ join_and_free(Pipeline *p)
 		pthread_join(p->workers[i], NULL);
 	for (i = 0; p->slots != NULL && i < p->nslots; i++)
 	{
-		free(p->slots[i].record);
+		free(p->slots[i].buffer);
 		free(p->slots[i].raw);
 		free(p->slots[i].opened);
 	}
