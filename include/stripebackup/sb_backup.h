@@ -74,6 +74,10 @@ typedef struct SbBackupOptions
 								 * and keep the stripes out of the page cache */
 	const double *max_rates;	/* MB/s per destination, 0 = no limit; or NULL */
 	uint64_t	max_memory;		/* bytes the settings may allocate; 0 = 1 GB (sb_policy.h) */
+	const char *spill_dir;		/* keep the manifest's entries in an unlinked file
+								 * there, not in memory (sb_manifest_spill); NULL:
+								 * in memory, the manifest sb_backup_finish gives
+								 * then lists them */
 	uint64_t	expected_bytes; /* source bytes expected, for the memory check's
 								 * index estimate; 0 = unknown */
 	uint8_t		uuid[16];		/* the backup's id; all zero: a random one is made */

@@ -211,6 +211,9 @@ typedef struct SbManifest
 	struct SbArena *arena;		/* the entries' strings and extents */
 	SbEntryTally *tally;		/* read to plan only: the entries counted,
 								 * none kept (nentries 0); else NULL */
+	struct SbEntrySpill *spill; /* written by a backup that keeps no table
+								 * (sb_manifest_spill): each entry's text in a
+								 * file, none kept (nentries 0); else NULL */
 
 	SbStripeInfo *stripes;
 	uint32_t	nstripes;
@@ -273,6 +276,25 @@ extern void sb_manifest_free(SbManifest *m);
 
 /* Append a copy of an entry; checks that its path is safe. */
 extern bool sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err);
+
+typedef struct SbEntrySpill SbEntrySpill;
+
+/*
+ * From now on M keeps no entry table: each entry added is written as the
+ * manifest's text of it to an unlinked file in DIR, which the manifest's
+ * text is then made from (sb_manifest_emit, sb_manifest_to_json).  For a
+ * backup of millions of files: its memory does not grow with them.
+ */
+extern bool sb_manifest_spill(SbManifest *m, const char *dir, SbError *err);
+extern bool sb_manifest_spill_entry(SbManifest *m, const SbEntry *e, SbError *err);
+
+/*
+ * What a spilled table can be checked for at the end: the files' data fills
+ * the stream.  (Each entry was checked as it was added, as a planning reader
+ * checks it: sb_manifest_index_layout checks the rest that needs no entry.)
+ */
+extern bool sb_manifest_spill_check(const SbManifest *m, SbError *err);
+extern void sb_manifest_spill_free(SbEntrySpill *s);
 
 /* Serialize to JSON text (malloc'd, NUL-terminated). */
 extern char *sb_manifest_to_json(const SbManifest *m, SbError *err);

@@ -15,6 +15,7 @@
 #include "cluster_meta.h"
 #include "source_tree.h"
 #include "stripebackup/sb_backup.h"
+#include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_policy.h"
 #include "stripebackup/sb_version.h"
 
@@ -328,6 +329,23 @@ describe_source(CreateArgs *a, const SourceTree *tree, SbError *err)
 	return err->code == SB_OK;
 }
 
+/*
+ * Where the manifest's entries wait for the end of the backup, in an unlinked
+ * file rather than in memory (a million files: about 150 MB): the first
+ * destination that is a folder, else the temporary folder.
+ */
+static const char *
+spill_folder(const CreateArgs *a)
+{
+	const char *tmp = getenv("TMPDIR");
+	uint32_t	i;
+
+	for (i = 0; i < a->ndests; i++)
+		if (!sb_s3_is_location(a->dests[i]))
+			return a->dests[i];
+	return tmp != NULL && tmp[0] == '/' ? tmp : "/tmp";
+}
+
 /* The tree hands over no links (source_tree.h): directories and files only. */
 static bool
 add_item(void *arg, const SourceItem *item, SbError *err)
@@ -429,6 +447,7 @@ cmd_create(int argc, char **argv)
 	if (a.key_file != NULL && !sb_key_load(a.key_file, &a.key, &err))
 		return cli_report_error(&err);
 	a.options.encryption_key = a.key_file != NULL ? &a.key : NULL;
+	a.options.spill_dir = spill_folder(&a);
 	if (!check_server_stopped(a.source, &err))
 	{
 		sb_key_clear(&a.key);

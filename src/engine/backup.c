@@ -174,7 +174,8 @@ init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	if (m->name == NULL || m->started_at == NULL || (o->label && !m->label) ||
 		(o->tool && !m->tool) || (o->metadata_json && !m->metadata_json))
 		return sb_error_set(err, SB_ENOMEM, "out of memory");
-	return make_uuid(o, m->uuid, err) && make_keys(b, o, err) && sb_incremental_begin(b, o, err);
+	return make_uuid(o, m->uuid, err) && make_keys(b, o, err) && sb_incremental_begin(b, o, err) &&
+		(o->spill_dir == NULL || sb_manifest_spill(m, o->spill_dir, err));
 }
 
 /* The largest sealed payload: the largest the codec gives, and the seal. */
@@ -409,7 +410,12 @@ complete_manifest(SbBackup *b, SbError *err)
 		if (!build_ranges(w, s, err))
 			return false;
 	}
-	/* Check what we are about to publish as any reader would. */
+	/*
+	 * Check what we are about to publish as any reader would; a table spilled
+	 * to a file, as a planning reader would (each entry was, as it came).
+	 */
+	if (m->spill != NULL)
+		return sb_manifest_index_layout(m, err) && sb_manifest_spill_check(m, err);
 	return sb_manifest_index(m, err);
 }
 

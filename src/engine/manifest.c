@@ -125,6 +125,7 @@ sb_manifest_free(SbManifest *m)
 	free(m->chunk_map);
 	free(m->data_entries);
 	sb_manifest_tally_free(m->tally);
+	sb_manifest_spill_free(m->spill);
 	if (m->cipher != NULL)
 		sb_cipher_clear(m->cipher);
 	free(m->cipher);
@@ -189,6 +190,9 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 	if (m->tally != NULL)
 		return (e->type != SB_ENTRY_FILE || check_extents(e, err)) &&
 			sb_manifest_tally_entry(m, e, err);
+	if (m->spill != NULL)
+		return (e->type != SB_ENTRY_FILE || check_extents(e, err)) &&
+			sb_manifest_spill_entry(m, e, err);
 	copy.extents = NULL;
 	if (e->nextents > 0 &&
 		(copy.extents = sb_arena_alloc(&m->arena, e->nextents * sizeof(SbExtent), err)) != NULL)

@@ -8,10 +8,14 @@
  * labels that are not plain UTF-8 are written as hex in "encoded_path" (and
  * so on), as PostgreSQL's backup_manifest does, so the text stays valid JSON.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* O_TMPFILE, mkostemp */
+#endif
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,6 +412,157 @@ text_entry(Text *t, const SbEntry *e, bool first)
 	text_puts(t, "}");
 }
 
+/* ---------- an entry table spilled to a file ---------- */
+
+static bool too_large(SbError *err, const char *key);
+
+#define SPILL_BLOCK ((size_t) 1 << 16)
+
+/*
+ * Each entry's text, as the manifest holds it, appended to an unlinked file
+ * instead of the entry table (sb_manifest_spill).
+ */
+struct SbEntrySpill
+{
+	int			fd;
+	Text		text;			/* what is not written yet, SPILL_BLOCK at most */
+	uint64_t	count;			/* entries spilled */
+	uint64_t	data_end;		/* where the next file's data must start in the stream */
+	uint64_t	written;		/* bytes of their text in the file */
+	SbError		error;			/* why writing failed */
+};
+
+static bool
+spill_sink(void *arg, const char *text, size_t len, SbError *err)
+{
+	SbEntrySpill *s = arg;
+
+	if (!sb_write_all(s->fd, text, len, "the manifest's entries", err))
+		return false;
+	s->written += len;
+	return true;
+}
+
+/* An unlinked file in DIR: O_TMPFILE, or a named one removed at once. */
+static int
+open_unlinked(const char *dir, SbError *err)
+{
+	char		path[PATH_MAX];
+	int			fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
+	{
+		if (fd < 0)
+			sb_error_set_errno(err, errno, "could not make a file for the manifest's entries in \"%s\"", dir);
+		return fd;
+	}
+	snprintf(path, sizeof(path), "%s/.stripebackup-entries-XXXXXX", dir);
+	if ((fd = mkostemp(path, O_CLOEXEC)) < 0)
+		sb_error_set_errno(err, errno, "could not make a file for the manifest's entries in \"%s\"", dir);
+	else
+		(void) unlink(path);
+	return fd;
+}
+
+bool
+sb_manifest_spill(SbManifest *m, const char *dir, SbError *err)
+{
+	SbEntrySpill *s = sb_alloc(sizeof(SbEntrySpill), err);
+
+	if (s == NULL)
+		return false;
+	s->fd = open_unlinked(dir, err);
+	s->text = (Text) {malloc(SPILL_BLOCK), 0, SPILL_BLOCK, false, true, NULL, spill_sink, s, &s->error};
+	if (s->fd < 0 || s->text.data == NULL)
+	{
+		if (s->fd >= 0 && s->text.data == NULL)
+			sb_error_set(err, SB_ENOMEM, "out of memory");
+		sb_manifest_spill_free(s);
+		return false;
+	}
+	m->spill = s;
+	return true;
+}
+
+bool
+sb_manifest_spill_entry(SbManifest *m, const SbEntry *e, SbError *err)
+{
+	SbEntrySpill *s = m->spill;
+
+	/* as a reader checks it (manifest.c): data in stream order, end to end */
+	if (e->type == SB_ENTRY_FILE && e->stream_length > 0)
+	{
+		if (e->stream_offset != s->data_end)
+			return sb_error_set(err, SB_EINVAL,
+								"\"%s\" starts at stream offset %" PRIu64 ", expected %" PRIu64,
+								e->path, e->stream_offset, s->data_end);
+		s->data_end += e->stream_length;
+	}
+	text_entry(&s->text, e, s->count == 0);
+	if (!s->text.ok)
+	{
+		if (s->text.too_large != NULL)
+			return too_large(err, s->text.too_large);
+		*err = s->error;
+		return false;
+	}
+	s->count++;
+	return true;
+}
+
+bool
+sb_manifest_spill_check(const SbManifest *m, SbError *err)
+{
+	if (m->spill->data_end != m->stream_bytes)
+		return sb_error_set(err, SB_EINVAL, "the files hold %" PRIu64 " bytes, the stream %" PRIu64,
+							m->spill->data_end, m->stream_bytes);
+	return true;
+}
+
+void
+sb_manifest_spill_free(SbEntrySpill *s)
+{
+	if (s == NULL)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->text.data);
+	free(s);
+}
+
+/* The spilled entries' text, in order, into T. */
+static void
+text_spilled(Text *t, SbEntrySpill *s)
+{
+	char	   *block;
+	uint64_t	at = 0;
+
+	text_flush(&s->text);
+	if (t->measuring)
+	{
+		t->len += s->written;
+		return;
+	}
+	if (!s->text.ok || (block = malloc(SPILL_BLOCK)) == NULL)
+	{
+		t->ok = false;
+		return;
+	}
+	while (t->ok && at < s->written)
+	{
+		ssize_t		n = pread(s->fd, block, SPILL_BLOCK, (off_t) at);
+
+		if (n <= 0)
+			t->ok = false;
+		else
+		{
+			text_append(t, block, (size_t) n);
+			at += (uint64_t) n;
+		}
+	}
+	free(block);
+}
+
 /* ,"entries":[...]} after the rest of the object, printed by cJSON without its closing brace. */
 static void
 text_entries(Text *t, const SbManifest *m)
@@ -416,6 +571,8 @@ text_entries(Text *t, const SbManifest *m)
 
 	text_key(t, "entries", false);
 	text_puts(t, "[");
+	if (m->spill != NULL)
+		text_spilled(t, m->spill);
 	for (i = 0; t->ok && i < m->nentries; i++)
 		text_entry(t, &m->entries[i], i == 0);
 	text_puts(t, "]}");

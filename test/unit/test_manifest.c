@@ -4,6 +4,7 @@
  *		not UTF-8, sparse extents, sizes beyond 4 GiB, metadata), the chunk to
  *		file mapping, and the checks that refuse inconsistent manifests.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1210,4 +1211,55 @@ test_manifest_tally(void)
 	   "a file's data past the end of the stream: refused, naming it (%s)", err.message);
 	free(text);
 	sb_manifest_free(m);
+}
+
+/*
+ * A backup that keeps no entry table (sb_manifest_spill): the entries' text
+ * goes to an unlinked file as they are added, and the manifest made from it
+ * is the one the table would have made, byte for byte.
+ */
+void
+test_manifest_spill(void)
+{
+	SbManifest *m = sample_manifest();
+	SbManifest *spilled = sample_manifest();
+	SbEntry    *entries = spilled->entries;
+	size_t		n = spilled->nentries;
+	char		dir[PATH_MAX];
+	SbError		err;
+	size_t		len,
+				spilled_len;
+	char	   *text = sb_manifest_serialize(m, &len, &err);
+	char	   *spilled_text;
+	Gathered	g = {NULL, 0, 0, 0};
+	bool		added = true;
+	size_t		i;
+	SbEntry		late;
+
+	th_tempdir(dir, "spill");
+	ok(!sb_manifest_spill(spilled, "/nonexistent/folder", &err) && strstr(err.message, "/nonexistent/folder"),
+	   "a folder that is not there: refused, naming it (%s)", err.message);
+	spilled->nentries = 0;		/* the sample's table, added again into the spill */
+	ok(sb_manifest_spill(spilled, dir, &err), "spilling into a folder");
+	for (i = 0; added && i < n; i++)
+		added = sb_manifest_add_entry(spilled, &entries[i], &err);
+	ok(added && spilled->nentries == 0, "%zu entries added, none kept", n);
+	spilled_text = sb_manifest_serialize(spilled, &spilled_len, &err);
+	ok(text != NULL && spilled_text != NULL && spilled_len == len && memcmp(text, spilled_text, len) == 0,
+	   "the manifest's text is the one the table makes (%zu bytes)", len);
+	ok(sb_manifest_emit(spilled, gather, &g, &err) && g.len == len && memcmp(g.text, text, len) == 0,
+	   "emitted a block at a time, the same bytes again");
+	ok(th_count_entries(dir) == 0, "the file it spilled to has no name in the folder");
+
+	late = entries[1];			/* a file with data, out of the stream's order */
+	late.path = "late";
+	ok(!sb_manifest_add_entry(spilled, &late, &err) && err.code == SB_EINVAL &&
+	   strstr(err.message, "stream offset") != NULL, "data out of the stream's order: refused (%s)",
+	   err.message);
+	free(g.text);
+	free(text);
+	free(spilled_text);
+	sb_manifest_free(spilled);
+	sb_manifest_free(m);
+	th_rmtree(dir);
 }

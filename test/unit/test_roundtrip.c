@@ -887,3 +887,61 @@ test_roundtrip_pipeline_limits(void)
 	sb_archive_close(a);
 	th_fixture_done(&f);
 }
+
+/*
+ * A backup that keeps no entry table (SbBackupOptions.spill_dir, what
+ * `stripebackup create` does): its manifest, made from the file the entries
+ * went to, lists every entry; the backup verifies and restores whole.
+ */
+void
+test_roundtrip_spilled(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbManifest *back;
+	SbError		err;
+	char		path[PATH_MAX];
+	char		location[PATH_MAX];
+	int			d,
+				i,
+				fd;
+	bool		done = true;
+
+	th_fixture(&f, "spilled", 2);
+	for (d = 0; done && d < 20; d++)
+	{
+		done = th_mkdir(th_path(path, "%s/d%02d", f.src, d), 0750);
+		for (i = 0; done && i < 50; i++)
+			done = th_write_pattern(th_path(path, "%s/d%02d/f%02d", f.src, d, i),
+									(size_t) ((d * 50 + i) * 37 % 9000), (uint32_t) i, i % 2 == 0,
+									0640);
+	}
+	fd = open(th_path(path, "%s/sparse", f.src), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	done = done && fd >= 0 && th_pwrite_pattern(fd, 3 * 1024 * 1024, 5000, 9) &&
+		ftruncate(fd, 8 * 1024 * 1024) == 0;
+	if (fd >= 0)
+		close(fd);
+	th_options(&o, f.dests, 2, "bk");
+	o.codec = SB_CODEC_ZSTD;
+	o.level = 1;
+	o.chunk_size = 64 * 1024;
+	o.spill_dir = f.dests[0];
+	done = done && th_backup_tree(&o, f.src, &m, &err);
+	if (!ok(done, "a backup that spills its entries succeeds"))
+		th_diag_error("backup", &err);
+	ok(m != NULL && m->nentries == 0 && m->spill != NULL, "it kept no entry table");
+	th_location(&f, 0, "bk", location);
+	back = sb_manifest_load(location, &err);
+	ok(back != NULL && back->nentries == 1 + 20 + 20 * 50 + 1,
+	   "its manifest lists every entry (%zu)", back ? back->nentries : 0);
+	ok(th_count_entries(f.dests[0]) == 1, "nothing but the backup folder is left in the destination");
+	is_int(th_verify(location), 0, "it verifies");
+	done = th_restore(location, f.target, &err);
+	if (!ok(done, "it restores"))
+		th_diag_error("restore", &err);
+	ok(done && th_trees_equal(f.src, f.target, TH_CMP_MTIME), "the restored tree is the source");
+	sb_manifest_free(back);
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}

@@ -10,6 +10,7 @@ extern void test_roundtrip_empty_file(void);
 extern void test_roundtrip_one_chunk(void);
 extern void test_roundtrip_sparse_5g(void);
 extern void test_roundtrip_many_files(void);
+extern void test_roundtrip_spilled(void);
 extern void test_roundtrip_modes_and_links(void);
 extern void test_roundtrip_links_refused(void);
 extern void test_roundtrip_non_utf8_names(void);
@@ -89,6 +90,7 @@ extern void test_manifest_strict_text(void);
 extern void test_manifest_huge_claims(void);
 extern void test_manifest_stream(void);
 extern void test_manifest_tally(void);
+extern void test_manifest_spill(void);
 
 /* test_options.c */
 extern void test_options_refused(void);
