@@ -141,7 +141,7 @@ backup_fails([ $local[0], $remote[0] ], qr/ETag .* is not the MD5 of what was se
 	'a part whose ETag is not what was sent fails the backup after its tries', "compression => 'none'");
 @uploads = $s3->list_multipart_uploads('bk1');
 is(scalar(@uploads), 0, 'and its multipart upload was aborted');
-# A slow bucket (the proxy lets 12 MB/s through to it) beside a fast one.
+# A slow bucket (the proxy lets 12 MB/s a connection through to it) beside a fast one.
 $proxy->set_rules([ { id => 'slow', path => '^/bk1/', action => { rate_bps => 12_000_000 } } ]);
 my $balanced = $node->safe_psql('postgres',
 	'SELECT stripe_backup(' . sql_array(@remote) . ", compression => 'none')");
@@ -150,7 +150,10 @@ my ($slow_bytes, $fast_bytes, $slow_s, $fast_s) = split /\|/, $node->safe_psql('
 	 FROM stripe_backup_stripes WHERE backup_id = $balanced");
 diag(sprintf('slow bucket %.1f MB in %.1f s, fast bucket %.1f MB in %.1f s',
 	$slow_bytes / 1e6, $slow_s, $fast_bytes / 1e6, $fast_s));
-cmp_ok($slow_bytes, '<', $fast_bytes / 2, 'adaptive balance gives the slow bucket less than half of the fast one\'s share');
+# The rate is per connection and two parts go at once (24 MB/s in all): the
+# slow bucket takes about a quarter of the fast one's share, up to half on a
+# loaded moment (the fast one at 58 MB/s); an even split would be all of it.
+cmp_ok($slow_bytes, '<', $fast_bytes * 0.6, 'adaptive balance gives the slow bucket much less than the fast one\'s share');
 cmp_ok(abs($slow_s - $fast_s), '<', 0.5 * ($slow_s > $fast_s ? $slow_s : $fast_s),
 	'and both stripes finish close together');
 $proxy->set_rules([]);
