@@ -62,3 +62,25 @@ bench_pgbench_cluster() {	# SCALE
 	say "loading pgbench scale $1"
 	pgbench -i -q -s "$1" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
 }
+
+# stripe_backup to two fresh folders $dir/sb1 and $dir/sb2 (no waiting on
+# it), the worker's peak RSS sampled from /proc while it runs: prints its
+# seconds and that peak in KiB; exits when the backup did not complete.
+sampled_backup() {
+	local pid peak=0 hwm t0 secs
+	rm -rf "$dir/sb1" "$dir/sb2" && mkdir -p "$dir/sb1" "$dir/sb2"
+	sync
+	t0=$(now)
+	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], wait => false)" >/dev/null
+	while :; do
+		pid=$(psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
+		[[ -z $pid ]] && break
+		hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+		((hwm > peak)) && peak=$hwm
+		sleep 0.05
+	done
+	secs=$(elapsed "$t0")
+	psql_ -c "SELECT status FROM stripe_backups ORDER BY id DESC LIMIT 1" | grep -qx completed ||
+		{ echo "stripe_backup did not complete" >&2; exit 1; }
+	echo "$secs $peak"
+}

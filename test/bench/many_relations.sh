@@ -46,22 +46,9 @@ measured() {	# NAME COMMAND...
 
 # stripe_backup to two folders; the worker's peak RSS sampled while it runs.
 sb_backup() {
-	local pid peak=0 hwm t0
-	rm -rf "$dir/sb1" "$dir/sb2" && mkdir -p "$dir/sb1" "$dir/sb2"
-	sync
-	t0=$(now)
-	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], wait => false)" >/dev/null
-	while :; do
-		pid=$(psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
-		[[ -z $pid ]] && break
-		hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-		((hwm > peak)) && peak=$hwm
-		sleep 0.05
-	done
-	local secs
-	secs=$(elapsed "$t0")
-	psql_ -c "SELECT status FROM stripe_backups ORDER BY id DESC LIMIT 1" | grep -qx completed ||
-		{ echo "stripe_backup did not complete" >&2; exit 1; }
+	local secs peak
+	read -r secs peak <<< "$(sampled_backup)"
+	[[ -n $peak ]] || exit 1
 	echo "sb_backup $secs $(calc "$peak / 1024" 1)" >> "$results/relations"
 }
 

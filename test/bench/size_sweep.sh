@@ -22,23 +22,6 @@ port=55492
 data="$dir/data"
 trap stop_cluster EXIT
 
-# stripe_backup to two folders: seconds, and the worker's peak RSS (KiB) sampled while it runs.
-backup_sampled() {
-	local pid peak=0 hwm t0
-	rm -rf "$dir/s1" "$dir/s2" && mkdir -p "$dir/s1" "$dir/s2"
-	sync
-	t0=$(now)
-	psql_ -c "SELECT stripe_backup(ARRAY['$dir/s1', '$dir/s2'], wait => false)" >/dev/null
-	while :; do
-		pid=$(psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
-		[[ -z $pid ]] && break
-		hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-		((hwm > peak)) && peak=$hwm
-		sleep 0.05
-	done
-	echo "$(elapsed "$t0") $peak"
-}
-
 restore_measured() {	# LOCATION: seconds and peak RSS (KiB)
 	rm -rf "$dir/restore"
 	sync
@@ -61,13 +44,12 @@ for gb in "${gbs[@]}"; do
 	pgbench -i -q -s "$scale" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
 	psql_ -c 'VACUUM ANALYZE' -c 'CHECKPOINT'
 	bytes=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
-	read -r bsecs bpeak <<< "$(backup_sampled)"
-	psql_ -c "SELECT status FROM stripe_backups ORDER BY id DESC LIMIT 1" | grep -qx completed ||
-		{ echo "the backup of $gb GB did not complete" >&2; exit 1; }
+	read -r bsecs bpeak <<< "$(sampled_backup)"
+	[[ -n $bpeak ]] || { echo "the backup of $gb GB did not complete" >&2; exit 1; }
 	location=$(psql_ -c "SELECT location FROM stripe_backups ORDER BY id DESC LIMIT 1")
 	read -r rsecs rpeak <<< "$(restore_measured "$location")"
 	echo "$gb $bytes $bsecs $bpeak $rsecs $rpeak" >> "$results/sweep"
-	rm -rf "$dir/s1" "$dir/s2" "$dir/restore"
+	rm -rf "$dir/sb1" "$dir/sb2" "$dir/restore"
 done
 stop_cluster
 rm -rf "$data"
