@@ -37,6 +37,14 @@ typedef bool (*SbReadHook) (void *arg, const char *path, int fd, uint64_t file_o
 							const uint8_t *data, size_t len, SbError *err);
 
 /*
+ * Sees every entry as the backup records it, on the caller's thread, after
+ * it was checked and added to the manifest: for a caller that keeps its own
+ * list of the files (PostgreSQL's backup_manifest) without the engine
+ * keeping a table of them.  Return false with ERR set to fail the backup.
+ */
+typedef bool (*SbEntryHook) (void *arg, const SbEntry *e, SbError *err);
+
+/*
  * A backup with a parent stores, of the files the parent has (the same
  * path and identity), only the blocks that changed.  The caller says which
  * files are made of such blocks (for PostgreSQL: the main fork of a
@@ -68,6 +76,8 @@ typedef struct SbBackupOptions
 	void	   *tick_arg;
 	SbReadHook	read_hook;		/* may be NULL */
 	void	   *read_hook_arg;
+	SbEntryHook entry_hook;		/* may be NULL */
+	void	   *entry_hook_arg;
 	SbIoMethod	io_method;		/* SB_IO_AUTO: io_uring when the kernel allows */
 	uint32_t	queue_depth;	/* reads or writes in flight per file; 0 = default */
 	bool		direct_io;		/* read uncached source blocks with O_DIRECT

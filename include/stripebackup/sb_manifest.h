@@ -119,6 +119,17 @@ typedef struct SbEntry
 								 * the same path, not a hole */
 } SbEntry;
 
+/* What a reader keeps of a manifest's entries. */
+typedef enum SbEntryKeep
+{
+	SB_KEEP_ALL,				/* every field of every entry */
+	SB_KEEP_TO_RESTORE,			/* all but the source files' stamps (file_id,
+								 * file_times: checked, then dropped), which
+								 * only a child backup or a merge reads */
+	SB_KEEP_COUNTS,				/* none: each entry checked and counted
+								 * (manifest->tally) */
+} SbEntryKeep;
+
 /*
  * The backup an incremental or differential one completes: which one it is
  * (its uuid and the SHA-256 of its manifest, so no other backup can stand
@@ -211,6 +222,8 @@ typedef struct SbManifest
 	struct SbArena *arena;		/* the entries' strings and extents */
 	SbEntryTally *tally;		/* read to plan only: the entries counted,
 								 * none kept (nentries 0); else NULL */
+	bool		no_stamps;		/* read to restore (SB_KEEP_TO_RESTORE): no
+								 * entry keeps its file_id or file_times */
 	struct SbEntrySpill *spill; /* written by a backup that keeps no table
 								 * (sb_manifest_spill): each entry's text in a
 								 * file, none kept (nentries 0); else NULL */
@@ -295,6 +308,9 @@ extern bool sb_manifest_spill_entry(SbManifest *m, const SbEntry *e, SbError *er
  */
 extern bool sb_manifest_spill_check(const SbManifest *m, SbError *err);
 extern void sb_manifest_spill_free(SbEntrySpill *s);
+
+/* The regular files M lists, whether it keeps its table or spilled it. */
+extern uint64_t sb_manifest_file_count(const SbManifest *m);
 
 /* Serialize to JSON text (malloc'd, NUL-terminated). */
 extern char *sb_manifest_to_json(const SbManifest *m, SbError *err);

@@ -315,6 +315,8 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	b->queue_depth = o->queue_depth ? o->queue_depth : SB_DEFAULT_QUEUE_DEPTH;
 	b->read_hook = o->read_hook;
 	b->read_hook_arg = o->read_hook_arg;
+	b->entry_hook = o->entry_hook;
+	b->entry_hook_arg = o->entry_hook_arg;
 	sb_ticker_init(&b->ticker, o->tick, o->tick_arg);
 	b->nstripes = o->ndestinations;
 	b->started = sb_monotonic_seconds();

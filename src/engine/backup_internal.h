@@ -105,6 +105,8 @@ struct SbBackup
 	uint32_t	queue_depth;
 	SbReadHook	read_hook;
 	void	   *read_hook_arg;
+	SbEntryHook entry_hook;
+	void	   *entry_hook_arg;
 	SbTicker	ticker;
 	double		started;
 

@@ -410,7 +410,8 @@ copy_file(SbBackup *b, int fd, const char *source_path, const struct stat *st, S
 static bool
 add_entry(SbBackup *b, const SbEntry *e, SbError *err)
 {
-	if (!sb_manifest_add_entry(b->manifest, e, err))
+	if (!sb_manifest_add_entry(b->manifest, e, err) ||
+		(b->entry_hook != NULL && !b->entry_hook(b->entry_hook_arg, e, err)))
 		return false;
 	if (e->type == SB_ENTRY_FILE)
 		atomic_fetch_add(&b->files_done, 1);

@@ -427,6 +427,7 @@ struct SbEntrySpill
 	int			fd;
 	Text		text;			/* what is not written yet, SPILL_BLOCK at most */
 	uint64_t	count;			/* entries spilled */
+	uint64_t	files;			/* of which regular files */
 	uint64_t	data_end;		/* where the next file's data must start in the stream */
 	uint64_t	written;		/* bytes of their text in the file */
 	SbError		error;			/* why writing failed */
@@ -507,7 +508,21 @@ sb_manifest_spill_entry(SbManifest *m, const SbEntry *e, SbError *err)
 		return false;
 	}
 	s->count++;
+	if (e->type == SB_ENTRY_FILE)
+		s->files++;
 	return true;
+}
+
+uint64_t
+sb_manifest_file_count(const SbManifest *m)
+{
+	uint64_t	n = m->spill != NULL ? m->spill->files : 0;
+	size_t		i;
+
+	for (i = 0; i < m->nentries; i++)
+		if (m->entries[i].type == SB_ENTRY_FILE)
+			n++;
+	return n;
 }
 
 bool

@@ -28,6 +28,7 @@
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
+#include "catalog/pg_tablespace_d.h"
 #include "common/file_perm.h"
 #include "miscadmin.h"
 #include "replication/slot.h"
@@ -66,6 +67,7 @@ typedef struct Run
 	SbHandle   *handle;			/* owns the engine's backup */
 	SbBackup   *backup;
 	SbPageCheck *pagecheck;
+	SbPgManifest *pgmanifest;	/* PostgreSQL's backup_manifest, as files are recorded */
 	SbChanged  *changed;		/* a diff or incr: which blocks changed */
 	SbArchive  *parent;
 	SbWalk		walk;
@@ -273,6 +275,25 @@ abort_backup(void *object)
 	sb_backup_abort(object);
 }
 
+/*
+ * Where the engine keeps the manifest's entries instead of a table in the
+ * worker's memory: the data directory's own temporary files' folder, as
+ * PostgreSQL's base backup spills its manifest (an unlinked file, gone when
+ * closed, which a walk of the data directory skips in any case).
+ */
+static const char *
+spill_folder(void)
+{
+	static char path[MAXPGPATH];
+
+	TempTablespacePath(path, DEFAULTTABLESPACE_OID);
+	if (MakePGDirectory(path) < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", path)));
+	return path;
+}
+
 static void
 begin_engine(Run *r)
 {
@@ -285,6 +306,10 @@ begin_engine(Run *r)
 	options.tick_arg = r;
 	options.read_hook = sb_pagecheck_hook;
 	options.read_hook_arg = r->pagecheck;
+	r->pgmanifest = sb_pgmanifest_begin();
+	options.entry_hook = sb_pgmanifest_add;
+	options.entry_hook_arg = r->pgmanifest;
+	options.spill_dir = spill_folder();
 	if (r->args->type != SB_BACKUP_FULL)
 	{
 		r->parent = sb_backup_open_parent(r->args, r->out->start_lsn);
@@ -473,8 +498,7 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 						r->start_tli, stop_tli)));
 	copy_wal(r, r->out->start_lsn, stop, r->start_tli);
 	sb_shmem_set_phase("finishing");
-	pgmanifest = sb_pgmanifest_write(sb_backup_manifest(r->backup), r->start_tli,
-									 r->out->start_lsn, stop);
+	pgmanifest = sb_pgmanifest_finish(r->pgmanifest, r->start_tli, r->out->start_lsn, stop);
 	add_required_file(r, "backup_manifest", FilePathName(pgmanifest));
 	if (!sb_backup_set_metadata(r->backup, metadata_json(r, stop), &err))
 		sb_control_raise(&err);

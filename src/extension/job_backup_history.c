@@ -156,18 +156,6 @@ insert_timelines(const SbJob *job, const SbManifest *m)
 }
 
 static int64
-file_count(const SbManifest *m)
-{
-	int64		n = 0;
-	size_t		i;
-
-	for (i = 0; i < m->nentries; i++)
-		if (m->entries[i].type == SB_ENTRY_FILE)
-			n++;
-	return n;
-}
-
-static int64
 bytes_written(const SbManifest *m)
 {
 	int64		n = 0;
@@ -203,7 +191,7 @@ sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outc
 	sb_sql_begin(&sql);
 	memset(nulls, ' ', sizeof(nulls));
 	end_values(job, end, values, nulls);
-	values[4] = m ? Int64GetDatum(file_count(m)) : (Datum) 0;
+	values[4] = m ? Int64GetDatum((int64) sb_manifest_file_count(m)) : (Datum) 0;
 	values[5] = m ? Int64GetDatum((int64) m->stream_bytes) : (Datum) 0;
 	values[6] = m ? Int64GetDatum(bytes_written(m)) : (Datum) 0;
 	nulls[4] = nulls[5] = nulls[6] = m ? ' ' : 'n';

@@ -20,33 +20,47 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 
+#include "sb_control.h"
 #include "sb_pgmanifest.h"
 
 #define FLUSH_AT (64 * 1024)
 
-typedef struct Writer
+struct SbPgManifest
 {
 	File		file;
 	off_t		offset;
 	StringInfoData buf;
 	pg_cryptohash_ctx *sha;		/* NULL once the checksum line is reached */
-} Writer;
+	bool		first;			/* no file listed yet */
+	bool		finished;		/* entries added now are not listed */
+};
 
-/* Write out what is buffered, hashing it first. */
-static void
-flush(Writer *w)
+/* Write out what is buffered, hashing it first; false with ERR set if that fails. */
+static bool
+flush(SbPgManifest *pm, SbError *err)
 {
-	if (w->buf.len == 0)
-		return;
-	if (w->sha != NULL && pg_cryptohash_update(w->sha, (uint8 *) w->buf.data, w->buf.len) < 0)
-		elog(ERROR, "could not compute the checksum of the backup manifest: %s",
-			 pg_cryptohash_error(w->sha));
-	if (FileWrite(w->file, w->buf.data, w->buf.len, w->offset, WAIT_EVENT_BASEBACKUP_WRITE) != w->buf.len)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not write the backup manifest to \"%s\": %m", FilePathName(w->file))));
-	w->offset += w->buf.len;
-	resetStringInfo(&w->buf);
+	if (pm->buf.len == 0)
+		return true;
+	if (pm->sha != NULL && pg_cryptohash_update(pm->sha, (uint8 *) pm->buf.data, pm->buf.len) < 0)
+		return sb_error_set(err, SB_EIO, "could not compute the checksum of the backup manifest: %s",
+							pg_cryptohash_error(pm->sha));
+	errno = 0;
+	if (FileWrite(pm->file, pm->buf.data, pm->buf.len, pm->offset, WAIT_EVENT_BASEBACKUP_WRITE) != pm->buf.len)
+		return sb_error_set_errno(err, errno ? errno : ENOSPC, "could not write the backup manifest to \"%s\"",
+								  FilePathName(pm->file));
+	pm->offset += pm->buf.len;
+	resetStringInfo(&pm->buf);
+	return true;
+}
+
+/* flush, raising its error */
+static void
+flush_or_raise(SbPgManifest *pm)
+{
+	SbError		err;
+
+	if (!flush(pm, &err))
+		sb_control_raise(&err);
 }
 
 /* pg_verifybackup ignores WAL files: they are checked with pg_waldump. */
@@ -104,49 +118,77 @@ append_file(StringInfo buf, const SbEntry *e, bool first)
 
 /* The checksum line: the SHA-256 of every byte before it, as hex. */
 static void
-append_checksum(Writer *w)
+append_checksum(SbPgManifest *pm)
 {
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	char		hex[2 * PG_SHA256_DIGEST_LENGTH + 1];
 
-	flush(w);
-	if (pg_cryptohash_final(w->sha, digest, sizeof(digest)) < 0)
+	flush_or_raise(pm);
+	if (pg_cryptohash_final(pm->sha, digest, sizeof(digest)) < 0)
 		elog(ERROR, "could not compute the checksum of the backup manifest: %s",
-			 pg_cryptohash_error(w->sha));
-	pg_cryptohash_free(w->sha);
-	w->sha = NULL;
+			 pg_cryptohash_error(pm->sha));
+	pg_cryptohash_free(pm->sha);
+	pm->sha = NULL;
 	hex[hex_encode((char *) digest, sizeof(digest), hex)] = '\0';
-	appendStringInfo(&w->buf, "\"Manifest-Checksum\": \"%s\"}\n", hex);
-	flush(w);
+	appendStringInfo(&pm->buf, "\"Manifest-Checksum\": \"%s\"}\n", hex);
+	flush_or_raise(pm);
+}
+
+SbPgManifest *
+sb_pgmanifest_begin(void)
+{
+	SbPgManifest *pm = palloc0(sizeof(SbPgManifest));
+
+	pm->file = OpenTemporaryFile(false);
+	pm->sha = pg_cryptohash_create(PG_SHA256);
+	if (pm->sha == NULL || pg_cryptohash_init(pm->sha) < 0)
+		elog(ERROR, "could not start the checksum of the backup manifest");
+	pm->first = true;
+	initStringInfo(&pm->buf);
+	appendStringInfoString(&pm->buf, "{ \"PostgreSQL-Backup-Manifest-Version\": 1,\n\"Files\": [");
+	return pm;
+}
+
+/*
+ * Called by the engine as it records each entry (an SbEntryHook): its
+ * errors return, they do not jump through the engine's frames.
+ */
+bool
+sb_pgmanifest_add(void *arg, const SbEntry *e, SbError *err)
+{
+	SbPgManifest *pm = arg;
+
+	if (pm->finished || !is_listed(e))
+		return true;
+	append_file(&pm->buf, e, pm->first);
+	pm->first = false;
+	return pm->buf.len < FLUSH_AT || flush(pm, err);
+}
+
+File
+sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli, XLogRecPtr start, XLogRecPtr stop)
+{
+	File		file = pm->file;
+
+	appendStringInfo(&pm->buf, " ],\n\"WAL-Ranges\": [\n"
+					 "{ \"Timeline\": %u, \"Start-LSN\": \"%X/%X\", \"End-LSN\": \"%X/%X\" }\n],\n",
+					 tli, LSN_FORMAT_ARGS(start), LSN_FORMAT_ARGS(stop));
+	append_checksum(pm);
+	pm->finished = true;
+	pfree(pm->buf.data);
+	pm->buf.data = NULL;
+	return file;
 }
 
 File
 sb_pgmanifest_write(const SbManifest *m, TimeLineID tli, XLogRecPtr start, XLogRecPtr stop)
 {
-	Writer		w;
-	bool		first = true;
+	SbPgManifest *pm = sb_pgmanifest_begin();
 	size_t		i;
+	SbError		err;
 
-	memset(&w, 0, sizeof(w));
-	w.file = OpenTemporaryFile(false);
-	w.sha = pg_cryptohash_create(PG_SHA256);
-	if (w.sha == NULL || pg_cryptohash_init(w.sha) < 0)
-		elog(ERROR, "could not start the checksum of the backup manifest");
-	initStringInfo(&w.buf);
-	appendStringInfoString(&w.buf, "{ \"PostgreSQL-Backup-Manifest-Version\": 1,\n\"Files\": [");
 	for (i = 0; i < m->nentries; i++)
-	{
-		if (!is_listed(&m->entries[i]))
-			continue;
-		append_file(&w.buf, &m->entries[i], first);
-		first = false;
-		if (w.buf.len >= FLUSH_AT)
-			flush(&w);
-	}
-	appendStringInfo(&w.buf, " ],\n\"WAL-Ranges\": [\n"
-					 "{ \"Timeline\": %u, \"Start-LSN\": \"%X/%X\", \"End-LSN\": \"%X/%X\" }\n],\n",
-					 tli, LSN_FORMAT_ARGS(start), LSN_FORMAT_ARGS(stop));
-	append_checksum(&w);
-	pfree(w.buf.data);
-	return w.file;
+		if (!sb_pgmanifest_add(pm, &m->entries[i], &err))
+			sb_control_raise(&err);
+	return sb_pgmanifest_finish(pm, tli, start, stop);
 }

@@ -12,12 +12,24 @@
 #include "stripebackup/sb_manifest.h"
 
 /*
- * Write a backup_manifest (version 1) listing every file of M outside
- * pg_wal, with the WAL range START..STOP on timeline TLI, into a temporary
- * file as it grows (its size follows the number of files, without limit).
- * The file is open, at FilePathName(); closing it removes it, and so does
- * the release of the current resource owner.
+ * A backup_manifest (version 1) listing every file outside pg_wal, written
+ * into a temporary file as the files are recorded (its size follows the
+ * number of files, without limit; its memory does not).  The file is open,
+ * at FilePathName(); closing it removes it, and so does the release of the
+ * current resource owner.
  */
+typedef struct SbPgManifest SbPgManifest;
+
+extern SbPgManifest *sb_pgmanifest_begin(void);
+
+/* List E (an SbEntryHook, ARG the SbPgManifest); entries after the finish are not listed. */
+extern bool sb_pgmanifest_add(void *arg, const SbEntry *e, SbError *err);
+
+/* The WAL range START..STOP on timeline TLI, and the checksum: the file, complete. */
+extern File sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli,
+								 XLogRecPtr start, XLogRecPtr stop);
+
+/* All at once, for the files of M. */
 extern File sb_pgmanifest_write(const SbManifest *m, TimeLineID tli,
 								XLogRecPtr start, XLogRecPtr stop);
 

@@ -100,49 +100,73 @@ is_database_dir(const char *archive_path)
 				strlen(TABLESPACE_VERSION_DIRECTORY)) == 0;
 }
 
-/* A directory's entries, sorted by name, so the archive order is repeatable. */
-typedef struct DirEntry
+/*
+ * The relations of a database directory that have an init fork (unlogged
+ * ones), sorted: read in a pass of their own, so that the directory's
+ * files can then be walked as they are read, none of their names held (a
+ * database of a million relation files would hold a million).
+ */
+typedef struct InitForks
 {
-	char	   *name;
-	unsigned char type;			/* d_type: DT_REG, DT_DIR, ... or DT_UNKNOWN */
-} DirEntry;
-
-typedef struct DirListing
-{
-	DirEntry   *entries;
+	Oid		   *relations;
 	int			count;
-} DirListing;
+} InitForks;
 
 static int
-compare_entries(const void *a, const void *b)
+compare_oids(const void *a, const void *b)
 {
-	return strcmp(((const DirEntry *) a)->name, ((const DirEntry *) b)->name);
+	Oid			x = *(const Oid *) a;
+	Oid			y = *(const Oid *) b;
+
+	return x < y ? -1 : x > y;
 }
 
-static bool
-listing_has(const DirListing *l, const char *name)
+static InitForks
+list_init_forks(const char *disk_dir)
 {
-	DirEntry	key = {(char *) name, DT_UNKNOWN};
+	DIR		   *dir = AllocateDir(disk_dir);
+	struct dirent *de;
+	InitForks	f = {palloc(16 * sizeof(Oid)), 0};
+	int			allocated = 16;
+	int			oidchars;
+	ForkNumber	fork;
 
-	return bsearch(&key, l->entries, l->count, sizeof(DirEntry), compare_entries) != NULL;
+	while ((de = ReadDir(dir, disk_dir)) != NULL)
+	{
+		if (!parse_filename_for_nontemp_relation(de->d_name, &oidchars, &fork) ||
+			fork != INIT_FORKNUM)
+			continue;
+		if (f.count == allocated)
+		{
+			allocated *= 2;
+			f.relations = repalloc(f.relations, allocated * sizeof(Oid));
+		}
+		f.relations[f.count++] = (Oid) strtoul(de->d_name, NULL, 10);
+	}
+	FreeDir(dir);
+	qsort(f.relations, f.count, sizeof(Oid), compare_oids);
+	return f;
 }
 
 /*
  * A fork of an unlogged relation other than its init fork: start-up rebuilds
- * it.  The init fork is looked up in the directory's listing, not with a
- * stat per relation file (thousands of partitions make that count).
+ * it.  The init fork is looked up among those listed, not with a stat per
+ * relation file (thousands of partitions make that count).  An unlogged
+ * relation made after that listing is copied whole: harmless, as start-up
+ * resets it from its init fork.
  */
 static bool
-is_unlogged_fork(const DirListing *l, const char *name)
+is_unlogged_fork(const InitForks *forks, const char *name)
 {
 	int			oidchars;
 	ForkNumber	fork;
-	char		init_fork[MAXPGPATH];
+	Oid			relation;
 
-	if (!parse_filename_for_nontemp_relation(name, &oidchars, &fork) || fork == INIT_FORKNUM)
+	if (forks->count == 0 || !parse_filename_for_nontemp_relation(name, &oidchars, &fork) ||
+		fork == INIT_FORKNUM)
 		return false;
-	snprintf(init_fork, sizeof(init_fork), "%.*s_init", oidchars, name);
-	return listing_has(l, init_fork);
+	relation = (Oid) strtoul(name, NULL, 10);
+	return bsearch(&relation, forks->relations, forks->count, sizeof(Oid), compare_oids) != NULL;
 }
 
 static void
@@ -174,42 +198,6 @@ sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
 	w->skipped_files++;			/* dropped while we walked: not an error */
 }
 
-static DirListing
-list_dir(const char *disk_dir)
-{
-	DIR		   *dir = AllocateDir(disk_dir);
-	struct dirent *de;
-	DirListing	l = {palloc(64 * sizeof(DirEntry)), 0};
-	int			allocated = 64;
-
-	while ((de = ReadDir(dir, disk_dir)) != NULL)
-	{
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (l.count == allocated)
-		{
-			allocated *= 2;
-			l.entries = repalloc(l.entries, allocated * sizeof(DirEntry));
-		}
-		l.entries[l.count].name = pstrdup(de->d_name);
-		l.entries[l.count].type = de->d_type;
-		l.count++;
-	}
-	FreeDir(dir);
-	qsort(l.entries, l.count, sizeof(DirEntry), compare_entries);
-	return l;
-}
-
-static void
-free_listing(DirListing *l)
-{
-	int			i;
-
-	for (i = 0; i < l->count; i++)
-		pfree(l->entries[i].name);
-	pfree(l->entries);
-}
-
 static void walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir);
 
 /* An entry of the data directory's top level that gets special treatment? */
@@ -238,17 +226,16 @@ walk_special(SbWalk *w, const char *archive, const char *name, const struct stat
 }
 
 static void
-walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const DirListing *listing,
-		   const DirEntry *entry, bool in_database_dir)
+walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const InitForks *forks,
+		   const char *name, unsigned char type, bool in_database_dir)
 {
-	const char *name = entry->name;
 	char		disk[MAXPGPATH];
 	char		archive[MAXPGPATH];
 	struct stat st;
 
 	if (is_skipped_file(name) || strcmp(name, ".DS_Store") == 0)
 		return;
-	if (in_database_dir && (looks_like_temp_rel_name(name) || is_unlogged_fork(listing, name)))
+	if (in_database_dir && (looks_like_temp_rel_name(name) || is_unlogged_fork(forks, name)))
 		return;
 	snprintf(disk, sizeof(disk), "%s/%s", disk_dir, name);
 	if (strcmp(archive_dir, ".") == 0)
@@ -258,7 +245,7 @@ walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const DirLi
 	if (strcmp(archive, XLOG_CONTROL_FILE) == 0)
 		return;					/* copied last, by the caller */
 	/* A regular file needs no stat here: the engine opens it and fstat()s that. */
-	if (entry->type == DT_REG && !is_contents_skipped(name))
+	if (type == DT_REG && !is_contents_skipped(name))
 	{
 		sb_walk_add_file(w, archive, disk);
 		return;
@@ -282,19 +269,28 @@ walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const DirLi
 		ereport(WARNING, (errmsg("skipping special file \"%s\"", disk)));
 }
 
+/* The directory's entries as they are read, in the order readdir gives. */
 static void
 walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir)
 {
-	DirListing	listing = list_dir(disk_dir);
 	bool		in_database_dir = is_database_dir(archive_dir);
-	int			i;
+	InitForks	forks = {NULL, 0};
+	DIR		   *dir;
+	struct dirent *de;
 
-	for (i = 0; i < listing.count; i++)
+	if (in_database_dir)
+		forks = list_init_forks(disk_dir);
+	dir = AllocateDir(disk_dir);
+	while ((de = ReadDir(dir, disk_dir)) != NULL)
 	{
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
 		check_stop();
-		walk_entry(w, disk_dir, archive_dir, &listing, &listing.entries[i], in_database_dir);
+		walk_entry(w, disk_dir, archive_dir, &forks, de->d_name, de->d_type, in_database_dir);
 	}
-	free_listing(&listing);
+	FreeDir(dir);
+	if (forks.relations != NULL)
+		pfree(forks.relations);
 }
 
 void

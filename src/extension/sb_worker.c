@@ -17,6 +17,8 @@
  */
 #include "postgres.h"
 
+#include <sys/resource.h>
+
 #include "access/xact.h"
 #include "catalog/pg_authid_d.h"
 #include "miscadmin.h"
@@ -61,6 +63,20 @@ end_from_error(SbJobEnd *end, MemoryContext context)
 }
 
 /*
+ * The worker's peak resident memory so far: a worker runs one job, so this
+ * is the job's (the shared buffers it touched included, as top counts them).
+ */
+static long
+peak_memory_mib(void)
+{
+	struct rusage usage;
+
+	if (getrusage(RUSAGE_SELF, &usage) != 0)
+		return -1;
+	return usage.ru_maxrss / 1024;	/* Linux counts KiB */
+}
+
+/*
  * Run the job in JOB_CONTEXT and fill END.  Whatever happens, the job's
  * memory (and the engine objects it owns) is gone when this returns, and so
  * is the WAL slot a backup may hold.
@@ -93,8 +109,9 @@ run(const SbJob *job, const SbJobOps *ops, void *outcome, SbJobEnd *end)
 		ReplicationSlotRelease();
 	ReplicationSlotCleanup();
 	ereport(LOG,
-			(errmsg("stripebackup: %s %lld %s%s%s", ops->name, (long long) job->id, end->status,
-					end->message[0] ? ": " : "", end->message)));
+			(errmsg("stripebackup: %s %lld %s%s%s (peak memory %ld MiB)", ops->name,
+					(long long) job->id, end->status, end->message[0] ? ": " : "", end->message,
+					peak_memory_mib())));
 }
 
 /*

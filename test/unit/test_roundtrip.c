@@ -888,10 +888,51 @@ test_roundtrip_pipeline_limits(void)
 	th_fixture_done(&f);
 }
 
+/* An SbEntryHook that counts what it sees and fails at entry FAIL_AT (0: never). */
+typedef struct EntryCount
+{
+	size_t		entries;
+	size_t		files;
+	size_t		fail_at;
+} EntryCount;
+
+static bool
+count_entry(void *arg, const SbEntry *e, SbError *err)
+{
+	EntryCount *c = arg;
+
+	c->entries++;
+	c->files += e->type == SB_ENTRY_FILE;
+	if (c->entries == c->fail_at)
+		return sb_error_set(err, SB_EIO, "the hook failed at \"%s\"", e->path);
+	return true;
+}
+
+/* A hook's failure fails the backup with its error, and leaves no backup. */
+static void
+hook_failure(ThFixture *f, const SbBackupOptions *like)
+{
+	SbBackupOptions o = *like;
+	EntryCount	count = {0, 0, 10};
+	SbError		err;
+	char		location[PATH_MAX];
+	bool		done;
+
+	o.name = "hooked";
+	o.entry_hook_arg = &count;
+	done = th_backup_tree(&o, f->src, NULL, &err);
+	ok(!done && strstr(err.message, "the hook failed at") != NULL,
+	   "an entry hook's failure fails the backup with its error: %s", err.message);
+	is_int((long) count.entries, 10, "no entry is recorded after the hook failed");
+	th_location(f, 0, "hooked", location);
+	ok(access(location, F_OK) != 0, "the failed backup left no folder");
+}
+
 /*
  * A backup that keeps no entry table (SbBackupOptions.spill_dir, what
- * `stripebackup create` does): its manifest, made from the file the entries
- * went to, lists every entry; the backup verifies and restores whole.
+ * `stripebackup create` and the server's worker do): its manifest, made
+ * from the file the entries went to, lists every entry; the backup verifies
+ * and restores whole.  An entry hook sees every entry as it is recorded.
  */
 void
 test_roundtrip_spilled(void)
@@ -901,6 +942,7 @@ test_roundtrip_spilled(void)
 	SbManifest *m = NULL;
 	SbManifest *back;
 	SbError		err;
+	EntryCount	count = {0, 0, 0};
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
 	int			d,
@@ -927,6 +969,8 @@ test_roundtrip_spilled(void)
 	o.level = 1;
 	o.chunk_size = 64 * 1024;
 	o.spill_dir = f.dests[0];
+	o.entry_hook = count_entry;
+	o.entry_hook_arg = &count;
 	done = done && th_backup_tree(&o, f.src, &m, &err);
 	if (!ok(done, "a backup that spills its entries succeeds"))
 		th_diag_error("backup", &err);
@@ -935,12 +979,18 @@ test_roundtrip_spilled(void)
 	back = sb_manifest_load(location, &err);
 	ok(back != NULL && back->nentries == 1 + 20 + 20 * 50 + 1,
 	   "its manifest lists every entry (%zu)", back ? back->nentries : 0);
+	ok(back != NULL && count.entries == back->nentries && count.files == 20 * 50 + 1,
+	   "the entry hook saw every entry (%zu) and file (%zu)", count.entries, count.files);
+	ok(m != NULL && back != NULL && sb_manifest_file_count(m) == 20 * 50 + 1 &&
+	   sb_manifest_file_count(back) == 20 * 50 + 1,
+	   "the spilled table and the one read back count the same files");
 	ok(th_count_entries(f.dests[0]) == 1, "nothing but the backup folder is left in the destination");
 	is_int(th_verify(location), 0, "it verifies");
 	done = th_restore(location, f.target, &err);
 	if (!ok(done, "it restores"))
 		th_diag_error("restore", &err);
 	ok(done && th_trees_equal(f.src, f.target, TH_CMP_MTIME), "the restored tree is the source");
+	hook_failure(&f, &o);
 	sb_manifest_free(back);
 	sb_manifest_free(m);
 	th_fixture_done(&f);
