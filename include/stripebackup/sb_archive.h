@@ -30,8 +30,9 @@ typedef struct SbArchive
 								 * backup it completes, opened the same way */
 	const SbKey *key;			/* the user's key it was opened with (the
 								 * caller's, kept while it is open), or NULL */
-	bool		to_plan;		/* opened to plan only (sb_archive_open_for_plan):
-								 * each manifest's entries may be counted
+	SbEntryKeep keep;			/* what it was opened to keep of the entries:
+								 * to plan (sb_archive_open_for_plan), each
+								 * manifest's entries may be counted
 								 * (manifest->tally), not kept */
 } SbArchive;
 
@@ -60,6 +61,15 @@ extern bool sb_archive_has_manifest(const char *location);
  * closed.  Without the right key: SB_EKEY.
  */
 extern SbArchive *sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err);
+
+/*
+ * The same, to restore or verify: the entries without the stamps of the
+ * source files (file_id, file_times: checked as they are read, then
+ * dropped), which only a child backup or a merge reads; about 70 bytes a
+ * file less for a backup of a server.  An encrypted backup's are kept.
+ */
+extern SbArchive *sb_archive_open_to_restore(const char *location, const SbKey *key,
+											 SbError *err);
 
 /*
  * The same, to plan only (sb_archive_plan, the manifest's members but its

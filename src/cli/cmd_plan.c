@@ -266,7 +266,8 @@ cmd_plan(int argc, char **argv)
 							  plan_usage, &args)) >= 0)
 		return rc;
 	/* the plan of the stripes needs no file table: only the detail, delta and WAL checks do */
-	args.to_plan = !args.detail && !args.delta && args.recovery.kind == SB_RECOVERY_NONE;
+	if (!args.detail && !args.delta && args.recovery.kind == SB_RECOVERY_NONE)
+		args.keep = SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	if (!sb_archive_plan(a, &plan, &err))

@@ -142,7 +142,8 @@ cmd_show(int argc, char **argv)
 	if ((rc = read_args_parse(argc, argv, "show", OPT_JSON | OPT_STRIPE_PATH, show_usage, &args)) >= 0)
 		return rc;
 	args.one_backup = true;		/* shown as it is, whether its parents are at hand or not */
-	args.to_plan = !args.json;	/* its plan needs no file table; the whole JSON does */
+	/* its plan needs no file table; the whole JSON does */
+	args.keep = args.json ? SB_KEEP_ALL : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	if (args.json)

@@ -315,6 +315,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 
 	memset(a, 0, sizeof(*a));
 	a->command = command;
+	a->keep = SB_KEEP_TO_RESTORE;
 	a->recovery.inclusive = true;
 	if ((rc = cli_parse_options(argc, argv, "t:j:Ph", longopts, command, allowed, option_flag,
 								apply_option, a, usage)) >= 0 ||
@@ -350,10 +351,12 @@ read_args_open(const ReadArgs *a, SbError *err)
 	uint32_t	i;
 
 	if (a->one_backup)
-		archive = a->to_plan ? sb_archive_open_one_for_plan(a->location, key, err) :
+		archive = a->keep == SB_KEEP_COUNTS ? sb_archive_open_one_for_plan(a->location, key, err) :
 			sb_archive_open_one_with_key(a->location, key, err);
+	else if (a->keep == SB_KEEP_COUNTS)
+		archive = sb_archive_open_for_plan(a->location, key, err);
 	else
-		archive = a->to_plan ? sb_archive_open_for_plan(a->location, key, err) :
+		archive = a->keep == SB_KEEP_TO_RESTORE ? sb_archive_open_to_restore(a->location, key, err) :
 			sb_archive_open_with_key(a->location, key, err);
 	if (archive != NULL)
 		cli_print_notes(archive);

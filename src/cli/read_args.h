@@ -48,7 +48,8 @@ typedef struct ReadArgs
 	SbStandby	standby;		/* --standby and what it streams from */
 	bool		delta;			/* --delta: refresh a stopped copy in place */
 	bool		one_backup;		/* open the backup alone, not the chain it completes */
-	bool		to_plan;		/* open it to plan only: entries counted, not kept */
+	SbEntryKeep keep;			/* what to keep of the entries: all but the
+								 * file stamps unless a command says */
 	const char *key_file;		/* --encryption-key-file */
 	SbKey		key;			/* what it holds, loaded by read_args_parse */
 	bool		has_key;

@@ -23,9 +23,9 @@ sb_archive_open(const char *location, SbError *err)
 
 /* The backup at LOCATION and the chain it completes. */
 static SbArchive *
-open_chain(const char *location, const SbKey *key, bool to_plan, SbError *err)
+open_chain(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
 {
-	SbArchive  *a = sb_archive_open_link(location, key, to_plan, err);
+	SbArchive  *a = sb_archive_open_link(location, key, keep, err);
 
 	if (a != NULL && !sb_archive_open_parents(a, err))
 	{
@@ -38,7 +38,13 @@ open_chain(const char *location, const SbKey *key, bool to_plan, SbError *err)
 SbArchive *
 sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
 {
-	return open_chain(location, key, false, err);
+	return open_chain(location, key, SB_KEEP_ALL, err);
+}
+
+SbArchive *
+sb_archive_open_to_restore(const char *location, const SbKey *key, SbError *err)
+{
+	return open_chain(location, key, SB_KEEP_TO_RESTORE, err);
 }
 
 SbArchive *
@@ -50,23 +56,23 @@ sb_archive_open_one(const char *location, SbError *err)
 SbArchive *
 sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err)
 {
-	return open_chain(location, key, true, err);
+	return open_chain(location, key, SB_KEEP_COUNTS, err);
 }
 
 SbArchive *
 sb_archive_open_one_for_plan(const char *location, const SbKey *key, SbError *err)
 {
-	return sb_archive_open_link(location, key, true, err);
+	return sb_archive_open_link(location, key, SB_KEEP_COUNTS, err);
 }
 
 SbArchive *
 sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
 {
-	return sb_archive_open_link(location, key, false, err);
+	return sb_archive_open_link(location, key, SB_KEEP_ALL, err);
 }
 
 SbArchive *
-sb_archive_open_link(const char *location, const SbKey *key, bool to_plan, SbError *err)
+sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
 {
 	SbArchive  *a;
 
@@ -75,7 +81,7 @@ sb_archive_open_link(const char *location, const SbKey *key, bool to_plan, SbErr
 	if (a == NULL)
 		return NULL;
 	a->key = key;
-	a->to_plan = to_plan;
+	a->keep = keep;
 	a->location = sb_strdup(location, err);
 	if (a->location == NULL || !sb_archive_authenticate(a, err))
 	{

@@ -51,7 +51,7 @@ typedef struct Search
 {
 	const char *location;
 	const SbKey *key;			/* opens an encrypted backup's envelopes */
-	bool		to_plan;		/* entries counted, not kept */
+	SbEntryKeep keep;			/* what is kept of the entries */
 	char	   *queue[MAX_FOLDERS];	/* folders to look in, in order */
 	uint32_t	nqueued;
 	uint32_t	next;
@@ -218,7 +218,7 @@ enqueue_hinted_destinations(Search *s, const char *text, size_t len)
  * text still names.
  */
 static bool
-load_candidate(Candidate *c, const char *folder, const SbKey *key, bool to_plan)
+load_candidate(Candidate *c, const char *folder, const SbKey *key, SbEntryKeep keep)
 {
 	SbError		ignored;
 
@@ -227,7 +227,7 @@ load_candidate(Candidate *c, const char *folder, const SbKey *key, bool to_plan)
 	c->path = sb_path_join(folder, SB_MANIFEST_FILE, &c->error);
 	if (c->folder == NULL || c->path == NULL)
 		return sb_error_set(&c->error, SB_ENOMEM, "out of memory");
-	c->m = sb_manifest_read_path(c->path, key, to_plan, &c->error);
+	c->m = sb_manifest_read_path(c->path, key, keep, &c->error);
 	if (c->m != NULL)
 		return true;
 	if (c->error.code == SB_ENOTFOUND)
@@ -425,7 +425,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 	enqueue_candidates_of(s, location_copy);
 	while (s->next < s->nqueued)
 	{
-		if (!load_candidate(&c, s->queue[s->next++], s->key, s->to_plan))
+		if (!load_candidate(&c, s->queue[s->next++], s->key, s->keep))
 		{
 			if (c.error.code != SB_ENOTFOUND)
 				reject(s, &c);
@@ -468,9 +468,9 @@ sb_archive_authenticate(SbArchive *a, SbError *err)
 		return false;
 	s->location = a->location;
 	s->key = a->key;
-	s->to_plan = a->to_plan;
+	s->keep = a->keep;
 	/* The location's own copy must exist: else this is no backup folder. */
-	if (!load_candidate(&location_copy, a->location, a->key, a->to_plan) ||
+	if (!load_candidate(&location_copy, a->location, a->key, a->keep) ||
 		(location_copy.m == NULL && location_copy.error.code == SB_EKEY))
 	{
 		*err = location_copy.error;

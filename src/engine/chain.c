@@ -82,7 +82,7 @@ try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, T
 		note_tried(t, folder, "no manifest there");
 		return NULL;
 	}
-	p = sb_archive_open_link(folder, child->key, child->to_plan, &err);
+	p = sb_archive_open_link(folder, child->key, child->keep, &err);
 	if (p == NULL)
 	{
 		note_tried(t, folder, err.message);

@@ -44,8 +44,8 @@ typedef struct SbChain
 /* Open the parents of A, recursively (sb_archive_open calls it). */
 extern bool sb_archive_open_parents(SbArchive *a, SbError *err);
 
-/* One backup at LOCATION, to plan only if TO_PLAN (archive.c). */
-extern SbArchive *sb_archive_open_link(const char *location, const SbKey *key, bool to_plan,
+/* One backup at LOCATION, its entries kept as KEEP says (archive.c). */
+extern SbArchive *sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep,
 									   SbError *err);
 
 /*

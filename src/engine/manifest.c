@@ -25,6 +25,7 @@
 #include "manifest_tally.h"
 
 static bool check_extents(const SbEntry *e, SbError *err);
+static bool file_stamp_is_valid(const char *id);
 
 SbManifest *
 sb_manifest_new(void)
@@ -180,6 +181,17 @@ keep_string(SbManifest *m, char **s, SbError *err)
 	return *s == NULL || (*s = sb_arena_strdup(&m->arena, *s, err)) != NULL;
 }
 
+/* Check E's file stamps as the table's check would, and leave them out. */
+static bool
+drop_stamps(SbEntry *e, SbError *err)
+{
+	if ((e->file_id != NULL && !file_stamp_is_valid(e->file_id)) ||
+		(e->file_times != NULL && !file_stamp_is_valid(e->file_times)))
+		return sb_error_set(err, SB_ECORRUPT, "manifest: bad file_id or file_times of \"%s\"", e->path);
+	e->file_id = e->file_times = NULL;
+	return true;
+}
+
 bool
 sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 {
@@ -193,6 +205,8 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 	if (m->spill != NULL)
 		return (e->type != SB_ENTRY_FILE || check_extents(e, err)) &&
 			sb_manifest_spill_entry(m, e, err);
+	if (m->no_stamps && !drop_stamps(&copy, err))
+		return false;
 	copy.extents = NULL;
 	if (e->nextents > 0 &&
 		(copy.extents = sb_arena_alloc(&m->arena, e->nextents * sizeof(SbExtent), err)) != NULL)

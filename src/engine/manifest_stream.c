@@ -436,7 +436,7 @@ read_document(Stream *s, Head *h, SbManifest *m)
 }
 
 static SbManifest *
-read_manifest(SbManifestReadFn read, void *arg, bool tally, SbError *err)
+read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, SbError *err)
 {
 	Stream		s;
 	Head		h;
@@ -449,7 +449,9 @@ read_manifest(SbManifestReadFn read, void *arg, bool tally, SbError *err)
 	s.read = read;
 	s.arg = arg;
 	s.err = err;
-	s.tally = tally;
+	s.tally = keep == SB_KEEP_COUNTS;
+	if (m != NULL)
+		m->no_stamps = keep == SB_KEEP_TO_RESTORE;
 	if (m == NULL)
 		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
 	else
@@ -475,13 +477,13 @@ read_manifest(SbManifestReadFn read, void *arg, bool tally, SbError *err)
 SbManifest *
 sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
-	return read_manifest(read, arg, false, err);
+	return read_manifest(read, arg, SB_KEEP_ALL, err);
 }
 
 SbManifest *
 sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
-	return read_manifest(read, arg, true, err);
+	return read_manifest(read, arg, SB_KEEP_COUNTS, err);
 }
 
 /* ---------- sources of text ---------- */
@@ -554,20 +556,23 @@ read_envelope(const char *path, const SbKey *key, SbError *err)
 	return m;
 }
 
-/* The manifest in SRC's file (opened, at PATH); its entries only counted if TALLY. */
+/*
+ * The manifest in SRC's file (opened, at PATH), its entries kept as KEEP
+ * says (an encrypted one's are kept whole: its envelope is opened whole).
+ */
 static SbManifest *
-read_opened(StoreSource *src, const char *path, const SbKey *key, bool tally, SbError *err)
+read_opened(StoreSource *src, const char *path, const SbKey *key, SbEntryKeep keep, SbError *err)
 {
 	bool		envelope = false;
 
 	if (!starts_as_envelope(src, &envelope, err))
 		return NULL;
 	return envelope ? read_envelope(path, key, err) :
-		read_manifest(read_store, src, tally, err);
+		read_manifest(read_store, src, keep, err);
 }
 
 SbManifest *
-sb_manifest_read_path(const char *path, const SbKey *key, bool to_plan, SbError *err)
+sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep, SbError *err)
 {
 	StoreSource src;
 	SbManifest *m;
@@ -575,7 +580,7 @@ sb_manifest_read_path(const char *path, const SbKey *key, bool to_plan, SbError 
 	memset(&src, 0, sizeof(src));
 	if (!sb_store_open(&src.file, path, err))
 		return NULL;
-	m = read_opened(&src, path, key, to_plan, err);
+	m = read_opened(&src, path, key, keep, err);
 	sb_store_close(&src.file);
 	return m;
 }

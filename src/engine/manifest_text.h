@@ -29,12 +29,12 @@ extern bool sb_manifest_parse_head_text(const char *doc, size_t len, SbManifest 
 /*
  * The manifest at PATH (a file, or an object), opened with KEY when it is
  * an encrypted backup's envelope.  A manifest in the clear is read as a
- * stream, never whole in memory, and TO_PLAN, its entries are only counted
- * (m->tally) when its layout comes before them; an envelope is read whole
- * (it is opened and authenticated as one sealed piece), entries kept.
- * SB_ENOTFOUND when PATH is absent.
+ * stream, never whole in memory, its entries kept as KEEP says (with
+ * SB_KEEP_COUNTS only counted, m->tally, when its layout comes before
+ * them); an envelope is read whole (it is opened and authenticated as one
+ * sealed piece), entries kept whole.  SB_ENOTFOUND when PATH is absent.
  */
-extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, bool to_plan,
+extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep,
 										 SbError *err);
 
 /*

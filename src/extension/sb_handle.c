@@ -87,7 +87,7 @@ sb_handle_warn(const SbArchive *a)
 }
 
 static SbArchive *
-open_archive(const char *location, bool to_plan, SbError *err)
+open_archive(const char *location, SbEntryKeep keep, SbError *err)
 {
 	SbHandle   *h;
 	SbArchive  *a;
@@ -100,8 +100,12 @@ open_archive(const char *location, bool to_plan, SbError *err)
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
 	key = sb_key_current();
 	h = sb_handle_new(close_archive);
-	a = to_plan ? sb_archive_open_for_plan(location, key, err ? err : &own_err) :
-		sb_archive_open_with_key(location, key, err ? err : &own_err);
+	if (keep == SB_KEEP_COUNTS)
+		a = sb_archive_open_for_plan(location, key, err ? err : &own_err);
+	else if (keep == SB_KEEP_TO_RESTORE)
+		a = sb_archive_open_to_restore(location, key, err ? err : &own_err);
+	else
+		a = sb_archive_open_with_key(location, key, err ? err : &own_err);
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);
@@ -111,11 +115,17 @@ open_archive(const char *location, bool to_plan, SbError *err)
 SbArchive *
 sb_handle_open_archive(const char *location, SbError *err)
 {
-	return open_archive(location, false, err);
+	return open_archive(location, SB_KEEP_ALL, err);
+}
+
+SbArchive *
+sb_handle_open_archive_to_restore(const char *location, SbError *err)
+{
+	return open_archive(location, SB_KEEP_TO_RESTORE, err);
 }
 
 SbArchive *
 sb_handle_open_archive_to_plan(const char *location)
 {
-	return open_archive(location, true, NULL);
+	return open_archive(location, SB_KEEP_COUNTS, NULL);
 }

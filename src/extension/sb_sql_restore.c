@@ -257,7 +257,7 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	bool		delta = !PG_ARGISNULL(PLAN_DELTA_TARGET_ARG);
 	/* the stripes' plan needs no file table: only the detail, delta and WAL checks do */
 	SbArchive  *a = !detail && !delta && pitr->recovery_kind == SB_RECOVERY_NONE ?
-		sb_handle_open_archive_to_plan(location) : sb_handle_open_archive(location, NULL);
+		sb_handle_open_archive_to_plan(location) : sb_handle_open_archive_to_restore(location, NULL);
 	bool		present = true;
 	uint32_t	i;
 
@@ -439,7 +439,7 @@ verify_rows(FunctionCallInfo fcinfo, const char *location)
 	size_t		i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	a = sb_handle_open_archive(location, &err);
+	a = sb_handle_open_archive_to_restore(location, &err);
 	sb_handle_own(sb_handle_new(free_findings), found);
 	if (a == NULL && err.code == SB_EKEY && sb_key_current() == NULL)
 		verify_without_key(location, found);
@@ -546,7 +546,7 @@ check_memory(const SbArchive *a, const SbRestoreArgs *args)
 static void
 check_restore(SbRestoreArgs *args)
 {
-	SbArchive  *a = sb_handle_open_archive(args->location, NULL);
+	SbArchive  *a = sb_handle_open_archive_to_restore(args->location, NULL);
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
 	SbPgMeta   *meta;

@@ -89,6 +89,7 @@ static const UnitTest tests[] = {
 	TEST(test_manifest_huge_claims),
 	TEST(test_manifest_stream),
 	TEST(test_manifest_tally),
+	TEST(test_manifest_no_stamps),
 	TEST(test_manifest_spill),
 	TEST(test_options_refused),
 	TEST(test_options_existing_name),

@@ -1213,6 +1213,63 @@ test_manifest_tally(void)
 	sb_manifest_free(m);
 }
 
+/* M's text, with its first file stamped FILE_ID, read from a file KEEPING as said. */
+static SbManifest *
+read_stamped(SbManifest *m, const char *file_id, SbEntryKeep keep, SbError *err)
+{
+	char		dir[PATH_MAX];
+	char		path[PATH_MAX];
+	size_t		len;
+	char	   *text;
+	SbManifest *back = NULL;
+
+	m->entries[1].file_id = (char *) file_id;
+	m->entries[1].file_times = "1700000000.5:1700000001.25";
+	text = sb_manifest_serialize(m, &len, err);
+	m->entries[1].file_id = m->entries[1].file_times = NULL;
+	th_tempdir(dir, "stamps");
+	if (text != NULL && th_write_file(th_path(path, "%s/manifest.json", dir), text, len, 0600))
+		back = sb_manifest_read_path(path, NULL, keep, err);
+	free(text);
+	th_rmtree(dir);
+	return back;
+}
+
+/*
+ * Read to restore (SB_KEEP_TO_RESTORE): the file stamps, which only a child
+ * backup or a merge reads, are checked and not kept; the rest is what is
+ * read whole, with the same SHA-256.
+ */
+void
+test_manifest_no_stamps(void)
+{
+	SbManifest *m = sample_manifest();
+	SbManifest *whole;
+	SbManifest *light;
+	SbError		err;
+
+	whole = read_stamped(m, "123:1700000000.5", SB_KEEP_ALL, &err);
+	light = read_stamped(m, "123:1700000000.5", SB_KEEP_TO_RESTORE, &err);
+	if (light == NULL)
+		th_diag_error("to restore", &err);
+	ok(whole != NULL && whole->entries[1].file_id != NULL && whole->entries[1].file_times != NULL,
+	   "read whole, the file keeps its stamps");
+	ok(light != NULL && light->no_stamps && light->entries[1].file_id == NULL &&
+	   light->entries[1].file_times == NULL, "read to restore, it does not");
+	ok(whole != NULL && light != NULL && light->nentries == whole->nentries &&
+	   light->entries[1].size == whole->entries[1].size &&
+	   strcmp(light->entries[1].path, whole->entries[1].path) == 0 &&
+	   memcmp(light->json_sha256, whole->json_sha256, 32) == 0,
+	   "the same entries otherwise, and the same SHA-256 (what authentication compares)");
+	sb_manifest_free(light);
+	light = read_stamped(m, "12/34", SB_KEEP_TO_RESTORE, &err);
+	ok(light == NULL && err.code == SB_ECORRUPT && strstr(err.message, "file_id") != NULL,
+	   "a stamp that is not digits is refused all the same (%s)", err.message);
+	sb_manifest_free(light);
+	sb_manifest_free(whole);
+	sb_manifest_free(m);
+}
+
 /*
  * A backup that keeps no entry table (sb_manifest_spill): the entries' text
  * goes to an unlinked file as they are added, and the manifest made from it

@@ -91,6 +91,7 @@ extern void test_manifest_huge_claims(void);
 extern void test_manifest_stream(void);
 extern void test_manifest_tally(void);
 extern void test_manifest_spill(void);
+extern void test_manifest_no_stamps(void);
 
 /* test_options.c */
 extern void test_options_refused(void);
