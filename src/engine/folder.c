@@ -12,7 +12,6 @@
  * Anything else keeps the whole folder: a caller that cannot tell what a
  * file is must not remove it.
  */
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +31,6 @@
 
 /* The manifest's temporary file names its backup among its first bytes. */
 #define TEMP_PREFIX_BYTES 256
-#define MANIFEST_MAX_BYTES ((size_t) 1 << 31)
 
 /* One entry of the folder, as checked. */
 typedef struct Entry
@@ -77,43 +75,33 @@ read_start(int fd, Entry *e, void *buf, size_t len)
 	return n >= 0 && (size_t) n == len;
 }
 
-/*
- * Does the JSON object TEXT name the backup UUID_HEX as stripebackup's
- * manifest, or as an encrypted backup's envelope (no key needed to tell)?
- */
-bool
-sb_folder_manifest_names(const char *text, size_t len, const char *uuid_hex)
+/* Reads a manifest through the descriptor it was checked through. */
+typedef struct FdText
 {
-	cJSON	   *root = cJSON_ParseWithLength(text, len);
-	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
-	const cJSON *uuid = cJSON_GetObjectItemCaseSensitive(root, "backup_uuid");
-	bool		ours = cJSON_IsString(format) &&
-		(strcmp(format->valuestring, "stripebackup") == 0 ||
-		 strcmp(format->valuestring, "stripebackup-encrypted") == 0) &&
-		cJSON_IsString(uuid) && strcmp(uuid->valuestring, uuid_hex) == 0;
+	int			fd;
+	uint64_t	offset;
+	const char *name;
+} FdText;
 
-	cJSON_Delete(root);
-	return ours;
+static ssize_t
+read_fd_text(void *arg, char *buf, size_t len, SbError *err)
+{
+	FdText	   *t = arg;
+	ssize_t		n = sb_pread_upto(t->fd, buf, len, t->offset, t->name, err);
+
+	if (n > 0)
+		t->offset += (uint64_t) n;
+	return n;
 }
 
 static void
 check_manifest(int fd, Entry *e, const char *uuid_hex)
 {
-	size_t		len = (size_t) e->st.st_size;
-	char	   *text;
+	FdText		text = {fd, 0, e->name};
 
-	if (len > MANIFEST_MAX_BYTES || (text = malloc(len + 1)) == NULL)
-	{
-		snprintf(e->why, sizeof(e->why), "\"%s\" is too large to read (%zu bytes)", e->name, len);
-		return;
-	}
-	if (read_start(fd, e, text, len))
-	{
-		e->ours = sb_folder_manifest_names(text, len, uuid_hex);
-		if (!e->ours)
-			snprintf(e->why, sizeof(e->why), "\"%s\" is not the manifest of backup %s", e->name, uuid_hex);
-	}
-	free(text);
+	e->ours = sb_folder_manifest_names(read_fd_text, &text, uuid_hex);
+	if (!e->ours)
+		snprintf(e->why, sizeof(e->why), "\"%s\" is not the manifest of backup %s", e->name, uuid_hex);
 }
 
 /* The temporary manifest is JSON being written; only its first keys are sure to be there. */

@@ -9,14 +9,19 @@
 #include <stddef.h>
 
 #include "stripebackup/sb_folder.h"
+#include "stripebackup/sb_manifest.h"
 
 extern void sb_folder_set_verdict(SbFolderRemoval *r, SbFolderVerdict verdict, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 
 extern void sb_folder_uuid_hex(const uint8_t uuid[16], char hex[33]);
 
-/* Does the JSON TEXT name the backup UUID_HEX as its manifest (or envelope)? */
-extern bool sb_folder_manifest_names(const char *text, size_t len, const char *uuid_hex);
+/*
+ * Does the manifest (or envelope) whose text READ hands over name itself
+ * backup UUID_HEX's?  Read only until its "format" and "backup_uuid" are
+ * found (folder_identity.c).
+ */
+extern bool sb_folder_manifest_names(SbManifestReadFn read, void *arg, const char *uuid_hex);
 
 /* sb_backup_folder_remove for an s3:// DESTINATION. */
 extern bool sb_backup_folder_remove_s3(const char *destination, const char *name, const uint8_t uuid[16],

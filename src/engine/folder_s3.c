@@ -42,22 +42,53 @@ collect(void *arg, const SbS3Item *item, SbError *err)
 	return true;
 }
 
+/* Reads a manifest object a range at a time. */
+typedef struct ObjectText
+{
+	SbS3Client *client;
+	const char *bucket;
+	const char *key;
+	uint64_t	offset;
+	uint64_t	size;			/* as the listing gave it */
+} ObjectText;
+
+static ssize_t
+read_object_text(void *arg, char *buf, size_t len, SbError *err)
+{
+	ObjectText *t = arg;
+	SbS3Request req = {0};
+	uint64_t	got;
+	bool		ok;
+
+	if (t->offset >= t->size)
+		return 0;
+	req.method = "GET";
+	snprintf(req.bucket, sizeof(req.bucket), "%s", t->bucket);
+	snprintf(req.key, sizeof(req.key), "%s", t->key);
+	req.range_offset = t->offset;
+	req.range_length = t->size - t->offset < len ? t->size - t->offset : len;
+	req.into = (uint8_t *) buf;
+	req.into_len = len;
+	ok = sb_s3_run(t->client, &req, err) && req.got > 0;
+	got = ok ? req.got : 0;
+	t->offset += got;
+	sb_s3_request_reset(&req);
+	return ok ? (ssize_t) got : -1;
+}
+
 /* Why the object REL (its name under the backup's prefix) is not the backup's; NULL when it is. */
 static const char *
-foreign(SbS3Client *c, const char *bucket, const char *key, const char *rel, const uint8_t uuid[16],
-		const char *uuid_hex, char *why, size_t len)
+foreign(SbS3Client *c, const char *bucket, const char *key, uint64_t size, const char *rel,
+		const uint8_t uuid[16], const char *uuid_hex, char *why, size_t len)
 {
 	uint32_t	number;
 	SbError		err;
 
 	if (strcmp(rel, SB_MANIFEST_FILE) == 0)
 	{
-		uint8_t    *text = NULL;
-		size_t		text_len = 0;
-		bool		ours = sb_s3_get_object(c, bucket, key, &text, &text_len, &err) &&
-			sb_folder_manifest_names((const char *) text, text_len, uuid_hex);
+		ObjectText	text = {c, bucket, key, 0, size};
+		bool		ours = sb_folder_manifest_names(read_object_text, &text, uuid_hex);
 
-		free(text);
 		if (!ours)
 			snprintf(why, len, "\"%s\" is not the manifest of backup %s", key, uuid_hex);
 		return ours ? NULL : why;
@@ -116,8 +147,8 @@ clear_prefix(SbS3Client *c, const SbS3Location *loc, const char *prefix, const L
 
 	sb_folder_uuid_hex(uuid, uuid_hex);
 	for (unsigned i = 0; i < l->n; i++)
-		if (foreign(c, loc->bucket, l->keys[i], l->keys[i] + strlen(prefix), uuid, uuid_hex,
-					why, sizeof(why)) != NULL)
+		if (foreign(c, loc->bucket, l->keys[i], l->sizes[i], l->keys[i] + strlen(prefix), uuid,
+					uuid_hex, why, sizeof(why)) != NULL)
 		{
 			sb_folder_set_verdict(r, SB_FOLDER_FOREIGN, "in bucket \"%s\", %s; nothing was removed",
 								  loc->bucket, why);

@@ -314,6 +314,24 @@ th_fill(uint8_t *buf, size_t len, uint32_t seed, bool compressible)
 	}
 }
 
+ssize_t
+th_read_pieces(void *arg, char *buf, size_t len, SbError *err)
+{
+	ThPieces   *p = arg;
+	size_t		n = p->len - p->pos;
+
+	if (p->fail_at != 0 && p->pos >= p->fail_at)
+	{
+		sb_error_set(err, SB_EIO, "the source failed at byte %zu", p->pos);
+		return -1;
+	}
+	n = n < len ? n : len;
+	n = n < p->piece ? n : p->piece;
+	memcpy(buf, p->text + p->pos, n);
+	p->pos += n;
+	return (ssize_t) n;
+}
+
 bool
 th_write_file(const char *path, const void *data, size_t len, mode_t mode)
 {

@@ -77,6 +77,18 @@ extern char *th_path(char *out, const char *fmt,...) __attribute__((format(print
 /* Deterministic content: random-looking, or (COMPRESSIBLE) text-like. */
 extern void th_fill(uint8_t *buf, size_t len, uint32_t seed, bool compressible);
 
+/* Text handed over PIECE bytes at a time (an SbManifestReadFn); a read error at FAIL_AT if not 0. */
+typedef struct ThPieces
+{
+	const char *text;
+	size_t		len;
+	size_t		pos;
+	size_t		piece;
+	size_t		fail_at;
+} ThPieces;
+
+extern ssize_t th_read_pieces(void *arg, char *buf, size_t len, SbError *err);
+
 extern bool th_write_file(const char *path, const void *data, size_t len, mode_t mode);
 extern bool th_write_pattern(const char *path, size_t len, uint32_t seed,
 							 bool compressible, mode_t mode);

@@ -146,6 +146,7 @@ static const UnitTest tests[] = {
 	TEST(test_folder_partial),
 	TEST(test_folder_foreign),
 	TEST(test_folder_links),
+	TEST(test_folder_identity),
 	TEST(test_restore_marker_complete),
 	TEST(test_restore_marker_incomplete),
 	TEST(test_pgrecovery_settings),

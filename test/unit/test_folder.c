@@ -15,6 +15,7 @@
 
 #include "stripebackup/sb_folder.h"
 #include "stripebackup/sb_policy.h"
+#include "folder_internal.h"
 #include "harness.h"
 #include "tests.h"
 
@@ -240,4 +241,65 @@ test_folder_links(void)
 	th_write_file(th_path(link, "%s/d1/file-bk", f.root), "x", 1, 0600);
 	expect_kept(f.dest[0], "file-bk", uuid, false, SB_FOLDER_FOREIGN, "is not a directory", "a file in the folder's place");
 	th_fixture_done(&f);
+}
+
+#define UUID_A "590f738c270b49d4ad845fb71ccdf5a5"
+
+static void
+expect_names(const char *text, bool want, const char *what)
+{
+	ThPieces	p = {text, strlen(text), 0, 7, 0};
+
+	ok(sb_folder_manifest_names(th_read_pieces, &p, UUID_A) == want, "%s: %s", what,
+	   want ? "the backup's manifest" : "not the backup's");
+}
+
+/*
+ * Whose manifest is it (folder_identity.c): the top-level "format" and
+ * "backup_uuid" decide, the first of each; the text is read only until both
+ * are found, so a manifest of 200,000 entries is read a block, not whole.
+ */
+void
+test_folder_identity(void)
+{
+	const char *head = "{\"format\":\"stripebackup\",\"format_version\":\"3.0\",\"backup_uuid\":\"" UUID_A "\"";
+	char	   *big;
+	size_t		len,
+				i;
+	ThPieces	p;
+
+	expect_names("{\"format\":\"stripebackup\",\"backup_uuid\":\"" UUID_A "\",\"entries\":[]}", true,
+				 "as stripebackup writes it");
+	expect_names(" {\n \"label\" : \"a\\\"}{[\" , \"n\":-1.5e3,\"t\":true,\"o\":{\"format\":\"x\",\"a\":[1,{\"b\":\"]\"}]},"
+				 "\"backup_uuid\" : \"" UUID_A "\", \"format\" : \"stripebackup-encrypted\" }", true,
+				 "spaced, the two last, after strings, numbers, literals and nested values");
+	expect_names("{\"format\":\"stripebackup\",\"backup_uuid\":\"0f738c270b49d4ad845fb71ccdf5a559\"}", false,
+				 "another backup's uuid");
+	expect_names("{\"format\":\"formal\",\"backup_uuid\":\"" UUID_A "\"}", false, "another format");
+	expect_names("{\"x\":{\"format\":\"stripebackup\",\"backup_uuid\":\"" UUID_A "\"}}", false,
+				 "the two only inside a nested object");
+	expect_names("{\"backup_uuid\":\"other\",\"backup_uuid\":\"" UUID_A "\",\"format\":\"stripebackup\"}", false,
+				 "the uuid twice, the first another");
+	expect_names("{\"format\":\"stripebackup\",\"backup_uuid\":\"\\u0035" UUID_A "\"}", false,
+				 "an escape in the uuid");
+	expect_names("{\"format\":\"stripebackup\",\"backup_uuid\":1}", false, "a uuid that is a number");
+	expect_names("{\"format\":\"stripebackup\",\"backup_uuid\":\"590f738c", false, "cut inside the uuid");
+	expect_names("{\"format\":\"stripebackup\",\"entries\":[{\"path\":\"a\"}", false, "cut before the uuid");
+	expect_names("[\"format\",\"stripebackup\"]", false, "not an object");
+	expect_names("", false, "empty");
+
+	/* 200,000 entries after the head: one block read. */
+	len = strlen(head) + 200000 * 40 + 64;
+	big = malloc(len);
+	if (big == NULL)
+		return;
+	strcpy(big, head);
+	strcat(big, ",\"entries\":[");
+	for (i = strlen(big); i + 40 < len - 8; i += 40)
+		memcpy(big + i, "{\"path\":\"base/1/123456\",\"size\":8192},   ", 40);
+	strcpy(big + i, "{}]}");
+	p = (ThPieces) {big, strlen(big), 0, 1 << 20, 0};
+	ok(sb_folder_manifest_names(th_read_pieces, &p, UUID_A), "a manifest of 200,000 entries is the backup's");
+	ok(p.pos <= 8192, "known from its first %zu of %zu bytes", p.pos, p.len);
+	free(big);
 }

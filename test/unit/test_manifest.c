@@ -934,33 +934,6 @@ test_manifest_huge_claims(void)
 	sb_manifest_free(m);
 }
 
-/* A manifest's text handed over LEN bytes at a time; a read error at FAIL_AT (if not 0). */
-typedef struct Pieces
-{
-	const char *text;
-	size_t		len;
-	size_t		pos;
-	size_t		piece;
-	size_t		fail_at;
-} Pieces;
-
-static ssize_t
-read_pieces(void *arg, char *buf, size_t len, SbError *err)
-{
-	Pieces	   *p = arg;
-	size_t		n = p->len - p->pos;
-
-	if (p->fail_at != 0 && p->pos >= p->fail_at)
-	{
-		sb_error_set(err, SB_EIO, "the source failed at byte %zu", p->pos);
-		return -1;
-	}
-	n = n < len ? n : len;
-	n = n < p->piece ? n : p->piece;
-	memcpy(buf, p->text + p->pos, n);
-	p->pos += n;
-	return (ssize_t) n;
-}
 
 /* What sb_manifest_emit hands over, gathered, and its largest block. */
 typedef struct Gathered
@@ -999,9 +972,9 @@ refuse_second_block(void *arg, const char *text, size_t len, SbError *err)
 static void
 expect_read_in_pieces(const char *bytes, size_t len, size_t piece, const SbManifest *whole)
 {
-	Pieces		p = {bytes, len, 0, piece, 0};
+	ThPieces		p = {bytes, len, 0, piece, 0};
 	SbError		err;
-	SbManifest *back = sb_manifest_from_stream(read_pieces, &p, &err);
+	SbManifest *back = sb_manifest_from_stream(th_read_pieces, &p, &err);
 	bool		same = back != NULL && back->nentries == whole->nentries &&
 		back->json_length == len && memcmp(back->json_sha256, whole->json_sha256, 32) == 0;
 
@@ -1025,7 +998,7 @@ test_manifest_stream(void)
 	SbManifest *m = sample_manifest();
 	SbManifest *whole;
 	Gathered	g = {NULL, 0, 0, 0};
-	Pieces		p;
+	ThPieces		p;
 	SbError		err;
 	char	   *bytes;
 	size_t		len,
@@ -1056,11 +1029,11 @@ test_manifest_stream(void)
 	for (i = 0; whole != NULL && i < sizeof(pieces) / sizeof(pieces[0]); i++)
 		expect_read_in_pieces(bytes, len, pieces[i], whole);
 
-	p = (Pieces) {bytes, len, 0, 65536, len / 2};
-	ok(sb_manifest_from_stream(read_pieces, &p, &err) == NULL && err.code == SB_EIO,
+	p = (ThPieces) {bytes, len, 0, 65536, len / 2};
+	ok(sb_manifest_from_stream(th_read_pieces, &p, &err) == NULL && err.code == SB_EIO,
 	   "a source failing halfway: no manifest, its error (%s)", err.message);
-	p = (Pieces) {bytes, len - 200, 0, 65536, 0};
-	ok(sb_manifest_from_stream(read_pieces, &p, &err) == NULL && err.code == SB_ECORRUPT,
+	p = (ThPieces) {bytes, len - 200, 0, 65536, 0};
+	ok(sb_manifest_from_stream(th_read_pieces, &p, &err) == NULL && err.code == SB_ECORRUPT,
 	   "a text cut short inside the entries: refused (%s)", err.message);
 	sb_manifest_free(whole);
 	free(bytes);
@@ -1110,9 +1083,9 @@ plans_equal(const SbPlan *a, const SbPlan *b)
 static SbManifest *
 tally_text(const char *text, size_t len, SbError *err)
 {
-	Pieces		p = {text, len, 0, 7, 0};
+	ThPieces		p = {text, len, 0, 7, 0};
 
-	return sb_manifest_tally_stream(read_pieces, &p, err);
+	return sb_manifest_tally_stream(th_read_pieces, &p, err);
 }
 
 /*

@@ -180,6 +180,7 @@ extern void test_folder_removes_own_files(void);
 extern void test_folder_partial(void);
 extern void test_folder_foreign(void);
 extern void test_folder_links(void);
+extern void test_folder_identity(void);
 
 /* test_restore_marker.c */
 extern void test_restore_marker_complete(void);
