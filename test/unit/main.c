@@ -31,6 +31,7 @@ static const UnitTest tests[] = {
 	TEST(test_crc_shift_large),
 	TEST(test_crc_combine_pieces),
 	TEST(test_crc_combine_detects),
+	TEST(test_hash64_is_xxh3),
 	TEST(test_roundtrip_empty_file),
 	TEST(test_roundtrip_one_chunk),
 	TEST(test_roundtrip_sparse_5g),

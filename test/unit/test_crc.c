@@ -3,11 +3,13 @@
  *		The CRC-32C arithmetic a restore checks whole files with: ISA-L's
  *		conventions (checked numerically, not assumed), moving a register
  *		across zeros, and whole-file CRCs built from pieces that arrive in
- *		any order, with holes, against a direct CRC of the same bytes.
+ *		any order, with holes, against a direct CRC of the same bytes; and
+ *		the XXH3-64 chunks are checked with.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "checksum.h"
 #include "file_check.h"
@@ -303,4 +305,46 @@ test_crc_combine_detects(void)
 	sb_file_check_add(&fc, &b, content);
 	ok(!sb_file_check_entry(&fc, 0, &err), "the right bytes at the wrong offsets are caught");
 	sb_file_check_free(&fc);
+}
+
+/*
+ * sb_hash64 (through libxxhash's dispatch on x86-64) and its stream give
+ * XXH3-64 as the format defines it: the plain entry point's value, at every
+ * length its code paths split on, and for a chunk fed in uneven pieces.
+ */
+void
+test_hash64_is_xxh3(void)
+{
+	static const size_t lengths[] = {0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1024, 4095,
+	65536, 1 << 20};
+	size_t		n = 1 << 20;
+	uint8_t    *data = malloc(n);
+	SbError		err;
+	SbHashStream *s = sb_hash_stream_new(&err);
+	size_t		i,
+				at,
+				step;
+	bool		same = true;
+
+	if (data == NULL || s == NULL)
+	{
+		ok(false, "memory for the test");
+		free(data);
+		sb_hash_stream_free(s);
+		return;
+	}
+	th_fill(data, n, 11, false);
+	for (i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++)
+		if (sb_hash64(data, lengths[i]) != (uint64_t) XXH3_64bits(data, lengths[i]))
+		{
+			same = false;
+			th_diag("length %zu differs", lengths[i]);
+		}
+	ok(same, "sb_hash64 is XXH3_64bits at 16 lengths from 0 to 1 MiB");
+	for (at = 0, step = 1; at < n; at += step, step = step * 3 + 1)
+		sb_hash_stream_update(s, data + at, at + step <= n ? step : n - at);
+	ok(sb_hash_stream_digest(s) == (uint64_t) XXH3_64bits(data, n),
+	   "the stream, fed 1 MiB in pieces of 1, 4, 13, ... bytes, gives the same");
+	sb_hash_stream_free(s);
+	free(data);
 }

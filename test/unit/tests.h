@@ -111,6 +111,7 @@ extern void test_crc_conventions(void);
 extern void test_crc_shift_large(void);
 extern void test_crc_combine_pieces(void);
 extern void test_crc_combine_detects(void);
+extern void test_hash64_is_xxh3(void);
 
 /* test_page_cache.c */
 extern void test_page_cache_direct_reads(void);
