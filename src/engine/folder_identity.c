@@ -8,7 +8,9 @@
  * writes them first): a manifest of millions of files (150 MB of text) is
  * neither read whole nor held, in the server's backend or the command.  The
  * rest of the document is not checked: it is the name, not the contents,
- * that says whose it is; a backup's contents are verify's to judge.
+ * that says whose it is; a backup's contents are verify's to judge.  A text
+ * that never names both is read no further than a manifest can be long
+ * (SB_MANIFEST_MAX_BYTES), and nests no deeper than MAX_DEPTH.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,9 @@
 
 #define BLOCK 8192
 
+/* Nesting deeper than this is no manifest's (and cannot overflow a counter). */
+#define MAX_DEPTH 10000
+
 typedef struct Scanner
 {
 	SbManifestReadFn read;
@@ -24,6 +29,7 @@ typedef struct Scanner
 	char		buf[BLOCK];
 	size_t		len;
 	size_t		pos;
+	uint64_t	total;			/* bytes read so far: at most SB_MANIFEST_MAX_BYTES */
 	bool		ended;			/* at the end of the text, or it could not be read */
 } Scanner;
 
@@ -34,10 +40,12 @@ peek(Scanner *s)
 	if (s->pos == s->len && !s->ended)
 	{
 		SbError		ignored;
-		ssize_t		n = s->read(s->arg, s->buf, sizeof(s->buf), &ignored);
+		ssize_t		n = s->total < SB_MANIFEST_MAX_BYTES ?
+			s->read(s->arg, s->buf, sizeof(s->buf), &ignored) : 0;
 
 		s->pos = 0;
 		s->len = n > 0 ? (size_t) n : 0;
+		s->total += s->len;
 		s->ended = n <= 0;
 	}
 	return s->pos < s->len ? (unsigned char) s->buf[s->pos] : -1;
@@ -117,8 +125,8 @@ skip_value(Scanner *s, int c)
 			return false;
 		if (c == '"' && !read_string(s, scratch, sizeof(scratch), &plain))
 			return false;
-		if (c == '{' || c == '[')
-			depth++;
+		if ((c == '{' || c == '[') && ++depth > MAX_DEPTH)
+			return false;
 		else if ((c == '}' || c == ']') && --depth == 0)
 			return true;
 	}

@@ -288,6 +288,22 @@ test_folder_identity(void)
 	expect_names("[\"format\",\"stripebackup\"]", false, "not an object");
 	expect_names("", false, "empty");
 
+	/* Nested deeper than any manifest, before its keys: not read on. */
+	big = malloc(40000);
+	if (big != NULL)
+	{
+		bool		ours;
+
+		strcpy(big, "{\"x\":");
+		memset(big + 5, '[', 30000);
+		strcpy(big + 30005, "]}");
+		p = (ThPieces) {big, strlen(big), 0, 7, 0};
+		ours = sb_folder_manifest_names(th_read_pieces, &p, UUID_A);
+		ok(!ours && p.pos < 12000,
+		   "30,000 brackets deep: not the backup's, and not read past 10,000 of them (%zu bytes)", p.pos);
+		free(big);
+	}
+
 	/* 200,000 entries after the head: one block read. */
 	len = strlen(head) + 200000 * 40 + 64;
 	big = malloc(len);
