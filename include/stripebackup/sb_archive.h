@@ -63,13 +63,14 @@ extern bool sb_archive_has_manifest(const char *location);
 extern SbArchive *sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err);
 
 /*
- * The same, to restore or verify: the entries without the stamps of the
- * source files (file_id, file_times: checked as they are read, then
- * dropped), which only a child backup or a merge reads; about 70 bytes a
- * file less for a backup of a server.  An encrypted backup's are kept.
+ * The same, its entries kept as KEEP says: SB_KEEP_TO_RESTORE (to restore
+ * or verify) without the stamps of the source files (file_id, file_times:
+ * checked as they are read, then dropped), which only a child backup or a
+ * merge reads, about 70 bytes a file less for a backup of a server (an
+ * encrypted backup's are kept); SB_KEEP_COUNTS as sb_archive_open_for_plan.
  */
-extern SbArchive *sb_archive_open_to_restore(const char *location, const SbKey *key,
-											 SbError *err);
+extern SbArchive *sb_archive_open_keeping(const char *location, const SbKey *key,
+										  SbEntryKeep keep, SbError *err);
 
 /*
  * The same, to plan only (sb_archive_plan, the manifest's members but its

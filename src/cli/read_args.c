@@ -353,11 +353,8 @@ read_args_open(const ReadArgs *a, SbError *err)
 	if (a->one_backup)
 		archive = a->keep == SB_KEEP_COUNTS ? sb_archive_open_one_for_plan(a->location, key, err) :
 			sb_archive_open_one_with_key(a->location, key, err);
-	else if (a->keep == SB_KEEP_COUNTS)
-		archive = sb_archive_open_for_plan(a->location, key, err);
 	else
-		archive = a->keep == SB_KEEP_TO_RESTORE ? sb_archive_open_to_restore(a->location, key, err) :
-			sb_archive_open_with_key(a->location, key, err);
+		archive = sb_archive_open_keeping(a->location, key, a->keep, err);
 	if (archive != NULL)
 		cli_print_notes(archive);
 	for (i = 0; archive != NULL && i < a->nstripe_paths; i++)

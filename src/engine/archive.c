@@ -42,9 +42,9 @@ sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
 }
 
 SbArchive *
-sb_archive_open_to_restore(const char *location, const SbKey *key, SbError *err)
+sb_archive_open_keeping(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
 {
-	return open_chain(location, key, SB_KEEP_TO_RESTORE, err);
+	return open_chain(location, key, keep, err);
 }
 
 SbArchive *

@@ -450,13 +450,14 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, SbError *err)
 	s.arg = arg;
 	s.err = err;
 	s.tally = keep == SB_KEEP_COUNTS;
-	if (m != NULL)
-		m->no_stamps = keep == SB_KEEP_TO_RESTORE;
 	if (m == NULL)
 		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
 	else
+	{
+		m->no_stamps = keep == SB_KEEP_TO_RESTORE;
 		ok = (s.sha = sb_sha256_begin(err)) != NULL && read_document(&s, &h, m) &&
 			sb_manifest_index(m, err);
+	}
 	if (ok)
 	{
 		ok = sb_sha256_end(s.sha, m->json_sha256, err);

@@ -100,12 +100,7 @@ open_archive(const char *location, SbEntryKeep keep, SbError *err)
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
 	key = sb_key_current();
 	h = sb_handle_new(close_archive);
-	if (keep == SB_KEEP_COUNTS)
-		a = sb_archive_open_for_plan(location, key, err ? err : &own_err);
-	else if (keep == SB_KEEP_TO_RESTORE)
-		a = sb_archive_open_to_restore(location, key, err ? err : &own_err);
-	else
-		a = sb_archive_open_with_key(location, key, err ? err : &own_err);
+	a = sb_archive_open_keeping(location, key, keep, err ? err : &own_err);
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);

@@ -36,7 +36,7 @@ extern void sb_handle_free(SbHandle *handle);
  */
 extern SbArchive *sb_handle_open_archive(const char *location, SbError *err);
 
-/* The same to restore or verify (sb_archive_open_to_restore): no file stamps kept. */
+/* The same to restore or verify (SB_KEEP_TO_RESTORE): no file stamps kept. */
 extern SbArchive *sb_handle_open_archive_to_restore(const char *location, SbError *err);
 
 /* The same to plan only (sb_archive_open_for_plan): no file table held; ERROR if it cannot be opened. */
