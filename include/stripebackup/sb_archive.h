@@ -34,6 +34,8 @@ typedef struct SbArchive
 								 * to plan (sb_archive_open_for_plan), each
 								 * manifest's entries may be counted
 								 * (manifest->tally), not kept */
+	char	   *spool_dir;		/* SB_KEEP_STREAMED: the folder of the private
+								 * file its entries are kept in */
 } SbArchive;
 
 /*
@@ -71,6 +73,17 @@ extern SbArchive *sb_archive_open_with_key(const char *location, const SbKey *ke
  */
 extern SbArchive *sb_archive_open_keeping(const char *location, const SbKey *key,
 										  SbEntryKeep keep, SbError *err);
+
+/*
+ * The same, to verify (and later to restore) a window at a time: the
+ * manifest's entries checked as the whole table would be, then kept in a
+ * private file in SPOOL_DIR (SB_KEEP_STREAMED), none in memory, when the
+ * manifest is laid out for it (the entries after every other member, as
+ * stripebackup writes it) and is no link of a chain; else as
+ * SB_KEEP_TO_RESTORE.
+ */
+extern SbArchive *sb_archive_open_streamed(const char *location, const SbKey *key,
+										   const char *spool_dir, SbError *err);
 
 /*
  * The same, to plan only (sb_archive_plan, the manifest's members but its
@@ -187,6 +200,8 @@ typedef struct SbReadOptions
 	SbTickFn	tick;
 	void	   *tick_arg;
 	uint64_t	max_memory;		/* bytes the settings may allocate; 0 = 1 GB (sb_policy.h) */
+	uint32_t	window_files;	/* a backup opened SB_KEEP_STREAMED: the files
+								 * held at once; 0 = SB_WINDOW_FILES */
 } SbReadOptions;
 
 /*

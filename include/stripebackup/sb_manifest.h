@@ -128,6 +128,12 @@ typedef enum SbEntryKeep
 								 * only a child backup or a merge reads */
 	SB_KEEP_COUNTS,				/* none: each entry checked and counted
 								 * (manifest->tally) */
+	SB_KEEP_STREAMED,			/* none in memory: each entry checked,
+								 * counted and kept in a private file
+								 * (manifest->streamed), read back in order
+								 * by a restore or verify a window at a time;
+								 * the table as TO_RESTORE if the manifest is
+								 * not laid out for it */
 } SbEntryKeep;
 
 /*
@@ -224,6 +230,10 @@ typedef struct SbManifest
 								 * none kept (nentries 0); else NULL */
 	bool		no_stamps;		/* read to restore (SB_KEEP_TO_RESTORE): no
 								 * entry keeps its file_id or file_times */
+	struct SbEntrySpool *streamed;	/* read SB_KEEP_STREAMED: the entries, in
+									 * order, none kept (nentries 0, tally set);
+									 * else NULL */
+	struct SbPathSet *paths;	/* while streamed entries are read: their paths */
 	struct SbEntrySpill *spill; /* written by a backup that keeps no table
 								 * (sb_manifest_spill): each entry's text in a
 								 * file, none kept (nentries 0); else NULL */
@@ -280,6 +290,14 @@ typedef struct SbPieceIter
 	uint32_t	extent;			/* current extent of that entry */
 	uint64_t	extent_base;	/* data bytes of the entry before that extent */
 } SbPieceIter;
+
+/*
+ * Map REL, a position within E's data, to a file offset and the bytes left
+ * in its extent.  *EXTENT and *EXTENT_BASE (the data bytes of E before that
+ * extent) are a cursor, 0 and 0 at first, that only moves forward.
+ */
+extern void sb_entry_locate(const SbEntry *e, uint64_t rel, uint32_t *extent,
+							uint64_t *extent_base, uint64_t *file_offset, uint64_t *extent_left);
 
 /* A new, empty manifest. */
 extern SbManifest *sb_manifest_new(void);

@@ -83,6 +83,9 @@ extern bool cli_parse_rates(const char *command, const char *text, double *rates
 /* "--max-memory SIZE", above 0; a usage error of COMMAND otherwise. */
 extern bool cli_parse_max_memory(const char *command, const char *text, uint64_t *bytes);
 
+/* Where the command keeps private files (a manifest's entries): $TMPDIR, else /tmp. */
+extern const char *cli_temp_dir(void);
+
 /* Print what opening the archive found amiss: "stripebackup: warning: ..." on stderr. */
 extern void cli_print_notes(const SbArchive *a);
 

@@ -337,13 +337,12 @@ describe_source(CreateArgs *a, const SourceTree *tree, SbError *err)
 static const char *
 spill_folder(const CreateArgs *a)
 {
-	const char *tmp = getenv("TMPDIR");
 	uint32_t	i;
 
 	for (i = 0; i < a->ndests; i++)
 		if (!sb_s3_is_location(a->dests[i]))
 			return a->dests[i];
-	return tmp != NULL && tmp[0] == '/' ? tmp : "/tmp";
+	return cli_temp_dir();
 }
 
 /* The tree hands over no links (source_tree.h): directories and files only. */

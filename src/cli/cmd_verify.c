@@ -128,6 +128,7 @@ cmd_verify(int argc, char **argv)
 							  OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_ARCHIVE,
 							  verify_usage, &args)) >= 0)
 		return rc;
+	args.keep = SB_KEEP_STREAMED;	/* a window of files at a time */
 	if ((a = read_args_open(&args, &err)) == NULL)
 	{
 		rc = err.code == SB_EKEY && args.key_file == NULL ? verify_without_key(&args) : cli_report_error(&err);

@@ -353,6 +353,8 @@ read_args_open(const ReadArgs *a, SbError *err)
 	if (a->one_backup)
 		archive = a->keep == SB_KEEP_COUNTS ? sb_archive_open_one_for_plan(a->location, key, err) :
 			sb_archive_open_one_with_key(a->location, key, err);
+	else if (a->keep == SB_KEEP_STREAMED)
+		archive = sb_archive_open_streamed(a->location, key, cli_temp_dir(), err);
 	else
 		archive = sb_archive_open_keeping(a->location, key, a->keep, err);
 	if (archive != NULL)

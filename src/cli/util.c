@@ -143,6 +143,14 @@ cli_parse_max_memory(const char *command, const char *text, uint64_t *bytes)
 	return true;
 }
 
+const char *
+cli_temp_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	return tmp != NULL && tmp[0] == '/' ? tmp : "/tmp";
+}
+
 void
 cli_print_notes(const SbArchive *a)
 {

@@ -71,8 +71,9 @@ sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *er
 	return sb_archive_open_link(location, key, SB_KEEP_ALL, err);
 }
 
-SbArchive *
-sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
+static SbArchive *
+open_link(const char *location, const SbKey *key, SbEntryKeep keep, const char *spool_dir,
+		  SbError *err)
 {
 	SbArchive  *a;
 
@@ -83,12 +84,31 @@ sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep, S
 	a->key = key;
 	a->keep = keep;
 	a->location = sb_strdup(location, err);
-	if (a->location == NULL || !sb_archive_authenticate(a, err))
+	if (a->location == NULL || (spool_dir != NULL && (a->spool_dir = sb_strdup(spool_dir, err)) == NULL) ||
+		!sb_archive_authenticate(a, err))
 	{
 		sb_archive_close(a);
 		return NULL;
 	}
 	return a;
+}
+
+SbArchive *
+sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
+{
+	return open_link(location, key, keep, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_streamed(const char *location, const SbKey *key, const char *spool_dir, SbError *err)
+{
+	SbArchive  *a = open_link(location, key, SB_KEEP_STREAMED, spool_dir, err);
+
+	if (a == NULL || a->manifest->parent == NULL)
+		return a;
+	/* a chain is put together from the tables of its backups */
+	sb_archive_close(a);
+	return open_chain(location, key, SB_KEEP_TO_RESTORE, err);
 }
 
 bool
@@ -134,6 +154,7 @@ sb_archive_close(SbArchive *a)
 	sb_manifest_free(a->manifest);
 	free(a->manifest_path);
 	free(a->location);
+	free(a->spool_dir);
 	free(a);
 }
 

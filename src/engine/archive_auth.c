@@ -52,6 +52,7 @@ typedef struct Search
 	const char *location;
 	const SbKey *key;			/* opens an encrypted backup's envelopes */
 	SbEntryKeep keep;			/* what is kept of the entries */
+	const char *spool_dir;		/* where streamed entries go */
 	char	   *queue[MAX_FOLDERS];	/* folders to look in, in order */
 	uint32_t	nqueued;
 	uint32_t	next;
@@ -218,7 +219,8 @@ enqueue_hinted_destinations(Search *s, const char *text, size_t len)
  * text still names.
  */
 static bool
-load_candidate(Candidate *c, const char *folder, const SbKey *key, SbEntryKeep keep)
+load_candidate(Candidate *c, const char *folder, const SbKey *key, SbEntryKeep keep,
+			   const char *spool_dir)
 {
 	SbError		ignored;
 
@@ -227,7 +229,7 @@ load_candidate(Candidate *c, const char *folder, const SbKey *key, SbEntryKeep k
 	c->path = sb_path_join(folder, SB_MANIFEST_FILE, &c->error);
 	if (c->folder == NULL || c->path == NULL)
 		return sb_error_set(&c->error, SB_ENOMEM, "out of memory");
-	c->m = sb_manifest_read_path(c->path, key, keep, &c->error);
+	c->m = sb_manifest_read_path(c->path, key, keep, spool_dir, &c->error);
 	if (c->m != NULL)
 		return true;
 	if (c->error.code == SB_ENOTFOUND)
@@ -425,7 +427,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 	enqueue_candidates_of(s, location_copy);
 	while (s->next < s->nqueued)
 	{
-		if (!load_candidate(&c, s->queue[s->next++], s->key, s->keep))
+		if (!load_candidate(&c, s->queue[s->next++], s->key, s->keep, s->spool_dir))
 		{
 			if (c.error.code != SB_ENOTFOUND)
 				reject(s, &c);
@@ -469,8 +471,9 @@ sb_archive_authenticate(SbArchive *a, SbError *err)
 	s->location = a->location;
 	s->key = a->key;
 	s->keep = a->keep;
+	s->spool_dir = a->spool_dir;
 	/* The location's own copy must exist: else this is no backup folder. */
-	if (!load_candidate(&location_copy, a->location, a->key, a->keep) ||
+	if (!load_candidate(&location_copy, a->location, a->key, a->keep, a->spool_dir) ||
 		(location_copy.m == NULL && location_copy.error.code == SB_EKEY))
 	{
 		*err = location_copy.error;

@@ -35,14 +35,19 @@ sb_file_check_free(SbFileCheck *fc)
 	fc->bytes = NULL;
 }
 
+uint32_t
+sb_file_check_piece(const SbEntry *e, uint64_t file_offset, const uint8_t *data, uint64_t len)
+{
+	return sb_crc32c_shift(sb_crc32c_raw(data, (size_t) len), e->size - file_offset - len);
+}
+
 void
 sb_file_check_add(SbFileCheck *fc, const SbPiece *piece, const uint8_t *data)
 {
 	const SbEntry *e = &fc->manifest->entries[piece->entry];
-	uint64_t	after = e->size - piece->file_offset - piece->length;
 
 	atomic_fetch_xor(&fc->crcs[piece->entry],
-					 sb_crc32c_shift(sb_crc32c_raw(data, (size_t) piece->length), after));
+					 sb_file_check_piece(e, piece->file_offset, data, piece->length));
 	atomic_fetch_add(&fc->bytes[piece->entry], piece->length);
 }
 
@@ -68,23 +73,29 @@ sb_file_check_complete(const SbFileCheck *fc, size_t i)
  * the CRC-32C of S zero bytes: the accumulator holds raw(F).
  */
 uint32_t
+sb_file_check_whole(const SbEntry *e, uint32_t sum)
+{
+	return sum ^ sb_crc32c_final(sb_crc32c_zeros(SB_CRC32C_INIT, e->size));
+}
+
+uint32_t
 sb_file_check_crc(const SbFileCheck *fc, size_t i)
 {
-	uint32_t	zeros = sb_crc32c_final(sb_crc32c_zeros(SB_CRC32C_INIT,
-														fc->manifest->entries[i].size));
-
-	return atomic_load(&fc->crcs[i]) ^ zeros;
+	return sb_file_check_whole(&fc->manifest->entries[i], atomic_load(&fc->crcs[i]));
 }
 
 bool
-sb_file_check_entry(const SbFileCheck *fc, size_t i, SbError *err)
+sb_file_check_matches(const SbEntry *e, uint32_t crc, SbError *err)
 {
-	const SbEntry *e = &fc->manifest->entries[i];
-	uint32_t	crc = sb_file_check_crc(fc, i);
-
 	if (crc == e->crc32c)
 		return true;
 	return sb_error_set(err, SB_ECORRUPT,
 						"file \"%s\": its content has CRC-32C %08" PRIx32 ", the manifest records %08" PRIx32,
 						e->path, crc, e->crc32c);
+}
+
+bool
+sb_file_check_entry(const SbFileCheck *fc, size_t i, SbError *err)
+{
+	return sb_file_check_matches(&fc->manifest->entries[i], sb_file_check_crc(fc, i), err);
 }

@@ -28,6 +28,19 @@ extern bool sb_file_check_init(SbFileCheck *fc, const SbManifest *m, SbError *er
 
 extern void sb_file_check_free(SbFileCheck *fc);
 
+/*
+ * What a piece of E (LEN bytes at DATA, at FILE_OFFSET in the file) adds to
+ * E's sum: the sums of all its pieces, XORed, make sb_file_check_whole's SUM.
+ */
+extern uint32_t sb_file_check_piece(const SbEntry *e, uint64_t file_offset, const uint8_t *data,
+									uint64_t len);
+
+/* The CRC-32C of E's whole content from the sum of its pieces (holes as zeros). */
+extern uint32_t sb_file_check_whole(const SbEntry *e, uint32_t sum);
+
+/* CRC is the manifest's for E; else ERR (SB_ECORRUPT) names the file and both. */
+extern bool sb_file_check_matches(const SbEntry *e, uint32_t crc, SbError *err);
+
 /* Account for one piece: DATA holds its PIECE->length bytes.  Any thread. */
 extern void sb_file_check_add(SbFileCheck *fc, const SbPiece *piece, const uint8_t *data);
 

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,4 +409,24 @@ sb_current_umask(void)
 	}
 	fclose(f);
 	return mask;
+}
+
+int
+sb_open_unlinked(const char *dir, const char *what, SbError *err)
+{
+	char		path[PATH_MAX];
+	int			fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
+	{
+		if (fd < 0)
+			sb_error_set_errno(err, errno, "could not make a file for %s in \"%s\"", what, dir);
+		return fd;
+	}
+	snprintf(path, sizeof(path), "%s/.stripebackup-entries-XXXXXX", dir);
+	if ((fd = mkostemp(path, O_CLOEXEC)) < 0)
+		sb_error_set_errno(err, errno, "could not make a file for %s in \"%s\"", what, dir);
+	else
+		(void) unlink(path);
+	return fd;
 }

@@ -22,9 +22,12 @@
 #include "crypto.h"
 #include "format.h"
 #include "fsutil.h"
+#include "entry_spool.h"
 #include "manifest_tally.h"
+#include "path_set.h"
 
 static bool check_extents(const SbEntry *e, SbError *err);
+static bool check_entry_kind(const SbEntry *e, SbError *err);
 static bool file_stamp_is_valid(const char *id);
 
 SbManifest *
@@ -126,6 +129,8 @@ sb_manifest_free(SbManifest *m)
 	free(m->chunk_map);
 	free(m->data_entries);
 	sb_manifest_tally_free(m->tally);
+	sb_entry_spool_free(m->streamed);
+	sb_path_set_free(m->paths);
 	sb_manifest_spill_free(m->spill);
 	if (m->cipher != NULL)
 		sb_cipher_clear(m->cipher);
@@ -199,6 +204,10 @@ sb_manifest_add_entry(SbManifest *m, const SbEntry *e, SbError *err)
 
 	if (!sb_path_is_safe(e->path, e->type == SB_ENTRY_DIR))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", e->path);
+	if (m->streamed != NULL)
+		return (e->type != SB_ENTRY_FILE || check_extents(e, err)) && check_entry_kind(e, err) &&
+			sb_manifest_tally_entry(m, e, err) && sb_path_set_add(m->paths, e, err) &&
+			sb_entry_spool_add(m->streamed, e, err);
 	if (m->tally != NULL)
 		return (e->type != SB_ENTRY_FILE || check_extents(e, err)) &&
 			sb_manifest_tally_entry(m, e, err);
@@ -681,11 +690,45 @@ sb_manifest_index_layout(SbManifest *m, SbError *err)
 		check_timelines(m, err);
 }
 
+/*
+ * The checks of the whole table, for entries kept in a spool: the kinds and
+ * paths, each entry read back once against the hashes of every path.
+ */
+static bool
+check_streamed(SbManifest *m, SbError *err)
+{
+	SbEntry		e;
+	bool		end = false;
+
+	if ((m->type == SB_BACKUP_FULL) != (m->parent == NULL))
+		return sb_error_set(err, SB_ECORRUPT, "manifest: a %s backup %s a parent",
+							sb_backup_type_name(m->type),
+							m->parent ? "may not name" : "must name");
+	sb_path_set_finish(m->paths);
+	if (!sb_entry_spool_rewind(m->streamed, err))
+		return false;
+	while (sb_entry_spool_next(m->streamed, &e, &end, err))
+	{
+		if (e.incremental && m->parent == NULL)
+			return sb_error_set(err, SB_ECORRUPT,
+								"manifest: \"%s\" is marked incremental in a backup with no parent",
+								e.path);
+		if (!sb_path_set_check_parents(m->paths, &e, err))
+			return false;
+	}
+	if (!end)
+		return false;
+	sb_path_set_free(m->paths);
+	m->paths = NULL;
+	return true;
+}
+
 bool
 sb_manifest_index(SbManifest *m, SbError *err)
 {
 	if (m->tally != NULL)
-		return sb_manifest_index_layout(m, err) && sb_manifest_tally_finish(m, err);
+		return sb_manifest_index_layout(m, err) && sb_manifest_tally_finish(m, err) &&
+			(m->streamed == NULL || check_streamed(m, err));
 	return check_sizes(m, err) && check_paths(m, err) && check_entry_kinds(m, err) &&
 		index_stream(m, err) && index_chunks(m, err) && check_bytes(m, err) &&
 		check_timelines(m, err);
@@ -731,13 +774,9 @@ sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t chunk_id)
 	it->extent_base = 0;
 }
 
-/*
- * Map REL, a position within E's data, to a file offset and the bytes left in
- * its extent.  The iterator's extent cursor only moves forward.
- */
-static void
-locate_in_extents(SbPieceIter *it, const SbEntry *e, uint64_t rel,
-				  uint64_t *file_offset, uint64_t *extent_left)
+void
+sb_entry_locate(const SbEntry *e, uint64_t rel, uint32_t *extent, uint64_t *extent_base,
+				uint64_t *file_offset, uint64_t *extent_left)
 {
 	if (!e->sparse)
 	{
@@ -745,13 +784,13 @@ locate_in_extents(SbPieceIter *it, const SbEntry *e, uint64_t rel,
 		*extent_left = e->size - rel;
 		return;
 	}
-	while (rel >= it->extent_base + e->extents[it->extent].length)
+	while (rel >= *extent_base + e->extents[*extent].length)
 	{
-		it->extent_base += e->extents[it->extent].length;
-		it->extent++;
+		*extent_base += e->extents[*extent].length;
+		(*extent)++;
 	}
-	*file_offset = e->extents[it->extent].offset + (rel - it->extent_base);
-	*extent_left = e->extents[it->extent].length - (rel - it->extent_base);
+	*file_offset = e->extents[*extent].offset + (rel - *extent_base);
+	*extent_left = e->extents[*extent].length - (rel - *extent_base);
 }
 
 bool
@@ -768,7 +807,7 @@ sb_piece_iter_next(SbPieceIter *it, SbPiece *piece)
 		return false;
 	e = &m->entries[m->data_entries[it->data_index]];
 	rel = it->pos - e->stream_offset;
-	locate_in_extents(it, e, rel, &file_offset, &extent_left);
+	sb_entry_locate(e, rel, &it->extent, &it->extent_base, &file_offset, &extent_left);
 	len = extent_left;
 	if (len > it->end - it->pos)
 		len = it->end - it->pos;

@@ -444,27 +444,6 @@ spill_sink(void *arg, const char *text, size_t len, SbError *err)
 	return true;
 }
 
-/* An unlinked file in DIR: O_TMPFILE, or a named one removed at once. */
-static int
-open_unlinked(const char *dir, SbError *err)
-{
-	char		path[PATH_MAX];
-	int			fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-
-	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR))
-	{
-		if (fd < 0)
-			sb_error_set_errno(err, errno, "could not make a file for the manifest's entries in \"%s\"", dir);
-		return fd;
-	}
-	snprintf(path, sizeof(path), "%s/.stripebackup-entries-XXXXXX", dir);
-	if ((fd = mkostemp(path, O_CLOEXEC)) < 0)
-		sb_error_set_errno(err, errno, "could not make a file for the manifest's entries in \"%s\"", dir);
-	else
-		(void) unlink(path);
-	return fd;
-}
-
 bool
 sb_manifest_spill(SbManifest *m, const char *dir, SbError *err)
 {
@@ -472,7 +451,7 @@ sb_manifest_spill(SbManifest *m, const char *dir, SbError *err)
 
 	if (s == NULL)
 		return false;
-	s->fd = open_unlinked(dir, err);
+	s->fd = sb_open_unlinked(dir, "the manifest's entries", err);
 	s->text = (Text) {malloc(SPILL_BLOCK), 0, SPILL_BLOCK, false, true, NULL, spill_sink, s, &s->error};
 	if (s->fd < 0 || s->text.data == NULL)
 	{

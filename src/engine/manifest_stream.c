@@ -19,10 +19,12 @@
 #include <string.h>
 
 #include "checksum.h"
+#include "entry_spool.h"
 #include "fsutil.h"
 #include "manifest_envelope.h"
 #include "manifest_tally.h"
 #include "manifest_text.h"
+#include "path_set.h"
 #include "store.h"
 
 /*
@@ -45,6 +47,7 @@ typedef struct Stream
 	uint64_t	total;			/* bytes read */
 	SbSha256   *sha;
 	SbError    *err;
+	const char *spool_dir;		/* SB_KEEP_STREAMED: where the entries go */
 	bool		tally;			/* count the entries, keep none, if the layout
 								 * comes before them (manifest_tally.c) */
 } Stream;
@@ -275,7 +278,7 @@ read_version(Head *h, SbManifest *m, SbError *err)
  * by its layout from now on; else they are kept as always.
  */
 static bool
-start_tally(Head *h, SbManifest *m, SbError *err)
+start_tally(Head *h, SbManifest *m, const char *spool_dir, SbError *err)
 {
 	SbManifest *layout = sb_manifest_new();
 	SbError		ignored;
@@ -291,10 +294,17 @@ start_tally(Head *h, SbManifest *m, SbError *err)
 	usable = sb_manifest_parse_head_text(h->text, h->len, layout, &ignored) &&
 		sb_manifest_index_layout(layout, &ignored);
 	h->text[--h->len] = '\0';
-	if (usable)
-		return sb_manifest_tally_begin(m, layout, err);
-	sb_manifest_free(layout);
-	return true;
+	if (!usable)
+	{
+		sb_manifest_free(layout);
+		return true;
+	}
+	if (!sb_manifest_tally_begin(m, layout, err))
+		return false;
+	if (spool_dir == NULL)
+		return true;
+	return (m->streamed = sb_entry_spool_new(spool_dir, err)) != NULL &&
+		(m->paths = sb_path_set_new(err)) != NULL;
 }
 
 /* The "entries" array, each object parsed and added as soon as it is read. */
@@ -384,7 +394,7 @@ read_member(Stream *s, Head *h, SbManifest *m, EntriesSeen *entries)
 		ok = sb_error_set(s->err, SB_ECORRUPT, "manifest: field given twice: \"entries\"");
 	else if (is_entries && c == '[')
 	{
-		ok = read_version(h, m, s->err) && (!s->tally || start_tally(h, m, s->err)) &&
+		ok = read_version(h, m, s->err) && (!s->tally || start_tally(h, m, s->spool_dir, s->err)) &&
 			read_entries(s, m) &&
 			head_member(h, key, key_len, "[]", 2, s->err);
 		*entries = ENTRIES_READ;
@@ -436,7 +446,8 @@ read_document(Stream *s, Head *h, SbManifest *m)
 }
 
 static SbManifest *
-read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, SbError *err)
+read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *spool_dir,
+			  SbError *err)
 {
 	Stream		s;
 	Head		h;
@@ -449,12 +460,13 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, SbError *err)
 	s.read = read;
 	s.arg = arg;
 	s.err = err;
-	s.tally = keep == SB_KEEP_COUNTS;
+	s.spool_dir = keep == SB_KEEP_STREAMED ? spool_dir : NULL;
+	s.tally = keep == SB_KEEP_COUNTS || s.spool_dir != NULL;
 	if (m == NULL)
 		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
 	else
 	{
-		m->no_stamps = keep == SB_KEEP_TO_RESTORE;
+		m->no_stamps = keep == SB_KEEP_TO_RESTORE || keep == SB_KEEP_STREAMED;
 		ok = (s.sha = sb_sha256_begin(err)) != NULL && read_document(&s, &h, m) &&
 			sb_manifest_index(m, err);
 	}
@@ -478,13 +490,13 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, SbError *err)
 SbManifest *
 sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
-	return read_manifest(read, arg, SB_KEEP_ALL, err);
+	return read_manifest(read, arg, SB_KEEP_ALL, NULL, err);
 }
 
 SbManifest *
 sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
-	return read_manifest(read, arg, SB_KEEP_COUNTS, err);
+	return read_manifest(read, arg, SB_KEEP_COUNTS, NULL, err);
 }
 
 /* ---------- sources of text ---------- */
@@ -562,18 +574,20 @@ read_envelope(const char *path, const SbKey *key, SbError *err)
  * says (an encrypted one's are kept whole: its envelope is opened whole).
  */
 static SbManifest *
-read_opened(StoreSource *src, const char *path, const SbKey *key, SbEntryKeep keep, SbError *err)
+read_opened(StoreSource *src, const char *path, const SbKey *key, SbEntryKeep keep,
+			const char *spool_dir, SbError *err)
 {
 	bool		envelope = false;
 
 	if (!starts_as_envelope(src, &envelope, err))
 		return NULL;
 	return envelope ? read_envelope(path, key, err) :
-		read_manifest(read_store, src, keep, err);
+		read_manifest(read_store, src, keep, spool_dir, err);
 }
 
 SbManifest *
-sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep, SbError *err)
+sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep, const char *spool_dir,
+					  SbError *err)
 {
 	StoreSource src;
 	SbManifest *m;
@@ -581,7 +595,7 @@ sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep, SbEr
 	memset(&src, 0, sizeof(src));
 	if (!sb_store_open(&src.file, path, err))
 		return NULL;
-	m = read_opened(&src, path, key, keep, err);
+	m = read_opened(&src, path, key, keep, spool_dir, err);
 	sb_store_close(&src.file);
 	return m;
 }
@@ -605,7 +619,7 @@ sb_manifest_load(const char *dir, SbError *err)
 	}
 	else
 	{
-		m = read_opened(&src, path, NULL, false, err);
+		m = read_opened(&src, path, NULL, SB_KEEP_ALL, NULL, err);
 		if (m == NULL)
 			sb_error_prefix(err, "%s", path);
 		sb_store_close(&src.file);

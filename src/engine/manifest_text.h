@@ -35,7 +35,7 @@ extern bool sb_manifest_parse_head_text(const char *doc, size_t len, SbManifest 
  * sealed piece), entries kept whole.  SB_ENOTFOUND when PATH is absent.
  */
 extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep,
-										 SbError *err);
+										 const char *spool_dir, SbError *err);
 
 /*
  * As sb_manifest_from_stream, the entries counted (m->tally), none kept,

@@ -27,6 +27,7 @@
 #include "checksum.h"
 #include "codec.h"
 #include "crypto.h"
+#include "entry_window.h"
 #include "fsutil.h"
 #include "io.h"
 #include "page_cache.h"
@@ -61,6 +62,8 @@ typedef struct StripeState
 	struct Pipeline *pipeline;
 	uint32_t	index;
 	SbStripeReader reader;
+	uint64_t   *order;			/* windowed: the index's positions by chunk, else NULL */
+	uint64_t	next;			/* the reader's next position in that order */
 	int			direct_fd;		/* the stripe file opened O_DIRECT, or -1 */
 	pthread_t	thread;
 	bool		started;
@@ -77,6 +80,7 @@ typedef struct Pipeline
 {
 	const SbReadPipelineConfig *config;
 	const SbManifest *manifest;
+	SbEntryWindow *window;		/* windowed runs: the files being read, else NULL */
 	ReadSlot   *slots;
 	uint32_t	nslots;
 	SbQueue		free_queue;
@@ -97,9 +101,9 @@ typedef struct Pipeline
 	double		started;
 } Pipeline;
 
-/* Stop the run with ERR (the first failure wins). */
+/* Stop the run with ERR (the first failure wins), but for the window. */
 static void
-fail(Pipeline *p, const SbError *err)
+stop_run(Pipeline *p, const SbError *err)
 {
 	pthread_mutex_lock(&p->mutex);
 	if (!p->failed)
@@ -110,6 +114,15 @@ fail(Pipeline *p, const SbError *err)
 	pthread_mutex_unlock(&p->mutex);
 	sb_queue_abort(&p->free_queue);
 	sb_queue_abort(&p->work_queue);
+}
+
+/* Stop the run with ERR (the first failure wins). */
+static void
+fail(Pipeline *p, const SbError *err)
+{
+	stop_run(p, err);
+	if (p->window != NULL)
+		sb_entry_window_abort(p->window);
 }
 
 /* Report a problem; when not collecting problems, it also stops the run. */
@@ -151,11 +164,39 @@ report_stripe(Pipeline *p, uint32_t stripe, SbError *err)
 	report(p, stripe, -1, NULL, err);
 }
 
+/* Up to three of the files chunk CHUNK_ID holds, from the window; the first into *FIRST. */
+static void
+describe_from_window(Pipeline *p, uint64_t chunk_id, char *buf, size_t buflen, char *first,
+					 size_t first_len)
+{
+	SbWindowPiece *pieces = NULL;
+	size_t		cap = 0,
+				n = 0,
+				used = 0,
+				i;
+	SbError		ignored;
+
+	buf[0] = first[0] = '\0';
+	if (!sb_entry_window_pieces(p->window, chunk_id, &pieces, &cap, &n, &ignored))
+		n = 0;
+	for (i = 0; i < n && i < 3; i++)
+		used += (size_t) snprintf(buf + used, buflen > used ? buflen - used : 0,
+								  "%s\"%s\" bytes %" PRIu64 "-%" PRIu64, i ? ", " : "",
+								  pieces[i].file->entry.path, pieces[i].file_offset,
+								  pieces[i].file_offset + pieces[i].length - 1);
+	if (n > 3 && used < buflen)
+		snprintf(buf + used, buflen - used, " and %zu more file(s)", n - 3);
+	if (n > 0)
+		snprintf(first, first_len, "%s", pieces[0].file->entry.path);
+	free(pieces);
+}
+
 /* A problem with one chunk: name the stripe, the chunk and its files. */
 static void
 report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
 {
 	char		files[1024];
+	char		first_file[4096];
 	SbPieceIter it;
 	SbPiece		first;
 	const char *file = NULL;
@@ -164,14 +205,73 @@ report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
 	sb_error_prefix(err, "stripe %u of %u (\"%s\"), chunk %" PRIu64 " at offset %" PRIu64,
 					stripe + 1, p->manifest->nstripes,
 					p->config->archive->stripe_paths[stripe], e->chunk_id, e->offset);
-	sb_manifest_describe_chunk(p->manifest, e->chunk_id, files, sizeof(files));
+	if (p->window != NULL)
+	{
+		describe_from_window(p, e->chunk_id, files, sizeof(files), first_file, sizeof(first_file));
+		file = first_file[0] != '\0' ? first_file : NULL;
+	}
+	else
+	{
+		sb_manifest_describe_chunk(p->manifest, e->chunk_id, files, sizeof(files));
+		sb_piece_iter_init(&it, p->manifest, e->chunk_id);
+		if (sb_piece_iter_next(&it, &first))
+			file = p->manifest->entries[first.entry].path;
+	}
 	len = strlen(err->message);
 	if (files[0] != '\0')
 		snprintf(err->message + len, sizeof(err->message) - len, "; it holds %s", files);
-	sb_piece_iter_init(&it, p->manifest, e->chunk_id);
-	if (sb_piece_iter_next(&it, &first))
-		file = p->manifest->entries[first.entry].path;
 	report(p, stripe, (int64_t) e->chunk_id, file, err);
+	if (p->window != NULL)
+		sb_entry_window_done(p->window, e->chunk_id);
+}
+
+/* Stop the run with ERR from inside the window (locked): the window stops itself (false). */
+static bool
+fail_in_window(Pipeline *p, const SbError *err)
+{
+	stop_run(p, err);
+	return false;
+}
+
+/*
+ * A file left the window: every byte of it read, it must have the
+ * manifest's CRC-32C, and pass the caller's check (a restore's: its size).
+ * Verify reports a file that does not and goes on (one with a piece in a
+ * chunk that could not be read was reported with that chunk); a restore
+ * stops.  Called with the window locked.
+ */
+static bool
+file_left(void *arg, const SbWindowFile *f, bool complete)
+{
+	Pipeline   *p = arg;
+	const SbEntry *e = &f->entry;
+	SbProblem	problem;
+	SbError		err;
+
+	if (!complete && p->config->collect_problems)
+		return true;
+	if (!complete)
+	{
+		sb_error_set(&err, SB_ECORRUPT, "not every byte of \"%s\" was restored", e->path);
+		return fail_in_window(p, &err);
+	}
+	if (!sb_file_check_matches(e, sb_file_check_whole(e, atomic_load(&f->sum)), &err) ||
+		(p->config->file_left != NULL && !p->config->file_left(p->config->sink_arg, e, &err)))
+	{
+		if (!p->config->collect_problems)
+			return fail_in_window(p, &err);
+		memset(&problem, 0, sizeof(problem));
+		problem.chunk = -1;
+		problem.file = e->path;
+		problem.code = err.code;
+		problem.message = err.message;
+		pthread_mutex_lock(&p->mutex);
+		p->problems++;
+		if (p->config->on_problem != NULL)
+			p->config->on_problem(p->config->problem_arg, &problem);
+		pthread_mutex_unlock(&p->mutex);
+	}
+	return true;
 }
 
 static void
@@ -270,21 +370,56 @@ next_slot(Pipeline *p, SbIo *io)
 		sb_queue_try_pop(&p->free_queue);
 }
 
-/*
- * Read the stripe's chunks in file order (sequential on its device), with
- * up to queue_depth reads in flight.
- */
+/* The index position of the reader's K-th chunk: in file order, or (windowed) in chunk order. */
+static uint64_t
+position(const StripeState *s, uint64_t k)
+{
+	return s->order != NULL ? s->order[k] : k;
+}
+
 /* The first chunk record from K on that is to be read (all of them, unless skipped). */
 static uint64_t
 next_wanted(const Pipeline *p, const StripeState *s, uint64_t k)
 {
 	const uint8_t *skip = p->config->skip;
 
-	while (skip != NULL && k < s->reader.nentries && skip[s->reader.entries[k].chunk_id])
+	while (skip != NULL && k < s->reader.nentries &&
+		   skip[s->reader.entries[position(s, k)].chunk_id])
 		k++;
 	return k;
 }
 
+/*
+ * May the reader start on its K-th chunk?  Always, unless windowed: then
+ * once the window holds its files, waiting for that only with no read in
+ * flight (those must be reaped for the window to move on).  *STOP when the
+ * run stopped.
+ */
+static bool
+may_start(Pipeline *p, StripeState *s, SbIo *io, uint64_t k, bool *stop)
+{
+	SbAdmit		admit;
+	SbError		err;
+
+	*stop = false;
+	if (p->window == NULL)
+		return true;
+	admit = sb_entry_window_admit(p->window, s->reader.entries[position(s, k)].chunk_id,
+								  sb_io_in_flight(io) == 0);
+	if (admit == SB_STOPPED)
+	{
+		*stop = true;
+		if (!sb_entry_window_check(p->window, &err))
+			fail(p, &err);
+	}
+	return admit == SB_ADMITTED;
+}
+
+/*
+ * Read the stripe's chunks in file order (sequential on its device), or in
+ * chunk order when windowed (nearly the same: chunks are written about in
+ * order), with up to queue_depth reads in flight.
+ */
 static void
 read_records(Pipeline *p, StripeState *s, SbIo *io)
 {
@@ -293,23 +428,27 @@ read_records(Pipeline *p, StripeState *s, SbIo *io)
 
 	while (k < s->reader.nentries || sb_io_in_flight(io) > 0)
 	{
-		ReadSlot   *slot = k < s->reader.nentries ? next_slot(p, io) : NULL;
+		bool		stop = false;
+		ReadSlot   *slot = k < s->reader.nentries && may_start(p, s, io, k, &stop) ?
+			next_slot(p, io) : NULL;
 		SbIoOp	   *done[64];
 		double		t0 = sb_monotonic_seconds();
 		int			n,
 					i;
 
-		if (slot == NULL && sb_io_in_flight(io) == 0)
+		s->next = k;
+		if (stop || (slot == NULL && sb_io_in_flight(io) == 0))
 			return;				/* the run was stopped */
 		if (slot != NULL)
 		{
-			if (!start_read(io, s, slot, k, &err))
+			if (!start_read(io, s, slot, position(s, k), &err))
 			{
 				sb_queue_push(&p->free_queue, slot);
 				report_stripe(p, s->index, &err);
 				return;
 			}
 			k = next_wanted(p, s, k + 1);
+			s->next = k;
 			continue;
 		}
 		atomic_store(&s->in_flight, sb_io_in_flight(io));
@@ -324,6 +463,59 @@ read_records(Pipeline *p, StripeState *s, SbIo *io)
 			if (!finish_read(p, s, io, done[i]->tag))
 				return;
 	}
+	s->next = k;
+}
+
+static int
+compare_chunk_positions(const void *a, const void *b, void *arg)
+{
+	const SbStripeReader *r = arg;
+	uint64_t	x = r->entries[*(const uint64_t *) a].chunk_id;
+	uint64_t	y = r->entries[*(const uint64_t *) b].chunk_id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Windowed: the reader takes its chunks in chunk order, or the window could wait on itself. */
+static bool
+order_by_chunk(Pipeline *p, StripeState *s, SbError *err)
+{
+	uint64_t	k;
+
+	if (p->window == NULL)
+		return true;
+	s->order = sb_alloc((size_t) (s->reader.nentries + 1) * sizeof(uint64_t), err);
+	if (s->order == NULL)
+		return false;
+	for (k = 0; k < s->reader.nentries; k++)
+		s->order[k] = k;
+	qsort_r(s->order, s->reader.nentries, sizeof(uint64_t), compare_chunk_positions, &s->reader);
+	return true;
+}
+
+/*
+ * Windowed, as the reader ends: every chunk of its stripe it never started
+ * reading is done with, so that the window moves past them.
+ */
+static void
+give_up_rest(Pipeline *p, StripeState *s)
+{
+	const SbStripeInfo *info = &p->manifest->stripes[s->index];
+	uint64_t	k;
+	uint32_t	i;
+
+	if (p->window == NULL)
+		return;
+	if (s->order != NULL)
+	{
+		for (k = s->next; k < s->reader.nentries; k++)
+			sb_entry_window_done(p->window, s->reader.entries[s->order[k]].chunk_id);
+		return;
+	}
+	/* the stripe could not be opened: its chunks as the manifest lists them */
+	for (i = 0; i < info->nranges; i++)
+		for (k = info->ranges[i].first; k <= info->ranges[i].last; k++)
+			sb_entry_window_done(p->window, k);
 }
 
 /* Open and check the stripe, then read it; in-flight reads end before we do. */
@@ -334,23 +526,31 @@ read_stripe(Pipeline *p, StripeState *s)
 	SbError		err;
 	SbIo	   *io;
 	SbIoOp	   *done[64];
+	int			n,
+				i;
 
 	if (!sb_stripe_open(&s->reader, p->manifest, s->index,
-						p->config->archive->stripe_paths[s->index], &err))
+						p->config->archive->stripe_paths[s->index], &err) ||
+		!order_by_chunk(p, s, &err))
 	{
 		report_stripe(p, s->index, &err);
+		give_up_rest(p, s);
 		return;
 	}
 	io = sb_store_reader_io(&s->reader.file, o->io_method, p->queue_depth, &err);
 	if (io == NULL)
 	{
 		report_stripe(p, s->index, &err);
+		give_up_rest(p, s);
 		return;
 	}
 	s->direct_fd = open_direct(&s->reader);
 	read_records(p, s, io);
-	while (sb_io_in_flight(io) > 0 && sb_io_reap(io, done, 64, 1, &err) > 0)
-		;
+	/* reads still in flight when the reader stopped: dropped */
+	while (sb_io_in_flight(io) > 0 && (n = sb_io_reap(io, done, 64, 1, &err)) > 0)
+		for (i = 0; p->window != NULL && i < n; i++)
+			sb_entry_window_done(p->window, ((ReadSlot *) done[i]->tag)->entry.chunk_id);
+	give_up_rest(p, s);
 	sb_io_free(io);
 	if (s->direct_fd >= 0)
 		close(s->direct_fd);
@@ -363,6 +563,8 @@ reader_main(void *arg)
 	StripeState *s = arg;
 
 	read_stripe(s->pipeline, s);
+	free(s->order);
+	s->order = NULL;
 	s->seconds = sb_monotonic_seconds() - s->pipeline->started;
 	sb_stripe_close(&s->reader);
 	thread_finished(s->pipeline, true);
@@ -408,36 +610,65 @@ open_chunk(Pipeline *p, SbCodecContext *ctx, ReadSlot *slot, const uint8_t **raw
 	return true;
 }
 
+/* Windowed: the pieces of the chunk written (a restore), each into its file's sum, the chunk done. */
+static bool
+account_in_window(Pipeline *p, uint64_t chunk_id, const uint8_t *raw, SbWindowPiece **pieces,
+				  size_t *cap, SbError *err)
+{
+	size_t		n,
+				i;
+
+	if (!sb_entry_window_pieces(p->window, chunk_id, pieces, cap, &n, err) ||
+		(p->config->window_sink != NULL &&
+		 !p->config->window_sink(p->config->sink_arg, chunk_id, *pieces, n, raw, err)))
+		return false;
+	for (i = 0; i < n; i++)
+	{
+		const SbWindowPiece *piece = &(*pieces)[i];
+		SbWindowFile *f = piece->file;
+
+		atomic_fetch_xor(&f->sum, sb_file_check_piece(&f->entry, piece->file_offset,
+													  raw + piece->chunk_offset, piece->length));
+		atomic_fetch_add(&f->bytes, piece->length);
+	}
+	sb_entry_window_done(p->window, chunk_id);
+	return true;
+}
+
 static void
 work(Pipeline *p, SbCodecContext *ctx)
 {
 	ReadSlot   *slot;
+	SbWindowPiece *pieces = NULL;
+	size_t		cap = 0;
 	SbError		err;
 
 	while ((slot = sb_queue_pop(&p->work_queue)) != NULL)
 	{
 		const uint8_t *raw;
 		StripeState *s = &p->stripes[slot->stripe];
+		uint64_t	chunk_id = slot->entry.chunk_id;
 
 		if (!open_chunk(p, ctx, slot, &raw, &err))
 			report_chunk(p, slot->stripe, &slot->entry, &err);
-		else if (p->config->sink != NULL &&
-				 !p->config->sink(p->config->sink_arg, slot->entry.chunk_id, raw,
-								  slot->entry.raw_len, &err))
+		else if ((p->config->sink != NULL &&
+				  !p->config->sink(p->config->sink_arg, chunk_id, raw, slot->entry.raw_len, &err)) ||
+				 (p->window != NULL && !account_in_window(p, chunk_id, raw, &pieces, &cap, &err)))
 		{
 			fail(p, &err);
-			return;
+			break;
 		}
 		else
 		{
 			if (p->config->file_check != NULL)
-				sb_file_check_add_chunk(p->config->file_check, slot->entry.chunk_id, raw);
+				sb_file_check_add_chunk(p->config->file_check, chunk_id, raw);
 			atomic_fetch_add(&s->raw_bytes, slot->entry.raw_len);
 			atomic_fetch_add(&p->raw_bytes_done, slot->entry.raw_len);
 		}
 		if (!sb_queue_push(&p->free_queue, slot))
-			return;
+			break;
 	}
+	free(pieces);
 }
 
 static void *
@@ -592,8 +823,6 @@ join_and_free(Pipeline *p)
 	free(p->workers);
 	sb_queue_destroy(&p->free_queue);
 	sb_queue_destroy(&p->work_queue);
-	pthread_mutex_destroy(&p->mutex);
-	pthread_cond_destroy(&p->finished);
 }
 
 bool
@@ -617,12 +846,20 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	pthread_mutex_init(&p->mutex, NULL);
 	pthread_cond_init(&p->finished, NULL);
 	sb_error_clear(err);
-	ok = alloc_slots(p, o->buffer_count ? o->buffer_count : SB_DEFAULT_READ_BUFFERS, err) &&
+	ok = (!config->windowed ||
+		  (p->window = sb_entry_window_new(p->manifest, o->window_files ? o->window_files : SB_WINDOW_FILES,
+										   file_left, p, err)) != NULL) &&
+		alloc_slots(p, o->buffer_count ? o->buffer_count : SB_DEFAULT_READ_BUFFERS, err) &&
 		start_threads(p, err);
 	if (!ok)
 		fail(p, err);
 	wait_for_threads(p);
 	join_and_free(p);
+	if (!p->failed && p->window != NULL && !sb_entry_window_drain(p->window, err))
+	{
+		p->failed = true;
+		p->failure = *err;
+	}
 	if (config->stripe_seconds != NULL)
 	{
 		uint32_t	i;
@@ -634,6 +871,9 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	if (p->failed)
 		*err = p->failure;
 	ok = !p->failed;
+	sb_entry_window_free(p->window);
+	pthread_mutex_destroy(&p->mutex);
+	pthread_cond_destroy(&p->finished);
 	free(p);
 	return ok;
 }

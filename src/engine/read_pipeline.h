@@ -14,14 +14,29 @@
 #define SB_READ_PIPELINE_H
 
 #include "stripebackup/sb_archive.h"
+#include "entry_window.h"
 #include "file_check.h"
 
 /* Chunk records in flight when SbReadOptions.buffer_count is 0. */
 #define SB_DEFAULT_READ_BUFFERS 16
 
+/*
+ * The files a windowed run holds at once (about 150 bytes each): as many as
+ * the chunks in flight hold (16 buffers of 1 MiB chunks of 1 kB files), so
+ * that the readers seldom wait for the window.
+ */
+#define SB_WINDOW_FILES 16384
+
 /* Receives each checked, decompressed chunk, on a worker thread. */
 typedef bool (*SbChunkSink) (void *arg, uint64_t chunk_id, const uint8_t *raw,
 							 uint32_t len, SbError *err);
+
+/* Windowed runs: write the pieces of a chunk (N of them, in stream order) from RAW. */
+typedef bool (*SbWindowSink) (void *arg, uint64_t chunk_id, const SbWindowPiece *pieces,
+							  size_t n, const uint8_t *raw, SbError *err);
+
+/* Windowed runs: a file whose every byte was read, with the manifest's CRC-32C, is also good. */
+typedef bool (*SbFileLeftFn) (void *arg, const SbEntry *e, SbError *err);
 
 typedef struct SbReadPipelineConfig
 {
@@ -35,6 +50,12 @@ typedef struct SbReadPipelineConfig
 	void	   *sink_arg;
 	SbFileCheck *file_check;	/* every piece read goes into its file's CRC; or NULL */
 	double	   *stripe_seconds;	/* out, per stripe: its reader's time; may be NULL */
+	bool		windowed;		/* take the files as the readers reach them
+								 * (entry_window.h), from a manifest read
+								 * SB_KEEP_STREAMED, and check each one's
+								 * CRC-32C as it leaves */
+	SbWindowSink window_sink;	/* windowed: instead of SINK (same SINK_ARG); may be NULL */
+	SbFileLeftFn file_left;		/* windowed: each good file, as it leaves (SINK_ARG); may be NULL */
 	const uint8_t *skip;		/* per chunk id: not read when set (a delta restore's
 								 * target holds it); or NULL */
 } SbReadPipelineConfig;

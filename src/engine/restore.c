@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "entry_spool.h"
 #include "fsutil.h"
 #include "read_pipeline.h"
 #include "restore_marker.h"
@@ -63,6 +64,72 @@ sb_restore_locate(const RestoreTarget *t, const char *path)
 	return place;
 }
 
+/* What each_entry calls for each entry E (I: its index in the table; SIZE_MAX when streamed). */
+typedef bool (*EachEntryFn) (RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err);
+
+/*
+ * Every entry of the backup, in order, to FN: from the table, or read back
+ * from the spool of a backup opened SB_KEEP_STREAMED (the entry's strings
+ * last until FN returns).
+ */
+static bool
+each_entry(RestoreTarget *t, EachEntryFn fn, void *arg, SbError *err)
+{
+	SbEntrySpool *spool = t->manifest->streamed;
+	SbEntry		e;
+	bool		end = false;
+	size_t		i;
+
+	if (spool == NULL)
+	{
+		for (i = 0; i < t->manifest->nentries; i++)
+			if (!fn(t, &t->manifest->entries[i], i, arg, err))
+				return false;
+		return true;
+	}
+	if (!sb_entry_spool_rewind(spool, err))
+		return false;
+	while (sb_entry_spool_next(spool, &e, &end, err))
+		if (!fn(t, &e, SIZE_MAX, arg, err))
+			return false;
+	return end;
+}
+
+/* The entry with a path, found by each_entry: its copy and whether it was found. */
+typedef struct Found
+{
+	const char *path;
+	bool		found;
+	SbEntry		entry;			/* strings not kept */
+} Found;
+
+static bool
+find_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
+{
+	Found	   *f = arg;
+
+	(void) t;
+	(void) i;
+	(void) err;
+	if (f->found || strcmp(e->path, f->path) != 0)
+		return true;
+	f->found = true;
+	f->entry = *e;
+	f->entry.path = NULL;
+	f->entry.link_target = NULL;
+	f->entry.extents = NULL;
+	return true;
+}
+
+/* The backup's entry for PATH into *FOUND (its fields but strings); false on failure. */
+static bool
+find_entry(RestoreTarget *t, const char *path, Found *found, SbError *err)
+{
+	memset(found, 0, sizeof(*found));
+	found->path = path;
+	return each_entry(t, find_one, found, err);
+}
+
 /* An output directory must be empty (or, for a delta restore, any directory), or absent (then we create it). */
 static bool
 prepare_dir(OutDir *d, const char *what, bool delta, SbError *err)
@@ -93,16 +160,6 @@ prepare_dir(OutDir *d, const char *what, bool delta, SbError *err)
 	return true;
 }
 
-static bool
-is_directory_entry(const SbManifest *m, const char *path)
-{
-	size_t		i;
-
-	for (i = 0; i < m->nentries; i++)
-		if (m->entries[i].type == SB_ENTRY_DIR && strcmp(m->entries[i].path, path) == 0)
-			return true;
-	return false;
-}
 
 /* Two output directories must not overlap: one would write into the other. */
 static bool
@@ -127,6 +184,7 @@ check_disjoint(const OutDir *a, const OutDir *b, SbError *err)
 static bool
 prepare_relocations(RestoreTarget *t, const SbRestoreOptions *o, SbError *err)
 {
+	Found		found;
 	uint32_t	i,
 				j;
 
@@ -142,7 +200,9 @@ prepare_relocations(RestoreTarget *t, const SbRestoreOptions *o, SbError *err)
 		r->what = o->relocations[i].what ? o->relocations[i].what : "relocation target";
 		r->dir.path = o->relocations[i].to;
 		r->dir.fd = -1;
-		if (strcmp(r->from, ".") == 0 || !is_directory_entry(t->manifest, r->from))
+		if (strcmp(r->from, ".") != 0 && !find_entry(t, r->from, &found, err))
+			return false;
+		if (strcmp(r->from, ".") == 0 || !found.found || found.entry.type != SB_ENTRY_DIR)
 			return sb_error_set(err, SB_EINVAL, "\"%s\" is not a directory of the backup", r->from);
 		if (r->dir.path[0] != '/')
 			return sb_error_set(err, SB_EINVAL, "%s: \"%s\" is not an absolute path",
@@ -218,13 +278,13 @@ set_times_fd(int fd, const Place *p, const SbEntry *e, SbError *err)
 	return true;
 }
 
-/* Where entry I is written: its place, or where a delta restore keeps its guard meanwhile. */
+/* Where entry E (index I) is written: its place, or where a delta restore keeps its guard meanwhile. */
 static Place
-entry_place(const RestoreTarget *t, size_t i)
+entry_place(const RestoreTarget *t, const SbEntry *e, size_t i)
 {
 	const char *tmp = sb_delta_write_path(t, i);
 
-	return sb_restore_locate(t, tmp ? tmp : t->manifest->entries[i].path);
+	return sb_restore_locate(t, tmp ? tmp : e->path);
 }
 
 static bool
@@ -246,8 +306,9 @@ create_file(const Place *p, const SbEntry *e, SbError *err)
 typedef struct MadeParent
 {
 	const OutDir *dir;
-	const char *rel;
+	const char *rel;			/* in COPY: an entry read back from the spool lasts no longer */
 	size_t		len;
+	char		copy[PATH_MAX];
 } MadeParent;
 
 /* Make the folders above P, unless they are those made for the entry before. */
@@ -263,36 +324,35 @@ make_parents(MadeParent *made, const Place *p, SbError *err)
 	if (!sb_make_parents_beneath(p->dir->fd, p->rel, err))
 		return false;
 	made->dir = p->dir;
-	made->rel = p->rel;
-	made->len = len;
+	snprintf(made->copy, sizeof(made->copy), "%.*s", (int) len, p->rel);
+	made->rel = made->copy;
+	made->len = strlen(made->copy);
 	return true;
+}
+
+/* Entry E's directory or file (at full size, unless written whole as its chunk arrives). */
+static bool
+create_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
+{
+	MadeParent *made = arg;
+	Place		p = entry_place(t, e, i);
+
+	if (strcmp(e->path, ".") == 0 || e->type == SB_ENTRY_SYMLINK || sb_delta_kept(t, i))
+		return true;
+	if (strcmp(p.rel, ".") != 0 && !make_parents(made, &p, err))
+		return false;
+	if (e->type == SB_ENTRY_DIR)
+		return create_dir(&p, err);
+	return written_whole(t, e) || create_file(&p, e, err);
 }
 
 /* Directories and empty files at full size, before any data arrives (but written_whole ones). */
 static bool
 create_tree(RestoreTarget *t, SbError *err)
 {
-	const SbManifest *m = t->manifest;
-	MadeParent	made = {NULL, NULL, 0};
-	size_t		i;
+	MadeParent	made = {NULL, NULL, 0, {0}};
 
-	for (i = 0; i < m->nentries; i++)
-	{
-		const SbEntry *e = &m->entries[i];
-		Place		p = entry_place(t, i);
-		bool		ok;
-
-		if (strcmp(e->path, ".") == 0 || e->type == SB_ENTRY_SYMLINK || sb_delta_kept(t, i))
-			continue;
-		ok = strcmp(p.rel, ".") == 0 || make_parents(&made, &p, err);
-		if (ok && e->type == SB_ENTRY_DIR)
-			ok = create_dir(&p, err);
-		else if (ok && !written_whole(t, e))
-			ok = create_file(&p, e, err);
-		if (!ok)
-			return false;
-	}
-	return true;
+	return each_entry(t, create_one, &made, err);
 }
 
 /*
@@ -303,11 +363,42 @@ create_tree(RestoreTarget *t, SbError *err)
  * sync at the end, which then writes it all while nothing else happens.
  */
 static void
-start_writeback(int fd, const SbPiece *piece)
+start_writeback(int fd, uint64_t offset, uint64_t length)
 {
-	if (piece->length >= WRITEBACK_MIN)
-		(void) sync_file_range(fd, (off_t) piece->file_offset, (off_t) piece->length,
-							   SYNC_FILE_RANGE_WRITE);
+	if (length >= WRITEBACK_MIN)
+		(void) sync_file_range(fd, (off_t) offset, (off_t) length, SYNC_FILE_RANGE_WRITE);
+}
+
+/*
+ * Write LENGTH bytes at DATA into entry E's file (index I) at FILE_OFFSET:
+ * a file written whole is created, written, its times set and closed in one
+ * go (a worker thread).
+ */
+static bool
+write_piece(RestoreTarget *t, const SbEntry *e, size_t i, const uint8_t *data,
+			uint64_t length, uint64_t file_offset, uint64_t chunk_id, SbError *err)
+{
+	Place		p = entry_place(t, e, i);
+	bool		whole = written_whole(t, e);
+	bool		kept = sb_delta_kept(t, i);
+	int			fd = sb_open_beneath(p.dir->fd, p.rel,
+									 whole ? O_WRONLY | O_CREAT | O_EXCL : kept ? O_RDWR : O_WRONLY,
+									 whole ? creation_mode(t, e) : 0600);
+	bool		ok;
+
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"",
+								  whole ? "create" : "open", p.dir->path, p.rel);
+	ok = t->delta ? sb_delta_write(t, fd, i, data, length, file_offset, p.rel, err) :
+		sb_pwrite_all(fd, data, length, file_offset, p.rel, err);
+	ok = ok && (!whole || set_times_fd(fd, &p, e, err));
+	if (ok)
+		start_writeback(fd, file_offset, length);
+	close(fd);
+	if (!ok)
+		sb_error_prefix(err, "restoring chunk %llu into \"%s\"",
+						(unsigned long long) chunk_id, p.dir->path);
+	return ok;
 }
 
 /* Write each piece of a checked chunk into its file (a worker thread). */
@@ -321,33 +412,24 @@ write_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 	(void) len;
 	sb_piece_iter_init(&it, t->manifest, chunk_id);
 	while (sb_piece_iter_next(&it, &piece))
-	{
-		const SbEntry *e = &t->manifest->entries[piece.entry];
-		Place		p = entry_place(t, piece.entry);
-		bool		whole = written_whole(t, e);
-		bool		kept = sb_delta_kept(t, piece.entry);
-		int			fd = sb_open_beneath(p.dir->fd, p.rel,
-										 whole ? O_WRONLY | O_CREAT | O_EXCL : kept ? O_RDWR : O_WRONLY,
-										 whole ? creation_mode(t, e) : 0600);
-		bool		ok;
-
-		if (fd < 0)
-			return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"",
-									  whole ? "create" : "open", p.dir->path, p.rel);
-		ok = t->delta ? sb_delta_write(t, fd, piece.entry, raw + piece.chunk_offset, piece.length,
-									   piece.file_offset, p.rel, err) :
-			sb_pwrite_all(fd, raw + piece.chunk_offset, piece.length, piece.file_offset, p.rel, err);
-		ok = ok && (!whole || set_times_fd(fd, &p, e, err));
-		if (ok)
-			start_writeback(fd, &piece);
-		close(fd);
-		if (!ok)
-		{
-			sb_error_prefix(err, "restoring chunk %llu into \"%s\"",
-							(unsigned long long) chunk_id, p.dir->path);
+		if (!write_piece(t, &t->manifest->entries[piece.entry], piece.entry, raw + piece.chunk_offset,
+						 piece.length, piece.file_offset, chunk_id, err))
 			return false;
-		}
-	}
+	return true;
+}
+
+/* The same, for a restore a window of files at a time: the window found the pieces. */
+static bool
+write_window_pieces(void *arg, uint64_t chunk_id, const SbWindowPiece *pieces, size_t n,
+					const uint8_t *raw, SbError *err)
+{
+	RestoreTarget *t = arg;
+	size_t		k;
+
+	for (k = 0; k < n; k++)
+		if (!write_piece(t, &pieces[k].file->entry, SIZE_MAX, raw + pieces[k].chunk_offset,
+						 pieces[k].length, pieces[k].file_offset, chunk_id, err))
+			return false;
 	return true;
 }
 
@@ -379,7 +461,7 @@ write_owned_piece(const OlderLink *o, const SbPiece *piece, size_t final, const 
 	uint32_t	n = o->link->nowned[piece->entry];
 	uint64_t	start = piece->file_offset;
 	uint64_t	end = start + piece->length;
-	Place		p = entry_place(o->target, final);
+	Place		p = entry_place(o->target, &o->target->manifest->entries[final], final);
 	uint32_t	i;
 	int			fd = -1;
 	bool		ok = true;
@@ -452,38 +534,74 @@ set_mode(const Place *p, const SbEntry *e, SbError *err)
 	return true;
 }
 
+/* A directory of the backup, kept for the end of the restore. */
+typedef struct DirToFinish
+{
+	char	   *path;
+	uint16_t	mode;
+	int64_t		mtime;
+} DirToFinish;
+
+typedef struct DirsToFinish
+{
+	DirToFinish *items;
+	size_t		n;
+	size_t		cap;
+} DirsToFinish;
+
+static bool
+keep_dir(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
+{
+	DirsToFinish *dirs = arg;
+	DirToFinish *d;
+
+	(void) t;
+	(void) i;
+	if (e->type != SB_ENTRY_DIR)
+		return true;
+	if (!sb_grow((void **) &dirs->items, &dirs->cap, dirs->n, sizeof(DirToFinish), err))
+		return false;
+	d = &dirs->items[dirs->n];
+	if ((d->path = sb_strdup(e->path, err)) == NULL)
+		return false;
+	d->mode = e->mode;
+	d->mtime = e->mtime;
+	dirs->n++;
+	return true;
+}
+
 static int
 compare_paths_descending(const void *a, const void *b)
 {
-	const SbEntry *const *x = a;
-	const SbEntry *const *y = b;
+	const DirToFinish *x = a;
+	const DirToFinish *y = b;
 
-	return strcmp((*y)->path, (*x)->path);
+	return strcmp(y->path, x->path);
 }
 
 /* Directories children first, so setting a time is not undone by a child. */
 static bool
 finish_directories(RestoreTarget *t, SbError *err)
 {
-	const SbManifest *m = t->manifest;
-	const SbEntry **dirs = sb_alloc((m->nentries + 1) * sizeof(SbEntry *), err);
-	size_t		n = 0;
+	DirsToFinish dirs = {NULL, 0, 0};
 	size_t		i;
-	bool		ok = true;
+	bool		ok = each_entry(t, keep_dir, &dirs, err);
 
-	if (dirs == NULL)
-		return false;
-	for (i = 0; i < m->nentries; i++)
-		if (m->entries[i].type == SB_ENTRY_DIR)
-			dirs[n++] = &m->entries[i];
-	qsort(dirs, n, sizeof(SbEntry *), compare_paths_descending);
-	for (i = 0; ok && i < n; i++)
+	if (ok)
+		qsort(dirs.items, dirs.n, sizeof(DirToFinish), compare_paths_descending);
+	for (i = 0; ok && i < dirs.n; i++)
 	{
-		Place		p = sb_restore_locate(t, dirs[i]->path);
+		Place		p = sb_restore_locate(t, dirs.items[i].path);
+		SbEntry		e;
 
-		ok = set_mode(&p, dirs[i], err) && set_times(&p, dirs[i], err);
+		memset(&e, 0, sizeof(e));
+		e.mode = dirs.items[i].mode;
+		e.mtime = dirs.items[i].mtime;
+		ok = set_mode(&p, &e, err) && set_times(&p, &e, err);
 	}
-	free(dirs);
+	for (i = 0; i < dirs.n; i++)
+		free(dirs.items[i].path);
+	free(dirs.items);
 	return ok;
 }
 
@@ -514,29 +632,28 @@ link_relocations(RestoreTarget *t, SbError *err)
 	return true;
 }
 
+/* A link made, or a file's mode and times set (those of a file written whole are). */
+static bool
+finish_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
+{
+	Place		p = entry_place(t, e, i);
+
+	(void) arg;
+	if (e->type == SB_ENTRY_SYMLINK)
+		return create_link(&p, e->link_target, err) && set_times(&p, e, err);
+	if (e->type == SB_ENTRY_FILE && written_whole(t, e))
+		return created_with_mode(t, e) || set_mode(&p, e, err);
+	if (e->type == SB_ENTRY_FILE)
+		return set_mode(&p, e, err) && set_times(&p, e, err);
+	return true;
+}
+
 /* Links, then file modes and times, then directories. */
 static bool
 finish_tree(RestoreTarget *t, SbError *err)
 {
-	const SbManifest *m = t->manifest;
-	size_t		i;
-
-	for (i = 0; i < m->nentries; i++)
-	{
-		const SbEntry *e = &m->entries[i];
-		Place		p = entry_place(t, i);
-		bool		ok = true;
-
-		if (e->type == SB_ENTRY_SYMLINK)
-			ok = create_link(&p, e->link_target, err) && set_times(&p, e, err);
-		else if (e->type == SB_ENTRY_FILE && written_whole(t, e))
-			ok = created_with_mode(t, e) || set_mode(&p, e, err);	/* times are set */
-		else if (e->type == SB_ENTRY_FILE)
-			ok = set_mode(&p, e, err) && set_times(&p, e, err);
-		if (!ok)
-			return false;
-	}
-	return link_relocations(t, err) && finish_directories(t, err);
+	return each_entry(t, finish_one, NULL, err) && link_relocations(t, err) &&
+		finish_directories(t, err);
 }
 
 /* The caller's extra files (recovery settings), into the target, after the backup's. */
@@ -590,26 +707,15 @@ mark_all(RestoreTarget *t, const char *marker, bool delta, SbError *err)
 	return true;
 }
 
-static const SbEntry *
-find_entry(const SbManifest *m, const char *path)
-{
-	size_t		i;
-
-	for (i = 0; i < m->nentries; i++)
-		if (strcmp(m->entries[i].path, path) == 0)
-			return &m->entries[i];
-	return NULL;
-}
-
 /* The marker leaves OUT (the archive's directory FROM), which keeps the backup's times. */
 static bool
-unmark(const RestoreTarget *t, const OutDir *out, const char *from, SbError *err)
+unmark(RestoreTarget *t, const OutDir *out, const char *from, SbError *err)
 {
-	const SbEntry *e = find_entry(t->manifest, from);
+	Found		found;
 	Place		p = {out, "."};
 
-	return sb_restore_marker_remove(out->fd, out->path, err) &&
-		(e == NULL || set_times(&p, e, err));
+	return find_entry(t, from, &found, err) && sb_restore_marker_remove(out->fd, out->path, err) &&
+		(!found.found || set_times(&p, &found.entry, err));
 }
 
 /* The restore is complete: every marker goes. */
@@ -719,7 +825,7 @@ static bool
 check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err)
 {
 	const SbEntry *e = &t->manifest->entries[i];
-	Place		p = entry_place(t, i);
+	Place		p = entry_place(t, e, i);
 
 	if (!written_whole(t, e) && !check_size(&p, e, err))
 		return false;
@@ -794,6 +900,38 @@ read_older(RestoreTarget *t, uint32_t k, SbReadPipelineConfig *config, SbError *
  * backups first, oldest first, each writing over the one before; timed for
  * the caller's statistics.
  */
+/* A file restored a window at a time, every byte read and of the right CRC-32C: its size too. */
+static bool
+restored_file_ok(void *arg, const SbEntry *e, SbError *err)
+{
+	const RestoreTarget *t = arg;
+	Place		p = sb_restore_locate(t, e->path);
+
+	return written_whole(t, e) || check_size(&p, e, err);
+}
+
+/*
+ * The read of every stripe a window of files at a time (entry_window.h):
+ * each file checked as the window lets go of it.
+ */
+static bool
+read_windowed(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
+			  SbError *err)
+{
+	uint64_t	problems;
+	double		t0 = sb_monotonic_seconds();
+	bool		ok;
+
+	config->windowed = true;
+	config->sink = NULL;
+	config->window_sink = write_window_pieces;
+	config->file_left = restored_file_ok;
+	config->stripe_seconds = stats->stripe_seconds;
+	ok = sb_read_pipeline_run(config, &problems, err);
+	stats->read_seconds = sb_monotonic_seconds() - t0;
+	return ok;
+}
+
 static bool
 read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
 		 SbError *err)
@@ -834,7 +972,10 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	bool		ok;
 
 	sb_error_clear(err);
-	if (!sb_archive_check_entries(a, err))
+	if (a->manifest->streamed != NULL && (o->delta || a->parent != NULL))
+		return sb_error_set(err, SB_EINVAL,
+							"internal error: a delta restore or a chain needs the backup's file table");
+	if (a->manifest->streamed == NULL && !sb_archive_check_entries(a, err))
 		return false;
 	if (!a->authenticated)
 		return sb_error_set(err, SB_ENOTFOUND,
@@ -860,7 +1001,8 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 		mark_all(&t, o->marker, o->delta, err) && (!o->delta || sb_delta_begin(&t, o, stats, err)) &&
 		create_tree(&t, err);
 	stats->setup_seconds = sb_monotonic_seconds() - t0;
-	ok = ok && read_all(&t, &config, stats, err);
+	ok = ok && (a->manifest->streamed != NULL ? read_windowed(&t, &config, stats, err) :
+				read_all(&t, &config, stats, err));
 	t1 = sb_monotonic_seconds();
 	ok = ok && finish_tree(&t, err) && write_extras(&t, o, err) && unmark_all(&t, o->marker, err) &&
 		(o->no_sync || sync_all(&t, err)) && sb_delta_finish(&t, err);

@@ -109,7 +109,7 @@ sb_archive_verify(SbArchive *a, const SbReadOptions *options,
 	SbChain		chain;
 	SbError		broken;
 	SbArchive  *link;
-	bool		ok = sb_archive_check_entries(a, err) &&
+	bool		ok = (a->manifest->streamed != NULL || sb_archive_check_entries(a, err)) &&
 		verify_one(a, options, on_problem, problem_arg, problems, err);
 
 	for (link = a->parent; ok && link != NULL; link = link->parent)
@@ -145,7 +145,8 @@ verify_one(SbArchive *a, const SbReadOptions *options,
 	bool		ok;
 
 	*problems = 0;
-	if (!sb_file_check_init(&fc, a->manifest, err))
+	memset(&fc, 0, sizeof(fc));
+	if (a->manifest->streamed == NULL && !sb_file_check_init(&fc, a->manifest, err))
 		return false;
 	memset(&config, 0, sizeof(config));
 	config.archive = a;
@@ -154,9 +155,11 @@ verify_one(SbArchive *a, const SbReadOptions *options,
 	config.collect_problems = true;
 	config.on_problem = on_problem;
 	config.problem_arg = problem_arg;
-	config.file_check = &fc;
+	/* each file's CRC-32C: checked as it leaves the window, or from the table after */
+	config.windowed = a->manifest->streamed != NULL;
+	config.file_check = config.windowed ? NULL : &fc;
 	ok = sb_read_pipeline_run(&config, problems, err);
-	if (ok)
+	if (ok && !config.windowed)
 		found += report_file_crcs(a->manifest, &fc, on_problem, problem_arg);
 	sb_file_check_free(&fc);
 	*problems += found;

@@ -275,25 +275,6 @@ abort_backup(void *object)
 	sb_backup_abort(object);
 }
 
-/*
- * Where the engine keeps the manifest's entries instead of a table in the
- * worker's memory: the data directory's own temporary files' folder, as
- * PostgreSQL's base backup spills its manifest (an unlinked file, gone when
- * closed, which a walk of the data directory skips in any case).
- */
-static const char *
-spill_folder(void)
-{
-	static char path[MAXPGPATH];
-
-	TempTablespacePath(path, DEFAULTTABLESPACE_OID);
-	if (MakePGDirectory(path) < 0 && errno != EEXIST)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not create directory \"%s\": %m", path)));
-	return path;
-}
-
 static void
 begin_engine(Run *r)
 {
@@ -309,7 +290,7 @@ begin_engine(Run *r)
 	r->pgmanifest = sb_pgmanifest_begin();
 	options.entry_hook = sb_pgmanifest_add;
 	options.entry_hook_arg = r->pgmanifest;
-	options.spill_dir = spill_folder();
+	options.spill_dir = sb_temp_folder();
 	if (r->args->type != SB_BACKUP_FULL)
 	{
 		r->parent = sb_backup_open_parent(r->args, r->out->start_lsn);

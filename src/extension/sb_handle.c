@@ -5,6 +5,10 @@
  */
 #include "postgres.h"
 
+#include <errno.h>
+
+#include "catalog/pg_tablespace_d.h"
+#include "storage/fd.h"
 #include "utils/memutils.h"
 
 #include "sb_control.h"
@@ -86,6 +90,34 @@ sb_handle_warn(const SbArchive *a)
 				 errhint("Only a plan is possible; a restore needs the stripes.")));
 }
 
+/*
+ * Where the extension keeps private files (a manifest's entries) out of
+ * memory: the data directory's own temporary files' folder, as PostgreSQL's
+ * base backup spills its manifest (unlinked files, gone when closed, which
+ * a walk of the data directory skips in any case).
+ */
+const char *
+sb_temp_folder(void)
+{
+	static char path[MAXPGPATH];
+
+	TempTablespacePath(path, DEFAULTTABLESPACE_OID);
+	if (MakePGDirectory(path) < 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create directory \"%s\": %m", path)));
+	return path;
+}
+
+static void
+check_location(const char *location)
+{
+	if (location[0] != '/' && !sb_s3_is_location(location))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
+}
+
 static SbArchive *
 open_archive(const char *location, SbEntryKeep keep, SbError *err)
 {
@@ -94,13 +126,12 @@ open_archive(const char *location, SbEntryKeep keep, SbError *err)
 	const SbKey *key;
 	SbError		own_err;
 
-	if (location[0] != '/' && !sb_s3_is_location(location))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
+	check_location(location);
 	key = sb_key_current();
 	h = sb_handle_new(close_archive);
-	a = sb_archive_open_keeping(location, key, keep, err ? err : &own_err);
+	a = keep == SB_KEEP_STREAMED ?
+		sb_archive_open_streamed(location, key, sb_temp_folder(), err ? err : &own_err) :
+		sb_archive_open_keeping(location, key, keep, err ? err : &own_err);
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);
@@ -117,6 +148,12 @@ SbArchive *
 sb_handle_open_archive_to_restore(const char *location, SbError *err)
 {
 	return open_archive(location, SB_KEEP_TO_RESTORE, err);
+}
+
+SbArchive *
+sb_handle_open_archive_streamed(const char *location, SbError *err)
+{
+	return open_archive(location, SB_KEEP_STREAMED, err);
 }
 
 SbArchive *

@@ -39,6 +39,16 @@ extern SbArchive *sb_handle_open_archive(const char *location, SbError *err);
 /* The same to restore or verify (SB_KEEP_TO_RESTORE): no file stamps kept. */
 extern SbArchive *sb_handle_open_archive_to_restore(const char *location, SbError *err);
 
+/*
+ * The same to verify or restore a window of files at a time
+ * (sb_archive_open_streamed): the entries in a private file under
+ * sb_temp_folder(), none in memory.
+ */
+extern SbArchive *sb_handle_open_archive_streamed(const char *location, SbError *err);
+
+/* The data directory's folder for temporary files (base/pgsql_tmp), made if need be. */
+extern const char *sb_temp_folder(void);
+
 /* The same to plan only (sb_archive_open_for_plan): no file table held; ERROR if it cannot be opened. */
 extern SbArchive *sb_handle_open_archive_to_plan(const char *location);
 

@@ -439,7 +439,7 @@ verify_rows(FunctionCallInfo fcinfo, const char *location)
 	size_t		i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	a = sb_handle_open_archive_to_restore(location, &err);
+	a = sb_handle_open_archive_streamed(location, &err);
 	sb_handle_own(sb_handle_new(free_findings), found);
 	if (a == NULL && err.code == SB_EKEY && sb_key_current() == NULL)
 		verify_without_key(location, found);

@@ -22,6 +22,7 @@
 
 #include "checksum.h"
 #include "harness.h"
+#include "syscall_log.h"
 
 static int	test_count;
 static int	fail_count;
@@ -789,6 +790,35 @@ th_backup_tree(const SbBackupOptions *o, const char *src, SbManifest **manifest,
 	return sb_backup_finish(b, manifest, err);
 }
 
+/*
+ * The restore of LOCATION as RO says, done again a window of 2 files at a
+ * time (SB_KEEP_STREAMED) into a folder of its own: it must succeed or fail
+ * as the one with the file table did (OK, ERR), and give the same tree.
+ */
+static void
+restore_windowed_too(const char *location, const SbRestoreOptions *ro, bool ok, const SbError *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char		target[PATH_MAX];
+	SbRestoreOptions copy = *ro;
+	SbError		werr;
+	SbArchive  *a;
+	bool		wok;
+
+	th_path(target, "%s.windowed", ro->target);
+	copy.target = target;
+	copy.read.window_files = 2;
+	a = sb_archive_open_streamed(location, NULL, tmp && tmp[0] == '/' ? tmp : "/tmp", &werr);
+	wok = a != NULL && sb_archive_restore(a, &copy, &werr);
+	if (a == NULL && !ok)
+		werr = *err;			/* refused as it opened, as the first was */
+	ok(wok == ok && (ok || werr.code == err->code) &&
+	   (!ok || th_trees_equal(ro->target, target, TH_CMP_MTIME)),
+	   "restored a window of 2 files at a time too: %s", wok ? "the same tree" : werr.message);
+	sb_archive_close(a);
+	th_rmtree(target);
+}
+
 bool
 th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err)
 {
@@ -799,6 +829,10 @@ th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err)
 		return false;
 	ok = sb_archive_restore(a, ro, err);
 	sb_archive_close(a);
+	/* not when the target was the point, or the system calls are being watched */
+	if (!ro->delta && ro->nrelocations == 0 && !ro->keep_on_error && !th_log_active() &&
+		(ok || (err->code != SB_EEXIST && err->code != SB_EINVAL)))
+		restore_windowed_too(location, ro, ok, err);
 	return ok;
 }
 
@@ -813,37 +847,124 @@ th_restore(const char *location, const char *target, SbError *err)
 	return th_restore_with(location, &ro, err);
 }
 
-static void
-print_problem(void *arg, const SbProblem *p)
+/* Verify the backup opened at LOCATION as KEEP says, collecting its problems; -1 if it could not run. */
+static long
+verify_kept(const char *location, SbEntryKeep keep, int workers, uint32_t window, ThProblems *problems)
 {
-	(void) arg;
-	th_diag("problem: stripe %u chunk %lld: %s", p->stripe, (long long) p->chunk, p->message);
-}
-
-long
-th_verify(const char *location)
-{
+	const char *tmp = getenv("TMPDIR");
 	SbError		err;
-	SbArchive  *a = sb_archive_open(location, &err);
+	SbArchive  *a = keep == SB_KEEP_STREAMED ?
+		sb_archive_open_streamed(location, NULL, tmp && tmp[0] == '/' ? tmp : "/tmp", &err) :
+		sb_archive_open(location, &err);
 	SbReadOptions ro;
-	uint64_t	problems = 0;
-	bool		ok;
+	uint64_t	n = 0;
+	bool		done;
 
+	memset(problems, 0, sizeof(*problems));
 	if (a == NULL)
 	{
 		th_diag_error("open for verify", &err);
 		return -1;
 	}
 	memset(&ro, 0, sizeof(ro));
-	ro.workers = 3;
-	ok = sb_archive_verify(a, &ro, print_problem, NULL, &problems, &err);
+	ro.workers = (uint32_t) workers;
+	ro.window_files = window;
+	done = sb_archive_verify(a, &ro, th_collect_problem, problems, &n, &err);
 	sb_archive_close(a);
-	if (!ok)
+	if (!done)
 	{
 		th_diag_error("verify", &err);
 		return -1;
 	}
-	return (long) problems;
+	return (long) n;
+}
+
+/* A problem as one line, to compare two runs' problems in any order. */
+static char *
+problem_line(const ThProblem *p)
+{
+	char	   *line = NULL;
+
+	if (asprintf(&line, "%u|%lld|%s|%d|%s", p->stripe, (long long) p->chunk,
+				 p->file ? p->file : "", (int) p->code, p->message) < 0)
+		return NULL;
+	return line;
+}
+
+static int
+compare_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Do A and B hold the same problems, in whatever order? */
+static bool
+same_problems(const ThProblems *a, const ThProblems *b)
+{
+	char	   *x[64];
+	char	   *y[64];
+	bool		same = a->n == b->n && a->dropped == b->dropped;
+	int			i;
+
+	for (i = 0; i < a->n && same; i++)
+	{
+		x[i] = problem_line(&a->items[i]);
+		y[i] = problem_line(&b->items[i]);
+	}
+	if (same)
+	{
+		qsort(x, (size_t) a->n, sizeof(char *), compare_lines);
+		qsort(y, (size_t) b->n, sizeof(char *), compare_lines);
+	}
+	for (i = 0; i < a->n && same; i++)
+		if (strcmp(x[i], y[i]) != 0)
+		{
+			th_diag("table: %s", x[i]);
+			th_diag("window: %s", y[i]);
+			same = false;
+		}
+	for (i = 0; i < a->n && a->n == b->n; i++)
+	{
+		free(x[i]);
+		free(y[i]);
+	}
+	return same;
+}
+
+long
+th_verify_collect(const char *location, int workers, ThProblems *problems)
+{
+	static const uint32_t windows[] = {0, 2};
+	ThProblems	windowed;
+	long		n = verify_kept(location, SB_KEEP_TO_RESTORE, workers, 0, problems);
+	long		m;
+	int			i;
+
+	if (n < 0)
+		return n;
+	for (i = 0; i < 2; i++)
+	{
+		m = verify_kept(location, SB_KEEP_STREAMED, workers, windows[i], &windowed);
+		ok(m == n && same_problems(problems, &windowed),
+		   "verified a window of %s files at a time: the same %ld problem(s) (%ld)",
+		   windows[i] ? "2" : "the default", n, m);
+		th_free_problems(&windowed);
+	}
+	return n;
+}
+
+long
+th_verify(const char *location)
+{
+	ThProblems	problems;
+	long		n = th_verify_collect(location, 3, &problems);
+	int			i;
+
+	for (i = 0; i < problems.n; i++)
+		th_diag("problem: stripe %u chunk %lld: %s", problems.items[i].stripe,
+				(long long) problems.items[i].chunk, problems.items[i].message);
+	th_free_problems(&problems);
+	return n;
 }
 
 /* ---------- comparisons ---------- */

@@ -207,6 +207,13 @@ typedef struct ThProblems
 	int			dropped;
 } ThProblems;
 
+/*
+ * Verify LOCATION with WORKERS workers, its problems into *PROBLEMS (-1 if
+ * verify could not run): once with the file table, once a window of files
+ * at a time (SB_KEEP_STREAMED), which must find the same problems.
+ */
+extern long th_verify_collect(const char *location, int workers, ThProblems *problems);
+
 /* An SbProblemFn that copies problems into a ThProblems. */
 extern void th_collect_problem(void *arg, const SbProblem *problem);
 extern void th_free_problems(ThProblems *p);

@@ -91,6 +91,8 @@ static const UnitTest tests[] = {
 	TEST(test_manifest_stream),
 	TEST(test_manifest_tally),
 	TEST(test_manifest_no_stamps),
+	TEST(test_manifest_streamed),
+	TEST(test_entry_spool),
 	TEST(test_manifest_spill),
 	TEST(test_options_refused),
 	TEST(test_options_existing_name),

@@ -198,6 +198,12 @@ th_log_start_errno(const char *op, const char *pattern, int skip, int errnum)
 	pthread_mutex_unlock(&log_mutex);
 }
 
+bool
+th_log_active(void)
+{
+	return logging;
+}
+
 void
 th_log_start(const char *op, const char *pattern, int skip)
 {

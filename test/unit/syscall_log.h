@@ -25,6 +25,9 @@ extern void th_log_start(const char *op, const char *pattern, int skip);
 extern void th_log_start_errno(const char *op, const char *pattern, int skip, int errnum);
 extern void th_log_stop(void);
 
+/* Is a log running (started, not yet stopped)? */
+extern bool th_log_active(void);
+
 /* Did the chosen call fail (it was reached)? */
 extern bool th_log_failed(void);
 

@@ -52,20 +52,8 @@ static long
 verify_problems(const ThFixture *f, uint32_t dest, ThProblems *problems)
 {
 	char		location[PATH_MAX];
-	SbError		err;
-	SbArchive  *a = sb_archive_open(th_location(f, dest, "bk", location), &err);
-	SbReadOptions ro;
-	uint64_t	n = 0;
-	bool		done;
 
-	memset(problems, 0, sizeof(*problems));
-	if (a == NULL)
-		return -1;
-	memset(&ro, 0, sizeof(ro));
-	ro.workers = 2;
-	done = sb_archive_verify(a, &ro, th_collect_problem, problems, &n, &err);
-	sb_archive_close(a);
-	return done ? (long) n : -1;
+	return th_verify_collect(th_location(f, dest, "bk", location), 2, problems);
 }
 
 /* One copy edited so that it still reads: the other destination's is used. */

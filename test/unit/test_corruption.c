@@ -83,28 +83,7 @@ restore_opts(const char *location, const char *target, bool keep, SbError *err)
 static long
 verify_collect(const char *location, ThProblems *problems)
 {
-	SbError		err;
-	SbArchive  *a = sb_archive_open(location, &err);
-	SbReadOptions ro;
-	uint64_t	n = 0;
-	bool		done;
-
-	memset(problems, 0, sizeof(*problems));
-	if (a == NULL)
-	{
-		th_diag_error("open for verify", &err);
-		return -1;
-	}
-	memset(&ro, 0, sizeof(ro));
-	ro.workers = 3;
-	done = sb_archive_verify(a, &ro, th_collect_problem, problems, &n, &err);
-	sb_archive_close(a);
-	if (!done)
-	{
-		th_diag_error("verify", &err);
-		return -1;
-	}
-	return (long) n;
+	return th_verify_collect(location, 3, problems);
 }
 
 static const ThProblem *

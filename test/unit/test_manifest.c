@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "entry_spool.h"
 #include "manifest_text.h"
 #include "tests.h"
 
@@ -431,12 +432,29 @@ test_manifest_json_roundtrip(void)
 }
 
 /* Serialize M, parse it back, and expect a refusal saying WANT. */
+/* JSON read from a file as KEEP says (SB_KEEP_STREAMED: its entries spooled in a temporary folder). */
+static SbManifest *
+read_json_file(const char *json, SbEntryKeep keep, SbError *err)
+{
+	char		dir[PATH_MAX];
+	char		path[PATH_MAX];
+	SbManifest *back = NULL;
+
+	th_tempdir(dir, "read-json");
+	if (th_write_file(th_path(path, "%s/manifest.json", dir), json, strlen(json), 0600))
+		back = sb_manifest_read_path(path, NULL, keep, dir, err);
+	th_rmtree(dir);
+	return back;
+}
+
+/* M is refused when read, whole and streamed (entry by entry, into a spool), with the same error. */
 static void
 expect_refused(SbManifest *m, SbErrorCode code, const char *want, const char *what)
 {
 	SbError		err;
 	char	   *json = sb_manifest_to_json(m, &err);
 	SbManifest *back = json ? sb_manifest_from_json(json, strlen(json), &err) : NULL;
+	SbManifest *streamed;
 
 	ok(json != NULL && back == NULL, "%s: refused", what);
 	if (json != NULL && back == NULL)
@@ -444,8 +462,12 @@ expect_refused(SbManifest *m, SbErrorCode code, const char *want, const char *wh
 		is_int(err.code, code, "%s: error code %s", what, sb_error_code_name(code));
 		like(err.message, want, "%s: message says %s", what, want);
 	}
+	streamed = json ? read_json_file(json, SB_KEEP_STREAMED, &err) : NULL;
+	ok(json != NULL && streamed == NULL && err.code == code && strstr(err.message, want) != NULL,
+	   "%s: refused read streamed too", what);
 	free(json);
 	sb_manifest_free(back);
+	sb_manifest_free(streamed);
 	sb_manifest_free(m);
 }
 
@@ -1186,6 +1208,127 @@ test_manifest_tally(void)
 	sb_manifest_free(m);
 }
 
+/*
+ * Read streamed (SB_KEEP_STREAMED): no entry in memory, the same entries
+ * read back from the spool in order, the same counts and SHA-256.
+ */
+void
+test_manifest_streamed(void)
+{
+	SbManifest *m = sample_manifest();
+	SbError		err;
+	char	   *json = sb_manifest_to_json(m, &err);
+	SbManifest *whole = json ? sb_manifest_from_json(json, strlen(json), &err) : NULL;
+	SbManifest *streamed = json ? read_json_file(json, SB_KEEP_STREAMED, &err) : NULL;
+	SbEntry		e;
+	bool		end = false;
+	size_t		i = 0,
+				same = 0;
+
+	if (streamed == NULL)
+		th_diag_error("streamed", &err);
+	ok(whole != NULL && streamed != NULL && streamed->streamed != NULL && streamed->nentries == 0 &&
+	   streamed->tally != NULL && streamed->tally->files > 0, "read streamed: entries spooled, none kept");
+	ok(streamed != NULL && whole != NULL &&
+	   memcmp(streamed->json_sha256, whole->json_sha256, 32) == 0, "the same SHA-256 as read whole");
+	ok(streamed != NULL && sb_entry_spool_rewind(streamed->streamed, &err), "the spool rewinds");
+	while (streamed != NULL && whole != NULL &&
+		   sb_entry_spool_next(streamed->streamed, &e, &end, &err) && i < whole->nentries)
+	{
+		const SbEntry *w = &whole->entries[i++];
+
+		if (strcmp(e.path, w->path) == 0 && e.type == w->type && e.size == w->size &&
+			e.mode == w->mode && e.mtime == w->mtime && e.crc32c == w->crc32c &&
+			e.stream_offset == w->stream_offset && e.stream_length == w->stream_length &&
+			e.sparse == w->sparse && e.nextents == w->nextents &&
+			(e.nextents == 0 || memcmp(e.extents, w->extents, e.nextents * sizeof(SbExtent)) == 0) &&
+			((e.link_target == NULL && w->link_target == NULL) ||
+			 (e.link_target && w->link_target && strcmp(e.link_target, w->link_target) == 0)) &&
+			e.file_id == NULL)
+			same++;
+	}
+	ok(end && whole != NULL && i == whole->nentries && same == i,
+	   "the spool gives back every entry in order, the same but for the stamps (%zu of %zu)", same, i);
+	free(json);
+	sb_manifest_free(whole);
+	sb_manifest_free(streamed);
+	sb_manifest_free(m);
+}
+
+/*
+ * The spool: entries of every kind and size, long paths, a link, a file of
+ * thousands of extents (a record larger than the spool's buffer), read back
+ * the same twice over.
+ */
+void
+test_entry_spool(void)
+{
+	char		dir[PATH_MAX];
+	SbError		err;
+	SbEntrySpool *s;
+	SbExtent   *extents = calloc(40000, sizeof(SbExtent));
+	uint32_t	round,
+				i;
+	bool		added = true;
+
+	th_tempdir(dir, "spool");
+	s = sb_entry_spool_new(dir, &err);
+	ok(s != NULL, "a spool in a folder");
+	for (i = 0; i < 40000; i++)
+		extents[i] = (SbExtent) {(uint64_t) i * 8192, 4096};
+	for (i = 0; s != NULL && added && i < 30000; i++)
+	{
+		char		path[600];
+		SbEntry		e;
+
+		memset(&e, 0, sizeof(e));
+		snprintf(path, sizeof(path), "d%u/%0*u", i % 7, (int) (1 + i % 500), i);
+		e.path = path;
+		e.type = i % 10 == 0 ? SB_ENTRY_DIR : i == 5 ? SB_ENTRY_SYMLINK : SB_ENTRY_FILE;
+		e.link_target = i == 5 ? (char *) "/somewhere/else" : NULL;
+		e.size = i * 3;
+		e.crc32c = i ^ 0xabcdef;
+		e.mtime = -(int64_t) i;
+		e.mode = (uint16_t) (i & 0755);
+		e.stream_offset = i * 5;
+		e.stream_length = i;
+		e.sparse = i == 777;
+		e.nextents = i == 777 ? 40000 : 0;
+		e.extents = i == 777 ? extents : NULL;
+		e.file_id = (char *) "1:2";
+		added = sb_entry_spool_add(s, &e, &err);
+	}
+	ok(added && s != NULL && sb_entry_spool_count(s) == 30000, "30,000 entries added");
+	for (round = 0; s != NULL && round < 2; round++)
+	{
+		SbEntry		e;
+		bool		end = false;
+		uint32_t	good = 0;
+
+		ok(sb_entry_spool_rewind(s, &err), "rewound (%u)", round + 1);
+		for (i = 0; sb_entry_spool_next(s, &e, &end, &err); i++)
+		{
+			char		path[600];
+
+			snprintf(path, sizeof(path), "d%u/%0*u", i % 7, (int) (1 + i % 500), i);
+			if (strcmp(e.path, path) == 0 && e.size == i * 3 && e.crc32c == (i ^ 0xabcdef) &&
+				e.mtime == -(int64_t) i && e.mode == (i & 0755) && e.stream_offset == i * 5 &&
+				e.stream_length == i && e.sparse == (i == 777) && e.file_id == NULL &&
+				(i != 5 || (e.link_target && strcmp(e.link_target, "/somewhere/else") == 0)) &&
+				(i == 5 || e.link_target == NULL) &&
+				(i != 777 || (e.nextents == 40000 &&
+							  memcmp(e.extents, extents, 40000 * sizeof(SbExtent)) == 0)) &&
+				((uintptr_t) e.extents % 8) == 0)
+				good++;
+		}
+		ok(end && i == 30000 && good == 30000, "read back in order, every field the same (%u of %u)",
+		   good, i);
+	}
+	sb_entry_spool_free(s);
+	free(extents);
+	th_rmtree(dir);
+}
+
 /* M's text, with its first file stamped FILE_ID, read from a file KEEPING as said. */
 static SbManifest *
 read_stamped(SbManifest *m, const char *file_id, SbEntryKeep keep, SbError *err)
@@ -1202,7 +1345,7 @@ read_stamped(SbManifest *m, const char *file_id, SbEntryKeep keep, SbError *err)
 	m->entries[1].file_id = m->entries[1].file_times = NULL;
 	th_tempdir(dir, "stamps");
 	if (text != NULL && th_write_file(th_path(path, "%s/manifest.json", dir), text, len, 0600))
-		back = sb_manifest_read_path(path, NULL, keep, err);
+		back = sb_manifest_read_path(path, NULL, keep, NULL, err);
 	free(text);
 	th_rmtree(dir);
 	return back;

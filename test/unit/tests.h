@@ -92,6 +92,8 @@ extern void test_manifest_stream(void);
 extern void test_manifest_tally(void);
 extern void test_manifest_spill(void);
 extern void test_manifest_no_stamps(void);
+extern void test_manifest_streamed(void);
+extern void test_entry_spool(void);
 
 /* test_options.c */
 extern void test_options_refused(void);
