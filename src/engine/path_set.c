@@ -11,14 +11,11 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "hash_sort.h"
 #include "path_set.h"
 #include "fsutil.h"
 
-typedef struct Key
-{
-	uint64_t	high;
-	uint64_t	low;
-} Key;
+typedef SbHash128 Key;
 
 struct SbPathSet
 {
@@ -88,8 +85,8 @@ sb_path_set_finish(SbPathSet *set)
 {
 	size_t		i;
 
-	qsort(set->all, set->nall, sizeof(Key), compare_keys);
-	qsort(set->dirs, set->ndirs, sizeof(Key), compare_keys);
+	sb_sort_hash128(set->all, set->nall);
+	sb_sort_hash128(set->dirs, set->ndirs);
 	for (i = 1; i < set->nall && !set->twice; i++)
 		if (same_key(set->all[i - 1], set->all[i]))
 		{

@@ -42,6 +42,9 @@ format_size(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%.1f %s", v, units[u]);
 }
 
+/* What a file in a window costs: its entry, counters, path and allocation (entry_window.c). */
+#define WINDOW_FILE_BYTES 160
+
 /* Add one term to the estimate: BYTES, described by the printf-style FMT. */
 static void
 add_term(SbMemoryEstimate *e, uint64_t bytes, const char *fmt,...)
@@ -133,6 +136,7 @@ sb_policy_read_memory(const SbManifest *m, const SbReadOptions *o, SbMemoryEstim
 	uint32_t	workers = o->workers ? o->workers : sb_cpu_count();
 	bool		compressed = m->codec != SB_CODEC_NONE;
 	bool		sealed = m->encrypted;
+	uint32_t	window = o->window_files ? o->window_files : SB_WINDOW_FILES;
 	char		size[32];
 
 	memset(e, 0, sizeof(*e));
@@ -148,6 +152,10 @@ sb_policy_read_memory(const SbManifest *m, const SbReadOptions *o, SbMemoryEstim
 	if (e->index > 0)
 		add_term(e, e->index, "index of %llu chunks x %d bytes",
 				 (unsigned long long) m->total_chunks, 2 * SB_INDEX_ENTRY_SIZE);
+	/* read a window of files at a time (entry_window.h), or with the whole table (counted as read) */
+	if (m->streamed != NULL)
+		add_term(e, (uint64_t) window * WINDOW_FILE_BYTES, "a window of %u files x %d bytes", window,
+				 WINDOW_FILE_BYTES);
 }
 
 bool

@@ -546,7 +546,8 @@ check_memory(const SbArchive *a, const SbRestoreArgs *args)
 static void
 check_restore(SbRestoreArgs *args)
 {
-	SbArchive  *a = sb_handle_open_archive_to_restore(args->location, NULL);
+	/* what is checked here needs the backup's members, not its files: the worker checks those */
+	SbArchive  *a = sb_handle_open_archive_to_plan(args->location);
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
 	SbPgMeta   *meta;

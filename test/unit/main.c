@@ -93,6 +93,8 @@ static const UnitTest tests[] = {
 	TEST(test_manifest_no_stamps),
 	TEST(test_manifest_streamed),
 	TEST(test_entry_spool),
+	TEST(test_hash_sort),
+	TEST(test_path_set),
 	TEST(test_manifest_spill),
 	TEST(test_options_refused),
 	TEST(test_options_existing_name),

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "entry_spool.h"
+#include "path_set.h"
 #include "manifest_text.h"
 #include "tests.h"
 
@@ -628,6 +629,9 @@ test_manifest_rejects(void)
 	m = sample_manifest();
 	m->entries[6].path = (char *) "caf\xe9/under-a-file";
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a file");
+	m = sample_manifest();
+	m->entries[6].path = (char *) "caf\xe9/not-listed/under-a-file";
+	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a folder not listed, under a file");
 	m = sample_manifest();
 	m->entries[6].path = (char *) "pg_tblspc/16386/x";
 	expect_refused(m, SB_ECORRUPT, "not a directory", "a path under a link");
@@ -1327,6 +1331,68 @@ test_entry_spool(void)
 	sb_entry_spool_free(s);
 	free(extents);
 	th_rmtree(dir);
+}
+
+/* Note N_FILES files in 50 folders (and file "f/x" at AT, when given), then check them all. */
+static int
+path_set_problems(int n_files, const char *extra, int at, char *first, size_t first_len)
+{
+	SbError		err;
+	SbPathSet  *set = sb_path_set_new(&err);
+	int			problems = 0;
+	int			pass,
+				i;
+
+	first[0] = '\0';
+	for (pass = 0; set != NULL && pass < 2; pass++)
+	{
+		for (i = -50; i < n_files; i++)
+		{
+			char		path[64];
+			SbEntry		e;
+
+			memset(&e, 0, sizeof(e));
+			e.type = i < 0 ? SB_ENTRY_DIR : SB_ENTRY_FILE;
+			if (i < 0)
+				snprintf(path, sizeof(path), "d%d", -i);
+			else
+				snprintf(path, sizeof(path), "d%d/f%d", 1 + i % 50, i);
+			if (i == at && extra != NULL)
+				snprintf(path, sizeof(path), "%s", extra);
+			e.path = path;
+			if (pass == 0 && !sb_path_set_add(set, &e, &err))
+				problems = 1000000;
+			if (pass == 1 && !sb_path_set_check_parents(set, &e, &err) && problems++ == 0)
+				snprintf(first, first_len, "%s", err.message);
+		}
+		if (pass == 0)
+			sb_path_set_finish(set);
+	}
+	sb_path_set_free(set);
+	return problems;
+}
+
+/*
+ * The paths of a streamed manifest, from their hashes: 100,000 paths with
+ * none twice pass; one listed twice, or under a file, is found wherever it
+ * lies, and named.
+ */
+void
+test_path_set(void)
+{
+	char		first[sizeof(((SbError *) 0)->message)];
+
+	is_int(path_set_problems(100000, NULL, -1, first, sizeof(first)), 0,
+		   "100,000 files in 50 folders: no problem");
+	is_int(path_set_problems(100000, "d7/f56", 99999, first, sizeof(first)), 2,
+		   "a path listed twice: both of its entries said");
+	like(first, "\"d7/f56\" is listed twice", "naming it");
+	is_int(path_set_problems(100000, "d4/f53/under", 70000, first, sizeof(first)), 1,
+		   "a path under a file: said");
+	like(first, "\"d4/f53/under\" lies under \"d4/f53\", which is not a directory", "naming both");
+	is_int(path_set_problems(100000, "d4/f53/not-listed/under", 5, first, sizeof(first)), 1,
+		   "a path under a folder not listed, under a file: said");
+	like(first, "lies under \"d4/f53\"", "naming the file");
 }
 
 /* M's text, with its first file stamped FILE_ID, read from a file KEEPING as said. */
