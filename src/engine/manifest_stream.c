@@ -494,6 +494,12 @@ sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
 }
 
 SbManifest *
+sb_manifest_spool_stream(SbManifestReadFn read, void *arg, const char *spool_dir, SbError *err)
+{
+	return read_manifest(read, arg, SB_KEEP_STREAMED, spool_dir, err);
+}
+
+SbManifest *
 sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
 	return read_manifest(read, arg, SB_KEEP_COUNTS, NULL, err);

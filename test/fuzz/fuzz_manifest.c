@@ -9,13 +9,19 @@
  * checks what readers rely on: indexing it again succeeds, the pieces of
  * every chunk cover the chunk exactly and lie inside their files, and its
  * JSON form reads back to the same JSON (what a reader accepts, the writer
- * can write).
+ * can write).  The same bytes read streamed (the entries spooled to a file,
+ * paths checked from their hashes: a restore's and a verify's way) must be
+ * accepted or refused alike, and an accepted one's spool must give back the
+ * same entries.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stripebackup/sb_manifest.h"
+#include "entry_spool.h"
+#include "manifest_envelope.h"
+#include "manifest_text.h"
 
 /* Chunks whose pieces are walked: enough for small manifests, bounded for big ones. */
 #define MAX_CHUNKS_WALKED 4096
@@ -94,6 +100,60 @@ fuzz_key(void)
 	return &key;
 }
 
+typedef struct Bytes
+{
+	const uint8_t *data;
+	size_t		size;
+	size_t		pos;
+} Bytes;
+
+static ssize_t
+read_bytes(void *arg, char *buf, size_t len, SbError *err)
+{
+	Bytes	   *b = arg;
+	size_t		n = b->size - b->pos < len ? b->size - b->pos : len;
+
+	(void) err;
+	memcpy(buf, b->data + b->pos, n);
+	b->pos += n;
+	return (ssize_t) n;
+}
+
+/* The same bytes read streamed: accepted as WHOLE was (or not), with the same entries. */
+static void
+check_streamed(const uint8_t *data, size_t size, const SbManifest *whole)
+{
+	const char *tmp = getenv("TMPDIR");
+	Bytes		bytes = {data, size, 0};
+	SbError		err;
+	SbManifest *m;
+	SbEntry		e;
+	bool		end = false;
+	size_t		i = 0;
+
+	if (sb_manifest_is_envelope((const char *) data, size))
+		return;					/* opened whole, as its envelope is sealed whole */
+	m = sb_manifest_spool_stream(read_bytes, &bytes, tmp && tmp[0] == '/' ? tmp : "/tmp", &err);
+	if ((m == NULL) != (whole == NULL))
+		fail(m == NULL ? "a manifest read whole is refused streamed" :
+			 "a manifest refused whole is accepted streamed", m == NULL ? err.message : NULL);
+	if (m == NULL || m->streamed == NULL)
+	{
+		sb_manifest_free(m);
+		return;
+	}
+	if (!sb_entry_spool_rewind(m->streamed, &err))
+		fail("the spool does not rewind", err.message);
+	for (; sb_entry_spool_next(m->streamed, &e, &end, &err); i++)
+		if (i >= whole->nentries || strcmp(e.path, whole->entries[i].path) != 0 ||
+			e.type != whole->entries[i].type || e.size != whole->entries[i].size ||
+			e.stream_offset != whole->entries[i].stream_offset)
+			fail("the spool gives back another entry than the table holds", e.path);
+	if (!end || i != whole->nentries)
+		fail("the spool gives back fewer entries than the table holds", NULL);
+	sb_manifest_free(m);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -101,6 +161,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	SbManifest *m = sb_manifest_from_bytes((const char *) data, size, fuzz_key(), &err);
 	uint64_t	c;
 
+	check_streamed(data, size, m);
 	if (m == NULL)
 	{
 		if (err.code == SB_OK || err.message[0] == '\0')
