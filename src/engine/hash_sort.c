@@ -12,6 +12,15 @@ key_less(const SbHash128 *a, const SbHash128 *b)
 	return a->high < b->high || (a->high == b->high && a->low < b->low);
 }
 
+int
+sb_hash128_compare(const void *a, const void *b)
+{
+	const SbHash128 *x = a;
+	const SbHash128 *y = b;
+
+	return key_less(x, y) ? -1 : key_less(y, x);
+}
+
 static void
 swap_keys(SbHash128 *a, SbHash128 *b)
 {

@@ -19,6 +19,9 @@ typedef struct SbHash128
 	uint64_t	low;
 } SbHash128;
 
+/* -1, 0 or 1 as hash A sorts before, with or after hash B (by HIGH, then LOW): for bsearch. */
+extern int	sb_hash128_compare(const void *a, const void *b);
+
 /* K[0..N) in ascending order (by HIGH, then LOW). */
 extern void sb_sort_hash128(SbHash128 *k, size_t n);
 

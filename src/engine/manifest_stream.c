@@ -494,12 +494,6 @@ sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
 }
 
 SbManifest *
-sb_manifest_spool_stream(SbManifestReadFn read, void *arg, const char *spool_dir, SbError *err)
-{
-	return read_manifest(read, arg, SB_KEEP_STREAMED, spool_dir, err);
-}
-
-SbManifest *
 sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
 	return read_manifest(read, arg, SB_KEEP_COUNTS, NULL, err);
@@ -532,6 +526,14 @@ sb_manifest_from_json(const char *text, size_t len, SbError *err)
 	Memory		mem = {text, len, 0};
 
 	return sb_manifest_from_stream(read_memory, &mem, err);
+}
+
+SbManifest *
+sb_manifest_spool_json(const char *text, size_t len, const char *spool_dir, SbError *err)
+{
+	Memory		mem = {text, len, 0};
+
+	return read_manifest(read_memory, &mem, SB_KEEP_STREAMED, spool_dir, err);
 }
 
 typedef struct StoreSource

@@ -43,9 +43,9 @@ extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, SbE
  */
 extern SbManifest *sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err);
 
-/* The manifest READ gives, its entries kept in a spool in SPOOL_DIR (SB_KEEP_STREAMED). */
-extern SbManifest *sb_manifest_spool_stream(SbManifestReadFn read, void *arg, const char *spool_dir,
-											SbError *err);
+/* The manifest TEXT (LEN bytes), its entries kept in a spool in SPOOL_DIR (SB_KEEP_STREAMED). */
+extern SbManifest *sb_manifest_spool_json(const char *text, size_t len, const char *spool_dir,
+										  SbError *err);
 
 /* The SHA-256 and length of what PATH holds, read a block at a time. */
 extern bool sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len,

@@ -39,17 +39,6 @@ key_of(const char *path, size_t len)
 	return k;
 }
 
-static int
-compare_keys(const void *a, const void *b)
-{
-	const Key  *x = a;
-	const Key  *y = b;
-
-	if (x->high != y->high)
-		return x->high < y->high ? -1 : 1;
-	return x->low < y->low ? -1 : x->low > y->low;
-}
-
 static bool
 same_key(Key a, Key b)
 {
@@ -98,7 +87,7 @@ sb_path_set_finish(SbPathSet *set)
 static bool
 has_key(const Key *keys, size_t n, Key k)
 {
-	return bsearch(&k, keys, n, sizeof(Key), compare_keys) != NULL;
+	return bsearch(&k, keys, n, sizeof(Key), sb_hash128_compare) != NULL;
 }
 
 /* The parents of PATH (LEN bytes before its last slash), nearest first, until a listed one. */

@@ -549,6 +549,7 @@ typedef struct DirsToFinish
 	size_t		cap;
 } DirsToFinish;
 
+/* Directory E, kept for the end of the restore in ARG (a DirsToFinish). */
 static bool
 keep_dir(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
 {
@@ -557,8 +558,6 @@ keep_dir(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
 
 	(void) t;
 	(void) i;
-	if (e->type != SB_ENTRY_DIR)
-		return true;
 	if (!sb_grow((void **) &dirs->items, &dirs->cap, dirs->n, sizeof(DirToFinish), err))
 		return false;
 	d = &dirs->items[dirs->n];
@@ -579,29 +578,24 @@ compare_paths_descending(const void *a, const void *b)
 	return strcmp(y->path, x->path);
 }
 
-/* Directories children first, so setting a time is not undone by a child. */
+/* The directories kept, children first, so setting a time is not undone by a child. */
 static bool
-finish_directories(RestoreTarget *t, SbError *err)
+finish_directories(RestoreTarget *t, DirsToFinish *dirs, SbError *err)
 {
-	DirsToFinish dirs = {NULL, 0, 0};
+	bool		ok = true;
 	size_t		i;
-	bool		ok = each_entry(t, keep_dir, &dirs, err);
 
-	if (ok)
-		qsort(dirs.items, dirs.n, sizeof(DirToFinish), compare_paths_descending);
-	for (i = 0; ok && i < dirs.n; i++)
+	qsort(dirs->items, dirs->n, sizeof(DirToFinish), compare_paths_descending);
+	for (i = 0; ok && i < dirs->n; i++)
 	{
-		Place		p = sb_restore_locate(t, dirs.items[i].path);
+		Place		p = sb_restore_locate(t, dirs->items[i].path);
 		SbEntry		e;
 
 		memset(&e, 0, sizeof(e));
-		e.mode = dirs.items[i].mode;
-		e.mtime = dirs.items[i].mtime;
+		e.mode = dirs->items[i].mode;
+		e.mtime = dirs->items[i].mtime;
 		ok = set_mode(&p, &e, err) && set_times(&p, &e, err);
 	}
-	for (i = 0; i < dirs.n; i++)
-		free(dirs.items[i].path);
-	free(dirs.items);
 	return ok;
 }
 
@@ -632,13 +626,17 @@ link_relocations(RestoreTarget *t, SbError *err)
 	return true;
 }
 
-/* A link made, or a file's mode and times set (those of a file written whole are). */
+/*
+ * A link made, or a file's mode and times set (those of a file written
+ * whole are), or a directory kept for the end (ARG, a DirsToFinish).
+ */
 static bool
 finish_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
 {
 	Place		p = entry_place(t, e, i);
 
-	(void) arg;
+	if (e->type == SB_ENTRY_DIR)
+		return keep_dir(t, e, i, arg, err);
 	if (e->type == SB_ENTRY_SYMLINK)
 		return create_link(&p, e->link_target, err) && set_times(&p, e, err);
 	if (e->type == SB_ENTRY_FILE && written_whole(t, e))
@@ -652,8 +650,15 @@ finish_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err
 static bool
 finish_tree(RestoreTarget *t, SbError *err)
 {
-	return each_entry(t, finish_one, NULL, err) && link_relocations(t, err) &&
-		finish_directories(t, err);
+	DirsToFinish dirs = {NULL, 0, 0};
+	bool		ok = each_entry(t, finish_one, &dirs, err) && link_relocations(t, err) &&
+		finish_directories(t, &dirs, err);
+	size_t		i;
+
+	for (i = 0; i < dirs.n; i++)
+		free(dirs.items[i].path);
+	free(dirs.items);
+	return ok;
 }
 
 /* The caller's extra files (recovery settings), into the target, after the backup's. */

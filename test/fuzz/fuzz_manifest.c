@@ -100,31 +100,11 @@ fuzz_key(void)
 	return &key;
 }
 
-typedef struct Bytes
-{
-	const uint8_t *data;
-	size_t		size;
-	size_t		pos;
-} Bytes;
-
-static ssize_t
-read_bytes(void *arg, char *buf, size_t len, SbError *err)
-{
-	Bytes	   *b = arg;
-	size_t		n = b->size - b->pos < len ? b->size - b->pos : len;
-
-	(void) err;
-	memcpy(buf, b->data + b->pos, n);
-	b->pos += n;
-	return (ssize_t) n;
-}
-
 /* The same bytes read streamed: accepted as WHOLE was (or not), with the same entries. */
 static void
 check_streamed(const uint8_t *data, size_t size, const SbManifest *whole)
 {
 	const char *tmp = getenv("TMPDIR");
-	Bytes		bytes = {data, size, 0};
 	SbError		err;
 	SbManifest *m;
 	SbEntry		e;
@@ -133,7 +113,7 @@ check_streamed(const uint8_t *data, size_t size, const SbManifest *whole)
 
 	if (sb_manifest_is_envelope((const char *) data, size))
 		return;					/* opened whole, as its envelope is sealed whole */
-	m = sb_manifest_spool_stream(read_bytes, &bytes, tmp && tmp[0] == '/' ? tmp : "/tmp", &err);
+	m = sb_manifest_spool_json((const char *) data, size, tmp && tmp[0] == '/' ? tmp : "/tmp", &err);
 	if ((m == NULL) != (whole == NULL))
 		fail(m == NULL ? "a manifest read whole is refused streamed" :
 			 "a manifest refused whole is accepted streamed", m == NULL ? err.message : NULL);
