@@ -162,17 +162,34 @@ typedef struct SbPlan
 extern bool sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err);
 
 /*
+ * What a restore pays besides reading the stripes.  From the latest restore:
+ * creating the tree and finishing it, per file and per byte, its stripes'
+ * speeds holding the rest.  Before any restore, measured on a sample of the
+ * backup (sb_restore_sample), which adds the CPU the readers and workers
+ * spend on each byte: the stripes' calibrated speeds are of reading alone.
+ */
+typedef struct SbRestoreCosts
+{
+	double		setup_per_file;	/* seconds to create, fill and time a file; < 0 unknown */
+	double		finish_per_byte;	/* seconds a restored byte costs at the end (the
+									 * final sync); < 0 unknown */
+	double		cpu_per_byte;	/* CPU seconds, every thread, to read, check,
+								 * decompress and write a byte; 0 when the
+								 * stripes' speeds include it */
+	uint32_t	cpus;			/* the CPUs that work shares */
+} SbRestoreCosts;
+
+/*
  * Estimate the restore's time: stripe i is read at READ_MBPS[i] (stored MB per
  * second; <= 0 when unknown; a figure from FROM[i], or from a restore when
- * FROM is NULL), all stripes at once; creating the tree costs SETUP_PER_FILE
- * seconds a file and finishing it (modes, times, the final sync)
- * FINISH_PER_BYTE seconds a byte restored (either < 0 when unknown: no
- * restore has measured them, and they are left out, fixed_seconds < 0).
- * The total is the slowest stripe plus those fixed parts; unknown when a
- * stripe that holds data has no speed.
+ * FROM is NULL), all stripes at once, and the whole no faster than COSTS's
+ * CPU per byte over its CPUs allows; creating the tree and finishing it cost
+ * what COSTS says (fixed_seconds < 0, and left out, when COSTS is NULL or
+ * does not know them).  The total is unknown when a stripe that holds data
+ * has no speed.
  */
 extern void sb_plan_estimate(SbPlan *plan, const double *read_mbps, const SbEstimateFrom *from,
-							 double setup_per_file, double finish_per_byte);
+							 const SbRestoreCosts *costs);
 
 /* "restore", "calibration", or NULL for SB_ESTIMATE_NONE. */
 extern const char *sb_estimate_from_name(SbEstimateFrom from);
@@ -203,6 +220,27 @@ typedef struct SbReadOptions
 	uint32_t	window_files;	/* a backup opened SB_KEEP_STREAMED: the files
 								 * held at once; 0 = SB_WINDOW_FILES */
 } SbReadOptions;
+
+/* What sb_restore_sample did, and the costs it measured. */
+typedef struct SbRestoreSample
+{
+	uint64_t	chunks;			/* chunks read, checked, decompressed and written */
+	uint64_t	raw_bytes;		/* their bytes */
+	uint32_t	files;			/* small files created */
+	SbRestoreCosts costs;
+} SbRestoreSample;
+
+/*
+ * Restore a sample of A to measure what a restore of it costs here (the
+ * plan's estimate before any restore was measured): about 32 MB of its
+ * chunks, spread over the stream, read, checked and decompressed as a
+ * restore does (O's settings) and written into one file, then synced; and
+ * 256 small files created, filled and timed.  All of it in a folder made
+ * for it under PARENT_DIR (so on that file system), removed before it
+ * returns, whatever happens.  A manifest opened to plan is enough.
+ */
+extern bool sb_restore_sample(SbArchive *a, const SbReadOptions *o, const char *parent_dir,
+							  SbRestoreSample *out, SbError *err);
 
 /*
  * Read every stripe and check every checksum, reporting each problem to

@@ -252,7 +252,7 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 	plan->raw_bytes = m->stream_bytes;
 	plan->stored_bytes = m->stored_bytes;
 	plan->chunks = m->total_chunks;
-	sb_plan_estimate(plan, NULL, NULL, -1, -1);
+	sb_plan_estimate(plan, NULL, NULL, NULL);
 	if (m->tally != NULL)
 	{
 		plan_from_tally(m->tally, plan);
@@ -264,7 +264,7 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 
 void
 sb_plan_estimate(SbPlan *plan, const double *read_mbps, const SbEstimateFrom *from,
-				 double setup_per_file, double finish_per_byte)
+				 const SbRestoreCosts *costs)
 {
 	double		slowest = 0;
 	bool		every_speed = read_mbps != NULL;
@@ -290,8 +290,12 @@ sb_plan_estimate(SbPlan *plan, const double *read_mbps, const SbEstimateFrom *fr
 		if (p->estimated_seconds > slowest)
 			slowest = p->estimated_seconds;
 	}
-	plan->fixed_seconds = setup_per_file >= 0 && finish_per_byte >= 0 ?
-		setup_per_file * (double) plan->files + finish_per_byte * (double) plan->raw_bytes : -1;
+	/* the stripes are read at once, by CPUs the whole run shares */
+	if (costs != NULL && costs->cpu_per_byte > 0 && costs->cpus > 0 &&
+		costs->cpu_per_byte * (double) plan->raw_bytes / costs->cpus > slowest)
+		slowest = costs->cpu_per_byte * (double) plan->raw_bytes / costs->cpus;
+	plan->fixed_seconds = costs != NULL && costs->setup_per_file >= 0 && costs->finish_per_byte >= 0 ?
+		costs->setup_per_file * (double) plan->files + costs->finish_per_byte * (double) plan->raw_bytes : -1;
 	plan->estimated_seconds = every_speed ? slowest + (plan->fixed_seconds > 0 ? plan->fixed_seconds : 0) : -1;
 	if (!every_speed)
 		plan->estimate_from = SB_ESTIMATE_NONE;

@@ -54,6 +54,7 @@ typedef struct ReadSlot
 	uint8_t    *raw;			/* chunk_size bytes, when compressed chunks exist */
 	uint8_t    *opened;			/* chunk_size bytes, when sealed chunks exist: the
 								 * payload unsealed */
+	bool		used;			/* has held a chunk: its memory is mapped */
 	SbIoOp		op;
 } ReadSlot;
 
@@ -99,6 +100,7 @@ typedef struct Pipeline
 	uint64_t	problems;
 	_Atomic uint64_t raw_bytes_done;
 	double		started;
+	SbWorkerCpu worker_cpu;		/* the workers' sum (under MUTEX) */
 } Pipeline;
 
 /* Stop the run with ERR (the first failure wins), but for the window. */
@@ -195,7 +197,7 @@ describe_from_window(Pipeline *p, uint64_t chunk_id, char *buf, size_t buflen, c
 static void
 report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
 {
-	char		files[1024];
+	char		files[1024] = "";
 	char		first_file[4096];
 	SbPieceIter it;
 	SbPiece		first;
@@ -210,7 +212,7 @@ report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
 		describe_from_window(p, e->chunk_id, files, sizeof(files), first_file, sizeof(first_file));
 		file = first_file[0] != '\0' ? first_file : NULL;
 	}
-	else
+	else if (p->manifest->data_entries != NULL)	/* a manifest opened to plan has no files */
 	{
 		sb_manifest_describe_chunk(p->manifest, e->chunk_id, files, sizeof(files));
 		sb_piece_iter_init(&it, p->manifest, e->chunk_id);
@@ -635,8 +637,13 @@ account_in_window(Pipeline *p, uint64_t chunk_id, const uint8_t *raw, SbWindowPi
 	return true;
 }
 
+/*
+ * Take chunks from the work queue until it ends; with CPU, the time spent on
+ * each one counted into it, but for a buffer's first chunk (which pays for
+ * mapping the buffer's memory, once a run).
+ */
 static void
-work(Pipeline *p, SbCodecContext *ctx)
+work(Pipeline *p, SbCodecContext *ctx, SbWorkerCpu *cpu)
 {
 	ReadSlot   *slot;
 	SbWindowPiece *pieces = NULL;
@@ -648,7 +655,9 @@ work(Pipeline *p, SbCodecContext *ctx)
 		const uint8_t *raw;
 		StripeState *s = &p->stripes[slot->stripe];
 		uint64_t	chunk_id = slot->entry.chunk_id;
+		double		started = cpu != NULL && slot->used ? sb_thread_cpu_seconds() : -1;
 
+		slot->used = true;
 		if (!open_chunk(p, ctx, slot, &raw, &err))
 			report_chunk(p, slot->stripe, &slot->entry, &err);
 		else if ((p->config->sink != NULL &&
@@ -664,6 +673,11 @@ work(Pipeline *p, SbCodecContext *ctx)
 				sb_file_check_add_chunk(p->config->file_check, chunk_id, raw);
 			atomic_fetch_add(&s->raw_bytes, slot->entry.raw_len);
 			atomic_fetch_add(&p->raw_bytes_done, slot->entry.raw_len);
+			if (started >= 0)
+			{
+				cpu->seconds += sb_thread_cpu_seconds() - started;
+				cpu->bytes += slot->entry.raw_len;
+			}
 		}
 		if (!sb_queue_push(&p->free_queue, slot))
 			break;
@@ -677,11 +691,16 @@ worker_main(void *arg)
 	Pipeline   *p = arg;
 	SbError		err;
 	SbCodecContext *ctx = sb_codec_context_new(p->manifest->codec, 0, &err);
+	SbWorkerCpu cpu = {0, 0};
 
 	if (ctx == NULL)
 		fail(p, &err);
 	else
-		work(p, ctx);
+		work(p, ctx, p->config->worker_cpu != NULL ? &cpu : NULL);
+	pthread_mutex_lock(&p->mutex);
+	p->worker_cpu.seconds += cpu.seconds;
+	p->worker_cpu.bytes += cpu.bytes;
+	pthread_mutex_unlock(&p->mutex);
 	sb_codec_context_free(ctx);
 	thread_finished(p, false);
 	return NULL;
@@ -867,6 +886,8 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 		for (i = 0; i < p->manifest->nstripes; i++)
 			config->stripe_seconds[i] = p->stripes[i].seconds;
 	}
+	if (config->worker_cpu != NULL)
+		*config->worker_cpu = p->worker_cpu;
 	*problems = p->problems;
 	if (p->failed)
 		*err = p->failure;

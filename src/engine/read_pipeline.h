@@ -38,6 +38,17 @@ typedef bool (*SbWindowSink) (void *arg, uint64_t chunk_id, const SbWindowPiece 
 /* Windowed runs: a file whose every byte was read, with the manifest's CRC-32C, is also good. */
 typedef bool (*SbFileLeftFn) (void *arg, const SbEntry *e, SbError *err);
 
+/*
+ * The CPU time the workers spent on chunks (checking, decompressing, the
+ * sinks), and those chunks' raw bytes: each buffer's first chunk left out,
+ * which pays for mapping the buffer's memory.
+ */
+typedef struct SbWorkerCpu
+{
+	double		seconds;
+	uint64_t	bytes;
+} SbWorkerCpu;
+
 typedef struct SbReadPipelineConfig
 {
 	SbArchive  *archive;
@@ -50,6 +61,7 @@ typedef struct SbReadPipelineConfig
 	void	   *sink_arg;
 	SbFileCheck *file_check;	/* every piece read goes into its file's CRC; or NULL */
 	double	   *stripe_seconds;	/* out, per stripe: its reader's time; may be NULL */
+	SbWorkerCpu *worker_cpu;	/* out: what the workers spent on chunks; may be NULL */
 	bool		windowed;		/* take the files as the readers reach them
 								 * (entry_window.h), from a manifest read
 								 * SB_KEEP_STREAMED, and check each one's

@@ -4,6 +4,7 @@
  */
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "thread.h"
@@ -32,4 +33,14 @@ sb_cpu_count(void)
 	long		n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n > 0 ? (uint32_t) n : 1;
+}
+
+double
+sb_thread_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }

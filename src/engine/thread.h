@@ -20,4 +20,7 @@ extern bool sb_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg,
 /* Number of online CPUs (at least 1). */
 extern uint32_t sb_cpu_count(void);
 
+/* The CPU time the calling thread has used, in seconds. */
+extern double sb_thread_cpu_seconds(void);
+
 #endif							/* SB_THREAD_H */

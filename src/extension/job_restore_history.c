@@ -7,7 +7,12 @@
  * a real restore (reads, checks, decompression and writes all included).  A
  * plan expects each destination to read at the speed its latest completed
  * restore measured, and each file to cost what creating and finishing files
- * cost then; a destination never measured has no estimate (NULL).
+ * cost then.  A destination no restore has read but stripe_calibrate
+ * measured reads at the calibrated speed, which is of reading alone: the
+ * CPU a restore spends on each byte, and (when no restore measured them)
+ * creating and finishing the files, are then measured on a sample of the
+ * backup restored into the data directory's temporary folder.  A
+ * destination never measured has no estimate (NULL).
  */
 #include "postgres.h"
 
@@ -21,6 +26,8 @@
 
 #include "job_restore.h"
 #include "sb_control.h"
+#include "sb_guc.h"
+#include "sb_handle.h"
 #include "sb_spi.h"
 
 void
@@ -87,25 +94,67 @@ sb_restore_measured_speed(const char *destination)
 
 /* What the latest restore paid per file to create the tree and per byte to finish it; -1 unknown. */
 static void
-fixed_costs(const SbSql *sql, double *setup_per_file, double *finish_per_byte)
+fixed_costs(const SbSql *sql, SbRestoreCosts *costs)
 {
 	SbRows		rows = sb_sql_run(SB_SQL_RESTORE_FIXED_COSTS, NULL, NULL);
 
-	*setup_per_file = float_result(sql, &rows, 1, -1);
-	*finish_per_byte = *setup_per_file < 0 ? -1 : float_result(sql, &rows, 2, -1);
+	memset(costs, 0, sizeof(*costs));
+	costs->setup_per_file = float_result(sql, &rows, 1, -1);
+	costs->finish_per_byte = costs->setup_per_file < 0 ? -1 : float_result(sql, &rows, 2, -1);
+}
+
+/*
+ * What a restore of A costs here beyond reading its stripes, measured on a
+ * sample of it written into the data directory's temporary folder; false,
+ * with a NOTICE saying why, when no sample could be restored.
+ */
+static bool
+sample_costs(const SbArchive *a, SbRestoreSample *sample)
+{
+	SbReadOptions o;
+	double		rates[SB_MAX_STRIPES];
+	SbError		err;
+
+	sb_guc_read_options(&o, rates);
+	o.tick = sb_control_session_tick;
+	/* the engine's read pipeline takes the archive it reads as writable; a sample writes nothing to it */
+	if (sb_restore_sample(unconstify(SbArchive *, a), &o, sb_temp_folder(), sample, &err))
+		return true;
+	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */
+	ereport(NOTICE,
+			(errmsg("no sample of the backup could be restored to measure what a restore costs beyond reading: %s",
+					err.message)));
+	return false;
+}
+
+/* Does every stripe that holds data have a speed, some of them only stripe_calibrate's? */
+static bool
+needs_sample(const SbPlan *plan, const double *speeds, const SbEstimateFrom *from)
+{
+	bool		calibrated = false;
+	uint32_t	i;
+
+	for (i = 0; i < plan->nstripes; i++)
+	{
+		if (speeds[i] <= 0 && plan->stripes[i].stored_bytes > 0)
+			return false;
+		calibrated = calibrated || (speeds[i] > 0 && from[i] == SB_ESTIMATE_CALIBRATION);
+	}
+	return calibrated;
 }
 
 void
-sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
+sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbRestoreSample *sample)
 {
 	double		speeds[SB_MAX_STRIPES];
 	SbEstimateFrom from[SB_MAX_STRIPES];
-	double		setup_per_file,
-				finish_per_byte;
+	SbRestoreCosts costs;
 	SbError		err;
 	SbSql		sql;
 	uint32_t	i;
 
+	if (sample != NULL)
+		memset(sample, 0, sizeof(*sample));
 	if (!sb_archive_plan(a, plan, &err))
 		sb_raise(&err);
 	sb_sql_enter(&sql);
@@ -116,9 +165,27 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan)
 		sb_restore_stripe_destination(a, i, destination, sizeof(destination));
 		speeds[i] = expected_speed(&sql, destination, &from[i]);
 	}
-	fixed_costs(&sql, &setup_per_file, &finish_per_byte);
+	fixed_costs(&sql, &costs);
 	sb_sql_leave(&sql);
-	sb_plan_estimate(plan, speeds, from, setup_per_file, finish_per_byte);
+
+	/*
+	 * A calibrated speed is of reading alone: what the rest costs, measured
+	 * on a sample (creating and finishing the files only when no restore has
+	 * measured them).
+	 */
+	if (sample != NULL && needs_sample(plan, speeds, from) && sample_costs(a, sample))
+	{
+		costs.cpu_per_byte = sample->costs.cpu_per_byte;
+		costs.cpus = sample->costs.cpus;
+		if (costs.setup_per_file < 0)
+		{
+			costs.setup_per_file = sample->costs.setup_per_file;
+			costs.finish_per_byte = sample->costs.finish_per_byte;
+		}
+		else
+			sample->costs.setup_per_file = sample->costs.finish_per_byte = -1;
+	}
+	sb_plan_estimate(plan, speeds, from, &costs);
 }
 
 void
@@ -140,17 +207,16 @@ sb_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chai
 						 double *compare_mbps)
 {
 	Datum		values[1] = {CStringGetTextDatum(target)};
-	double		setup_per_file,
-				finish_per_byte;
+	SbRestoreCosts costs;
 	SbSql		sql;
 	SbRows		rows;
 
 	sb_sql_enter(&sql);
 	rows = sb_sql_run(SB_SQL_DELTA_COMPARE_SPEED, values, NULL);
 	*compare_mbps = float_result(&sql, &rows, 1, 0);
-	fixed_costs(&sql, &setup_per_file, &finish_per_byte);
+	fixed_costs(&sql, &costs);
 	sb_sql_leave(&sql);
-	return sb_delta_plan_seconds(plan, e, chain, *compare_mbps, setup_per_file, finish_per_byte);
+	return sb_delta_plan_seconds(plan, e, chain, *compare_mbps, costs.setup_per_file, costs.finish_per_byte);
 }
 
 static Datum

@@ -78,6 +78,19 @@ sb_guc_max_rates(int n, double *out)
 		out[i] = sb_policy_rate_of(&rates, (uint32_t) i);
 }
 
+void
+sb_guc_read_options(SbReadOptions *o, double *rates)
+{
+	memset(o, 0, sizeof(*o));
+	o->workers = (uint32_t) sb_guc_compression_workers;
+	o->buffer_count = (uint32_t) sb_guc_buffer_count;
+	o->io_method = (SbIoMethod) sb_guc_io_method_checked();
+	o->queue_depth = (uint32_t) sb_guc_queue_depth;
+	sb_guc_max_rates(SB_MAX_STRIPES, rates);
+	o->max_rates = rates;
+	o->max_memory = sb_guc_max_memory_bytes();
+}
+
 /* Is TEXT an object-storage location the engine takes? */
 static bool
 valid_location(const char *text)

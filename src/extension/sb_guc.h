@@ -5,6 +5,8 @@
 #ifndef SB_GUC_H
 #define SB_GUC_H
 
+#include "stripebackup/sb_archive.h"
+
 extern int	sb_guc_buffer_count;
 extern int	sb_guc_transfer_size_kb;
 extern int	sb_guc_compression_workers;
@@ -36,6 +38,12 @@ extern void sb_guc_max_rates(int n, double *rates);
 
 /* The I/O method to use; a NOTICE, once per session, when io_uring is not available. */
 extern int	sb_guc_io_method_checked(void);
+
+/*
+ * Read options from the settings, for the engine's threads run in this
+ * session (RATES: room for SB_MAX_STRIPES, the limits); no tick set.
+ */
+extern void sb_guc_read_options(SbReadOptions *o, double *rates);
 
 /* Define every stripebackup.* setting. */
 extern void sb_guc_define(void);

@@ -97,7 +97,7 @@ put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, bool *pre
 		SbPlan	   *older = palloc(sizeof(SbPlan));
 
 		appendStringInfo(&chain, " <- \"%s\"", link->manifest->name);
-		sb_restore_plan_with_history(link, older);
+		sb_restore_plan_with_history(link, older, palloc(sizeof(SbRestoreSample)));
 		for (i = 0; i < older->nstripes; i++)
 		{
 			put_plan_stripe(rs, link, &older->stripes[i]);
@@ -141,19 +141,26 @@ put_plan_total(ReturnSetInfo *rs, const SbPlan *plan, bool present)
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 
-/* An estimate made before any restore read these destinations says so, and what it leaves out. */
+/* An estimate made before any restore read these destinations says so, and what it comes from. */
 static void
-calibration_notice(const SbPlan *plan)
+calibration_notice(const SbPlan *plan, const SbRestoreSample *sample)
 {
+	const char *fixed = plan->fixed_seconds < 0 ? "are not counted" :
+		sample->chunks > 0 && sample->costs.setup_per_file >= 0 ? "cost what the sample paid" :
+		"cost what the latest restore paid";
+
 	if (plan->estimated_seconds < 0 || plan->estimate_from != SB_ESTIMATE_CALIBRATION)
 		return;
 	ereport(NOTICE,
 			(errmsg("the estimate of %.1f s reads at the speeds stripe_calibrate measured: no restore has read from %s yet",
 					plan->estimated_seconds,
 					plan->nstripes > 1 ? "every one of these destinations" : "this destination"),
-			 plan->fixed_seconds < 0 ?
-			 errdetail("Creating the files, decompressing and the final sync are not counted until a restore has measured them.") :
-			 errdetail("Creating the files and the final sync are counted as the latest restore paid them.")));
+			 sample->chunks > 0 ?
+			 errdetail("Decompressing and writing cost what a sample of the backup took here "
+					   "(%.1f MB in %llu chunks, %u files created), restored into the data directory's file system; "
+					   "creating and finishing the files %s.",
+					   (double) sample->raw_bytes / 1e6, (unsigned long long) sample->chunks, sample->files, fixed) :
+			 errdetail("Decompressing is not counted; creating the files and the final sync %s.", fixed)));
 }
 
 /* One row per piece of file data, in chunk order. */
@@ -253,6 +260,7 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
 	SbPlan	   *plan = palloc(sizeof(SbPlan));
+	SbRestoreSample *sample = palloc(sizeof(SbRestoreSample));
 	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	bool		delta = !PG_ARGISNULL(PLAN_DELTA_TARGET_ARG);
 	/* the stripes' plan needs no file table: only the detail, delta and WAL checks do */
@@ -266,14 +274,14 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	if (pitr->recovery_kind != SB_RECOVERY_NONE)
 		sb_pitr_check_wal(pitr, sb_restore_read_pgmeta(a), false);
 	InitMaterializedSRF(fcinfo, 0);
-	sb_restore_plan_with_history(a, plan);
+	sb_restore_plan_with_history(a, plan, sample);
 	for (i = 0; i < plan->nstripes; i++)
 		put_plan_stripe(rs, a, &plan->stripes[i]);
 	put_chain_stripes(rs, a, plan, &present);
 	if (delta)
 		delta_notice(fcinfo, a, plan, pitr);
 	put_plan_total(rs, plan, present);
-	calibration_notice(plan);
+	calibration_notice(plan, sample);
 	if (detail)
 		put_plan_pieces(rs, a->manifest);
 }
@@ -393,15 +401,8 @@ verify(SbArchive *a, Findings *found)
 	uint64_t	problems;
 	SbError		err;
 
-	memset(&options, 0, sizeof(options));
-	options.workers = (uint32_t) sb_guc_compression_workers;
-	options.buffer_count = (uint32_t) sb_guc_buffer_count;
-	options.io_method = (SbIoMethod) sb_guc_io_method_checked();
-	options.queue_depth = (uint32_t) sb_guc_queue_depth;
+	sb_guc_read_options(&options, rates);
 	options.tick = sb_control_session_tick;
-	sb_guc_max_rates(SB_MAX_STRIPES, rates);
-	options.max_rates = rates;
-	options.max_memory = sb_guc_max_memory_bytes();
 	if (sb_archive_verify(a, &options, collect_problem, found, &problems, &err))
 		return;
 	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */

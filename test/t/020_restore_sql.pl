@@ -45,8 +45,15 @@ my ($ret, $out, $err) = $node->psql('postgres',
 is($out, '4', 'calibrated: every stripe and the total estimated, from the calibration');
 like($err, qr/NOTICE:  the estimate of [\d.]+ s reads at the speeds stripe_calibrate measured: no restore has read from every one of these destinations yet/,
 	'the plan says where its estimate comes from');
-like($err, qr/DETAIL:  Creating the files, decompressing and the final sync are not counted/,
-	'and what it leaves out');
+like($err, qr/DETAIL:  Decompressing and writing cost what a sample of the backup took here \([\d.]+ MB in \d+ chunks, 256 files created\), restored into the data directory's file system; creating and finishing the files cost what the sample paid/,
+	'and that the rest was measured on a sample of the backup');
+is($node->safe_psql('postgres',
+		"SELECT (SELECT estimated_seconds FROM stripe_restore_plan($id) WHERE stripe IS NULL) > "
+		  . "(SELECT max(estimated_seconds) FROM stripe_restore_plan($id) WHERE stripe IS NOT NULL)"),
+	't', 'the whole takes longer than reading the slowest stripe');
+opendir(my $tmp, $node->data_dir . '/base/pgsql_tmp') or die "pgsql_tmp: $!";
+is(scalar(grep { /stripebackup-sample/ } readdir $tmp), 0, 'the sample left nothing in the temporary folder');
+closedir $tmp;
 my $data_files = grep { $_->{type} eq 'file' && $_->{stream_length} > 0 } @{ $manifest->{entries} };
 is($node->safe_psql('postgres',
 		"SELECT sum(length) = $manifest->{stream_bytes} AND count(DISTINCT file) = $data_files "

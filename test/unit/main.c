@@ -76,6 +76,7 @@ static const UnitTest tests[] = {
 	TEST(test_delta_restore),
 	TEST(test_delta_plan_seconds),
 	TEST(test_plan_estimate),
+	TEST(test_restore_sample),
 	TEST(test_incremental_chain),
 	TEST(test_incremental_broken_chain),
 	TEST(test_incremental_damaged_parent),

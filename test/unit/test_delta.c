@@ -183,6 +183,10 @@ test_plan_estimate(void)
 	static const SbEstimateFrom mixed[2] = {SB_ESTIMATE_RESTORE, SB_ESTIMATE_CALIBRATION};
 	static const SbEstimateFrom measured[2] = {SB_ESTIMATE_RESTORE, SB_ESTIMATE_RESTORE};
 	static const double one_unknown[2] = {100, 0};
+	const SbRestoreCosts restored = {0.001, 1e-9, 0, 1};
+	const SbRestoreCosts sampled_slow_cpu = {0.001, 1e-9, 2e-8, 2};	/* 400 MB x 20 ns / 2: 4 s */
+	const SbRestoreCosts sampled_fast_cpu = {0.001, 1e-9, 1e-9, 2};	/* 0.2 s: under the slowest stripe */
+	const SbRestoreCosts cpu_only = {-1, -1, 2e-8, 2};
 	SbPlan		plan;
 
 	th_begin("plan: a restore's time from read speeds, and where they came from");
@@ -192,12 +196,12 @@ test_plan_estimate(void)
 	plan.raw_bytes = 400000000;
 	plan.stripes[0].stored_bytes = 200000000;	/* 2 s at 100 MB/s */
 	plan.stripes[1].stored_bytes = 150000000;	/* 3 s at 50 MB/s */
-	sb_plan_estimate(&plan, speeds, measured, 0.001, 1e-9);
+	sb_plan_estimate(&plan, speeds, measured, &restored);
 	ok(plan.estimated_seconds > 4.3999 && plan.estimated_seconds < 4.4001 &&
 	   plan.estimate_from == SB_ESTIMATE_RESTORE,
 	   "measured by restores: the slowest stripe and the fixed parts (%.4f s), from restores",
 	   plan.estimated_seconds);
-	sb_plan_estimate(&plan, speeds, mixed, -1, -1);
+	sb_plan_estimate(&plan, speeds, mixed, NULL);
 	ok(plan.estimated_seconds > 2.9999 && plan.estimated_seconds < 3.0001 && plan.fixed_seconds < 0,
 	   "one stripe calibrated, no restore yet: the slowest stripe alone, fixed parts unknown (%.4f s)",
 	   plan.estimated_seconds);
@@ -205,16 +209,93 @@ test_plan_estimate(void)
 		   "the calibrated stripe says so");
 	is_str(sb_estimate_from_name(plan.stripes[0].estimate_from), "restore", "the other its restore");
 	is_str(sb_estimate_from_name(plan.estimate_from), "calibration", "and the whole, calibration");
-	sb_plan_estimate(&plan, one_unknown, mixed, 0.001, 1e-9);
+	sb_plan_estimate(&plan, speeds, mixed, &sampled_slow_cpu);
+	ok(plan.estimated_seconds > 5.3999 && plan.estimated_seconds < 5.4001 &&
+	   plan.stripes[1].estimated_seconds > 2.9999 && plan.stripes[1].estimated_seconds < 3.0001,
+	   "a sample's CPU per byte over its CPUs slower than the stripes: that, plus the fixed parts "
+	   "(%.4f s); each stripe still its read (%.4f s)", plan.estimated_seconds,
+	   plan.stripes[1].estimated_seconds);
+	sb_plan_estimate(&plan, speeds, mixed, &sampled_fast_cpu);
+	ok(plan.estimated_seconds > 4.3999 && plan.estimated_seconds < 4.4001,
+	   "faster than the slowest stripe: the stripe (%.4f s)", plan.estimated_seconds);
+	sb_plan_estimate(&plan, speeds, mixed, &cpu_only);
+	ok(plan.estimated_seconds > 3.9999 && plan.estimated_seconds < 4.0001 && plan.fixed_seconds < 0,
+	   "the CPU known, not the fixed parts: those left out (%.4f s)", plan.estimated_seconds);
+	sb_plan_estimate(&plan, one_unknown, mixed, &restored);
 	ok(plan.estimated_seconds < 0 && plan.estimate_from == SB_ESTIMATE_NONE &&
 	   plan.stripes[1].estimated_seconds < 0 && sb_estimate_from_name(plan.stripes[1].estimate_from) == NULL,
 	   "a stripe that holds data without a speed: no estimate");
 	plan.stripes[1].stored_bytes = 0;
-	sb_plan_estimate(&plan, one_unknown, mixed, 0.001, 1e-9);
+	sb_plan_estimate(&plan, one_unknown, mixed, &restored);
 	ok(plan.estimated_seconds > 3.3999 && plan.estimated_seconds < 3.4001,
 	   "unless it holds nothing (%.4f s)", plan.estimated_seconds);
-	sb_plan_estimate(&plan, NULL, NULL, -1, -1);
+	sb_plan_estimate(&plan, NULL, NULL, NULL);
 	ok(plan.estimated_seconds < 0, "no speeds at all: no estimate");
+}
+
+/*
+ * A restore of a sample of the backup, opened to plan as stripe_restore_plan
+ * does, measures the costs a calibration leaves out, in a folder of its own
+ * that it removes; a stripe it cannot read fails it, and the folder goes too.
+ */
+void
+test_restore_sample(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbArchive  *a;
+	SbReadOptions ro;
+	SbRestoreSample sample;
+	SbError		err;
+	char		location[PATH_MAX];
+	char		scratch[PATH_MAX];
+	char		path[PATH_MAX];
+	uint32_t	i;
+	bool		done;
+
+	th_begin("restore sample: what a restore costs here, measured on part of the backup");
+	th_fixture(&f, "sample", 2);
+	for (i = 0; i < 40; i++)
+		th_write_pattern(th_path(path, "%s/file%02u", f.src, i), 100000 + 1000 * i, i, true, 0600);
+	th_options(&o, f.dests, f.ndests, "sampled");
+	o.codec = SB_CODEC_ZSTD;
+	ok(th_backup_tree(&o, f.src, &m, &err), "a backup of 40 files, zstd");
+	th_location(&f, 0, "sampled", location);
+	th_path(scratch, "%s/scratch", f.root);
+	th_mkdir(scratch, 0700);
+	memset(&ro, 0, sizeof(ro));
+	ro.workers = 2;
+	a = sb_archive_open_for_plan(location, NULL, &err);
+	done = a != NULL && sb_restore_sample(a, &ro, scratch, &sample, &err);
+	if (!ok(done, "the sample restores"))
+		th_diag_error("sample", &err);
+	ok(done && sample.chunks == m->total_chunks && sample.raw_bytes == m->stream_bytes,
+	   "a backup smaller than the sample is sampled whole: %llu chunks, %llu bytes",
+	   (unsigned long long) sample.chunks, (unsigned long long) sample.raw_bytes);
+	ok(done && sample.costs.cpu_per_byte > 0 && sample.costs.finish_per_byte > 0 &&
+	   sample.costs.setup_per_file > 0 && sample.costs.cpus >= 1 && sample.costs.cpus <= 2 &&
+	   sample.files == 256,
+	   "it measured CPU (%.2f ns a byte, over %u CPUs), the sync (%.2f ns a byte), and %u files "
+	   "(%.1f us each)", sample.costs.cpu_per_byte * 1e9, sample.costs.cpus,
+	   sample.costs.finish_per_byte * 1e9, sample.files, sample.costs.setup_per_file * 1e6);
+	is_int(th_count_entries(scratch), 0, "and left nothing behind");
+	sb_archive_close(a);
+
+	ok(unlink(th_stripe_path(&f, 2, "sampled", path)) == 0, "stripe 2 removed");
+	a = sb_archive_open_for_plan(location, NULL, &err);
+	done = a != NULL && sb_restore_sample(a, &ro, scratch, &sample, &err);
+	ok(!done && err.code == SB_ENOTFOUND && strstr(err.message, "stripe 2 of 2") != NULL,
+	   "a stripe missing fails the sample, naming it: %s", err.message);
+	is_int(th_count_entries(scratch), 0, "and it leaves nothing behind either");
+	sb_archive_close(a);
+	th_path(path, "%s/none/deeper", f.root);
+	a = sb_archive_open_for_plan(location, NULL, &err);
+	ok(a != NULL && !sb_restore_sample(a, &ro, path, &sample, &err) && strstr(err.message, path) != NULL,
+	   "a folder that is not there: %s", err.message);
+	sb_archive_close(a);
+	sb_manifest_free(m);
+	th_fixture_done(&f);
 }
 
 /* The delta restore's time from a plan: compare, the slowest stripe's share, the fixed parts. */

@@ -50,6 +50,7 @@ extern void test_encrypted_backup(void);
 extern void test_delta_restore(void);
 extern void test_delta_plan_seconds(void);
 extern void test_plan_estimate(void);
+extern void test_restore_sample(void);
 
 /* test_incremental.c */
 extern void test_incremental_chain(void);
