@@ -432,12 +432,16 @@ COMMENT ON FUNCTION stripe_cancel_restore(bigint) IS 'stop a running restore cle
 -- before it.  With delta_target (a stopped copy, its tablespaces where
 -- tablespace_mapping says), what a delta restore into it would compare and
 -- expects to write, from its files' sizes and times, said as a NOTICE.
+-- Before any restore has measured these destinations, the estimate restores
+-- a sample of the backup to measure what a restore costs here: in
+-- target_directory's file system when given (the right to write server files
+-- needed), else in the data directory's temporary folder.
 CREATE FUNCTION stripe_restore_plan(backup bigint DEFAULT NULL, detail boolean DEFAULT false,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', delta_target text DEFAULT NULL,
-	tablespace_mapping text[] DEFAULT NULL,
+	tablespace_mapping text[] DEFAULT NULL, target_directory text DEFAULT NULL,
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
 	OUT stored_bytes bigint, OUT raw_bytes bigint, OUT files bigint,
 	OUT expected_mb_per_s float8, OUT estimated_seconds float8, OUT estimate_from text,
@@ -452,7 +456,7 @@ CREATE FUNCTION stripe_restore_plan(location text, detail boolean DEFAULT false,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', delta_target text DEFAULT NULL,
-	tablespace_mapping text[] DEFAULT NULL,
+	tablespace_mapping text[] DEFAULT NULL, target_directory text DEFAULT NULL,
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
 	OUT stored_bytes bigint, OUT raw_bytes bigint, OUT files bigint,
 	OUT expected_mb_per_s float8, OUT estimated_seconds float8, OUT estimate_from text,
@@ -549,9 +553,9 @@ REVOKE ALL ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, t
 REVOKE ALL ON FUNCTION stripe_cancel(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel_restore(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
-	text, text, text, text[]) FROM PUBLIC;
+	text, text, text, text[], text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
-	text, text, text, text[]) FROM PUBLIC;
+	text, text, text, text[], text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text,

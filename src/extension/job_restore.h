@@ -93,14 +93,14 @@ extern void sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, c
 
 /*
  * The plan of A with estimates from the measured speed of each destination
- * in past restores, or stripe_calibrate's.  With SAMPLE, when a speed is a
- * calibration's, what the rest of a restore costs is measured on a sample of
- * A (sb_restore_sample), said in *SAMPLE: chunks 0 when none was taken;
- * its costs of creating and finishing the files -1 when a restore's were
- * used instead.
- * Needs a transaction.
+ * in past restores, or stripe_calibrate's.  With SAMPLE_DIR, when a speed is
+ * a calibration's, what the rest of a restore costs is measured on a sample
+ * of A written in a folder made there (sb_restore_sample), said in *SAMPLE:
+ * chunks 0 when none was taken; its costs of creating and finishing the
+ * files -1 when a restore's were used instead.  Needs a transaction.
  */
-extern void sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbRestoreSample *sample);
+extern void sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, const char *sample_dir,
+										 SbRestoreSample *sample);
 
 /*
  * An older backup of a chain, planned with history: its totals added into

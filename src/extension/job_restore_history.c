@@ -11,7 +11,8 @@
  * measured reads at the calibrated speed, which is of reading alone: the
  * CPU a restore spends on each byte, and (when no restore measured them)
  * creating and finishing the files, are then measured on a sample of the
- * backup restored into the data directory's temporary folder.  A
+ * backup restored where the restore will write (or, not said, into the data
+ * directory's temporary folder).  A
  * destination never measured has no estimate (NULL).
  */
 #include "postgres.h"
@@ -27,7 +28,6 @@
 #include "job_restore.h"
 #include "sb_control.h"
 #include "sb_guc.h"
-#include "sb_handle.h"
 #include "sb_spi.h"
 
 void
@@ -105,11 +105,11 @@ fixed_costs(const SbSql *sql, SbRestoreCosts *costs)
 
 /*
  * What a restore of A costs here beyond reading its stripes, measured on a
- * sample of it written into the data directory's temporary folder; false,
+ * sample of it written in a folder made in DIR; false,
  * with a NOTICE saying why, when no sample could be restored.
  */
 static bool
-sample_costs(const SbArchive *a, SbRestoreSample *sample)
+sample_costs(const SbArchive *a, const char *dir, SbRestoreSample *sample)
 {
 	SbReadOptions o;
 	double		rates[SB_MAX_STRIPES];
@@ -118,7 +118,7 @@ sample_costs(const SbArchive *a, SbRestoreSample *sample)
 	sb_guc_read_options(&o, rates);
 	o.tick = sb_control_session_tick;
 	/* the engine's read pipeline takes the archive it reads as writable; a sample writes nothing to it */
-	if (sb_restore_sample(unconstify(SbArchive *, a), &o, sb_temp_folder(), sample, &err))
+	if (sb_restore_sample(unconstify(SbArchive *, a), &o, dir, sample, &err))
 		return true;
 	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */
 	ereport(NOTICE,
@@ -144,7 +144,8 @@ needs_sample(const SbPlan *plan, const double *speeds, const SbEstimateFrom *fro
 }
 
 void
-sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbRestoreSample *sample)
+sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, const char *sample_dir,
+							 SbRestoreSample *sample)
 {
 	double		speeds[SB_MAX_STRIPES];
 	SbEstimateFrom from[SB_MAX_STRIPES];
@@ -153,7 +154,7 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbRestoreSample *
 	SbSql		sql;
 	uint32_t	i;
 
-	if (sample != NULL)
+	if (sample_dir != NULL)
 		memset(sample, 0, sizeof(*sample));
 	if (!sb_archive_plan(a, plan, &err))
 		sb_raise(&err);
@@ -173,7 +174,7 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbRestoreSample *
 	 * on a sample (creating and finishing the files only when no restore has
 	 * measured them).
 	 */
-	if (sample != NULL && needs_sample(plan, speeds, from) && sample_costs(a, sample))
+	if (sample_dir != NULL && needs_sample(plan, speeds, from) && sample_costs(a, sample_dir, sample))
 	{
 		costs.cpu_per_byte = sample->costs.cpu_per_byte;
 		costs.cpus = sample->costs.cpus;

@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -53,4 +54,34 @@ sb_check_outside_cluster(const char *path, const char *what)
 		check_outside(path, resolved, link, "tablespace", what);
 	}
 	FreeDir(dir);
+}
+
+const char *
+sb_restore_sample_folder(const char *target)
+{
+	struct stat st;
+	char	   *parent;
+
+	sb_check_outside_cluster(target, "target_directory");
+	if (stat(target, &st) == 0)
+	{
+		if (!S_ISDIR(st.st_mode))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("target_directory \"%s\" is not a directory", target)));
+		return target;
+	}
+	if (errno != ENOENT)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not look at target_directory \"%s\": %m", target)));
+	parent = pstrdup(target);
+	get_parent_directory(parent);
+	if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("target_directory \"%s\" cannot be made: its folder \"%s\" is not a directory",
+						target, parent),
+				 errhint("A restore makes its target, not the folders above it.")));
+	return parent;
 }

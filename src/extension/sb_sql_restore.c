@@ -40,6 +40,7 @@ PG_FUNCTION_INFO_V1(stripe_restore_location);
 #define PLAN_TARGET_ARGS 2
 #define PLAN_DELTA_TARGET_ARG 10
 #define PLAN_MAPPING_ARG 11
+#define PLAN_TARGET_DIRECTORY_ARG 12
 #define RESTORE_TARGET_ARGS 4
 #define RESTORE_STANDBY_ARGS 12
 #define RESTORE_DELTA_ARG 15
@@ -84,7 +85,8 @@ put_plan_stripe(ReturnSetInfo *rs, const SbArchive *a, const SbPlanStripe *s)
  * fixed part, creating and finishing the files, is paid once).
  */
 static void
-put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, bool *present)
+put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, const char *sample_dir,
+				  bool *present)
 {
 	const SbArchive *link;
 	StringInfoData chain;
@@ -97,7 +99,7 @@ put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, bool *pre
 		SbPlan	   *older = palloc(sizeof(SbPlan));
 
 		appendStringInfo(&chain, " <- \"%s\"", link->manifest->name);
-		sb_restore_plan_with_history(link, older, palloc(sizeof(SbRestoreSample)));
+		sb_restore_plan_with_history(link, older, sample_dir, palloc(sizeof(SbRestoreSample)));
 		for (i = 0; i < older->nstripes; i++)
 		{
 			put_plan_stripe(rs, link, &older->stripes[i]);
@@ -143,7 +145,7 @@ put_plan_total(ReturnSetInfo *rs, const SbPlan *plan, bool present)
 
 /* An estimate made before any restore read these destinations says so, and what it comes from. */
 static void
-calibration_notice(const SbPlan *plan, const SbRestoreSample *sample)
+calibration_notice(const SbPlan *plan, const SbRestoreSample *sample, const char *sample_dir)
 {
 	const char *fixed = plan->fixed_seconds < 0 ? "are not counted" :
 		sample->chunks > 0 && sample->costs.setup_per_file >= 0 ? "cost what the sample paid" :
@@ -157,9 +159,10 @@ calibration_notice(const SbPlan *plan, const SbRestoreSample *sample)
 					plan->nstripes > 1 ? "every one of these destinations" : "this destination"),
 			 sample->chunks > 0 ?
 			 errdetail("Decompressing and writing cost what a sample of the backup took here "
-					   "(%.1f MB in %llu chunks, %u files created), restored into the data directory's file system; "
+					   "(%.1f MB in %llu chunks, %u files created), written in \"%s\"; "
 					   "creating and finishing the files %s.",
-					   (double) sample->raw_bytes / 1e6, (unsigned long long) sample->chunks, sample->files, fixed) :
+					   (double) sample->raw_bytes / 1e6, (unsigned long long) sample->chunks, sample->files,
+					   sample_dir, fixed) :
 			 errdetail("Decompressing is not counted; creating the files and the final sync %s.", fixed)));
 }
 
@@ -266,22 +269,29 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	/* the stripes' plan needs no file table: only the detail, delta and WAL checks do */
 	SbArchive  *a = !detail && !delta && pitr->recovery_kind == SB_RECOVERY_NONE ?
 		sb_handle_open_archive_to_plan(location) : sb_handle_open_archive_to_restore(location, NULL);
+	const char *sample_dir = sb_temp_folder();
 	bool		present = true;
 	uint32_t	i;
 
 	sb_handle_warn(a);
+	/* a sample written where the restore will write: a right a plan alone does not need */
+	if (!PG_ARGISNULL(PLAN_TARGET_DIRECTORY_ARG))
+	{
+		sb_launch_check_privileges(true, "write a restore's sample into target_directory");
+		sample_dir = sb_restore_sample_folder(text_to_cstring(PG_GETARG_TEXT_PP(PLAN_TARGET_DIRECTORY_ARG)));
+	}
 	/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
 	if (pitr->recovery_kind != SB_RECOVERY_NONE)
 		sb_pitr_check_wal(pitr, sb_restore_read_pgmeta(a), false);
 	InitMaterializedSRF(fcinfo, 0);
-	sb_restore_plan_with_history(a, plan, sample);
+	sb_restore_plan_with_history(a, plan, sample_dir, sample);
 	for (i = 0; i < plan->nstripes; i++)
 		put_plan_stripe(rs, a, &plan->stripes[i]);
-	put_chain_stripes(rs, a, plan, &present);
+	put_chain_stripes(rs, a, plan, sample_dir, &present);
 	if (delta)
 		delta_notice(fcinfo, a, plan, pitr);
 	put_plan_total(rs, plan, present);
-	calibration_notice(plan, sample);
+	calibration_notice(plan, sample, sample_dir);
 	if (detail)
 		put_plan_pieces(rs, a->manifest);
 }

@@ -134,7 +134,18 @@ pgbr_backup() {	# NAME none|zst
 	record "$1" "$(elapsed "$t0")"
 }
 
-restore_target() { rm -rf "$dir/restore"; }
+# An empty target for the next restore, $restore_dir: on a file system made
+# anew (fresh_fs.sh), or, without root, a folder emptied.
+restore_target() {
+	if fresh_fs_make "$dir" "$restore_fs_gb"; then
+		restore_dir=$dir/restore-fs/restore
+		restore_where="into a freshly made ext4 file system (a loop device) each time"
+	else
+		rm -rf "$dir/restore"
+		restore_dir=$dir/restore
+		restore_where="into a folder emptied before each (run as root for a fresh file system each time)"
+	fi
+}
 
 sb_location() { psql_ -c "SELECT location FROM stripe_backups WHERE status = 'completed' ORDER BY id DESC LIMIT 1"; }
 
@@ -143,24 +154,24 @@ sb_restore() {
 	local location
 	location=$(sb_location)
 	local t0=$(now)
-	stripebackup restore "$location" --target "$dir/restore" --no-progress >/dev/null
+	stripebackup restore "$location" --target "$restore_dir" --no-progress >/dev/null
 	record sb_restore "$(elapsed "$t0")"
 }
 
 pgbr_restore() {
 	restore_target
 	local t0=$(now)
-	pgbr --pg1-path="$dir/restore" restore
-	sync -f "$dir/restore"
+	pgbr --pg1-path="$restore_dir" restore
+	sync -f "$restore_dir"
 	record br_restore "$(elapsed "$t0")"
 }
 
 pgbb_restore() {
 	restore_target
-	mkdir -p "$dir/restore/pg_wal"
+	mkdir -p "$restore_dir/pg_wal"
 	local t0=$(now)
-	zstd -q -d -c "$dir/pgbb/base.tar.zst" | tar -xf - -C "$dir/restore"
-	sync -f "$dir/restore"
+	zstd -q -d -c "$dir/pgbb/base.tar.zst" | tar -xf - -C "$restore_dir"
+	sync -f "$restore_dir"
 	record bb_restore "$(elapsed "$t0")"
 }
 
@@ -175,11 +186,11 @@ sql_restore() {
 	local estimate t0
 	restore_target
 	estimate=$(psql_ -F ' ' -c "SELECT coalesce(round(estimated_seconds::numeric, 2)::text, '-'),
-		coalesce(estimate_from, 'none') FROM stripe_restore_plan('$(sb_location)'::text)
-		WHERE stripe IS NULL" 2>/dev/null)
+		coalesce(estimate_from, 'none') FROM stripe_restore_plan('$(sb_location)'::text,
+		target_directory => '$restore_dir') WHERE stripe IS NULL" 2>/dev/null)
 	sync
 	t0=$(now)
-	psql_ -c "SELECT stripe_restore('$(sb_location)'::text, '$dir/restore')" >/dev/null
+	psql_ -c "SELECT stripe_restore('$(sb_location)'::text, '$restore_dir')" >/dev/null
 	echo "$estimate $(elapsed "$t0")" >> "$results/estimates"
 	record sql_restore "$(elapsed "$t0")"
 }
@@ -293,6 +304,7 @@ init_cluster "$data" "$port"
 pgbr stanza-create >/dev/null
 load_main
 bytes=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
+restore_fs_gb=$((bytes * 2 / 1000000000 + 2))
 say "main cluster: $(calc "$bytes / 1e9" 2) GB; $runs runs of each tool, alternating"
 
 for ((r = 1; r <= runs; r++)); do
@@ -372,7 +384,7 @@ row "stripebackup restore (3 stripes, zstd 1)" sb_restore br_restore
 row "pgBackRest restore (process-max=2, zst 1)" br_restore
 row "pg_basebackup tar | zstd -d | tar -x" bb_restore br_restore
 row "stripe_restore() from SQL (the same backup)" sql_restore br_restore
-echo "(ratio: time / pgBackRest's)"
+echo "(ratio: time / pgBackRest's; every restore made durable, $restore_where)"
 echo
 echo "stripe_restore_plan's estimate against stripe_restore's time, run by run:"
 while read -r est from took; do

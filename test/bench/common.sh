@@ -2,11 +2,14 @@
 # when started as root), and the timing helpers.  Source it after setting
 # REPO and DIR; it sets bindir, PATH, results and empties the times file.
 
+. "$REPO/test/bench/fresh_fs.sh"
+
 if [[ $(id -u) -eq 0 ]]; then
 	bash "$REPO/scripts/install-deps.sh" --bench
 	make -s -C "$REPO" all install >/dev/null
 	mkdir -p "$DIR"
 	chown postgres: "$DIR"
+	fresh_fs_serve "$DIR" $$ &	# $$ stays the benchmark's through exec
 	exec runuser -u postgres -- env BENCH_DIR="$DIR" bash "$0" "${BENCH_ARGS[@]}"
 fi
 

@@ -17,9 +17,9 @@ SELECT function_returns('stripe_merge',
 	ARRAY['bigint', 'text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'], 'bigint');
 SELECT has_function('stripe_cancel_restore', ARRAY['bigint']);
 SELECT has_function('stripe_restore_plan', ARRAY['bigint', 'boolean', 'timestamp with time zone', 'pg_lsn', 'xid8',
-	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]']);
+	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]', 'text']);
 SELECT has_function('stripe_restore_plan', ARRAY['text', 'boolean', 'timestamp with time zone', 'pg_lsn', 'xid8',
-	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]']);
+	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]', 'text']);
 SELECT has_function('stripe_verify', ARRAY['bigint']);
 SELECT has_function('stripe_verify', ARRAY['text']);
 SELECT has_function('stripe_restore', ARRAY['bigint', 'text', 'text[]', 'boolean',

@@ -45,7 +45,7 @@ my ($ret, $out, $err) = $node->psql('postgres',
 is($out, '4', 'calibrated: every stripe and the total estimated, from the calibration');
 like($err, qr/NOTICE:  the estimate of [\d.]+ s reads at the speeds stripe_calibrate measured: no restore has read from every one of these destinations yet/,
 	'the plan says where its estimate comes from');
-like($err, qr/DETAIL:  Decompressing and writing cost what a sample of the backup took here \([\d.]+ MB in \d+ chunks, 256 files created\), restored into the data directory's file system; creating and finishing the files cost what the sample paid/,
+like($err, qr/DETAIL:  Decompressing and writing cost what a sample of the backup took here \([\d.]+ MB in \d+ chunks, 256 files created\), written in "base\/pgsql_tmp"; creating and finishing the files cost what the sample paid/,
 	'and that the rest was measured on a sample of the backup');
 is($node->safe_psql('postgres',
 		"SELECT (SELECT estimated_seconds FROM stripe_restore_plan($id) WHERE stripe IS NULL) > "
@@ -54,6 +54,41 @@ is($node->safe_psql('postgres',
 opendir(my $tmp, $node->data_dir . '/base/pgsql_tmp') or die "pgsql_tmp: $!";
 is(scalar(grep { /stripebackup-sample/ } readdir $tmp), 0, 'the sample left nothing in the temporary folder');
 closedir $tmp;
+
+# Where the restore will write: the sample is taken there.
+my $planned = PostgreSQL::Test::Utils::tempdir();
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT estimated_seconds > 0 FROM stripe_restore_plan($id, target_directory => '$planned/copy') WHERE stripe IS NULL");
+is($out, 't', 'a plan for a target not made yet estimates');
+like($err, qr/written in "\Q$planned\E"/, "its sample was written in the folder the target will be made in");
+ok(!-e "$planned/copy", 'which is left as it was: no target made');
+opendir(my $left, $planned) or die "$planned: $!";
+is(scalar(grep { !/^\.\.?$/ } readdir $left), 0, 'and nothing left in it');
+closedir $left;
+mkdir "$planned/copy" or die;
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT count(*) FROM stripe_restore_plan($id, target_directory => '$planned/copy') WHERE stripe IS NULL");
+like($err, qr/written in "\Q$planned\E\/copy"/, 'a target that is there: the sample is written in it');
+PostgreSQL::Test::Utils::append_to_file("$planned/afile", 'x');
+for my $bad ([ 'relative/path', qr/target_directory "relative\/path" is not an absolute path/ ],
+	[ $node->data_dir . '/copy', qr/target_directory ".*\/copy" is inside the data directory/ ],
+	[ "$planned/no/copy", qr/target_directory ".*\/no\/copy" cannot be made: its folder ".*\/no" is not a directory/ ],
+	[ "$planned/afile", qr/target_directory ".*\/afile" is not a directory/ ])
+{
+	($ret, $out, $err) = $node->psql('postgres',
+		"SELECT count(*) FROM stripe_restore_plan($id, target_directory => '$bad->[0]')");
+	like($err, $bad->[1], "target_directory $bad->[0]: refused, named");
+}
+$node->safe_psql('postgres', "CREATE ROLE sb_reader LOGIN; GRANT pg_read_server_files TO sb_reader;
+	GRANT EXECUTE ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
+	text, text, text, text[], text) TO sb_reader");
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_restore_plan($id)", extra_params => [ '-U', 'sb_reader' ]),
+	'4', 'a role that may read server files plans, its sample in the temporary folder');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT count(*) FROM stripe_restore_plan($id, target_directory => '$planned/copy')",
+	extra_params => [ '-U', 'sb_reader' ]);
+like($err, qr/permission denied to write a restore's sample into target_directory/,
+	'but writes no sample where it names without the right to write server files');
 my $data_files = grep { $_->{type} eq 'file' && $_->{stream_length} > 0 } @{ $manifest->{entries} };
 is($node->safe_psql('postgres',
 		"SELECT sum(length) = $manifest->{stream_bytes} AND count(DISTINCT file) = $data_files "
