@@ -227,6 +227,7 @@ typedef struct SbRestoreSample
 	uint64_t	chunks;			/* chunks read, checked, decompressed and written */
 	uint64_t	raw_bytes;		/* their bytes */
 	uint32_t	files;			/* small files created */
+	bool		synced_files;	/* their file system synced after them, in their cost */
 	SbRestoreCosts costs;
 } SbRestoreSample;
 
@@ -234,13 +235,15 @@ typedef struct SbRestoreSample
  * Restore a sample of A to measure what a restore of it costs here (the
  * plan's estimate before any restore was measured): about 32 MB of its
  * chunks, spread over the stream, read, checked and decompressed as a
- * restore does (O's settings) and written into one file, then synced; and
- * 256 small files created, filled and timed.  All of it in a folder made
- * for it under PARENT_DIR (so on that file system), removed before it
- * returns, whatever happens.  A manifest opened to plan is enough.
+ * restore does (O's settings) and written into a file each, then synced;
+ * and 256 small files created, filled and timed, then, with SYNC_FS, their
+ * whole file system synced (syncfs: what a restore's last step does there,
+ * so only where a restore will write).  All of it in a folder made for it
+ * under PARENT_DIR (so on that file system), removed before it returns,
+ * whatever happens.  A manifest opened to plan is enough.
  */
 extern bool sb_restore_sample(SbArchive *a, const SbReadOptions *o, const char *parent_dir,
-							  SbRestoreSample *out, SbError *err);
+							  bool sync_fs, SbRestoreSample *out, SbError *err);
 
 /*
  * Read every stripe and check every checksum, reporting each problem to

@@ -30,6 +30,7 @@
 #define SAMPLE_BYTES (32ULL * 1024 * 1024)	/* raw bytes decoded and written, about */
 #define SAMPLE_FILES 256
 #define SAMPLE_FILE_BYTES 8192	/* a relation's first page */
+#define SAMPLE_WRITEBACK_MIN (256 * 1024)	/* restore.c's WRITEBACK_MIN */
 
 /*
  * The scratch folder's name: PostgreSQL removes folders of its temporary
@@ -69,6 +70,8 @@ write_sample(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 	if (fd < 0)
 		return sb_error_set_errno(err, errno, "could not create a sample file in \"%s\"", sink->dir);
 	ok = sb_pwrite_all(fd, raw, len, 0, "a sample file", err);
+	if (ok && len >= SAMPLE_WRITEBACK_MIN)	/* as a restore starts each large piece's writeback */
+		(void) sync_file_range(fd, 0, len, SYNC_FILE_RANGE_WRITE);
 	close(fd);
 	atomic_fetch_add(&sink->bytes, len);
 	atomic_fetch_add(&sink->chunks, 1);
@@ -195,15 +198,34 @@ sample_file_name(char *buf, size_t len, uint32_t i)
 	snprintf(buf, len, "f%u", i);
 }
 
-/* Create, fill, time and close a small file, as a restore does each file; timed. */
+/*
+ * Create, fill, time and close small files, as a restore does each file;
+ * with SYNC_FS, then the file system synced, as a restore ends; timed.
+ */
 static bool
-sample_files(int dirfd, const char *dir, SbRestoreSample *out, SbError *err)
+sample_files(int dirfd, const char *dir, bool sync_fs, SbRestoreSample *out, SbError *err)
 {
 	static const uint8_t page[SAMPLE_FILE_BYTES];
 	const struct timespec times[2] = {{0, UTIME_NOW}, {1000000000, 0}};
-	double		t0 = sb_monotonic_seconds();
+	double		t0,
+				empty_sync = 0;
 	char		name[32];
 	uint32_t	i;
+
+	/*
+	 * What a sync costs with nothing of ours to write (the second of two:
+	 * the first writes what the sample of chunks left), left out of each
+	 * file's share: a restore pays it once for all its files.
+	 */
+	if (sync_fs)
+	{
+		if (syncfs(dirfd) != 0)
+			return sb_error_set_errno(err, errno, "could not sync the file system of \"%s\"", dir);
+		t0 = sb_monotonic_seconds();
+		(void) syncfs(dirfd);
+		empty_sync = sb_monotonic_seconds() - t0;
+	}
+	t0 = sb_monotonic_seconds();
 
 	for (i = 0; i < SAMPLE_FILES; i++)
 	{
@@ -223,7 +245,13 @@ sample_files(int dirfd, const char *dir, SbRestoreSample *out, SbError *err)
 		if (utimensat(dirfd, name, times, AT_SYMLINK_NOFOLLOW) != 0)
 			return sb_error_set_errno(err, errno, "could not set the time of a sample file in \"%s\"", dir);
 	}
-	out->costs.setup_per_file = (sb_monotonic_seconds() - t0) / SAMPLE_FILES;
+	/* a restore's final sync writes each small file's data and inode: its share, too */
+	if (sync_fs && syncfs(dirfd) != 0)
+		return sb_error_set_errno(err, errno, "could not sync the file system of \"%s\"", dir);
+	out->costs.setup_per_file = (sb_monotonic_seconds() - t0 - empty_sync) / SAMPLE_FILES;
+	if (out->costs.setup_per_file <= 0)
+		out->costs.setup_per_file = 1e-9;
+	out->synced_files = sync_fs;
 	return true;
 }
 
@@ -244,7 +272,7 @@ remove_scratch(int dirfd, const char *dir, uint32_t files)
 }
 
 bool
-sb_restore_sample(SbArchive *a, const SbReadOptions *o, const char *parent_dir,
+sb_restore_sample(SbArchive *a, const SbReadOptions *o, const char *parent_dir, bool sync_fs,
 				  SbRestoreSample *out, SbError *err)
 {
 	char		dir[4096];
@@ -268,7 +296,7 @@ sb_restore_sample(SbArchive *a, const SbReadOptions *o, const char *parent_dir,
 		(void) rmdir(dir);
 		return false;
 	}
-	ok = sample_chunks(a, o, dirfd, dir, out, err) && sample_files(dirfd, dir, out, err);
+	ok = sample_chunks(a, o, dirfd, dir, out, err) && sample_files(dirfd, dir, sync_fs, out, err);
 	remove_scratch(dirfd, dir, out->files);
 	return ok;
 }

@@ -88,11 +88,11 @@ plan(const SbArchive *a, SbRestoreOutcome *out)
 	uint32_t	i;
 
 	sb_sql_begin(&sql);
-	sb_restore_plan_with_history(a, &out->plan, NULL, NULL);
+	sb_restore_plan_with_history(a, &out->plan, NULL);
 	out->bytes_to_write = a->parent != NULL ? out->plan.logical_bytes : out->plan.raw_bytes;
 	for (link = a->parent; link != NULL; link = link->parent)
 	{
-		sb_restore_plan_with_history(link, older, NULL, NULL);
+		sb_restore_plan_with_history(link, older, NULL);
 		sb_restore_plan_add_link(&out->plan, older);
 	}
 	sb_sql_leave(&sql);

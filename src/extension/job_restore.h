@@ -91,16 +91,24 @@ extern double sb_restore_measured_speed(const char *destination);
 extern void sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf,
 										  size_t len);
 
+/* Where and how a plan samples a restore (sb_restore_sample). */
+typedef struct SbPlanSampling
+{
+	const char *dir;			/* a folder is made for the sample here */
+	bool		sync_fs;		/* it is where the restore will write: its file
+								 * system synced, as a restore ends */
+	SbRestoreSample taken;		/* out: chunks 0 when none was taken; its costs
+								 * of creating and finishing the files -1 when
+								 * a restore's were used instead */
+} SbPlanSampling;
+
 /*
  * The plan of A with estimates from the measured speed of each destination
- * in past restores, or stripe_calibrate's.  With SAMPLE_DIR, when a speed is
- * a calibration's, what the rest of a restore costs is measured on a sample
- * of A written in a folder made there (sb_restore_sample), said in *SAMPLE:
- * chunks 0 when none was taken; its costs of creating and finishing the
- * files -1 when a restore's were used instead.  Needs a transaction.
+ * in past restores, or stripe_calibrate's.  With SAMPLING, when a speed is a
+ * calibration's, what the rest of a restore costs is measured on a sample of
+ * A.  Needs a transaction.
  */
-extern void sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, const char *sample_dir,
-										 SbRestoreSample *sample);
+extern void sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *sampling);
 
 /*
  * An older backup of a chain, planned with history: its totals added into

@@ -105,11 +105,11 @@ fixed_costs(const SbSql *sql, SbRestoreCosts *costs)
 
 /*
  * What a restore of A costs here beyond reading its stripes, measured on a
- * sample of it written in a folder made in DIR; false,
- * with a NOTICE saying why, when no sample could be restored.
+ * sample of it as SAMPLING says; false, with a NOTICE saying why, when no
+ * sample could be restored.
  */
 static bool
-sample_costs(const SbArchive *a, const char *dir, SbRestoreSample *sample)
+sample_costs(const SbArchive *a, SbPlanSampling *sampling)
 {
 	SbReadOptions o;
 	double		rates[SB_MAX_STRIPES];
@@ -118,7 +118,8 @@ sample_costs(const SbArchive *a, const char *dir, SbRestoreSample *sample)
 	sb_guc_read_options(&o, rates);
 	o.tick = sb_control_session_tick;
 	/* the engine's read pipeline takes the archive it reads as writable; a sample writes nothing to it */
-	if (sb_restore_sample(unconstify(SbArchive *, a), &o, dir, sample, &err))
+	if (sb_restore_sample(unconstify(SbArchive *, a), &o, sampling->dir, sampling->sync_fs, &sampling->taken,
+						  &err))
 		return true;
 	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */
 	ereport(NOTICE,
@@ -144,8 +145,7 @@ needs_sample(const SbPlan *plan, const double *speeds, const SbEstimateFrom *fro
 }
 
 void
-sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, const char *sample_dir,
-							 SbRestoreSample *sample)
+sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *sampling)
 {
 	double		speeds[SB_MAX_STRIPES];
 	SbEstimateFrom from[SB_MAX_STRIPES];
@@ -154,8 +154,8 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, const char *sampl
 	SbSql		sql;
 	uint32_t	i;
 
-	if (sample_dir != NULL)
-		memset(sample, 0, sizeof(*sample));
+	if (sampling != NULL)
+		memset(&sampling->taken, 0, sizeof(sampling->taken));
 	if (!sb_archive_plan(a, plan, &err))
 		sb_raise(&err);
 	sb_sql_enter(&sql);
@@ -174,17 +174,19 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, const char *sampl
 	 * on a sample (creating and finishing the files only when no restore has
 	 * measured them).
 	 */
-	if (sample_dir != NULL && needs_sample(plan, speeds, from) && sample_costs(a, sample_dir, sample))
+	if (sampling != NULL && needs_sample(plan, speeds, from) && sample_costs(a, sampling))
 	{
-		costs.cpu_per_byte = sample->costs.cpu_per_byte;
-		costs.cpus = sample->costs.cpus;
+		SbRestoreCosts *taken = &sampling->taken.costs;
+
+		costs.cpu_per_byte = taken->cpu_per_byte;
+		costs.cpus = taken->cpus;
 		if (costs.setup_per_file < 0)
 		{
-			costs.setup_per_file = sample->costs.setup_per_file;
-			costs.finish_per_byte = sample->costs.finish_per_byte;
+			costs.setup_per_file = taken->setup_per_file;
+			costs.finish_per_byte = taken->finish_per_byte;
 		}
 		else
-			sample->costs.setup_per_file = sample->costs.finish_per_byte = -1;
+			taken->setup_per_file = taken->finish_per_byte = -1;
 	}
 	sb_plan_estimate(plan, speeds, from, &costs);
 }

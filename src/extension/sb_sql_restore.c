@@ -85,7 +85,7 @@ put_plan_stripe(ReturnSetInfo *rs, const SbArchive *a, const SbPlanStripe *s)
  * fixed part, creating and finishing the files, is paid once).
  */
 static void
-put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, const char *sample_dir,
+put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, const SbPlanSampling *sampling,
 				  bool *present)
 {
 	const SbArchive *link;
@@ -97,9 +97,11 @@ put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, const cha
 	for (link = a->parent; link != NULL; link = link->parent)
 	{
 		SbPlan	   *older = palloc(sizeof(SbPlan));
+		SbPlanSampling *own = palloc(sizeof(SbPlanSampling));	/* its own sample */
 
 		appendStringInfo(&chain, " <- \"%s\"", link->manifest->name);
-		sb_restore_plan_with_history(link, older, sample_dir, palloc(sizeof(SbRestoreSample)));
+		*own = *sampling;
+		sb_restore_plan_with_history(link, older, own);
 		for (i = 0; i < older->nstripes; i++)
 		{
 			put_plan_stripe(rs, link, &older->stripes[i]);
@@ -145,10 +147,13 @@ put_plan_total(ReturnSetInfo *rs, const SbPlan *plan, bool present)
 
 /* An estimate made before any restore read these destinations says so, and what it comes from. */
 static void
-calibration_notice(const SbPlan *plan, const SbRestoreSample *sample, const char *sample_dir)
+calibration_notice(const SbPlan *plan, const SbPlanSampling *sampling)
 {
+	const SbRestoreSample *sample = &sampling->taken;
 	const char *fixed = plan->fixed_seconds < 0 ? "are not counted" :
-		sample->chunks > 0 && sample->costs.setup_per_file >= 0 ? "cost what the sample paid" :
+		sample->chunks > 0 && sample->costs.setup_per_file >= 0 ?
+		(sample->synced_files ? "cost what the sample paid, its file system synced as a restore ends" :
+		 "cost what the sample paid, but for the final sync's share of each file (give target_directory to measure it)") :
 		"cost what the latest restore paid";
 
 	if (plan->estimated_seconds < 0 || plan->estimate_from != SB_ESTIMATE_CALIBRATION)
@@ -162,7 +167,7 @@ calibration_notice(const SbPlan *plan, const SbRestoreSample *sample, const char
 					   "(%.1f MB in %llu chunks, %u files created), written in \"%s\"; "
 					   "creating and finishing the files %s.",
 					   (double) sample->raw_bytes / 1e6, (unsigned long long) sample->chunks, sample->files,
-					   sample_dir, fixed) :
+					   sampling->dir, fixed) :
 			 errdetail("Decompressing is not counted; creating the files and the final sync %s.", fixed)));
 }
 
@@ -263,35 +268,36 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
 	SbPlan	   *plan = palloc(sizeof(SbPlan));
-	SbRestoreSample *sample = palloc(sizeof(SbRestoreSample));
+	SbPlanSampling *sampling = palloc0(sizeof(SbPlanSampling));
 	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	bool		delta = !PG_ARGISNULL(PLAN_DELTA_TARGET_ARG);
 	/* the stripes' plan needs no file table: only the detail, delta and WAL checks do */
 	SbArchive  *a = !detail && !delta && pitr->recovery_kind == SB_RECOVERY_NONE ?
 		sb_handle_open_archive_to_plan(location) : sb_handle_open_archive_to_restore(location, NULL);
-	const char *sample_dir = sb_temp_folder();
 	bool		present = true;
 	uint32_t	i;
 
 	sb_handle_warn(a);
 	/* a sample written where the restore will write: a right a plan alone does not need */
+	sampling->dir = sb_temp_folder();
 	if (!PG_ARGISNULL(PLAN_TARGET_DIRECTORY_ARG))
 	{
 		sb_launch_check_privileges(true, "write a restore's sample into target_directory");
-		sample_dir = sb_restore_sample_folder(text_to_cstring(PG_GETARG_TEXT_PP(PLAN_TARGET_DIRECTORY_ARG)));
+		sampling->dir = sb_restore_sample_folder(text_to_cstring(PG_GETARG_TEXT_PP(PLAN_TARGET_DIRECTORY_ARG)));
+		sampling->sync_fs = true;
 	}
 	/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
 	if (pitr->recovery_kind != SB_RECOVERY_NONE)
 		sb_pitr_check_wal(pitr, sb_restore_read_pgmeta(a), false);
 	InitMaterializedSRF(fcinfo, 0);
-	sb_restore_plan_with_history(a, plan, sample_dir, sample);
+	sb_restore_plan_with_history(a, plan, sampling);
 	for (i = 0; i < plan->nstripes; i++)
 		put_plan_stripe(rs, a, &plan->stripes[i]);
-	put_chain_stripes(rs, a, plan, sample_dir, &present);
+	put_chain_stripes(rs, a, plan, sampling, &present);
 	if (delta)
 		delta_notice(fcinfo, a, plan, pitr);
 	put_plan_total(rs, plan, present);
-	calibration_notice(plan, sample, sample_dir);
+	calibration_notice(plan, sampling);
 	if (detail)
 		put_plan_pieces(rs, a->manifest);
 }

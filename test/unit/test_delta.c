@@ -267,7 +267,7 @@ test_restore_sample(void)
 	memset(&ro, 0, sizeof(ro));
 	ro.workers = 2;
 	a = sb_archive_open_for_plan(location, NULL, &err);
-	done = a != NULL && sb_restore_sample(a, &ro, scratch, &sample, &err);
+	done = a != NULL && sb_restore_sample(a, &ro, scratch, true, &sample, &err);
 	if (!ok(done, "the sample restores"))
 		th_diag_error("sample", &err);
 	ok(done && sample.chunks == m->total_chunks && sample.raw_bytes == m->stream_bytes,
@@ -279,19 +279,24 @@ test_restore_sample(void)
 	   "it measured CPU (%.2f ns a byte, over %u CPUs), the sync (%.2f ns a byte), and %u files "
 	   "(%.1f us each)", sample.costs.cpu_per_byte * 1e9, sample.costs.cpus,
 	   sample.costs.finish_per_byte * 1e9, sample.files, sample.costs.setup_per_file * 1e6);
+	ok(done && sample.synced_files, "its files' share of the final sync counted, as asked");
 	is_int(th_count_entries(scratch), 0, "and left nothing behind");
+	done = a != NULL && sb_restore_sample(a, &ro, scratch, false, &sample, &err);
+	ok(done && !sample.synced_files && sample.costs.setup_per_file > 0 && th_count_entries(scratch) == 0,
+	   "not asked to sync the file system, it does not, and says so (%.1f us a file)",
+	   sample.costs.setup_per_file * 1e6);
 	sb_archive_close(a);
 
 	ok(unlink(th_stripe_path(&f, 2, "sampled", path)) == 0, "stripe 2 removed");
 	a = sb_archive_open_for_plan(location, NULL, &err);
-	done = a != NULL && sb_restore_sample(a, &ro, scratch, &sample, &err);
+	done = a != NULL && sb_restore_sample(a, &ro, scratch, true, &sample, &err);
 	ok(!done && err.code == SB_ENOTFOUND && strstr(err.message, "stripe 2 of 2") != NULL,
 	   "a stripe missing fails the sample, naming it: %s", err.message);
 	is_int(th_count_entries(scratch), 0, "and it leaves nothing behind either");
 	sb_archive_close(a);
 	th_path(path, "%s/none/deeper", f.root);
 	a = sb_archive_open_for_plan(location, NULL, &err);
-	ok(a != NULL && !sb_restore_sample(a, &ro, path, &sample, &err) && strstr(err.message, path) != NULL,
+	ok(a != NULL && !sb_restore_sample(a, &ro, path, false, &sample, &err) && strstr(err.message, path) != NULL,
 	   "a folder that is not there: %s", err.message);
 	sb_archive_close(a);
 	sb_manifest_free(m);
