@@ -416,6 +416,26 @@ extern void sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t ch
 /* Next piece; false when the chunk has no more. */
 extern bool sb_piece_iter_next(SbPieceIter *it, SbPiece *piece);
 
+/* One piece of file data: PATH's LENGTH bytes from FILE_OFFSET, at CHUNK_OFFSET of CHUNK. */
+typedef struct SbPieceRow
+{
+	uint64_t	chunk;
+	uint32_t	stripe;			/* 0-based: the stripe that holds CHUNK */
+	uint64_t	chunk_offset;
+	uint64_t	file_offset;
+	uint64_t	length;
+	const char *path;			/* valid during the call */
+} SbPieceRow;
+
+typedef bool (*SbPieceRowFn) (void *arg, const SbPieceRow *row, SbError *err);
+
+/*
+ * Every piece of file data of M, in chunk order, to FN (which may stop the
+ * walk by returning false, its error in ERR): from the file table, or from
+ * the spool of a manifest read SB_KEEP_STREAMED, one entry held at a time.
+ */
+extern bool sb_manifest_each_piece(const SbManifest *m, SbPieceRowFn fn, void *arg, SbError *err);
+
 /* Describe the files a chunk holds, for error messages ("base/1/2 bytes 0-8191, ..."). */
 extern void sb_manifest_describe_chunk(const SbManifest *m, uint64_t chunk_id,
 									   char *buf, size_t buflen);

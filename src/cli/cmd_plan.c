@@ -112,26 +112,24 @@ print_chain(const SbArchive *a, int *rc)
 	}
 }
 
-/* One line per piece of file data, in chunk order. */
-static void
-print_pieces(const SbManifest *m)
+static bool
+print_piece(void *arg, const SbPieceRow *p, SbError *err)
 {
-	uint64_t	c;
+	(void) arg;
+	(void) err;
+	printf("%-10llu %-6u %-12llu %-12llu %-12llu %s\n", (unsigned long long) p->chunk, p->stripe + 1u,
+		   (unsigned long long) p->chunk_offset, (unsigned long long) p->file_offset,
+		   (unsigned long long) p->length, p->path);
+	return true;
+}
 
+/* One line per piece of file data, in chunk order (from the spool: one file held at a time). */
+static bool
+print_pieces(const SbManifest *m, SbError *err)
+{
 	printf("\n%-10s %-6s %-12s %-12s %-12s %s\n", "chunk", "stripe", "in chunk", "file offset",
 		   "length", "file");
-	for (c = 0; c < m->total_chunks; c++)
-	{
-		SbPieceIter it;
-		SbPiece		p;
-
-		sb_piece_iter_init(&it, m, c);
-		while (sb_piece_iter_next(&it, &p))
-			printf("%-10llu %-6u %-12llu %-12llu %-12llu %s\n", (unsigned long long) c,
-				   sb_manifest_chunk_stripe(m, c) + 1u, (unsigned long long) p.chunk_offset,
-				   (unsigned long long) p.file_offset, (unsigned long long) p.length,
-				   m->entries[p.entry].path);
-	}
+	return sb_manifest_each_piece(m, print_piece, NULL, err);
 }
 
 /* Can TARGET take the restore (as restore checks it, sb_policy.h)?  Says why not. */
@@ -265,9 +263,9 @@ cmd_plan(int argc, char **argv)
 							  OPT_DELTA | OPT_TS_MAPPING,
 							  plan_usage, &args)) >= 0)
 		return rc;
-	/* the plan of the stripes needs no file table: only the detail, delta and WAL checks do */
-	if (!args.detail && !args.delta && args.recovery.kind == SB_RECOVERY_NONE)
-		args.keep = SB_KEEP_COUNTS;
+	/* the plan of the stripes needs no file table, the detail a stream of it: the delta and WAL checks do */
+	if (!args.delta && args.recovery.kind == SB_RECOVERY_NONE)
+		args.keep = args.detail ? SB_KEEP_STREAMED : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	if (!sb_archive_plan(a, &plan, &err))
@@ -301,8 +299,8 @@ cmd_plan(int argc, char **argv)
 		rc = EXIT_USAGE;
 	if ((wal_rc = check_wal(&args, a)) != EXIT_OK && rc == EXIT_OK)
 		rc = wal_rc;
-	if (args.detail)
-		print_pieces(a->manifest);
+	if (args.detail && !print_pieces(a->manifest, &err))
+		rc = cli_report_error(&err);
 	sb_archive_close(a);
 	read_args_free(&args);
 	return rc;

@@ -171,36 +171,37 @@ calibration_notice(const SbPlan *plan, const SbPlanSampling *sampling)
 			 errdetail("Decompressing is not counted; creating the files and the final sync %s.", fixed)));
 }
 
-/* One row per piece of file data, in chunk order. */
+/* One row per piece of file data: in the caller's session, its memory the query's. */
+static bool
+put_plan_piece(void *arg, const SbPieceRow *p, SbError *err)
+{
+	ReturnSetInfo *rs = arg;
+	Datum		v[PLAN_COLUMNS];
+	bool		n[PLAN_COLUMNS];
+
+	(void) err;
+	CHECK_FOR_INTERRUPTS();
+	memset(n, true, sizeof(n));
+	v[0] = Int32GetDatum((int32) p->stripe + 1);
+	n[0] = false;
+	v[10] = CStringGetTextDatum(p->path);
+	v[11] = Int64GetDatum((int64) p->file_offset);
+	v[12] = Int64GetDatum((int64) p->length);
+	v[13] = Int64GetDatum((int64) p->chunk);
+	v[14] = Int64GetDatum((int64) p->chunk_offset);
+	memset(n + 10, false, 5 * sizeof(bool));
+	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
+	return true;
+}
+
+/* One row per piece of file data, in chunk order (from the spool: one file held at a time). */
 static void
 put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 {
-	uint64_t	c;
+	SbError		err;
 
-	for (c = 0; c < m->total_chunks; c++)
-	{
-		SbPieceIter it;
-		SbPiece		p;
-
-		CHECK_FOR_INTERRUPTS();
-		sb_piece_iter_init(&it, m, c);
-		while (sb_piece_iter_next(&it, &p))
-		{
-			Datum		v[PLAN_COLUMNS];
-			bool		n[PLAN_COLUMNS];
-
-			memset(n, true, sizeof(n));
-			v[0] = Int32GetDatum((int32) sb_manifest_chunk_stripe(m, c) + 1);
-			n[0] = false;
-			v[10] = CStringGetTextDatum(m->entries[p.entry].path);
-			v[11] = Int64GetDatum((int64) p.file_offset);
-			v[12] = Int64GetDatum((int64) p.length);
-			v[13] = Int64GetDatum((int64) c);
-			v[14] = Int64GetDatum((int64) p.chunk_offset);
-			memset(n + 10, false, 5 * sizeof(bool));
-			tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
-		}
-	}
+	if (!sb_manifest_each_piece(m, put_plan_piece, rs, &err))
+		sb_raise(&err);
 }
 
 static void read_mappings(ArrayType *array, SbRestoreArgs *args);
@@ -271,9 +272,11 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	SbPlanSampling *sampling = palloc0(sizeof(SbPlanSampling));
 	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	bool		delta = !PG_ARGISNULL(PLAN_DELTA_TARGET_ARG);
-	/* the stripes' plan needs no file table: only the detail, delta and WAL checks do */
-	SbArchive  *a = !detail && !delta && pitr->recovery_kind == SB_RECOVERY_NONE ?
-		sb_handle_open_archive_to_plan(location) : sb_handle_open_archive_to_restore(location, NULL);
+	bool		tableless = !delta && pitr->recovery_kind == SB_RECOVERY_NONE;
+
+	/* the stripes' plan needs no file table, the detail a stream of it: the delta and WAL checks do */
+	SbArchive  *a = !tableless ? sb_handle_open_archive_to_restore(location, NULL) :
+		detail ? sb_handle_open_archive_streamed(location, NULL) : sb_handle_open_archive_to_plan(location);
 	bool		present = true;
 	uint32_t	i;
 

@@ -1,9 +1,9 @@
 # A tree of 100,000 small files round trips through the command (create,
 # verify, plan, restore), and no command's memory grows with the file count
 # past its budget: the chunk buffers (16 x 1 MiB by default) plus 64 MiB.
-# Verify and restore hold a window of files, not the file table: against a
-# backup of one file of the same chunks, 100,000 files more cost them 8 MiB
-# at most (the table cost about 12).
+# Verify and restore hold a window of files, plan --detail one file at a
+# time, not the file table: against a backup of one file of the same chunks,
+# 100,000 files more cost them 8 MiB at most (the table cost about 12).
 # The same 100,000 files put in a cluster's data directory do not grow the
 # memory of the server's backup worker either.  A million files is the
 # benchmark's (issue "Millions of files").
@@ -107,12 +107,15 @@ write_big_file("$base/one/big");
 my ($one_rc) = run_measured('create', '--source', "$base/one", '--dest', $dests[0], '--dest', $dests[1], '--name', 'one',
 	'--no-progress');
 is($one_rc, 0, 'a backup of the big file alone');
-for my $step (qw(verify restore))
+my %alone = (
+	verify => [ [ 'verify', "$dests[0]/one" ], $steps{verify} ],
+	restore => [ [ 'restore', "$dests[0]/one", '--target', "$base/one-restored", '--no-progress' ],
+		[ 'restore', $location, '--target', "$base/restored-again", '--no-progress' ] ],
+	'plan --detail' => [ [ 'plan', "$dests[0]/one", '--detail' ], [ 'plan', $location, '--detail' ] ]);
+for my $step ('verify', 'restore', 'plan --detail')
 {
-	my @one = $step eq 'verify' ? ('verify', "$dests[0]/one") :
-	  ('restore', "$dests[0]/one", '--target', "$base/one-restored", '--no-progress');
-	my @many = $step eq 'verify' ? @{ $steps{verify} } :
-	  ('restore', $location, '--target', "$base/restored-again", '--no-progress');
+	my @one = @{ $alone{$step}[0] };
+	my @many = @{ $alone{$step}[1] };
 	my (undef, $one_rss) = run_measured(@one);
 	my (undef, $many_rss) = run_measured(@many);
 	ok($one_rss > 0 && $many_rss - $one_rss <= 8 * 1024,

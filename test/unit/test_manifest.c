@@ -1216,6 +1216,98 @@ test_manifest_tally(void)
  * Read streamed (SB_KEEP_STREAMED): no entry in memory, the same entries
  * read back from the spool in order, the same counts and SHA-256.
  */
+/* Pieces as text, a line each, for comparing how they were listed. */
+typedef struct PieceText
+{
+	char	   *buf;
+	size_t		len;
+	size_t		cap;
+	size_t		rows;
+} PieceText;
+
+static void
+piece_text_add(PieceText *t, uint64_t chunk, uint32_t stripe, uint64_t chunk_offset,
+			   uint64_t file_offset, uint64_t length, const char *path)
+{
+	char		line[512];
+	int			n = snprintf(line, sizeof(line), "%llu %u %llu %llu %llu %s\n", (unsigned long long) chunk,
+							 stripe, (unsigned long long) chunk_offset, (unsigned long long) file_offset,
+							 (unsigned long long) length, path);
+
+	if (t->len + (size_t) n + 1 > t->cap)
+	{
+		t->cap = (t->len + (size_t) n + 1) * 2;
+		t->buf = realloc(t->buf, t->cap);
+	}
+	memcpy(t->buf + t->len, line, (size_t) n + 1);
+	t->len += (size_t) n;
+	t->rows++;
+}
+
+static bool
+collect_piece(void *arg, const SbPieceRow *r, SbError *err)
+{
+	(void) err;
+	piece_text_add(arg, r->chunk, r->stripe, r->chunk_offset, r->file_offset, r->length, r->path);
+	return true;
+}
+
+/* M's pieces as the per-chunk iterator gives them. */
+static void
+pieces_by_chunk(const SbManifest *m, PieceText *t)
+{
+	uint64_t	c;
+
+	for (c = 0; c < m->total_chunks; c++)
+	{
+		SbPieceIter it;
+		SbPiece		p;
+
+		sb_piece_iter_init(&it, m, c);
+		while (sb_piece_iter_next(&it, &p))
+			piece_text_add(t, c, sb_manifest_chunk_stripe(m, c), p.chunk_offset, p.file_offset, p.length,
+						   m->entries[p.entry].path);
+	}
+}
+
+static bool
+stop_at_third(void *arg, const SbPieceRow *r, SbError *err)
+{
+	(void) r;
+	if (++*(int *) arg < 3)
+		return true;
+	return sb_error_set(err, SB_ECANCELED, "enough");
+}
+
+/*
+ * sb_manifest_each_piece lists the pieces the per-chunk iterator gives,
+ * from the table and from the spool alike (a sparse file's extents across
+ * chunks among them), and stops when told.
+ */
+static void
+check_each_piece(const SbManifest *whole, const SbManifest *streamed)
+{
+	PieceText	by_chunk = {0},
+				from_table = {0},
+				from_spool = {0};
+	SbError		err;
+	int			seen = 0;
+
+	pieces_by_chunk(whole, &by_chunk);
+	ok(sb_manifest_each_piece(whole, collect_piece, &from_table, &err) &&
+	   sb_manifest_each_piece(streamed, collect_piece, &from_spool, &err), "every piece listed, both ways");
+	ok(by_chunk.rows > whole->total_chunks && from_table.len == by_chunk.len && from_spool.len == by_chunk.len &&
+	   memcmp(from_table.buf, by_chunk.buf, by_chunk.len) == 0 &&
+	   memcmp(from_spool.buf, by_chunk.buf, by_chunk.len) == 0,
+	   "the same %zu pieces of %llu chunks, in the same order, from the table and from the spool",
+	   by_chunk.rows, (unsigned long long) whole->total_chunks);
+	ok(!sb_manifest_each_piece(streamed, stop_at_third, &seen, &err) && seen == 3 &&
+	   err.code == SB_ECANCELED, "the walk stops where its callback does, with its error");
+	free(by_chunk.buf);
+	free(from_table.buf);
+	free(from_spool.buf);
+}
+
 void
 test_manifest_streamed(void)
 {
@@ -1253,6 +1345,8 @@ test_manifest_streamed(void)
 	}
 	ok(end && whole != NULL && i == whole->nentries && same == i,
 	   "the spool gives back every entry in order, the same but for the stamps (%zu of %zu)", same, i);
+	if (whole != NULL && streamed != NULL)
+		check_each_piece(whole, streamed);
 	free(json);
 	sb_manifest_free(whole);
 	sb_manifest_free(streamed);

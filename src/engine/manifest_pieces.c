@@ -1,0 +1,71 @@
+/*
+ * manifest_pieces.c
+ *		Every piece of file data of a backup, in chunk order, one at a time:
+ *		from the file table, or from the spool of a manifest read
+ *		SB_KEEP_STREAMED, so that listing a million files' pieces holds one
+ *		entry at a time.
+ *
+ * The files' data lies end to end in the stream, in the order of the
+ * entries, and chunks cut the stream in order: walking the files in order
+ * and cutting each at chunk boundaries (and, for a sparse file, at the ends
+ * of its extents) gives the pieces in chunk order, the same pieces the
+ * per-chunk iterator (sb_piece_iter_next) gives.
+ */
+#include "stripebackup/sb_manifest.h"
+#include "entry_spool.h"
+
+/* E's pieces, each to FN. */
+static bool
+file_pieces(const SbManifest *m, const SbEntry *e, SbPieceRowFn fn, void *arg, SbError *err)
+{
+	uint64_t	rel = 0;
+	uint32_t	extent = 0;
+	uint64_t	extent_base = 0;
+
+	while (rel < e->stream_length)
+	{
+		uint64_t	pos = e->stream_offset + rel;
+		SbPieceRow	row;
+		uint64_t	extent_left,
+					chunk_left;
+
+		row.chunk = pos / m->chunk_size;
+		row.chunk_offset = pos % m->chunk_size;
+		row.stripe = sb_manifest_chunk_stripe(m, row.chunk);
+		row.path = e->path;
+		sb_entry_locate(e, rel, &extent, &extent_base, &row.file_offset, &extent_left);
+		chunk_left = m->chunk_size - row.chunk_offset;
+		row.length = e->stream_length - rel;
+		if (row.length > chunk_left)
+			row.length = chunk_left;
+		if (row.length > extent_left)
+			row.length = extent_left;
+		if (!fn(arg, &row, err))
+			return false;
+		rel += row.length;
+	}
+	return true;
+}
+
+bool
+sb_manifest_each_piece(const SbManifest *m, SbPieceRowFn fn, void *arg, SbError *err)
+{
+	SbEntry		e;
+	bool		end = false;
+	size_t		i;
+
+	sb_error_clear(err);
+	if (m->streamed == NULL)
+	{
+		for (i = 0; i < m->ndata_entries; i++)
+			if (!file_pieces(m, &m->entries[m->data_entries[i]], fn, arg, err))
+				return false;
+		return true;
+	}
+	if (!sb_entry_spool_rewind(m->streamed, err))
+		return false;
+	while (sb_entry_spool_next(m->streamed, &e, &end, err))
+		if (e.type == SB_ENTRY_FILE && e.stream_length > 0 && !file_pieces(m, &e, fn, arg, err))
+			return false;
+	return end;
+}
