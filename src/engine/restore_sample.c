@@ -226,7 +226,6 @@ sample_files(int dirfd, const char *dir, bool sync_fs, SbRestoreSample *out, SbE
 		empty_sync = sb_monotonic_seconds() - t0;
 	}
 	t0 = sb_monotonic_seconds();
-
 	for (i = 0; i < SAMPLE_FILES; i++)
 	{
 		int			fd;
@@ -236,20 +235,20 @@ sample_files(int dirfd, const char *dir, bool sync_fs, SbRestoreSample *out, SbE
 		if (fd < 0)
 			return sb_error_set_errno(err, errno, "could not create a sample file in \"%s\"", dir);
 		out->files = i + 1;
-		if (!sb_pwrite_all(fd, page, sizeof(page), 0, "a sample file", err))
+		if (!sb_pwrite_all(fd, page, sizeof(page), 0, "a sample file", err) ||
+			(futimens(fd, times) != 0 &&
+			 !sb_error_set_errno(err, errno, "could not set the time of a sample file in \"%s\"", dir)))
 		{
 			close(fd);
 			return false;
 		}
 		close(fd);
-		if (utimensat(dirfd, name, times, AT_SYMLINK_NOFOLLOW) != 0)
-			return sb_error_set_errno(err, errno, "could not set the time of a sample file in \"%s\"", dir);
 	}
 	/* a restore's final sync writes each small file's data and inode: its share, too */
 	if (sync_fs && syncfs(dirfd) != 0)
 		return sb_error_set_errno(err, errno, "could not sync the file system of \"%s\"", dir);
 	out->costs.setup_per_file = (sb_monotonic_seconds() - t0 - empty_sync) / SAMPLE_FILES;
-	if (out->costs.setup_per_file <= 0)
+	if (out->costs.setup_per_file <= 0)	/* the empty sync was the slower: a noisy device */
 		out->costs.setup_per_file = 1e-9;
 	out->synced_files = sync_fs;
 	return true;
