@@ -29,10 +29,10 @@ extern int	sb_compare_u64(const void *a, const void *b);
 /* "a/b" from "a" and "b"; malloc'd. */
 extern char *sb_path_join(const char *a, const char *b, SbError *err);
 
-/* Write all of BUF at the file position; WHAT names the file in errors. */
 /* An unlinked file in DIR (O_TMPFILE, or a named one removed at once) for WHAT; -1 and ERR on failure. */
 extern int	sb_open_unlinked(const char *dir, const char *what, SbError *err);
 
+/* Write all of BUF at the file position; WHAT names the file in errors. */
 extern bool sb_write_all(int fd, const void *buf, size_t len, const char *what, SbError *err);
 
 /* pwrite all of BUF at OFFSET. */
