@@ -37,9 +37,6 @@
 #include "restore_marker.h"
 #include "restore_internal.h"
 
-/* Pieces this large have their writing started at once (start_writeback). */
-#define WRITEBACK_MIN ((uint64_t) 256 * 1024)
-
 Place
 sb_restore_locate(const RestoreTarget *t, const char *path)
 {
@@ -356,20 +353,6 @@ create_tree(RestoreTarget *t, SbError *err)
 }
 
 /*
- * Start writing a large piece out now (not waiting for it), as PostgreSQL's
- * checkpointer does with its flush_after: the final sync then finds little
- * left to write.  Without it, every byte restored waits in the page cache
- * (far below the kernel's dirty threshold on a large machine) until the
- * sync at the end, which then writes it all while nothing else happens.
- */
-static void
-start_writeback(int fd, uint64_t offset, uint64_t length)
-{
-	if (length >= WRITEBACK_MIN)
-		(void) sync_file_range(fd, (off_t) offset, (off_t) length, SYNC_FILE_RANGE_WRITE);
-}
-
-/*
  * Write LENGTH bytes at DATA into entry E's file (index I) at FILE_OFFSET:
  * a file written whole is created, written, its times set and closed in one
  * go (a worker thread).
@@ -393,7 +376,7 @@ write_piece(RestoreTarget *t, const SbEntry *e, size_t i, const uint8_t *data,
 		sb_pwrite_all(fd, data, length, file_offset, p.rel, err);
 	ok = ok && (!whole || set_times_fd(fd, &p, e, err));
 	if (ok)
-		start_writeback(fd, file_offset, length);
+		sb_start_writeback(fd, file_offset, length);
 	close(fd);
 	if (!ok)
 		sb_error_prefix(err, "restoring chunk %llu into \"%s\"",

@@ -30,7 +30,6 @@
 #define SAMPLE_BYTES (32ULL * 1024 * 1024)	/* raw bytes decoded and written, about */
 #define SAMPLE_FILES 256
 #define SAMPLE_FILE_BYTES 8192	/* a relation's first page */
-#define SAMPLE_WRITEBACK_MIN (256 * 1024)	/* restore.c's WRITEBACK_MIN */
 
 /*
  * The scratch folder's name: PostgreSQL removes folders of its temporary
@@ -70,8 +69,8 @@ write_sample(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbE
 	if (fd < 0)
 		return sb_error_set_errno(err, errno, "could not create a sample file in \"%s\"", sink->dir);
 	ok = sb_pwrite_all(fd, raw, len, 0, "a sample file", err);
-	if (ok && len >= SAMPLE_WRITEBACK_MIN)	/* as a restore starts each large piece's writeback */
-		(void) sync_file_range(fd, 0, len, SYNC_FILE_RANGE_WRITE);
+	if (ok)
+		sb_start_writeback(fd, 0, len);	/* as a restore does each piece */
 	close(fd);
 	atomic_fetch_add(&sink->bytes, len);
 	atomic_fetch_add(&sink->chunks, 1);
