@@ -166,7 +166,8 @@ extern bool sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err);
  * creating the tree and finishing it, per file and per byte, its stripes'
  * speeds holding the rest.  Before any restore, measured on a sample of the
  * backup (sb_restore_sample), which adds the CPU the readers and workers
- * spend on each byte: the stripes' calibrated speeds are of reading alone.
+ * spend on each byte and the time the device written to takes for it: the
+ * stripes' calibrated speeds are of reading alone.
  */
 typedef struct SbRestoreCosts
 {
@@ -177,13 +178,17 @@ typedef struct SbRestoreCosts
 								 * decompress and write a byte; 0 when the
 								 * stripes' speeds include it */
 	uint32_t	cpus;			/* the CPUs that work shares */
+	double		write_per_byte; /* seconds the device written to takes for
+								 * a byte; 0 when the stripes' speeds
+								 * include it */
 } SbRestoreCosts;
 
 /*
  * Estimate the restore's time: stripe i is read at READ_MBPS[i] (stored MB per
  * second; <= 0 when unknown; a figure from FROM[i], or from a restore when
  * FROM is NULL), all stripes at once, and the whole no faster than COSTS's
- * CPU per byte over its CPUs allows; creating the tree and finishing it cost
+ * CPU per byte over its CPUs, or its device's write time per byte, allow
+ * (the three go on at once); creating the tree and finishing it cost
  * what COSTS says (fixed_seconds < 0, and left out, when COSTS is NULL or
  * does not know them).  The total is unknown when a stripe that holds data
  * has no speed.
@@ -235,8 +240,9 @@ typedef struct SbRestoreSample
  * Restore a sample of A to measure what a restore of it costs here (the
  * plan's estimate before any restore was measured): about 32 MB of its
  * chunks, spread over the stream, read, checked and decompressed as a
- * restore does (O's settings) and written into a file each, then synced;
- * and 256 small files created, filled and timed, then, with SYNC_FS, their
+ * restore does (O's settings) and written into a file each, then written
+ * to the device, timed; and 1,024 small files created, filled and timed by
+ * as many threads as the restore's workers, then, with SYNC_FS, their
  * whole file system synced (syncfs: what a restore's last step does there,
  * so only where a restore will write).  All of it in a folder made for it
  * under PARENT_DIR (so on that file system), removed before it returns,

@@ -290,10 +290,15 @@ sb_plan_estimate(SbPlan *plan, const double *read_mbps, const SbEstimateFrom *fr
 		if (p->estimated_seconds > slowest)
 			slowest = p->estimated_seconds;
 	}
-	/* the stripes are read at once, by CPUs the whole run shares */
+	/*
+	 * The stripes are read at once, by CPUs the whole run shares, while the
+	 * device written to takes what they give it: the slowest of the three.
+	 */
 	if (costs != NULL && costs->cpu_per_byte > 0 && costs->cpus > 0 &&
 		costs->cpu_per_byte * (double) plan->raw_bytes / costs->cpus > slowest)
 		slowest = costs->cpu_per_byte * (double) plan->raw_bytes / costs->cpus;
+	if (costs != NULL && costs->write_per_byte * (double) plan->raw_bytes > slowest)
+		slowest = costs->write_per_byte * (double) plan->raw_bytes;
 	plan->fixed_seconds = costs != NULL && costs->setup_per_file >= 0 && costs->finish_per_byte >= 0 ?
 		costs->setup_per_file * (double) plan->files + costs->finish_per_byte * (double) plan->raw_bytes : -1;
 	plan->estimated_seconds = every_speed ? slowest + (plan->fixed_seconds > 0 ? plan->fixed_seconds : 0) : -1;

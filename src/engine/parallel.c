@@ -67,7 +67,7 @@ sb_parallel_run(size_t ntasks, uint32_t workers, SbParallelTask fn, void *arg)
 		slots[i] = (Worker) {.run = &run, .slot = i};
 	for (i = 1; i < n; i++)
 	{
-		if (!sb_thread_start(&threads[started], work, &slots[i], "WAL archive", &ignored))
+		if (!sb_thread_start(&threads[started], work, &slots[i], "parallel task", &ignored))
 			break;
 		started++;
 	}

@@ -180,6 +180,7 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *s
 
 		costs.cpu_per_byte = taken->cpu_per_byte;
 		costs.cpus = taken->cpus;
+		costs.write_per_byte = taken->write_per_byte;
 		if (costs.setup_per_file < 0)
 		{
 			costs.setup_per_file = taken->setup_per_file;

@@ -14,6 +14,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
@@ -147,13 +148,13 @@ put_plan_total(ReturnSetInfo *rs, const SbPlan *plan, bool present)
 
 /* An estimate made before any restore read these destinations says so, and what it comes from. */
 static void
-calibration_notice(const SbPlan *plan, const SbPlanSampling *sampling)
+calibration_notice(const SbPlan *plan, const SbPlanSampling *sampling, instr_time opening)
 {
 	const SbRestoreSample *sample = &sampling->taken;
 	const char *fixed = plan->fixed_seconds < 0 ? "are not counted" :
 		sample->chunks > 0 && sample->costs.setup_per_file >= 0 ?
 		(sample->synced_files ? "cost what the sample paid, its file system synced as a restore ends" :
-		 "cost what the sample paid, but for the final sync's share of each file (give target_directory to measure it)") :
+		 "cost what the sample paid, but for the final sync (give target_directory to measure it)") :
 		"cost what the latest restore paid";
 
 	if (plan->estimated_seconds < 0 || plan->estimate_from != SB_ESTIMATE_CALIBRATION)
@@ -165,10 +166,14 @@ calibration_notice(const SbPlan *plan, const SbPlanSampling *sampling)
 			 sample->chunks > 0 ?
 			 errdetail("Decompressing and writing cost what a sample of the backup took here "
 					   "(%.1f MB in %llu chunks, %u files created), written in \"%s\"; "
-					   "creating and finishing the files %s.",
+					   "creating and finishing the files %s; opening the backup, twice "
+					   "(stripe_restore() checks it, then its worker reads it), %.2f s each, "
+					   "as for this plan.",
 					   (double) sample->raw_bytes / 1e6, (unsigned long long) sample->chunks, sample->files,
-					   sampling->dir, fixed) :
-			 errdetail("Decompressing is not counted; creating the files and the final sync %s.", fixed)));
+					   sampling->dir, fixed, INSTR_TIME_GET_DOUBLE(opening)) :
+			 errdetail("Decompressing is not counted; creating the files and the final sync %s; "
+					   "opening the backup, twice, %.2f s each, as for this plan.",
+					   fixed, INSTR_TIME_GET_DOUBLE(opening))));
 }
 
 /* One row per piece of file data: in the caller's session, its memory the query's. */
@@ -264,6 +269,19 @@ delta_notice(FunctionCallInfo fcinfo, const SbArchive *a, const SbPlan *plan, Sb
 					   "the chunks of the first that the copy holds are not read")));
 }
 
+/*
+ * A restore opens the backup twice before it writes a file: stripe_restore()
+ * checks it, then its worker reads it.  Each costs about what opening it
+ * took this plan (OPENING), which the phases a restore measures (setup,
+ * read, finish) leave out: added to the total.
+ */
+static void
+add_opening(SbPlan *plan, instr_time opening)
+{
+	if (plan->estimated_seconds >= 0)
+		plan->estimated_seconds += 2 * INSTR_TIME_GET_DOUBLE(opening);
+}
+
 static void
 plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 {
@@ -273,13 +291,18 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	bool		delta = !PG_ARGISNULL(PLAN_DELTA_TARGET_ARG);
 	bool		tableless = !delta && pitr->recovery_kind == SB_RECOVERY_NONE;
-
-	/* the stripes' plan needs no file table, the detail a stream of it: the delta and WAL checks do */
-	SbArchive  *a = !tableless ? sb_handle_open_archive_to_restore(location, NULL) :
-		detail ? sb_handle_open_archive_streamed(location, NULL) : sb_handle_open_archive_to_plan(location);
+	instr_time	opening,
+				opened;
+	SbArchive  *a;
 	bool		present = true;
 	uint32_t	i;
 
+	/* the stripes' plan needs no file table, the detail a stream of it: the delta and WAL checks do */
+	INSTR_TIME_SET_CURRENT(opening);
+	a = !tableless ? sb_handle_open_archive_to_restore(location, NULL) :
+		detail ? sb_handle_open_archive_streamed(location, NULL) : sb_handle_open_archive_to_plan(location);
+	INSTR_TIME_SET_CURRENT(opened);
+	INSTR_TIME_SUBTRACT(opened, opening);
 	sb_handle_warn(a);
 	/* a sample written where the restore will write: a right a plan alone does not need */
 	sampling->dir = sb_temp_folder();
@@ -299,8 +322,9 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	put_chain_stripes(rs, a, plan, sampling, &present);
 	if (delta)
 		delta_notice(fcinfo, a, plan, pitr);
+	add_opening(plan, opened);
 	put_plan_total(rs, plan, present);
-	calibration_notice(plan, sampling);
+	calibration_notice(plan, sampling, opened);
 	if (detail)
 		put_plan_pieces(rs, a->manifest);
 }

@@ -45,8 +45,8 @@ my ($ret, $out, $err) = $node->psql('postgres',
 is($out, '4', 'calibrated: every stripe and the total estimated, from the calibration');
 like($err, qr/NOTICE:  the estimate of [\d.]+ s reads at the speeds stripe_calibrate measured: no restore has read from every one of these destinations yet/,
 	'the plan says where its estimate comes from');
-like($err, qr/DETAIL:  Decompressing and writing cost what a sample of the backup took here \([\d.]+ MB in \d+ chunks, 256 files created\), written in "base\/pgsql_tmp"; creating and finishing the files cost what the sample paid, but for the final sync's share of each file \(give target_directory to measure it\)/,
-	'and that the rest was measured on a sample of the backup');
+like($err, qr/DETAIL:  Decompressing and writing cost what a sample of the backup took here \([\d.]+ MB in \d+ chunks, 1024 files created\), written in "base\/pgsql_tmp"; creating and finishing the files cost what the sample paid, but for the final sync \(give target_directory to measure it\); opening the backup, twice \(stripe_restore\(\) checks it, then its worker reads it\), [\d.]+ s each, as for this plan\./,
+	'and that the rest was measured on a sample of the backup, and the opening on this plan');
 is($node->safe_psql('postgres',
 		"SELECT (SELECT estimated_seconds FROM stripe_restore_plan($id) WHERE stripe IS NULL) > "
 		  . "(SELECT max(estimated_seconds) FROM stripe_restore_plan($id) WHERE stripe IS NOT NULL)"),

@@ -183,10 +183,11 @@ test_plan_estimate(void)
 	static const SbEstimateFrom mixed[2] = {SB_ESTIMATE_RESTORE, SB_ESTIMATE_CALIBRATION};
 	static const SbEstimateFrom measured[2] = {SB_ESTIMATE_RESTORE, SB_ESTIMATE_RESTORE};
 	static const double one_unknown[2] = {100, 0};
-	const SbRestoreCosts restored = {0.001, 1e-9, 0, 1};
-	const SbRestoreCosts sampled_slow_cpu = {0.001, 1e-9, 2e-8, 2};	/* 400 MB x 20 ns / 2: 4 s */
-	const SbRestoreCosts sampled_fast_cpu = {0.001, 1e-9, 1e-9, 2};	/* 0.2 s: under the slowest stripe */
-	const SbRestoreCosts cpu_only = {-1, -1, 2e-8, 2};
+	const SbRestoreCosts restored = {0.001, 1e-9, 0, 1, 0};
+	const SbRestoreCosts sampled_slow_cpu = {0.001, 1e-9, 2e-8, 2, 0};	/* 400 MB x 20 ns / 2: 4 s */
+	const SbRestoreCosts sampled_fast_cpu = {0.001, 1e-9, 1e-9, 2, 0};	/* 0.2 s: under the slowest stripe */
+	const SbRestoreCosts cpu_only = {-1, -1, 2e-8, 2, 0};
+	const SbRestoreCosts slow_device = {0.001, 0, 1e-9, 2, 1.25e-8};	/* 400 MB x 12.5 ns: 5 s */
 	SbPlan		plan;
 
 	th_begin("plan: a restore's time from read speeds, and where they came from");
@@ -218,6 +219,10 @@ test_plan_estimate(void)
 	sb_plan_estimate(&plan, speeds, mixed, &sampled_fast_cpu);
 	ok(plan.estimated_seconds > 4.3999 && plan.estimated_seconds < 4.4001,
 	   "faster than the slowest stripe: the stripe (%.4f s)", plan.estimated_seconds);
+	sb_plan_estimate(&plan, speeds, mixed, &slow_device);
+	ok(plan.estimated_seconds > 5.9999 && plan.estimated_seconds < 6.0001,
+	   "a device that writes slower than the stripes read and the CPUs decode: its time, plus "
+	   "the files (%.4f s)", plan.estimated_seconds);
 	sb_plan_estimate(&plan, speeds, mixed, &cpu_only);
 	ok(plan.estimated_seconds > 3.9999 && plan.estimated_seconds < 4.0001 && plan.fixed_seconds < 0,
 	   "the CPU known, not the fixed parts: those left out (%.4f s)", plan.estimated_seconds);
@@ -273,18 +278,21 @@ test_restore_sample(void)
 	ok(done && sample.chunks == m->total_chunks && sample.raw_bytes == m->stream_bytes,
 	   "a backup smaller than the sample is sampled whole: %llu chunks, %llu bytes",
 	   (unsigned long long) sample.chunks, (unsigned long long) sample.raw_bytes);
-	ok(done && sample.costs.cpu_per_byte > 0 && sample.costs.finish_per_byte > 0 &&
+	ok(done && sample.costs.cpu_per_byte > 0 && sample.costs.write_per_byte > 0 &&
+	   sample.costs.finish_per_byte >= 0 &&
 	   sample.costs.setup_per_file > 0 && sample.costs.cpus >= 1 && sample.costs.cpus <= 2 &&
-	   sample.files == 256,
-	   "it measured CPU (%.2f ns a byte, over %u CPUs), the sync (%.2f ns a byte), and %u files "
-	   "(%.1f us each)", sample.costs.cpu_per_byte * 1e9, sample.costs.cpus,
+	   sample.files == 1024,
+	   "it measured CPU (%.2f ns a byte, over %u CPUs), the device's writing (%.2f ns a byte) "
+	   "and the final sync's (%.2f ns a byte), and %u files (%.1f us each)",
+	   sample.costs.cpu_per_byte * 1e9, sample.costs.cpus, sample.costs.write_per_byte * 1e9,
 	   sample.costs.finish_per_byte * 1e9, sample.files, sample.costs.setup_per_file * 1e6);
 	ok(done && sample.synced_files, "its files' share of the final sync counted, as asked");
 	is_int(th_count_entries(scratch), 0, "and left nothing behind");
 	done = a != NULL && sb_restore_sample(a, &ro, scratch, false, &sample, &err);
-	ok(done && !sample.synced_files && sample.costs.setup_per_file > 0 && th_count_entries(scratch) == 0,
-	   "not asked to sync the file system, it does not, and says so (%.1f us a file)",
-	   sample.costs.setup_per_file * 1e6);
+	ok(done && !sample.synced_files && sample.costs.setup_per_file > 0 &&
+	   sample.costs.finish_per_byte == 0 && th_count_entries(scratch) == 0,
+	   "not asked to sync the file system, it does not, and says so (%.1f us a file, nothing "
+	   "at the end)", sample.costs.setup_per_file * 1e6);
 	sb_archive_close(a);
 
 	ok(unlink(th_stripe_path(&f, 2, "sampled", path)) == 0, "stripe 2 removed");
