@@ -149,13 +149,13 @@ restore_target() {
 
 sb_location() { psql_ -c "SELECT location FROM stripe_backups WHERE status = 'completed' ORDER BY id DESC LIMIT 1"; }
 
-sb_restore() {
+sb_restore() {	# [NAME]: the newest backup restored by the command
 	restore_target
 	local location
 	location=$(sb_location)
 	local t0=$(now)
 	stripebackup restore "$location" --target "$restore_dir" --no-progress >/dev/null
-	record sb_restore "$(elapsed "$t0")"
+	record "${1:-sb_restore}" "$(elapsed "$t0")"
 }
 
 pgbr_restore() {
@@ -219,10 +219,31 @@ cpu_per_byte() {
 
 # ---------- the limit: fio reading and writing the same bytes ----------
 
-fio_rate() {	# read|write BYTES
-	fio --name=limit --filename="$dir/fio.dat" --size="$2" --rw="$1" --bs=1M --direct=1 \
+# Bytes a second (direct I/O of 1 MiB, 16 in flight).  A write is made
+# durable, synced at its end and in its time, as every tool's output is:
+# direct I/O alone may stop in a volatile cache (this machine's virtual disk
+# takes writes at 3-4 GB/s and pays at the flush).
+fio_run() {	# read|write BYTES FOLDER DIRECT
+	fio --name=limit --filename="$3/fio.dat" --size="$2" --rw="$1" --bs=1M --direct="$4" \
+		--end_fsync="$([[ $1 == write ]] && echo 1 || echo 0)" \
 		--ioengine=libaio --iodepth=16 --minimal 2>/dev/null |
 		awk -F';' -v rw="$1" '{ print (rw == "read" ? $7 : $48) * 1024 }'
+	rm -f "$3/fio.dat"
+}
+
+# What the disk can do: a read with direct I/O (the cache would hold what
+# was just written); a write the faster of direct and buffered I/O, each
+# synced at its end (on a fresh ext4 here the buffered one, whose writeback
+# sends larger requests, synced at 1.0-1.1 GB/s where direct I/O did 0.5-0.6).
+fio_rate() {	# read|write BYTES FOLDER
+	local direct buffered
+	direct=$(fio_run "$1" "$2" "$3" 1)
+	if [[ $1 == read ]]; then
+		echo "$direct"
+		return
+	fi
+	buffered=$(fio_run "$1" "$2" "$3" 0)
+	awk -v a="$direct" -v b="$buffered" 'BEGIN { print (a > b ? a : b) }'
 }
 
 # ---------- memory and cache ----------
@@ -313,6 +334,7 @@ for ((r = 1; r <= runs; r++)); do
 	pgbb_backup bb_none none
 	pgbr_backup br_none none
 	sb_backup sb3_none 3 none
+	sb_restore sb_restore_none	# beside fio's write rate into the same kind of file system
 	sb_backup sb2_zstd 2 zstd
 	pgbb_backup bb_zstd zstd
 	pgbr_backup br_zstd zst
@@ -324,13 +346,13 @@ for ((r = 1; r <= runs; r++)); do
 	pgbb_restore
 	sql_restore
 done
-restore_target
 rm -rf "$dir/pgbb" "$dir"/sb[123]
 
-say "the limit: fio reading and writing $(calc "$bytes / 1e9" 2) GB"
-read_rate=$(fio_rate read "$bytes")
-write_rate=$(fio_rate write "$bytes")
-rm -f "$dir/fio.dat"
+say "the limit: fio reading and writing $(calc "$bytes / 1e9" 2) GB, and writing where restores write"
+read_rate=$(fio_rate read "$bytes" "$dir")
+write_rate=$(fio_rate write "$bytes" "$dir")
+restore_target
+restore_write_rate=$(fio_rate write "$bytes" "$(dirname "$restore_dir")")
 
 say "memory and page cache"
 memory_and_cache "main" "$port"
@@ -381,6 +403,7 @@ echo "(ratio: time / pg_basebackup's time at the same compression)"
 echo
 printf '%-62s %8s %8s %8s\n' "restore" "seconds" "MB/s" "ratio"
 row "stripebackup restore (3 stripes, zstd 1)" sb_restore br_restore
+row "stripebackup restore (3 stripes, none)" sb_restore_none br_restore
 row "pgBackRest restore (process-max=2, zst 1)" br_restore
 row "pg_basebackup tar | zstd -d | tar -x" bb_restore br_restore
 row "stripe_restore() from SQL (the same backup)" sql_restore br_restore
@@ -392,8 +415,13 @@ while read -r est from took; do
 done < "$results/estimates"
 echo
 fio_copy=$(calc "$bytes / $read_rate + $bytes / $write_rate" 3)
-echo "the limit: fio read $(calc "$read_rate / 1e6" 0) MB/s, write $(calc "$write_rate / 1e6" 0) MB/s;"
-echo "  reading and writing the cluster's bytes once takes ${fio_copy} s ($(mbps "$fio_copy") MB/s)"
+echo "the limit (fio, 1 MiB, 16 in flight; reads direct, writes the faster of direct and buffered,"
+echo "synced at their end):"
+echo "  read $(calc "$read_rate / 1e6" 0) MB/s, write $(calc "$write_rate / 1e6" 0) MB/s;"
+echo "  reading and writing the cluster's bytes once takes ${fio_copy} s ($(mbps "$fio_copy") MB/s);"
+fio_restore=$(calc "$bytes / $read_rate + $bytes / $restore_write_rate" 3)
+echo "  writing where the restores write: $(calc "$restore_write_rate / 1e6" 0) MB/s; reading the cluster's"
+echo "  bytes here and writing them there takes ${fio_restore} s ($(mbps "$fio_restore") MB/s)"
 echo
 echo "memory and cache (peak RSS of the worker, page-cache growth during the backup):"
 while read -r label peak growth read; do
@@ -425,6 +453,8 @@ target "backup zstd 1 <= 0.4 x pgBackRest zst 1 ($(calc "$(median sb3_zstd) / $(
 	"$(awk "BEGIN { print ($(median sb3_zstd) <= 0.4 * $(median br_zstd)) }")"
 target "backup none >= 80% of fio's read-and-write rate ($(calc "100 * $fio_copy / $(median sb3_none)" 0)%)" \
 	"$(awk "BEGIN { print ($fio_copy / $(median sb3_none) >= 0.8) }")"
+target "restore none >= 80% of fio's rate, reading here and writing where it writes ($(calc "100 * $fio_restore / $(median sb_restore_none)" 0)%)" \
+	"$(awk "BEGIN { print ($fio_restore / $(median sb_restore_none) >= 0.8) }")"
 target "restore <= 0.5 x pgBackRest ($(calc "$(median sb_restore) / $(median br_restore)"))" \
 	"$(awk "BEGIN { print ($(median sb_restore) <= 0.5 * $(median br_restore)) }")"
 while read -r label f1 f2 wall; do
@@ -440,7 +470,7 @@ for which in head tail; do
 		"$(awk "BEGIN { d = $est / $took - 1; if (d < 0) d = -d; print (d <= 0.2) }")"
 	[[ $(wc -l < "$results/estimates") -gt 1 ]] || break
 done
-target "3,000 partitions >= 80% of one table's throughput" "$(awk "BEGIN { print ($many >= 0.8 * $one) }")"
+target "3,000 partitions >= 90% of one table's throughput" "$(awk "BEGIN { print ($many >= 0.9 * $one) }")"
 while read -r label peak growth read; do
 	target "memory ($label): peak RSS <= buffers ${buffers_mib} MiB + 64 MiB" \
 		"$(awk "BEGIN { print ($peak <= ($buffers_mib + 64) * 1048576) }")"
