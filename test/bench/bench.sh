@@ -183,14 +183,15 @@ pgbb_restore() {
 # has read these destinations yet) and measures the rest on a sample of the
 # backup; the later ones take what the restore before them measured.
 sql_restore() {
-	local estimate t0
+	local estimate t0 location
 	restore_target
+	location=$(sb_location)
 	estimate=$(psql_ -F ' ' -c "SELECT coalesce(round(estimated_seconds::numeric, 2)::text, '-'),
-		coalesce(estimate_from, 'none') FROM stripe_restore_plan('$(sb_location)'::text,
+		coalesce(estimate_from, 'none') FROM stripe_restore_plan('$location'::text,
 		target_directory => '$restore_dir') WHERE stripe IS NULL" 2>/dev/null)
 	sync
 	t0=$(now)
-	psql_ -c "SELECT stripe_restore('$(sb_location)'::text, '$restore_dir')" >/dev/null
+	psql_ -c "SELECT stripe_restore('$location'::text, '$restore_dir')" >/dev/null
 	echo "$estimate $(elapsed "$t0")" >> "$results/estimates"
 	record sql_restore "$(elapsed "$t0")"
 }
