@@ -154,6 +154,15 @@ extern bool sb_backup_add_file(SbBackup *b, const char *path, const char *source
 							   SbError *err);
 
 /*
+ * The same, the source file opened as NAME in the directory open at DIRFD
+ * (AT_FDCWD: NAME from the working directory); SOURCE_PATH names it in
+ * messages.  A walk that holds each directory open saves a lookup of every
+ * folder on the way for each file, which a tree of many small files feels.
+ */
+extern bool sb_backup_add_file_at(SbBackup *b, const char *path, int dirfd, const char *name,
+								  const char *source_path, SbError *err);
+
+/*
  * Add a regular file read from SOURCE_PATH, recorded as LIKE (an entry of
  * another backup: a merge's copy of it) says: its mode, time, identity and
  * times.  Its size must be LIKE's, else SB_ECORRUPT.

@@ -353,7 +353,7 @@ add_item(void *arg, const SourceItem *item, SbError *err)
 
 	if (item->type == SB_ENTRY_DIR)
 		return sb_backup_add_dir(b, item->path, item->mode, item->mtime, err);
-	return sb_backup_add_file(b, item->path, item->full_path, err);
+	return sb_backup_add_file_at(b, item->path, item->dirfd, item->name, item->full_path, err);
 }
 
 static void

@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,8 @@ name_item(SourceItem *item, const char *full, const char *rel)
 {
 	item->path = rel;
 	item->full_path = full;
+	item->dirfd = AT_FDCWD;
+	item->name = full;
 }
 
 /* Describe FULL (already lstat'ed, not a link) as an item; refuse special files. */
@@ -142,11 +145,12 @@ compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* The names in directory FULL, sorted, so backups of a tree are repeatable. */
+/* The names in directory FULL, open at DIRFD (not closed), sorted, so backups of a tree are repeatable. */
 static char **
-sorted_names(const char *full, size_t *count, SbError *err)
+sorted_names(int dirfd, const char *full, size_t *count, SbError *err)
 {
-	DIR		   *dir = opendir(full);
+	int			fd = dup(dirfd);
+	DIR		   *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
 	char	  **names = NULL;
 	size_t		n = 0,
@@ -155,6 +159,8 @@ sorted_names(const char *full, size_t *count, SbError *err)
 	if (dir == NULL)
 	{
 		sb_error_set_errno(err, errno, "could not open directory \"%s\"", full);
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
 	while ((de = readdir(dir)) != NULL)
@@ -228,8 +234,13 @@ follow_link(SourceTree *t, const char *full, const char *rel, SbError *err)
 		(!tablespace || add_tablespace(t, rel, text, false, err)) && walk(t, canonical, rel, err);
 }
 
+/*
+ * Entry NAME of the directory open at DIRFD (DIR_FULL, archive path
+ * DIR_REL), examined through DIRFD: a path walk from the root for every
+ * file cost a backup of many small files a tenth of its time.
+ */
 static bool
-walk_entry(SourceTree *t, const char *dir_full, const char *dir_rel, const char *name,
+walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, const char *name,
 		   SbError *err)
 {
 	char		full[PATH_MAX];
@@ -243,11 +254,15 @@ walk_entry(SourceTree *t, const char *dir_full, const char *dir_rel, const char 
 		snprintf(rel, sizeof(rel), "%s", name);
 	else
 		snprintf(rel, sizeof(rel), "%s/%s", dir_rel, name);
-	if (lstat(full, &st) != 0)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return sb_error_set_errno(err, errno, "could not stat \"%s\"", full);
 	if (S_ISLNK(st.st_mode))
 		return follow_link(t, full, rel, err);
-	if (!make_item(full, rel, &st, &item, err) || !visit_item(t, &item, err))
+	if (!make_item(full, rel, &st, &item, err))
+		return false;
+	item.dirfd = dirfd;
+	item.name = name;
+	if (!visit_item(t, &item, err))
 		return false;
 	/* An in-place tablespace (allow_in_place_tablespaces): a directory, recorded as the server does. */
 	if (item.type == SB_ENTRY_DIR && is_tablespace_path(t, rel) &&
@@ -259,16 +274,22 @@ walk_entry(SourceTree *t, const char *dir_full, const char *dir_rel, const char 
 static bool
 walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 {
+	int			dirfd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t		n = 0,
 				i;
-	char	  **names = sorted_names(full, &n, err);
-	bool		ok = names != NULL;
+	char	  **names;
+	bool		ok;
 
+	if (dirfd < 0)
+		return sb_error_set_errno(err, errno, "could not open directory \"%s\"", full);
+	names = sorted_names(dirfd, full, &n, err);
+	ok = names != NULL;
 	for (i = 0; ok && i < n; i++)
-		ok = walk_entry(t, full, rel, names[i], err);
+		ok = walk_entry(t, dirfd, full, rel, names[i], err);
 	for (i = 0; names != NULL && i < n; i++)
 		free(names[i]);
 	free(names);
+	close(dirfd);
 	return ok;
 }
 

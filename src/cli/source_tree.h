@@ -18,6 +18,8 @@ typedef struct SourceItem
 {
 	const char *path;			/* relative to the root; "." is the root */
 	const char *full_path;
+	int			dirfd;			/* its directory, open while it is visited (or AT_FDCWD) */
+	const char *name;			/* in that directory (or FULL_PATH) */
 	SbEntryType type;
 	uint32_t	mode;
 	int64_t		mtime;

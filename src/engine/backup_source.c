@@ -343,25 +343,21 @@ stream_file(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
  * that did not.
  */
 static void
-file_stamps(int fd, SbEntry *e, char *id, char *times, size_t len)
+file_stamps(const struct statx *stx, SbEntry *e, char *id, char *times, size_t len)
 {
-	struct statx stx;
-
 	e->file_id = e->file_times = NULL;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME | STATX_MTIME | STATX_CTIME, &stx) != 0)
-		return;
-	if ((stx.stx_mask & STATX_BTIME) && (stx.stx_mask & STATX_INO))
+	if ((stx->stx_mask & STATX_BTIME) && (stx->stx_mask & STATX_INO))
 	{
-		snprintf(id, len, "%llu:%lld.%09u", (unsigned long long) stx.stx_ino,
-				 (long long) stx.stx_btime.tv_sec, (unsigned) stx.stx_btime.tv_nsec);
+		snprintf(id, len, "%llu:%lld.%09u", (unsigned long long) stx->stx_ino,
+				 (long long) stx->stx_btime.tv_sec, (unsigned) stx->stx_btime.tv_nsec);
 		e->file_id = id;
 	}
-	if ((stx.stx_mask & STATX_MTIME) && (stx.stx_mask & STATX_CTIME) && stx.stx_mtime.tv_sec >= 0 &&
-		stx.stx_ctime.tv_sec >= 0)
+	if ((stx->stx_mask & STATX_MTIME) && (stx->stx_mask & STATX_CTIME) && stx->stx_mtime.tv_sec >= 0 &&
+		stx->stx_ctime.tv_sec >= 0)
 	{
-		snprintf(times, len, "%lld.%09u:%lld.%09u", (long long) stx.stx_mtime.tv_sec,
-				 (unsigned) stx.stx_mtime.tv_nsec, (long long) stx.stx_ctime.tv_sec,
-				 (unsigned) stx.stx_ctime.tv_nsec);
+		snprintf(times, len, "%lld.%09u:%lld.%09u", (long long) stx->stx_mtime.tv_sec,
+				 (unsigned) stx->stx_mtime.tv_nsec, (long long) stx->stx_ctime.tv_sec,
+				 (unsigned) stx->stx_ctime.tv_nsec);
 		e->file_times = times;
 	}
 }
@@ -386,14 +382,14 @@ take_from_parent(SbBackup *b, SbEntry *e)
  * all: the same bytes, only not stored sparse.
  */
 static bool
-may_have_holes(const struct stat *st)
+may_have_holes(uint64_t allocated, uint64_t size)
 {
-	return (uint64_t) st->st_blocks * 512 < (uint64_t) st->st_size;
+	return allocated < size;
 }
 
 /* Read the file (all of it, its data extents, or its changed blocks), as PLAN says. */
 static bool
-copy_file(SbBackup *b, int fd, const char *source_path, const struct stat *st, SbEntry *e,
+copy_file(SbBackup *b, int fd, const char *source_path, uint64_t allocated, SbEntry *e,
 		  SbFilePlan plan, const SbEntry *base, SbError *err)
 {
 	if (plan == SB_FILE_UNCHANGED)
@@ -401,7 +397,7 @@ copy_file(SbBackup *b, int fd, const char *source_path, const struct stat *st, S
 		take_from_parent(b, e);
 		return true;
 	}
-	if (plan == SB_FILE_WHOLE && b->detect_holes && may_have_holes(st) &&
+	if (plan == SB_FILE_WHOLE && b->detect_holes && may_have_holes(allocated, e->size) &&
 		!find_extents(fd, source_path, e->size, e, err))
 		return false;
 	return stream_file(b, fd, source_path, e->path, e, plan == SB_FILE_BLOCKS ? base : NULL, err);
@@ -450,20 +446,40 @@ sb_backup_add_symlink(SbBackup *b, const char *path, const char *target, int64_t
 	return add_entry(b, &e, err);
 }
 
-/* Open a source file for reading; SB_ENOTFOUND if it is gone. */
-static int
-open_source(SbBackup *b, const char *source_path, struct stat *st, SbError *err)
+/* What a file's entry and its reading need of its status, as statx gave it. */
+typedef struct SourceStatus
 {
-	int			fd = sb_source_reader_open(b->reader, source_path, err);
+	struct statx stx;			/* with the file's stamps when they are kept */
+	uint32_t	mode;
+	uint64_t	size;
+	uint64_t	allocated;		/* bytes of blocks allocated */
+	int64_t		mtime;
+} SourceStatus;
+
+/*
+ * Open a source file for reading (NAME in the directory open at DIRFD) and
+ * take its status, stamps included when kept, in one statx; SB_ENOTFOUND if
+ * it is gone.
+ */
+static int
+open_source(SbBackup *b, int dirfd, const char *name, const char *source_path, SourceStatus *st,
+			SbError *err)
+{
+	unsigned int mask = STATX_BASIC_STATS | (b->file_stamps ? STATX_BTIME : 0);
+	int			fd = sb_source_reader_open(b->reader, dirfd, name, source_path, err);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))
+	if (statx(fd, "", AT_EMPTY_PATH, mask, &st->stx) != 0 || !S_ISREG(st->stx.stx_mode))
 	{
 		close(fd);
 		sb_error_set(err, SB_EINVAL, "\"%s\" is not a regular file", source_path);
 		return -1;
 	}
+	st->mode = st->stx.stx_mode;
+	st->size = st->stx.stx_size;
+	st->allocated = st->stx.stx_blocks * 512;
+	st->mtime = st->stx.stx_mtime.tv_sec;
 	return fd;
 }
 
@@ -474,7 +490,7 @@ open_source(SbBackup *b, const char *source_path, struct stat *st, SbError *err)
  */
 static bool
 add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
-			  const struct stat *st, const SbEntry *like, SbError *err)
+			  const SourceStatus *st, const SbEntry *like, SbError *err)
 {
 	SbEntry		e;
 	char		id[SB_FILE_ID_MAX + 1];
@@ -486,18 +502,18 @@ add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 	memset(&e, 0, sizeof(e));
 	e.path = (char *) path;
 	e.type = SB_ENTRY_FILE;
-	e.mode = (like ? like->mode : st->st_mode) & SB_ALLOWED_MODE_BITS;
-	e.mtime = like ? like->mtime : st->st_mtime;
-	e.size = (uint64_t) st->st_size;
+	e.mode = (like ? like->mode : st->mode) & SB_ALLOWED_MODE_BITS;
+	e.mtime = like ? like->mtime : st->mtime;
+	e.size = st->size;
 	if (like != NULL)
 	{
 		e.file_id = like->file_id;
 		e.file_times = like->file_times;
 	}
 	else if (b->file_stamps)
-		file_stamps(fd, &e, id, times, sizeof(id));
+		file_stamps(&st->stx, &e, id, times, sizeof(id));
 	plan = sb_incremental_plan(b, &e, &base);
-	ok = copy_file(b, fd, source_path, st, &e, plan, base, err) && add_entry(b, &e, err);
+	ok = copy_file(b, fd, source_path, st->allocated, &e, plan, base, err) && add_entry(b, &e, err);
 	free(e.extents);
 	return ok;
 }
@@ -505,13 +521,20 @@ add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 bool
 sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbError *err)
 {
-	struct stat st;
+	return sb_backup_add_file_at(b, path, AT_FDCWD, source_path, source_path, err);
+}
+
+bool
+sb_backup_add_file_at(SbBackup *b, const char *path, int dirfd, const char *name,
+					  const char *source_path, SbError *err)
+{
+	SourceStatus st;
 	int			fd;
 	bool		ok;
 
 	if (!sb_path_is_safe(path, false))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", path);
-	fd = open_source(b, source_path, &st, err);
+	fd = open_source(b, dirfd, name, source_path, &st, err);
 	if (fd < 0)
 		return false;
 	ok = add_open_file(b, path, source_path, fd, &st, NULL, err);
@@ -522,18 +545,18 @@ sb_backup_add_file(SbBackup *b, const char *path, const char *source_path, SbErr
 bool
 sb_backup_add_file_as(SbBackup *b, const SbEntry *like, const char *source_path, SbError *err)
 {
-	struct stat st;
+	SourceStatus st;
 	int			fd;
 	bool		ok;
 
 	if (like->type != SB_ENTRY_FILE || !sb_path_is_safe(like->path, false))
 		return sb_error_set(err, SB_EINVAL, "unsafe path in archive: \"%s\"", like->path);
-	fd = open_source(b, source_path, &st, err);
+	fd = open_source(b, AT_FDCWD, source_path, source_path, &st, err);
 	if (fd < 0)
 		return false;
-	ok = (uint64_t) st.st_size == like->size ||
+	ok = st.size == like->size ||
 		sb_error_set(err, SB_ECORRUPT, "\"%s\" has %lld bytes where \"%s\" has %llu",
-					 source_path, (long long) st.st_size, like->path,
+					 source_path, (long long) st.size, like->path,
 					 (unsigned long long) like->size);
 	ok = ok && add_open_file(b, like->path, source_path, fd, &st, like, err);
 	close(fd);

@@ -108,9 +108,9 @@ sb_source_reader_free(SbSourceReader *r)
 }
 
 int
-sb_source_reader_open(SbSourceReader *r, const char *path, SbError *err)
+sb_source_reader_open(SbSourceReader *r, int dirfd, const char *name, const char *path, SbError *err)
 {
-	int			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 	{

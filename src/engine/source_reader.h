@@ -20,11 +20,13 @@ extern SbSourceReader *sb_source_reader_new(SbIoMethod method, uint32_t depth, u
 extern void sb_source_reader_free(SbSourceReader *r);
 
 /*
- * Open PATH for reading (with direct I/O, blocks not in the page cache are
- * read O_DIRECT through a second descriptor the reader keeps).  Returns the
- * descriptor, or -1 with ERR set (SB_ENOTFOUND if it is gone).
+ * Open NAME in the directory open at DIRFD (PATH in messages) for reading
+ * (with direct I/O, blocks not in the page cache are read O_DIRECT through
+ * a second descriptor the reader keeps).  Returns the descriptor, or -1
+ * with ERR set (SB_ENOTFOUND if it is gone).
  */
-extern int	sb_source_reader_open(SbSourceReader *r, const char *path, SbError *err);
+extern int	sb_source_reader_open(SbSourceReader *r, int dirfd, const char *name, const char *path,
+								  SbError *err);
 
 /* Start reading FD over RANGES (file offsets and lengths, ascending). */
 extern bool sb_source_reader_begin(SbSourceReader *r, int fd, const char *what,

@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "access/xlog.h"
@@ -186,16 +187,23 @@ add_dir(SbWalk *w, const char *archive_path, const struct stat *st)
 		sb_control_raise(&err);
 }
 
-void
-sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
+/* The file NAME of the directory open at DIRFD (DISK_PATH), if it is still there. */
+static void
+add_file_at(SbWalk *w, const char *archive_path, int dirfd, const char *name, const char *disk_path)
 {
 	SbError		err;
 
-	if (sb_backup_add_file(w->backup, archive_path, disk_path, &err))
+	if (sb_backup_add_file_at(w->backup, archive_path, dirfd, name, disk_path, &err))
 		return;
 	if (err.code != SB_ENOTFOUND)
 		sb_control_raise(&err);
 	w->skipped_files++;			/* dropped while we walked: not an error */
+}
+
+void
+sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
+{
+	add_file_at(w, archive_path, AT_FDCWD, disk_path, disk_path);
 }
 
 static void walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir);
@@ -225,8 +233,12 @@ walk_special(SbWalk *w, const char *archive, const char *name, const struct stat
 	return false;
 }
 
+/*
+ * Entry NAME of the directory DISK_DIR, open at DIRFD: a regular file is
+ * opened through DIRFD, not looked up from the data directory again.
+ */
 static void
-walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const InitForks *forks,
+walk_entry(SbWalk *w, int dirfd, const char *disk_dir, const char *archive_dir, const InitForks *forks,
 		   const char *name, unsigned char type, bool in_database_dir)
 {
 	char		disk[MAXPGPATH];
@@ -247,10 +259,10 @@ walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const InitF
 	/* A regular file needs no stat here: the engine opens it and fstat()s that. */
 	if (type == DT_REG && !is_contents_skipped(name))
 	{
-		sb_walk_add_file(w, archive, disk);
+		add_file_at(w, archive, dirfd, name, disk);
 		return;
 	}
-	if (lstat(disk, &st) != 0)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 	{
 		if (errno == ENOENT)
 			return;				/* dropped while we walked */
@@ -264,7 +276,7 @@ walk_entry(SbWalk *w, const char *disk_dir, const char *archive_dir, const InitF
 		walk_dir(w, disk, archive);
 	}
 	else if (S_ISREG(st.st_mode))
-		sb_walk_add_file(w, archive, disk);
+		add_file_at(w, archive, dirfd, name, disk);
 	else
 		ereport(WARNING, (errmsg("skipping special file \"%s\"", disk)));
 }
@@ -286,7 +298,7 @@ walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir)
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		check_stop();
-		walk_entry(w, disk_dir, archive_dir, &forks, de->d_name, de->d_type, in_database_dir);
+		walk_entry(w, dirfd(dir), disk_dir, archive_dir, &forks, de->d_name, de->d_type, in_database_dir);
 	}
 	FreeDir(dir);
 	if (forks.relations != NULL)

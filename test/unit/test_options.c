@@ -4,6 +4,7 @@
  *		a backup name that already exists, and a backup that fails or is
  *		aborted leaves nothing behind.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ test_options_refused(void)
 	char		missing[PATH_MAX];
 	char		file[PATH_MAX];
 	char		longname[200];
+	int			folder;
 	const char *dests[3];
 	const char *many[SB_MAX_STRIPES + 1];
 	double		weights[3];
@@ -219,11 +221,27 @@ test_options_refused(void)
 	   "add_file of a file that does not exist says not found");
 	ok(b != NULL && !sb_backup_add_file(b, "z", f.dest[1], &err) && err.code == SB_EINVAL,
 	   "add_file of a folder is refused");
+	/* A file opened by its name in a folder held open, as the walks do. */
+	th_write_pattern(th_path(file, "%s/named", f.src), 5000, 7, true, 0640);
+	ok(symlink("named", th_path(file, "%s/link", f.src)) == 0, "a link beside it");
+	folder = open(f.src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ok(b != NULL && folder >= 0 &&
+	   sb_backup_add_file_at(b, "w", folder, "named", th_path(file, "%s/named", f.src), &err),
+	   "add_file_at reads a file by its name in an open folder");
+	ok(b != NULL && !sb_backup_add_file_at(b, "v", folder, "link", "the link", &err) &&
+	   err.code != SB_ENOTFOUND && strstr(err.message, "the link") != NULL,
+	   "a link in its place is not followed, and the source path names it: %s", err.message);
+	ok(b != NULL && !sb_backup_add_file_at(b, "u", folder, "gone", "the gone file", &err) &&
+	   err.code == SB_ENOTFOUND, "a name no longer there says not found");
+	if (folder >= 0)
+		close(folder);
 	done = done && sb_backup_finish(b, &m, &err);
 	if (!ok(done, "finish succeeds after refused entries"))
 		th_diag_error("finish", &err);
-	ok(done && m->chunk_size == SB_DEFAULT_CHUNK_SIZE && m->nentries == 2 &&
-	   m->level == -3 && m->codec == SB_CODEC_ZSTD, "manifest: default chunk size, two entries");
+	ok(done && m->chunk_size == SB_DEFAULT_CHUNK_SIZE && m->nentries == 3 &&
+	   m->level == -3 && m->codec == SB_CODEC_ZSTD, "manifest: default chunk size, three entries");
+	ok(done && m->entries[2].size == 5000 && (m->entries[2].mode & 0777) == 0640,
+	   "the file read by name has its size and mode");
 	is_int(th_verify(th_location(&f, 0, "bk", file)), 0, "the backup verifies");
 	sb_manifest_free(m);
 	th_fixture_done(&f);
