@@ -139,20 +139,35 @@ make_item(const char *full, const char *rel, const struct stat *st, SourceItem *
 	return true;
 }
 
+/* A name in a directory, and its type as readdir gave it (DT_UNKNOWN where the file system keeps none). */
+typedef struct DirName
+{
+	char	   *name;
+	unsigned char type;
+} DirName;
+
 static int
 compare_names(const void *a, const void *b)
 {
-	return strcmp(*(char *const *) a, *(char *const *) b);
+	return strcmp(((const DirName *) a)->name, ((const DirName *) b)->name);
+}
+
+static void
+free_names(DirName *names, size_t n)
+{
+	while (n > 0)
+		free(names[--n].name);
+	free(names);
 }
 
 /* The names in directory FULL, open at DIRFD (not closed), sorted, so backups of a tree are repeatable. */
-static char **
+static DirName *
 sorted_names(int dirfd, const char *full, size_t *count, SbError *err)
 {
 	int			fd = dup(dirfd);
 	DIR		   *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	char	  **names = NULL;
+	DirName    *names = NULL;
 	size_t		n = 0,
 				cap = 0;
 
@@ -167,32 +182,21 @@ sorted_names(int dirfd, const char *full, size_t *count, SbError *err)
 	{
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (n == cap)
-		{
-			char	  **grown;
-
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(names, cap * sizeof(char *));
-			if (grown == NULL)
-				break;
-			names = grown;
-		}
-		if ((names[n] = strdup(de->d_name)) == NULL)
+		if (!grow((void **) &names, &cap, n, sizeof(DirName), err) ||
+			(names[n].name = strdup(de->d_name)) == NULL)
 			break;
-		n++;
+		names[n++].type = de->d_type;
 	}
 	closedir(dir);
 	if (de != NULL)
 	{
-		while (n > 0)
-			free(names[--n]);
-		free(names);
+		free_names(names, n);
 		sb_error_set(err, SB_ENOMEM, "out of memory listing \"%s\"", full);
 		return NULL;
 	}
-	qsort(names, n, sizeof(char *), compare_names);
+	qsort(names, n, sizeof(DirName), compare_names);
 	*count = n;
-	return names ? names : calloc(1, sizeof(char *));
+	return names ? names : calloc(1, sizeof(DirName));
 }
 
 static bool walk(SourceTree *t, const char *full, const char *rel, SbError *err);
@@ -240,9 +244,10 @@ follow_link(SourceTree *t, const char *full, const char *rel, SbError *err)
  * file cost a backup of many small files a tenth of its time.
  */
 static bool
-walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, const char *name,
+walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, const DirName *entry,
 		   SbError *err)
 {
+	const char *name = entry->name;
 	char		full[PATH_MAX];
 	char		rel[PATH_MAX];
 	struct stat st;
@@ -254,6 +259,21 @@ walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, 
 		snprintf(rel, sizeof(rel), "%s", name);
 	else
 		snprintf(rel, sizeof(rel), "%s/%s", dir_rel, name);
+
+	/*
+	 * A regular file, walked to be backed up: no stat here, the engine takes
+	 * its status from the descriptor it reads (and refuses it if it is no
+	 * longer a regular file); the first walk, which counts, examined it.
+	 */
+	if (t->visit != NULL && entry->type == DT_REG)
+	{
+		memset(&item, 0, sizeof(item));
+		item.type = SB_ENTRY_FILE;
+		name_item(&item, full, rel);
+		item.dirfd = dirfd;
+		item.name = name;
+		return visit_item(t, &item, err);
+	}
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return sb_error_set_errno(err, errno, "could not stat \"%s\"", full);
 	if (S_ISLNK(st.st_mode))
@@ -277,7 +297,7 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 	int			dirfd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	size_t		n = 0,
 				i;
-	char	  **names;
+	DirName    *names;
 	bool		ok;
 
 	if (dirfd < 0)
@@ -285,10 +305,9 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 	names = sorted_names(dirfd, full, &n, err);
 	ok = names != NULL;
 	for (i = 0; ok && i < n; i++)
-		ok = walk_entry(t, dirfd, full, rel, names[i], err);
-	for (i = 0; names != NULL && i < n; i++)
-		free(names[i]);
-	free(names);
+		ok = walk_entry(t, dirfd, full, rel, &names[i], err);
+	if (names != NULL)
+		free_names(names, n);
 	close(dirfd);
 	return ok;
 }

@@ -21,9 +21,9 @@ typedef struct SourceItem
 	int			dirfd;			/* its directory, open while it is visited (or AT_FDCWD) */
 	const char *name;			/* in that directory (or FULL_PATH) */
 	SbEntryType type;
-	uint32_t	mode;
-	int64_t		mtime;
-	uint64_t	size;
+	uint32_t	mode;			/* mode, time and size: 0 for a regular file */
+	int64_t		mtime;			/* of a walk that visits (its status is */
+	uint64_t	size;			/* taken where it is read) */
 } SourceItem;
 
 /* A tablespace of the data directory, as the manifest's metadata records it. */
@@ -42,7 +42,8 @@ typedef struct SourceTree
 	SourceItemFn visit;			/* or NULL: only count */
 	void	   *visit_arg;
 	size_t		nitems;
-	uint64_t	total_bytes;	/* sum of file sizes */
+	uint64_t	total_bytes;	/* sum of file sizes; a walk that visits does not
+								 * stat regular files, so only a walk without VISIT */
 	bool		is_cluster;		/* ROOT holds PG_VERSION */
 	SourceTablespace *tablespaces;
 	size_t		ntablespaces;
