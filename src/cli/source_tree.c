@@ -239,9 +239,9 @@ follow_link(SourceTree *t, const char *full, const char *rel, SbError *err)
 }
 
 /*
- * Entry NAME of the directory open at DIRFD (DIR_FULL, archive path
- * DIR_REL), examined through DIRFD: a path walk from the root for every
- * file cost a backup of many small files a tenth of its time.
+ * ENTRY (its name and type) of the directory open at DIRFD (DIR_FULL,
+ * archive path DIR_REL), examined through DIRFD: a path walk from the root
+ * for every file cost a backup of many small files a tenth of its time.
  */
 static bool
 walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, const DirName *entry,
