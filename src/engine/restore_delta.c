@@ -404,7 +404,21 @@ sb_delta_write_path(const RestoreTarget *t, size_t i)
 #define COMPARE_BLOCK 8192		/* a PostgreSQL page: what a change touches */
 #define COMPARE_SPAN (8 * COMPARE_BLOCK)
 
-/* Write the blocks of LEN bytes at OFFSET that differ from what FD holds there. */
+/* The bytes from file offset AT to the next multiple of UNIT, at most LEFT. */
+static size_t
+to_boundary(uint64_t at, size_t unit, uint64_t left)
+{
+	size_t		n = unit - (size_t) (at % unit);
+
+	return left < n ? (size_t) left : n;
+}
+
+/*
+ * Write the blocks of LEN bytes at OFFSET that differ from what FD holds
+ * there.  Blocks are the file's pages, not counted from OFFSET: a piece
+ * starts wherever a chunk boundary cut its file, and a grid from there would
+ * lay two blocks over every changed page.
+ */
 static bool
 write_span(RestoreDelta *d, int fd, const uint8_t *data, size_t len, uint64_t offset,
 		   const char *what, SbError *err)
@@ -412,13 +426,13 @@ write_span(RestoreDelta *d, int fd, const uint8_t *data, size_t len, uint64_t of
 	uint8_t		have[COMPARE_SPAN];
 	ssize_t		got = pread(fd, have, len, (off_t) offset);
 	size_t		b;
+	size_t		n;
 
 	if (got < 0)
 		return sb_error_set_errno(err, errno, "could not read \"%s\"", what);
-	for (b = 0; b < len; b += COMPARE_BLOCK)
+	for (b = 0; b < len; b += n)
 	{
-		size_t		n = len - b < COMPARE_BLOCK ? len - b : COMPARE_BLOCK;
-
+		n = to_boundary(offset + b, COMPARE_BLOCK, len - b);
 		if ((size_t) got >= b + n && memcmp(have + b, data + b, n) == 0)
 			continue;
 		if (!sb_pwrite_all(fd, data + b, n, offset + b, what, err))
@@ -434,16 +448,16 @@ sb_delta_write(RestoreTarget *t, int fd, size_t entry, const uint8_t *data, uint
 {
 	RestoreDelta *d = t->delta;
 	uint64_t	done;
+	size_t		n;
 
 	if (!d->kept[entry])
 	{
 		atomic_fetch_add(&d->written, length);
 		return sb_pwrite_all(fd, data, length, offset, what, err);
 	}
-	for (done = 0; done < length; done += COMPARE_SPAN)
+	for (done = 0; done < length; done += n)
 	{
-		size_t		n = length - done < COMPARE_SPAN ? length - done : COMPARE_SPAN;
-
+		n = to_boundary(offset + done, COMPARE_SPAN, length - done);
 		if (!write_span(d, fd, data + done, n, offset + done, what, err))
 			return false;
 	}

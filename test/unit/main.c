@@ -74,6 +74,7 @@ static const UnitTest tests[] = {
 	TEST(test_s3_faults_upload),
 	TEST(test_encrypted_backup),
 	TEST(test_delta_restore),
+	TEST(test_delta_writes_pages),
 	TEST(test_delta_plan_seconds),
 	TEST(test_plan_estimate),
 	TEST(test_restore_sample),

@@ -173,6 +173,47 @@ test_delta_restore(void)
 }
 
 /*
+ * A page changed in the copy costs a page written, wherever the chunk
+ * boundaries cut its file: a small file packed first puts every later piece
+ * of the big one off the pages' grid.
+ */
+void
+test_delta_writes_pages(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbRestoreStats stats;
+	SbError		err;
+	char		path[PATH_MAX];
+	int			fd;
+	bool		done;
+
+	th_begin("delta restore: a changed page is written as one page");
+	th_fixture(&f, "delta-pages", 1);
+	ok(th_mkdir(th_path(path, "%s/base", f.src), 0700) &&
+	   th_write_pattern(th_path(path, "%s/base/a", f.src), 3000, 1, false, 0600) &&
+	   th_write_pattern(th_path(path, "%s/base/b", f.src), 40 * 8192, 2, false, 0600) &&
+	   th_mkdir(th_path(path, "%s/global", f.src), 0700) &&
+	   th_write_pattern(th_path(path, "%s/" GUARD, f.src), 8192, 3, false, 0600),
+	   "a source: a small file, then one of 40 pages");
+	th_options(&o, f.dests, f.ndests, "full");
+	o.workers = 1;				/* packed in order: the small file's 3,000 bytes first */
+	ok(th_backup_tree(&o, f.src, NULL, &err) && th_restore(th_location(&f, 0, "full", path), f.target, &err),
+	   "backed up and restored");
+	fd = open(th_path(path, "%s/base/b", f.target), O_WRONLY);
+	ok(fd >= 0 && th_pwrite_pattern(fd, 20 * 8192, 8192, 99), "page 20 of the copy's big file changed");
+	if (fd >= 0)
+		close(fd);
+	done = delta_restore(&f, "full", &stats, &err);
+	if (!ok(done, "the delta restore completes"))
+		th_diag_error("delta", &err);
+	ok(th_trees_equal(f.src, f.target, 0), "the copy is the backup's tree again");
+	is_int((long long) stats.delta_written, 2 * 8192,
+		   "written: that page and the guard, nothing else");
+	th_fixture_done(&f);
+}
+
+/*
  * A plain restore's time from the stripes' read speeds: from restores, or
  * before any from stripe_calibrate, said per stripe and for the whole.
  */

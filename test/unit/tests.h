@@ -48,6 +48,7 @@ extern void test_encrypted_backup(void);
 
 /* test_delta.c */
 extern void test_delta_restore(void);
+extern void test_delta_writes_pages(void);
 extern void test_delta_plan_seconds(void);
 extern void test_plan_estimate(void);
 extern void test_restore_sample(void);
