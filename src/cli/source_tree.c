@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,9 @@
 #include "source_tree.h"
 
 #define TABLESPACE_DIR "pg_tblspc/"
+
+/* Fewer names than this in a folder: a second thread costs more than it saves. */
+#define SHARED_STAT_MIN 64
 
 /* Room for one more element of SIZE bytes in *ITEMS (COUNT used of *CAP). */
 static bool
@@ -199,6 +204,71 @@ sorted_names(int dirfd, const char *full, size_t *count, SbError *err)
 	return names ? names : calloc(1, sizeof(DirName));
 }
 
+/* A name's status (ERROR: 0, or why fstatat failed), taken ahead of the walk that counts. */
+typedef struct NameStatus
+{
+	struct stat st;
+	int			error;
+} NameStatus;
+
+typedef struct StatRange
+{
+	int			dirfd;
+	const DirName *names;
+	NameStatus *status;
+	size_t		from;
+	size_t		to;
+} StatRange;
+
+static void *
+stat_range(void *arg)
+{
+	const StatRange *r = arg;
+	size_t		i;
+
+	for (i = r->from; i < r->to; i++)
+		r->status[i].error = fstatat(r->dirfd, r->names[i].name, &r->status[i].st,
+									 AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+	return NULL;
+}
+
+/*
+ * The status of each of the N names in DIRFD, half of them from a second
+ * thread (signals blocked: they are the main thread's).  The walk that
+ * counts is one fstatat a file, a fifth of the time of a backup of many
+ * small files; the walk that backs up does not stat regular files at all.
+ */
+static NameStatus *
+stat_names(int dirfd, const DirName *names, size_t n, const char *full, SbError *err)
+{
+	NameStatus *status = malloc(n * sizeof(NameStatus) + 1);
+	StatRange	mine = {dirfd, names, status, 0, n};
+	StatRange	theirs = {dirfd, names, status, n / 2, n};
+	pthread_t	thread;
+	sigset_t	all,
+				old;
+	bool		shared = false;
+
+	if (status == NULL)
+	{
+		sb_error_set(err, SB_ENOMEM, "out of memory listing \"%s\"", full);
+		return NULL;
+	}
+	if (n >= SHARED_STAT_MIN && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+	{
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		shared = pthread_create(&thread, NULL, stat_range, &theirs) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (shared)
+		mine.to = n / 2;
+	stat_range(&mine);
+	if (shared)
+		pthread_join(thread, NULL);
+	return status;
+}
+
 static bool walk(SourceTree *t, const char *full, const char *rel, SbError *err);
 
 /*
@@ -240,12 +310,13 @@ follow_link(SourceTree *t, const char *full, const char *rel, SbError *err)
 
 /*
  * ENTRY (its name and type) of the directory open at DIRFD (DIR_FULL,
- * archive path DIR_REL), examined through DIRFD: a path walk from the root
- * for every file cost a backup of many small files a tenth of its time.
+ * archive path DIR_REL), examined through DIRFD (a path walk from the root
+ * for every file cost a backup of many small files a tenth of its time), or
+ * as STATUS says when the walk took it ahead.
  */
 static bool
 walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, const DirName *entry,
-		   SbError *err)
+		   const NameStatus *status, SbError *err)
 {
 	const char *name = entry->name;
 	char		full[PATH_MAX];
@@ -274,7 +345,11 @@ walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, 
 		item.name = name;
 		return visit_item(t, &item, err);
 	}
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+	if (status != NULL && status->error != 0)
+		return sb_error_set_errno(err, status->error, "could not stat \"%s\"", full);
+	if (status != NULL)
+		st = status->st;
+	else if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return sb_error_set_errno(err, errno, "could not stat \"%s\"", full);
 	if (S_ISLNK(st.st_mode))
 		return follow_link(t, full, rel, err);
@@ -298,16 +373,21 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 	size_t		n = 0,
 				i;
 	DirName    *names;
+	NameStatus *status = NULL;
 	bool		ok;
 
 	if (dirfd < 0)
 		return sb_error_set_errno(err, errno, "could not open directory \"%s\"", full);
 	names = sorted_names(dirfd, full, &n, err);
 	ok = names != NULL;
+	/* the walk that counts stats every name: ahead, on two threads */
+	if (ok && t->visit == NULL)
+		ok = (status = stat_names(dirfd, names, n, full, err)) != NULL;
 	for (i = 0; ok && i < n; i++)
-		ok = walk_entry(t, dirfd, full, rel, &names[i], err);
+		ok = walk_entry(t, dirfd, full, rel, &names[i], status ? &status[i] : NULL, err);
 	if (names != NULL)
 		free_names(names, n);
+	free(status);
 	close(dirfd);
 	return ok;
 }

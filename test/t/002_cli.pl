@@ -57,6 +57,30 @@ like($err, qr/same folder/, 'the refusal names the duplicate');
 ($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
 	'--dest', $dests[0], '--dest', $node->data_dir . '/base', '--name', 'inside');
 is($rc, 2, 'a destination inside the source is refused');
+# What a backup cannot store is refused, not skipped: a pipe, and a link other
+# than a data directory's pg_wal and pg_tblspc/<oid>; in a folder of a few
+# names and in one of many, whose names the walk that counts stats ahead.
+for my $count (3, 200)
+{
+	my $src = PostgreSQL::Test::Utils::tempdir();
+	make_path("$src/d");
+	PostgreSQL::Test::Utils::append_to_file("$src/d/f$_", "x$_") for 1 .. $count;
+	system('mkfifo', "$src/d/f2a") == 0 or die 'mkfifo failed';
+	($rc, $out, $err) = run_stripebackup('create', '--source', $src, '--dest', $dests[0], '--name', "pipe$count");
+	is($rc, 2, "a pipe among $count files is refused");
+	like($err, qr{"\Q$src/d/f2a\E" is a socket, pipe or device}, 'naming it');
+	unlink("$src/d/f2a");
+	symlink('/etc', "$src/d/f3a") or die 'symlink failed';
+	($rc, $out, $err) = run_stripebackup('create', '--source', $src, '--dest', $dests[0], '--name', "link$count");
+	like($err, qr{"\Q$src/d/f3a\E" is a symbolic link: a backup stores none}, "so is a link among $count files");
+	ok(!-e "$dests[0]/pipe$count" && !-e "$dests[0]/link$count", 'neither created anything');
+	unlink("$src/d/f3a");
+	($rc, $out, $err) = run_stripebackup('create', '--source', $src, '--dest', $dests[0], '--name', "ok$count");
+	is($rc, 0, "without them, the $count files are backed up") or diag($err);
+	($rc, $out) = run_stripebackup('show', "$dests[0]/ok$count");
+	like($out, qr/contents:\s+$count files/, 'all of them');
+}
+
 # Rates: one strict grammar everywhere.  Each refusal names the value.
 for my $rate ('1,,2', '1,', '1, ,2', '1x', '-1', 'nan', 'inf', '1e3')
 {
