@@ -134,6 +134,11 @@ typedef enum SbEntryKeep
 								 * by a restore or verify a window at a time;
 								 * the table as TO_RESTORE if the manifest is
 								 * not laid out for it */
+	SB_KEEP_HEAD,				/* none, and none parsed: the members alone
+								 * (manifest->head_only), the entries' text
+								 * only hashed with the rest, for checks made
+								 * before a reader that checks every entry;
+								 * an encrypted backup's kept whole */
 } SbEntryKeep;
 
 /*
@@ -230,6 +235,8 @@ typedef struct SbManifest
 								 * none kept (nentries 0); else NULL */
 	bool		no_stamps;		/* read to restore (SB_KEEP_TO_RESTORE): no
 								 * entry keeps its file_id or file_times */
+	bool		head_only;		/* read SB_KEEP_HEAD: no entry read (nentries
+								 * 0, no tally) */
 	struct SbEntrySpool *streamed;	/* read SB_KEEP_STREAMED: the entries, in
 									 * order, none kept (nentries 0, tally set);
 									 * else NULL */

@@ -131,10 +131,10 @@ bool
 sb_archive_check_entries(const SbArchive *a, SbError *err)
 {
 	for (; a != NULL; a = a->parent)
-		if (a->manifest->tally != NULL)
+		if (a->manifest->tally != NULL || a->manifest->head_only)
 			return sb_error_set(err, SB_EINVAL,
-								"backup \"%s\" was opened to plan only: its files were counted, not kept",
-								a->manifest->name);
+								"backup \"%s\" was opened to plan or check only: its files were %s, not kept",
+								a->manifest->name, a->manifest->head_only ? "not read" : "counted");
 	return true;
 }
 

@@ -726,6 +726,8 @@ check_streamed(SbManifest *m, SbError *err)
 bool
 sb_manifest_index(SbManifest *m, SbError *err)
 {
+	if (m->head_only)
+		return sb_manifest_index_layout(m, err);
 	if (m->tally != NULL)
 		return sb_manifest_index_layout(m, err) && sb_manifest_tally_finish(m, err) &&
 			(m->streamed == NULL || check_streamed(m, err));

@@ -50,6 +50,7 @@ typedef struct Stream
 	const char *spool_dir;		/* SB_KEEP_STREAMED: where the entries go */
 	bool		tally;			/* count the entries, keep none, if the layout
 								 * comes before them (manifest_tally.c) */
+	bool		head_only;		/* SB_KEEP_HEAD: the entries delimited, not parsed */
 } Stream;
 
 /* The top-level members but "entries", as a JSON object of their own. */
@@ -330,7 +331,7 @@ read_entries(Stream *s, SbManifest *m)
 		if (c != '{')
 			return sb_error_set(s->err, SB_ECORRUPT, "manifest: bad item in \"entries\"");
 		if (!delimit(s, &start, &len) ||
-			!sb_manifest_parse_entry_text(s->buf + start, len, m, s->err))
+			(!s->head_only && !sb_manifest_parse_entry_text(s->buf + start, len, m, s->err)))
 			return false;
 		s->pos = start + len;
 		if (!peek(s, &c))
@@ -462,11 +463,13 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *sp
 	s.err = err;
 	s.spool_dir = keep == SB_KEEP_STREAMED ? spool_dir : NULL;
 	s.tally = keep == SB_KEEP_COUNTS || s.spool_dir != NULL;
+	s.head_only = keep == SB_KEEP_HEAD;
 	if (m == NULL)
 		ok = sb_error_set(err, SB_ENOMEM, "out of memory");
 	else
 	{
 		m->no_stamps = keep == SB_KEEP_TO_RESTORE || keep == SB_KEEP_STREAMED;
+		m->head_only = s.head_only;
 		ok = (s.sha = sb_sha256_begin(err)) != NULL && read_document(&s, &h, m) &&
 			sb_manifest_index(m, err);
 	}
@@ -534,6 +537,14 @@ sb_manifest_spool_json(const char *text, size_t len, const char *spool_dir, SbEr
 	Memory		mem = {text, len, 0};
 
 	return read_manifest(read_memory, &mem, SB_KEEP_STREAMED, spool_dir, err);
+}
+
+SbManifest *
+sb_manifest_head_json(const char *text, size_t len, SbError *err)
+{
+	Memory		mem = {text, len, 0};
+
+	return read_manifest(read_memory, &mem, SB_KEEP_HEAD, NULL, err);
 }
 
 typedef struct StoreSource

@@ -47,6 +47,9 @@ extern SbManifest *sb_manifest_tally_stream(SbManifestReadFn read, void *arg, Sb
 extern SbManifest *sb_manifest_spool_json(const char *text, size_t len, const char *spool_dir,
 										  SbError *err);
 
+/* The manifest TEXT (LEN bytes), its members alone (SB_KEEP_HEAD). */
+extern SbManifest *sb_manifest_head_json(const char *text, size_t len, SbError *err);
+
 /* The SHA-256 and length of what PATH holds, read a block at a time. */
 extern bool sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len,
 									SbError *err);

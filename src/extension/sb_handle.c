@@ -161,3 +161,9 @@ sb_handle_open_archive_to_plan(const char *location)
 {
 	return open_archive(location, SB_KEEP_COUNTS, NULL);
 }
+
+SbArchive *
+sb_handle_open_archive_to_check(const char *location)
+{
+	return open_archive(location, SB_KEEP_HEAD, NULL);
+}

@@ -53,6 +53,12 @@ extern const char *sb_temp_folder(void);
 extern SbArchive *sb_handle_open_archive_to_plan(const char *location);
 
 /*
+ * The same for its members only (SB_KEEP_HEAD), authenticated, its entries
+ * not read: for checks before a job whose own open checks every entry.
+ */
+extern SbArchive *sb_handle_open_archive_to_check(const char *location);
+
+/*
  * A WARNING for what opening A found amiss (a manifest copy set aside) and
  * for a manifest no stripe could vouch for.
  */

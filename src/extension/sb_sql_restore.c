@@ -590,8 +590,12 @@ check_memory(const SbArchive *a, const SbRestoreArgs *args)
 static void
 check_restore(SbRestoreArgs *args)
 {
-	/* what is checked here needs the backup's members, not its files: the worker checks those */
-	SbArchive  *a = sb_handle_open_archive_to_plan(args->location);
+	/*
+	 * What is checked here needs the backup's members, not its files: the
+	 * worker reads and checks those (parsed here too, they cost a restore of
+	 * a million files seconds before its worker starts).
+	 */
+	SbArchive  *a = sb_handle_open_archive_to_check(args->location);
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
 	SbPgMeta   *meta;

@@ -12,7 +12,9 @@
  * can write).  The same bytes read streamed (the entries spooled to a file,
  * paths checked from their hashes: a restore's and a verify's way) must be
  * accepted or refused alike, and an accepted one's spool must give back the
- * same entries.
+ * same entries.  Read for its members alone (what stripe_restore() checks
+ * before its worker reads the entries), one accepted whole must be accepted
+ * with the same members and hash; any other may be refused, never crash.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +136,29 @@ check_streamed(const uint8_t *data, size_t size, const SbManifest *whole)
 	sb_manifest_free(m);
 }
 
+/* The same bytes read for the members alone: those of WHOLE, when it was accepted. */
+static void
+check_head_only(const uint8_t *data, size_t size, const SbManifest *whole)
+{
+	SbError		err;
+	SbManifest *m;
+
+	if (sb_manifest_is_envelope((const char *) data, size))
+		return;
+	m = sb_manifest_head_json((const char *) data, size, &err);
+	if (m == NULL && err.message[0] == '\0')
+		fail("a manifest refused for its members without an error", NULL);
+	if (whole != NULL && m == NULL)
+		fail("a manifest read whole is refused for its members", err.message);
+	if (whole != NULL &&
+		(!m->head_only || m->nentries != 0 || strcmp(m->name, whole->name) != 0 ||
+		 m->nstripes != whole->nstripes || m->total_chunks != whole->total_chunks ||
+		 m->stream_bytes != whole->stream_bytes || m->chunk_size != whole->chunk_size ||
+		 memcmp(m->json_sha256, whole->json_sha256, sizeof(m->json_sha256)) != 0))
+		fail("a manifest's members differ read alone", whole->name);
+	sb_manifest_free(m);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -142,6 +167,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t	c;
 
 	check_streamed(data, size, m);
+	check_head_only(data, size, m);
 	if (m == NULL)
 	{
 		if (err.code == SB_OK || err.message[0] == '\0')

@@ -411,6 +411,55 @@ cancel_restore(ThFixture *f, const SbManifest *m, const char *name)
 
 /* 3. Ten thousand small files, 4 KiB chunks, so chunks hold many files and files span chunks. */
 /*
+ * The backup NAME in F opened for its members only (SB_KEEP_HEAD): the
+ * members of WHOLE, no entry, refused by restore; then an entry's text
+ * changed in every manifest copy is found by the hash all the same.
+ */
+static void
+head_only(ThFixture *f, const char *name, const SbArchive *whole)
+{
+	char		location[PATH_MAX];
+	char		target[PATH_MAX];
+	char		path[PATH_MAX];
+	SbArchive  *head;
+	SbRestoreOptions ro;
+	SbError		err;
+	const SbManifest *h;
+	const SbManifest *w = whole ? whole->manifest : NULL;
+	uint32_t	i;
+	bool		flipped = true;
+
+	th_location(f, 0, name, location);
+	head = sb_archive_open_keeping(location, NULL, SB_KEEP_HEAD, &err);
+	if (head == NULL)
+		th_diag_error("open for the members", &err);
+	h = head ? head->manifest : NULL;
+	ok(h != NULL && head->authenticated && h->head_only && h->tally == NULL && h->nentries == 0,
+	   "opened for its members only: authenticated, no entry read");
+	ok(h != NULL && w != NULL && strcmp(h->name, w->name) == 0 && h->nstripes == w->nstripes &&
+	   h->total_chunks == w->total_chunks && h->stream_bytes == w->stream_bytes &&
+	   h->chunk_size == w->chunk_size && h->codec == w->codec &&
+	   memcmp(h->json_sha256, w->json_sha256, 32) == 0, "its members and hash are the whole manifest's");
+	memset(&ro, 0, sizeof(ro));
+	ro.target = th_path(target, "%s-head", f->target);
+	ok(head != NULL && !sb_archive_restore(head, &ro, &err) && err.code == SB_EINVAL &&
+	   access(target, F_OK) != 0, "restore refuses it, writing nothing (%s)", err.message);
+	sb_archive_close(head);
+	/* a byte of the last entry's text (the manifest ends "}]}\n") */
+	for (i = 0; i < f->ndests; i++)
+	{
+		struct stat st;
+
+		th_path(path, "%s/%s/" SB_MANIFEST_FILE, f->dests[i], name);
+		flipped = flipped && stat(path, &st) == 0 && th_flip_byte(path, (uint64_t) st.st_size - 12, 0x01);
+	}
+	head = flipped ? sb_archive_open_keeping(location, NULL, SB_KEEP_HEAD, &err) : NULL;
+	ok(flipped && (head == NULL || !head->authenticated),
+	   "an entry changed in every copy: not authenticated (%s)", head ? "opened" : err.message);
+	sb_archive_close(head);
+}
+
+/*
  * The backup in F's first destination opened to plan only: the same plan as
  * opened whole, no file table, and verify and restore refuse it.
  */
@@ -455,6 +504,7 @@ plan_only(ThFixture *f, const char *name)
 	ok(counted != NULL && counted->manifest->tally != NULL && sb_archive_plan(counted, &plan, &err) &&
 	   plan.files == expected.files, "opened alone to plan (show, report): the same, no file table");
 	sb_archive_close(counted);
+	head_only(f, name, whole);
 	sb_archive_close(whole);
 }
 
