@@ -954,6 +954,10 @@ test_manifest_huge_claims(void)
 	ok(back != NULL && back->tally != NULL && sb_archive_plan(&a, &plan, &err) &&
 	   plan.stripes[0].files == 1 && plan.stripes[1].files == 1,
 	   "read to plan only, the same: its file spans the billion chunks by their 2 ranges");
+	sb_manifest_free(back);
+	back = text ? sb_manifest_head_json(text, strlen(text), &err) : NULL;
+	ok(back != NULL && back->head_only && back->nentries == 0 && back->nchunk_map == 2 &&
+	   back->total_chunks == UINT64_C(1) << 30, "read for its members alone: the same ranges, no entry");
 	ok(th_now() - t0 < 5.0, "all of it in moments (%.2f s)", th_now() - t0);
 	free(text);
 	sb_manifest_free(back);
