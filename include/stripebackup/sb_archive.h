@@ -86,6 +86,17 @@ extern SbArchive *sb_archive_open_streamed(const char *location, const SbKey *ke
 										   const char *spool_dir, SbError *err);
 
 /*
+ * The same, to be the parent of a backup (SB_KEEP_LOOKUP): its entries, with
+ * their file stamps, in a private file in SPOOL_DIR, to be found by path,
+ * none in memory (the whole table when the manifest is not laid out for
+ * it, or is encrypted); the backups it completes opened for their members
+ * alone (SB_KEEP_HEAD), since a child needs them found and authenticated,
+ * not read.
+ */
+extern SbArchive *sb_archive_open_to_look_up(const char *location, const SbKey *key,
+											 const char *spool_dir, SbError *err);
+
+/*
  * The same, to plan only (sb_archive_plan, the manifest's members but its
  * entries): each manifest of the chain read as a stream, its entries
  * counted as they come and none kept (manifest->tally), when the manifest

@@ -139,6 +139,11 @@ typedef enum SbEntryKeep
 								 * only hashed with the rest, for checks made
 								 * before a reader that checks every entry;
 								 * an encrypted backup's kept whole */
+	SB_KEEP_LOOKUP,				/* none in memory: as STREAMED, with the
+								 * file stamps kept in the private file, for
+								 * a child backup to find its parent's files
+								 * by path (entry_lookup.h); the table as ALL
+								 * if the manifest is not laid out for it */
 } SbEntryKeep;
 
 /*
@@ -237,7 +242,7 @@ typedef struct SbManifest
 								 * entry keeps its file_id or file_times */
 	bool		head_only;		/* read SB_KEEP_HEAD: no entry read (nentries
 								 * 0, no tally) */
-	struct SbEntrySpool *streamed;	/* read SB_KEEP_STREAMED: the entries, in
+	struct SbEntrySpool *streamed;	/* read SB_KEEP_STREAMED or LOOKUP: the entries, in
 									 * order, none kept (nentries 0, tally set);
 									 * else NULL */
 	struct SbPathSet *paths;	/* while streamed entries are read: their paths */

@@ -111,6 +111,20 @@ sb_archive_open_streamed(const char *location, const SbKey *key, const char *spo
 	return open_chain(location, key, SB_KEEP_TO_RESTORE, err);
 }
 
+SbArchive *
+sb_archive_open_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
+						   SbError *err)
+{
+	SbArchive  *a = open_link(location, key, SB_KEEP_LOOKUP, spool_dir, err);
+
+	if (a != NULL && !sb_archive_open_parents(a, err))
+	{
+		sb_archive_close(a);
+		return NULL;
+	}
+	return a;
+}
+
 bool
 sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir, SbError *err)
 {

@@ -46,13 +46,15 @@ sb_incremental_begin(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	b->filter_arg = o->filter_arg;
 	b->parent_started = parse_utc(o->parent->started_at);
 	b->manifest->parent = sb_parent_ref_of(o->parent, err);
-	return b->manifest->parent != NULL && sb_path_index_build(&b->parent_index, o->parent, err);
+	return b->manifest->parent != NULL &&
+		(b->parent_files = sb_entry_lookup_new(o->parent, err)) != NULL;
 }
 
 void
 sb_incremental_free(SbBackup *b)
 {
-	sb_path_index_free(&b->parent_index);
+	sb_entry_lookup_free(b->parent_files);
+	b->parent_files = NULL;
 }
 
 /*
@@ -74,23 +76,25 @@ unchanged(const SbBackup *b, const SbEntry *e, const SbEntry *p)
 		b->skip_filter(b->filter_arg, e->path);
 }
 
-SbFilePlan
-sb_incremental_plan(const SbBackup *b, const SbEntry *e, const SbEntry **base)
+bool
+sb_incremental_plan(SbBackup *b, const SbEntry *e, SbFilePlan *plan, const SbEntry **base,
+					SbError *err)
 {
-	const SbEntry *p;
-	size_t		i;
+	const SbEntry *p = &b->parent_entry;
+	bool		found;
 
+	*plan = SB_FILE_WHOLE;
 	*base = NULL;
 	if (b->parent == NULL || e->file_id == NULL)
-		return SB_FILE_WHOLE;
-	i = sb_path_index_find(&b->parent_index, e->path);
-	if (i == SIZE_MAX)
-		return SB_FILE_WHOLE;
-	p = &b->parent->entries[i];
-	if (p->type != SB_ENTRY_FILE || p->file_id == NULL || strcmp(p->file_id, e->file_id) != 0)
-		return SB_FILE_WHOLE;
+		return true;
+	if (!sb_entry_lookup_find(b->parent_files, e->path, &b->parent_entry, &found, err))
+		return false;
+	if (!found || p->type != SB_ENTRY_FILE || p->file_id == NULL || strcmp(p->file_id, e->file_id) != 0)
+		return true;
 	*base = p;
 	if (unchanged(b, e, p))
-		return SB_FILE_UNCHANGED;
-	return b->file_filter(b->filter_arg, e->path) ? SB_FILE_BLOCKS : SB_FILE_WHOLE;
+		*plan = SB_FILE_UNCHANGED;
+	else if (b->file_filter(b->filter_arg, e->path))
+		*plan = SB_FILE_BLOCKS;
+	return true;
 }

@@ -23,7 +23,7 @@
 #include "crypto.h"
 #include "format.h"
 #include "io.h"
-#include "path_index.h"
+#include "entry_lookup.h"
 #include "queue.h"
 #include "rate.h"
 #include "scheduler.h"
@@ -138,7 +138,8 @@ struct SbBackup
 
 	/* With a parent (backup_incremental.c): */
 	const SbManifest *parent;
-	SbPathIndex parent_index;
+	SbEntryLookup *parent_files;	/* the parent's entries by path */
+	SbEntry		parent_entry;	/* the one found last */
 	uint32_t	block_size;
 	SbFileFilter file_filter;
 	SbBlockFilter block_filter;
@@ -161,10 +162,12 @@ extern bool sb_incremental_begin(SbBackup *b, const SbBackupOptions *o, SbError 
 extern void sb_incremental_free(SbBackup *b);
 
 /*
- * How to store the file E describes (path, size, identity, times), and the
- * parent's entry of it (*BASE) when not whole.
+ * How to store the file E describes (path, size, identity, times) into
+ * *PLAN, and the parent's entry of it (*BASE, valid until the next call)
+ * when not whole.  False if the parent's entries could not be read.
  */
-extern SbFilePlan sb_incremental_plan(const SbBackup *b, const SbEntry *e, const SbEntry **base);
+extern bool sb_incremental_plan(SbBackup *b, const SbEntry *e, SbFilePlan *plan,
+								const SbEntry **base, SbError *err);
 
 /* ---- destinations (backup_dest.c) ---- */
 

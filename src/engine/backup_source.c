@@ -512,8 +512,8 @@ add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 	}
 	else if (b->file_stamps)
 		file_stamps(&st->stx, &e, id, times, sizeof(id));
-	plan = sb_incremental_plan(b, &e, &base);
-	ok = copy_file(b, fd, source_path, st->allocated, &e, plan, base, err) && add_entry(b, &e, err);
+	ok = sb_incremental_plan(b, &e, &plan, &base, err) &&
+		copy_file(b, fd, source_path, st->allocated, &e, plan, base, err) && add_entry(b, &e, err);
 	free(e.extents);
 	return ok;
 }

@@ -67,10 +67,16 @@ note_tried(Tried *t, const char *folder, const char *why)
 	t->count++;
 }
 
-/* The parent in FOLDER, if it is the one REF names (opened as CHILD is); NULL (noted in T) if not. */
+/*
+ * The parent in FOLDER, if it is the one REF names (opened as CHILD is, but
+ * for members alone when CHILD's files are to be looked up: a new backup
+ * reads its parent's files, never those of the parent's parents); NULL
+ * (noted in T) if not.
+ */
 static SbArchive *
 try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, Tried *t)
 {
+	SbEntryKeep keep = child->keep == SB_KEEP_LOOKUP ? SB_KEEP_HEAD : child->keep;
 	char		manifest[PATH_MAX];
 	char		why[512];
 	SbArchive  *p;
@@ -82,7 +88,7 @@ try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, T
 		note_tried(t, folder, "no manifest there");
 		return NULL;
 	}
-	p = sb_archive_open_link(folder, child->key, child->keep, &err);
+	p = sb_archive_open_link(folder, child->key, keep, &err);
 	if (p == NULL)
 	{
 		note_tried(t, folder, err.message);

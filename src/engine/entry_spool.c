@@ -1,9 +1,10 @@
 /*
  * entry_spool.c
  *		A manifest's entries in an unlinked file, as binary records (see
- *		entry_spool.h): a fixed header, then the path, the link target and
- *		the extents.  The records never leave the process, so the header is
- *		the struct as this build lays it out.
+ *		entry_spool.h): a fixed header, then the path, the link target, the
+ *		file stamps when the spool keeps them, and the extents.  The records
+ *		never leave the process, so the header is the struct as this build
+ *		lays it out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ typedef struct Record
 	uint16_t	mode;
 	uint8_t		type;
 	uint8_t		flags;
-	uint32_t	padding;		/* to a multiple of 8 bytes */
+	uint16_t	id_len;			/* with FLAG_ID: the file_id's bytes */
+	uint16_t	times_len;		/* with FLAG_TIMES: the file_times' bytes */
 } Record;
 
 _Static_assert(sizeof(Record) % 8 == 0, "spool records stay 8-byte aligned");
@@ -35,6 +37,11 @@ _Static_assert(sizeof(Record) % 8 == 0, "spool records stay 8-byte aligned");
 #define FLAG_SPARSE 1
 #define FLAG_INCREMENTAL 2
 #define FLAG_LINK 4
+#define FLAG_ID 8
+#define FLAG_TIMES 16
+
+/* A record read at random (sb_entry_spool_read_at) is read this much at a time. */
+#define AT_READ 512
 
 struct SbEntrySpool
 {
@@ -48,15 +55,19 @@ struct SbEntrySpool
 	uint64_t	file_pos;		/* reading: the next byte of the file to read */
 	uint64_t	written;		/* bytes in the file */
 	bool		reading;
+	bool		stamps;			/* keep the entries' file stamps */
+	char	   *at_buf;			/* the record read last by read_at */
+	size_t		at_cap;
 };
 
 SbEntrySpool *
-sb_entry_spool_new(const char *dir, SbError *err)
+sb_entry_spool_new(const char *dir, bool stamps, SbError *err)
 {
 	SbEntrySpool *s = sb_alloc(sizeof(SbEntrySpool), err);
 
 	if (s == NULL)
 		return NULL;
+	s->stamps = stamps;
 	s->fd = sb_open_unlinked(dir, "the manifest's entries", err);
 	s->buf = s->fd >= 0 ? sb_alloc(BLOCK, err) : NULL;
 	s->cap = BLOCK;
@@ -98,13 +109,19 @@ append(SbEntrySpool *s, const void *data, size_t len, SbError *err)
 	return true;
 }
 
-/* Bytes of a record: header, path and link target with their NULs, then extents, 8-byte aligned. */
+/* Bytes of a record's header and strings (each with its NUL), before the padding to 8 bytes. */
+static size_t
+strings_used(const Record *r)
+{
+	return sizeof(Record) + r->path_len + 1 + ((r->flags & FLAG_LINK) ? r->link_len + 1 : 0) +
+		((r->flags & FLAG_ID) ? r->id_len + 1 : 0) + ((r->flags & FLAG_TIMES) ? r->times_len + 1 : 0);
+}
+
+/* Where a record's extents start: its strings padded to 8 bytes. */
 static size_t
 strings_end(const Record *r)
 {
-	size_t		n = sizeof(Record) + r->path_len + 1 + ((r->flags & FLAG_LINK) ? r->link_len + 1 : 0);
-
-	return (n + 7) & ~(size_t) 7;
+	return (strings_used(r) + 7) & ~(size_t) 7;
 }
 
 static size_t
@@ -117,8 +134,9 @@ bool
 sb_entry_spool_add(SbEntrySpool *s, const SbEntry *e, SbError *err)
 {
 	static const char zeros[8];
+	const char *id = s->stamps ? e->file_id : NULL;
+	const char *times = s->stamps ? e->file_times : NULL;
 	Record		r;
-	size_t		used;
 
 	if (s->reading)
 		return sb_error_set(err, SB_EINVAL, "internal error: an entry added to a spool being read");
@@ -134,11 +152,15 @@ sb_entry_spool_add(SbEntrySpool *s, const SbEntry *e, SbError *err)
 	r.mode = e->mode;
 	r.type = e->type;
 	r.flags = (e->sparse ? FLAG_SPARSE : 0) | (e->incremental ? FLAG_INCREMENTAL : 0) |
-		(e->link_target ? FLAG_LINK : 0);
-	used = sizeof(r) + r.path_len + 1 + (e->link_target ? r.link_len + 1 : 0);
+		(e->link_target ? FLAG_LINK : 0) | (id ? FLAG_ID : 0) | (times ? FLAG_TIMES : 0);
+	/* stamps are checked (at most SB_FILE_ID_MAX bytes) before they are spooled */
+	r.id_len = id ? (uint16_t) strlen(id) : 0;
+	r.times_len = times ? (uint16_t) strlen(times) : 0;
 	if (!append(s, &r, sizeof(r), err) || !append(s, e->path, r.path_len + 1, err) ||
 		(e->link_target && !append(s, e->link_target, r.link_len + 1, err)) ||
-		!append(s, zeros, strings_end(&r) - used, err) ||
+		(id && !append(s, id, r.id_len + 1, err)) ||
+		(times && !append(s, times, r.times_len + 1, err)) ||
+		!append(s, zeros, strings_end(&r) - strings_used(&r), err) ||
 		!append(s, e->extents, (size_t) e->nextents * sizeof(SbExtent), err))
 		return false;
 	s->count++;
@@ -162,6 +184,21 @@ sb_entry_spool_rewind(SbEntrySpool *s, SbError *err)
 	return true;
 }
 
+/* Buffer *BUF of *CAP bytes grown to hold LEN (its bytes kept). */
+static bool
+hold(char **buf, size_t *cap, size_t len, SbError *err)
+{
+	char	   *grown;
+
+	if (len <= *cap)
+		return true;
+	if ((grown = realloc(*buf, len)) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory reading the manifest's entries");
+	*buf = grown;
+	*cap = len;
+	return true;
+}
+
 /* At least LEN unread bytes in the buffer (grown if needed); false at the file's end or on failure. */
 static bool
 have(SbEntrySpool *s, size_t len, SbError *err)
@@ -171,15 +208,8 @@ have(SbEntrySpool *s, size_t len, SbError *err)
 	memmove(s->buf, s->buf + s->pos, s->fill - s->pos);
 	s->fill -= s->pos;
 	s->pos = 0;
-	if (len > s->cap)
-	{
-		char	   *grown = realloc(s->buf, len);
-
-		if (grown == NULL)
-			return sb_error_set(err, SB_ENOMEM, "out of memory reading the manifest's entries");
-		s->buf = grown;
-		s->cap = len;
-	}
+	if (!hold(&s->buf, &s->cap, len, err))
+		return false;
 	while (s->fill < len && s->file_pos < s->written)
 	{
 		ssize_t		n = sb_pread_upto(s->fd, s->buf + s->fill, s->cap - s->fill, s->file_pos,
@@ -197,11 +227,44 @@ have(SbEntrySpool *s, size_t len, SbError *err)
 	return true;
 }
 
+/* Entry *E from record R, whose bytes start at P (8-byte aligned). */
+static void
+decode(const Record *r, char *p, SbEntry *e)
+{
+	char	   *str = p + sizeof(Record);
+
+	memset(e, 0, sizeof(*e));
+	e->path = str;
+	str += r->path_len + 1;
+	if (r->flags & FLAG_LINK)
+	{
+		e->link_target = str;
+		str += r->link_len + 1;
+	}
+	if (r->flags & FLAG_ID)
+	{
+		e->file_id = str;
+		str += r->id_len + 1;
+	}
+	if (r->flags & FLAG_TIMES)
+		e->file_times = str;
+	e->extents = r->nextents > 0 ? (SbExtent *) (p + strings_end(r)) : NULL;
+	e->nextents = r->nextents;
+	e->crc32c = r->crc32c;
+	e->mtime = r->mtime;
+	e->size = r->size;
+	e->stream_offset = r->stream_offset;
+	e->stream_length = r->stream_length;
+	e->mode = r->mode;
+	e->type = r->type;
+	e->sparse = (r->flags & FLAG_SPARSE) != 0;
+	e->incremental = (r->flags & FLAG_INCREMENTAL) != 0;
+}
+
 bool
 sb_entry_spool_next(SbEntrySpool *s, SbEntry *e, bool *end, SbError *err)
 {
 	Record		r;
-	char	   *p;
 
 	*end = false;
 	if (!s->reading)
@@ -216,22 +279,52 @@ sb_entry_spool_next(SbEntrySpool *s, SbEntry *e, bool *end, SbError *err)
 	memcpy(&r, s->buf + s->pos, sizeof(r));
 	if (!have(s, record_size(&r), err))
 		return false;
-	p = s->buf + s->pos;		/* 8-byte aligned: every record's size is a multiple of 8 */
-	memset(e, 0, sizeof(*e));
-	e->path = p + sizeof(r);
-	e->link_target = (r.flags & FLAG_LINK) ? e->path + r.path_len + 1 : NULL;
-	e->extents = r.nextents > 0 ? (SbExtent *) (p + strings_end(&r)) : NULL;
-	e->nextents = r.nextents;
-	e->crc32c = r.crc32c;
-	e->mtime = r.mtime;
-	e->size = r.size;
-	e->stream_offset = r.stream_offset;
-	e->stream_length = r.stream_length;
-	e->mode = r.mode;
-	e->type = r.type;
-	e->sparse = (r.flags & FLAG_SPARSE) != 0;
-	e->incremental = (r.flags & FLAG_INCREMENTAL) != 0;
+	/* 8-byte aligned: every record's size is a multiple of 8 */
+	decode(&r, s->buf + s->pos, e);
 	s->pos += record_size(&r);
+	return true;
+}
+
+uint64_t
+sb_entry_spool_tell(const SbEntrySpool *s)
+{
+	return s->file_pos - (s->fill - s->pos);
+}
+
+/* LEN bytes of the spool at OFFSET into the random-read buffer, from byte HAVE on. */
+static bool
+read_into_at_buf(SbEntrySpool *s, uint64_t offset, size_t have, size_t len, SbError *err)
+{
+	ssize_t		n;
+
+	if (!hold(&s->at_buf, &s->at_cap, len, err))
+		return false;
+	n = sb_pread_upto(s->fd, s->at_buf + have, len - have, offset + have,
+					  "the manifest's entries", err);
+	if (n >= 0 && (size_t) n < len - have)
+		return sb_error_set(err, SB_EIO, "the manifest's entries end in the middle of one");
+	return n >= 0;
+}
+
+bool
+sb_entry_spool_read_at(SbEntrySpool *s, uint64_t offset, SbEntry *e, SbError *err)
+{
+	Record		r;
+	size_t		first;
+
+	if (!s->reading || offset % 8 != 0 || offset >= s->written ||
+		s->written - offset < sizeof(Record))
+		return sb_error_set(err, SB_EINVAL, "internal error: no entry at byte %llu of the spool",
+							(unsigned long long) offset);
+	first = s->written - offset < AT_READ ? (size_t) (s->written - offset) : AT_READ;
+	if (!read_into_at_buf(s, offset, 0, first, err))
+		return false;
+	memcpy(&r, s->at_buf, sizeof(r));
+	if (record_size(&r) > s->written - offset)
+		return sb_error_set(err, SB_EIO, "the manifest's entries end in the middle of one");
+	if (record_size(&r) > first && !read_into_at_buf(s, offset, first, record_size(&r), err))
+		return false;
+	decode(&r, s->at_buf, e);
 	return true;
 }
 
@@ -243,5 +336,6 @@ sb_entry_spool_free(SbEntrySpool *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->buf);
+	free(s->at_buf);
 	free(s);
 }

@@ -15,10 +15,14 @@
 
 typedef struct SbEntrySpool SbEntrySpool;
 
-/* An empty spool in an unlinked file in DIR. */
-extern SbEntrySpool *sb_entry_spool_new(const char *dir, SbError *err);
+/*
+ * An empty spool in an unlinked file in DIR, keeping the entries' file
+ * stamps if STAMPS (a child backup looks them up: entry_lookup.h; a
+ * restore or verify wants none).
+ */
+extern SbEntrySpool *sb_entry_spool_new(const char *dir, bool stamps, SbError *err);
 
-/* Append E (without its file stamps, which no reader of a spool wants). */
+/* Append E (with its file stamps if the spool keeps them). */
 extern bool sb_entry_spool_add(SbEntrySpool *s, const SbEntry *e, SbError *err);
 
 /* Entries appended so far. */
@@ -32,6 +36,15 @@ extern bool sb_entry_spool_rewind(SbEntrySpool *s, SbError *err);
  * until the next call.  False at the end (*END set) or on failure.
  */
 extern bool sb_entry_spool_next(SbEntrySpool *s, SbEntry *e, bool *end, SbError *err);
+
+/* While reading: where the entry the next call reads starts, for read_at. */
+extern uint64_t sb_entry_spool_tell(const SbEntrySpool *s);
+
+/*
+ * While reading: the entry at OFFSET (as tell gave it) into *E, its strings
+ * and extents valid until the next read_at (a buffer apart from next's).
+ */
+extern bool sb_entry_spool_read_at(SbEntrySpool *s, uint64_t offset, SbEntry *e, SbError *err);
 
 extern void sb_entry_spool_free(SbEntrySpool *s);
 

@@ -47,7 +47,7 @@ typedef struct Stream
 	uint64_t	total;			/* bytes read */
 	SbSha256   *sha;
 	SbError    *err;
-	const char *spool_dir;		/* SB_KEEP_STREAMED: where the entries go */
+	const char *spool_dir;		/* SB_KEEP_STREAMED, LOOKUP: where the entries go */
 	bool		tally;			/* count the entries, keep none, if the layout
 								 * comes before them (manifest_tally.c) */
 	bool		head_only;		/* SB_KEEP_HEAD: the entries delimited, not parsed */
@@ -304,7 +304,7 @@ start_tally(Head *h, SbManifest *m, const char *spool_dir, SbError *err)
 		return false;
 	if (spool_dir == NULL)
 		return true;
-	return (m->streamed = sb_entry_spool_new(spool_dir, err)) != NULL &&
+	return (m->streamed = sb_entry_spool_new(spool_dir, !m->no_stamps, err)) != NULL &&
 		(m->paths = sb_path_set_new(err)) != NULL;
 }
 
@@ -461,7 +461,7 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *sp
 	s.read = read;
 	s.arg = arg;
 	s.err = err;
-	s.spool_dir = keep == SB_KEEP_STREAMED ? spool_dir : NULL;
+	s.spool_dir = keep == SB_KEEP_STREAMED || keep == SB_KEEP_LOOKUP ? spool_dir : NULL;
 	s.tally = keep == SB_KEEP_COUNTS || s.spool_dir != NULL;
 	s.head_only = keep == SB_KEEP_HEAD;
 	if (m == NULL)
@@ -537,6 +537,14 @@ sb_manifest_spool_json(const char *text, size_t len, const char *spool_dir, SbEr
 	Memory		mem = {text, len, 0};
 
 	return read_manifest(read_memory, &mem, SB_KEEP_STREAMED, spool_dir, err);
+}
+
+SbManifest *
+sb_manifest_lookup_json(const char *text, size_t len, const char *spool_dir, SbError *err)
+{
+	Memory		mem = {text, len, 0};
+
+	return read_manifest(read_memory, &mem, SB_KEEP_LOOKUP, spool_dir, err);
 }
 
 SbManifest *

@@ -47,6 +47,10 @@ extern SbManifest *sb_manifest_tally_stream(SbManifestReadFn read, void *arg, Sb
 extern SbManifest *sb_manifest_spool_json(const char *text, size_t len, const char *spool_dir,
 										  SbError *err);
 
+/* The same, its entries with their stamps in a spool, to be looked up (SB_KEEP_LOOKUP). */
+extern SbManifest *sb_manifest_lookup_json(const char *text, size_t len, const char *spool_dir,
+										   SbError *err);
+
 /* The manifest TEXT (LEN bytes), its members alone (SB_KEEP_HEAD). */
 extern SbManifest *sb_manifest_head_json(const char *text, size_t len, SbError *err);
 

@@ -191,7 +191,7 @@ sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 SbArchive *
 sb_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn)
 {
-	SbArchive  *a = sb_handle_open_archive(args->parent_location, NULL);
+	SbArchive  *a = sb_handle_open_archive_to_look_up(args->parent_location);
 
 	if (!a->authenticated || memcmp(a->manifest->uuid, args->parent_uuid, SB_UUID_LEN) != 0)
 		ereport(ERROR,

@@ -129,9 +129,12 @@ open_archive(const char *location, SbEntryKeep keep, SbError *err)
 	check_location(location);
 	key = sb_key_current();
 	h = sb_handle_new(close_archive);
-	a = keep == SB_KEEP_STREAMED ?
-		sb_archive_open_streamed(location, key, sb_temp_folder(), err ? err : &own_err) :
-		sb_archive_open_keeping(location, key, keep, err ? err : &own_err);
+	if (keep == SB_KEEP_STREAMED)
+		a = sb_archive_open_streamed(location, key, sb_temp_folder(), err ? err : &own_err);
+	else if (keep == SB_KEEP_LOOKUP)
+		a = sb_archive_open_to_look_up(location, key, sb_temp_folder(), err ? err : &own_err);
+	else
+		a = sb_archive_open_keeping(location, key, keep, err ? err : &own_err);
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);
@@ -154,6 +157,12 @@ SbArchive *
 sb_handle_open_archive_streamed(const char *location, SbError *err)
 {
 	return open_archive(location, SB_KEEP_STREAMED, err);
+}
+
+SbArchive *
+sb_handle_open_archive_to_look_up(const char *location)
+{
+	return open_archive(location, SB_KEEP_LOOKUP, NULL);
 }
 
 SbArchive *

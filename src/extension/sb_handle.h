@@ -46,6 +46,13 @@ extern SbArchive *sb_handle_open_archive_to_restore(const char *location, SbErro
  */
 extern SbArchive *sb_handle_open_archive_streamed(const char *location, SbError *err);
 
+/*
+ * The same to be the parent of a backup (sb_archive_open_to_look_up): its
+ * entries with their stamps in a private file under sb_temp_folder(), to be
+ * found by path, none in memory; ERROR if it cannot be opened.
+ */
+extern SbArchive *sb_handle_open_archive_to_look_up(const char *location);
+
 /* The data directory's folder for temporary files (base/pgsql_tmp), made if need be. */
 extern const char *sb_temp_folder(void);
 

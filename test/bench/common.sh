@@ -69,12 +69,15 @@ bench_pgbench_cluster() {	# SCALE
 # stripe_backup to two fresh folders $dir/sb1 and $dir/sb2 (no waiting on
 # it), the worker's peak RSS sampled from /proc while it runs: prints its
 # seconds and that peak in KiB; exits when the backup did not complete.
-sampled_backup() {
-	local pid peak=0 hwm t0 secs
-	rm -rf "$dir/sb1" "$dir/sb2" && mkdir -p "$dir/sb1" "$dir/sb2"
+# With TYPE (diff, incr) the backup is of that type, beside the ones there.
+sampled_backup() {	# [TYPE]
+	local pid peak=0 hwm t0 secs type=${1:-}
+	if [[ -z $type ]]; then
+		rm -rf "$dir/sb1" "$dir/sb2" && mkdir -p "$dir/sb1" "$dir/sb2"
+	fi
 	sync
 	t0=$(now)
-	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], wait => false)" >/dev/null
+	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], wait => false${type:+, type => '$type'})" >/dev/null
 	while :; do
 		pid=$(psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
 		[[ -z $pid ]] && break
@@ -85,5 +88,7 @@ sampled_backup() {
 	secs=$(elapsed "$t0")
 	psql_ -c "SELECT status FROM stripe_backups ORDER BY id DESC LIMIT 1" | grep -qx completed ||
 		{ echo "stripe_backup did not complete" >&2; exit 1; }
+	[[ -z $type ]] || psql_ -c "SELECT type FROM stripe_backups ORDER BY id DESC LIMIT 1" | grep -qx "$type" ||
+		{ echo "stripe_backup did not take a $type backup" >&2; exit 1; }
 	echo "$secs $peak"
 }

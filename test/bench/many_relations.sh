@@ -44,12 +44,12 @@ measured() {	# NAME COMMAND...
 	echo "$name $secs $(calc "$rss / 1024" 1)" >> "$results/relations"
 }
 
-# stripe_backup to two folders; the worker's peak RSS sampled while it runs.
-sb_backup() {
+# stripe_backup to two folders (TYPE: full, incr); the worker's peak RSS sampled while it runs.
+sb_backup() {	# [TYPE]
 	local secs peak
-	read -r secs peak <<< "$(sampled_backup)"
+	read -r secs peak <<< "$(sampled_backup "${1:-}")"
 	[[ -n $peak ]] || exit 1
-	echo "sb_backup $secs $(calc "$peak / 1024" 1)" >> "$results/relations"
+	echo "sb_backup${1:+_$1} $secs $(calc "$peak / 1024" 1)" >> "$results/relations"
 }
 
 pgbb_backup() {
@@ -105,6 +105,9 @@ measured sb_verify stripebackup verify "$(sb_location)"
 sb_restore
 restored=$(find "$dir/restore" -type f | wc -l)
 pgbr_restore
+say "an incremental backup after one table changed (it looks every file up in its parent)"
+psql_ -c 'UPDATE r1 SET v = v || 1' -c 'CHECKPOINT' >/dev/null
+sb_backup incr
 rm -rf "$dir/restore" "$dir/pgbb" "$dir/sb1" "$dir/sb2"
 
 fig() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$results/relations"; }
@@ -121,6 +124,7 @@ echo "$(nproc) CPUs; $(date -u +%F)"
 echo "(the restore by the command gave $restored files)"
 printf '%-58s %8s %9s %9s %8s\n' "" seconds "files/s" "peak MiB" ratio
 row "stripe_backup, 2 folders, zstd 1 (the worker's RSS)" sb_backup bb_backup
+row "stripe_backup type => incr, one table changed (the worker's RSS)" sb_backup_incr
 row "pg_basebackup -Ft -X fetch, server-zstd:1, workers=2" bb_backup
 row "pgBackRest backup, process-max=2, zst 1" br_backup bb_backup
 row "stripebackup plan" sb_plan

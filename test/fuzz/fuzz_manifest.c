@@ -15,12 +15,16 @@
  * same entries.  Read for its members alone (what stripe_restore() checks
  * before its worker reads the entries), one accepted whole must be accepted
  * with the same members and hash; any other may be refused, never crash.
+ * Read to be looked up (a child backup's way with its parent), the same
+ * bytes are accepted or refused alike, and every entry of an accepted one
+ * is found by its path with the same fields and stamps.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "stripebackup/sb_manifest.h"
+#include "entry_lookup.h"
 #include "entry_spool.h"
 #include "manifest_envelope.h"
 #include "manifest_text.h"
@@ -136,6 +140,48 @@ check_streamed(const uint8_t *data, size_t size, const SbManifest *whole)
 	sb_manifest_free(m);
 }
 
+/* Entry E, found by path, is WANT (stamps included)? */
+static bool
+same_found(const SbEntry *e, const SbEntry *want)
+{
+	return strcmp(e->path, want->path) == 0 && e->type == want->type && e->size == want->size &&
+		e->stream_offset == want->stream_offset && e->nextents == want->nextents &&
+		(e->file_id == NULL) == (want->file_id == NULL) &&
+		(e->file_id == NULL || strcmp(e->file_id, want->file_id) == 0) &&
+		(e->file_times == NULL) == (want->file_times == NULL) &&
+		(e->file_times == NULL || strcmp(e->file_times, want->file_times) == 0);
+}
+
+/* The same bytes read to be looked up: accepted as WHOLE was, each of its entries found. */
+static void
+check_looked_up(const uint8_t *data, size_t size, const SbManifest *whole)
+{
+	const char *tmp = getenv("TMPDIR");
+	SbError		err;
+	SbManifest *m;
+	SbEntryLookup *l;
+	SbEntry		e;
+	bool		found;
+	size_t		i;
+
+	if (sb_manifest_is_envelope((const char *) data, size))
+		return;
+	m = sb_manifest_lookup_json((const char *) data, size, tmp && tmp[0] == '/' ? tmp : "/tmp", &err);
+	if ((m == NULL) != (whole == NULL))
+		fail(m == NULL ? "a manifest read whole is refused to be looked up" :
+			 "a manifest refused whole is accepted to be looked up", m == NULL ? err.message : NULL);
+	if (m == NULL)
+		return;
+	if ((l = sb_entry_lookup_new(m, &err)) == NULL)
+		fail("an accepted manifest's entries cannot be looked up", err.message);
+	for (i = 0; i < whole->nentries; i++)
+		if (!sb_entry_lookup_find(l, whole->entries[i].path, &e, &found, &err) || !found ||
+			!same_found(&e, &whole->entries[i]))
+			fail("an entry is not found by its path, or another is", whole->entries[i].path);
+	sb_entry_lookup_free(l);
+	sb_manifest_free(m);
+}
+
 /* The same bytes read for the members alone: those of WHOLE, when it was accepted. */
 static void
 check_head_only(const uint8_t *data, size_t size, const SbManifest *whole)
@@ -168,6 +214,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	check_streamed(data, size, m);
 	check_head_only(data, size, m);
+	check_looked_up(data, size, m);
 	if (m == NULL)
 	{
 		if (err.code == SB_OK || err.message[0] == '\0')

@@ -95,6 +95,8 @@ static const UnitTest tests[] = {
 	TEST(test_manifest_no_stamps),
 	TEST(test_manifest_streamed),
 	TEST(test_entry_spool),
+	TEST(test_entry_spool_stamps),
+	TEST(test_entry_lookup),
 	TEST(test_hash_sort),
 	TEST(test_path_set),
 	TEST(test_manifest_spill),

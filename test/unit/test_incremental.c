@@ -31,6 +31,9 @@ typedef struct Lsns
 	uint64_t	threshold;		/* a backup stores blocks at or after it */
 	uint64_t	taken;			/* "now" when the last backup was taken */
 	bool		skip;			/* take files whose times did not change unread */
+	bool		parent_table;	/* open the parent's whole table, not (as the
+								 * server does) its entries spooled to be
+								 * looked up */
 } Lsns;
 
 static bool
@@ -96,10 +99,19 @@ backup_as(ThFixture *f, const char *name, const char *parent_name, Lsns *l, SbMa
 	o.file_stamps = true;
 	if (parent_name != NULL)
 	{
-		parent = sb_archive_open(th_location(f, 0, parent_name, location), &err);
+		th_location(f, 0, parent_name, location);
+		parent = l->parent_table ? sb_archive_open(location, &err) :
+			sb_archive_open_to_look_up(location, NULL, f->root, &err);
 		if (parent == NULL)
 		{
 			th_diag_error("open parent", &err);
+			return false;
+		}
+		if (!l->parent_table && (parent->manifest->streamed == NULL || parent->manifest->nentries != 0 ||
+								 (parent->parent != NULL && !parent->parent->manifest->head_only)))
+		{
+			diag("the parent's entries were not left in a spool to be looked up, or its parent's were read");
+			sb_archive_close(parent);
 			return false;
 		}
 		o.type = SB_BACKUP_INCR;
@@ -142,7 +154,7 @@ void
 test_incremental_chain(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false};
+	Lsns		l = {1, 0, 0, false, false};
 	SbManifest *full = NULL,
 			   *incr1 = NULL,
 			   *incr2 = NULL;
@@ -167,7 +179,9 @@ test_incremental_chain(void)
 	unlink(th_path(path, "%s/base/1/300", f.src));
 	write_blocks(th_path(path, "%s/base/1/400", f.src), &l, 0, 5);
 	th_write_pattern(th_path(path, "%s/postgresql.conf", f.src), 6000, 8, true, 0600);
-	ok(backup_as(&f, "incr1", "full", &l, &incr1), "the first incremental is taken");
+	l.parent_table = true;
+	ok(backup_as(&f, "incr1", "full", &l, &incr1),
+	   "the first incremental is taken (its parent's table read whole)");
 	e = th_find_entry(incr1, "base/1/100");
 	ok(e != NULL && e->incremental && e->nextents == 3 &&
 	   e->stream_length == 7 * BLOCK && e->size == 68 * BLOCK,
@@ -191,7 +205,9 @@ test_incremental_chain(void)
 	l.now = 1;					/* old LSNs: only its identity tells it is another file */
 	write_blocks(th_path(path, "%s/base/1/400", f.src), &l, 0, 5);
 	l.now = 100;
-	ok(backup_as(&f, "incr2", "incr1", &l, &incr2), "the second incremental is taken");
+	l.parent_table = false;
+	ok(backup_as(&f, "incr2", "incr1", &l, &incr2),
+	   "the second incremental is taken (its parent's entries looked up, the full backup's members alone read)");
 	e = th_find_entry(incr2, "base/1/400");
 	ok(e != NULL && !e->incremental && e->stream_length == 5 * BLOCK,
 	   "400: made again under the same name, stored whole despite its old LSNs");
@@ -222,7 +238,7 @@ void
 test_incremental_broken_chain(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false};
+	Lsns		l = {1, 0, 0, false, false};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -267,7 +283,7 @@ test_incremental_broken_chain(void)
 static bool
 full_and_incr(ThFixture *f, const char *tag)
 {
-	Lsns		l = {1, 0, 0, false};
+	Lsns		l = {1, 0, 0, false, false};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	bool		done;
@@ -368,7 +384,7 @@ void
 test_incremental_unchanged_files(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, true};
+	Lsns		l = {1, 0, 0, true, false};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	const SbEntry *e;
@@ -407,7 +423,7 @@ void
 test_incremental_nothing_from_parent(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false};
+	Lsns		l = {1, 0, 0, false, false};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -512,7 +528,7 @@ void
 test_incremental_merge(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false};
+	Lsns		l = {1, 0, 0, false, false};
 	SbManifest *m = NULL,
 			   *incr2 = NULL,
 			   *merged = NULL;
@@ -590,7 +606,7 @@ void
 test_incremental_delta(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false};
+	Lsns		l = {1, 0, 0, false, false};
 	SbManifest *m = NULL;
 	SbRestoreOptions ro;
 	SbRestoreStats stats;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "entry_lookup.h"
 #include "entry_spool.h"
 #include "path_set.h"
 #include "manifest_text.h"
@@ -1374,7 +1375,7 @@ test_entry_spool(void)
 	bool		added = true;
 
 	th_tempdir(dir, "spool");
-	s = sb_entry_spool_new(dir, &err);
+	s = sb_entry_spool_new(dir, false, &err);
 	ok(s != NULL, "a spool in a folder");
 	for (i = 0; i < 40000; i++)
 		extents[i] = (SbExtent) {(uint64_t) i * 8192, 4096};
@@ -1429,6 +1430,168 @@ test_entry_spool(void)
 	sb_entry_spool_free(s);
 	free(extents);
 	th_rmtree(dir);
+}
+
+/* Spooled entry I of test_entry_spool_stamps. */
+static void
+stamped_entry(uint32_t i, SbEntry *e, char *path, char *id, char *times, const SbExtent *extents)
+{
+	memset(e, 0, sizeof(*e));
+	sprintf(path, "base/%u/%0*u", i % 3, (int) (1 + i % 700), i);
+	sprintf(id, "%u:%u.%u", i * 7, 1700000000 + i, i % 1000);
+	sprintf(times, "%u.%u:%u.%u", i, i % 999999999, i + 1, (i * 3) % 999999999);
+	e->path = path;
+	e->type = i % 50 == 0 ? SB_ENTRY_DIR : SB_ENTRY_FILE;
+	e->file_id = i % 11 == 0 ? NULL : id;
+	e->file_times = i % 13 == 0 ? NULL : times;
+	e->link_target = i == 9 ? (char *) "/tablespace" : NULL;
+	e->size = (uint64_t) i * 8192;
+	e->stream_offset = (uint64_t) i * 4;
+	e->crc32c = i * 31;
+	e->sparse = i == 444;
+	e->nextents = i == 444 ? 3000 : 0;
+	e->extents = i == 444 ? (SbExtent *) extents : NULL;
+}
+
+static bool
+same_stamped(const SbEntry *a, const SbEntry *b)
+{
+	return str_eq(a->path, b->path) && str_eq(a->file_id, b->file_id) &&
+		str_eq(a->file_times, b->file_times) && str_eq(a->link_target, b->link_target) &&
+		a->type == b->type && a->size == b->size && a->stream_offset == b->stream_offset &&
+		a->crc32c == b->crc32c && a->nextents == b->nextents &&
+		(a->nextents == 0 || memcmp(a->extents, b->extents, a->nextents * sizeof(SbExtent)) == 0);
+}
+
+/*
+ * A spool that keeps file stamps: read back in order with them, and each
+ * record read again at random from where tell said it starts (one with
+ * thousands of extents, larger than a random read's first bite, too).
+ */
+void
+test_entry_spool_stamps(void)
+{
+	enum
+	{
+		N = 5000
+	};
+	char		dir[PATH_MAX];
+	char		path[800],
+				id[64],
+				times[64];
+	SbExtent   *extents = calloc(3000, sizeof(SbExtent));
+	uint64_t   *at = calloc(N, sizeof(uint64_t));
+	SbError		err;
+	SbEntrySpool *s;
+	SbEntry		e,
+				want;
+	bool		end = false,
+				added = true;
+	uint32_t	i,
+				good = 0,
+				good_at = 0;
+
+	for (i = 0; i < 3000; i++)
+		extents[i] = (SbExtent) {(uint64_t) i * 16384, 8192};
+	th_tempdir(dir, "spool-stamps");
+	s = sb_entry_spool_new(dir, true, &err);
+	for (i = 0; s != NULL && added && i < N; i++)
+	{
+		stamped_entry(i, &e, path, id, times, extents);
+		added = sb_entry_spool_add(s, &e, &err);
+	}
+	ok(s != NULL && added && sb_entry_spool_rewind(s, &err), "%d stamped entries spooled", N);
+	for (i = 0; s != NULL && i < N; i++)
+	{
+		at[i] = sb_entry_spool_tell(s);
+		if (!sb_entry_spool_next(s, &e, &end, &err))
+			break;
+		stamped_entry(i, &want, path, id, times, extents);
+		good += same_stamped(&e, &want);
+	}
+	ok(i == N && good == N, "read in order with their stamps (%u of %d)", good, N);
+	for (i = 0; s != NULL && i < N; i += (i < 440 || i > 450) ? 37 : 1)
+	{
+		stamped_entry(i, &want, path, id, times, extents);
+		if (sb_entry_spool_read_at(s, at[i], &e, &err) && same_stamped(&e, &want) &&
+			((uintptr_t) e.extents % 8) == 0)
+			good_at++;
+		else
+			break;
+	}
+	ok(i >= N, "each read again at random where it starts, the large one too (%u)", good_at);
+	ok(s != NULL && !sb_entry_spool_read_at(s, at[1] + 4, &e, &err) && err.code == SB_EINVAL,
+	   "a place that is no record's start is refused");
+	ok(s != NULL && !sb_entry_spool_read_at(s, UINT64_C(1) << 40, &e, &err) && err.code == SB_EINVAL,
+	   "a place past the end is refused");
+	sb_entry_spool_free(s);
+	free(extents);
+	free(at);
+	th_rmtree(dir);
+}
+
+/* Every entry of WHOLE found by path through L, the same as in the table; N, the ones that were. */
+static size_t
+found_same(SbEntryLookup *l, const SbManifest *whole)
+{
+	SbError		err;
+	SbEntry		e;
+	bool		found;
+	size_t		i,
+				n = 0;
+
+	for (i = 0; i < whole->nentries; i++)
+		if (sb_entry_lookup_find(l, whole->entries[i].path, &e, &found, &err) && found &&
+			entries_equal(&e, &whole->entries[i]) && same_stamped(&e, &whole->entries[i]))
+			n++;
+	return n;
+}
+
+/*
+ * A manifest read to look its entries up (SB_KEEP_LOOKUP) keeps none in
+ * memory and finds each by path with its stamps, as the table does; a path
+ * it does not hold, a prefix or an extension of one, is not found.
+ */
+void
+test_entry_lookup(void)
+{
+	SbManifest *m = sample_manifest();
+	SbError		err;
+	char	   *json;
+	SbManifest *whole,
+			   *spooled;
+	SbEntryLookup *from_table,
+			   *from_spool;
+	SbEntry		e;
+	bool		found = true;
+	size_t		i;
+
+	for (i = 0; i < m->nentries; i++)
+		if (m->entries[i].type == SB_ENTRY_FILE)
+		{
+			m->entries[i].file_id = i % 2 ? (char *) "12345:1700000000.5" : NULL;
+			m->entries[i].file_times = (char *) "1700000000.1:1700000001.2";
+		}
+	json = sb_manifest_to_json(m, &err);
+	whole = json ? sb_manifest_from_json(json, strlen(json), &err) : NULL;
+	spooled = json ? read_json_file(json, SB_KEEP_LOOKUP, &err) : NULL;
+	ok(whole != NULL && spooled != NULL && spooled->streamed != NULL && spooled->nentries == 0,
+	   "read to look up: entries spooled, none kept");
+	from_table = whole ? sb_entry_lookup_new(whole, &err) : NULL;
+	from_spool = spooled ? sb_entry_lookup_new(spooled, &err) : NULL;
+	ok(from_table != NULL && from_spool != NULL && found_same(from_table, whole) == whole->nentries &&
+	   found_same(from_spool, whole) == whole->nentries,
+	   "every entry found by path, stamps and all, from the table and from the spool");
+	ok(from_spool != NULL && sb_entry_lookup_find(from_spool, "dir/spars", &e, &found, &err) && !found &&
+	   sb_entry_lookup_find(from_spool, "dir/sparse/x", &e, &found, &err) && !found &&
+	   sb_entry_lookup_find(from_table, "nowhere", &e, &found, &err) && !found,
+	   "a path not in the backup is not found");
+	sb_entry_lookup_free(from_table);
+	sb_entry_lookup_free(from_spool);
+	sb_manifest_free(whole);
+	sb_manifest_free(spooled);
+	sb_manifest_free(m);
+	free(json);
 }
 
 /* Note N_FILES files in 50 folders (and file "f/x" at AT, when given), then check them all. */

@@ -96,6 +96,8 @@ extern void test_manifest_spill(void);
 extern void test_manifest_no_stamps(void);
 extern void test_manifest_streamed(void);
 extern void test_entry_spool(void);
+extern void test_entry_spool_stamps(void);
+extern void test_entry_lookup(void);
 extern void test_hash_sort(void);
 extern void test_path_set(void);
 

@@ -1,0 +1,135 @@
+/*
+ * entry_lookup.c
+ *		Entries by path (see entry_lookup.h): the path index over a table in
+ *		memory, or a sorted array of (path hash, record offset) over a spool.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checksum.h"
+#include "entry_lookup.h"
+#include "entry_spool.h"
+#include "fsutil.h"
+#include "hash_sort.h"
+#include "path_index.h"
+
+struct SbEntryLookup
+{
+	SbManifest *manifest;
+	SbPathIndex index;			/* the entries in memory: by path */
+	SbHash128  *records;		/* the entries in the spool: high the path's
+								 * hash, low where its record starts; sorted */
+	size_t		nrecords;
+};
+
+/* Every record of M's spool by the hash of its path, sorted. */
+static bool
+index_spool(SbEntryLookup *l, SbError *err)
+{
+	SbEntrySpool *spool = l->manifest->streamed;
+	uint64_t	n = sb_entry_spool_count(spool);
+	SbEntry		e;
+	bool		end = false;
+
+	l->records = sb_alloc((n ? n : 1) * sizeof(SbHash128), err);
+	if (l->records == NULL || !sb_entry_spool_rewind(spool, err))
+		return false;
+	for (;;)
+	{
+		uint64_t	offset = sb_entry_spool_tell(spool);
+
+		if (!sb_entry_spool_next(spool, &e, &end, err))
+			break;
+		if (l->nrecords == n)
+			return sb_error_set(err, SB_EIO, "the manifest's entries are more than were added");
+		l->records[l->nrecords].high = sb_hash64(e.path, strlen(e.path));
+		l->records[l->nrecords++].low = offset;
+	}
+	if (!end)
+		return false;
+	sb_sort_hash128(l->records, l->nrecords);
+	return true;
+}
+
+SbEntryLookup *
+sb_entry_lookup_new(SbManifest *m, SbError *err)
+{
+	SbEntryLookup *l = sb_alloc(sizeof(SbEntryLookup), err);
+	bool		ok;
+
+	if (l == NULL)
+		return NULL;
+	l->manifest = m;
+	ok = m->streamed != NULL ? index_spool(l, err) : sb_path_index_build(&l->index, m, err);
+	if (!ok)
+	{
+		sb_entry_lookup_free(l);
+		return NULL;
+	}
+	return l;
+}
+
+/* The first record whose path hashes to HASH, or NRECORDS. */
+static size_t
+first_with_hash(const SbEntryLookup *l, uint64_t hash)
+{
+	size_t		lo = 0;
+	size_t		hi = l->nrecords;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (l->records[mid].high < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool
+find_in_spool(SbEntryLookup *l, const char *path, SbEntry *e, bool *found, SbError *err)
+{
+	uint64_t	hash = sb_hash64(path, strlen(path));
+	size_t		i;
+
+	for (i = first_with_hash(l, hash); i < l->nrecords && l->records[i].high == hash; i++)
+	{
+		if (!sb_entry_spool_read_at(l->manifest->streamed, l->records[i].low, e, err))
+			return false;
+		if (strcmp(e->path, path) == 0)
+		{
+			*found = true;
+			return true;
+		}
+	}
+	return true;
+}
+
+bool
+sb_entry_lookup_find(SbEntryLookup *l, const char *path, SbEntry *e, bool *found, SbError *err)
+{
+	size_t		i;
+
+	*found = false;
+	if (l->manifest->streamed != NULL)
+		return find_in_spool(l, path, e, found, err);
+	i = sb_path_index_find(&l->index, path);
+	if (i != SIZE_MAX)
+	{
+		*e = l->manifest->entries[i];
+		*found = true;
+	}
+	return true;
+}
+
+void
+sb_entry_lookup_free(SbEntryLookup *l)
+{
+	if (l == NULL)
+		return;
+	sb_path_index_free(&l->index);
+	free(l->records);
+	free(l);
+}
