@@ -96,6 +96,10 @@ extern SbArchive *sb_archive_open_streamed(const char *location, const SbKey *ke
 extern SbArchive *sb_archive_open_to_look_up(const char *location, const SbKey *key,
 											 const char *spool_dir, SbError *err);
 
+/* The backup at LOCATION alone so (to print its whole manifest a file at a time). */
+extern SbArchive *sb_archive_open_one_to_look_up(const char *location, const SbKey *key,
+												 const char *spool_dir, SbError *err);
+
 /*
  * The same, to plan only (sb_archive_plan, the manifest's members but its
  * entries): each manifest of the chain read as a stream, its entries

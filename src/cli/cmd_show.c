@@ -2,6 +2,7 @@
  * cmd_show.c
  *		"stripebackup show": what a backup is and where its stripes are.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -130,6 +131,16 @@ print_stripes(const SbManifest *m, const SbPlan *plan)
 	}
 }
 
+/* A block of the manifest's text to standard output. */
+static bool
+print_text(void *arg, const char *text, size_t len, SbError *err)
+{
+	(void) arg;
+	if (fwrite(text, 1, len, stdout) != len)
+		return sb_error_set_errno(err, errno, "could not write to standard output");
+	return true;
+}
+
 int
 cmd_show(int argc, char **argv)
 {
@@ -142,18 +153,12 @@ cmd_show(int argc, char **argv)
 	if ((rc = read_args_parse(argc, argv, "show", OPT_JSON | OPT_STRIPE_PATH, show_usage, &args)) >= 0)
 		return rc;
 	args.one_backup = true;		/* shown as it is, whether its parents are at hand or not */
-	/* its plan needs no file table; the whole JSON does */
-	args.keep = args.json ? SB_KEEP_ALL : SB_KEEP_COUNTS;
+	/* its plan needs no file table; the whole JSON is printed from a spool a block at a time */
+	args.keep = args.json ? SB_KEEP_LOOKUP : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	if (args.json)
-	{
-		char	   *text = sb_manifest_to_json(a->manifest, &err);
-
-		if (text != NULL)
-			printf("%s\n", text);
-		free(text);
-	}
+		sb_manifest_emit(a->manifest, print_text, NULL, &err);
 	else if (sb_archive_plan(a, &plan, &err))
 	{
 		print_header(a->manifest);

@@ -350,9 +350,12 @@ read_args_open(const ReadArgs *a, SbError *err)
 	SbArchive  *archive;
 	uint32_t	i;
 
-	if (a->one_backup)
-		archive = a->keep == SB_KEEP_COUNTS ? sb_archive_open_one_for_plan(a->location, key, err) :
-			sb_archive_open_one_with_key(a->location, key, err);
+	if (a->one_backup && a->keep == SB_KEEP_COUNTS)
+		archive = sb_archive_open_one_for_plan(a->location, key, err);
+	else if (a->one_backup && a->keep == SB_KEEP_LOOKUP)
+		archive = sb_archive_open_one_to_look_up(a->location, key, cli_temp_dir(), err);
+	else if (a->one_backup)
+		archive = sb_archive_open_one_with_key(a->location, key, err);
 	else if (a->keep == SB_KEEP_STREAMED)
 		archive = sb_archive_open_streamed(a->location, key, cli_temp_dir(), err);
 	else

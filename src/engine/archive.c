@@ -112,10 +112,17 @@ sb_archive_open_streamed(const char *location, const SbKey *key, const char *spo
 }
 
 SbArchive *
+sb_archive_open_one_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
+							   SbError *err)
+{
+	return open_link(location, key, SB_KEEP_LOOKUP, spool_dir, err);
+}
+
+SbArchive *
 sb_archive_open_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
 						   SbError *err)
 {
-	SbArchive  *a = open_link(location, key, SB_KEEP_LOOKUP, spool_dir, err);
+	SbArchive  *a = sb_archive_open_one_to_look_up(location, key, spool_dir, err);
 
 	if (a != NULL && !sb_archive_open_parents(a, err))
 	{

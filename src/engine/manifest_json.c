@@ -25,6 +25,7 @@
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_policy.h"
 #include "checksum.h"
+#include "entry_spool.h"
 #include "fsutil.h"
 #include "manifest_numbers.h"
 #include "manifest_text.h"
@@ -557,6 +558,27 @@ text_spilled(Text *t, SbEntrySpill *s)
 	free(block);
 }
 
+/* The entries of a manifest read into a spool, in order, into T; a failure to read them is T's error. */
+static void
+text_spooled(Text *t, SbEntrySpool *spool)
+{
+	SbError		own;
+	SbError    *err = t->sink_err ? t->sink_err : &own;
+	SbEntry		e;
+	bool		end = false;
+	bool		first = true;
+
+	if (!sb_entry_spool_rewind(spool, err))
+		t->ok = false;
+	while (t->ok && sb_entry_spool_next(spool, &e, &end, err))
+	{
+		text_entry(t, &e, first);
+		first = false;
+	}
+	if (t->ok && !end)
+		t->ok = false;
+}
+
 /* ,"entries":[...]} after the rest of the object, printed by cJSON without its closing brace. */
 static void
 text_entries(Text *t, const SbManifest *m)
@@ -567,6 +589,8 @@ text_entries(Text *t, const SbManifest *m)
 	text_puts(t, "[");
 	if (m->spill != NULL)
 		text_spilled(t, m->spill);
+	if (m->streamed != NULL)
+		text_spooled(t, m->streamed);
 	for (i = 0; t->ok && i < m->nentries; i++)
 		text_entry(t, &m->entries[i], i == 0);
 	text_puts(t, "]}");

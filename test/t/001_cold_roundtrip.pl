@@ -33,6 +33,8 @@ for my $i (0 .. 2)
 # Weighted shares of 1:2:3, each within one chunk.
 my ($rc, $out) = run_stripebackup('show', '--json', "$dests[0]/cold");
 is($rc, 0, 'show --json succeeds');
+# Printed a file at a time from a spool, it is the manifest the backup wrote, byte for byte.
+is($out, slurp_file("$dests[0]/cold/manifest.json"), 'show --json prints the manifest as written');
 my @chunks = map { $_->{chunks} } @{ JSON::PP::decode_json($out)->{stripes} };
 is(scalar @chunks, 3, 'the manifest lists three stripes');
 my $total = 0;

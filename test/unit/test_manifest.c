@@ -1530,6 +1530,20 @@ test_entry_spool_stamps(void)
 	th_rmtree(dir);
 }
 
+/* M's text, emitted a block at a time, is JSON and its newline? */
+static bool
+emitted_is(const SbManifest *m, const char *json)
+{
+	Gathered	g = {NULL, 0, 0, 0};
+	SbError		err;
+	bool		same = sb_manifest_emit(m, gather, &g, &err) && g.len == strlen(json) + 1 &&
+		memcmp(g.text, json, g.len - 1) == 0 && g.text[g.len - 1] == '\n';
+
+
+	free(g.text);
+	return same;
+}
+
 /* Every entry of WHOLE found by path through L, the same as in the table; N, the ones that were. */
 static size_t
 found_same(SbEntryLookup *l, const SbManifest *whole)
@@ -1550,7 +1564,8 @@ found_same(SbEntryLookup *l, const SbManifest *whole)
 /*
  * A manifest read to look its entries up (SB_KEEP_LOOKUP) keeps none in
  * memory and finds each by path with its stamps, as the table does; a path
- * it does not hold, a prefix or an extension of one, is not found.
+ * it does not hold, a prefix or an extension of one, is not found.  Its
+ * text, printed from the spool, is the manifest's (stripebackup show --json).
  */
 void
 test_entry_lookup(void)
@@ -1582,6 +1597,7 @@ test_entry_lookup(void)
 	ok(from_table != NULL && from_spool != NULL && found_same(from_table, whole) == whole->nentries &&
 	   found_same(from_spool, whole) == whole->nentries,
 	   "every entry found by path, stamps and all, from the table and from the spool");
+	ok(spooled != NULL && emitted_is(spooled, json), "its whole text printed from the spool is the manifest's");
 	ok(from_spool != NULL && sb_entry_lookup_find(from_spool, "dir/spars", &e, &found, &err) && !found &&
 	   sb_entry_lookup_find(from_spool, "dir/sparse/x", &e, &found, &err) && !found &&
 	   sb_entry_lookup_find(from_table, "nowhere", &e, &found, &err) && !found,
