@@ -152,8 +152,14 @@ sb_policy_read_memory(const SbManifest *m, const SbReadOptions *o, SbMemoryEstim
 	if (e->index > 0)
 		add_term(e, e->index, "index of %llu chunks x %d bytes",
 				 (unsigned long long) m->total_chunks, 2 * SB_INDEX_ENTRY_SIZE);
-	/* read a window of files at a time (entry_window.h), or with the whole table (counted as read) */
-	if (m->streamed != NULL)
+	/*
+	 * Read a window of files at a time (entry_window.h), or with the whole
+	 * table (counted as read).  A manifest read for its members alone is
+	 * checked before a reader that will most often stream it (stripe_restore()
+	 * before its worker): counted as streamed, so that what the check passes
+	 * the reader never refuses.
+	 */
+	if (m->streamed != NULL || m->head_only)
 		add_term(e, (uint64_t) window * WINDOW_FILE_BYTES, "a window of %u files x %d bytes", window,
 				 WINDOW_FILE_BYTES);
 }

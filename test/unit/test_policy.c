@@ -18,6 +18,7 @@
 #include "codec.h"
 #include "format.h"
 #include "harness.h"
+#include "read_pipeline.h"
 #include "tests.h"
 #include "thread.h"
 
@@ -431,6 +432,39 @@ dests_empty(const ThFixture *f)
 	return true;
 }
 
+/*
+ * What a read needs counts its window of files when the entries are
+ * streamed, and as much for the members alone: stripe_restore() checks
+ * those before its worker streams them, and must not pass what the worker
+ * refuses.
+ */
+static void
+read_window_counted(ThFixture *f, const SbReadOptions *ro)
+{
+	char		location[PATH_MAX];
+	SbError		err;
+	SbArchive  *whole = sb_archive_open(th_location(f, 0, "bk", location), &err);
+	SbArchive  *head = sb_archive_open_keeping(location, NULL, SB_KEEP_HEAD, &err);
+	SbArchive  *streamed = sb_archive_open_streamed(location, NULL, f->root, &err);
+	SbMemoryEstimate table,
+				members,
+				window;
+
+	if (!ok(whole && head && streamed && head->manifest->head_only && streamed->manifest->streamed,
+			"the backup opens whole, for its members, and streamed"))
+		goto done;
+	sb_policy_read_memory(whole->manifest, ro, &table);
+	sb_policy_read_memory(head->manifest, ro, &members);
+	sb_policy_read_memory(streamed->manifest, ro, &window);
+	is_int(window.total, table.total + (uint64_t) SB_WINDOW_FILES * 160,
+		   "streamed: a window of files more than with the table");
+	is_int(members.total, window.total, "read for its members: counted as streamed");
+done:
+	sb_archive_close(whole);
+	sb_archive_close(head);
+	sb_archive_close(streamed);
+}
+
 void
 test_policy_memory_hooks(void)
 {
@@ -498,5 +532,6 @@ test_policy_memory_hooks(void)
 	ok(sb_archive_verify(a, &ro, NULL, NULL, &problems, &err) && problems == 0,
 	   "verify runs within exactly what it needs");
 	sb_archive_close(a);
+	read_window_counted(&f, &ro);
 	th_fixture_done(&f);
 }
