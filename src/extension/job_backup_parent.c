@@ -71,7 +71,8 @@ find_candidate(SbBackupType type, Candidate *c)
 
 /*
  * The first destination of C that holds its backup, opened with its chain
- * (closed with the memory context); NULL and *WHY if none.
+ * for the members alone, every manifest authenticated (closed with the
+ * memory context); NULL and *WHY if none.
  */
 static SbArchive *
 open_candidate(const Candidate *c, char **why)
@@ -87,7 +88,7 @@ open_candidate(const Candidate *c, char **why)
 	{
 		char	   *location = psprintf("%s/%s", TextDatumGetCString(dests[i]), c->name);
 		SbError		err;
-		SbArchive  *a = sb_handle_open_archive(location, &err);
+		SbArchive  *a = sb_handle_open_archive_to_check(location, &err);
 
 		if (a != NULL && a->authenticated &&
 			memcmp(a->manifest->uuid, c->uuid, SB_UUID_LEN) == 0)

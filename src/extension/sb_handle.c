@@ -172,7 +172,7 @@ sb_handle_open_archive_to_plan(const char *location)
 }
 
 SbArchive *
-sb_handle_open_archive_to_check(const char *location)
+sb_handle_open_archive_to_check(const char *location, SbError *err)
 {
-	return open_archive(location, SB_KEEP_HEAD, NULL);
+	return open_archive(location, SB_KEEP_HEAD, err);
 }

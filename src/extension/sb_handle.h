@@ -62,8 +62,9 @@ extern SbArchive *sb_handle_open_archive_to_plan(const char *location);
 /*
  * The same for its members only (SB_KEEP_HEAD), authenticated, its entries
  * not read: for checks before a job whose own open checks every entry.
+ * ERROR if it cannot be opened, or with ERR given, NULL and the error.
  */
-extern SbArchive *sb_handle_open_archive_to_check(const char *location);
+extern SbArchive *sb_handle_open_archive_to_check(const char *location, SbError *err);
 
 /*
  * A WARNING for what opening A found amiss (a manifest copy set aside) and

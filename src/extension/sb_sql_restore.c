@@ -595,7 +595,7 @@ check_restore(SbRestoreArgs *args)
 	 * worker reads and checks those (parsed here too, they cost a restore of
 	 * a million files seconds before its worker starts).
 	 */
-	SbArchive  *a = sb_handle_open_archive_to_check(args->location);
+	SbArchive  *a = sb_handle_open_archive_to_check(args->location, NULL);
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
 	SbPgMeta   *meta;

@@ -124,7 +124,7 @@ echo "$(nproc) CPUs; $(date -u +%F)"
 echo "(the restore by the command gave $restored files)"
 printf '%-58s %8s %9s %9s %8s\n' "" seconds "files/s" "peak MiB" ratio
 row "stripe_backup, 2 folders, zstd 1 (the worker's RSS)" sb_backup bb_backup
-row "stripe_backup type => incr, one table changed (the worker's RSS)" sb_backup_incr
+row "stripe_backup incr, one table changed (worker's RSS)" sb_backup_incr
 row "pg_basebackup -Ft -X fetch, server-zstd:1, workers=2" bb_backup
 row "pgBackRest backup, process-max=2, zst 1" br_backup bb_backup
 row "stripebackup plan" sb_plan
