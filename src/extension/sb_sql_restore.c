@@ -290,16 +290,18 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	SbPlanSampling *sampling = palloc0(sizeof(SbPlanSampling));
 	bool		detail = !PG_ARGISNULL(1) && PG_GETARG_BOOL(1);
 	bool		delta = !PG_ARGISNULL(PLAN_DELTA_TARGET_ARG);
-	bool		tableless = !delta && pitr->recovery_kind == SB_RECOVERY_NONE;
 	instr_time	opening,
 				opened;
 	SbArchive  *a;
 	bool		present = true;
 	uint32_t	i;
 
-	/* the stripes' plan needs no file table, the detail a stream of it: the delta and WAL checks do */
+	/*
+	 * The stripes' plan needs no file table, the detail a stream of it, the
+	 * WAL check the members alone: the delta's estimate looks at every file.
+	 */
 	INSTR_TIME_SET_CURRENT(opening);
-	a = !tableless ? sb_handle_open_archive_to_restore(location, NULL) :
+	a = delta ? sb_handle_open_archive_to_restore(location, NULL) :
 		detail ? sb_handle_open_archive_streamed(location, NULL) : sb_handle_open_archive_to_plan(location);
 	INSTR_TIME_SET_CURRENT(opened);
 	INSTR_TIME_SUBTRACT(opened, opening);
