@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Millions of files (make bench-files): trees of many small files backed up,
-# planned, verified and restored by the command, side by side at several
-# sizes, so that flat memory (or not) shows.  Figures, not a test.
+# planned, verified, shown (--json) and restored by the command, side by
+# side at several sizes, so that flat memory (or not) shows.  Figures, not a
+# test.
 #
 #   test/bench/many_files.sh [COUNTS] [SIZE]
 #     COUNTS  file counts, comma-separated (default 100000,300000,1000000)
@@ -56,6 +57,7 @@ for n in "${sizes[@]}"; do
 	measured "create_$n" create --source "$dir/tree" --dest "$dir/d1" --dest "$dir/d2" --name b --no-progress
 	measured "plan_$n" plan "$dir/d1/b"
 	measured "verify_$n" verify "$dir/d1/b"
+	measured "show_$n" show --json "$dir/d1/b"
 	sync
 	measured "restore_$n" restore "$dir/d1/b" --target "$dir/restored" --no-progress
 	restored=$(find "$dir/restored" -type f | wc -l)
@@ -73,11 +75,11 @@ done
 fig() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$results/files"; }
 echo
 echo "Many small files ($size bytes each), stripebackup command, 2 destinations, zstd 1"
-printf '%-8s %11s %11s %11s %11s %11s %11s %11s %7s\n' files "create MiB" "restore MiB" \
-	"plan MiB" "verify MiB" "create f/s" "restore f/s" "cp -a f/s" "B/file"
+printf '%-8s %11s %11s %11s %11s %11s %11s %11s %11s %7s\n' files "create MiB" "restore MiB" \
+	"plan MiB" "verify MiB" "show MiB" "create f/s" "restore f/s" "cp -a f/s" "B/file"
 for n in "${sizes[@]}"; do
-	printf '%-8s %11s %11s %11s %11s %11s %11s %11s %7s\n' "$n" "$(fig "create_$n" 3)" \
-		"$(fig "restore_$n" 3)" "$(fig "plan_$n" 3)" "$(fig "verify_$n" 3)" \
+	printf '%-8s %11s %11s %11s %11s %11s %11s %11s %11s %7s\n' "$n" "$(fig "create_$n" 3)" \
+		"$(fig "restore_$n" 3)" "$(fig "plan_$n" 3)" "$(fig "verify_$n" 3)" "$(fig "show_$n" 3)" \
 		"$(calc "$n / $(fig "create_$n" 2)" 0)" "$(calc "$n / $(fig "restore_$n" 2)" 0)" \
 		"$(calc "$n / $(fig "copy_$n" 2)" 0)" "$(calc "$(fig "manifest_$n" 2) / $n" 0)"
 done
