@@ -428,6 +428,15 @@ extern void sb_piece_iter_init(SbPieceIter *it, const SbManifest *m, uint64_t ch
 /* Next piece; false when the chunk has no more. */
 extern bool sb_piece_iter_next(SbPieceIter *it, SbPiece *piece);
 
+/* Takes an entry (its strings valid during the call); false (ERR set) to stop. */
+typedef bool (*SbEntryFn) (void *arg, const SbEntry *e, SbError *err);
+
+/*
+ * Every entry of M, in order, to FN: from the file table, or read back from
+ * the spool of a manifest read SB_KEEP_STREAMED or LOOKUP, one at a time.
+ */
+extern bool sb_manifest_each_entry(const SbManifest *m, SbEntryFn fn, void *arg, SbError *err);
+
 /* One piece of file data: PATH's LENGTH bytes from FILE_OFFSET, at CHUNK_OFFSET of CHUNK. */
 typedef struct SbPieceRow
 {

@@ -263,9 +263,8 @@ cmd_plan(int argc, char **argv)
 							  OPT_DELTA | OPT_TS_MAPPING,
 							  plan_usage, &args)) >= 0)
 		return rc;
-	/* the plan of the stripes needs no file table, the detail a stream of it: the delta and WAL checks do */
-	if (!args.delta && args.recovery.kind == SB_RECOVERY_NONE)
-		args.keep = args.detail ? SB_KEEP_STREAMED : SB_KEEP_COUNTS;
+	/* the plan of the stripes needs no file table, the WAL check the members: the detail and delta a stream */
+	args.keep = args.detail || args.delta ? SB_KEEP_STREAMED : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
 	if (!sb_archive_plan(a, &plan, &err))

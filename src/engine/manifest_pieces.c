@@ -48,7 +48,7 @@ file_pieces(const SbManifest *m, const SbEntry *e, SbPieceRowFn fn, void *arg, S
 }
 
 bool
-sb_manifest_each_piece(const SbManifest *m, SbPieceRowFn fn, void *arg, SbError *err)
+sb_manifest_each_entry(const SbManifest *m, SbEntryFn fn, void *arg, SbError *err)
 {
 	SbEntry		e;
 	bool		end = false;
@@ -57,15 +57,40 @@ sb_manifest_each_piece(const SbManifest *m, SbPieceRowFn fn, void *arg, SbError 
 	sb_error_clear(err);
 	if (m->streamed == NULL)
 	{
-		for (i = 0; i < m->ndata_entries; i++)
-			if (!file_pieces(m, &m->entries[m->data_entries[i]], fn, arg, err))
+		for (i = 0; i < m->nentries; i++)
+			if (!fn(arg, &m->entries[i], err))
 				return false;
 		return true;
 	}
 	if (!sb_entry_spool_rewind(m->streamed, err))
 		return false;
 	while (sb_entry_spool_next(m->streamed, &e, &end, err))
-		if (e.type == SB_ENTRY_FILE && e.stream_length > 0 && !file_pieces(m, &e, fn, arg, err))
+		if (!fn(arg, &e, err))
 			return false;
 	return end;
+}
+
+/* What each_piece walks with: the manifest, and the caller's function. */
+typedef struct PieceWalk
+{
+	const SbManifest *m;
+	SbPieceRowFn fn;
+	void	   *arg;
+} PieceWalk;
+
+static bool
+entry_pieces(void *arg, const SbEntry *e, SbError *err)
+{
+	PieceWalk  *w = arg;
+
+	return e->type != SB_ENTRY_FILE || e->stream_length == 0 || file_pieces(w->m, e, w->fn, w->arg, err);
+}
+
+bool
+sb_manifest_each_piece(const SbManifest *m, SbPieceRowFn fn, void *arg, SbError *err)
+{
+	PieceWalk	w = {m, fn, arg};
+
+	/* the files with data in stream order: the table's data_entries, the spool's own order */
+	return sb_manifest_each_entry(m, entry_pieces, &w, err);
 }

@@ -507,60 +507,68 @@ classify(const SbEntry *x, int rc, const struct stat *st, SbDeltaEstimate *e)
 	return false;
 }
 
-/* Which chunks a delta restore compares first (all their files SAME) and which it reads. */
-static void
-estimate_chunks(const SbManifest *m, const bool *same, SbDeltaEstimate *e)
+/* What the estimate walks the backup's files with. */
+typedef struct Estimating
 {
+	const SbManifest *m;
+	const char *target;
+	const SbRelocation *relocs;
+	uint32_t	nrelocs;
+	SbDeltaEstimate *e;
+	uint8_t    *read;			/* per chunk: it holds a piece of a file not "same" */
+} Estimating;
+
+/* File X looked at in the target and counted; the chunks of one not "same" are read. */
+static bool
+estimate_file(void *arg, const SbEntry *x, SbError *err)
+{
+	Estimating *est = arg;
+	uint32_t	cs = est->m->chunk_size;
+	char		path[PATH_MAX];
+	struct stat st;
 	uint64_t	c;
+	int			rc;
 
-	for (c = 0; c < m->total_chunks; c++)
-	{
-		SbPieceIter it;
-		SbPiece		piece;
-		bool		compared = true;
-		uint32_t	len = sb_manifest_chunk_length(m, c);
-
-		sb_piece_iter_init(&it, m, c);
-		while (compared && sb_piece_iter_next(&it, &piece))
-			compared = same[piece.entry];
-		if (compared)
-			e->compare_first += len;
-		else
-			e->stripe_read[sb_manifest_chunk_stripe(m, c)] += len;
-	}
+	if (x->type != SB_ENTRY_FILE)
+		return true;
+	estimate_path(est->target, est->relocs, est->nrelocs, x->path, path, sizeof(path));
+	rc = lstat(path, &st);
+	if (rc != 0 && errno != ENOENT && errno != ENOTDIR)
+		return sb_error_set_errno(err, errno, "could not look at \"%s\"", path);
+	if (classify(x, rc, &st, est->e) || x->stream_length == 0)
+		return true;
+	for (c = x->stream_offset / cs;
+		 c <= (x->stream_offset + x->stream_length - 1) / cs && c < est->m->total_chunks; c++)
+		est->read[c] = 1;
+	return true;
 }
 
+/*
+ * The files in order, from the table or the spool, and a byte a chunk: a
+ * plan of a delta restore holds no file table.
+ */
 bool
 sb_delta_estimate(const SbManifest *m, const char *target, const SbRelocation *relocs, uint32_t n,
 				  SbDeltaEstimate *e, SbError *err)
 {
-	char		path[PATH_MAX];
-	bool	   *same = sb_alloc(m->nentries + 1, err);
-	size_t		i;
+	Estimating	est = {m, target, relocs, n, e, NULL};
+	uint64_t	c;
+	bool		ok;
 
 	memset(e, 0, sizeof(*e));
-	for (i = 0; same != NULL && i < m->nentries; i++)
+	est.read = sb_alloc(m->total_chunks + 1, err);
+	ok = est.read != NULL && sb_manifest_each_entry(m, estimate_file, &est, err);
+	for (c = 0; ok && c < m->total_chunks; c++)
 	{
-		const SbEntry *x = &m->entries[i];
-		struct stat st;
-		int			rc;
+		uint32_t	len = sb_manifest_chunk_length(m, c);
 
-		if (x->type != SB_ENTRY_FILE)
-			continue;
-		estimate_path(target, relocs, n, x->path, path, sizeof(path));
-		rc = lstat(path, &st);
-		if (rc != 0 && errno != ENOENT && errno != ENOTDIR)
-		{
-			sb_error_set_errno(err, errno, "could not look at \"%s\"", path);
-			free(same);
-			return false;
-		}
-		same[i] = classify(x, rc, &st, e);
+		if (est.read[c])
+			e->stripe_read[sb_manifest_chunk_stripe(m, c)] += len;
+		else
+			e->compare_first += len;
 	}
-	if (same != NULL)
-		estimate_chunks(m, same, e);
-	free(same);
-	return same != NULL;
+	free(est.read);
+	return ok;
 }
 
 double

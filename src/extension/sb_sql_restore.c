@@ -297,12 +297,13 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	uint32_t	i;
 
 	/*
-	 * The stripes' plan needs no file table, the detail a stream of it, the
-	 * WAL check the members alone: the delta's estimate looks at every file.
+	 * The stripes' plan needs no file table, the WAL check the members
+	 * alone; the detail and the delta's estimate (every file looked at in
+	 * the target) a stream of it.
 	 */
 	INSTR_TIME_SET_CURRENT(opening);
-	a = delta ? sb_handle_open_archive_to_restore(location, NULL) :
-		detail ? sb_handle_open_archive_streamed(location, NULL) : sb_handle_open_archive_to_plan(location);
+	a = detail || delta ? sb_handle_open_archive_streamed(location, NULL) :
+		sb_handle_open_archive_to_plan(location);
 	INSTR_TIME_SET_CURRENT(opened);
 	INSTR_TIME_SUBTRACT(opened, opening);
 	sb_handle_warn(a);

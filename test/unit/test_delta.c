@@ -83,6 +83,28 @@ delta_restore(const ThFixture *f, const char *name, SbRestoreStats *stats, SbErr
 	return th_restore_with(th_location(f, 0, name, location), &ro, err);
 }
 
+/* The estimate of a delta restore into TARGET, the backup at LOCATION streamed, is WANT? */
+static bool
+streamed_estimate_is(const char *location, const char *target, const SbDeltaEstimate *want)
+{
+	char		spool[PATH_MAX];
+	SbError		err;
+	SbArchive  *a;
+	SbDeltaEstimate e;
+	bool		same;
+
+	th_tempdir(spool, "delta-estimate");
+	a = sb_archive_open_streamed(location, NULL, spool, &err);
+	same = a != NULL && a->manifest->streamed != NULL && a->manifest->nentries == 0 &&
+		sb_delta_estimate(a->manifest, target, NULL, 0, &e, &err) &&
+		memcmp(&e, want, sizeof(e)) == 0;
+	if (a == NULL)
+		th_diag_error("open streamed", &err);
+	sb_archive_close(a);
+	th_rmtree(spool);
+	return same;
+}
+
 void
 test_delta_restore(void)
 {
@@ -121,6 +143,8 @@ test_delta_restore(void)
 	   e.compare_first > 0 && e.compare_first <= e.bytes_same && e.stripe_read[0] > 0 && e.stripe_read[1] > 0,
 	   "every chunk is either compared first (%llu bytes) or read from its stripe",
 	   (unsigned long long) e.compare_first);
+	ok(done_estimate && streamed_estimate_is(location, f.target, &e),
+	   "the same estimate from the backup's entries streamed (no file table)");
 	done = delta_restore(&f, "full", &stats, &err);
 	if (!ok(done, "the delta restore completes"))
 		th_diag_error("delta", &err);
