@@ -446,6 +446,8 @@ typedef struct SbPieceRow
 	uint64_t	file_offset;
 	uint64_t	length;
 	const char *path;			/* valid during the call */
+	uint64_t	file_size;		/* the file's size */
+	size_t		ordinal;		/* the file's entry's place in the manifest's order */
 } SbPieceRow;
 
 typedef bool (*SbPieceRowFn) (void *arg, const SbPieceRow *row, SbError *err);

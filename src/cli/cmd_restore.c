@@ -162,8 +162,8 @@ cmd_restore(int argc, char **argv)
 		return rc;
 	if (args.target == NULL)
 		return cli_usage_error("restore", "--target is required");
-	/* a window of files at a time; a delta restore compares against the whole table */
-	args.keep = args.delta ? SB_KEEP_TO_RESTORE : SB_KEEP_STREAMED;
+	/* a window of files at a time, a delta restore too (a chain reads its backups' tables) */
+	args.keep = SB_KEEP_STREAMED;
 	/* The places checked and written are absolute, as the SQL restore's are. */
 	if (!sb_policy_canonical_path(args.target, target, &err) ||
 		(a = read_args_open(&args, &err)) == NULL)

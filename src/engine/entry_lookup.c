@@ -1,7 +1,8 @@
 /*
  * entry_lookup.c
  *		Entries by path (see entry_lookup.h): the path index over a table in
- *		memory, or a sorted array of (path hash, record offset) over a spool.
+ *		memory, or over a spool a sorted array of (path hash, ordinal) and
+ *		each ordinal's record offset.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,11 @@
 
 struct SbEntryLookup
 {
-	SbManifest *manifest;
+	const SbManifest *manifest;
 	SbPathIndex index;			/* the entries in memory: by path */
 	SbHash128  *records;		/* the entries in the spool: high the path's
-								 * hash, low where its record starts; sorted */
+								 * hash, low its ordinal; sorted */
+	uint64_t   *offsets;		/* by ordinal: where its record starts */
 	size_t		nrecords;
 };
 
@@ -32,7 +34,8 @@ index_spool(SbEntryLookup *l, SbError *err)
 	bool		end = false;
 
 	l->records = sb_alloc((n ? n : 1) * sizeof(SbHash128), err);
-	if (l->records == NULL || !sb_entry_spool_rewind(spool, err))
+	l->offsets = l->records ? sb_alloc((n ? n : 1) * sizeof(uint64_t), err) : NULL;
+	if (l->offsets == NULL || !sb_entry_spool_rewind(spool, err))
 		return false;
 	for (;;)
 	{
@@ -42,8 +45,10 @@ index_spool(SbEntryLookup *l, SbError *err)
 			break;
 		if (l->nrecords == n)
 			return sb_error_set(err, SB_EIO, "the manifest's entries are more than were added");
+		l->offsets[l->nrecords] = offset;
 		l->records[l->nrecords].high = sb_hash64(e.path, strlen(e.path));
-		l->records[l->nrecords++].low = offset;
+		l->records[l->nrecords].low = l->nrecords;
+		l->nrecords++;
 	}
 	if (!end)
 		return false;
@@ -52,7 +57,7 @@ index_spool(SbEntryLookup *l, SbError *err)
 }
 
 SbEntryLookup *
-sb_entry_lookup_new(SbManifest *m, SbError *err)
+sb_entry_lookup_new(const SbManifest *m, SbError *err)
 {
 	SbEntryLookup *l = sb_alloc(sizeof(SbEntryLookup), err);
 	bool		ok;
@@ -89,18 +94,18 @@ first_with_hash(const SbEntryLookup *l, uint64_t hash)
 }
 
 static bool
-find_in_spool(SbEntryLookup *l, const char *path, SbEntry *e, bool *found, SbError *err)
+find_in_spool(SbEntryLookup *l, const char *path, SbEntry *e, size_t *ordinal, SbError *err)
 {
 	uint64_t	hash = sb_hash64(path, strlen(path));
 	size_t		i;
 
 	for (i = first_with_hash(l, hash); i < l->nrecords && l->records[i].high == hash; i++)
 	{
-		if (!sb_entry_spool_read_at(l->manifest->streamed, l->records[i].low, e, err))
+		if (!sb_entry_spool_read_at(l->manifest->streamed, l->offsets[l->records[i].low], e, err))
 			return false;
 		if (strcmp(e->path, path) == 0)
 		{
-			*found = true;
+			*ordinal = (size_t) l->records[i].low;
 			return true;
 		}
 	}
@@ -108,19 +113,25 @@ find_in_spool(SbEntryLookup *l, const char *path, SbEntry *e, bool *found, SbErr
 }
 
 bool
+sb_entry_lookup_at(SbEntryLookup *l, const char *path, SbEntry *e, size_t *ordinal, SbError *err)
+{
+	*ordinal = SIZE_MAX;
+	if (l->manifest->streamed != NULL)
+		return find_in_spool(l, path, e, ordinal, err);
+	*ordinal = sb_path_index_find(&l->index, path);
+	if (*ordinal != SIZE_MAX)
+		*e = l->manifest->entries[*ordinal];
+	return true;
+}
+
+bool
 sb_entry_lookup_find(SbEntryLookup *l, const char *path, SbEntry *e, bool *found, SbError *err)
 {
-	size_t		i;
+	size_t		ordinal;
 
-	*found = false;
-	if (l->manifest->streamed != NULL)
-		return find_in_spool(l, path, e, found, err);
-	i = sb_path_index_find(&l->index, path);
-	if (i != SIZE_MAX)
-	{
-		*e = l->manifest->entries[i];
-		*found = true;
-	}
+	if (!sb_entry_lookup_at(l, path, e, &ordinal, err))
+		return false;
+	*found = ordinal != SIZE_MAX;
 	return true;
 }
 
@@ -131,5 +142,6 @@ sb_entry_lookup_free(SbEntryLookup *l)
 		return;
 	sb_path_index_free(&l->index);
 	free(l->records);
+	free(l->offsets);
 	free(l);
 }

@@ -4,11 +4,12 @@
  *		its private file: a child backup looks up each of its files in its
  *		parent's manifest.
  *
- * A manifest read SB_KEEP_LOOKUP keeps its entries (with their file stamps)
- * in its spool and is indexed here by a sorted array of the 64-bit hash of
- * each path and where its record starts: 16 bytes a file, where the table
- * costs some 250.  A hash found is confirmed by the record's own path, so
- * two paths that share a hash cost a read, never a wrong entry.
+ * A manifest read into a spool (SB_KEEP_LOOKUP, with the file stamps, or
+ * SB_KEEP_STREAMED) is indexed here by a sorted array of the 64-bit hash of
+ * each path and the entry's ordinal, and each ordinal's record offset: 24
+ * bytes a file, where the table costs some 250.  A hash found is confirmed
+ * by the record's own path, so two paths that share a hash cost a read,
+ * never a wrong entry.
  */
 #ifndef SB_ENTRY_LOOKUP_H
 #define SB_ENTRY_LOOKUP_H
@@ -18,7 +19,7 @@
 typedef struct SbEntryLookup SbEntryLookup;
 
 /* A lookup over M's entries (M outlives it); NULL on failure. */
-extern SbEntryLookup *sb_entry_lookup_new(SbManifest *m, SbError *err);
+extern SbEntryLookup *sb_entry_lookup_new(const SbManifest *m, SbError *err);
 
 /*
  * M's entry at PATH into *E (its strings valid until the next call), or
@@ -26,6 +27,13 @@ extern SbEntryLookup *sb_entry_lookup_new(SbManifest *m, SbError *err);
  */
 extern bool sb_entry_lookup_find(SbEntryLookup *l, const char *path, SbEntry *e, bool *found,
 								 SbError *err);
+
+/*
+ * The same, and the entry's ordinal (its index in M's order) into *ORDINAL,
+ * SIZE_MAX when M has none.
+ */
+extern bool sb_entry_lookup_at(SbEntryLookup *l, const char *path, SbEntry *e, size_t *ordinal,
+							   SbError *err);
 
 extern void sb_entry_lookup_free(SbEntryLookup *l);
 

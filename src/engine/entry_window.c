@@ -21,6 +21,8 @@ struct SbEntryWindow
 	const SbManifest *manifest;
 	SbEntrySpool *spool;
 	size_t		max_files;
+	SbWindowSeed seed;			/* what each file starts from, if any */
+	size_t		next_ordinal;	/* of the next entry the spool gives */
 	SbWindowLeaveFn on_leave;
 	void	   *arg;
 	pthread_mutex_t mutex;
@@ -59,8 +61,8 @@ file_end(const SbWindowFile *f)
 }
 
 SbEntryWindow *
-sb_entry_window_new(const SbManifest *m, size_t max_files, SbWindowLeaveFn on_leave, void *arg,
-					SbError *err)
+sb_entry_window_new(const SbManifest *m, size_t max_files, const SbWindowSeed *seed,
+					SbWindowLeaveFn on_leave, void *arg, SbError *err)
 {
 	SbEntryWindow *w;
 
@@ -74,6 +76,8 @@ sb_entry_window_new(const SbManifest *m, size_t max_files, SbWindowLeaveFn on_le
 	w->manifest = m;
 	w->spool = m->streamed;
 	w->max_files = max_files > 0 ? max_files : 1;
+	if (seed != NULL)
+		w->seed = *seed;
 	w->on_leave = on_leave;
 	w->arg = arg;
 	w->cap = 1024;
@@ -89,9 +93,20 @@ sb_entry_window_new(const SbManifest *m, size_t max_files, SbWindowLeaveFn on_le
 	return w;
 }
 
-/* A copy of E that owns its path and extents (one allocation). */
+/* What entry ORDINAL starts from: its seed, if any, into F. */
+static void
+seed_file(const SbEntryWindow *w, SbWindowFile *f, size_t ordinal)
+{
+	f->ordinal = ordinal;
+	if (w->seed.sums == NULL)
+		return;
+	atomic_store(&f->sum, atomic_load(&w->seed.sums[ordinal]));
+	atomic_store(&f->bytes, atomic_load(&w->seed.bytes[ordinal]));
+}
+
+/* A copy of E (entry ORDINAL) that owns its path and extents (one allocation), seeded. */
 static SbWindowFile *
-new_file(const SbEntry *e, SbError *err)
+new_file(const SbEntryWindow *w, const SbEntry *e, size_t ordinal, SbError *err)
 {
 	size_t		extents = (size_t) e->nextents * sizeof(SbExtent);
 	size_t		path = strlen(e->path) + 1;
@@ -106,6 +121,7 @@ new_file(const SbEntry *e, SbError *err)
 		memcpy(f + 1, e->extents, extents);
 	f->entry.path = (char *) (f + 1) + extents;
 	memcpy(f->entry.path, e->path, path);
+	seed_file(w, f, ordinal);
 	return f;
 }
 
@@ -134,11 +150,12 @@ push(SbEntryWindow *w, SbWindowFile *f, SbError *err)
 }
 
 /*
- * The next entry from the spool into *E; false at its end or on failure.  A
- * file without data (empty, or all holes) is whole as it is: it leaves at once.
+ * The next file with data from the spool into *E (its ordinal *ORDINAL);
+ * false at its end or on failure.  A file without data (empty, or all
+ * holes) is whole as it is: it leaves at once.
  */
 static bool
-next_entry(SbEntryWindow *w, SbEntry *e)
+next_entry(SbEntryWindow *w, SbEntry *e, size_t *ordinal)
 {
 	for (;;)
 	{
@@ -148,12 +165,14 @@ next_entry(SbEntryWindow *w, SbEntry *e)
 				w->stopped = true;
 			return false;
 		}
+		*ordinal = w->next_ordinal++;
 		if (e->type == SB_ENTRY_FILE && e->stream_length == 0)
 		{
 			SbWindowFile f;
 
 			memset(&f, 0, sizeof(f));
 			f.entry = *e;
+			f.ordinal = *ordinal;
 			if (!w->on_leave(w->arg, &f, true))
 			{
 				w->stopped = true;
@@ -171,10 +190,11 @@ admit_one(SbEntryWindow *w)
 {
 	SbEntry		e;
 	SbWindowFile *f;
+	size_t		ordinal;
 
-	if (!next_entry(w, &e))
+	if (!next_entry(w, &e, &ordinal))
 		return false;
-	if ((f = new_file(&e, &w->error)) == NULL || !push(w, f, &w->error))
+	if ((f = new_file(w, &e, ordinal, &w->error)) == NULL || !push(w, f, &w->error))
 	{
 		free(f);
 		w->stopped = true;
@@ -184,14 +204,19 @@ admit_one(SbEntryWindow *w)
 	return true;
 }
 
+static void leave(SbEntryWindow *w);
+
 /* Admit files until CHUNK is covered or the window is full (the lowest chunk: never full). */
 static bool
 covered(SbEntryWindow *w, uint64_t chunk)
 {
 	while (!w->stopped && w->admitted_end < chunk_end(w, chunk) &&
 		   (w->count < w->max_files || chunk == w->low))
+	{
 		if (!admit_one(w))
 			break;
+		leave(w);				/* a file wholly in chunks done already (skipped) goes at once */
+	}
 	return w->admitted_end >= chunk_end(w, chunk);
 }
 
@@ -352,10 +377,19 @@ bool
 sb_entry_window_drain(SbEntryWindow *w, SbError *err)
 {
 	SbEntry		e;
+	size_t		ordinal;
 
 	pthread_mutex_lock(&w->mutex);
-	while (!w->stopped && !w->spool_ended && next_entry(w, &e))
-		;
+	while (!w->stopped && !w->spool_ended && next_entry(w, &e, &ordinal))
+	{
+		SbWindowFile f;
+
+		memset(&f, 0, sizeof(f));
+		f.entry = e;
+		seed_file(w, &f, ordinal);
+		if (!w->on_leave(w->arg, &f, atomic_load(&f.bytes) == e.stream_length))
+			w->stopped = true;
+	}
 	pthread_mutex_unlock(&w->mutex);
 	return sb_entry_window_check(w, err);
 }

@@ -25,9 +25,20 @@ typedef struct SbEntryWindow SbEntryWindow;
 typedef struct SbWindowFile
 {
 	SbEntry		entry;
+	size_t		ordinal;		/* its entry's place in the manifest's order */
 	_Atomic uint32_t sum;		/* XOR of its pieces' sb_file_check_piece */
 	_Atomic uint64_t bytes;		/* data bytes accounted for */
 } SbWindowFile;
+
+/*
+ * What was accounted for before the run, by entry ordinal (a delta restore:
+ * the pieces the target held): each file starts from it.
+ */
+typedef struct SbWindowSeed
+{
+	const _Atomic uint32_t *sums;
+	const _Atomic uint64_t *bytes;
+} SbWindowSeed;
 
 /* One contiguous piece of one file inside a chunk. */
 typedef struct SbWindowPiece
@@ -52,9 +63,13 @@ typedef enum SbAdmit
 	SB_STOPPED					/* aborted, or reading the entries failed */
 } SbAdmit;
 
-/* A window over M's spooled entries (M read SB_KEEP_STREAMED), from the first. */
+/*
+ * A window over M's spooled entries (M read SB_KEEP_STREAMED), from the
+ * first; SEED (NULL: none) what each file starts from.
+ */
 extern SbEntryWindow *sb_entry_window_new(const SbManifest *m, size_t max_files,
-										  SbWindowLeaveFn on_leave, void *arg, SbError *err);
+										  const SbWindowSeed *seed, SbWindowLeaveFn on_leave,
+										  void *arg, SbError *err);
 
 /* Is every file chunk CHUNK touches in the window?  Admits what it can; WAIT: until it is. */
 extern SbAdmit sb_entry_window_admit(SbEntryWindow *w, uint64_t chunk, bool wait);
@@ -70,8 +85,9 @@ extern void sb_entry_window_done(SbEntryWindow *w, uint64_t chunk);
 extern void sb_entry_window_abort(SbEntryWindow *w);
 
 /*
- * After a run that read every chunk: the entries past the last file with
- * data read too (files without data leave as they are read).
+ * After a run that read or skipped every chunk: the entries past the last
+ * file admitted read too, each leaving as it is read (complete only if its
+ * seed accounted for all its data: a file wholly in chunks skipped).
  */
 extern bool sb_entry_window_drain(SbEntryWindow *w, SbError *err);
 

@@ -14,9 +14,10 @@
 #include "stripebackup/sb_manifest.h"
 #include "entry_spool.h"
 
-/* E's pieces, each to FN. */
+/* E's pieces (entry ORDINAL), each to FN. */
 static bool
-file_pieces(const SbManifest *m, const SbEntry *e, SbPieceRowFn fn, void *arg, SbError *err)
+file_pieces(const SbManifest *m, const SbEntry *e, size_t ordinal, SbPieceRowFn fn, void *arg,
+			SbError *err)
 {
 	uint64_t	rel = 0;
 	uint32_t	extent = 0;
@@ -33,6 +34,8 @@ file_pieces(const SbManifest *m, const SbEntry *e, SbPieceRowFn fn, void *arg, S
 		row.chunk_offset = pos % m->chunk_size;
 		row.stripe = sb_manifest_chunk_stripe(m, row.chunk);
 		row.path = e->path;
+		row.file_size = e->size;
+		row.ordinal = ordinal;
 		sb_entry_locate(e, rel, &extent, &extent_base, &row.file_offset, &extent_left);
 		chunk_left = m->chunk_size - row.chunk_offset;
 		row.length = e->stream_length - rel;
@@ -76,20 +79,23 @@ typedef struct PieceWalk
 	const SbManifest *m;
 	SbPieceRowFn fn;
 	void	   *arg;
+	size_t		ordinal;		/* of the entry next */
 } PieceWalk;
 
 static bool
 entry_pieces(void *arg, const SbEntry *e, SbError *err)
 {
 	PieceWalk  *w = arg;
+	size_t		ordinal = w->ordinal++;
 
-	return e->type != SB_ENTRY_FILE || e->stream_length == 0 || file_pieces(w->m, e, w->fn, w->arg, err);
+	return e->type != SB_ENTRY_FILE || e->stream_length == 0 ||
+		file_pieces(w->m, e, ordinal, w->fn, w->arg, err);
 }
 
 bool
 sb_manifest_each_piece(const SbManifest *m, SbPieceRowFn fn, void *arg, SbError *err)
 {
-	PieceWalk	w = {m, fn, arg};
+	PieceWalk	w = {m, fn, arg, 0};
 
 	/* the files with data in stream order: the table's data_entries, the spool's own order */
 	return sb_manifest_each_entry(m, entry_pieces, &w, err);

@@ -258,7 +258,8 @@ file_left(void *arg, const SbWindowFile *f, bool complete)
 		return fail_in_window(p, &err);
 	}
 	if (!sb_file_check_matches(e, sb_file_check_whole(e, atomic_load(&f->sum)), &err) ||
-		(p->config->file_left != NULL && !p->config->file_left(p->config->sink_arg, e, &err)))
+		(p->config->file_left != NULL &&
+		 !p->config->file_left(p->config->sink_arg, e, f->ordinal, &err)))
 	{
 		if (!p->config->collect_problems)
 			return fail_in_window(p, &err);
@@ -844,6 +845,21 @@ join_and_free(Pipeline *p)
 	sb_queue_destroy(&p->work_queue);
 }
 
+/* Windowed: the window over the files, past the chunks never to be read. */
+static bool
+open_window(Pipeline *p, SbError *err)
+{
+	const SbReadOptions *o = p->config->options;
+	uint64_t	c;
+
+	p->window = sb_entry_window_new(p->manifest, o->window_files ? o->window_files : SB_WINDOW_FILES,
+									p->config->window_seed, file_left, p, err);
+	for (c = 0; p->window != NULL && p->config->skip != NULL && c < p->manifest->total_chunks; c++)
+		if (p->config->skip[c])
+			sb_entry_window_done(p->window, c);
+	return p->window != NULL;
+}
+
 bool
 sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbError *err)
 {
@@ -865,9 +881,7 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	pthread_mutex_init(&p->mutex, NULL);
 	pthread_cond_init(&p->finished, NULL);
 	sb_error_clear(err);
-	ok = (!config->windowed ||
-		  (p->window = sb_entry_window_new(p->manifest, o->window_files ? o->window_files : SB_WINDOW_FILES,
-										   file_left, p, err)) != NULL) &&
+	ok = (!config->windowed || open_window(p, err)) &&
 		alloc_slots(p, o->buffer_count ? o->buffer_count : SB_DEFAULT_READ_BUFFERS, err) &&
 		start_threads(p, err);
 	if (!ok)

@@ -36,7 +36,7 @@ typedef bool (*SbWindowSink) (void *arg, uint64_t chunk_id, const SbWindowPiece 
 							  size_t n, const uint8_t *raw, SbError *err);
 
 /* Windowed runs: a file whose every byte was read, with the manifest's CRC-32C, is also good. */
-typedef bool (*SbFileLeftFn) (void *arg, const SbEntry *e, SbError *err);
+typedef bool (*SbFileLeftFn) (void *arg, const SbEntry *e, size_t ordinal, SbError *err);
 
 /*
  * The CPU time the workers spent on chunks (checking, decompressing, the
@@ -70,6 +70,8 @@ typedef struct SbReadPipelineConfig
 	SbFileLeftFn file_left;		/* windowed: each good file, as it leaves (SINK_ARG); may be NULL */
 	const uint8_t *skip;		/* per chunk id: not read when set (a delta restore's
 								 * target holds it); or NULL */
+	const SbWindowSeed *window_seed;	/* windowed: what each file starts from
+										 * (the pieces of skipped chunks); or NULL */
 } SbReadPipelineConfig;
 
 /*

@@ -61,7 +61,7 @@ sb_restore_locate(const RestoreTarget *t, const char *path)
 	return place;
 }
 
-/* What each_entry calls for each entry E (I: its index in the table; SIZE_MAX when streamed). */
+/* What each_entry calls for each entry E (I: its ordinal, its index in the table). */
 typedef bool (*EachEntryFn) (RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err);
 
 /*
@@ -86,8 +86,8 @@ each_entry(RestoreTarget *t, EachEntryFn fn, void *arg, SbError *err)
 	}
 	if (!sb_entry_spool_rewind(spool, err))
 		return false;
-	while (sb_entry_spool_next(spool, &e, &end, err))
-		if (!fn(t, &e, SIZE_MAX, arg, err))
+	for (i = 0; sb_entry_spool_next(spool, &e, &end, err); i++)
+		if (!fn(t, &e, i, arg, err))
 			return false;
 	return end;
 }
@@ -410,8 +410,9 @@ write_window_pieces(void *arg, uint64_t chunk_id, const SbWindowPiece *pieces, s
 	size_t		k;
 
 	for (k = 0; k < n; k++)
-		if (!write_piece(t, &pieces[k].file->entry, SIZE_MAX, raw + pieces[k].chunk_offset,
-						 pieces[k].length, pieces[k].file_offset, chunk_id, err))
+		if (!write_piece(t, &pieces[k].file->entry, pieces[k].file->ordinal,
+						 raw + pieces[k].chunk_offset, pieces[k].length, pieces[k].file_offset,
+						 chunk_id, err))
 			return false;
 	return true;
 }
@@ -888,12 +889,12 @@ read_older(RestoreTarget *t, uint32_t k, SbReadPipelineConfig *config, SbError *
  * backups first, oldest first, each writing over the one before; timed for
  * the caller's statistics.
  */
-/* A file restored a window at a time, every byte read and of the right CRC-32C: its size too. */
+/* File I restored a window at a time, every byte read and of the right CRC-32C: its size too. */
 static bool
-restored_file_ok(void *arg, const SbEntry *e, SbError *err)
+restored_file_ok(void *arg, const SbEntry *e, size_t i, SbError *err)
 {
 	const RestoreTarget *t = arg;
-	Place		p = sb_restore_locate(t, e->path);
+	Place		p = entry_place(t, e, i);
 
 	return written_whole(t, e) || check_size(&p, e, err);
 }
@@ -915,7 +916,12 @@ read_windowed(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *st
 	config->window_sink = write_window_pieces;
 	config->file_left = restored_file_ok;
 	config->stripe_seconds = stats->stripe_seconds;
-	ok = sb_read_pipeline_run(config, &problems, err);
+	/* a delta restore: the chunks the target holds are accounted for first, and not read */
+	ok = t->delta == NULL ||
+		sb_delta_compare_streamed(t, config->archive, config->options, err);
+	config->skip = sb_delta_held(t);
+	config->window_seed = sb_delta_seed(t);
+	ok = ok && sb_read_pipeline_run(config, &problems, err);
 	stats->read_seconds = sb_monotonic_seconds() - t0;
 	return ok;
 }
@@ -960,9 +966,8 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	bool		ok;
 
 	sb_error_clear(err);
-	if (a->manifest->streamed != NULL && (o->delta || a->parent != NULL))
-		return sb_error_set(err, SB_EINVAL,
-							"internal error: a delta restore or a chain needs the backup's file table");
+	if (a->manifest->streamed != NULL && a->parent != NULL)
+		return sb_error_set(err, SB_EINVAL, "internal error: a chain needs its backups' file tables");
 	if (a->manifest->streamed == NULL && !sb_archive_check_entries(a, err))
 		return false;
 	if (!a->authenticated)

@@ -33,8 +33,11 @@
 #include <unistd.h>
 
 #include "checksum.h"
+#include "entry_lookup.h"
+#include "entry_spool.h"
 #include "fsutil.h"
 #include "parallel.h"
+#include "read_pipeline.h"
 #include "path_index.h"
 #include "restore_internal.h"
 #include "stripe_reader.h"
@@ -42,17 +45,38 @@
 
 #define GUARD_SUFFIX ".stripebackup-delta"
 
+/* What the chunks' compare shares with its workers. */
+typedef struct Compare
+{
+	RestoreTarget *t;
+	SbFileCheck *fc;
+	const SbReadOptions *read;
+	_Atomic bool stopped;		/* the caller's tick asked to stop */
+	uint8_t   **buffers;		/* one chunk per slot */
+	_Atomic uint64_t compared;
+	_Atomic uint64_t held;
+	_Atomic uint64_t held_stored;
+	double		started;
+} Compare;
+
 struct RestoreDelta
 {
-	SbPathIndex index;
+	SbPathIndex index;			/* the backup's entries by path: in its table, */
+	SbEntryLookup *lookup;		/* or in its spool (a backup opened streamed) */
+	size_t		nentries;
 	bool	   *kept;			/* per entry: its file was there, kept to compare */
 	bool	   *unchanged;		/* per entry: kept, with the backup's size and time */
+	_Atomic uint32_t *held_sums;	/* streamed, per entry: what the pieces the */
+	_Atomic uint64_t *held_bytes;	/* target held add to its check */
+	SbWindowSeed seed;
+	Compare		cmp;
 	uint8_t    *held;			/* per chunk: the target holds it */
 	uint64_t   *raw_hash;		/* per chunk, from the stripes' indexes */
 	uint32_t   *raw_len;
 	uint32_t   *stored_len;
 	_Atomic uint64_t written;	/* bytes written into the target's files */
 	size_t		guard;			/* the guard's entry, or SIZE_MAX */
+	char	   *guard_path;		/* its archive path */
 	char	   *guard_tmp;		/* the archive path it is written to meanwhile */
 	SbRestoreStats *stats;
 };
@@ -117,9 +141,8 @@ stays(const SbEntry *e, const struct stat *st)
  */
 static bool
 keep_file(RestoreTarget *t, int dirfd, const char *path, const char *name, size_t i,
-		  const struct stat *st, SbError *err)
+		  const SbEntry *e, const struct stat *st, SbError *err)
 {
-	const SbEntry *e = &t->manifest->entries[i];
 	int			fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	bool		ok = fd >= 0;
 
@@ -138,6 +161,20 @@ keep_file(RestoreTarget *t, int dirfd, const char *path, const char *name, size_
 static bool clear_dir(RestoreTarget *t, int dirfd, const char *path, const char *dir,
 					  bool is_root, SbError *err);
 
+/* The backup's entry at archive PATH into *E and its ordinal into *I (SIZE_MAX: none). */
+static bool
+find_entry(const RestoreTarget *t, const char *path, SbEntry *e, size_t *i, SbError *err)
+{
+	RestoreDelta *d = t->delta;
+
+	if (d->lookup != NULL)
+		return sb_entry_lookup_at(d->lookup, path, e, i, err);
+	*i = sb_path_index_find(&d->index, path);
+	if (*i != SIZE_MAX)
+		*e = t->manifest->entries[*i];
+	return true;
+}
+
 /* One entry of the target: kept, looked into, or removed. */
 static bool
 clear_entry(RestoreTarget *t, int dirfd, const char *path, const char *dir, const char *name,
@@ -147,6 +184,7 @@ clear_entry(RestoreTarget *t, int dirfd, const char *path, const char *dir, cons
 	char		apath[PATH_MAX];
 	char		sub[PATH_MAX];
 	struct stat st;
+	SbEntry		e;
 	size_t		i;
 	int			fd;
 	bool		ok;
@@ -156,15 +194,15 @@ clear_entry(RestoreTarget *t, int dirfd, const char *path, const char *dir, cons
 	archive_path(dir, name, apath, sizeof(apath));
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return sb_error_set_errno(err, errno, "could not stat \"%s/%s\"", path, name);
-	i = sb_path_index_find(&d->index, apath);
-	if (is_relocated(t, apath) || !stays(i == SIZE_MAX ? NULL : &t->manifest->entries[i], &st) ||
-		i == d->guard)
+	if (!find_entry(t, apath, &e, &i, err))
+		return false;
+	if (is_relocated(t, apath) || !stays(i == SIZE_MAX ? NULL : &e, &st) || i == d->guard)
 	{
 		d->stats->delta_removed++;
 		return remove_entry(dirfd, path, name, S_ISDIR(st.st_mode), err);
 	}
 	if (S_ISREG(st.st_mode))
-		return keep_file(t, dirfd, path, name, i, &st, err);
+		return keep_file(t, dirfd, path, name, i, &e, &st, err);
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", path, name);
@@ -201,15 +239,21 @@ static bool
 find_guard(RestoreTarget *t, const char *guard, SbError *err)
 {
 	RestoreDelta *d = t->delta;
+	SbEntry		e;
 	size_t		len;
 
-	d->guard = guard ? sb_path_index_find(&d->index, guard) : SIZE_MAX;
+	d->guard = SIZE_MAX;
+	if (guard == NULL)
+		return true;
+	if (!find_entry(t, guard, &e, &d->guard, err))
+		return false;
 	if (d->guard == SIZE_MAX)
 		return true;
-	if (t->manifest->entries[d->guard].type != SB_ENTRY_FILE)
+	if (e.type != SB_ENTRY_FILE)
 		return sb_error_set(err, SB_EINVAL, "the delta guard \"%s\" is not a file of the backup", guard);
 	len = strlen(guard) + sizeof(GUARD_SUFFIX);
-	d->guard_tmp = sb_alloc(len, err);
+	d->guard_path = sb_strdup(guard, err);
+	d->guard_tmp = d->guard_path ? sb_alloc(len, err) : NULL;
 	if (d->guard_tmp == NULL)
 		return false;
 	snprintf(d->guard_tmp, len, "%s%s", guard, GUARD_SUFFIX);
@@ -226,9 +270,14 @@ sb_delta_begin(RestoreTarget *t, const SbRestoreOptions *o, SbRestoreStats *stat
 		return false;
 	t->delta = d;
 	d->stats = stats;
-	d->kept = sb_alloc(t->manifest->nentries * sizeof(bool) + 1, err);
-	d->unchanged = d->kept ? sb_alloc(t->manifest->nentries * sizeof(bool) + 1, err) : NULL;
-	if (d->unchanged == NULL || !sb_path_index_build(&d->index, t->manifest, err) ||
+	d->guard = SIZE_MAX;
+	d->nentries = t->manifest->streamed ? sb_entry_spool_count(t->manifest->streamed) :
+		t->manifest->nentries;
+	d->kept = sb_alloc(d->nentries * sizeof(bool) + 1, err);
+	d->unchanged = d->kept ? sb_alloc(d->nentries * sizeof(bool) + 1, err) : NULL;
+	if (d->unchanged == NULL ||
+		!(t->manifest->streamed ? (d->lookup = sb_entry_lookup_new(t->manifest, err)) != NULL :
+		  sb_path_index_build(&d->index, t->manifest, err)) ||
 		!find_guard(t, o->delta_guard, err))
 		return false;
 	/* the guard first: from here on the copy cannot start until the restore completes */
@@ -271,23 +320,11 @@ load_hashes(RestoreDelta *d, SbArchive *a, SbError *err)
 	return d->held != NULL;
 }
 
-typedef struct Compare
-{
-	RestoreTarget *t;
-	SbFileCheck *fc;
-	const SbReadOptions *read;
-	_Atomic bool stopped;		/* the caller's tick asked to stop */
-	uint8_t   **buffers;		/* one chunk per slot */
-	_Atomic uint64_t compared;
-	_Atomic uint64_t held;
-	_Atomic uint64_t held_stored;
-} Compare;
-
-/* Read PIECE of a kept file into BUF; false (nothing said) if it cannot be read whole. */
+/* PIECE of the kept file at archive PATH into BUF; false (nothing said) if it cannot be read whole. */
 static bool
-read_piece(const RestoreTarget *t, const SbPiece *piece, uint8_t *buf)
+read_path_piece(const RestoreTarget *t, const char *path, const SbPiece *piece, uint8_t *buf)
 {
-	Place		p = sb_restore_locate(t, t->manifest->entries[piece->entry].path);
+	Place		p = sb_restore_locate(t, path);
 	int			fd = sb_open_beneath(p.dir->fd, p.rel, O_RDONLY, 0);
 	SbError		ignored;
 	ssize_t		n;
@@ -317,11 +354,27 @@ tick(Compare *cmp)
 	return false;
 }
 
+/* Does the target hold chunk C, whose pieces BUF holds?  Then it is marked, and counted. */
+static bool
+chunk_matches(Compare *cmp, uint64_t c, const uint8_t *buf)
+{
+	RestoreDelta *d = cmp->t->delta;
+
+	atomic_fetch_add(&cmp->compared, d->raw_len[c]);
+	if (sb_hash64(buf, d->raw_len[c]) != d->raw_hash[c])
+		return false;
+	d->held[c] = 1;
+	atomic_fetch_add(&cmp->held, d->raw_len[c]);
+	atomic_fetch_add(&cmp->held_stored, d->stored_len[c]);
+	return true;
+}
+
 /* Does the target hold chunk C?  Then its pieces go into the files' checks. */
 static void
 compare_chunk(void *arg, size_t c, uint32_t slot)
 {
 	Compare    *cmp = arg;
+	const SbManifest *m = cmp->t->manifest;
 	RestoreDelta *d = cmp->t->delta;
 	uint8_t    *buf = cmp->buffers[slot];
 	SbPieceIter it;
@@ -330,55 +383,262 @@ compare_chunk(void *arg, size_t c, uint32_t slot)
 
 	if (atomic_load(&cmp->stopped) || (slot == 0 && !tick(cmp)))
 		return;
-	sb_piece_iter_init(&it, cmp->t->manifest, c);
+	sb_piece_iter_init(&it, m, c);
 	while (whole && sb_piece_iter_next(&it, &piece))
-		whole = d->unchanged[piece.entry] && piece.entry != d->guard && read_piece(cmp->t, &piece, buf);
-	if (!whole)
-		return;					/* read, and compared block by block as it is written */
-	atomic_fetch_add(&cmp->compared, d->raw_len[c]);
-	if (sb_hash64(buf, d->raw_len[c]) != d->raw_hash[c])
-		return;
-	d->held[c] = 1;
-	atomic_fetch_add(&cmp->held, d->raw_len[c]);
-	atomic_fetch_add(&cmp->held_stored, d->stored_len[c]);
-	sb_piece_iter_init(&it, cmp->t->manifest, c);
+		whole = d->unchanged[piece.entry] && piece.entry != d->guard &&
+			read_path_piece(cmp->t, m->entries[piece.entry].path, &piece, buf);
+	if (!whole || !chunk_matches(cmp, c, buf))
+		return;				/* read, and compared block by block as it is written */
+	sb_piece_iter_init(&it, m, c);
 	while (sb_piece_iter_next(&it, &piece))
 		sb_file_check_add(cmp->fc, &piece, buf + piece.chunk_offset);
+}
+
+/* The chunks' hashes, and a chunk's buffer for each of the *WORKERS that compare. */
+static bool
+begin_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read, uint32_t *workers,
+			  SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	Compare    *cmp = &d->cmp;
+	uint32_t	i;
+
+	*workers = read->workers ? read->workers : sb_cpu_count();
+	memset(cmp, 0, sizeof(*cmp));
+	cmp->t = t;
+	cmp->read = read;
+	cmp->started = sb_monotonic_seconds();
+	if (!load_hashes(d, a, err) || (cmp->buffers = sb_alloc(*workers * sizeof(uint8_t *), err)) == NULL)
+		return false;
+	for (i = 0; i < *workers; i++)
+		if ((cmp->buffers[i] = sb_alloc(t->manifest->chunk_size, err)) == NULL)
+			return false;
+	return true;
+}
+
+/* The buffers freed, what was compared and held counted; false if OK is, or the caller stopped it. */
+static bool
+end_compare(RestoreTarget *t, uint32_t workers, bool ok, SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	Compare    *cmp = &d->cmp;
+	uint32_t	i;
+
+	for (i = 0; cmp->buffers != NULL && i < workers; i++)
+		free(cmp->buffers[i]);
+	free(cmp->buffers);
+	cmp->buffers = NULL;
+	d->stats->delta_compared = atomic_load(&cmp->compared);
+	d->stats->delta_held = atomic_load(&cmp->held);
+	d->stats->delta_held_stored = atomic_load(&cmp->held_stored);
+	d->stats->delta_compare_seconds = sb_monotonic_seconds() - cmp->started;
+	if (ok && atomic_load(&cmp->stopped))
+		return sb_error_set(err, SB_ECANCELED, "the delta restore was canceled while it compared");
+	return ok;
 }
 
 bool
 sb_delta_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read, SbFileCheck *fc,
 				 SbError *err)
 {
-	RestoreDelta *d = t->delta;
-	uint32_t	workers = read->workers ? read->workers : sb_cpu_count();
-	Compare		cmp;
-	uint32_t	i;
-	bool		ok;
-	double		t0 = sb_monotonic_seconds();
+	uint32_t	workers;
+	bool		ok = begin_compare(t, a, read, &workers, err);
 
-	if (!load_hashes(d, a, err))
-		return false;
-	memset(&cmp, 0, sizeof(cmp));
-	cmp.t = t;
-	cmp.fc = fc;
-	cmp.read = read;
-	cmp.buffers = sb_alloc(workers * sizeof(uint8_t *), err);
-	ok = cmp.buffers != NULL;
-	for (i = 0; ok && i < workers; i++)
-		ok = (cmp.buffers[i] = sb_alloc(t->manifest->chunk_size, err)) != NULL;
+	t->delta->cmp.fc = fc;
 	if (ok)
-		sb_parallel_run(t->manifest->total_chunks, workers, compare_chunk, &cmp);
-	for (i = 0; cmp.buffers != NULL && i < workers; i++)
-		free(cmp.buffers[i]);
-	free(cmp.buffers);
-	d->stats->delta_compared = atomic_load(&cmp.compared);
-	d->stats->delta_held = atomic_load(&cmp.held);
-	d->stats->delta_held_stored = atomic_load(&cmp.held_stored);
-	d->stats->delta_compare_seconds = sb_monotonic_seconds() - t0;
-	if (ok && atomic_load(&cmp.stopped))
+		sb_parallel_run(t->manifest->total_chunks, workers, compare_chunk, &t->delta->cmp);
+	return end_compare(t, workers, ok, err);
+}
+
+/* ---------- the chunks, from a backup opened streamed ---------- */
+
+/* A piece of a chunk in a batch: its file's path (in the batch's names), ordinal and size. */
+typedef struct BatchPiece
+{
+	size_t		name;			/* offset in Batch.names */
+	size_t		ordinal;
+	uint64_t	file_size;
+	uint64_t	file_offset;
+	uint64_t	length;
+	uint64_t	chunk_offset;
+} BatchPiece;
+
+/* Chunks FIRST.. and their pieces, compared together on the workers. */
+typedef struct Batch
+{
+	Compare    *cmp;
+	uint64_t	first;
+	uint64_t	nchunks;
+	size_t	   *start;			/* per chunk of the batch: its first piece */
+	BatchPiece *pieces;
+	size_t		npieces;
+	size_t		cap;
+	char	   *names;
+	size_t		names_len;
+	size_t		names_cap;
+	size_t		last_ordinal;	/* the file whose path was added last */
+	size_t		last_offset;
+} Batch;
+
+/* A batch: this many chunks, or fewer once it holds this many pieces (a chunk of tiny files). */
+#define BATCH_CHUNKS 64
+#define BATCH_PIECES 16384
+
+/* Read batch piece P of the target into BUF; false (nothing said) if it cannot be read whole. */
+static bool
+read_batch_piece(const Batch *b, const BatchPiece *p, uint8_t *buf)
+{
+	SbPiece		piece = {0, p->file_offset, p->length, p->chunk_offset};
+
+	return read_path_piece(b->cmp->t, b->names + p->name, &piece, buf);
+}
+
+/* Batch chunk K: held by the target?  Then its pieces go into their files' checks. */
+static void
+compare_batch_chunk(void *arg, size_t k, uint32_t slot)
+{
+	Batch	   *b = arg;
+	Compare    *cmp = b->cmp;
+	RestoreDelta *d = cmp->t->delta;
+	uint64_t	c = b->first + k;
+	uint8_t    *buf = cmp->buffers[slot];
+	size_t		i;
+	bool		whole = true;
+
+	if (atomic_load(&cmp->stopped) || (slot == 0 && !tick(cmp)))
+		return;
+	for (i = b->start[k]; whole && i < b->start[k + 1]; i++)
+		whole = d->unchanged[b->pieces[i].ordinal] && b->pieces[i].ordinal != d->guard &&
+			read_batch_piece(b, &b->pieces[i], buf);
+	if (!whole || !chunk_matches(cmp, c, buf))
+		return;
+	for (i = b->start[k]; i < b->start[k + 1]; i++)
+	{
+		const BatchPiece *p = &b->pieces[i];
+		SbEntry		e;
+
+		memset(&e, 0, sizeof(e));
+		e.size = p->file_size;
+		atomic_fetch_xor(&d->held_sums[p->ordinal],
+						 sb_file_check_piece(&e, p->file_offset, buf + p->chunk_offset, p->length));
+		atomic_fetch_add(&d->held_bytes[p->ordinal], p->length);
+	}
+}
+
+/* Compare the batch's chunks on the workers, then empty it for chunks from FIRST on. */
+static void
+run_batch(Batch *b, uint32_t workers, uint64_t first)
+{
+	b->start[b->nchunks] = b->npieces;
+	if (b->nchunks > 0)
+		sb_parallel_run(b->nchunks, workers, compare_batch_chunk, b);
+	b->first = first;
+	b->nchunks = 0;
+	b->npieces = 0;
+	b->names_len = 0;
+	b->last_ordinal = SIZE_MAX;
+}
+
+/* Keep the path of the file ORDINAL in the batch's names (once for its pieces); its offset. */
+static bool
+batch_name(Batch *b, const char *path, size_t ordinal, size_t *offset, SbError *err)
+{
+	size_t		len = strlen(path) + 1;
+
+	if (b->last_ordinal == ordinal)
+	{
+		*offset = b->last_offset;
+		return true;
+	}
+	if (b->names_len + len > b->names_cap)
+	{
+		size_t		cap = 2 * (b->names_len + len);
+		char	   *grown = realloc(b->names, cap);
+
+		if (grown == NULL)
+			return sb_error_set(err, SB_ENOMEM, "out of memory comparing the copy");
+		b->names = grown;
+		b->names_cap = cap;
+	}
+	memcpy(b->names + b->names_len, path, len);
+	*offset = b->last_offset = b->names_len;
+	b->last_ordinal = ordinal;
+	b->names_len += len;
+	return true;
+}
+
+/* What the walk of the pieces hands over: the batch, and how many workers compare it. */
+typedef struct BatchWalk
+{
+	Batch		batch;
+	uint32_t	workers;
+} BatchWalk;
+
+/* One piece, in chunk order: into the batch, which is compared when the next one starts. */
+static bool
+batch_piece(void *arg, const SbPieceRow *row, SbError *err)
+{
+	BatchWalk  *w = arg;
+	Batch	   *b = &w->batch;
+	BatchPiece *p;
+
+	if (atomic_load(&b->cmp->stopped))
 		return sb_error_set(err, SB_ECANCELED, "the delta restore was canceled while it compared");
-	return ok;
+	/* a piece of a new chunk: the chunks before it are whole */
+	if (row->chunk >= b->first + BATCH_CHUNKS ||
+		(row->chunk >= b->first + b->nchunks && b->npieces >= BATCH_PIECES))
+		run_batch(b, w->workers, row->chunk);
+	while (b->first + b->nchunks <= row->chunk)
+		b->start[b->nchunks++] = b->npieces;
+	if (!sb_grow((void **) &b->pieces, &b->cap, b->npieces, sizeof(BatchPiece), err))
+		return false;
+	p = &b->pieces[b->npieces];
+	if (!batch_name(b, row->path, row->ordinal, &p->name, err))
+		return false;
+	p->ordinal = row->ordinal;
+	p->file_size = row->file_size;
+	p->file_offset = row->file_offset;
+	p->length = row->length;
+	p->chunk_offset = row->chunk_offset;
+	b->npieces++;
+	return true;
+}
+
+/*
+ * The same as sb_delta_compare for a backup opened streamed: the pieces
+ * walked in chunk order from the spool, BATCH_CHUNKS chunks at a time
+ * compared on the workers; what the target holds is accounted per entry
+ * (held_sums, held_bytes), for the window to start each file from.
+ */
+bool
+sb_delta_compare_streamed(RestoreTarget *t, SbArchive *a, const SbReadOptions *read, SbError *err)
+{
+	RestoreDelta *d = t->delta;
+	BatchWalk	w;
+	bool		ok;
+
+	memset(&w, 0, sizeof(w));
+	d->held_sums = sb_alloc(d->nentries * sizeof(uint32_t) + 1, err);
+	d->held_bytes = d->held_sums ? sb_alloc(d->nentries * sizeof(uint64_t) + 1, err) : NULL;
+	w.batch.start = d->held_bytes ? sb_alloc((BATCH_CHUNKS + 1) * sizeof(size_t), err) : NULL;
+	ok = w.batch.start != NULL && begin_compare(t, a, read, &w.workers, err);
+	d->seed.sums = d->held_sums;
+	d->seed.bytes = d->held_bytes;
+	w.batch.cmp = &d->cmp;
+	w.batch.last_ordinal = SIZE_MAX;
+	ok = ok && sb_manifest_each_piece(t->manifest, batch_piece, &w, err);
+	if (ok)
+		run_batch(&w.batch, w.workers, 0);
+	free(w.batch.start);
+	free(w.batch.pieces);
+	free(w.batch.names);
+	return end_compare(t, w.workers, ok, err);
+}
+
+const SbWindowSeed *
+sb_delta_seed(const RestoreTarget *t)
+{
+	return t->delta != NULL && t->delta->held_sums != NULL ? &t->delta->seed : NULL;
 }
 
 const uint8_t *
@@ -616,7 +876,7 @@ sb_delta_finish(RestoreTarget *t, SbError *err)
 	if (d == NULL || d->guard == SIZE_MAX)
 		return true;
 	from = sb_restore_locate(t, d->guard_tmp);
-	to = sb_restore_locate(t, t->manifest->entries[d->guard].path);
+	to = sb_restore_locate(t, d->guard_path);
 	if (renameat(from.dir->fd, from.rel, to.dir->fd, to.rel) != 0)
 		return sb_error_set_errno(err, errno, "could not put \"%s/%s\" in place", to.dir->path, to.rel);
 	snprintf(parent, sizeof(parent), "%s", to.rel);
@@ -655,12 +915,16 @@ sb_delta_free(RestoreTarget *t)
 		return;
 	d->stats->delta_written = atomic_load(&d->written);
 	sb_path_index_free(&d->index);
+	sb_entry_lookup_free(d->lookup);
+	free((void *) d->held_sums);
+	free((void *) d->held_bytes);
 	free(d->kept);
 	free(d->unchanged);
 	free(d->held);
 	free(d->raw_hash);
 	free(d->raw_len);
 	free(d->stored_len);
+	free(d->guard_path);
 	free(d->guard_tmp);
 	free(d);
 	t->delta = NULL;

@@ -8,6 +8,7 @@
 
 #include "stripebackup/sb_archive.h"
 #include "chain.h"
+#include "entry_window.h"
 #include "file_check.h"
 
 typedef struct RestoreDelta RestoreDelta;
@@ -77,6 +78,17 @@ extern bool sb_delta_begin(RestoreTarget *t, const SbRestoreOptions *o, SbRestor
  */
 extern bool sb_delta_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read,
 							 SbFileCheck *fc, SbError *err);
+
+/*
+ * The same for a backup opened streamed (no chain): the pieces walked from
+ * its spool in chunk order, a batch of chunks compared at a time, what the
+ * target holds accounted per entry for the read's window (sb_delta_seed).
+ */
+extern bool sb_delta_compare_streamed(RestoreTarget *t, SbArchive *a, const SbReadOptions *read,
+									  SbError *err);
+
+/* After sb_delta_compare_streamed: what each file of the window starts from; else NULL. */
+extern const SbWindowSeed *sb_delta_seed(const RestoreTarget *t);
 
 /*
  * Write LENGTH bytes of entry ENTRY (of the newest backup) at OFFSET into

@@ -148,12 +148,6 @@ sb_handle_open_archive(const char *location, SbError *err)
 }
 
 SbArchive *
-sb_handle_open_archive_to_restore(const char *location, SbError *err)
-{
-	return open_archive(location, SB_KEEP_TO_RESTORE, err);
-}
-
-SbArchive *
 sb_handle_open_archive_streamed(const char *location, SbError *err)
 {
 	return open_archive(location, SB_KEEP_STREAMED, err);

@@ -36,9 +36,6 @@ extern void sb_handle_free(SbHandle *handle);
  */
 extern SbArchive *sb_handle_open_archive(const char *location, SbError *err);
 
-/* The same to restore or verify (SB_KEEP_TO_RESTORE): no file stamps kept. */
-extern SbArchive *sb_handle_open_archive_to_restore(const char *location, SbError *err);
-
 /*
  * The same to verify or restore a window of files at a time
  * (sb_archive_open_streamed): the entries in a private file under
