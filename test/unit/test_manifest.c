@@ -1544,7 +1544,10 @@ emitted_is(const SbManifest *m, const char *json)
 	return same;
 }
 
-/* Every entry of WHOLE found by path through L, the same as in the table; N, the ones that were. */
+/*
+ * Every entry of WHOLE found by path through L, the same as in the table and
+ * at the same ordinal (its index there); N, the ones that were.
+ */
 static size_t
 found_same(SbEntryLookup *l, const SbManifest *whole)
 {
@@ -1552,11 +1555,13 @@ found_same(SbEntryLookup *l, const SbManifest *whole)
 	SbEntry		e;
 	bool		found;
 	size_t		i,
+				at,
 				n = 0;
 
 	for (i = 0; i < whole->nentries; i++)
 		if (sb_entry_lookup_find(l, whole->entries[i].path, &e, &found, &err) && found &&
-			entries_equal(&e, &whole->entries[i]) && same_stamped(&e, &whole->entries[i]))
+			entries_equal(&e, &whole->entries[i]) && same_stamped(&e, &whole->entries[i]) &&
+			sb_entry_lookup_at(l, whole->entries[i].path, &e, &at, &err) && at == i)
 			n++;
 	return n;
 }
@@ -1596,12 +1601,13 @@ test_entry_lookup(void)
 	from_spool = spooled ? sb_entry_lookup_new(spooled, &err) : NULL;
 	ok(from_table != NULL && from_spool != NULL && found_same(from_table, whole) == whole->nentries &&
 	   found_same(from_spool, whole) == whole->nentries,
-	   "every entry found by path, stamps and all, from the table and from the spool");
+	   "every entry found by path, stamps and all, at its ordinal, from the table and from the spool");
 	ok(spooled != NULL && emitted_is(spooled, json), "its whole text printed from the spool is the manifest's");
 	ok(from_spool != NULL && sb_entry_lookup_find(from_spool, "dir/spars", &e, &found, &err) && !found &&
 	   sb_entry_lookup_find(from_spool, "dir/sparse/x", &e, &found, &err) && !found &&
-	   sb_entry_lookup_find(from_table, "nowhere", &e, &found, &err) && !found,
-	   "a path not in the backup is not found");
+	   sb_entry_lookup_find(from_table, "nowhere", &e, &found, &err) && !found &&
+	   sb_entry_lookup_at(from_spool, "nowhere", &e, &i, &err) && i == SIZE_MAX,
+	   "a path not in the backup is not found (no ordinal)");
 	sb_entry_lookup_free(from_table);
 	sb_entry_lookup_free(from_spool);
 	sb_manifest_free(whole);
