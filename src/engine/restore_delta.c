@@ -38,7 +38,6 @@
 #include "fsutil.h"
 #include "parallel.h"
 #include "read_pipeline.h"
-#include "path_index.h"
 #include "restore_internal.h"
 #include "stripe_reader.h"
 #include "thread.h"
@@ -61,8 +60,7 @@ typedef struct Compare
 
 struct RestoreDelta
 {
-	SbPathIndex index;			/* the backup's entries by path: in its table, */
-	SbEntryLookup *lookup;		/* or in its spool (a backup opened streamed) */
+	SbEntryLookup *lookup;		/* the backup's entries by path and ordinal */
 	size_t		nentries;
 	bool	   *kept;			/* per entry: its file was there, kept to compare */
 	bool	   *unchanged;		/* per entry: kept, with the backup's size and time */
@@ -161,20 +159,6 @@ keep_file(RestoreTarget *t, int dirfd, const char *path, const char *name, size_
 static bool clear_dir(RestoreTarget *t, int dirfd, const char *path, const char *dir,
 					  bool is_root, SbError *err);
 
-/* The backup's entry at archive PATH into *E and its ordinal into *I (SIZE_MAX: none). */
-static bool
-find_entry(const RestoreTarget *t, const char *path, SbEntry *e, size_t *i, SbError *err)
-{
-	RestoreDelta *d = t->delta;
-
-	if (d->lookup != NULL)
-		return sb_entry_lookup_at(d->lookup, path, e, i, err);
-	*i = sb_path_index_find(&d->index, path);
-	if (*i != SIZE_MAX)
-		*e = t->manifest->entries[*i];
-	return true;
-}
-
 /* One entry of the target: kept, looked into, or removed. */
 static bool
 clear_entry(RestoreTarget *t, int dirfd, const char *path, const char *dir, const char *name,
@@ -194,7 +178,7 @@ clear_entry(RestoreTarget *t, int dirfd, const char *path, const char *dir, cons
 	archive_path(dir, name, apath, sizeof(apath));
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return sb_error_set_errno(err, errno, "could not stat \"%s/%s\"", path, name);
-	if (!find_entry(t, apath, &e, &i, err))
+	if (!sb_entry_lookup_at(d->lookup, apath, &e, &i, err))
 		return false;
 	if (is_relocated(t, apath) || !stays(i == SIZE_MAX ? NULL : &e, &st) || i == d->guard)
 	{
@@ -245,7 +229,7 @@ find_guard(RestoreTarget *t, const char *guard, SbError *err)
 	d->guard = SIZE_MAX;
 	if (guard == NULL)
 		return true;
-	if (!find_entry(t, guard, &e, &d->guard, err))
+	if (!sb_entry_lookup_at(d->lookup, guard, &e, &d->guard, err))
 		return false;
 	if (d->guard == SIZE_MAX)
 		return true;
@@ -275,9 +259,7 @@ sb_delta_begin(RestoreTarget *t, const SbRestoreOptions *o, SbRestoreStats *stat
 		t->manifest->nentries;
 	d->kept = sb_alloc(d->nentries * sizeof(bool) + 1, err);
 	d->unchanged = d->kept ? sb_alloc(d->nentries * sizeof(bool) + 1, err) : NULL;
-	if (d->unchanged == NULL ||
-		!(t->manifest->streamed ? (d->lookup = sb_entry_lookup_new(t->manifest, err)) != NULL :
-		  sb_path_index_build(&d->index, t->manifest, err)) ||
+	if (d->unchanged == NULL || (d->lookup = sb_entry_lookup_new(t->manifest, err)) == NULL ||
 		!find_guard(t, o->delta_guard, err))
 		return false;
 	/* the guard first: from here on the copy cannot start until the restore completes */
@@ -914,7 +896,6 @@ sb_delta_free(RestoreTarget *t)
 	if (d == NULL)
 		return;
 	d->stats->delta_written = atomic_load(&d->written);
-	sb_path_index_free(&d->index);
 	sb_entry_lookup_free(d->lookup);
 	free((void *) d->held_sums);
 	free((void *) d->held_bytes);
