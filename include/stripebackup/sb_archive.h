@@ -79,8 +79,8 @@ extern SbArchive *sb_archive_open_keeping(const char *location, const SbKey *key
  * manifest's entries checked as the whole table would be, then kept in a
  * private file in SPOOL_DIR (SB_KEEP_STREAMED), none in memory, when the
  * manifest is laid out for it (the entries after every other member, as
- * stripebackup writes it) and is no link of a chain; else as
- * SB_KEEP_TO_RESTORE.
+ * stripebackup writes it); else as SB_KEEP_TO_RESTORE.  The backups it
+ * completes, if any, each so too.
  */
 extern SbArchive *sb_archive_open_streamed(const char *location, const SbKey *key,
 										   const char *spool_dir, SbError *err);
@@ -128,7 +128,10 @@ extern bool sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char 
 
 extern void sb_archive_close(SbArchive *a);
 
-/* Does A (and its chain) hold its files, not only their counts?  Else SB_EINVAL. */
+/*
+ * Does A (and its chain) hold its files, in a table or a spool (streamed),
+ * not only their counts?  Else SB_EINVAL.
+ */
 extern bool sb_archive_check_entries(const SbArchive *a, SbError *err);
 
 /* ---------- plan ---------- */

@@ -162,7 +162,7 @@ cmd_restore(int argc, char **argv)
 		return rc;
 	if (args.target == NULL)
 		return cli_usage_error("restore", "--target is required");
-	/* a window of files at a time, a delta restore too (a chain reads its backups' tables) */
+	/* a window of files at a time, a delta restore and each backup of a chain too */
 	args.keep = SB_KEEP_STREAMED;
 	/* The places checked and written are absolute, as the SQL restore's are. */
 	if (!sb_policy_canonical_path(args.target, target, &err) ||

@@ -25,7 +25,7 @@ sb_archive_open(const char *location, SbError *err)
 static SbArchive *
 open_chain(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
 {
-	SbArchive  *a = sb_archive_open_link(location, key, keep, err);
+	SbArchive  *a = sb_archive_open_link(location, key, keep, NULL, err);
 
 	if (a != NULL && !sb_archive_open_parents(a, err))
 	{
@@ -62,13 +62,13 @@ sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err)
 SbArchive *
 sb_archive_open_one_for_plan(const char *location, const SbKey *key, SbError *err)
 {
-	return sb_archive_open_link(location, key, SB_KEEP_COUNTS, err);
+	return sb_archive_open_link(location, key, SB_KEEP_COUNTS, NULL, err);
 }
 
 SbArchive *
 sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
 {
-	return sb_archive_open_link(location, key, SB_KEEP_ALL, err);
+	return sb_archive_open_link(location, key, SB_KEEP_ALL, NULL, err);
 }
 
 static SbArchive *
@@ -94,9 +94,10 @@ open_link(const char *location, const SbKey *key, SbEntryKeep keep, const char *
 }
 
 SbArchive *
-sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
+sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep,
+					 const char *spool_dir, SbError *err)
 {
-	return open_link(location, key, keep, NULL, err);
+	return open_link(location, key, keep, spool_dir, err);
 }
 
 SbArchive *
@@ -104,11 +105,13 @@ sb_archive_open_streamed(const char *location, const SbKey *key, const char *spo
 {
 	SbArchive  *a = open_link(location, key, SB_KEEP_STREAMED, spool_dir, err);
 
-	if (a == NULL || a->manifest->parent == NULL)
-		return a;
-	/* a chain is put together from the tables of its backups */
-	sb_archive_close(a);
-	return open_chain(location, key, SB_KEEP_TO_RESTORE, err);
+	/* a chain's backups each so too (chain.c: what each writes follows from lookups) */
+	if (a != NULL && !sb_archive_open_parents(a, err))
+	{
+		sb_archive_close(a);
+		return NULL;
+	}
+	return a;
 }
 
 SbArchive *
@@ -152,7 +155,7 @@ bool
 sb_archive_check_entries(const SbArchive *a, SbError *err)
 {
 	for (; a != NULL; a = a->parent)
-		if (a->manifest->tally != NULL || a->manifest->head_only)
+		if ((a->manifest->tally != NULL && a->manifest->streamed == NULL) || a->manifest->head_only)
 			return sb_error_set(err, SB_EINVAL,
 								"backup \"%s\" was opened to plan or check only: its files were %s, not kept",
 								a->manifest->name, a->manifest->head_only ? "not read" : "counted");

@@ -21,7 +21,8 @@
 
 #include "chain.h"
 #include "fsutil.h"
-#include "path_index.h"
+#include "entry_lookup.h"
+#include "entry_spool.h"
 
 /* ---------- finding the parents ---------- */
 
@@ -88,7 +89,7 @@ try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, T
 		note_tried(t, folder, "no manifest there");
 		return NULL;
 	}
-	p = sb_archive_open_link(folder, child->key, keep, &err);
+	p = sb_archive_open_link(folder, child->key, keep, child->spool_dir, &err);
 	if (p == NULL)
 	{
 		note_tried(t, folder, err.message);
@@ -199,20 +200,20 @@ data_of(const SbEntry *e, const SbExtent **items, uint32_t *n, SbExtent *whole)
 	*n = e->sparse ? e->nextents : (e->size > 0 ? 1 : 0);
 }
 
-/* OUT = ITEMS below LIMIT. */
-static bool
-clip(const SbExtent *items, uint32_t n, uint64_t limit, Extents *out, SbError *err)
+/* The bytes of ITEMS below LIMIT. */
+static uint64_t
+length_below(const SbExtent *items, uint32_t n, uint64_t limit)
 {
+	uint64_t	total = 0;
 	uint32_t	i;
 
 	for (i = 0; i < n && items[i].offset < limit; i++)
 	{
 		uint64_t	end = items[i].offset + items[i].length;
 
-		if (!push(out, items[i].offset, end < limit ? end : limit, err))
-			return false;
+		total += (end < limit ? end : limit) - items[i].offset;
 	}
-	return true;
+	return total;
 }
 
 /* COVERED = COVERED united with ITEMS. */
@@ -253,48 +254,14 @@ first_gap(const Extents *covered, uint64_t base_size, uint64_t size)
 	return pos < size ? pos : size;
 }
 
-static bool
-alloc_link(SbChainLink *l, SbArchive *a, SbError *err)
-{
-	size_t		n = a->manifest->nentries + 1;
-	size_t		i;
-
-	l->archive = a;
-	l->final_of = sb_alloc(n * sizeof(size_t), err);
-	l->owned = l->final_of ? sb_alloc(n * sizeof(SbExtent *), err) : NULL;
-	l->nowned = l->owned ? sb_alloc(n * sizeof(uint32_t), err) : NULL;
-	if (l->nowned == NULL)
-		return false;
-	for (i = 0; i < n; i++)
-		l->final_of[i] = SIZE_MAX;
-	return true;
-}
-
-/* Link K's entry J gives OWNED to the newest entry I. */
-static void
-give(SbChain *chain, uint32_t k, size_t j, size_t i, Extents *owned)
-{
-	SbChainLink *l = &chain->links[k];
-	size_t		x;
-
-	l->final_of[j] = i;
-	l->gives = true;
-	l->owned[j] = owned->items;
-	l->nowned[j] = (uint32_t) owned->n;
-	for (x = 0; x < owned->n; x++)
-		chain->expected[i] += owned->items[x].length;
-	owned->items = NULL;
-}
-
 /*
- * Newest entry I, stored as changed blocks: down the chain, each older
+ * Newest entry I (E), stored as changed blocks: down the chain, each older
  * backup's file gives what it stored below the newest length, until one
  * stored it whole; together they must hold every byte.
  */
 static bool
-trace_file(SbChain *chain, const SbPathIndex *indexes, size_t i, SbError *err)
+trace_file(SbChain *chain, const SbEntry *e, size_t i, SbError *err)
 {
-	const SbEntry *e = &chain->links[0].archive->manifest->entries[i];
 	Extents		covered = {NULL, 0, 0};
 	bool		ok = unite(&covered, e->extents, e->nextents, err);
 	uint32_t	k;
@@ -302,36 +269,39 @@ trace_file(SbChain *chain, const SbPathIndex *indexes, size_t i, SbError *err)
 	for (k = 1; ok && k < chain->nlinks; k++)
 	{
 		const SbManifest *m = chain->links[k].archive->manifest;
-		size_t		j = sb_path_index_find(&indexes[k], e->path);
-		const SbEntry *older = j == SIZE_MAX ? NULL : &m->entries[j];
-		Extents		owned = {NULL, 0, 0};
+		SbEntry		older;
+		bool		found;
 		const SbExtent *items;
 		SbExtent	whole;
 		uint32_t	n;
 		uint64_t	gap;
 
-		if (older == NULL || older->type != SB_ENTRY_FILE)
+		if (!sb_entry_lookup_find(chain->links[k].lookup, e->path, &older, &found, err))
+		{
+			ok = false;
+			break;
+		}
+		if (!found || older.type != SB_ENTRY_FILE)
 		{
 			ok = sb_error_set(err, SB_ECORRUPT,
 							  "file \"%s\" is stored as changed blocks, but backup \"%s\", which holds the rest, has no such file",
 							  e->path, m->name);
 			break;
 		}
-		data_of(older, &items, &n, &whole);
-		ok = clip(items, n, e->size, &owned, err);
-		if (ok)
-			give(chain, k, j, i, &owned);
-		free(owned.items);
-		if (!ok || older->incremental)
+		data_of(&older, &items, &n, &whole);
+		chain->expected[i] += length_below(items, n, e->size);
+		chain->depth[i] = (uint16_t) k;
+		chain->links[k].gives = true;
+		if (older.incremental)
 		{
-			ok = ok && unite(&covered, older->extents, older->nextents, err);
+			ok = unite(&covered, older.extents, older.nextents, err);
 			continue;
 		}
-		gap = first_gap(&covered, older->size, e->size);
+		gap = first_gap(&covered, older.size, e->size);
 		if (gap < e->size)
 			ok = sb_error_set(err, SB_ECORRUPT,
 							  "file \"%s\": byte %" PRIu64 " is in no backup of the chain (backup \"%s\" stored it whole, %" PRIu64 " bytes long)",
-							  e->path, gap, m->name, older->size);
+							  e->path, gap, m->name, older.size);
 		free(covered.items);
 		return ok;
 	}
@@ -341,15 +311,37 @@ trace_file(SbChain *chain, const SbPathIndex *indexes, size_t i, SbError *err)
 							  e->path);
 }
 
+/* The newest manifest's entries, walked in order (sb_manifest_each_entry). */
+typedef struct Tracing
+{
+	SbChain    *chain;
+	size_t		ordinal;		/* of the entry being traced */
+} Tracing;
+
+static bool
+trace_one(void *arg, const SbEntry *e, SbError *err)
+{
+	Tracing    *tr = arg;
+	size_t		i = tr->ordinal++;
+
+	return e->type != SB_ENTRY_FILE || !e->incremental || trace_file(tr->chain, e, i, err);
+}
+
+/* M's entries, whether in its table or its spool. */
+static size_t
+entry_count(const SbManifest *m)
+{
+	return m->streamed != NULL ? (size_t) sb_entry_spool_count(m->streamed) : m->nentries;
+}
+
 bool
 sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err)
 {
-	const SbManifest *m = newest->manifest;
-	SbPathIndex *indexes = NULL;
+	size_t		n = entry_count(newest->manifest) + 1;
+	Tracing		tr = {chain, 0};
 	SbArchive  *a;
 	uint32_t	k;
-	size_t		i;
-	bool		ok = true;
+	bool		ok;
 
 	memset(chain, 0, sizeof(*chain));
 	if (!sb_archive_check_entries(newest, err))
@@ -357,19 +349,22 @@ sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err)
 	for (a = newest; a != NULL; a = a->parent)
 		chain->nlinks++;
 	chain->links = sb_alloc(chain->nlinks * sizeof(SbChainLink), err);
-	indexes = chain->links ? sb_alloc(chain->nlinks * sizeof(SbPathIndex), err) : NULL;
-	chain->expected = indexes ? sb_alloc((m->nentries + 1) * sizeof(uint64_t), err) : NULL;
-	chain->written = chain->expected ? sb_alloc((m->nentries + 1) * sizeof(uint64_t), err) : NULL;
+	chain->depth = chain->links ? sb_alloc(n * sizeof(uint16_t), err) : NULL;
+	chain->expected = chain->depth ? sb_alloc(n * sizeof(uint64_t), err) : NULL;
+	chain->written = chain->expected ? sb_alloc(n * sizeof(uint64_t), err) : NULL;
 	ok = chain->written != NULL;
 	for (a = newest, k = 0; ok && a != NULL; a = a->parent, k++)
-		ok = alloc_link(&chain->links[k], a, err) &&
-			sb_path_index_build(&indexes[k], a->manifest, err);
-	for (i = 0; ok && i < m->nentries; i++)
-		if (m->entries[i].type == SB_ENTRY_FILE && m->entries[i].incremental)
-			ok = trace_file(chain, indexes, i, err);
-	for (k = 0; indexes != NULL && k < chain->nlinks; k++)
-		sb_path_index_free(&indexes[k]);
-	free(indexes);
+	{
+		chain->links[k].archive = a;
+		ok = (chain->links[k].lookup = sb_entry_lookup_new(a->manifest, err)) != NULL;
+	}
+	ok = ok && sb_manifest_each_entry(newest->manifest, trace_one, &tr, err);
+	/* the older links' own lookups served the tracing alone */
+	for (k = 1; chain->links != NULL && k < chain->nlinks; k++)
+	{
+		sb_entry_lookup_free(chain->links[k].lookup);
+		chain->links[k].lookup = NULL;
+	}
 	if (!ok)
 		sb_chain_free(chain);
 	return ok;
@@ -379,35 +374,49 @@ void
 sb_chain_free(SbChain *chain)
 {
 	uint32_t	k;
-	size_t		j;
 
 	for (k = 0; chain->links != NULL && k < chain->nlinks; k++)
-	{
-		SbChainLink *l = &chain->links[k];
-
-		for (j = 0; l->owned != NULL && j < l->archive->manifest->nentries; j++)
-			free(l->owned[j]);
-		free(l->owned);
-		free(l->nowned);
-		free(l->final_of);
-	}
+		sb_entry_lookup_free(chain->links[k].lookup);
 	free(chain->links);
+	free(chain->depth);
 	free(chain->expected);
 	free((void *) chain->written);
 	memset(chain, 0, sizeof(*chain));
 }
 
 bool
+sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into, uint64_t *limit,
+				  SbError *err)
+{
+	SbEntry		e;
+
+	*into = SIZE_MAX;
+	*limit = 0;
+	if (!sb_entry_lookup_at(chain->links[0].lookup, path, &e, into, err))
+		return false;
+	if (*into != SIZE_MAX && chain->depth[*into] >= k)
+		*limit = e.size;
+	else
+		*into = SIZE_MAX;
+	return true;
+}
+
+bool
 sb_chain_check_written(const SbChain *chain, SbError *err)
 {
-	const SbManifest *m = chain->links[0].archive->manifest;
+	size_t		n = entry_count(chain->links[0].archive->manifest);
 	size_t		i;
+	SbEntry		e;
 
-	for (i = 0; i < m->nentries; i++)
+	for (i = 0; i < n; i++)
 		if (atomic_load(&chain->written[i]) != chain->expected[i])
+		{
+			if (!sb_entry_lookup_ordinal(chain->links[0].lookup, i, &e, err))
+				return false;
 			return sb_error_set(err, SB_ECORRUPT,
 								"file \"%s\": the older backups of the chain wrote %" PRIu64 " of its bytes, not %" PRIu64,
-								m->entries[i].path, (uint64_t) atomic_load(&chain->written[i]),
+								e.path, (uint64_t) atomic_load(&chain->written[i]),
 								chain->expected[i]);
+		}
 	return true;
 }

@@ -23,20 +23,30 @@
 
 #define SB_MAX_CHAIN 1000
 
+typedef struct SbEntryLookup SbEntryLookup;
+
 typedef struct SbChainLink
 {
 	SbArchive  *archive;		/* not owned */
-	size_t	   *final_of;		/* per entry: the newest manifest's entry it
-								 * gives bytes to, or SIZE_MAX */
-	SbExtent  **owned;			/* per entry: the file bytes it writes */
-	uint32_t   *nowned;
+	SbEntryLookup *lookup;		/* its entries by path: the newest's for the
+								 * older links' reads, the others' while
+								 * the chain is built */
 	bool		gives;			/* some file of the newest takes bytes from it */
 } SbChainLink;
 
+/*
+ * What each link writes follows from one figure a file of the newest: the
+ * oldest link that gives it bytes (its "depth"; 0 for a file stored whole).
+ * Link K, 0 < K <= depth, writes its file of the same path below the
+ * newest's length.  That is a few bytes a file whether the manifests are
+ * tables or spools (entry_lookup.h finds a path in either), so a chain of a
+ * million files is restored a window at a time as a single backup is.
+ */
 typedef struct SbChain
 {
 	uint32_t	nlinks;
 	SbChainLink *links;			/* [0]: the newest */
+	uint16_t   *depth;			/* per newest entry (SB_MAX_CHAIN fits) */
 	uint64_t   *expected;		/* per newest entry: bytes older links write */
 	_Atomic uint64_t *written;	/* per newest entry: bytes they did write */
 } SbChain;
@@ -46,7 +56,7 @@ extern bool sb_archive_open_parents(SbArchive *a, SbError *err);
 
 /* One backup at LOCATION, its entries kept as KEEP says (archive.c). */
 extern SbArchive *sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep,
-									   SbError *err);
+									   const char *spool_dir, SbError *err);
 
 /*
  * Work out what each link writes, and check the chain covers every byte of
@@ -54,6 +64,14 @@ extern SbArchive *sb_archive_open_link(const char *location, const SbKey *key, S
  */
 extern bool sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err);
 extern void sb_chain_free(SbChain *chain);
+
+/*
+ * Older link K's file OLDER gives bytes to the newest file *INTO (its
+ * ordinal), those below *LIMIT (the newest's length); *INTO SIZE_MAX when
+ * it gives none.  Not thread-safe (the newest's lookup reads its spool).
+ */
+extern bool sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into,
+							  uint64_t *limit, SbError *err);
 
 /* Every older link wrote all it owned; else SB_ECORRUPT naming the file. */
 extern bool sb_chain_check_written(const SbChain *chain, SbError *err);

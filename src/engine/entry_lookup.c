@@ -135,6 +135,21 @@ sb_entry_lookup_find(SbEntryLookup *l, const char *path, SbEntry *e, bool *found
 	return true;
 }
 
+bool
+sb_entry_lookup_ordinal(SbEntryLookup *l, size_t ordinal, SbEntry *e, SbError *err)
+{
+	if (l->manifest->streamed == NULL)
+	{
+		if (ordinal >= l->manifest->nentries)
+			return sb_error_set(err, SB_EINVAL, "internal error: no entry %zu", ordinal);
+		*e = l->manifest->entries[ordinal];
+		return true;
+	}
+	if (ordinal >= l->nrecords)
+		return sb_error_set(err, SB_EINVAL, "internal error: no entry %zu", ordinal);
+	return sb_entry_spool_read_at(l->manifest->streamed, l->offsets[ordinal], e, err);
+}
+
 void
 sb_entry_lookup_free(SbEntryLookup *l)
 {

@@ -35,6 +35,9 @@ extern bool sb_entry_lookup_find(SbEntryLookup *l, const char *path, SbEntry *e,
 extern bool sb_entry_lookup_at(SbEntryLookup *l, const char *path, SbEntry *e, size_t *ordinal,
 							   SbError *err);
 
+/* M's entry ORDINAL (its index in M's order) into *E, its strings valid until the next call. */
+extern bool sb_entry_lookup_ordinal(SbEntryLookup *l, size_t ordinal, SbEntry *e, SbError *err);
+
 extern void sb_entry_lookup_free(SbEntryLookup *l);
 
 #endif							/* SB_ENTRY_LOOKUP_H */

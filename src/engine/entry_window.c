@@ -23,6 +23,7 @@ struct SbEntryWindow
 	size_t		max_files;
 	SbWindowSeed seed;			/* what each file starts from, if any */
 	size_t		next_ordinal;	/* of the next entry the spool gives */
+	SbWindowAdmitFn on_admit;
 	SbWindowLeaveFn on_leave;
 	void	   *arg;
 	pthread_mutex_t mutex;
@@ -62,7 +63,7 @@ file_end(const SbWindowFile *f)
 
 SbEntryWindow *
 sb_entry_window_new(const SbManifest *m, size_t max_files, const SbWindowSeed *seed,
-					SbWindowLeaveFn on_leave, void *arg, SbError *err)
+					SbWindowAdmitFn on_admit, SbWindowLeaveFn on_leave, void *arg, SbError *err)
 {
 	SbEntryWindow *w;
 
@@ -78,6 +79,7 @@ sb_entry_window_new(const SbManifest *m, size_t max_files, const SbWindowSeed *s
 	w->max_files = max_files > 0 ? max_files : 1;
 	if (seed != NULL)
 		w->seed = *seed;
+	w->on_admit = on_admit;
 	w->on_leave = on_leave;
 	w->arg = arg;
 	w->cap = 1024;
@@ -121,6 +123,7 @@ new_file(const SbEntryWindow *w, const SbEntry *e, size_t ordinal, SbError *err)
 		memcpy(f + 1, e->extents, extents);
 	f->entry.path = (char *) (f + 1) + extents;
 	memcpy(f->entry.path, e->path, path);
+	f->into = SIZE_MAX;
 	seed_file(w, f, ordinal);
 	return f;
 }
@@ -194,7 +197,8 @@ admit_one(SbEntryWindow *w)
 
 	if (!next_entry(w, &e, &ordinal))
 		return false;
-	if ((f = new_file(w, &e, ordinal, &w->error)) == NULL || !push(w, f, &w->error))
+	if ((f = new_file(w, &e, ordinal, &w->error)) == NULL ||
+		(w->on_admit != NULL && !w->on_admit(w->arg, f, &w->error)) || !push(w, f, &w->error))
 	{
 		free(f);
 		w->stopped = true;

@@ -28,6 +28,10 @@ typedef struct SbWindowFile
 	size_t		ordinal;		/* its entry's place in the manifest's order */
 	_Atomic uint32_t sum;		/* XOR of its pieces' sb_file_check_piece */
 	_Atomic uint64_t bytes;		/* data bytes accounted for */
+	/* set as it is admitted, by the run's admit hook if it has one */
+	size_t		into;			/* a chain's older backup: the newest backup's
+								 * file it gives bytes to (SIZE_MAX: none) */
+	uint64_t	into_limit;		/* ... those below this length */
 } SbWindowFile;
 
 /*
@@ -56,6 +60,12 @@ typedef struct SbWindowPiece
  */
 typedef bool (*SbWindowLeaveFn) (void *arg, const SbWindowFile *file, bool complete);
 
+/*
+ * Each file as it enters the window (with the window locked), to fill in
+ * what the run keeps beside it.  False stops the window, ERR saying why.
+ */
+typedef bool (*SbWindowAdmitFn) (void *arg, SbWindowFile *file, SbError *err);
+
 typedef enum SbAdmit
 {
 	SB_ADMITTED,
@@ -65,11 +75,12 @@ typedef enum SbAdmit
 
 /*
  * A window over M's spooled entries (M read SB_KEEP_STREAMED), from the
- * first; SEED (NULL: none) what each file starts from.
+ * first; SEED (NULL: none) what each file starts from; ON_ADMIT (NULL:
+ * none) and ON_LEAVE called with ARG.
  */
 extern SbEntryWindow *sb_entry_window_new(const SbManifest *m, size_t max_files,
-										  const SbWindowSeed *seed, SbWindowLeaveFn on_leave,
-										  void *arg, SbError *err);
+										  const SbWindowSeed *seed, SbWindowAdmitFn on_admit,
+										  SbWindowLeaveFn on_leave, void *arg, SbError *err);
 
 /* Is every file chunk CHUNK touches in the window?  Admits what it can; WAIT: until it is. */
 extern SbAdmit sb_entry_window_admit(SbEntryWindow *w, uint64_t chunk, bool wait);

@@ -132,9 +132,16 @@ SbMerge *
 sb_merge_begin(SbArchive *chain, const SbMergeOptions *o, SbError *err)
 {
 	SbMerge    *m;
+	const SbArchive *link;
 
 	if (!sb_archive_check_entries(chain, err))
 		return NULL;
+	for (link = chain; link != NULL; link = link->parent)
+		if (link->manifest->streamed != NULL)
+		{
+			sb_error_set(err, SB_EINVAL, "internal error: a merge reads its backups' file tables");
+			return NULL;
+		}
 	m = calloc(1, sizeof(SbMerge));
 	sb_error_clear(err);
 	if (m == NULL)

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -845,6 +846,16 @@ join_and_free(Pipeline *p)
 	sb_queue_destroy(&p->work_queue);
 }
 
+/* A file entered the window: the caller's hook, if any (called with the window locked). */
+static bool
+file_admitted(void *arg, SbWindowFile *f, SbError *err)
+{
+	Pipeline   *p = arg;
+
+	return p->config->file_admitted == NULL ||
+		p->config->file_admitted(p->config->sink_arg, f, err);
+}
+
 /* Windowed: the window over the files, past the chunks never to be read. */
 static bool
 open_window(Pipeline *p, SbError *err)
@@ -853,7 +864,7 @@ open_window(Pipeline *p, SbError *err)
 	uint64_t	c;
 
 	p->window = sb_entry_window_new(p->manifest, o->window_files ? o->window_files : SB_WINDOW_FILES,
-									p->config->window_seed, file_left, p, err);
+									p->config->window_seed, file_admitted, file_left, p, err);
 	for (c = 0; p->window != NULL && p->config->skip != NULL && c < p->manifest->total_chunks; c++)
 		if (p->config->skip[c])
 			sb_entry_window_done(p->window, c);
@@ -910,5 +921,10 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	pthread_mutex_destroy(&p->mutex);
 	pthread_cond_destroy(&p->finished);
 	free(p);
+	/*
+	 * What the run's threads freed stays in their malloc arenas; a chain's
+	 * restore runs once a backup, and each run would add its own.
+	 */
+	malloc_trim(0);
 	return ok;
 }

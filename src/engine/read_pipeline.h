@@ -72,6 +72,8 @@ typedef struct SbReadPipelineConfig
 								 * target holds it); or NULL */
 	const SbWindowSeed *window_seed;	/* windowed: what each file starts from
 										 * (the pieces of skipped chunks); or NULL */
+	SbWindowAdmitFn file_admitted;	/* windowed: each file as it enters the
+									 * window (SINK_ARG); may be NULL */
 } SbReadPipelineConfig;
 
 /*

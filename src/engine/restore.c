@@ -417,82 +417,106 @@ write_window_pieces(void *arg, uint64_t chunk_id, const SbWindowPiece *pieces, s
 	return true;
 }
 
-/* The first of N extents X that ends after START. */
-static uint32_t
-first_extent_after(const SbExtent *x, uint32_t n, uint64_t start)
+/* Where an older backup's file gives its bytes: the newest's file INTO, below LIMIT. */
+typedef struct Receiver
 {
-	uint32_t	lo = 0,
-				hi = n;
+	size_t		into;			/* SIZE_MAX: it gives none */
+	uint64_t	limit;
+} Receiver;
 
-	while (lo < hi)
-	{
-		uint32_t	mid = lo + (hi - lo) / 2;
+/* Older backup K of the chain, writing what it gives the newest backup's files. */
+typedef struct OlderLink
+{
+	RestoreTarget *target;
+	uint32_t	k;
+	SbArchive  *archive;
+	Receiver   *receivers;		/* read whole: by its entry; windowed: NULL
+								 * (each file of the window carries its own) */
+} OlderLink;
 
-		if (x[mid].offset + x[mid].length <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The parts of PIECE (of an older backup's file) that its link owns, into newest file FINAL. */
+/*
+ * LENGTH bytes at DATA, of an older backup's file at PATH from FILE_OFFSET:
+ * what lies below the newest file's length written into it (R).
+ */
 static bool
-write_owned_piece(const OlderLink *o, const SbPiece *piece, size_t final, const uint8_t *raw,
-				  SbError *err)
+write_given(const OlderLink *o, const char *path, const Receiver *r, const uint8_t *data,
+			uint64_t length, uint64_t file_offset, SbError *err)
 {
-	const SbExtent *x = o->link->owned[piece->entry];
-	uint32_t	n = o->link->nowned[piece->entry];
-	uint64_t	start = piece->file_offset;
-	uint64_t	end = start + piece->length;
-	Place		p = entry_place(o->target, &o->target->manifest->entries[final], final);
-	uint32_t	i;
-	int			fd = -1;
-	bool		ok = true;
+	RestoreTarget *t = o->target;
+	uint64_t	end = file_offset + length < r->limit ? file_offset + length : r->limit;
+	const char *guard_path;
+	Place		p;
+	int			fd;
+	bool		ok;
 
-	for (i = first_extent_after(x, n, start); ok && i < n && x[i].offset < end; i++)
-	{
-		uint64_t	lo = x[i].offset > start ? x[i].offset : start;
-		uint64_t	hi = x[i].offset + x[i].length < end ? x[i].offset + x[i].length : end;
-
-		if (fd < 0 && (fd = sb_open_beneath(p.dir->fd, p.rel, O_RDWR, 0600)) < 0)
-			return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
-		ok = o->target->delta ?
-			sb_delta_write(o->target, fd, final, raw + piece->chunk_offset + (lo - start), hi - lo, lo,
-						   p.rel, err) :
-			sb_pwrite_all(fd, raw + piece->chunk_offset + (lo - start), hi - lo, lo, p.rel, err);
-		atomic_fetch_add(&o->target->chain.written[final], ok ? hi - lo : 0);
-	}
-	if (fd >= 0)
-		close(fd);
+	if (r->into == SIZE_MAX || file_offset >= end)
+		return true;
+	/* the newest file has the same path (or a delta restore's guard its temporary one) */
+	guard_path = sb_delta_write_path(t, r->into);
+	p = sb_restore_locate(t, guard_path ? guard_path : path);
+	if ((fd = sb_open_beneath(p.dir->fd, p.rel, O_RDWR, 0600)) < 0)
+		return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
+	ok = t->delta ?
+		sb_delta_write(t, fd, r->into, data, end - file_offset, file_offset, p.rel, err) :
+		sb_pwrite_all(fd, data, end - file_offset, file_offset, p.rel, err);
+	atomic_fetch_add(&t->chain.written[r->into], ok ? end - file_offset : 0);
+	close(fd);
 	return ok;
 }
 
-/* An older backup's checked chunk: each piece, what of it the newest file holds. */
 static bool
-write_owned_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbError *err)
+older_chunk_failed(const OlderLink *o, uint64_t chunk_id, SbError *err)
+{
+	sb_error_prefix(err, "restoring chunk %llu of backup \"%s\" into \"%s\"",
+					(unsigned long long) chunk_id, o->archive->manifest->name, o->target->root.path);
+	return false;
+}
+
+/* An older backup's checked chunk, its table in memory: each piece, what of it the newest holds. */
+static bool
+write_given_pieces(void *arg, uint64_t chunk_id, const uint8_t *raw, uint32_t len, SbError *err)
 {
 	const OlderLink *o = arg;
+	const SbManifest *m = o->archive->manifest;
 	SbPieceIter it;
 	SbPiece		piece;
 
 	(void) len;
-	sb_piece_iter_init(&it, o->link->archive->manifest, chunk_id);
+	sb_piece_iter_init(&it, m, chunk_id);
 	while (sb_piece_iter_next(&it, &piece))
-	{
-		size_t		final = o->link->final_of[piece.entry];
+		if (!write_given(o, m->entries[piece.entry].path, &o->receivers[piece.entry],
+						 raw + piece.chunk_offset, piece.length, piece.file_offset, err))
+			return older_chunk_failed(o, chunk_id, err);
+	return true;
+}
 
-		if (final == SIZE_MAX || o->link->nowned[piece.entry] == 0)
-			continue;
-		if (!write_owned_piece(o, &piece, final, raw, err))
-		{
-			sb_error_prefix(err, "restoring chunk %llu of backup \"%s\" into \"%s\"",
-							(unsigned long long) chunk_id, o->link->archive->manifest->name,
-							o->target->root.path);
-			return false;
-		}
+/* The same, read a window at a time: where each file gives was found as it entered the window. */
+static bool
+write_given_window_pieces(void *arg, uint64_t chunk_id, const SbWindowPiece *pieces, size_t n,
+						  const uint8_t *raw, SbError *err)
+{
+	const OlderLink *o = arg;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+	{
+		const SbWindowFile *f = pieces[i].file;
+		Receiver	r = {f->into, f->into_limit};
+
+		if (!write_given(o, f->entry.path, &r, raw + pieces[i].chunk_offset, pieces[i].length,
+						 pieces[i].file_offset, err))
+			return older_chunk_failed(o, chunk_id, err);
 	}
 	return true;
+}
+
+/* An older backup's file enters the window: where it gives its bytes (the window is locked). */
+static bool
+find_receiver(void *arg, SbWindowFile *f, SbError *err)
+{
+	const OlderLink *o = arg;
+
+	return sb_chain_receiver(&o->target->chain, o->k, f->entry.path, &f->into, &f->into_limit, err);
 }
 
 static bool
@@ -836,19 +860,19 @@ check_files(const RestoreTarget *t, const SbFileCheck *fc, SbError *err)
 }
 
 /*
- * Every file of older backup LINK that gives bytes to the restore was read
- * whole, and has the CRC-32C its backup recorded (of what that backup
- * stored: the pieces it was not asked to write count as well).
+ * Each file of an older backup that gives bytes was read whole, and has
+ * the CRC-32C its backup recorded (of what that backup stored: the pieces
+ * it was not asked to write count as well).
  */
 static bool
-check_older_files(const SbChainLink *link, const SbFileCheck *fc, SbError *err)
+check_older_files(const OlderLink *o, const SbFileCheck *fc, SbError *err)
 {
-	const SbManifest *m = link->archive->manifest;
+	const SbManifest *m = o->archive->manifest;
 	size_t		j;
 
 	for (j = 0; j < m->nentries; j++)
 	{
-		if (link->final_of[j] == SIZE_MAX)
+		if (o->receivers[j].into == SIZE_MAX)
 			continue;
 		if (!sb_file_check_complete(fc, j))
 			return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s\" in backup \"%s\" was read",
@@ -862,26 +886,74 @@ check_older_files(const SbChainLink *link, const SbFileCheck *fc, SbError *err)
 	return true;
 }
 
-/* Older backup K of the chain: every stripe read, what it owns written. */
+/* An older backup read whole: where each of its files gives, found first. */
 static bool
-read_older(RestoreTarget *t, uint32_t k, SbReadPipelineConfig *config, SbError *err)
+read_older_whole(OlderLink *o, SbReadPipelineConfig *c, SbError *err)
 {
-	OlderLink	older = {t, &t->chain.links[k]};
-	SbReadPipelineConfig c = *config;
+	const SbManifest *m = o->archive->manifest;
 	SbFileCheck fc;
+	uint64_t	problems;
+	size_t		j;
+	bool		ok = true;
+
+	if ((o->receivers = sb_alloc((m->nentries + 1) * sizeof(Receiver), err)) == NULL)
+		return false;
+	for (j = 0; ok && j < m->nentries; j++)
+		ok = sb_chain_receiver(&o->target->chain, o->k, m->entries[j].path,
+							   &o->receivers[j].into, &o->receivers[j].limit, err);
+	if (!ok || !sb_file_check_init(&fc, m, err))
+		return false;
+	c->sink = write_given_pieces;
+	c->file_check = &fc;
+	ok = sb_read_pipeline_run(c, &problems, err) && check_older_files(o, &fc, err);
+	sb_file_check_free(&fc);
+	return ok;
+}
+
+/*
+ * Older backup K of the chain: every stripe read, what it gives written;
+ * a window of files at a time when it was opened streamed (each file found
+ * in the newest as it enters the window, and checked whole as it leaves).
+ */
+static bool
+read_older(RestoreTarget *t, uint32_t k, const SbReadPipelineConfig *config, SbError *err)
+{
+	OlderLink	older = {t, k, t->chain.links[k].archive, NULL};
+	SbReadPipelineConfig c = *config;
 	uint64_t	problems;
 	bool		ok;
 
-	if (!sb_file_check_init(&fc, older.link->archive->manifest, err))
-		return false;
-	c.archive = older.link->archive;
-	c.sink = write_owned_pieces;
+	c.archive = older.archive;
 	c.sink_arg = &older;
-	c.file_check = &fc;
 	c.stripe_seconds = NULL;
-	ok = sb_read_pipeline_run(&c, &problems, err) && check_older_files(older.link, &fc, err);
-	sb_file_check_free(&fc);
+	c.skip = NULL;
+	c.window_seed = NULL;
+	c.file_left = NULL;
+	if (older.archive->manifest->streamed == NULL)
+		ok = read_older_whole(&older, &c, err);
+	else
+	{
+		c.windowed = true;
+		c.sink = NULL;
+		c.window_sink = write_given_window_pieces;
+		c.file_admitted = find_receiver;
+		ok = sb_read_pipeline_run(&c, &problems, err);
+	}
+	free(older.receivers);
 	return ok;
+}
+
+/* A chain's older backups, oldest first, each writing over the one before. */
+static bool
+read_older_links(RestoreTarget *t, const SbReadPipelineConfig *config, SbError *err)
+{
+	uint32_t	k;
+	bool		ok = true;
+
+	/* a backup no file takes anything from (every file stored whole since) is not read */
+	for (k = t->chain.nlinks; ok && k > 1; k--)
+		ok = !t->chain.links[k - 1].gives || read_older(t, k - 1, config, err);
+	return ok && (t->chain.nlinks < 2 || sb_chain_check_written(&t->chain, err));
 }
 
 /*
@@ -911,14 +983,15 @@ read_windowed(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *st
 	double		t0 = sb_monotonic_seconds();
 	bool		ok;
 
+	ok = read_older_links(t, config, err);
 	config->windowed = true;
 	config->sink = NULL;
 	config->window_sink = write_window_pieces;
 	config->file_left = restored_file_ok;
 	config->stripe_seconds = stats->stripe_seconds;
 	/* a delta restore: the chunks the target holds are accounted for first, and not read */
-	ok = t->delta == NULL ||
-		sb_delta_compare_streamed(t, config->archive, config->options, err);
+	ok = ok && (t->delta == NULL || t->chain.nlinks > 1 ||
+				sb_delta_compare_streamed(t, config->archive, config->options, err));
 	config->skip = sb_delta_held(t);
 	config->window_seed = sb_delta_seed(t);
 	ok = ok && sb_read_pipeline_run(config, &problems, err);
@@ -933,13 +1006,8 @@ read_all(RestoreTarget *t, SbReadPipelineConfig *config, SbRestoreStats *stats,
 	SbFileCheck fc;
 	uint64_t	problems;
 	double		t0 = sb_monotonic_seconds();
-	uint32_t	k;
-	bool		ok = true;
+	bool		ok = read_older_links(t, config, err);
 
-	/* a backup no file takes anything from (every file stored whole since) is not read */
-	for (k = t->chain.nlinks; ok && k > 1; k--)
-		ok = !t->chain.links[k - 1].gives || read_older(t, k - 1, config, err);
-	ok = ok && (t->chain.nlinks < 2 || sb_chain_check_written(&t->chain, err));
 	if (!ok || !sb_file_check_init(&fc, t->manifest, err))
 		return false;
 	config->file_check = &fc;
@@ -966,8 +1034,6 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	bool		ok;
 
 	sb_error_clear(err);
-	if (a->manifest->streamed != NULL && a->parent != NULL)
-		return sb_error_set(err, SB_EINVAL, "internal error: a chain needs its backups' file tables");
 	if (a->manifest->streamed == NULL && !sb_archive_check_entries(a, err))
 		return false;
 	if (!a->authenticated)

@@ -40,13 +40,6 @@ typedef struct RestoreTarget
 	int			umask;			/* the process's, or -1 when unknown */
 } RestoreTarget;
 
-/* An older backup of the chain, writing what it owns. */
-typedef struct OlderLink
-{
-	RestoreTarget *target;
-	const SbChainLink *link;
-} OlderLink;
-
 /* Where an archive path goes: a path relative to an output directory. */
 typedef struct Place
 {

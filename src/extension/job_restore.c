@@ -234,7 +234,7 @@ run_restore(const SbJob *job, void *outcome)
 	SbArchive  *a;
 
 	sb_key_file_use_for_job(args->encryption_key_file);
-	/* a window of files at a time, a delta restore too (a chain reads its backups' tables) */
+	/* a window of files at a time, a delta restore and each backup of a chain too */
 	a = sb_handle_open_archive_streamed(args->location, NULL);
 
 	sb_check_outside_cluster(args->target, "restore target");

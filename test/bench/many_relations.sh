@@ -64,9 +64,9 @@ pgbr_backup() {
 
 sb_location() { psql_ -c "SELECT location FROM stripe_backups WHERE status = 'completed' ORDER BY id DESC LIMIT 1"; }
 
-sb_restore() {
+sb_restore() {	# [NAME]
 	rm -rf "$dir/restore"
-	measured sb_restore stripebackup restore "$(sb_location)" --target "$dir/restore" --no-progress
+	measured "${1:-sb_restore}" stripebackup restore "$(sb_location)" --target "$dir/restore" --no-progress
 }
 
 pgbr_restore() {
@@ -108,6 +108,8 @@ pgbr_restore
 say "an incremental backup after one table changed (it looks every file up in its parent)"
 psql_ -c 'UPDATE r1 SET v = v || 1' -c 'CHECKPOINT' >/dev/null
 sb_backup incr
+say "the incremental restored (its chain: the full backup, then what changed)"
+sb_restore sb_restore_incr
 rm -rf "$dir/restore" "$dir/pgbb" "$dir/sb1" "$dir/sb2"
 
 fig() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$results/relations"; }
@@ -131,6 +133,7 @@ row "stripebackup plan" sb_plan
 row "stripebackup verify" sb_verify
 row "stripebackup restore" sb_restore br_restore
 row "pgBackRest restore, process-max=2" br_restore
+row "stripebackup restore of the incremental (a chain of 2)" sb_restore_incr br_restore
 echo "(backup ratio: time / pg_basebackup's; restore ratio: time / pgBackRest's; stripe_backup"
 echo " timed from the call to the worker's end, sampled every 50 ms; every figure includes making"
 echo " the output durable)"

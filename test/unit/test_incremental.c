@@ -601,6 +601,43 @@ test_incremental_merge(void)
 	th_fixture_done(&f);
 }
 
+/*
+ * The chain ending at LOCATION restored as a delta into F's target, a copy
+ * of the full backup plus a stray file; its manifests read whole, or a
+ * window at a time (STREAMED).
+ */
+static void
+delta_into_copy(ThFixture *f, const char *location, bool streamed)
+{
+	const char *how = streamed ? "a window at a time" : "tables read whole";
+	char		full[PATH_MAX];
+	char		path[PATH_MAX];
+	SbRestoreOptions ro;
+	SbRestoreStats stats;
+	SbArchive  *a;
+	SbError		err;
+	bool		done;
+
+	th_rmtree(f->target);
+	ok(th_restore(th_location(f, 0, "full", full), f->target, &err), "%s: a copy of the full backup", how);
+	th_write_pattern(th_path(path, "%s/base/junk", f->target), 100, 1, true, 0600);
+	memset(&ro, 0, sizeof(ro));
+	ro.target = f->target;
+	ro.read.workers = 2;
+	ro.read.window_files = 2;
+	ro.delta = true;
+	ro.stats = &stats;
+	a = streamed ? sb_archive_open_streamed(location, NULL, f->root, &err) : sb_archive_open(location, &err);
+	done = a != NULL && sb_archive_restore(a, &ro, &err);
+	sb_archive_close(a);
+	if (!ok(done, "%s: the chain restores into the copy, as a delta", how))
+		th_diag_error("delta", &err);
+	ok(th_trees_equal(f->src, f->target, 0), "%s: the copy is the newest tree", how);
+	ok(stats.delta_removed == 1 && stats.delta_written == 5 * BLOCK,
+	   "%s: what the copy lacked was written: 2 blocks changed and 3 of a new file (%llu bytes), 1 entry removed",
+	   how, (unsigned long long) stats.delta_written);
+}
+
 /* A copy of the full backup, refreshed in place from the chain: the newest tree, only differing blocks written. */
 void
 test_incremental_delta(void)
@@ -608,12 +645,8 @@ test_incremental_delta(void)
 	ThFixture	f;
 	Lsns		l = {1, 0, 0, false, false};
 	SbManifest *m = NULL;
-	SbRestoreOptions ro;
-	SbRestoreStats stats;
-	SbError		err;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
-	bool		done;
 
 	th_begin("incremental: a delta restore of a chain into a copy of its full backup");
 	th_fixture(&f, "incr-delta", 2);
@@ -623,25 +656,13 @@ test_incremental_delta(void)
 	ok(backup_as(&f, "full", NULL, &l, &m), "full");
 	sb_manifest_free(m);
 	m = NULL;
-	ok(th_restore(th_location(&f, 0, "full", location), f.target, &err), "a copy of the full backup");
 	write_blocks(th_path(path, "%s/base/100", f.src), &l, 5, 2);
 	ok(truncate(th_path(path, "%s/base/200", f.src), 4 * BLOCK) == 0, "200 cut");
 	write_blocks(th_path(path, "%s/base/300", f.src), &l, 0, 3);
 	ok(backup_as(&f, "incr", "full", &l, &m), "an incremental");
-	th_write_pattern(th_path(path, "%s/base/junk", f.target), 100, 1, true, 0600);
-
-	memset(&ro, 0, sizeof(ro));
-	ro.target = f.target;
-	ro.read.workers = 2;
-	ro.delta = true;
-	ro.stats = &stats;
-	done = th_restore_with(th_location(&f, 0, "incr", location), &ro, &err);
-	if (!ok(done, "the chain restores into the copy, as a delta"))
-		th_diag_error("delta", &err);
-	ok(th_trees_equal(f.src, f.target, 0), "the copy is the newest tree");
-	ok(stats.delta_removed == 1 && stats.delta_written == 5 * BLOCK,
-	   "what the copy lacked was written: 2 blocks changed and 3 of a new file (%llu bytes), 1 entry removed",
-	   (unsigned long long) stats.delta_written);
+	th_location(&f, 0, "incr", location);
+	delta_into_copy(&f, location, false);
+	delta_into_copy(&f, location, true);
 	sb_manifest_free(m);
 	th_fixture_done(&f);
 }
