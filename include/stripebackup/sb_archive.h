@@ -36,6 +36,7 @@ typedef struct SbArchive
 								 * (manifest->tally), not kept */
 	char	   *spool_dir;		/* SB_KEEP_STREAMED: the folder of the private
 								 * file its entries are kept in */
+	SbEntryKeep parents_keep;	/* how the backups it completes are opened */
 } SbArchive;
 
 /*
@@ -95,6 +96,15 @@ extern SbArchive *sb_archive_open_streamed(const char *location, const SbKey *ke
  */
 extern SbArchive *sb_archive_open_to_look_up(const char *location, const SbKey *key,
 											 const char *spool_dir, SbError *err);
+
+/*
+ * The same, to be merged (sb_merge.h): its entries, with their file stamps,
+ * in a private file in SPOOL_DIR, and the backups it completes opened
+ * streamed, none in memory (the whole table of each that is not laid out
+ * for it, or is encrypted).
+ */
+extern SbArchive *sb_archive_open_to_merge(const char *location, const SbKey *key,
+										   const char *spool_dir, SbError *err);
 
 /* The backup at LOCATION alone so (to print its whole manifest a file at a time). */
 extern SbArchive *sb_archive_open_one_to_look_up(const char *location, const SbKey *key,

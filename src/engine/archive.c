@@ -83,6 +83,8 @@ open_link(const char *location, const SbKey *key, SbEntryKeep keep, const char *
 		return NULL;
 	a->key = key;
 	a->keep = keep;
+	/* a new backup reads its parent's files, never those of the parent's parents */
+	a->parents_keep = keep == SB_KEEP_LOOKUP ? SB_KEEP_HEAD : keep;
 	a->location = sb_strdup(location, err);
 	if (a->location == NULL || (spool_dir != NULL && (a->spool_dir = sb_strdup(spool_dir, err)) == NULL) ||
 		!sb_archive_authenticate(a, err))
@@ -107,6 +109,23 @@ sb_archive_open_streamed(const char *location, const SbKey *key, const char *spo
 
 	/* a chain's backups each so too (chain.c: what each writes follows from lookups) */
 	if (a != NULL && !sb_archive_open_parents(a, err))
+	{
+		sb_archive_close(a);
+		return NULL;
+	}
+	return a;
+}
+
+SbArchive *
+sb_archive_open_to_merge(const char *location, const SbKey *key, const char *spool_dir,
+						 SbError *err)
+{
+	SbArchive  *a = open_link(location, key, SB_KEEP_LOOKUP, spool_dir, err);
+
+	if (a == NULL)
+		return NULL;
+	a->parents_keep = SB_KEEP_STREAMED;
+	if (!sb_archive_open_parents(a, err))
 	{
 		sb_archive_close(a);
 		return NULL;

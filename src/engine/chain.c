@@ -69,15 +69,13 @@ note_tried(Tried *t, const char *folder, const char *why)
 }
 
 /*
- * The parent in FOLDER, if it is the one REF names (opened as CHILD is, but
- * for members alone when CHILD's files are to be looked up: a new backup
- * reads its parent's files, never those of the parent's parents); NULL
- * (noted in T) if not.
+ * The parent in FOLDER, if it is the one REF names (opened as CHILD says
+ * its parents are); NULL (noted in T) if not.
  */
 static SbArchive *
 try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, Tried *t)
 {
-	SbEntryKeep keep = child->keep == SB_KEEP_LOOKUP ? SB_KEEP_HEAD : child->keep;
+	SbEntryKeep keep = child->parents_keep;
 	char		manifest[PATH_MAX];
 	char		why[512];
 	SbArchive  *p;

@@ -67,49 +67,67 @@ make_staging(SbMerge *m, SbError *err)
 	return ok;
 }
 
-static void
-free_relocations(SbRelocation *r, uint32_t n)
+/* The chain's tablespace links, each restored into the scratch folder instead of its place. */
+typedef struct Relocations
 {
-	uint32_t	i;
+	const char *staging;
+	SbRelocation *items;
+	size_t		n;
+	size_t		cap;
+} Relocations;
 
-	for (i = 0; i < n; i++)
-		free((char *) r[i].to);
-	free(r);
+static void
+free_relocations(Relocations *r)
+{
+	size_t		i;
+
+	for (i = 0; i < r->n; i++)
+	{
+		free((char *) r->items[i].from);
+		free((char *) r->items[i].to);
+	}
+	free(r->items);
 }
 
-/* Each tablespace link of the chain, restored into the scratch folder instead of its place. */
+static bool
+add_relocation(void *arg, const SbEntry *e, SbError *err)
+{
+	Relocations *r = arg;
+	char		leaf[SB_FILE_ID_MAX + 32];
+	SbRelocation *item;
+
+	if (e->type != SB_ENTRY_SYMLINK)
+		return true;
+	if (!sb_grow((void **) &r->items, &r->cap, r->n, sizeof(SbRelocation), err))
+		return false;
+	snprintf(leaf, sizeof(leaf), "tablespace-%s", strrchr(e->path, '/') + 1);
+	item = &r->items[r->n];
+	item->from = item->what = sb_strdup(e->path, err);
+	item->to = item->from ? sb_path_join(r->staging, leaf, err) : NULL;
+	if (item->to == NULL)
+	{
+		free((char *) item->from);
+		return false;
+	}
+	r->n++;
+	return true;
+}
+
 static bool
 restore_chain(SbMerge *m, const SbReadOptions *read, SbError *err)
 {
-	const SbManifest *man = m->chain->manifest;
+	Relocations r = {m->staging, NULL, 0, 0};
 	SbRestoreOptions o;
-	SbRelocation *relocs = calloc(man->nentries + 1, sizeof(SbRelocation));
-	uint32_t	n = 0;
-	size_t		i;
-	bool		ok = relocs != NULL || sb_error_set(err, SB_ENOMEM, "out of memory");
+	bool		ok = sb_manifest_each_entry(m->chain->manifest, add_relocation, &r, err);
 
-	for (i = 0; ok && i < man->nentries; i++)
-	{
-		const SbEntry *e = &man->entries[i];
-		char		leaf[SB_FILE_ID_MAX + 32];
-
-		if (e->type != SB_ENTRY_SYMLINK)
-			continue;
-		snprintf(leaf, sizeof(leaf), "tablespace-%s", strrchr(e->path, '/') + 1);
-		relocs[n].from = e->path;
-		relocs[n].what = e->path;
-		relocs[n].to = sb_path_join(m->staging, leaf, err);
-		ok = relocs[n++].to != NULL;
-	}
 	memset(&o, 0, sizeof(o));
 	o.target = m->data_dir;
 	o.read = *read;
-	o.relocations = relocs;
-	o.nrelocations = n;
+	o.relocations = r.items;
+	o.nrelocations = (uint32_t) r.n;
 	o.no_sync = true;
 	ok = ok && sb_archive_restore(m->chain, &o, err);
-	if (relocs != NULL)
-		free_relocations(relocs, n);
+	free_relocations(&r);
 	return ok;
 }
 
@@ -132,16 +150,14 @@ SbMerge *
 sb_merge_begin(SbArchive *chain, const SbMergeOptions *o, SbError *err)
 {
 	SbMerge    *m;
-	const SbArchive *link;
 
 	if (!sb_archive_check_entries(chain, err))
 		return NULL;
-	for (link = chain; link != NULL; link = link->parent)
-		if (link->manifest->streamed != NULL)
-		{
-			sb_error_set(err, SB_EINVAL, "internal error: a merge reads its backups' file tables");
-			return NULL;
-		}
+	if (chain->manifest->no_stamps)
+	{
+		sb_error_set(err, SB_EINVAL, "internal error: a merge needs the file stamps of its newest backup");
+		return NULL;
+	}
 	m = calloc(1, sizeof(SbMerge));
 	sb_error_clear(err);
 	if (m == NULL)
@@ -176,11 +192,14 @@ is_later(const SbMerge *m, const char *path)
 }
 
 static bool
-copy_entry(SbMerge *m, const SbEntry *e, SbError *err)
+copy_entry(void *arg, const SbEntry *e, SbError *err)
 {
+	SbMerge    *m = arg;
 	char	   *source;
 	bool		ok;
 
+	if (is_later(m, e->path))
+		return true;
 	if (e->type == SB_ENTRY_DIR)
 		return sb_backup_add_dir(m->backup, e->path, e->mode, e->mtime, err);
 	if (e->type == SB_ENTRY_SYMLINK)
@@ -196,13 +215,7 @@ copy_entry(SbMerge *m, const SbEntry *e, SbError *err)
 bool
 sb_merge_copy(SbMerge *m, SbError *err)
 {
-	const SbManifest *man = m->chain->manifest;
-	size_t		i;
-
-	for (i = 0; i < man->nentries; i++)
-		if (!is_later(m, man->entries[i].path) && !copy_entry(m, &man->entries[i], err))
-			return false;
-	return true;
+	return sb_manifest_each_entry(m->chain->manifest, copy_entry, m, err);
 }
 
 SbBackup *

@@ -80,11 +80,16 @@ read_source(int64 id, SbMergeSource *s, SbBackupArgs *args)
 	return type;
 }
 
-/* The chain of S, opened whole and authenticated (closed with the memory context). */
+/*
+ * The chain of S, authenticated (closed with the memory context): to merge,
+ * each backup's entries in a private file (the newest's with the file
+ * stamps the merged backup records); else for its members alone.
+ */
 static SbArchive *
-open_chain(const SbMergeSource *s)
+open_chain(const SbMergeSource *s, bool to_merge)
 {
-	SbArchive  *a = sb_handle_open_archive(s->location, NULL);
+	SbArchive  *a = to_merge ? sb_handle_open_archive_to_merge(s->location) :
+		sb_handle_open_archive_to_check(s->location, NULL);
 
 	if (!a->authenticated || memcmp(a->manifest->uuid, s->uuid, SB_UUID_LEN) != 0)
 		ereport(ERROR,
@@ -111,7 +116,7 @@ sb_merge_choose_source(SbBackupArgs *args, int64 id)
 				 errhint("Merge a diff or incr backup: its chain becomes one full backup.")));
 	strlcpy(s->location, sb_backup_location(id), sizeof(s->location));
 	/* a missing or damaged link is refused here, before anything is written */
-	(void) open_chain(s);
+	(void) open_chain(s, false);
 }
 
 /* The chain's metadata, as this backup's: its id, and where it came from. */
@@ -140,7 +145,8 @@ abort_merge(void *object)
 }
 
 static void
-fill_options(const SbJob *job, const SbArchive *chain, SbMergeOptions *o, const char **dests)
+fill_options(const SbJob *job, const SbArchive *chain, SbPgManifest *pgmanifest,
+			 SbMergeOptions *o, const char **dests)
 {
 	const SbBackupArgs *args = SB_JOB_ARGS(job, SbBackupArgs);
 	static const char *const later[] = {PG_BACKUP_MANIFEST};
@@ -156,8 +162,20 @@ fill_options(const SbJob *job, const SbArchive *chain, SbMergeOptions *o, const 
 	o->read.max_memory = args->max_memory;
 	o->read.tick = sb_control_worker_tick;
 	o->staging = sb_merge_staging(args->destinations[0], args->name);
+	/* no file table: the entries and PostgreSQL's manifest written as they come */
+	o->backup.spill_dir = sb_temp_folder();
+	o->backup.entry_hook = sb_pgmanifest_add;
+	o->backup.entry_hook_arg = pgmanifest;
 	o->later = later;
 	o->nlater = lengthof(later);
+}
+
+static bool
+add_file_size(void *arg, const SbEntry *e, SbError *err)
+{
+	(void) err;
+	*(uint64 *) arg += e->size;
+	return true;
 }
 
 static void
@@ -167,9 +185,10 @@ begin_progress(const SbBackupArgs *args, const SbArchive *chain)
 	uint64		totals[SB_MAX_STRIPES];
 	uint64		total = 0;
 	size_t		i;
+	SbError		err;
 
-	for (i = 0; i < chain->manifest->nentries; i++)
-		total += chain->manifest->entries[i].size;
+	if (!sb_manifest_each_entry(chain->manifest, add_file_size, &total, &err))
+		sb_control_raise(&err);
 	for (i = 0; i < (size_t) args->ndestinations; i++)
 	{
 		locations[i] = args->destinations[i];
@@ -178,12 +197,12 @@ begin_progress(const SbBackupArgs *args, const SbArchive *chain)
 	sb_shmem_progress_begin(args->ndestinations, locations, totals, total);
 }
 
-/* PostgreSQL's backup_manifest, written anew from what the merged backup holds. */
+/* PostgreSQL's backup_manifest, written anew as the merged backup recorded its files. */
 static void
-add_pg_manifest(SbMerge *m, const SbMergeSource *s)
+add_pg_manifest(SbMerge *m, SbPgManifest *pgmanifest, const SbMergeSource *s)
 {
 	SbBackup   *b = sb_merge_backup(m);
-	File		f = sb_pgmanifest_write(sb_backup_manifest(b), s->timeline, s->start_lsn, s->stop_lsn);
+	File		f = sb_pgmanifest_finish(pgmanifest, s->timeline, s->start_lsn, s->stop_lsn);
 	SbError		err;
 
 	if (!sb_backup_add_file(b, PG_BACKUP_MANIFEST, FilePathName(f), &err))
@@ -201,7 +220,8 @@ void
 sb_merge_run(const SbJob *job, SbBackupOutcome *out)
 {
 	const SbBackupArgs *args = SB_JOB_ARGS(job, SbBackupArgs);
-	SbArchive  *chain = open_chain(&args->merge);
+	SbArchive  *chain = open_chain(&args->merge, true);
+	SbPgManifest *pgmanifest = sb_pgmanifest_begin();
 	SbMergeOptions o;
 	const char *dests[SB_MAX_STRIPES];
 	SbHandle   *handle = sb_handle_new(abort_merge);
@@ -211,7 +231,7 @@ sb_merge_run(const SbJob *job, SbBackupOutcome *out)
 	MemoryContext old;
 
 	begin_progress(args, chain);
-	fill_options(job, chain, &o, dests);
+	fill_options(job, chain, pgmanifest, &o, dests);
 	sb_shmem_set_phase("restoring the chain");
 	m = sb_merge_begin(chain, &o, &err);
 	if (m == NULL)
@@ -221,7 +241,7 @@ sb_merge_run(const SbJob *job, SbBackupOutcome *out)
 	if (!sb_merge_copy(m, &err))
 		sb_control_raise(&err);
 	sb_shmem_set_phase("finishing");
-	add_pg_manifest(m, &args->merge);
+	add_pg_manifest(m, pgmanifest, &args->merge);
 	out->start_lsn = args->merge.start_lsn;
 	out->stop_lsn = args->merge.stop_lsn;
 	out->timeline = args->merge.timeline;

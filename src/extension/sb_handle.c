@@ -118,23 +118,46 @@ check_location(const char *location)
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
 }
 
+/* What an archive is opened for, and so what it keeps of its entries. */
+typedef enum OpenFor
+{
+	OPEN_TO_READ,				/* verify or restore: streamed */
+	OPEN_TO_LOOK_UP,			/* the parent of a backup */
+	OPEN_TO_MERGE,
+	OPEN_TO_PLAN,				/* counted */
+	OPEN_TO_CHECK				/* its members alone */
+} OpenFor;
+
 static SbArchive *
-open_archive(const char *location, SbEntryKeep keep, SbError *err)
+open_archive(const char *location, OpenFor purpose, SbError *err)
 {
 	SbHandle   *h;
-	SbArchive  *a;
+	SbArchive  *a = NULL;
 	const SbKey *key;
 	SbError		own_err;
+	SbError    *e = err ? err : &own_err;
 
 	check_location(location);
 	key = sb_key_current();
 	h = sb_handle_new(close_archive);
-	if (keep == SB_KEEP_STREAMED)
-		a = sb_archive_open_streamed(location, key, sb_temp_folder(), err ? err : &own_err);
-	else if (keep == SB_KEEP_LOOKUP)
-		a = sb_archive_open_to_look_up(location, key, sb_temp_folder(), err ? err : &own_err);
-	else
-		a = sb_archive_open_keeping(location, key, keep, err ? err : &own_err);
+	switch (purpose)
+	{
+		case OPEN_TO_READ:
+			a = sb_archive_open_streamed(location, key, sb_temp_folder(), e);
+			break;
+		case OPEN_TO_LOOK_UP:
+			a = sb_archive_open_to_look_up(location, key, sb_temp_folder(), e);
+			break;
+		case OPEN_TO_MERGE:
+			a = sb_archive_open_to_merge(location, key, sb_temp_folder(), e);
+			break;
+		case OPEN_TO_PLAN:
+			a = sb_archive_open_keeping(location, key, SB_KEEP_COUNTS, e);
+			break;
+		case OPEN_TO_CHECK:
+			a = sb_archive_open_keeping(location, key, SB_KEEP_HEAD, e);
+			break;
+	}
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);
@@ -142,31 +165,31 @@ open_archive(const char *location, SbEntryKeep keep, SbError *err)
 }
 
 SbArchive *
-sb_handle_open_archive(const char *location, SbError *err)
-{
-	return open_archive(location, SB_KEEP_ALL, err);
-}
-
-SbArchive *
 sb_handle_open_archive_streamed(const char *location, SbError *err)
 {
-	return open_archive(location, SB_KEEP_STREAMED, err);
+	return open_archive(location, OPEN_TO_READ, err);
 }
 
 SbArchive *
 sb_handle_open_archive_to_look_up(const char *location)
 {
-	return open_archive(location, SB_KEEP_LOOKUP, NULL);
+	return open_archive(location, OPEN_TO_LOOK_UP, NULL);
+}
+
+SbArchive *
+sb_handle_open_archive_to_merge(const char *location)
+{
+	return open_archive(location, OPEN_TO_MERGE, NULL);
 }
 
 SbArchive *
 sb_handle_open_archive_to_plan(const char *location)
 {
-	return open_archive(location, SB_KEEP_COUNTS, NULL);
+	return open_archive(location, OPEN_TO_PLAN, NULL);
 }
 
 SbArchive *
 sb_handle_open_archive_to_check(const char *location, SbError *err)
 {
-	return open_archive(location, SB_KEEP_HEAD, err);
+	return open_archive(location, OPEN_TO_CHECK, err);
 }

@@ -30,16 +30,11 @@ extern void *sb_handle_release(SbHandle *handle);
 extern void sb_handle_free(SbHandle *handle);
 
 /*
- * The archive at LOCATION (an absolute path), closed when the current memory
- * context goes.  If it cannot be opened: ERROR, or with ERR given, NULL and
- * the engine's error in *ERR.
- */
-extern SbArchive *sb_handle_open_archive(const char *location, SbError *err);
-
-/*
- * The same to verify or restore a window of files at a time
- * (sb_archive_open_streamed): the entries in a private file under
- * sb_temp_folder(), none in memory.
+ * The archive at LOCATION (an absolute path or s3://...), closed when the
+ * current memory context goes, to verify or restore a window of files at a
+ * time (sb_archive_open_streamed): the entries in a private file under
+ * sb_temp_folder(), none in memory.  If it cannot be opened: ERROR, or with
+ * ERR given, NULL and the engine's error in *ERR.
  */
 extern SbArchive *sb_handle_open_archive_streamed(const char *location, SbError *err);
 
@@ -49,6 +44,13 @@ extern SbArchive *sb_handle_open_archive_streamed(const char *location, SbError 
  * found by path, none in memory; ERROR if it cannot be opened.
  */
 extern SbArchive *sb_handle_open_archive_to_look_up(const char *location);
+
+/*
+ * The same to be merged (sb_archive_open_to_merge): the newest backup's
+ * entries with their stamps, and every other backup's, in private files;
+ * ERROR if it cannot be opened.
+ */
+extern SbArchive *sb_handle_open_archive_to_merge(const char *location);
 
 /* The data directory's folder for temporary files (base/pgsql_tmp), made if need be. */
 extern const char *sb_temp_folder(void);

@@ -179,16 +179,3 @@ sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli, XLogRecPtr start, XLogRec
 	pm->buf.data = NULL;
 	return file;
 }
-
-File
-sb_pgmanifest_write(const SbManifest *m, TimeLineID tli, XLogRecPtr start, XLogRecPtr stop)
-{
-	SbPgManifest *pm = sb_pgmanifest_begin();
-	size_t		i;
-	SbError		err;
-
-	for (i = 0; i < m->nentries; i++)
-		if (!sb_pgmanifest_add(pm, &m->entries[i], &err))
-			sb_control_raise(&err);
-	return sb_pgmanifest_finish(pm, tli, start, stop);
-}

@@ -29,8 +29,4 @@ extern bool sb_pgmanifest_add(void *arg, const SbEntry *e, SbError *err);
 extern File sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli,
 								 XLogRecPtr start, XLogRecPtr stop);
 
-/* All at once, for the files of M. */
-extern File sb_pgmanifest_write(const SbManifest *m, TimeLineID tli,
-								XLogRecPtr start, XLogRecPtr stop);
-
 #endif							/* SB_PGMANIFEST_H */

@@ -445,30 +445,36 @@ test_incremental_nothing_from_parent(void)
 	th_fixture_done(&f);
 }
 
-/* Open the chain ending at NAME and begin merging it into MERGED (destinations of F). */
+/*
+ * Open the chain ending at NAME and begin merging it into MERGED
+ * (destinations of F); STREAMED: holding no file table, as the server does.
+ */
 static SbMerge *
 begin_merge(ThFixture *f, const char *name, const char *merged, const char *staging,
-			SbArchive **chain, SbError *err)
+			bool streamed, SbArchive **chain, SbError *err)
 {
 	SbMergeOptions o;
 	char		location[PATH_MAX];
 
-	*chain = sb_archive_open(th_location(f, 0, name, location), err);
+	th_location(f, 0, name, location);
+	*chain = streamed ? sb_archive_open_to_merge(location, NULL, f->root, err) :
+		sb_archive_open(location, err);
 	if (*chain == NULL)
 		return NULL;
 	memset(&o, 0, sizeof(o));
 	th_options(&o.backup, f->dests, f->ndests, merged);
+	o.backup.spill_dir = streamed ? f->root : NULL;
 	o.staging = staging;
 	return sb_merge_begin(*chain, &o, err);
 }
 
 /* Merge the chain ending at NAME into MERGED (destinations of F), with scratch folder STAGING. */
 static bool
-merge_as(ThFixture *f, const char *name, const char *merged, const char *staging,
+merge_as(ThFixture *f, const char *name, const char *merged, const char *staging, bool streamed,
 		 SbManifest **m, SbError *err)
 {
 	SbArchive  *chain;
-	SbMerge    *mg = begin_merge(f, name, merged, staging, &chain, err);
+	SbMerge    *mg = begin_merge(f, name, merged, staging, streamed, &chain, err);
 	bool		done = mg != NULL && sb_merge_copy(mg, err);
 
 	if (mg != NULL && done)
@@ -485,7 +491,7 @@ left_by_a_crash(ThFixture *f, const char *name, const char *merged, const char *
 {
 	SbArchive  *chain;
 	SbError		err;
-	SbMerge    *mg = begin_merge(f, name, merged, staging, &chain, &err);
+	SbMerge    *mg = begin_merge(f, name, merged, staging, true, &chain, &err);
 	char		moved[PATH_MAX];
 	bool		done;
 
@@ -517,6 +523,25 @@ same_stamps(const SbManifest *m, const SbManifest *ref)
 			return false;
 	}
 	return true;
+}
+
+/* The chain ending at incr2 merged again, holding no file table: the same entries. */
+static void
+merged_streamed(ThFixture *f, const char *staging, const SbManifest *incr2)
+{
+	char		location[PATH_MAX];
+	SbArchive  *a;
+	SbError		err;
+	bool		done = merge_as(f, "incr2", "merged-streamed", staging, true, NULL, &err);
+
+	if (!ok(done, "the chain merges with every backup's entries in a private file, none in memory"))
+		th_diag_error("merge", &err);
+	a = sb_archive_open(th_location(f, 0, "merged-streamed", location), &err);
+	ok(a != NULL && same_stamps(a->manifest, incr2),
+	   "its entries record the newest's mode, time, size, identity and times");
+	ok(!th_exists(staging), "the scratch folder is gone");
+	sb_archive_close(a);
+	restore_matches(f, "merged-streamed", "the merged backup, streamed");
 }
 
 /*
@@ -557,7 +582,7 @@ test_incremental_merge(void)
 	ok(backup_as(&f, "incr2", "incr1", &l, &incr2), "incr2");
 
 	th_path(staging, "%s/scratch", f.root);
-	ok(merge_as(&f, "incr2", "merged", staging, &merged, &err), "the chain merges");
+	ok(merge_as(&f, "incr2", "merged", staging, false, &merged, &err), "the chain merges");
 	if (merged == NULL)
 		th_diag_error("merge", &err);
 	ok(merged && merged->type == SB_BACKUP_FULL && merged->parent == NULL,
@@ -567,6 +592,7 @@ test_incremental_merge(void)
 	ok(same_stamps(merged, incr2), "every entry records the newest's mode, time, size, identity and times");
 	ok(!th_exists(staging), "the scratch folder is gone");
 	restore_matches(&f, "merged", "the merged backup");
+	merged_streamed(&f, staging, incr2);
 
 	write_blocks(th_path(path, "%s/base/100", f.src), &l, 7, 1);
 	ok(backup_as(&f, "incr3", "merged", &l, &m), "an incremental of the merged backup");
@@ -576,13 +602,13 @@ test_incremental_merge(void)
 	restore_matches(&f, "incr3", "merged + 1 incremental");
 
 	ok(th_mkdir(staging, 0700), "a scratch folder left by someone");
-	ok(!merge_as(&f, "incr2", "merged2", staging, NULL, &err), "a merge into it is refused");
+	ok(!merge_as(&f, "incr2", "merged2", staging, true, NULL, &err), "a merge into it is refused");
 	like(err.message, "exists already", "the error names the folder that exists");
 	ok(!th_exists(th_location(&f, 0, "merged2", location)), "and no backup folder was made");
 	rmdir(staging);
 
 	ok(damage_full(&f, true), "a byte of the full backup's data flipped");
-	ok(!merge_as(&f, "incr2", "merged3", staging, NULL, &err), "a damaged chain does not merge");
+	ok(!merge_as(&f, "incr2", "merged3", staging, true, NULL, &err), "a damaged chain does not merge");
 	ok(!th_exists(staging) && !th_exists(th_location(&f, 0, "merged3", location)),
 	   "nothing stays of it: neither the scratch folder nor the new backup");
 
