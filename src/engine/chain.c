@@ -253,76 +253,205 @@ first_gap(const Extents *covered, uint64_t base_size, uint64_t size)
 }
 
 /*
- * Newest entry I (E), stored as changed blocks: down the chain, each older
- * backup's file gives what it stored below the newest length, until one
- * stored it whole; together they must hold every byte.
+ * What the older backups traced so far stored of the newest files still
+ * open (incremental in each of them): by the newest's ordinal, ascending,
+ * their extents united.  Only files that stored something are listed, so
+ * this follows the blocks that changed, not the number of files.
  */
-static bool
-trace_file(SbChain *chain, const SbEntry *e, size_t i, SbError *err)
+typedef struct Stored
 {
-	Extents		covered = {NULL, 0, 0};
-	bool		ok = unite(&covered, e->extents, e->nextents, err);
-	uint32_t	k;
+	size_t		ordinal;
+	Extents		x;
+} Stored;
 
-	for (k = 1; ok && k < chain->nlinks; k++)
-	{
-		const SbManifest *m = chain->links[k].archive->manifest;
-		SbEntry		older;
-		bool		found;
-		const SbExtent *items;
-		SbExtent	whole;
-		uint32_t	n;
-		uint64_t	gap;
+typedef struct StoredList
+{
+	Stored	   *items;
+	size_t		n;
+	size_t		cap;
+} StoredList;
 
-		if (!sb_entry_lookup_find(chain->links[k].lookup, e->path, &older, &found, err))
-		{
-			ok = false;
-			break;
-		}
-		if (!found || older.type != SB_ENTRY_FILE)
-		{
-			ok = sb_error_set(err, SB_ECORRUPT,
-							  "file \"%s\" is stored as changed blocks, but backup \"%s\", which holds the rest, has no such file",
-							  e->path, m->name);
-			break;
-		}
-		data_of(&older, &items, &n, &whole);
-		chain->expected[i] += length_below(items, n, e->size);
-		chain->depth[i] = (uint16_t) k;
-		chain->links[k].gives = true;
-		if (older.incremental)
-		{
-			ok = unite(&covered, older.extents, older.nextents, err);
-			continue;
-		}
-		gap = first_gap(&covered, older.size, e->size);
-		if (gap < e->size)
-			ok = sb_error_set(err, SB_ECORRUPT,
-							  "file \"%s\": byte %" PRIu64 " is in no backup of the chain (backup \"%s\" stored it whole, %" PRIu64 " bytes long)",
-							  e->path, gap, m->name, older.size);
-		free(covered.items);
-		return ok;
-	}
-	free(covered.items);
-	return ok && sb_error_set(err, SB_ECORRUPT,
-							  "file \"%s\" is stored as changed blocks down to the end of the chain",
-							  e->path);
+static void
+free_stored(StoredList *l)
+{
+	size_t		i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->items[i].x.items);
+	free(l->items);
+	memset(l, 0, sizeof(*l));
 }
 
-/* The newest manifest's entries, walked in order (sb_manifest_each_entry). */
-typedef struct Tracing
+static bool
+add_stored(StoredList *l, size_t ordinal, const SbExtent *items, uint32_t n, SbError *err)
+{
+	Stored	   *s;
+
+	if (!sb_grow((void **) &l->items, &l->cap, l->n, sizeof(Stored), err))
+		return false;
+	s = &l->items[l->n++];
+	s->ordinal = ordinal;
+	memset(&s->x, 0, sizeof(s->x));
+	return unite(&s->x, items, n, err);
+}
+
+/* The extents listed for ORDINAL in L, or NULL. */
+static const Stored *
+find_stored(const StoredList *l, size_t ordinal)
+{
+	size_t		lo = 0,
+				hi = l->n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (l->items[mid].ordinal < ordinal)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->n && l->items[lo].ordinal == ordinal ? &l->items[lo] : NULL;
+}
+
+static int
+compare_stored(const void *a, const void *b)
+{
+	size_t		x = ((const Stored *) a)->ordinal,
+				y = ((const Stored *) b)->ordinal;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One older backup traced: link K, against what the newer ones stored (BEFORE). */
+typedef struct Pass
 {
 	SbChain    *chain;
-	size_t		ordinal;		/* of the entry being traced */
-} Tracing;
+	uint32_t	k;
+	const StoredList *before;
+	StoredList	found;			/* what link K stored of the files it leaves open */
+} Pass;
+
+/*
+ * Newest file E (ordinal I) is stored whole by link K as OLDER: every byte
+ * of it the newer backups did not store must lie within OLDER's length.
+ */
+static bool
+check_covered(const Pass *p, const SbEntry *e, size_t i, const SbEntry *older, SbError *err)
+{
+	const Stored *s = find_stored(p->before, i);
+	Extents		covered = {NULL, 0, 0};
+	uint64_t	gap;
+	bool		ok = unite(&covered, e->extents, e->nextents, err) &&
+		(s == NULL || unite(&covered, s->x.items, s->x.n, err));
+
+	gap = ok ? first_gap(&covered, older->size, e->size) : e->size;
+	free(covered.items);
+	if (ok && gap < e->size)
+		return sb_error_set(err, SB_ECORRUPT,
+							"file \"%s\": byte %" PRIu64 " is in no backup of the chain (backup \"%s\" stored it whole, %" PRIu64 " bytes long)",
+							e->path, gap, p->chain->links[p->k].archive->manifest->name, older->size);
+	return ok;
+}
+
+/* Link K's entry OLDER: if the newest file of its path is still open, what it gives it. */
+static bool
+trace_entry(void *arg, const SbEntry *older, SbError *err)
+{
+	Pass	   *p = arg;
+	SbChain    *chain = p->chain;
+	SbEntry		e;
+	size_t		i;
+	const SbExtent *items;
+	SbExtent	whole;
+	uint32_t	n;
+
+	if (!sb_entry_lookup_at(chain->newest, older->path, &e, &i, err))
+		return false;
+	if (i == SIZE_MAX || !chain->open[i])
+		return true;
+	if (older->type != SB_ENTRY_FILE)
+		return sb_error_set(err, SB_ECORRUPT,
+							"file \"%s\" is stored as changed blocks, but backup \"%s\", which holds the rest, has no such file",
+							e.path, chain->links[p->k].archive->manifest->name);
+	data_of(older, &items, &n, &whole);
+	chain->expected += length_below(items, n, e.size);
+	chain->depth[i] = (uint16_t) p->k;
+	chain->links[p->k].gives = true;
+	if (older->incremental)
+		return older->nextents == 0 || add_stored(&p->found, i, older->extents, older->nextents, err);
+	chain->open[i] = false;
+	return check_covered(p, &e, i, older, err);
+}
+
+/* After link K: a file still open it did not list is missing from it. */
+static bool
+check_listed(SbChain *chain, uint32_t k, size_t n, SbError *err)
+{
+	SbEntry		e;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		if (chain->open[i] && chain->depth[i] < k)
+		{
+			if (!sb_entry_lookup_ordinal(chain->newest, i, &e, err))
+				return false;
+			return k < chain->nlinks ?
+				sb_error_set(err, SB_ECORRUPT,
+							 "file \"%s\" is stored as changed blocks, but backup \"%s\", which holds the rest, has no such file",
+							 e.path, chain->links[k].archive->manifest->name) :
+				sb_error_set(err, SB_ECORRUPT,
+							 "file \"%s\" is stored as changed blocks down to the end of the chain", e.path);
+		}
+	return true;
+}
+
+/* BEFORE united with what link K found of the files still open (sorted first). */
+static bool
+carry_over(const SbChain *chain, StoredList *before, StoredList *found, SbError *err)
+{
+	StoredList	next = {NULL, 0, 0};
+	size_t		a = 0,
+				b = 0;
+	bool		ok = true;
+
+	if (found->n > 1)
+		qsort(found->items, found->n, sizeof(Stored), compare_stored);
+	while (ok && (a < before->n || b < found->n))
+	{
+		bool		take_a = b >= found->n ||
+			(a < before->n && before->items[a].ordinal <= found->items[b].ordinal);
+		Stored	   *s = take_a ? &before->items[a++] : &found->items[b++];
+		size_t		last = next.n;
+
+		if (!chain->open[s->ordinal])
+			continue;
+		if (last > 0 && next.items[last - 1].ordinal == s->ordinal)
+			ok = unite(&next.items[last - 1].x, s->x.items, s->x.n, err);
+		else
+			ok = add_stored(&next, s->ordinal, s->x.items, s->x.n, err);
+	}
+	free_stored(before);
+	free_stored(found);
+	*before = next;
+	return ok;
+}
+
+/* The newest's entries, walked in order: which are incremental files, to be traced. */
+typedef struct Opening
+{
+	SbChain    *chain;
+	size_t		ordinal;
+} Opening;
 
 static bool
-trace_one(void *arg, const SbEntry *e, SbError *err)
+open_entry(void *arg, const SbEntry *e, SbError *err)
 {
-	Tracing    *tr = arg;
-	size_t		i = tr->ordinal++;
+	Opening    *o = arg;
 
-	return e->type != SB_ENTRY_FILE || !e->incremental || trace_file(tr->chain, e, i, err);
+	(void) err;
+	o->chain->open[o->ordinal++] = e->type == SB_ENTRY_FILE && e->incremental;
+	return true;
 }
 
 /* M's entries, whether in its table or its spool. */
@@ -332,11 +461,37 @@ entry_count(const SbManifest *m)
 	return m->streamed != NULL ? (size_t) sb_entry_spool_count(m->streamed) : m->nentries;
 }
 
+/*
+ * Each older backup in turn, newest first, its entries read in order: each
+ * gives the newest files of its paths still open what it stored below their
+ * length, until one stored the file whole; together they must hold every
+ * byte.  One pass a backup, the newest's lookup alone in memory (and what
+ * the passes stored of the files still open), however long the chain.
+ */
+static bool
+trace_chain(SbChain *chain, size_t n, SbError *err)
+{
+	Opening		o = {chain, 0};
+	StoredList	before = {NULL, 0, 0};
+	uint32_t	k;
+	bool		ok = sb_manifest_each_entry(chain->links[0].archive->manifest, open_entry, &o, err);
+
+	for (k = 1; ok && k < chain->nlinks; k++)
+	{
+		Pass		p = {chain, k, &before, {NULL, 0, 0}};
+
+		ok = sb_manifest_each_entry(chain->links[k].archive->manifest, trace_entry, &p, err) &&
+			check_listed(chain, k, n, err) && carry_over(chain, &before, &p.found, err);
+		free_stored(&p.found);
+	}
+	free_stored(&before);
+	return ok && check_listed(chain, chain->nlinks, n, err);
+}
+
 bool
 sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err)
 {
-	size_t		n = entry_count(newest->manifest) + 1;
-	Tracing		tr = {chain, 0};
+	size_t		n = entry_count(newest->manifest);
 	SbArchive  *a;
 	uint32_t	k;
 	bool		ok;
@@ -347,22 +502,15 @@ sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err)
 	for (a = newest; a != NULL; a = a->parent)
 		chain->nlinks++;
 	chain->links = sb_alloc(chain->nlinks * sizeof(SbChainLink), err);
-	chain->depth = chain->links ? sb_alloc(n * sizeof(uint16_t), err) : NULL;
-	chain->expected = chain->depth ? sb_alloc(n * sizeof(uint64_t), err) : NULL;
-	chain->written = chain->expected ? sb_alloc(n * sizeof(uint64_t), err) : NULL;
-	ok = chain->written != NULL;
+	chain->depth = chain->links ? sb_alloc((n + 1) * sizeof(uint16_t), err) : NULL;
+	chain->open = chain->depth ? sb_alloc(n + 1, err) : NULL;
+	ok = chain->open != NULL;
 	for (a = newest, k = 0; ok && a != NULL; a = a->parent, k++)
-	{
 		chain->links[k].archive = a;
-		ok = (chain->links[k].lookup = sb_entry_lookup_new(a->manifest, err)) != NULL;
-	}
-	ok = ok && sb_manifest_each_entry(newest->manifest, trace_one, &tr, err);
-	/* the older links' own lookups served the tracing alone */
-	for (k = 1; chain->links != NULL && k < chain->nlinks; k++)
-	{
-		sb_entry_lookup_free(chain->links[k].lookup);
-		chain->links[k].lookup = NULL;
-	}
+	ok = ok && (chain->newest = sb_entry_lookup_new(newest->manifest, err)) != NULL &&
+		trace_chain(chain, n, err);
+	free(chain->open);			/* the tracing's alone */
+	chain->open = NULL;
 	if (!ok)
 		sb_chain_free(chain);
 	return ok;
@@ -371,14 +519,10 @@ sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err)
 void
 sb_chain_free(SbChain *chain)
 {
-	uint32_t	k;
-
-	for (k = 0; chain->links != NULL && k < chain->nlinks; k++)
-		sb_entry_lookup_free(chain->links[k].lookup);
+	sb_entry_lookup_free(chain->newest);
 	free(chain->links);
 	free(chain->depth);
-	free(chain->expected);
-	free((void *) chain->written);
+	free(chain->open);
 	memset(chain, 0, sizeof(*chain));
 }
 
@@ -390,7 +534,7 @@ sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into, ui
 
 	*into = SIZE_MAX;
 	*limit = 0;
-	if (!sb_entry_lookup_at(chain->links[0].lookup, path, &e, into, err))
+	if (!sb_entry_lookup_at(chain->newest, path, &e, into, err))
 		return false;
 	if (*into != SIZE_MAX && chain->depth[*into] >= k)
 		*limit = e.size;
@@ -402,19 +546,11 @@ sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into, ui
 bool
 sb_chain_check_written(const SbChain *chain, SbError *err)
 {
-	size_t		n = entry_count(chain->links[0].archive->manifest);
-	size_t		i;
-	SbEntry		e;
+	uint64_t	written = atomic_load(&chain->written);
 
-	for (i = 0; i < n; i++)
-		if (atomic_load(&chain->written[i]) != chain->expected[i])
-		{
-			if (!sb_entry_lookup_ordinal(chain->links[0].lookup, i, &e, err))
-				return false;
-			return sb_error_set(err, SB_ECORRUPT,
-								"file \"%s\": the older backups of the chain wrote %" PRIu64 " of its bytes, not %" PRIu64,
-								e.path, (uint64_t) atomic_load(&chain->written[i]),
-								chain->expected[i]);
-		}
+	if (written != chain->expected)
+		return sb_error_set(err, SB_ECORRUPT,
+							"the older backups of the chain wrote %" PRIu64 " bytes of the restored files, not %" PRIu64,
+							written, chain->expected);
 	return true;
 }

@@ -28,9 +28,6 @@ typedef struct SbEntryLookup SbEntryLookup;
 typedef struct SbChainLink
 {
 	SbArchive  *archive;		/* not owned */
-	SbEntryLookup *lookup;		/* its entries by path: the newest's for the
-								 * older links' reads, the others' while
-								 * the chain is built */
 	bool		gives;			/* some file of the newest takes bytes from it */
 } SbChainLink;
 
@@ -39,16 +36,22 @@ typedef struct SbChainLink
  * oldest link that gives it bytes (its "depth"; 0 for a file stored whole).
  * Link K, 0 < K <= depth, writes its file of the same path below the
  * newest's length.  That is a few bytes a file whether the manifests are
- * tables or spools (entry_lookup.h finds a path in either), so a chain of a
- * million files is restored a window at a time as a single backup is.
+ * tables or spools (entry_lookup.h finds a path in the newest, either way),
+ * so a chain of a million files is restored a window at a time as a single
+ * backup is.
  */
 typedef struct SbChain
 {
 	uint32_t	nlinks;
 	SbChainLink *links;			/* [0]: the newest */
+	SbEntryLookup *newest;		/* the newest's entries by path */
 	uint16_t   *depth;			/* per newest entry (SB_MAX_CHAIN fits) */
-	uint64_t   *expected;		/* per newest entry: bytes older links write */
-	_Atomic uint64_t *written;	/* per newest entry: bytes they did write */
+	bool	   *open;			/* per newest entry, while tracing (then
+								 * NULL): an incremental file no older
+								 * backup traced so far stored whole */
+	uint64_t	expected;		/* the bytes older links are to write */
+	_Atomic uint64_t written;	/* the bytes they did write (each file they
+								 * read is checked whole as well) */
 } SbChain;
 
 /* Open the parents of A, recursively (sb_archive_open calls it). */
@@ -66,14 +69,14 @@ extern bool sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err);
 extern void sb_chain_free(SbChain *chain);
 
 /*
- * Older link K's file OLDER gives bytes to the newest file *INTO (its
+ * Older link K's file at PATH gives bytes to the newest file *INTO (its
  * ordinal), those below *LIMIT (the newest's length); *INTO SIZE_MAX when
  * it gives none.  Not thread-safe (the newest's lookup reads its spool).
  */
 extern bool sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into,
 							  uint64_t *limit, SbError *err);
 
-/* Every older link wrote all it owned; else SB_ECORRUPT naming the file. */
+/* The older links wrote all they give; else SB_ECORRUPT. */
 extern bool sb_chain_check_written(const SbChain *chain, SbError *err);
 
 #endif							/* SB_CHAIN_H */

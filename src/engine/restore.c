@@ -459,7 +459,7 @@ write_given(const OlderLink *o, const char *path, const Receiver *r, const uint8
 	ok = t->delta ?
 		sb_delta_write(t, fd, r->into, data, end - file_offset, file_offset, p.rel, err) :
 		sb_pwrite_all(fd, data, end - file_offset, file_offset, p.rel, err);
-	atomic_fetch_add(&t->chain.written[r->into], ok ? end - file_offset : 0);
+	atomic_fetch_add(&t->chain.written, ok ? end - file_offset : 0);
 	close(fd);
 	return ok;
 }

@@ -5,7 +5,8 @@
 # time, not the file table: against a backup of one file of the same chunks,
 # 100,000 files more cost them 8 MiB at most (the table cost about 12).
 # The same 100,000 files put in a cluster's data directory do not grow the
-# memory of the server's backup worker either.  A million files is the
+# memory of the server's backup worker either, nor, for a chain of a full
+# and an incremental backup, of its restore, verify and merge.  A million files is the
 # benchmark's (issue "Millions of files").
 use strict;
 use warnings;
@@ -128,16 +129,21 @@ for my $step ('verify', 'restore', 'plan --detail')
 my $node = backup_node('many');
 my @server_dests = make_destinations(2);
 
+# The worker of the job CALL starts (a backup by default): its id and peak memory.
 sub worker_peak_mib
 {
+	my ($call) = @_;
 	my $offset = -s $node->logfile;
-	my $id = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@server_dests) . ')');
+	my $id = $node->safe_psql('postgres', $call // 'SELECT stripe_backup(' . sql_array(@server_dests) . ')');
 	my $log = slurp_file($node->logfile, $offset);
 	my ($mib) = $log =~ /stripebackup: backup $id completed \(peak memory (\d+) MiB\)/;
 	ok(defined $mib, "backup $id logs the worker's peak memory") or diag($log);
 	return ($id, $mib // 1e9);
 }
 my ($small_id, $small_mib) = worker_peak_mib();
+# a merge of the cluster as it is, for its worker's memory: a restore's and a backup's
+my ($small_incr_id) = worker_peak_mib('SELECT stripe_backup(' . sql_array(@server_dests) . ", type => 'incr')");
+my (undef, $small_merge_mib) = worker_peak_mib("SELECT stripe_merge($small_incr_id)");
 make_tree($node->data_dir . '/many');
 my ($many_id, $many_mib) = worker_peak_mib();
 ok($many_mib - $small_mib <= 8,
@@ -146,5 +152,34 @@ cmp_ok($node->safe_psql('postgres', "SELECT files FROM stripe_backups WHERE id =
 	'>', 100_000, "the history counts the files of the worker's spilled table");
 my ($rc) = run_measured('verify', backup_location($node, $many_id));
 is($rc, 0, 'the backup of the cluster with 100,000 files more verifies');
+
+# A chain of 100,000 files: an incremental (the files unchanged, each taken
+# from the full backup) restored, verified and merged, each backup read a
+# window at a time: no more memory than the full backup's.
+my ($incr_id, $incr_mib) = worker_peak_mib(
+	'SELECT stripe_backup(' . sql_array(@server_dests) . ", type => 'incr')");
+ok($incr_mib - $small_mib <= 8,
+	"the incremental's worker looks up 100,000 files in its parent within 8 MiB more ($small_mib -> $incr_mib MiB)");
+my %chain = (
+	full => [ 'restore', backup_location($node, $many_id), '--target', "$base/full-restored", '--no-progress' ],
+	chain => [ 'restore', backup_location($node, $incr_id), '--target', "$base/chain-restored", '--no-progress' ]);
+my (undef, $full_rss) = run_measured(@{ $chain{full} });
+my ($chain_rc, $chain_rss, $chain_err) = run_measured(@{ $chain{chain} });
+is($chain_rc, 0, 'the chain restores') or diag($chain_err);
+ok($full_rss > 0 && $chain_rss - $full_rss <= 8 * 1024,
+	sprintf('the chain restore costs %.1f MiB more than the full backup\'s (%.1f -> %.1f), 8 MiB at most',
+		($chain_rss - $full_rss) / 1024, $full_rss / 1024, $chain_rss / 1024));
+my @from_full = tree_digest("$base/full-restored/many");
+is($from_full[0], 100_000, 'the full backup restores the 100,000 files');
+is_deeply([ tree_digest("$base/chain-restored/many") ], \@from_full,
+	'the chain restores the same 100,000 files, byte for byte');
+my ($chain_verify_rc, $chain_verify_rss) = run_measured('verify', backup_location($node, $incr_id));
+ok($chain_verify_rc == 0 && $chain_verify_rss <= $budget_kib,
+	sprintf('the chain verifies within %d MiB (%.1f MiB)', $budget_kib / 1024, $chain_verify_rss / 1024));
+my ($merged_id, $merged_mib) = worker_peak_mib("SELECT stripe_merge($incr_id)");
+# it restores the chain (a window of files, 27 bytes a file of the newest)
+# and backs the copy up; the tables of the chain would cost 40 MiB more
+ok($merged_mib - $small_merge_mib <= 16,
+	"the merge's worker holds no file table: 100,000 files more cost it 16 MiB at most ($small_merge_mib -> $merged_mib MiB)");
 
 done_testing();

@@ -82,6 +82,7 @@ static const UnitTest tests[] = {
 	TEST(test_incremental_broken_chain),
 	TEST(test_incremental_damaged_parent),
 	TEST(test_incremental_uncovered_bytes),
+	TEST(test_incremental_missing_in_parent),
 	TEST(test_incremental_unchanged_files),
 	TEST(test_incremental_nothing_from_parent),
 	TEST(test_incremental_merge),

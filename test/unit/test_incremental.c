@@ -348,30 +348,63 @@ test_incremental_damaged_parent(void)
 	th_fixture_done(&f);
 }
 
+/*
+ * A full and an incremental backup (F, TAG), the incremental's manifest
+ * edited (FROM to TO) and its stripe bound to it again: authentic, and
+ * wrong.  Its location into LOCATION.
+ */
+static void
+edited_incr(ThFixture *f, const char *tag, const char *from, const char *to, const char *what,
+			char *location)
+{
+	char		manifest[PATH_MAX];
+	char		stripe[PATH_MAX];
+	const char *stripes[1] = {stripe};
+
+	full_and_incr(f, tag);
+	th_location(f, 0, "incr", location);
+	th_path(manifest, "%s/manifest.json", location);
+	th_stripe_path(f, 1, "incr", stripe);
+	ok(th_edit_file(manifest, from, to) && th_rebind_stripes(manifest, stripes, 1), "%s", what);
+}
+
 /* A chain whose manifests, each authentic, leave a byte of a file in no backup: refused up front. */
 void
 test_incremental_uncovered_bytes(void)
 {
 	ThFixture	f;
 	char		location[PATH_MAX];
-	char		manifest[PATH_MAX];
-	char		stripe[PATH_MAX];
-	const char *stripes[1] = {stripe};
 	SbError		err;
 
 	th_begin("incremental: bytes no backup of the chain holds are refused before writing");
-	full_and_incr(&f, "incr-uncovered");
-	th_location(&f, 0, "incr", location);
-	th_path(manifest, "%s/manifest.json", location);
-	th_stripe_path(&f, 1, "incr", stripe);
-	ok(th_edit_file(manifest, "\"size\":262144", "\"size\":270336") &&
-	   th_rebind_stripes(manifest, stripes, 1),
-	   "the incremental's manifest says the file is a block longer than any backup holds");
+	edited_incr(&f, "incr-uncovered", "\"size\":262144", "\"size\":270336",
+				"the incremental's manifest says the file is a block longer than any backup holds",
+				location);
 	/* the longer file also has another CRC-32C (its stored blocks and zeros) */
 	is_int(th_verify(location), 2, "verify reports the chain's hole, and the CRC-32C the new length changes");
 	ok(!th_restore(location, f.target, &err) && err.code == SB_ECORRUPT, "the restore is refused");
 	like(err.message, "byte 262144 is in no backup of the chain", "naming the first byte missing");
 	ok(!th_exists(f.target), "before anything is written");
+	th_fixture_done(&f);
+}
+
+/* A file stored as changed blocks that its parent does not have: refused up front, naming both. */
+void
+test_incremental_missing_in_parent(void)
+{
+	ThFixture	f;
+	char		location[PATH_MAX];
+	SbError		err;
+
+	th_begin("incremental: a file its parent lacks is refused before writing");
+	edited_incr(&f, "incr-missing", "\"base/100\"", "\"base/109\"",
+				"the incremental's manifest names its changed file base/109, which the full backup lacks",
+				location);
+	ok(!th_restore(location, f.target, &err) && err.code == SB_ECORRUPT, "the restore is refused");
+	like(err.message, "\"base/109\" is stored as changed blocks, but backup \"full\", which holds the rest, has no such file",
+		 "naming the file and the backup that lacks it");
+	ok(!th_exists(f.target), "before anything is written");
+	is_int(th_verify(location), 1, "verify reports it");
 	th_fixture_done(&f);
 }
 

@@ -58,6 +58,7 @@ extern void test_incremental_chain(void);
 extern void test_incremental_broken_chain(void);
 extern void test_incremental_damaged_parent(void);
 extern void test_incremental_uncovered_bytes(void);
+extern void test_incremental_missing_in_parent(void);
 extern void test_incremental_unchanged_files(void);
 extern void test_incremental_nothing_from_parent(void);
 extern void test_incremental_merge(void);
