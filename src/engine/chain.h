@@ -8,8 +8,8 @@
  * same path in the parent, and so on down to a backup that stored it whole.
  * A restore writes the backups oldest first, each what it holds of the
  * files of the newest below their length, the newer over the older: what
- * each older backup writes (its "owned" extents) follows from the manifests
- * alone, before anything is read.  (Writing each block once, newest first,
+ * each older backup writes follows from the manifests alone, before
+ * anything is read.  (Writing each block once, newest first,
  * around what newer backups wrote, took seven times the writes and 1.5 times
  * the time on the benchmark: a changed block splits every large write of
  * the full backup.)
