@@ -337,9 +337,8 @@ typedef struct Pass
  * of it the newer backups did not store must lie within OLDER's length.
  */
 static bool
-check_covered(const Pass *p, const SbEntry *e, size_t i, const SbEntry *older, SbError *err)
+check_covered(const Pass *p, const SbEntry *e, const Stored *s, const SbEntry *older, SbError *err)
 {
-	const Stored *s = find_stored(p->before, i);
 	Extents		covered = {NULL, 0, 0};
 	uint64_t	gap;
 	bool		ok = unite(&covered, e->extents, e->nextents, err) &&
@@ -354,6 +353,14 @@ check_covered(const Pass *p, const SbEntry *e, size_t i, const SbEntry *older, S
 	return ok;
 }
 
+/* Does E's data lie in one chunk of CHUNK_SIZE bytes (one piece)? */
+static bool
+in_one_chunk(const SbEntry *e, uint32_t chunk_size)
+{
+	return e->stream_length > 0 &&
+		e->stream_offset / chunk_size == (e->stream_offset + e->stream_length - 1) / chunk_size;
+}
+
 /* Link K's entry OLDER: if the newest file of its path is still open, what it gives it. */
 static bool
 trace_entry(void *arg, const SbEntry *older, SbError *err)
@@ -365,6 +372,7 @@ trace_entry(void *arg, const SbEntry *older, SbError *err)
 	const SbExtent *items;
 	SbExtent	whole;
 	uint32_t	n;
+	const Stored *stored;
 
 	if (!sb_entry_lookup_at(chain->newest, older->path, &e, &i, err))
 		return false;
@@ -381,7 +389,11 @@ trace_entry(void *arg, const SbEntry *older, SbError *err)
 	if (older->incremental)
 		return older->nextents == 0 || add_stored(&p->found, i, older->extents, older->nextents, err);
 	chain->open[i] = false;
-	return check_covered(p, &e, i, older, err);
+	stored = find_stored(p->before, i);
+	if (stored == NULL && e.nextents == 0 && e.size > 0 && !older->sparse &&
+		in_one_chunk(older, chain->links[p->k].archive->manifest->chunk_size))
+		chain->depth[i] |= SB_CHAIN_WHOLE;
+	return check_covered(p, &e, stored, older, err);
 }
 
 /* After link K: a file still open it did not list is missing from it. */
@@ -536,7 +548,7 @@ sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into, ui
 	*limit = 0;
 	if (!sb_entry_lookup_at(chain->newest, path, &e, into, err))
 		return false;
-	if (*into != SIZE_MAX && chain->depth[*into] >= k)
+	if (*into != SIZE_MAX && sb_chain_depth(chain, *into) >= k)
 		*limit = e.size;
 	else
 		*into = SIZE_MAX;

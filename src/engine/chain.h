@@ -45,7 +45,8 @@ typedef struct SbChain
 	uint32_t	nlinks;
 	SbChainLink *links;			/* [0]: the newest */
 	SbEntryLookup *newest;		/* the newest's entries by path */
-	uint16_t   *depth;			/* per newest entry (SB_MAX_CHAIN fits) */
+	uint16_t   *depth;			/* per newest entry (SB_MAX_CHAIN fits), and
+								 * SB_CHAIN_WHOLE */
 	bool	   *open;			/* per newest entry, while tracing (then
 								 * NULL): an incremental file no older
 								 * backup traced so far stored whole */
@@ -53,6 +54,26 @@ typedef struct SbChain
 	_Atomic uint64_t written;	/* the bytes they did write (each file they
 								 * read is checked whole as well) */
 } SbChain;
+
+/*
+ * In a file's depth: the one backup that gives it bytes stored it whole,
+ * in one chunk, and no newer one stored any of it; so it is created,
+ * written and closed in one go by that backup's read, as a full backup's
+ * small files are.
+ */
+#define SB_CHAIN_WHOLE 0x8000
+
+static inline uint32_t
+sb_chain_depth(const SbChain *chain, size_t i)
+{
+	return chain->depth[i] & ~SB_CHAIN_WHOLE;
+}
+
+static inline bool
+sb_chain_given_whole(const SbChain *chain, size_t i)
+{
+	return (chain->depth[i] & SB_CHAIN_WHOLE) != 0;
+}
 
 /* Open the parents of A, recursively (sb_archive_open calls it). */
 extern bool sb_archive_open_parents(SbArchive *a, SbError *err);

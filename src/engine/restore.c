@@ -327,6 +327,17 @@ make_parents(MadeParent *made, const Place *p, SbError *err)
 	return true;
 }
 
+/*
+ * Newest file I of a chain is created, written whole and closed by the one
+ * older backup that gives it bytes (chain.h), as a written_whole file is by
+ * its chunk.
+ */
+static bool
+created_by_older(const RestoreTarget *t, size_t i)
+{
+	return t->delta == NULL && t->chain.nlinks > 1 && sb_chain_given_whole(&t->chain, i);
+}
+
 /* Entry E's directory or file (at full size, unless written whole as its chunk arrives). */
 static bool
 create_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
@@ -340,7 +351,7 @@ create_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err
 		return false;
 	if (e->type == SB_ENTRY_DIR)
 		return create_dir(&p, err);
-	return written_whole(t, e) || create_file(&p, e, err);
+	return written_whole(t, e) || created_by_older(t, i) || create_file(&p, e, err);
 }
 
 /* Directories and empty files at full size, before any data arrives (but written_whole ones). */
@@ -446,6 +457,7 @@ write_given(const OlderLink *o, const char *path, const Receiver *r, const uint8
 	uint64_t	end = file_offset + length < r->limit ? file_offset + length : r->limit;
 	const char *guard_path;
 	Place		p;
+	bool		create;
 	int			fd;
 	bool		ok;
 
@@ -454,8 +466,10 @@ write_given(const OlderLink *o, const char *path, const Receiver *r, const uint8
 	/* the newest file has the same path (or a delta restore's guard its temporary one) */
 	guard_path = sb_delta_write_path(t, r->into);
 	p = sb_restore_locate(t, guard_path ? guard_path : path);
-	if ((fd = sb_open_beneath(p.dir->fd, p.rel, O_RDWR, 0600)) < 0)
-		return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
+	create = created_by_older(t, r->into);
+	if ((fd = sb_open_beneath(p.dir->fd, p.rel, create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR, 0600)) < 0)
+		return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"", create ? "create" : "open",
+								  p.dir->path, p.rel);
 	ok = t->delta ?
 		sb_delta_write(t, fd, r->into, data, end - file_offset, file_offset, p.rel, err) :
 		sb_pwrite_all(fd, data, end - file_offset, file_offset, p.rel, err);
@@ -840,7 +854,7 @@ check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err
 	const SbEntry *e = &t->manifest->entries[i];
 	Place		p = entry_place(t, e, i);
 
-	if (!written_whole(t, e) && !check_size(&p, e, err))
+	if (!written_whole(t, e) && !created_by_older(t, i) && !check_size(&p, e, err))
 		return false;
 	if (!sb_file_check_complete(fc, i))
 		return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s/%s\" was restored",
@@ -968,7 +982,7 @@ restored_file_ok(void *arg, const SbEntry *e, size_t i, SbError *err)
 	const RestoreTarget *t = arg;
 	Place		p = entry_place(t, e, i);
 
-	return written_whole(t, e) || check_size(&p, e, err);
+	return written_whole(t, e) || created_by_older(t, i) || check_size(&p, e, err);
 }
 
 /*
