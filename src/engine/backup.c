@@ -452,16 +452,12 @@ write_trailer(SbBackup *b, SbStripeWriter *w, SbError *err)
 static bool
 seal_and_publish(SbBackup *b, SbError *err)
 {
-	size_t		len = 0;
-	char	   *bytes = NULL;
 	uint32_t	i;
-	bool		ok = sb_backup_digest_manifest(b, &bytes, &len, err);
+	bool		ok = sb_backup_digest_manifest(b, err);
 
 	for (i = 0; ok && i < b->nstripes; i++)
 		ok = write_trailer(b, &b->writers[i], err);
-	ok = ok && sb_backup_publish_manifest(b, bytes, len, err);
-	free(bytes);
-	return ok;
+	return ok && sb_backup_publish_manifest(b, err);
 }
 
 static void

@@ -194,19 +194,17 @@ extern bool sb_backup_object_key(const SbStripeWriter *w, const char *file, char
 								 SbError *err);
 
 /*
- * The manifest's SHA-256 and length, which every trailer records: of its
- * bytes, made once and kept in *BYTES when the backup is encrypted (the
- * envelope is sealed whole), else of its text as emitted, *BYTES NULL
- * (backup_manifest.c).
+ * The SHA-256 and length of manifest.json's text as it is emitted (the
+ * manifest, or an encrypted backup's envelope), which every trailer
+ * records, into b->manifest (backup_manifest.c).
  */
-extern bool sb_backup_digest_manifest(SbBackup *b, char **bytes, size_t *len, SbError *err);
+extern bool sb_backup_digest_manifest(SbBackup *b, SbError *err);
 
 /*
- * The manifest as every destination's manifest.json: BYTES, or when NULL
- * its text emitted again, written to every copy at once, and checked to
- * hash as the trailers say.
+ * The same text emitted again, written to every destination's
+ * manifest.json at once, and checked to hash as the trailers say.
  */
-extern bool sb_backup_publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err);
+extern bool sb_backup_publish_manifest(SbBackup *b, SbError *err);
 
 /* Remove what the backup created in W's destination (quiet: cleanup goes on). */
 extern void sb_backup_remove_created(SbBackup *b, SbStripeWriter *w);

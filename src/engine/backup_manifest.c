@@ -4,12 +4,11 @@
  *		records, and its copies, one in every destination.
  *
  * The text of a manifest is about 150 bytes a file: a million files would
- * hold 150 MB at the end of a backup.  So a manifest in the clear is
- * emitted twice, a block at a time (sb_manifest_emit: the same bytes each
- * time, from the same manifest): first only hashed, for the trailers, then
- * written to every copy at once, and hashed again so that no copy is
- * published that is not what the trailers record.  An encrypted backup's
- * envelope is sealed whole, and its bytes are kept between the two.
+ * hold 150 MB at the end of a backup.  So it is emitted twice, a block at a
+ * time (sb_manifest_emit_published: the same bytes each time, from the same
+ * manifest, in the clear or in its envelope): first only hashed, for the
+ * trailers, then written to every copy at once, and hashed again so that no
+ * copy is published that is not what the trailers record.
  *
  * A copy in a folder is written as a temporary file, synced and renamed
  * into place; in a bucket it is an upload that makes the object only when
@@ -46,74 +45,20 @@ digest_block(void *arg, const char *text, size_t len, SbError *err)
 	return sb_sha256_update(d->sha, text, len, err);
 }
 
-/* The SHA-256 and length of M's text as sb_manifest_emit writes it. */
-static bool
-digest_emitted(const SbManifest *m, uint8_t sha256[SB_SHA256_LEN], uint64_t *len, SbError *err)
+bool
+sb_backup_digest_manifest(SbBackup *b, SbError *err)
 {
+	SbManifest *m = b->manifest;
 	Digest		d = {sb_sha256_begin(err), 0};
-	bool		ok = d.sha != NULL && sb_manifest_emit(m, digest_block, &d, err);
+	bool		ok = d.sha != NULL && sb_manifest_emit_published(m, b->wrapped_key, digest_block, &d, err);
 
 	if (!ok)
 	{
 		sb_sha256_free(d.sha);
 		return false;
 	}
-	*len = d.len;
-	return sb_sha256_end(d.sha, sha256, err);
-}
-
-bool
-sb_backup_digest_manifest(SbBackup *b, char **bytes, size_t *len, SbError *err)
-{
-	SbManifest *m = b->manifest;
-
-	*bytes = NULL;
-	*len = 0;
-	if (m->cipher == NULL)
-		return digest_emitted(m, m->json_sha256, &m->json_length, err);
-	if ((*bytes = sb_manifest_publishable(m, b->wrapped_key, len, err)) == NULL ||
-		!sb_sha256(*bytes, *len, m->json_sha256, err))
-	{
-		free(*bytes);
-		*bytes = NULL;
-		return false;
-	}
-	m->json_length = *len;
-	return true;
-}
-
-/* ---------- copies of bytes made once ---------- */
-
-static bool
-put_remote_manifest(SbStripeWriter *w, const char *bytes, size_t len, SbError *err)
-{
-	SbS3Client *client = NULL;
-	char		key[SB_S3_KEY_MAX];
-	bool		ok;
-
-	ok = sb_backup_object_key(w, SB_MANIFEST_FILE, key, sizeof(key), err) &&
-		(client = sb_s3_client_open(w->s3.bucket, 1, err)) != NULL;
-	w->put_manifest = ok;
-	ok = ok && sb_s3_put_object(client, w->s3.bucket, key, bytes, len, err);
-	sb_s3_client_free(client);
-	return ok;
-}
-
-static bool
-publish_bytes(SbBackup *b, const char *bytes, size_t len, SbError *err)
-{
-	uint32_t	i;
-
-	for (i = 0; i < b->nstripes; i++)
-	{
-		SbStripeWriter *w = &b->writers[i];
-
-		if (w->remote ? !put_remote_manifest(w, bytes, len, err) :
-			!sb_replace_file_at(w->folder_fd, w->folder, SB_MANIFEST_FILE, SB_MANIFEST_TEMP_FILE,
-								bytes, len, err))
-			return false;
-	}
-	return true;
+	m->json_length = d.len;
+	return sb_sha256_end(d.sha, m->json_sha256, err);
 }
 
 /* ---------- copies written as the text is emitted ---------- */
@@ -231,7 +176,7 @@ publish_emitted(SbBackup *b, SbError *err)
 	ok = (c.digest.sha = sb_sha256_begin(err)) != NULL;
 	for (i = 0; ok && i < b->nstripes; i++)
 		ok = open_copy(&c, i, err);
-	ok = ok && sb_manifest_emit(m, write_block, &c, err);
+	ok = ok && sb_manifest_emit_published(m, b->wrapped_key, write_block, &c, err);
 	if (ok)
 	{
 		ok = sb_sha256_end(c.digest.sha, sha, err);
@@ -249,11 +194,11 @@ publish_emitted(SbBackup *b, SbError *err)
 }
 
 bool
-sb_backup_publish_manifest(SbBackup *b, const char *bytes, size_t len, SbError *err)
+sb_backup_publish_manifest(SbBackup *b, SbError *err)
 {
 	uint32_t	i;
 
-	if (bytes != NULL ? !publish_bytes(b, bytes, len, err) : !publish_emitted(b, err))
+	if (!publish_emitted(b, err))
 		return false;
 	for (i = 0; i < b->nstripes; i++)
 		if (!b->writers[i].remote && fsync(b->writers[i].dest_fd) != 0)

@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/core_names.h>
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
 
@@ -23,8 +24,9 @@
 #define INFO_CHUNKS "stripebackup 1 chunks"
 #define INFO_MANIFEST "stripebackup 1 manifest"
 #define INFO_MASK "stripebackup 1 raw hashes"
+#define INFO_SEGMENT_NONCES "stripebackup 2 manifest nonces"
 #define AAD_DATA_KEY "stripebackup 1 data key"
-#define AAD_MANIFEST "stripebackup 1 manifest"
+#define AAD_SEGMENT "stripebackup 2 manifest"
 #define AAD_CHUNK "SBCK"
 
 /* ---------- the key file ---------- */
@@ -210,7 +212,8 @@ derive_all(const uint8_t *data_key, SbCipher *c, SbError *err)
 {
 	return derive(data_key, SB_CRYPTO_KEY_LEN, c->uuid, INFO_CHUNKS, c->chunk_key, err) &&
 		derive(data_key, SB_CRYPTO_KEY_LEN, c->uuid, INFO_MANIFEST, c->manifest_key, err) &&
-		derive(data_key, SB_CRYPTO_KEY_LEN, c->uuid, INFO_MASK, c->mask_key, err);
+		derive(data_key, SB_CRYPTO_KEY_LEN, c->uuid, INFO_MASK, c->mask_key, err) &&
+		derive(data_key, SB_CRYPTO_KEY_LEN, c->uuid, INFO_SEGMENT_NONCES, c->nonce_key, err);
 }
 
 /* *C emptied for backup UUID, and the key that wraps its data key, from the user's. */
@@ -329,40 +332,59 @@ sb_cipher_mask_hash(const SbCipher *c, uint64_t chunk_id, uint64_t raw_hash)
 	return raw_hash ^ mask;
 }
 
-bool
-sb_cipher_seal_manifest(const SbCipher *c, const uint8_t *in, size_t len, uint8_t **out,
-						size_t *out_len, SbError *err)
+/* "stripebackup 2 manifest" || uuid || segment number || whether it is the last */
+static size_t
+segment_aad(const SbCipher *c, uint64_t index, bool last, uint8_t *out)
 {
-	uint8_t		aad[64];
+	size_t		n = backup_aad(AAD_SEGMENT, c->uuid, out);
 
-	*out = sb_alloc(len + SB_CRYPTO_OVERHEAD, err);
-	*out_len = len + SB_CRYPTO_OVERHEAD;
-	if (*out != NULL && seal(c->manifest_key, aad, backup_aad(AAD_MANIFEST, c->uuid, aad), in, len,
-							 *out, err))
-		return true;
-	free(*out);
-	*out = NULL;
-	return false;
+	put_le(out + n, index, 8);
+	out[n + 8] = last ? 1 : 0;
+	return n + 9;
+}
+
+/* HMAC-SHA256 under KEY of A then B, its first SB_CRYPTO_NONCE_LEN bytes into NONCE. */
+static bool
+mac_nonce(const uint8_t *key, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
+		  uint8_t *nonce, SbError *err)
+{
+	EVP_MAC    *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	OSSL_PARAM	params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *) "SHA256", 0),
+		OSSL_PARAM_construct_end()
+	};
+	uint8_t		out[32];
+	size_t		out_len = 0;
+	bool		ok;
+
+	ok = ctx != NULL && EVP_MAC_init(ctx, key, SB_CRYPTO_KEY_LEN, params) > 0 &&
+		EVP_MAC_update(ctx, a, a_len) > 0 && EVP_MAC_update(ctx, b, b_len) > 0 &&
+		EVP_MAC_final(ctx, out, &out_len, sizeof(out)) > 0 && out_len == sizeof(out);
+	EVP_MAC_CTX_free(ctx);
+	EVP_MAC_free(mac);
+	memcpy(nonce, out, SB_CRYPTO_NONCE_LEN);
+	OPENSSL_cleanse(out, sizeof(out));
+	return ok || openssl_failed(err, "compute a MAC");
 }
 
 bool
-sb_cipher_open_manifest(const SbCipher *c, const uint8_t *in, size_t len, uint8_t **out,
-						size_t *out_len, SbError *err)
+sb_cipher_seal_segment(const SbCipher *c, uint64_t index, bool last, const uint8_t *in, size_t len,
+					   uint8_t *out, SbError *err)
+{
+	uint8_t		aad[64];
+	size_t		aad_len = segment_aad(c, index, last, aad);
+
+	return mac_nonce(c->nonce_key, aad, aad_len, in, len, out, err) &&
+		sb_aes_gcm_seal(c->manifest_key, out, aad, aad_len, in, len, out + SB_CRYPTO_NONCE_LEN,
+						out + SB_CRYPTO_NONCE_LEN + len, err);
+}
+
+bool
+sb_cipher_open_segment(const SbCipher *c, uint64_t index, bool last, const uint8_t *in, size_t len,
+					   uint8_t *out, SbError *err)
 {
 	uint8_t		aad[64];
 
-	*out = NULL;
-	if (len < SB_CRYPTO_OVERHEAD)
-		return sb_error_set(err, SB_ECORRUPT, "the sealed manifest of %zu bytes is too short", len);
-	*out_len = len - SB_CRYPTO_OVERHEAD;
-	*out = sb_alloc(*out_len + 1, err);
-	if (*out != NULL && unseal(c->manifest_key, aad, backup_aad(AAD_MANIFEST, c->uuid, aad), in, len,
-							   *out, err))
-	{
-		(*out)[*out_len] = '\0';
-		return true;
-	}
-	free(*out);
-	*out = NULL;
-	return false;
+	return unseal(c->manifest_key, aad, segment_aad(c, index, last, aad), in, len, out, err);
 }

@@ -6,14 +6,16 @@
  * wrapped: sealed with AES-256-GCM under a key-encryption key derived by
  * HKDF-SHA256 from the user's key file, with the backup's uuid as the salt,
  * so that the same key file gives every backup another wrapping key.  From
- * the data key HKDF derives three keys, each for one purpose: the chunks',
- * the manifest's, and the one that masks the chunks' raw-byte hashes (an
+ * the data key HKDF derives four keys, each for one purpose: the chunks',
+ * the manifest's, the one that masks the chunks' raw-byte hashes (an
  * XXH3-64 of plaintext, stored in the clear, would let whoever holds the
- * storage confirm a guess of a chunk's content).
+ * storage confirm a guess of a chunk's content), and the one that makes
+ * the nonces of the manifest's segments.
  *
- * A sealed message is nonce (12 random bytes) || ciphertext || tag (16
- * bytes); its associated data binds it to its place: the backup's uuid, and
- * for a chunk its stripe, its number, its raw length and its codec.  Opening
+ * A sealed message is nonce (12 bytes) || ciphertext || tag (16 bytes); its
+ * associated data binds it to its place: the backup's uuid, for a chunk its
+ * stripe, its number, its raw length and its codec, for a segment of the
+ * manifest its number and whether it is the last.  Opening
  * fails (SB_ECORRUPT) unless every one of those and every byte is as sealed.
  */
 #ifndef SB_ENGINE_CRYPTO_H
@@ -42,6 +44,7 @@ typedef struct SbCipher
 	uint8_t		chunk_key[SB_CRYPTO_KEY_LEN];
 	uint8_t		manifest_key[SB_CRYPTO_KEY_LEN];
 	uint8_t		mask_key[SB_CRYPTO_KEY_LEN];
+	uint8_t		nonce_key[SB_CRYPTO_KEY_LEN];	/* the manifest segments' nonces */
 } SbCipher;
 
 /* Where a chunk belongs: bound into its seal. */
@@ -84,13 +87,21 @@ extern bool sb_cipher_open_chunk(const SbCipher *c, const SbChunkPlace *place, c
  */
 extern uint64_t sb_cipher_mask_hash(const SbCipher *c, uint64_t chunk_id, uint64_t raw_hash);
 
-/* The manifest's bytes sealed (*OUT malloc'd, *OUT_LEN = LEN + SB_CRYPTO_OVERHEAD). */
-extern bool sb_cipher_seal_manifest(const SbCipher *c, const uint8_t *in, size_t len, uint8_t **out,
-									size_t *out_len, SbError *err);
+/*
+ * Segment INDEX of the manifest's text (LAST: the last one), LEN bytes,
+ * sealed into OUT (LEN + SB_CRYPTO_OVERHEAD bytes) with the manifest key.
+ * Its nonce is not drawn but made, an HMAC-SHA256 under the nonce key of
+ * all the seal binds (the segment's place and bytes): a writer that emits
+ * its manifest twice (once to hash it, once to write its copies) writes the
+ * same bytes both times, and two different segments never share a nonce
+ * (the synthetic-IV construction).
+ */
+extern bool sb_cipher_seal_segment(const SbCipher *c, uint64_t index, bool last, const uint8_t *in,
+								   size_t len, uint8_t *out, SbError *err);
 
-/* A sealed manifest opened (*OUT malloc'd, with a terminating NUL not counted in *OUT_LEN). */
-extern bool sb_cipher_open_manifest(const SbCipher *c, const uint8_t *in, size_t len, uint8_t **out,
-									size_t *out_len, SbError *err);
+/* Open a sealed segment of LEN bytes into OUT (LEN - SB_CRYPTO_OVERHEAD): SB_ECORRUPT unless at its place. */
+extern bool sb_cipher_open_segment(const SbCipher *c, uint64_t index, bool last, const uint8_t *in,
+								   size_t len, uint8_t *out, SbError *err);
 
 /* ---------- the primitives, for the tests ---------- */
 

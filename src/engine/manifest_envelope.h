@@ -15,12 +15,21 @@
 #include "crypto.h"
 
 /*
- * What a backup writes as manifest.json for M (malloc'd, *LEN bytes): its
- * JSON, or, when M->cipher is set, the envelope sealing it with WRAPPED,
- * the data key wrapped under the user's key.
+ * The text of manifest.json for M, handed to SINK a block at a time: its
+ * JSON, or, when M->cipher is set, the envelope sealing it, with WRAPPED,
+ * the data key wrapped under the user's key.  The same bytes every time.
  */
-extern char *sb_manifest_publishable(const SbManifest *m, const uint8_t wrapped[SB_CRYPTO_WRAPPED_LEN],
-									 size_t *len, SbError *err);
+extern bool sb_manifest_emit_published(const SbManifest *m, const uint8_t wrapped[SB_CRYPTO_WRAPPED_LEN],
+									   SbTextSink sink, void *arg, SbError *err);
+
+/*
+ * The manifest the envelope whose text READ hands over seals, opened with
+ * KEY (SB_EKEY when NULL or not the backup's) a segment at a time, its
+ * entries kept as KEEP says; json_sha256 and json_length are the
+ * envelope's.
+ */
+extern SbManifest *sb_envelope_read_stream(SbManifestReadFn read, void *arg, const SbKey *key,
+										   SbEntryKeep keep, const char *spool_dir, SbError *err);
 
 /* What an envelope says in the clear: enough to check its stripes without the key. */
 typedef struct SbEnvelopeOutline
@@ -35,10 +44,21 @@ typedef struct SbEnvelopeOutline
 extern bool sb_manifest_is_envelope(const char *bytes, size_t len);
 
 /*
- * The outline of the envelope BYTES: SB_ECORRUPT when it is not one, or its
- * stripes are not named stripe-1.sbs, stripe-2.sbs ... in order.
+ * The outline of the envelope whose text READ hands over, and the SHA-256
+ * and length of that text, read to its end a block at a time (no segment
+ * opened): SB_ECORRUPT when it is not an envelope as this version writes
+ * one, or its stripes are not named stripe-1.sbs, stripe-2.sbs ... in order.
  */
-extern bool sb_envelope_outline(const char *bytes, size_t len, SbEnvelopeOutline *o, SbError *err);
+extern bool sb_envelope_outline_stream(SbManifestReadFn read, void *arg, SbEnvelopeOutline *o,
+									   uint8_t sha256[32], uint64_t *len, SbError *err);
+/*
+ * Is the manifest.json at PATH an envelope (*ENVELOPE)?  If so its outline,
+ * and the SHA-256 and length of its text, as sb_envelope_outline_stream
+ * (manifest_stream.c, which reads the files).
+ */
+extern bool sb_envelope_outline_path(const char *path, SbEnvelopeOutline *o, uint8_t sha256[32],
+									 uint64_t *len, bool *envelope, SbError *err);
+
 extern void sb_envelope_outline_free(SbEnvelopeOutline *o);
 
 #endif							/* SB_MANIFEST_ENVELOPE_H */

@@ -21,32 +21,19 @@
 #include "checksum.h"
 #include "entry_spool.h"
 #include "fsutil.h"
+#include "json_scan.h"
 #include "manifest_envelope.h"
 #include "manifest_tally.h"
 #include "manifest_text.h"
 #include "path_set.h"
 #include "store.h"
 
-/*
- * 64 KiB: as fast as larger blocks for a manifest of a million files, and a
- * small manifest (the common case, opened once per copy and per link of a
- * chain) costs no large allocation.
- */
-#define FIRST_BLOCK ((size_t) 64 << 10)
-#define AT_END (-1)
+/* What the digest of a whole file reads at a time. */
+#define DIGEST_BLOCK ((size_t) 64 << 10)
 
 typedef struct Stream
 {
-	SbManifestReadFn read;
-	void	   *arg;
-	char	   *buf;
-	size_t		cap;
-	size_t		pos;			/* the next byte to scan; what lies before it is done with */
-	size_t		fill;			/* bytes in buf */
-	bool		eof;
-	uint64_t	total;			/* bytes read */
-	SbSha256   *sha;
-	SbError    *err;
+	SbJsonScan	j;
 	const char *spool_dir;		/* SB_KEEP_STREAMED, LOOKUP: where the entries go */
 	bool		tally;			/* count the entries, keep none, if the layout
 								 * comes before them (manifest_tally.c) */
@@ -61,173 +48,6 @@ typedef struct Head
 	size_t		cap;
 	bool		has_member;
 } Head;
-
-static bool
-not_json(Stream *s)
-{
-	return sb_error_set(s->err, SB_ECORRUPT, "manifest is not valid JSON");
-}
-
-/* More text after what is still to be scanned; false on failure (at the end: S->eof). */
-static bool
-more(Stream *s)
-{
-	ssize_t		n;
-
-	if (s->pos > 0)
-	{
-		memmove(s->buf, s->buf + s->pos, s->fill - s->pos);
-		s->fill -= s->pos;
-		s->pos = 0;
-	}
-	if (s->fill == s->cap)
-	{
-		size_t		cap = s->cap ? s->cap * 2 : FIRST_BLOCK;
-		char	   *buf = realloc(s->buf, cap);
-
-		if (buf == NULL)
-			return sb_error_set(s->err, SB_ENOMEM, "out of memory reading the manifest");
-		s->buf = buf;
-		s->cap = cap;
-	}
-	n = s->read(s->arg, s->buf + s->fill, s->cap - s->fill, s->err);
-	if (n < 0)
-		return false;
-	s->eof = n == 0;
-	s->fill += (size_t) n;
-	s->total += (uint64_t) n;
-	if (s->total > SB_MANIFEST_MAX_BYTES)
-		return sb_error_set(s->err, SB_ECORRUPT, "manifest is larger than %zu bytes",
-							(size_t) SB_MANIFEST_MAX_BYTES);
-	return sb_sha256_update(s->sha, s->buf + s->fill - n, (size_t) n, s->err);
-}
-
-static bool
-is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* The next character that is not white space, not consumed; AT_END, or false on failure. */
-static bool
-peek(Stream *s, int *c)
-{
-	for (;;)
-	{
-		while (s->pos < s->fill && is_space(s->buf[s->pos]))
-			s->pos++;
-		if (s->pos < s->fill)
-		{
-			*c = (unsigned char) s->buf[s->pos];
-			return true;
-		}
-		if (s->eof)
-		{
-			*c = AT_END;
-			return true;
-		}
-		if (!more(s))
-			return false;
-	}
-}
-
-/* The next character must be C: consume it. */
-static bool
-expect(Stream *s, char c)
-{
-	int			got;
-
-	if (!peek(s, &got))
-		return false;
-	if (got != (unsigned char) c)
-		return not_json(s);
-	s->pos++;
-	return true;
-}
-
-/* Just past the closing quote of the string at P; NULL if it does not end before END. */
-static const char *
-skip_string(const char *p, const char *end)
-{
-	for (p++; p < end; p++)
-	{
-		if (*p == '\\')
-			p++;
-		else if (*p == '"')
-			return p + 1;
-	}
-	return NULL;
-}
-
-static bool
-ends_scalar(char c)
-{
-	return c == ',' || c == '}' || c == ']' || is_space(c);
-}
-
-/*
- * Just past the value at P (an object or array with all it holds); NULL if
- * it does not end before END.  A scalar ends at END only when nothing follows.
- */
-static const char *
-skip_value(const char *p, const char *end, bool at_eof)
-{
-	int			depth = 0;
-
-	if (*p != '"' && *p != '{' && *p != '[')
-	{
-		while (p < end && !ends_scalar(*p))
-			p++;
-		return p < end || at_eof ? p : NULL;
-	}
-	while (p < end)
-	{
-		if (*p == '"')
-		{
-			if ((p = skip_string(p, end)) == NULL)
-				return NULL;
-			if (depth == 0)
-				return p;
-			continue;
-		}
-		if (*p == '{' || *p == '[')
-			depth++;
-		else if ((*p == '}' || *p == ']') && --depth == 0)
-			return p + 1;
-		p++;
-	}
-	return NULL;
-}
-
-/*
- * The value that starts at the next non-space character, whole in the
- * buffer: [*START, *START + *LEN) of S->buf, not consumed.
- */
-static bool
-delimit(Stream *s, size_t *start, size_t *len)
-{
-	int			c;
-
-	if (!peek(s, &c))
-		return false;
-	if (c == AT_END)
-		return not_json(s);
-	for (;;)
-	{
-		const char *end = skip_value(s->buf + s->pos, s->buf + s->fill, s->eof);
-
-		if (end != NULL)
-		{
-			*start = s->pos;
-			*len = (size_t) (end - (s->buf + s->pos));
-			return true;
-		}
-		if (s->eof)
-			return not_json(s);
-		if (!more(s))
-			return false;
-	}
-}
 
 static bool
 head_append(Head *h, const char *text, size_t len, SbError *err)
@@ -314,61 +134,32 @@ read_entries(Stream *s, SbManifest *m)
 {
 	int			c;
 
-	if (!expect(s, '[') || !peek(s, &c))
+	if (!sb_json_expect(&s->j, '[') || !sb_json_peek(&s->j, &c))
 		return false;
 	if (c == ']')
 	{
-		s->pos++;
+		s->j.pos++;
 		return true;
 	}
 	for (;;)
 	{
 		size_t		start,
 					len;
+		bool		more_items;
 
-		if (!peek(s, &c))
+		if (!sb_json_peek(&s->j, &c))
 			return false;
 		if (c != '{')
-			return sb_error_set(s->err, SB_ECORRUPT, "manifest: bad item in \"entries\"");
-		if (!delimit(s, &start, &len) ||
-			(!s->head_only && !sb_manifest_parse_entry_text(s->buf + start, len, m, s->err)))
+			return sb_error_set(s->j.err, SB_ECORRUPT, "manifest: bad item in \"entries\"");
+		if (!sb_json_delimit(&s->j, &start, &len) ||
+			(!s->head_only && !sb_manifest_parse_entry_text(s->j.buf + start, len, m, s->j.err)))
 			return false;
-		s->pos = start + len;
-		if (!peek(s, &c))
+		s->j.pos = start + len;
+		if (!sb_json_next_item(&s->j, ']', &more_items))
 			return false;
-		if (c == ']')
-		{
-			s->pos++;
+		if (!more_items)
 			return true;
-		}
-		if (c != ',')
-			return not_json(s);
-		s->pos++;
 	}
-}
-
-/* A top-level key: a string written as it is (both views of the text must agree). */
-static bool
-read_key(Stream *s, char **key, size_t *key_len)
-{
-	size_t		start;
-	int			c;
-
-	if (!peek(s, &c))
-		return false;
-	if (c != '"')
-		return not_json(s);
-	if (!delimit(s, &start, key_len))
-		return false;
-	if (memchr(s->buf + start, '\\', *key_len) != NULL)
-		return sb_error_set(s->err, SB_ECORRUPT,
-							"manifest: a top-level key is written with escapes");
-	if ((*key = sb_alloc(*key_len + 1, s->err)) == NULL)
-		return false;
-	memcpy(*key, s->buf + start, *key_len);
-	(*key)[*key_len] = '\0';
-	s->pos = start + *key_len;
-	return expect(s, ':');
 }
 
 /* What of "entries" the top-level members have held so far. */
@@ -388,24 +179,24 @@ read_member(Stream *s, Head *h, SbManifest *m, EntriesSeen *entries)
 	size_t		start,
 				len;
 	int			c;
-	bool		ok = read_key(s, &key, &key_len) && peek(s, &c);
+	bool		ok = sb_json_key(&s->j, &key, &key_len) && sb_json_peek(&s->j, &c);
 	bool		is_entries = ok && strcmp(key, "\"entries\"") == 0;
 
 	if (is_entries && *entries != ENTRIES_NOT_SEEN)
-		ok = sb_error_set(s->err, SB_ECORRUPT, "manifest: field given twice: \"entries\"");
+		ok = sb_error_set(s->j.err, SB_ECORRUPT, "manifest: field given twice: \"entries\"");
 	else if (is_entries && c == '[')
 	{
-		ok = read_version(h, m, s->err) && (!s->tally || start_tally(h, m, s->spool_dir, s->err)) &&
+		ok = read_version(h, m, s->j.err) && (!s->tally || start_tally(h, m, s->spool_dir, s->j.err)) &&
 			read_entries(s, m) &&
-			head_member(h, key, key_len, "[]", 2, s->err);
+			head_member(h, key, key_len, "[]", 2, s->j.err);
 		*entries = ENTRIES_READ;
 	}
 	else if (ok)
 	{
-		ok = delimit(s, &start, &len) &&
-			head_member(h, key, key_len, s->buf + start, len, s->err);
+		ok = sb_json_delimit(&s->j, &start, &len) &&
+			head_member(h, key, key_len, s->j.buf + start, len, s->j.err);
 		if (ok)
-			s->pos = start + len;
+			s->j.pos = start + len;
 		if (is_entries)
 			*entries = ENTRIES_NOT_ARRAY;
 	}
@@ -421,34 +212,34 @@ read_document(Stream *s, Head *h, SbManifest *m)
 	bool		first = true;
 	int			c;
 
-	if (!expect(s, '{') || !head_append(h, "{", 1, s->err))
+	if (!sb_json_expect(&s->j, '{') || !head_append(h, "{", 1, s->j.err))
 		return false;
 	for (;;)
 	{
-		if (!peek(s, &c))
+		if (!sb_json_peek(&s->j, &c))
 			return false;
 		if (c == '}')
 			break;
-		if (!first && !expect(s, ','))
+		if (!first && !sb_json_expect(&s->j, ','))
 			return false;
 		if (!read_member(s, h, m, &entries))
 			return false;
 		first = false;
 	}
-	s->pos++;
-	if (!peek(s, &c))
+	s->j.pos++;
+	if (!sb_json_peek(&s->j, &c))
 		return false;
-	if (c != AT_END)
-		return not_json(s);
-	if (!head_append(h, "}", 1, s->err) || !sb_manifest_parse_head_text(h->text, h->len, m, s->err))
+	if (c != SB_JSON_AT_END)
+		return sb_json_not_json(&s->j);
+	if (!head_append(h, "}", 1, s->j.err) || !sb_manifest_parse_head_text(h->text, h->len, m, s->j.err))
 		return false;
 	return entries == ENTRIES_READ ? true :
-		sb_error_set(s->err, SB_ECORRUPT, "manifest: missing array \"entries\"");
+		sb_error_set(s->j.err, SB_ECORRUPT, "manifest: missing array \"entries\"");
 }
 
-static SbManifest *
-read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *spool_dir,
-			  SbError *err)
+SbManifest *
+sb_manifest_read_stream(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *spool_dir,
+						SbError *err)
 {
 	Stream		s;
 	Head		h;
@@ -458,9 +249,6 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *sp
 	sb_error_clear(err);
 	memset(&s, 0, sizeof(s));
 	memset(&h, 0, sizeof(h));
-	s.read = read;
-	s.arg = arg;
-	s.err = err;
 	s.spool_dir = keep == SB_KEEP_STREAMED || keep == SB_KEEP_LOOKUP ? spool_dir : NULL;
 	s.tally = keep == SB_KEEP_COUNTS || s.spool_dir != NULL;
 	s.head_only = keep == SB_KEEP_HEAD;
@@ -470,17 +258,15 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *sp
 	{
 		m->no_stamps = keep == SB_KEEP_TO_RESTORE || keep == SB_KEEP_STREAMED;
 		m->head_only = s.head_only;
-		ok = (s.sha = sb_sha256_begin(err)) != NULL && read_document(&s, &h, m) &&
+		ok = sb_json_scan_begin(&s.j, read, arg, err) && read_document(&s, &h, m) &&
 			sb_manifest_index(m, err);
 	}
 	if (ok)
 	{
-		ok = sb_sha256_end(s.sha, m->json_sha256, err);
-		s.sha = NULL;
-		m->json_length = s.total;
+		m->json_length = s.j.total;
+		ok = sb_json_scan_end(&s.j, m->json_sha256);
 	}
-	sb_sha256_free(s.sha);
-	free(s.buf);
+	sb_json_scan_free(&s.j);
 	free(h.text);
 	if (!ok)
 	{
@@ -493,13 +279,13 @@ read_manifest(SbManifestReadFn read, void *arg, SbEntryKeep keep, const char *sp
 SbManifest *
 sb_manifest_from_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
-	return read_manifest(read, arg, SB_KEEP_ALL, NULL, err);
+	return sb_manifest_read_stream(read, arg, SB_KEEP_ALL, NULL, err);
 }
 
 SbManifest *
 sb_manifest_tally_stream(SbManifestReadFn read, void *arg, SbError *err)
 {
-	return read_manifest(read, arg, SB_KEEP_COUNTS, NULL, err);
+	return sb_manifest_read_stream(read, arg, SB_KEEP_COUNTS, NULL, err);
 }
 
 /* ---------- sources of text ---------- */
@@ -532,11 +318,21 @@ sb_manifest_from_json(const char *text, size_t len, SbError *err)
 }
 
 SbManifest *
+sb_manifest_from_bytes(const char *bytes, size_t len, const SbKey *key, SbError *err)
+{
+	Memory		mem = {bytes, len, 0};
+
+	if (!sb_manifest_is_envelope(bytes, len))
+		return sb_manifest_from_json(bytes, len, err);
+	return sb_envelope_read_stream(read_memory, &mem, key, SB_KEEP_ALL, NULL, err);
+}
+
+SbManifest *
 sb_manifest_spool_json(const char *text, size_t len, const char *spool_dir, SbError *err)
 {
 	Memory		mem = {text, len, 0};
 
-	return read_manifest(read_memory, &mem, SB_KEEP_STREAMED, spool_dir, err);
+	return sb_manifest_read_stream(read_memory, &mem, SB_KEEP_STREAMED, spool_dir, err);
 }
 
 SbManifest *
@@ -544,7 +340,7 @@ sb_manifest_lookup_json(const char *text, size_t len, const char *spool_dir, SbE
 {
 	Memory		mem = {text, len, 0};
 
-	return read_manifest(read_memory, &mem, SB_KEEP_LOOKUP, spool_dir, err);
+	return sb_manifest_read_stream(read_memory, &mem, SB_KEEP_LOOKUP, spool_dir, err);
 }
 
 SbManifest *
@@ -552,7 +348,7 @@ sb_manifest_head_json(const char *text, size_t len, SbError *err)
 {
 	Memory		mem = {text, len, 0};
 
-	return read_manifest(read_memory, &mem, SB_KEEP_HEAD, NULL, err);
+	return sb_manifest_read_stream(read_memory, &mem, SB_KEEP_HEAD, NULL, err);
 }
 
 typedef struct StoreSource
@@ -585,31 +381,17 @@ starts_as_envelope(StoreSource *src, bool *envelope, SbError *err)
 	return true;
 }
 
+/* The manifest in SRC's file (opened), or the one its envelope seals, its entries kept as KEEP says. */
 static SbManifest *
-read_envelope(const char *path, const SbKey *key, SbError *err)
-{
-	size_t		len;
-	char	   *bytes = sb_store_read_small(path, SB_MANIFEST_MAX_BYTES, &len, err);
-	SbManifest *m = bytes ? sb_manifest_from_bytes(bytes, len, key, err) : NULL;
-
-	free(bytes);
-	return m;
-}
-
-/*
- * The manifest in SRC's file (opened, at PATH), its entries kept as KEEP
- * says (an encrypted one's are kept whole: its envelope is opened whole).
- */
-static SbManifest *
-read_opened(StoreSource *src, const char *path, const SbKey *key, SbEntryKeep keep,
-			const char *spool_dir, SbError *err)
+read_opened(StoreSource *src, const SbKey *key, SbEntryKeep keep, const char *spool_dir,
+			SbError *err)
 {
 	bool		envelope = false;
 
 	if (!starts_as_envelope(src, &envelope, err))
 		return NULL;
-	return envelope ? read_envelope(path, key, err) :
-		read_manifest(read_store, src, keep, spool_dir, err);
+	return envelope ? sb_envelope_read_stream(read_store, src, key, keep, spool_dir, err) :
+		sb_manifest_read_stream(read_store, src, keep, spool_dir, err);
 }
 
 SbManifest *
@@ -622,7 +404,7 @@ sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep, cons
 	memset(&src, 0, sizeof(src));
 	if (!sb_store_open(&src.file, path, err))
 		return NULL;
-	m = read_opened(&src, path, key, keep, spool_dir, err);
+	m = read_opened(&src, key, keep, spool_dir, err);
 	sb_store_close(&src.file);
 	return m;
 }
@@ -646,7 +428,7 @@ sb_manifest_load(const char *dir, SbError *err)
 	}
 	else
 	{
-		m = read_opened(&src, path, NULL, SB_KEEP_ALL, NULL, err);
+		m = read_opened(&src, NULL, SB_KEEP_ALL, NULL, err);
 		if (m == NULL)
 			sb_error_prefix(err, "%s", path);
 		sb_store_close(&src.file);
@@ -668,9 +450,9 @@ sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len, SbE
 	if (!sb_store_open(&src.file, path, err))
 		return false;
 	sha = sb_sha256_begin(err);
-	buf = sha ? sb_alloc(FIRST_BLOCK, err) : NULL;
+	buf = sha ? sb_alloc(DIGEST_BLOCK, err) : NULL;
 	if (buf != NULL)
-		while ((n = read_store(&src, buf, FIRST_BLOCK, err)) > 0 &&
+		while ((n = read_store(&src, buf, DIGEST_BLOCK, err)) > 0 &&
 			   sb_sha256_update(sha, buf, (size_t) n, err))
 			;
 	sb_store_close(&src.file);
@@ -679,5 +461,22 @@ sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len, SbE
 	ok = n == 0 && sb_sha256_end(sha, sha256, err);
 	if (n != 0)
 		sb_sha256_free(sha);
+	return ok;
+}
+
+bool
+sb_envelope_outline_path(const char *path, SbEnvelopeOutline *o, uint8_t sha256[32], uint64_t *len,
+						 bool *envelope, SbError *err)
+{
+	StoreSource src;
+	bool		ok;
+
+	memset(&src, 0, sizeof(src));
+	*envelope = false;
+	if (!sb_store_open(&src.file, path, err))
+		return false;
+	ok = starts_as_envelope(&src, envelope, err) &&
+		(!*envelope || sb_envelope_outline_stream(read_store, &src, o, sha256, len, err));
+	sb_store_close(&src.file);
 	return ok;
 }

@@ -31,11 +31,18 @@ extern bool sb_manifest_parse_head_text(const char *doc, size_t len, SbManifest 
  * an encrypted backup's envelope.  A manifest in the clear is read as a
  * stream, never whole in memory, its entries kept as KEEP says (with
  * SB_KEEP_COUNTS only counted, m->tally, when its layout comes before
- * them); an envelope is read whole (it is opened and authenticated as one
- * sealed piece), entries kept whole.  SB_ENOTFOUND when PATH is absent.
+ * them); so is an envelope, a sealed segment at a time (manifest_envelope.c).
+ * SB_ENOTFOUND when PATH is absent.
  */
 extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep,
 										 const char *spool_dir, SbError *err);
+
+/*
+ * The manifest in the clear whose text READ hands over, its entries kept as
+ * KEEP says (in a spool in SPOOL_DIR for SB_KEEP_STREAMED and LOOKUP).
+ */
+extern SbManifest *sb_manifest_read_stream(SbManifestReadFn read, void *arg, SbEntryKeep keep,
+										   const char *spool_dir, SbError *err);
 
 /*
  * As sb_manifest_from_stream, the entries counted (m->tally), none kept,

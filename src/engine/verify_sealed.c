@@ -260,15 +260,15 @@ sb_verify_sealed(const char *location, SbProblemFn on_problem, void *arg, SbSeal
 	SbEnvelopeOutline outline;
 	Check		c = {0};
 	char	   *path = sb_path_join(location, SB_MANIFEST_FILE, err);
-	size_t		len = 0;
-	char	   *bytes = path ? sb_store_read_small(path, SB_MANIFEST_MAX_BYTES, &len, err) : NULL;
+	uint64_t	len = 0;
+	bool		envelope = false;
 	uint8_t    *window = malloc(WINDOW);
-	bool		ok = bytes != NULL && window != NULL;
+	bool		ok = path != NULL && window != NULL &&
+		sb_envelope_outline_path(path, &outline, c.sha, &len, &envelope, err);
 
 	memset(result, 0, sizeof(*result));
-	if (ok && !sb_manifest_is_envelope(bytes, len))
+	if (ok && !envelope)
 		ok = sb_error_set(err, SB_EINVAL, "the backup at \"%s\" is not encrypted: verify it as any backup", location);
-	ok = ok && sb_envelope_outline(bytes, len, &outline, err) && sb_sha256(bytes, len, c.sha, err);
 	if (ok)
 	{
 		c.outline = &outline;
@@ -287,7 +287,6 @@ sb_verify_sealed(const char *location, SbProblemFn on_problem, void *arg, SbSeal
 		sb_error_set(err, SB_ENOMEM, "out of memory verifying \"%s\"", location);
 	free(c.ids);
 	free(window);
-	free(bytes);
 	free(path);
 	return ok;
 }

@@ -118,7 +118,7 @@ check_streamed(const uint8_t *data, size_t size, const SbManifest *whole)
 	size_t		i = 0;
 
 	if (sb_manifest_is_envelope((const char *) data, size))
-		return;					/* opened whole, as its envelope is sealed whole */
+		return;					/* an envelope needs the key: read by sb_manifest_from_bytes */
 	m = sb_manifest_spool_json((const char *) data, size, tmp && tmp[0] == '/' ? tmp : "/tmp", &err);
 	if ((m == NULL) != (whole == NULL))
 		fail(m == NULL ? "a manifest read whole is refused streamed" :

@@ -73,6 +73,7 @@ static const UnitTest tests[] = {
 	TEST(test_s3_faults),
 	TEST(test_s3_faults_upload),
 	TEST(test_encrypted_backup),
+	TEST(test_encrypted_segments),
 	TEST(test_delta_restore),
 	TEST(test_delta_writes_pages),
 	TEST(test_delta_plan_seconds),

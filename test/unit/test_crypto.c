@@ -119,10 +119,6 @@ test_crypto_backup_keys(void)
 	SbChunkPlace place = {2, 77, 4096, 1};
 	SbChunkPlace moved;
 	SbError		err;
-	uint8_t    *m = NULL,
-			   *m2 = NULL;
-	size_t		mlen,
-				m2len;
 
 	th_begin("crypto: a backup's keys, its chunks and manifest bound to their place");
 	make_key(&mine, 'a');
@@ -176,18 +172,32 @@ test_crypto_backup_keys(void)
 	   sb_cipher_mask_hash(&c, 78, 0x1234) != sb_cipher_mask_hash(&c, 77, 0x1234),
 	   "a raw hash masked, unmasked by the same operation, another mask for each chunk");
 
-	ok(sb_cipher_seal_manifest(&c, (const uint8_t *) "{\"a\": 1}\n", 9, &m, &mlen, &err) &&
-	   mlen == 9 + SB_CRYPTO_OVERHEAD, "a manifest sealed");
-	ok(m && sb_cipher_open_manifest(&c, m, mlen, &m2, &m2len, &err) && m2len == 9 &&
-	   strcmp((char *) m2, "{\"a\": 1}\n") == 0, "and opened");
-	free(m2);
-	m2 = NULL;
-	if (m)
-		m[SB_CRYPTO_NONCE_LEN] ^= 1;
-	ok(m && !sb_cipher_open_manifest(&c, m, mlen, &m2, &m2len, &err) && m2 == NULL,
-	   "not once altered: %s", err.message);
-	ok(!sb_cipher_open_manifest(&c, (const uint8_t *) "short", 5, &m2, &m2len, &err), "nor too short");
-	free(m);
+	{
+		const uint8_t text[] = "{\"a\": 1}\n";
+		uint8_t		seg[sizeof(text) + SB_CRYPTO_OVERHEAD],
+					seg2[sizeof(text) + SB_CRYPTO_OVERHEAD],
+					back[sizeof(text)];
+		uint8_t		other_text[sizeof(text)];
+
+		ok(sb_cipher_seal_segment(&c, 3, false, text, sizeof(text), seg, &err) &&
+		   sb_cipher_seal_segment(&c, 3, false, text, sizeof(text), seg2, &err) &&
+		   memcmp(seg, seg2, sizeof(seg)) == 0, "a manifest's segment sealed twice: the same bytes");
+		ok(sb_cipher_open_segment(&c, 3, false, seg, sizeof(seg), back, &err) &&
+		   memcmp(back, text, sizeof(text)) == 0, "and opened at its place");
+		ok(!sb_cipher_open_segment(&c, 4, false, seg, sizeof(seg), back, &err) && err.code == SB_ECORRUPT,
+		   "not as another segment");
+		ok(!sb_cipher_open_segment(&c, 3, true, seg, sizeof(seg), back, &err), "nor as the last one");
+		ok(sb_cipher_seal_segment(&c, 4, false, text, sizeof(text), seg2, &err) &&
+		   memcmp(seg, seg2, SB_CRYPTO_NONCE_LEN) != 0, "the same text at another place: another nonce");
+		memcpy(other_text, text, sizeof(text));
+		other_text[0] ^= 1;
+		ok(sb_cipher_seal_segment(&c, 3, false, other_text, sizeof(text), seg2, &err) &&
+		   memcmp(seg, seg2, SB_CRYPTO_NONCE_LEN) != 0, "another text at the same place: another nonce");
+		seg[SB_CRYPTO_NONCE_LEN] ^= 1;
+		ok(!sb_cipher_open_segment(&c, 3, false, seg, sizeof(seg), back, &err) && err.code == SB_ECORRUPT,
+		   "not once altered: %s", err.message);
+		ok(!sb_cipher_open_segment(&c, 3, false, (const uint8_t *) "short", 5, back, &err), "nor too short");
+	}
 	sb_cipher_clear(&c);
 	sb_cipher_clear(&again);
 }

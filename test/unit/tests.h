@@ -45,6 +45,7 @@ extern void test_s3_faults_upload(void);
 
 /* test_encrypted.c */
 extern void test_encrypted_backup(void);
+extern void test_encrypted_segments(void);
 
 /* test_delta.c */
 extern void test_delta_restore(void);
