@@ -21,18 +21,26 @@ sb_archive_open(const char *location, SbError *err)
 	return sb_archive_open_with_key(location, NULL, err);
 }
 
-/* The backup at LOCATION and the chain it completes. */
+/*
+ * A, a backup just opened (or NULL), with the chain it completes opened
+ * (its parents kept as a->parents_keep says); closed if they cannot be.
+ */
 static SbArchive *
-open_chain(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
+with_parents(SbArchive *a, SbError *err)
 {
-	SbArchive  *a = sb_archive_open_link(location, key, keep, NULL, err);
-
 	if (a != NULL && !sb_archive_open_parents(a, err))
 	{
 		sb_archive_close(a);
 		return NULL;
 	}
 	return a;
+}
+
+/* The backup at LOCATION and the chain it completes. */
+static SbArchive *
+open_chain(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
+{
+	return with_parents(sb_archive_open_link(location, key, keep, NULL, err), err);
 }
 
 SbArchive *
@@ -105,15 +113,8 @@ sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep,
 SbArchive *
 sb_archive_open_streamed(const char *location, const SbKey *key, const char *spool_dir, SbError *err)
 {
-	SbArchive  *a = open_link(location, key, SB_KEEP_STREAMED, spool_dir, err);
-
 	/* a chain's backups each so too (chain.c: what each writes follows from lookups) */
-	if (a != NULL && !sb_archive_open_parents(a, err))
-	{
-		sb_archive_close(a);
-		return NULL;
-	}
-	return a;
+	return with_parents(open_link(location, key, SB_KEEP_STREAMED, spool_dir, err), err);
 }
 
 SbArchive *
@@ -122,15 +123,9 @@ sb_archive_open_to_merge(const char *location, const SbKey *key, const char *spo
 {
 	SbArchive  *a = open_link(location, key, SB_KEEP_LOOKUP, spool_dir, err);
 
-	if (a == NULL)
-		return NULL;
-	a->parents_keep = SB_KEEP_STREAMED;
-	if (!sb_archive_open_parents(a, err))
-	{
-		sb_archive_close(a);
-		return NULL;
-	}
-	return a;
+	if (a != NULL)
+		a->parents_keep = SB_KEEP_STREAMED;
+	return with_parents(a, err);
 }
 
 SbArchive *
@@ -144,14 +139,7 @@ SbArchive *
 sb_archive_open_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
 						   SbError *err)
 {
-	SbArchive  *a = sb_archive_open_one_to_look_up(location, key, spool_dir, err);
-
-	if (a != NULL && !sb_archive_open_parents(a, err))
-	{
-		sb_archive_close(a);
-		return NULL;
-	}
-	return a;
+	return with_parents(sb_archive_open_one_to_look_up(location, key, spool_dir, err), err);
 }
 
 bool
