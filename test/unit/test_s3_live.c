@@ -181,7 +181,11 @@ test_s3_live_multipart(void)
 
 	th_begin("s3: multipart uploads on a real S3 server: parts at once, complete, abort, list");
 	if ((c = test_client(4, NULL)) == NULL || data == NULL)
+	{
+		sb_s3_client_free(c);
+		free(data);
 		return;
+	}
 	test_prefix(prefix, sizeof(prefix), "multipart");
 	snprintf(key, sizeof(key), "%s/stripe-1.sbs", prefix);
 	th_fill(data, part_len * nparts + 100, 11, false);
@@ -314,8 +318,17 @@ test_s3_live_upload(void)
 	th_begin("s3: an object written front to back in parts, read back by ranges; an upload aborted");
 	s.endpoint = getenv("SB_TEST_S3_ENDPOINT");
 	if (!ok(s.endpoint != NULL && data != NULL && sb_s3_config_load(&s, &config, &err),
-			"an S3 server to test against") || (c = test_client(1, NULL)) == NULL)
+			"an S3 server to test against"))
+	{
+		free(data);
 		return;
+	}
+	if ((c = test_client(1, NULL)) == NULL)
+	{
+		sb_s3_config_clear(&config);
+		free(data);
+		return;
+	}
 	test_prefix(prefix, sizeof(prefix), "upload");
 	th_fill(data, len, 5, false);
 	snprintf(key, sizeof(key), "%s/parts", prefix);
