@@ -539,19 +539,22 @@ sb_chain_free(SbChain *chain)
 }
 
 bool
-sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into, uint64_t *limit,
-				  SbError *err)
+sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, SbChainReceiver *r, SbError *err)
 {
 	SbEntry		e;
 
-	*into = SIZE_MAX;
-	*limit = 0;
-	if (!sb_entry_lookup_at(chain->newest, path, &e, into, err))
+	memset(r, 0, sizeof(*r));
+	r->into = SIZE_MAX;
+	if (!sb_entry_lookup_at(chain->newest, path, &e, &r->into, err))
 		return false;
-	if (*into != SIZE_MAX && sb_chain_depth(chain, *into) >= k)
-		*limit = e.size;
-	else
-		*into = SIZE_MAX;
+	if (r->into == SIZE_MAX || sb_chain_depth(chain, r->into) < k)
+	{
+		r->into = SIZE_MAX;
+		return true;
+	}
+	r->limit = e.size;
+	r->mode = e.mode;
+	r->mtime = e.mtime;
 	return true;
 }
 

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 
 #include "stripebackup/sb_archive.h"
+#include "entry_window.h"
 
 #define SB_MAX_CHAIN 1000
 
@@ -90,12 +91,13 @@ extern bool sb_chain_build(SbArchive *newest, SbChain *chain, SbError *err);
 extern void sb_chain_free(SbChain *chain);
 
 /*
- * Older link K's file at PATH gives bytes to the newest file *INTO (its
- * ordinal), those below *LIMIT (the newest's length); *INTO SIZE_MAX when
- * it gives none.  Not thread-safe (the newest's lookup reads its spool).
+ * Older link K's file at PATH gives bytes to the newest file R->into (its
+ * ordinal), those below R->limit (the newest's length), which has R->mode
+ * and R->mtime; R->into SIZE_MAX when it gives none.  Not thread-safe (the
+ * newest's lookup reads its spool).
  */
-extern bool sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, size_t *into,
-							  uint64_t *limit, SbError *err);
+extern bool sb_chain_receiver(SbChain *chain, uint32_t k, const char *path, SbChainReceiver *r,
+							  SbError *err);
 
 /* The older links wrote all they give; else SB_ECORRUPT. */
 extern bool sb_chain_check_written(const SbChain *chain, SbError *err);

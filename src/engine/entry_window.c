@@ -123,7 +123,7 @@ new_file(const SbEntryWindow *w, const SbEntry *e, size_t ordinal, SbError *err)
 		memcpy(f + 1, e->extents, extents);
 	f->entry.path = (char *) (f + 1) + extents;
 	memcpy(f->entry.path, e->path, path);
-	f->into = SIZE_MAX;
+	f->given.into = SIZE_MAX;
 	seed_file(w, f, ordinal);
 	return f;
 }

@@ -21,6 +21,19 @@
 
 typedef struct SbEntryWindow SbEntryWindow;
 
+/*
+ * Where a chain's older backup's file gives its bytes (chain.c): the newest
+ * backup's file of the same path, the bytes below its length, and the mode
+ * and time it gets when the older backup creates it whole.
+ */
+typedef struct SbChainReceiver
+{
+	size_t		into;			/* the newest file's ordinal; SIZE_MAX: it gives none */
+	uint64_t	limit;
+	uint32_t	mode;
+	int64_t		mtime;
+} SbChainReceiver;
+
 /* A file in the window: its entry (path and extents its own) and its sum so far. */
 typedef struct SbWindowFile
 {
@@ -29,9 +42,7 @@ typedef struct SbWindowFile
 	_Atomic uint32_t sum;		/* XOR of its pieces' sb_file_check_piece */
 	_Atomic uint64_t bytes;		/* data bytes accounted for */
 	/* set as it is admitted, by the run's admit hook if it has one */
-	size_t		into;			/* a chain's older backup: the newest backup's
-								 * file it gives bytes to (SIZE_MAX: none) */
-	uint64_t	into_limit;		/* ... those below this length */
+	SbChainReceiver given;		/* a chain's older backup: what it gives */
 } SbWindowFile;
 
 /*

@@ -264,10 +264,11 @@ creation_mode(const RestoreTarget *t, const SbEntry *e)
 	return created_with_mode(t, e) ? (mode_t) e->mode : 0600;
 }
 
+/* P's file, open as FD, gets MTIME as both its times. */
 static bool
-set_times_fd(int fd, const Place *p, const SbEntry *e, SbError *err)
+set_times_fd(int fd, const Place *p, int64_t mtime, SbError *err)
 {
-	struct timespec times[2] = {{e->mtime, 0}, {e->mtime, 0}};
+	struct timespec times[2] = {{mtime, 0}, {mtime, 0}};
 
 	if (futimens(fd, times) != 0)
 		return sb_error_set_errno(err, errno, "could not set the times of \"%s/%s\"",
@@ -385,7 +386,7 @@ write_piece(RestoreTarget *t, const SbEntry *e, size_t i, const uint8_t *data,
 								  whole ? "create" : "open", p.dir->path, p.rel);
 	ok = t->delta ? sb_delta_write(t, fd, i, data, length, file_offset, p.rel, err) :
 		sb_pwrite_all(fd, data, length, file_offset, p.rel, err);
-	ok = ok && (!whole || set_times_fd(fd, &p, e, err));
+	ok = ok && (!whole || set_times_fd(fd, &p, e->mtime, err));
 	if (ok)
 		sb_start_writeback(fd, file_offset, length);
 	close(fd);
@@ -428,34 +429,30 @@ write_window_pieces(void *arg, uint64_t chunk_id, const SbWindowPiece *pieces, s
 	return true;
 }
 
-/* Where an older backup's file gives its bytes: the newest's file INTO, below LIMIT. */
-typedef struct Receiver
-{
-	size_t		into;			/* SIZE_MAX: it gives none */
-	uint64_t	limit;
-} Receiver;
-
 /* Older backup K of the chain, writing what it gives the newest backup's files. */
 typedef struct OlderLink
 {
 	RestoreTarget *target;
 	uint32_t	k;
 	SbArchive  *archive;
-	Receiver   *receivers;		/* read whole: by its entry; windowed: NULL
+	SbChainReceiver *receivers; /* read whole: by its entry; windowed: NULL
 								 * (each file of the window carries its own) */
 } OlderLink;
 
 /*
  * LENGTH bytes at DATA, of an older backup's file at PATH from FILE_OFFSET:
- * what lies below the newest file's length written into it (R).
+ * what lies below the newest file's length written into it (R).  A file
+ * this backup alone gives bytes is created here, with the newest file's
+ * mode and times, as a file written whole by its chunk is.
  */
 static bool
-write_given(const OlderLink *o, const char *path, const Receiver *r, const uint8_t *data,
+write_given(const OlderLink *o, const char *path, const SbChainReceiver *r, const uint8_t *data,
 			uint64_t length, uint64_t file_offset, SbError *err)
 {
 	RestoreTarget *t = o->target;
 	uint64_t	end = file_offset + length < r->limit ? file_offset + length : r->limit;
 	const char *guard_path;
+	SbEntry		newest;
 	Place		p;
 	bool		create;
 	int			fd;
@@ -467,12 +464,15 @@ write_given(const OlderLink *o, const char *path, const Receiver *r, const uint8
 	guard_path = sb_delta_write_path(t, r->into);
 	p = sb_restore_locate(t, guard_path ? guard_path : path);
 	create = created_by_older(t, r->into);
-	if ((fd = sb_open_beneath(p.dir->fd, p.rel, create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR, 0600)) < 0)
+	newest.mode = r->mode;
+	if ((fd = sb_open_beneath(p.dir->fd, p.rel, create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR,
+							  create ? creation_mode(t, &newest) : 0600)) < 0)
 		return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"", create ? "create" : "open",
 								  p.dir->path, p.rel);
 	ok = t->delta ?
 		sb_delta_write(t, fd, r->into, data, end - file_offset, file_offset, p.rel, err) :
 		sb_pwrite_all(fd, data, end - file_offset, file_offset, p.rel, err);
+	ok = ok && (!create || set_times_fd(fd, &p, r->mtime, err));
 	atomic_fetch_add(&t->chain.written, ok ? end - file_offset : 0);
 	close(fd);
 	return ok;
@@ -515,9 +515,8 @@ write_given_window_pieces(void *arg, uint64_t chunk_id, const SbWindowPiece *pie
 	for (i = 0; i < n; i++)
 	{
 		const SbWindowFile *f = pieces[i].file;
-		Receiver	r = {f->into, f->into_limit};
 
-		if (!write_given(o, f->entry.path, &r, raw + pieces[i].chunk_offset, pieces[i].length,
+		if (!write_given(o, f->entry.path, &f->given, raw + pieces[i].chunk_offset, pieces[i].length,
 						 pieces[i].file_offset, err))
 			return older_chunk_failed(o, chunk_id, err);
 	}
@@ -530,7 +529,7 @@ find_receiver(void *arg, SbWindowFile *f, SbError *err)
 {
 	const OlderLink *o = arg;
 
-	return sb_chain_receiver(&o->target->chain, o->k, f->entry.path, &f->into, &f->into_limit, err);
+	return sb_chain_receiver(&o->target->chain, o->k, f->entry.path, &f->given, err);
 }
 
 static bool
@@ -661,7 +660,7 @@ finish_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err
 		return keep_dir(t, e, i, arg, err);
 	if (e->type == SB_ENTRY_SYMLINK)
 		return create_link(&p, e->link_target, err) && set_times(&p, e, err);
-	if (e->type == SB_ENTRY_FILE && written_whole(t, e))
+	if (e->type == SB_ENTRY_FILE && (written_whole(t, e) || created_by_older(t, i)))
 		return created_with_mode(t, e) || set_mode(&p, e, err);
 	if (e->type == SB_ENTRY_FILE)
 		return set_mode(&p, e, err) && set_times(&p, e, err);
@@ -910,11 +909,10 @@ read_older_whole(OlderLink *o, SbReadPipelineConfig *c, SbError *err)
 	size_t		j;
 	bool		ok = true;
 
-	if ((o->receivers = sb_alloc((m->nentries + 1) * sizeof(Receiver), err)) == NULL)
+	if ((o->receivers = sb_alloc((m->nentries + 1) * sizeof(SbChainReceiver), err)) == NULL)
 		return false;
 	for (j = 0; ok && j < m->nentries; j++)
-		ok = sb_chain_receiver(&o->target->chain, o->k, m->entries[j].path,
-							   &o->receivers[j].into, &o->receivers[j].limit, err);
+		ok = sb_chain_receiver(&o->target->chain, o->k, m->entries[j].path, &o->receivers[j], err);
 	if (!ok || !sb_file_check_init(&fc, m, err))
 		return false;
 	c->sink = write_given_pieces;

@@ -145,8 +145,8 @@ restore_matches(ThFixture *f, const char *name, const char *what)
 	restored = th_restore(location, f->target, &err);
 	if (!ok(restored, "%s: the chain restores", what))
 		th_diag_error("restore", &err);
-	ok(restored && th_trees_equal(f->src, f->target, 0), "%s: the restored tree is the source",
-	   what);
+	ok(restored && th_trees_equal(f->src, f->target, TH_CMP_MTIME),
+	   "%s: the restored tree is the source, modes and times too", what);
 }
 
 /* A tree, a full backup, then two incrementals after changes of every kind. */
@@ -421,15 +421,15 @@ test_incremental_unchanged_files(void)
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	const SbEntry *e;
-	const char *names[] = {"cold", "hot", "put-back"};
+	const char *names[] = {"cold", "hot", "put-back", "chmod"};
 	int			i;
 
 	th_begin("incremental: unchanged files are taken from the parent unread");
 	th_fixture(&f, "incr-unchanged", 1);
 	th_mkdir(th_path(path, "%s/base", f.src), 0700);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 	{
-		write_blocks(th_path(path, "%s/base/%s", f.src, names[i]), &l, 0, 16);
+		write_blocks(th_path(path, "%s/base/%s", f.src, names[i]), &l, 0, i < 3 ? 16 : 1);
 		th_set_mtime(path, 1600000000);		/* long before the backup */
 	}
 	ok(backup_as(&f, "full", NULL, &l, &m), "full");
@@ -437,7 +437,13 @@ test_incremental_unchanged_files(void)
 	write_blocks(th_path(path, "%s/base/hot", f.src), &l, 3, 1);
 	write_blocks(th_path(path, "%s/base/put-back", f.src), &l, 5, 1);
 	th_set_mtime(path, 1600000000);
+	/* its bytes the full backup's alone: created by the full backup's read, with the newest mode and time */
+	ok(chmod(th_path(path, "%s/base/chmod", f.src), 0640) == 0 && th_set_mtime(path, 1650000000),
+	   "a file's mode and time changed, not its bytes");
 	ok(backup_as(&f, "incr", "full", &l, &m), "incremental");
+	e = th_find_entry(m, "base/chmod");
+	ok(e != NULL && e->incremental && e->stream_length == 0 && e->mode == 0640 && e->mtime == 1650000000,
+	   "its entry: nothing stored, the new mode and time");
 	e = th_find_entry(m, "base/cold");
 	ok(e != NULL && e->incremental && e->nextents == 0 && e->stream_length == 0,
 	   "a file whose size and times are the parent's: nothing stored");
