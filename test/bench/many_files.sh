@@ -12,7 +12,12 @@
 # Each tree is N files in folders of 1,000, random bytes (compressed, they
 # cost the same as raw here; the file count is what is measured).  Every
 # command's peak RSS comes from GNU time; the restore is compared with the
-# source (file count and bytes).
+# source (file count and bytes).  The same backup encrypted shows that an
+# envelope's memory is as flat.  Beside them, what a plain program does with
+# the same files (files_floor.c, as many threads as CPUs): only read them
+# (what a backup must do at least, the tree as cached as for the backup),
+# and only create, write, time and make them durable with one syncfs (what
+# a restore must do at least; stripebackup's io_uring restore can pass it).
 set -euo pipefail
 
 counts=${1:-100000,300000,1000000}
@@ -22,6 +27,12 @@ DIR=${BENCH_DIR:-/tmp/stripebackup-files}
 BENCH_ARGS=("$@")
 . "$REPO/test/bench/common.sh"
 dir=$DIR
+floor="$dir/files_floor"
+mkdir -p "$dir"
+cc -O2 -pthread -o "$floor" "$REPO/test/bench/files_floor.c"
+threads=$(nproc)
+printf '%.0sk' $(seq 48) > "$dir/key"
+chmod 600 "$dir/key"
 
 make_tree() {	# ROOT COUNT
 	python3 - "$1" "$2" "$size" <<-'EOF'
@@ -55,6 +66,9 @@ for n in "${sizes[@]}"; do
 	make_tree "$dir/tree" "$n"
 	sync
 	measured "create_$n" create --source "$dir/tree" --dest "$dir/d1" --dest "$dir/d2" --name b --no-progress
+	echo "read_floor_$n $("$floor" read "$dir/tree" "$n" "$threads")" >> "$results/files"
+	measured "enc_create_$n" create --source "$dir/tree" --dest "$dir/d1" --dest "$dir/d2" --name e \
+		--encryption-key-file "$dir/key" --no-progress
 	measured "plan_$n" plan "$dir/d1/b"
 	measured "verify_$n" verify "$dir/d1/b"
 	measured "show_$n" show --json "$dir/d1/b"
@@ -62,6 +76,17 @@ for n in "${sizes[@]}"; do
 	measured "restore_$n" restore "$dir/d1/b" --target "$dir/restored" --no-progress
 	restored=$(find "$dir/restored" -type f | wc -l)
 	[[ $restored -eq $n ]] || { echo "restore of $n files gave $restored" >&2; exit 1; }
+	rm -rf "$dir/restored"
+	sync
+	measured "enc_restore_$n" restore "$dir/d1/e" --target "$dir/restored" --encryption-key-file "$dir/key" \
+		--no-progress
+	restored=$(find "$dir/restored" -type f | wc -l)
+	[[ $restored -eq $n ]] || { echo "encrypted restore of $n files gave $restored" >&2; exit 1; }
+	rm -rf "$dir/restored"
+	mkdir "$dir/floor"
+	sync
+	echo "write_floor_$n $("$floor" write "$dir/floor" "$n" "$size" "$threads")" >> "$results/files"
+	rm -rf "$dir/floor"
 	# How fast this machine creates that many files: a plain copy, made durable as a restore is.
 	sync
 	t0=$(now)
@@ -71,6 +96,7 @@ for n in "${sizes[@]}"; do
 	echo "manifest_$n $(stat -c %s "$dir/d1/b/manifest.json")" >> "$results/files"
 	rm -rf "$dir/tree" "$dir/d1" "$dir/d2" "$dir/restored" "$dir/copy"
 done
+rm -f "$floor" "$dir/key"
 
 fig() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$results/files"; }
 echo
@@ -83,7 +109,18 @@ for n in "${sizes[@]}"; do
 		"$(calc "$n / $(fig "create_$n" 2)" 0)" "$(calc "$n / $(fig "restore_$n" 2)" 0)" \
 		"$(calc "$n / $(fig "copy_$n" 2)" 0)" "$(calc "$(fig "manifest_$n" 2) / $n" 0)"
 done
+echo
+echo "The same, encrypted, and what a plain program does with the same files ($threads threads)"
+printf '%-8s %15s %15s %11s %11s %11s %11s\n' files "enc create MiB" "enc restore MiB" "create f/s" \
+	"plain read" "restore f/s" "plain write"
+for n in "${sizes[@]}"; do
+	printf '%-8s %15s %15s %11s %11s %11s %11s\n' "$n" "$(fig "enc_create_$n" 3)" "$(fig "enc_restore_$n" 3)" \
+		"$(calc "$n / $(fig "create_$n" 2)" 0)" "$(fig "read_floor_$n" 2)" \
+		"$(calc "$n / $(fig "restore_$n" 2)" 0)" "$(fig "write_floor_$n" 2)"
+done
 echo "cp -a f/s: a plain copy of the same tree into the same file system, then sync: how fast"
 echo "  this machine creates (and makes durable) that many files; restore syncs its file system too"
+echo "plain read: files_floor.c opens, reads and closes each file ($threads threads), the tree cached as"
+echo "  for the backup; plain write: it creates, writes, times and closes each, then one syncfs"
 echo "targets (issue \"Millions of files\"): peak RSS within the buffers + 64 MiB (80 MiB) at 1 M files;"
 echo "  backup and restore at least 60,000 files a second"
