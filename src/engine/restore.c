@@ -285,10 +285,22 @@ entry_place(const RestoreTarget *t, const SbEntry *e, size_t i)
 	return sb_restore_locate(t, tmp ? tmp : e->path);
 }
 
+/*
+ * An empty file is finished as it is created: its mode, its times, and its
+ * size, which O_EXCL makes 0 (a delta restore's may be there already).
+ */
 static bool
-create_file(const Place *p, const SbEntry *e, SbError *err)
+created_empty(const RestoreTarget *t, const SbEntry *e)
 {
-	int			fd = sb_open_beneath(p->dir->fd, p->rel, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	return t->delta == NULL && e->type == SB_ENTRY_FILE && e->size == 0;
+}
+
+static bool
+create_file(const RestoreTarget *t, const Place *p, const SbEntry *e, SbError *err)
+{
+	bool		empty = created_empty(t, e);
+	int			fd = sb_open_beneath(p->dir->fd, p->rel, O_WRONLY | O_CREAT | O_EXCL,
+									 empty ? creation_mode(t, e) : 0600);
 	bool		ok = true;
 
 	if (fd < 0)
@@ -296,6 +308,7 @@ create_file(const Place *p, const SbEntry *e, SbError *err)
 	if (e->size > 0 && ftruncate(fd, (off_t) e->size) != 0)
 		ok = sb_error_set_errno(err, errno, "could not extend \"%s/%s\" to %llu bytes",
 								p->dir->path, p->rel, (unsigned long long) e->size);
+	ok = ok && (!empty || set_times_fd(fd, p, e->mtime, err));
 	close(fd);
 	return ok;
 }
@@ -339,6 +352,17 @@ created_by_older(const RestoreTarget *t, size_t i)
 	return t->delta == NULL && t->chain.nlinks > 1 && sb_chain_given_whole(&t->chain, i);
 }
 
+/*
+ * File I (entry E) was created, written, timed and closed in one go, its
+ * mode set unless the umask took some of it: no look at its size, no
+ * setting by path at the end.
+ */
+static bool
+finished_at_creation(const RestoreTarget *t, const SbEntry *e, size_t i)
+{
+	return written_whole(t, e) || created_by_older(t, i) || created_empty(t, e);
+}
+
 /* Entry E's directory or file (at full size, unless written whole as its chunk arrives). */
 static bool
 create_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err)
@@ -352,7 +376,7 @@ create_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err
 		return false;
 	if (e->type == SB_ENTRY_DIR)
 		return create_dir(&p, err);
-	return written_whole(t, e) || created_by_older(t, i) || create_file(&p, e, err);
+	return written_whole(t, e) || created_by_older(t, i) || create_file(t, &p, e, err);
 }
 
 /* Directories and empty files at full size, before any data arrives (but written_whole ones). */
@@ -660,7 +684,7 @@ finish_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err
 		return keep_dir(t, e, i, arg, err);
 	if (e->type == SB_ENTRY_SYMLINK)
 		return create_link(&p, e->link_target, err) && set_times(&p, e, err);
-	if (e->type == SB_ENTRY_FILE && (written_whole(t, e) || created_by_older(t, i)))
+	if (e->type == SB_ENTRY_FILE && finished_at_creation(t, e, i))
 		return created_with_mode(t, e) || set_mode(&p, e, err);
 	if (e->type == SB_ENTRY_FILE)
 		return set_mode(&p, e, err) && set_times(&p, e, err);
@@ -853,7 +877,7 @@ check_file(const RestoreTarget *t, const SbFileCheck *fc, size_t i, SbError *err
 	const SbEntry *e = &t->manifest->entries[i];
 	Place		p = entry_place(t, e, i);
 
-	if (!written_whole(t, e) && !created_by_older(t, i) && !check_size(&p, e, err))
+	if (!finished_at_creation(t, e, i) && !check_size(&p, e, err))
 		return false;
 	if (!sb_file_check_complete(fc, i))
 		return sb_error_set(err, SB_ECORRUPT, "not every byte of \"%s/%s\" was restored",
@@ -980,7 +1004,7 @@ restored_file_ok(void *arg, const SbEntry *e, size_t i, SbError *err)
 	const RestoreTarget *t = arg;
 	Place		p = entry_place(t, e, i);
 
-	return written_whole(t, e) || created_by_older(t, i) || check_size(&p, e, err);
+	return finished_at_creation(t, e, i) || check_size(&p, e, err);
 }
 
 /*
