@@ -253,15 +253,15 @@ written_whole(const RestoreTarget *t, const SbEntry *e)
  * the end would walk every path twice more, one file at a time.
  */
 static bool
-created_with_mode(const RestoreTarget *t, const SbEntry *e)
+created_with_mode(const RestoreTarget *t, uint32_t mode)
 {
-	return t->umask >= 0 && (e->mode & (uint32_t) t->umask) == 0;
+	return t->umask >= 0 && (mode & (uint32_t) t->umask) == 0;
 }
 
 static mode_t
-creation_mode(const RestoreTarget *t, const SbEntry *e)
+creation_mode(const RestoreTarget *t, uint32_t mode)
 {
-	return created_with_mode(t, e) ? (mode_t) e->mode : 0600;
+	return created_with_mode(t, mode) ? (mode_t) mode : 0600;
 }
 
 /* P's file, open as FD, gets MTIME as both its times. */
@@ -300,7 +300,7 @@ create_file(const RestoreTarget *t, const Place *p, const SbEntry *e, SbError *e
 {
 	bool		empty = created_empty(t, e);
 	int			fd = sb_open_beneath(p->dir->fd, p->rel, O_WRONLY | O_CREAT | O_EXCL,
-									 empty ? creation_mode(t, e) : 0600);
+									 empty ? creation_mode(t, e->mode) : 0600);
 	bool		ok = true;
 
 	if (fd < 0)
@@ -402,7 +402,7 @@ write_piece(RestoreTarget *t, const SbEntry *e, size_t i, const uint8_t *data,
 	bool		kept = sb_delta_kept(t, i);
 	int			fd = sb_open_beneath(p.dir->fd, p.rel,
 									 whole ? O_WRONLY | O_CREAT | O_EXCL : kept ? O_RDWR : O_WRONLY,
-									 whole ? creation_mode(t, e) : 0600);
+									 whole ? creation_mode(t, e->mode) : 0600);
 	bool		ok;
 
 	if (fd < 0)
@@ -476,7 +476,6 @@ write_given(const OlderLink *o, const char *path, const SbChainReceiver *r, cons
 	RestoreTarget *t = o->target;
 	uint64_t	end = file_offset + length < r->limit ? file_offset + length : r->limit;
 	const char *guard_path;
-	SbEntry		newest;
 	Place		p;
 	bool		create;
 	int			fd;
@@ -488,9 +487,8 @@ write_given(const OlderLink *o, const char *path, const SbChainReceiver *r, cons
 	guard_path = sb_delta_write_path(t, r->into);
 	p = sb_restore_locate(t, guard_path ? guard_path : path);
 	create = created_by_older(t, r->into);
-	newest.mode = r->mode;
 	if ((fd = sb_open_beneath(p.dir->fd, p.rel, create ? O_WRONLY | O_CREAT | O_EXCL : O_RDWR,
-							  create ? creation_mode(t, &newest) : 0600)) < 0)
+							  create ? creation_mode(t, r->mode) : 0600)) < 0)
 		return sb_error_set_errno(err, errno, "could not %s \"%s/%s\"", create ? "create" : "open",
 								  p.dir->path, p.rel);
 	ok = t->delta ?
@@ -685,7 +683,7 @@ finish_one(RestoreTarget *t, const SbEntry *e, size_t i, void *arg, SbError *err
 	if (e->type == SB_ENTRY_SYMLINK)
 		return create_link(&p, e->link_target, err) && set_times(&p, e, err);
 	if (e->type == SB_ENTRY_FILE && finished_at_creation(t, e, i))
-		return created_with_mode(t, e) || set_mode(&p, e, err);
+		return created_with_mode(t, e->mode) || set_mode(&p, e, err);
 	if (e->type == SB_ENTRY_FILE)
 		return set_mode(&p, e, err) && set_times(&p, e, err);
 	return true;
