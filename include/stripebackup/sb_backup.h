@@ -165,6 +165,28 @@ extern bool sb_backup_add_file(SbBackup *b, const char *path, const char *source
 extern bool sb_backup_add_file_at(SbBackup *b, const char *path, int dirfd, const char *name,
 								  const char *source_path, SbError *err);
 
+/* One file of a directory, for sb_backup_add_files_at. */
+typedef struct SbFileAt
+{
+	const char *path;			/* its path in the archive */
+	const char *name;			/* its name in the directory */
+	const char *source_path;	/* its name in messages */
+	bool		gone;			/* set when it was gone when opened: not added */
+} SbFileAt;
+
+/*
+ * Add the N files of the directory open at DIRFD, in the order given, each
+ * as sb_backup_add_file_at would, but several opened, examined and (small
+ * ones) read at once by helper threads: a tree of many small files is
+ * otherwise a few system calls a file, one after the other.  DIRFD need
+ * stay open only while this runs.  A file gone when opened is marked GONE
+ * and skipped (the caller decides whether that is an error); any other
+ * failure stops the run there (the files before it are added, the rest not),
+ * as a failed sb_backup_add_file_at would.
+ */
+extern bool sb_backup_add_files_at(SbBackup *b, int dirfd, SbFileAt *files, uint32_t n,
+								   SbError *err);
+
 /*
  * Add a regular file read from SOURCE_PATH, recorded as LIKE (an entry of
  * another backup: a merge's copy of it) says: its mode, time, identity and

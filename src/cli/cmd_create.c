@@ -356,6 +356,30 @@ add_item(void *arg, const SourceItem *item, SbError *err)
 	return sb_backup_add_file_at(b, item->path, item->dirfd, item->name, item->full_path, err);
 }
 
+/* A run of regular files of one directory, opened and read several at once. */
+static bool
+add_files(void *arg, int dirfd, const SourceItem *items, size_t n, SbError *err)
+{
+	SbBackup   *b = arg;
+	SbFileAt	files[SOURCE_FILES_MAX];
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+	{
+		files[i].path = items[i].path;
+		files[i].name = items[i].name;
+		files[i].source_path = items[i].full_path;
+	}
+	if (!sb_backup_add_files_at(b, dirfd, files, (uint32_t) n, err))
+		return false;
+	/* A cold backup of a tree that changes under it would not be the tree. */
+	for (i = 0; i < n; i++)
+		if (files[i].gone)
+			return sb_error_set(err, SB_ENOTFOUND, "\"%s\" was removed while it was being backed up",
+								files[i].source_path);
+	return true;
+}
+
 static void
 print_summary(const SbManifest *m, double seconds)
 {
@@ -398,7 +422,7 @@ run_backup(CreateArgs *a, const SourceTree *tree)
 	if (b == NULL)
 		return cli_report_error(&err);
 	/* Walked again, each item into the backup as it is found (the first walk only counted). */
-	ok = source_tree_scan(a->source, &again, add_item, b, &err);
+	ok = source_tree_scan(a->source, &again, add_item, add_files, b, &err);
 	source_tree_free(&again);
 	if (!ok)
 		sb_backup_abort(b);
@@ -452,7 +476,7 @@ cmd_create(int argc, char **argv)
 		sb_key_clear(&a.key);
 		return cli_report_error(&err);
 	}
-	if (!source_tree_scan(a.source, &tree, NULL, NULL, &err) || !check_not_nested(&a, &tree, &err) ||
+	if (!source_tree_scan(a.source, &tree, NULL, NULL, NULL, &err) || !check_not_nested(&a, &tree, &err) ||
 		!describe_source(&a, &tree, &err))
 		rc = cli_report_error(&err);
 	else

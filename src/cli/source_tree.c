@@ -269,6 +269,69 @@ stat_names(int dirfd, const DirName *names, size_t n, const char *full, SbError 
 	return status;
 }
 
+/* Regular files of one directory gathered for VISIT_FILES, their names in TEXT. */
+#define RUN_TEXT (16 * PATH_MAX)
+
+typedef struct SourceFileRun
+{
+	int			dirfd;
+	SourceItem	items[SOURCE_FILES_MAX];
+	size_t		count;
+	char		text[RUN_TEXT];
+	size_t		used;
+} SourceFileRun;
+
+/* Hand the files gathered to VISIT_FILES. */
+static bool
+flush_files(SourceTree *t, SbError *err)
+{
+	SourceFileRun *run = t->run;
+	size_t		n = run ? run->count : 0;
+
+	if (n == 0)
+		return true;
+	run->count = 0;
+	run->used = 0;
+	t->nitems += n;
+	return t->visit_files(t->visit_arg, run->dirfd, run->items, n, err);
+}
+
+/* Keep a copy of S in the run's text; NULL when it has no room left. */
+static const char *
+run_copy(SourceFileRun *run, const char *s)
+{
+	size_t		len = strlen(s) + 1;
+	char	   *copy = run->text + run->used;
+
+	if (len > RUN_TEXT - run->used)
+		return NULL;
+	memcpy(copy, s, len);
+	run->used += len;
+	return copy;
+}
+
+/* Gather the regular file NAME of the directory open at DIRFD (FULL, archive path REL). */
+static bool
+gather_file(SourceTree *t, int dirfd, const char *full, const char *rel, const char *name,
+			SbError *err)
+{
+	SourceFileRun *run = t->run;
+	SourceItem *item;
+
+	if ((run->count == SOURCE_FILES_MAX || run->used + strlen(full) + strlen(rel) + 2 > RUN_TEXT) &&
+		!flush_files(t, err))
+		return false;
+	item = &run->items[run->count++];
+	memset(item, 0, sizeof(*item));
+	item->type = SB_ENTRY_FILE;
+	item->full_path = run_copy(run, full);
+	item->path = run_copy(run, rel);
+	item->name = item->full_path + (strlen(full) - strlen(name));
+	item->dirfd = dirfd;
+	run->dirfd = dirfd;
+	return true;
+}
+
 static bool walk(SourceTree *t, const char *full, const char *rel, SbError *err);
 
 /*
@@ -336,6 +399,10 @@ walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, 
 	 * its status from the descriptor it reads (and refuses it if it is no
 	 * longer a regular file); the first walk, which counts, examined it.
 	 */
+	if (t->visit_files != NULL && entry->type == DT_REG)
+		return gather_file(t, dirfd, full, rel, name, err);
+	if (!flush_files(t, err))
+		return false;
 	if (t->visit != NULL && entry->type == DT_REG)
 	{
 		memset(&item, 0, sizeof(item));
@@ -385,6 +452,7 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 		ok = (status = stat_names(dirfd, names, n, full, err)) != NULL;
 	for (i = 0; ok && i < n; i++)
 		ok = walk_entry(t, dirfd, full, rel, &names[i], status ? &status[i] : NULL, err);
+	ok = ok && flush_files(t, err);	/* before DIRFD is closed */
 	if (names != NULL)
 		free_names(names, n);
 	free(status);
@@ -393,7 +461,8 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 }
 
 bool
-source_tree_scan(const char *root, SourceTree *t, SourceItemFn visit, void *arg, SbError *err)
+source_tree_scan(const char *root, SourceTree *t, SourceItemFn visit, SourceFilesFn visit_files,
+				 void *arg, SbError *err)
 {
 	char		canonical[PATH_MAX];
 	char		version[PATH_MAX];
@@ -403,7 +472,10 @@ source_tree_scan(const char *root, SourceTree *t, SourceItemFn visit, void *arg,
 
 	memset(t, 0, sizeof(*t));
 	t->visit = visit;
+	t->visit_files = visit_files;
 	t->visit_arg = arg;
+	if (visit_files != NULL && (t->run = calloc(1, sizeof(SourceFileRun))) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory listing the source");
 	if (stat(root, &st) != 0 || realpath(root, canonical) == NULL)
 		return sb_error_set_errno(err, errno, "source \"%s\" is not usable", root);
 	if (!S_ISDIR(st.st_mode))
@@ -425,5 +497,6 @@ source_tree_free(SourceTree *t)
 		free(t->roots[i]);
 	free(t->tablespaces);
 	free(t->roots);
+	free(t->run);
 	memset(t, 0, sizeof(*t));
 }

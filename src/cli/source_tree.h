@@ -37,10 +37,24 @@ typedef struct SourceTablespace
 /* Takes each item of the walk (its strings last until it returns); false (ERR) to stop. */
 typedef bool (*SourceItemFn) (void *arg, const SourceItem *item, SbError *err);
 
+/*
+ * Takes a run of N regular files of one directory (open at DIRFD), in the
+ * walk's order, as ITEMS (at most SOURCE_FILES_MAX, no status taken): so
+ * that they can be opened and read several at once.
+ */
+typedef bool (*SourceFilesFn) (void *arg, int dirfd, const SourceItem *items, size_t n,
+							   SbError *err);
+
+#define SOURCE_FILES_MAX 64
+
+struct SourceFileRun;
+
 typedef struct SourceTree
 {
 	SourceItemFn visit;			/* or NULL: only count */
+	SourceFilesFn visit_files;	/* or NULL: regular files to VISIT too */
 	void	   *visit_arg;
+	struct SourceFileRun *run;	/* the files gathered for VISIT_FILES */
 	size_t		nitems;
 	uint64_t	total_bytes;	/* sum of file sizes; a walk that visits does not
 								 * stat regular files, so only a walk without VISIT */
@@ -54,12 +68,13 @@ typedef struct SourceTree
 } SourceTree;
 
 /*
- * Walk ROOT, each item to VISIT (NULL: only what TREE counts and records).
- * Sockets, pipes and devices are refused, and links but those of a data
- * directory: nothing is skipped silently.
+ * Walk ROOT, each item to VISIT (NULL: only what TREE counts and records),
+ * runs of regular files to VISIT_FILES when not NULL.  Sockets, pipes and
+ * devices are refused, and links but those of a data directory: nothing is
+ * skipped silently.
  */
-extern bool source_tree_scan(const char *root, SourceTree *tree, SourceItemFn visit, void *arg,
-							 SbError *err);
+extern bool source_tree_scan(const char *root, SourceTree *tree, SourceItemFn visit,
+							 SourceFilesFn visit_files, void *arg, SbError *err);
 
 extern void source_tree_free(SourceTree *tree);
 

@@ -484,6 +484,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 	}
 	free(b->chunks);
 	free(b->workers);
+	sb_prefetch_free(b->prefetch);
 	sb_source_reader_free(b->reader);
 	sb_incremental_free(b);
 	sb_queue_destroy(&b->free_queue);

@@ -125,6 +125,7 @@ struct SbBackup
 	uint32_t	workers_started;
 
 	struct SbSourceReader *reader;	/* reads the files ahead, on the caller's thread */
+	struct SbPrefetch *prefetch;	/* opens a directory's files ahead; NULL until used */
 	SbChunk    *current;		/* being filled by the caller's thread */
 	uint32_t	fill;
 	uint64_t	next_chunk_id;
@@ -168,6 +169,43 @@ extern void sb_incremental_free(SbBackup *b);
  */
 extern bool sb_incremental_plan(SbBackup *b, const SbEntry *e, SbFilePlan *plan,
 								const SbEntry **base, SbError *err);
+
+/* ---- source files (backup_source.c) ---- */
+
+/* What a file's entry and its reading need of its status, as statx gave it. */
+typedef struct SbSourceStatus
+{
+	struct statx stx;			/* with the file's stamps when they are kept */
+	uint32_t	mode;
+	uint64_t	size;
+	uint64_t	allocated;		/* bytes of blocks allocated */
+	int64_t		mtime;
+	uint8_t    *data;			/* all SIZE bytes, when read already; else NULL */
+} SbSourceStatus;
+
+/*
+ * Open NAME in the directory open at DIRFD (SOURCE_PATH in messages) for
+ * reading and take its status with MASK (STATX_*) in one statx: the
+ * descriptor, or -1 (ERR: SB_ENOTFOUND if it is gone, SB_EINVAL if it is no
+ * regular file).  Safe on any thread.
+ */
+extern int	sb_source_open(int dirfd, const char *name, const char *source_path, unsigned int mask,
+						   SbSourceStatus *st, SbError *err);
+
+/* The statx mask a backup examines its files with. */
+extern unsigned int sb_source_statx_mask(const SbBackup *b);
+
+/* Can a file of ALLOCATED bytes of blocks and SIZE bytes have holes? */
+extern bool sb_source_may_have_holes(uint64_t allocated, uint64_t size);
+
+/* Record the file open at FD (of status ST) as PATH, and copy what its plan says. */
+extern bool sb_backup_add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
+									const SbSourceStatus *st, SbError *err);
+
+/* ---- a directory's files opened ahead (backup_prefetch.c) ---- */
+
+/* Join the helper threads and close what they opened; NULL is fine. */
+extern void sb_prefetch_free(struct SbPrefetch *p);
 
 /* ---- destinations (backup_dest.c) ---- */
 

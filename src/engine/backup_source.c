@@ -381,15 +381,34 @@ take_from_parent(SbBackup *b, SbEntry *e)
  * allocated past its end and a hole inside is then read whole, zeros and
  * all: the same bytes, only not stored sparse.
  */
-static bool
-may_have_holes(uint64_t allocated, uint64_t size)
+bool
+sb_source_may_have_holes(uint64_t allocated, uint64_t size)
 {
 	return allocated < size;
 }
 
+/*
+ * A file read whole already (DATA, its E->size bytes, read from FD): to the
+ * read hook, the CRC and the stream, as one block.
+ */
+static bool
+stream_held(SbBackup *b, int fd, const char *path, SbEntry *e, const uint8_t *data, SbError *err)
+{
+	Taken		t = {SB_CRC32C_INIT, 0};
+
+	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
+	e->stream_length = e->size;
+	if (b->read_hook != NULL && !b->read_hook(b->read_hook_arg, path, fd, 0, data, e->size, err))
+		return false;
+	if (!take(b, &t, 0, data, e->size, err))
+		return false;
+	e->crc32c = sb_crc32c_final(t.crc);
+	return true;
+}
+
 /* Read the file (all of it, its data extents, or its changed blocks), as PLAN says. */
 static bool
-copy_file(SbBackup *b, int fd, const char *source_path, uint64_t allocated, SbEntry *e,
+copy_file(SbBackup *b, int fd, const char *source_path, const SbSourceStatus *st, SbEntry *e,
 		  SbFilePlan plan, const SbEntry *base, SbError *err)
 {
 	if (plan == SB_FILE_UNCHANGED)
@@ -397,7 +416,9 @@ copy_file(SbBackup *b, int fd, const char *source_path, uint64_t allocated, SbEn
 		take_from_parent(b, e);
 		return true;
 	}
-	if (plan == SB_FILE_WHOLE && b->detect_holes && may_have_holes(allocated, e->size) &&
+	if (plan == SB_FILE_WHOLE && st->data != NULL)
+		return stream_held(b, fd, e->path, e, st->data, err);
+	if (plan == SB_FILE_WHOLE && b->detect_holes && sb_source_may_have_holes(st->allocated, e->size) &&
 		!find_extents(fd, source_path, e->size, e, err))
 		return false;
 	return stream_file(b, fd, source_path, e->path, e, plan == SB_FILE_BLOCKS ? base : NULL, err);
@@ -446,27 +467,17 @@ sb_backup_add_symlink(SbBackup *b, const char *path, const char *target, int64_t
 	return add_entry(b, &e, err);
 }
 
-/* What a file's entry and its reading need of its status, as statx gave it. */
-typedef struct SourceStatus
+unsigned int
+sb_source_statx_mask(const SbBackup *b)
 {
-	struct statx stx;			/* with the file's stamps when they are kept */
-	uint32_t	mode;
-	uint64_t	size;
-	uint64_t	allocated;		/* bytes of blocks allocated */
-	int64_t		mtime;
-} SourceStatus;
+	return STATX_BASIC_STATS | (b->file_stamps ? STATX_BTIME : 0);
+}
 
-/*
- * Open a source file for reading (NAME in the directory open at DIRFD) and
- * take its status, stamps included when kept, in one statx; SB_ENOTFOUND if
- * it is gone.
- */
-static int
-open_source(SbBackup *b, int dirfd, const char *name, const char *source_path, SourceStatus *st,
-			SbError *err)
+int
+sb_source_open(int dirfd, const char *name, const char *source_path, unsigned int mask,
+			   SbSourceStatus *st, SbError *err)
 {
-	unsigned int mask = STATX_BASIC_STATS | (b->file_stamps ? STATX_BTIME : 0);
-	int			fd = sb_source_reader_open(b->reader, dirfd, name, source_path, err);
+	int			fd = sb_source_reader_open(dirfd, name, source_path, err);
 
 	if (fd < 0)
 		return -1;
@@ -480,7 +491,16 @@ open_source(SbBackup *b, int dirfd, const char *name, const char *source_path, S
 	st->size = st->stx.stx_size;
 	st->allocated = st->stx.stx_blocks * 512;
 	st->mtime = st->stx.stx_mtime.tv_sec;
+	st->data = NULL;
 	return fd;
+}
+
+/* Open a source file, and take its status, stamps included when kept. */
+static int
+open_source(SbBackup *b, int dirfd, const char *name, const char *source_path, SbSourceStatus *st,
+			SbError *err)
+{
+	return sb_source_open(dirfd, name, source_path, sb_source_statx_mask(b), st, err);
 }
 
 /*
@@ -490,7 +510,7 @@ open_source(SbBackup *b, int dirfd, const char *name, const char *source_path, S
  */
 static bool
 add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
-			  const SourceStatus *st, const SbEntry *like, SbError *err)
+			  const SbSourceStatus *st, const SbEntry *like, SbError *err)
 {
 	SbEntry		e;
 	char		id[SB_FILE_ID_MAX + 1];
@@ -513,9 +533,16 @@ add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 	else if (b->file_stamps)
 		file_stamps(&st->stx, &e, id, times, sizeof(id));
 	ok = sb_incremental_plan(b, &e, &plan, &base, err) &&
-		copy_file(b, fd, source_path, st->allocated, &e, plan, base, err) && add_entry(b, &e, err);
+		copy_file(b, fd, source_path, st, &e, plan, base, err) && add_entry(b, &e, err);
 	free(e.extents);
 	return ok;
+}
+
+bool
+sb_backup_add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
+						const SbSourceStatus *st, SbError *err)
+{
+	return add_open_file(b, path, source_path, fd, st, NULL, err);
 }
 
 bool
@@ -528,7 +555,7 @@ bool
 sb_backup_add_file_at(SbBackup *b, const char *path, int dirfd, const char *name,
 					  const char *source_path, SbError *err)
 {
-	SourceStatus st;
+	SbSourceStatus st;
 	int			fd;
 	bool		ok;
 
@@ -545,7 +572,7 @@ sb_backup_add_file_at(SbBackup *b, const char *path, int dirfd, const char *name
 bool
 sb_backup_add_file_as(SbBackup *b, const SbEntry *like, const char *source_path, SbError *err)
 {
-	SourceStatus st;
+	SbSourceStatus st;
 	int			fd;
 	bool		ok;
 

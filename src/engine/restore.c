@@ -628,7 +628,8 @@ finish_directories(RestoreTarget *t, DirsToFinish *dirs, SbError *err)
 	bool		ok = true;
 	size_t		i;
 
-	qsort(dirs->items, dirs->n, sizeof(DirToFinish), compare_paths_descending);
+	if (dirs->n > 1)				/* none: ITEMS is NULL, which qsort must not be given */
+		qsort(dirs->items, dirs->n, sizeof(DirToFinish), compare_paths_descending);
 	for (i = 0; ok && i < dirs->n; i++)
 	{
 		Place		p = sb_restore_locate(t, dirs->items[i].path);

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,10 +108,30 @@ sb_source_reader_free(SbSourceReader *r)
 	free(r);
 }
 
-int
-sb_source_reader_open(SbSourceReader *r, int dirfd, const char *name, const char *path, SbError *err)
+/* Set once O_NOATIME was refused (files of another owner): not asked again. */
+static atomic_bool noatime_refused;
+
+/* Without O_NOATIME, a first read after a change dirties each file's inode (relatime). */
+static int
+open_for_reading(int dirfd, const char *name)
 {
-	int			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int			flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
+	int			fd = -1;
+
+	if (!atomic_load(&noatime_refused))
+	{
+		fd = openat(dirfd, name, flags | O_NOATIME);
+		if (fd >= 0 || errno != EPERM)
+			return fd;
+		atomic_store(&noatime_refused, true);
+	}
+	return openat(dirfd, name, flags);
+}
+
+int
+sb_source_reader_open(int dirfd, const char *name, const char *path, SbError *err)
+{
+	int			fd = open_for_reading(dirfd, name);
 
 	if (fd < 0)
 	{
@@ -121,20 +142,22 @@ sb_source_reader_open(SbSourceReader *r, int dirfd, const char *name, const char
 	return fd;
 }
 
-/*
- * The file opened O_DIRECT, reopened through /proc so that it is the very
- * file the caller opened; -1 when the file system refuses (EINVAL) or /proc
- * is not there: then reads go through the cache.
- */
-static int
-direct_fd(SbSourceReader *r)
+int
+sb_source_open_direct(int fd)
 {
 	char		path[64];
 
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+}
+
+/* The file open O_DIRECT, opened when first needed; -1 when refused. */
+static int
+direct_fd(SbSourceReader *r)
+{
 	if (r->direct_fd < 0 && !r->direct_refused)
 	{
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", r->fd);
-		r->direct_fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		r->direct_fd = sb_source_open_direct(r->fd);
 		r->direct_refused = r->direct_fd < 0;
 	}
 	return r->direct_fd;

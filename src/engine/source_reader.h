@@ -20,13 +20,22 @@ extern SbSourceReader *sb_source_reader_new(SbIoMethod method, uint32_t depth, u
 extern void sb_source_reader_free(SbSourceReader *r);
 
 /*
- * Open NAME in the directory open at DIRFD (PATH in messages) for reading
- * (with direct I/O, blocks not in the page cache are read O_DIRECT through
- * a second descriptor the reader keeps).  Returns the descriptor, or -1
- * with ERR set (SB_ENOTFOUND if it is gone).
+ * Open NAME in the directory open at DIRFD (PATH in messages) for reading,
+ * its access time left alone where the kernel allows (with direct I/O,
+ * blocks not in the page cache are read O_DIRECT through a second
+ * descriptor the reader keeps).  Returns the descriptor, or -1 with ERR set
+ * (SB_ENOTFOUND if it is gone).  Safe on any thread.
  */
-extern int	sb_source_reader_open(SbSourceReader *r, int dirfd, const char *name, const char *path,
-								  SbError *err);
+extern int	sb_source_reader_open(int dirfd, const char *name, const char *path, SbError *err);
+
+/*
+ * The file open at FD opened again with O_DIRECT, through /proc so that it
+ * is the very file; -1 when the file system refuses (EINVAL) or /proc is not
+ * there: then reads go through the cache.  Transfers through it are whole
+ * 4 kB pages into buffers aligned so (a short last one at the end of the
+ * file).
+ */
+extern int	sb_source_open_direct(int fd);
 
 /* Start reading FD over RANGES (file offsets and lengths, ascending). */
 extern bool sb_source_reader_begin(SbSourceReader *r, int fd, const char *what,

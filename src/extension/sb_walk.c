@@ -200,6 +200,78 @@ add_file_at(SbWalk *w, const char *archive_path, int dirfd, const char *name, co
 	w->skipped_files++;			/* dropped while we walked: not an error */
 }
 
+/*
+ * A directory's regular files are gathered into runs and added a run at a
+ * time (sb_backup_add_files_at), so that the engine opens and reads several
+ * at once; the run is added before anything else of the walk, so the
+ * backup's order is the walk's.
+ */
+#define RUN_FILES 64
+#define RUN_TEXT (16 * MAXPGPATH)
+
+typedef struct SbWalkRun
+{
+	int			dirfd;
+	SbFileAt	files[RUN_FILES];
+	int			count;
+	char		text[RUN_TEXT];	/* the files' paths and names */
+	size_t		used;
+} SbWalkRun;
+
+/* Add the files gathered: those that vanished meanwhile are skipped. */
+static void
+flush_files(SbWalk *w)
+{
+	SbWalkRun  *run = w->run;
+	SbError		err;
+	int			i;
+
+	if (run == NULL || run->count == 0)
+		return;
+	if (!sb_backup_add_files_at(w->backup, run->dirfd, run->files, (uint32_t) run->count, &err))
+	{
+		run->count = 0;
+		run->used = 0;
+		sb_control_raise(&err);
+	}
+	for (i = 0; i < run->count; i++)
+		if (run->files[i].gone)
+			w->skipped_files++; /* dropped while we walked: not an error */
+	run->count = 0;
+	run->used = 0;
+}
+
+static const char *
+run_copy(SbWalkRun *run, const char *s)
+{
+	size_t		len = strlen(s) + 1;
+	char	   *copy = run->text + run->used;
+
+	memcpy(copy, s, len);
+	run->used += len;
+	return copy;
+}
+
+/* Gather the regular file NAME of the directory open at DIRFD (DISK_PATH). */
+static void
+gather_file(SbWalk *w, const char *archive_path, int dirfd, const char *name, const char *disk_path)
+{
+	SbWalkRun  *run;
+	SbFileAt   *f;
+
+	if (w->run == NULL)
+		w->run = palloc0(sizeof(SbWalkRun));
+	run = w->run;
+	if (run->count == RUN_FILES ||
+		run->used + strlen(archive_path) + strlen(name) + strlen(disk_path) + 3 > RUN_TEXT)
+		flush_files(w);
+	f = &run->files[run->count++];
+	f->path = run_copy(run, archive_path);
+	f->name = run_copy(run, name);
+	f->source_path = run_copy(run, disk_path);
+	run->dirfd = dirfd;
+}
+
 void
 sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
 {
@@ -259,9 +331,10 @@ walk_entry(SbWalk *w, int dirfd, const char *disk_dir, const char *archive_dir, 
 	/* A regular file needs no stat here: the engine opens it and fstat()s that. */
 	if (type == DT_REG && !is_contents_skipped(name))
 	{
-		add_file_at(w, archive, dirfd, name, disk);
+		gather_file(w, archive, dirfd, name, disk);
 		return;
 	}
+	flush_files(w);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 	{
 		if (errno == ENOENT)
@@ -300,6 +373,7 @@ walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir)
 		check_stop();
 		walk_entry(w, dirfd(dir), disk_dir, archive_dir, &forks, de->d_name, de->d_type, in_database_dir);
 	}
+	flush_files(w);				/* before the directory is closed */
 	FreeDir(dir);
 	if (forks.relations != NULL)
 		pfree(forks.relations);

@@ -10,11 +10,14 @@
 
 #include "stripebackup/sb_backup.h"
 
+struct SbWalkRun;
+
 typedef struct SbWalk
 {
 	SbBackup   *backup;
 	List	   *tablespaces;	/* tablespaceinfo, from do_pg_backup_start() */
 	int64		skipped_files;	/* vanished while we walked */
+	struct SbWalkRun *run;		/* regular files gathered, to add at once */
 } SbWalk;
 
 /* Add the data directory, except global/pg_control and the tablespaces. */

@@ -740,6 +740,8 @@ th_options(SbBackupOptions *o, const char *const *dests, uint32_t n, const char 
 	o->detect_holes = true;
 }
 
+#define TH_FILE_RUN 64
+
 static bool
 add_path(SbBackup *b, const char *src, const char *rel, SbError *err)
 {
@@ -764,6 +766,67 @@ add_path(SbBackup *b, const char *src, const char *rel, SbError *err)
 	return sb_backup_add_file(b, rel, full, err);
 }
 
+/* The folder of REL, relative to the source ("." at the top), into OUT. */
+static const char *
+parent_of(const char *rel, char *out, size_t len)
+{
+	const char *slash = strrchr(rel, '/');
+
+	if (slash == NULL)
+		snprintf(out, len, ".");
+	else
+		snprintf(out, len, "%.*s", (int) (slash - rel), rel);
+	return out;
+}
+
+/*
+ * Add the regular files ITEMS[0..N) of one folder at once, as the walks of
+ * the command and the server do (sb_backup_add_files_at); one gone is an
+ * error here.
+ */
+static bool
+add_file_run(SbBackup *b, const char *src, char **items, size_t n, SbError *err)
+{
+	SbFileAt	files[TH_FILE_RUN];
+	char		full[TH_FILE_RUN][PATH_MAX];
+	char		folder[PATH_MAX];
+	char		parent[PATH_MAX];
+	int			dirfd;
+	size_t		i;
+	bool		ok;
+
+	th_path(folder, "%s/%s", src, parent_of(items[0], parent, sizeof(parent)));
+	dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0)
+		return sb_error_set_errno(err, errno, "open %s", folder);
+	for (i = 0; i < n; i++)
+	{
+		const char *slash = strrchr(items[i], '/');
+
+		files[i].path = items[i];
+		files[i].name = slash ? slash + 1 : items[i];
+		files[i].source_path = th_path(full[i], "%s/%s", src, items[i]);
+	}
+	ok = sb_backup_add_files_at(b, dirfd, files, (uint32_t) n, err);
+	close(dirfd);
+	for (i = 0; ok && i < n; i++)
+		if (files[i].gone)
+			ok = sb_error_set(err, SB_ENOTFOUND, "%s is gone", files[i].source_path);
+	return ok;
+}
+
+/* Is REL (under SRC) a regular file, one more for a run of files in FOLDER (or none yet)? */
+static bool
+joins_run(const char *src, const char *rel, size_t run, const char *folder)
+{
+	char		full[PATH_MAX];
+	char		parent[PATH_MAX];
+	struct stat st;
+
+	return lstat(th_path(full, "%s/%s", src, rel), &st) == 0 && S_ISREG(st.st_mode) &&
+		(run == 0 || (run < TH_FILE_RUN && strcmp(parent_of(rel, parent, sizeof(parent)), folder) == 0));
+}
+
 bool
 th_backup_tree(const SbBackupOptions *o, const char *src, SbManifest **manifest,
 			   SbError *err)
@@ -771,6 +834,8 @@ th_backup_tree(const SbBackupOptions *o, const char *src, SbManifest **manifest,
 	PathList	l;
 	SbBackup   *b;
 	size_t		i;
+	size_t		run = 0;		/* regular files of one folder, gathered: L.items[I - RUN, I) */
+	char		folder[PATH_MAX] = "";
 	bool		ok = true;
 
 	if (manifest != NULL)
@@ -780,7 +845,22 @@ th_backup_tree(const SbBackupOptions *o, const char *src, SbManifest **manifest,
 		return false;
 	list_sorted(src, &l);
 	for (i = 0; ok && i < l.n; i++)
-		ok = add_path(b, src, l.items[i], err);
+	{
+		if (run > 0 && !joins_run(src, l.items[i], run, folder))
+		{
+			ok = add_file_run(b, src, &l.items[i - run], run, err);
+			run = 0;
+		}
+		if (ok && joins_run(src, l.items[i], run, folder))
+		{
+			if (run++ == 0)
+				parent_of(l.items[i], folder, sizeof(folder));
+		}
+		else if (ok)
+			ok = add_path(b, src, l.items[i], err);
+	}
+	if (ok && run > 0)
+		ok = add_file_run(b, src, &l.items[l.n - run], run, err);
 	list_free(&l);
 	if (!ok)
 	{

@@ -42,6 +42,8 @@ static const UnitTest tests[] = {
 	TEST(test_roundtrip_non_utf8_names),
 	TEST(test_roundtrip_gathered_folder),
 	TEST(test_roundtrip_pipeline_limits),
+	TEST(test_file_runs),
+	TEST(test_file_runs_refused),
 	TEST(test_weights_weighted),
 	TEST(test_weights_adaptive),
 	TEST(test_corruption_flipped_payload),

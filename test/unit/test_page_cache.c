@@ -84,6 +84,8 @@ test_page_cache_direct_reads(void)
 	SbError		err;
 	char		hot[PATH_MAX];
 	char		cold[PATH_MAX];
+	char		small_hot[PATH_MAX];
+	char		small_cold[PATH_MAX];
 	char		location[PATH_MAX];
 	char		stripe1[PATH_MAX];
 	char		stripe2[PATH_MAX];
@@ -92,8 +94,11 @@ test_page_cache_direct_reads(void)
 	th_fixture(&f, "pagecache", 2);
 	th_write_pattern(th_path(hot, "%s/hot", f.src), FILE_SIZE, 1, false, 0600);
 	th_write_pattern(th_path(cold, "%s/cold", f.src), FILE_SIZE, 2, false, 0600);
-	ok(warm(hot), "a file just read is all in the page cache");
-	if (!evict(cold))
+	/* small files: read whole by the backup's file runs, not by its reader */
+	th_write_pattern(th_path(small_hot, "%s/small-hot", f.src), 8192, 3, false, 0600);
+	th_write_pattern(th_path(small_cold, "%s/small-cold", f.src), 12288, 4, false, 0600);
+	ok(warm(hot) && warm(small_hot), "files just read are all in the page cache");
+	if (!evict(cold) || !evict(small_cold))
 	{
 		diag("this file system keeps files in the page cache (tmpfs): nothing more to check");
 		th_fixture_done(&f);
@@ -110,6 +115,8 @@ test_page_cache_direct_reads(void)
 	sb_manifest_free(m);
 	is_int(cached_state(cold), 0, "the file that was not cached is still not: read with O_DIRECT");
 	is_int(cached_state(hot), 1, "the cached file is still cached: read through the cache, not dropped");
+	is_int(pages_cached(small_cold), 0, "the small file that was not cached is not: dropped once read");
+	is_int(pages_cached(small_hot), 2, "the small cached file is still cached");
 
 	/* A verify or restore reads each stripe once: O_DIRECT unless it is cached. */
 	th_path(stripe1, "%s/stripe-1.sbs", th_location(&f, 0, "bk", location));

@@ -17,6 +17,10 @@ extern void test_roundtrip_non_utf8_names(void);
 extern void test_roundtrip_gathered_folder(void);
 extern void test_roundtrip_pipeline_limits(void);
 
+/* test_file_runs.c */
+extern void test_file_runs(void);
+extern void test_file_runs_refused(void);
+
 /* test_crypto.c */
 extern void test_crypto_vectors(void);
 extern void test_crypto_backup_keys(void);
