@@ -179,7 +179,7 @@ extern bool sb_policy_parse_size(const char *text, uint64_t *bytes, SbError *err
 typedef struct SbMemoryEstimate
 {
 	uint64_t	buffers;		/* chunk buffers (twice with compression) */
-	uint64_t	read_ahead;		/* source blocks read ahead (backup) */
+	uint64_t	read_ahead;		/* source blocks and small files read ahead (backup) */
 	uint64_t	codec_contexts; /* a zstd context per worker */
 	uint64_t	index;			/* chunk index entries held in memory */
 	uint64_t	uploads;		/* part buffers of the stripes written to buckets */
@@ -189,7 +189,8 @@ typedef struct SbMemoryEstimate
 
 /*
  * What a backup with options O allocates: buffer_count x chunk size (twice
- * with compression), queue_depth read-ahead blocks, a zstd compression
+ * with compression), queue_depth read-ahead blocks and 32 small files of
+ * 64 kB read ahead (sb_backup_add_files_at), a zstd compression
  * context per worker at the level and chunk size, 48 bytes of index per
  * chunk of o->expected_bytes, and the part buffers of each destination that
  * is a bucket.

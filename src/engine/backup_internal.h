@@ -23,6 +23,7 @@
 #include "crypto.h"
 #include "format.h"
 #include "io.h"
+#include "backup_prefetch.h"
 #include "entry_lookup.h"
 #include "queue.h"
 #include "rate.h"
@@ -201,11 +202,6 @@ extern bool sb_source_may_have_holes(uint64_t allocated, uint64_t size);
 /* Record the file open at FD (of status ST) as PATH, and copy what its plan says. */
 extern bool sb_backup_add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 									const SbSourceStatus *st, SbError *err);
-
-/* ---- a directory's files opened ahead (backup_prefetch.c) ---- */
-
-/* Join the helper threads and close what they opened; NULL is fine. */
-extern void sb_prefetch_free(struct SbPrefetch *p);
 
 /* ---- destinations (backup_dest.c) ---- */
 

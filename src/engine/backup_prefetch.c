@@ -40,9 +40,9 @@
 #include "source_reader.h"
 #include "thread.h"
 
-#define SLOTS 32
+#define SLOTS SB_PREFETCH_SLOTS
 #define DIRECT_ALIGN 4096
-#define SMALL_FILE_BYTES (64 * 1024)	/* read by the slot: at most this */
+#define SMALL_FILE_BYTES SB_PREFETCH_FILE_BYTES
 #define MAX_HELPERS 7
 #define DEVICE_SCORE_MAX 32		/* of the last files read, */
 #define DEVICE_SCORE_BUSY 16	/* this many more from the device than not: all helpers */

@@ -19,6 +19,7 @@
 #include "codec.h"
 #include "format.h"
 #include "crypto.h"
+#include "backup_prefetch.h"
 #include "read_pipeline.h"
 #include "thread.h"
 #include "wal_internal.h"
@@ -115,9 +116,11 @@ sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 							(o->encryption_key ? chunk + SB_CRYPTO_OVERHEAD : 0));
 	add_term(e, e->buffers, "buffer_count %u x transfer_size %s%s%s", buffers, size,
 			 compressed ? " (x2 with compression)" : "", o->encryption_key ? " (+1 encrypted)" : "");
-	/* As sb_source_reader_new: queue_depth blocks of a chunk each. */
-	e->read_ahead = depth * chunk;
-	add_term(e, e->read_ahead, "read-ahead queue_depth %u x %s", depth, size);
+	/* As sb_source_reader_new: queue_depth blocks of a chunk each; and a folder's small files. */
+	e->read_ahead = depth * chunk + SB_PREFETCH_SLOTS * SB_PREFETCH_FILE_BYTES;
+	add_term(e, depth * chunk, "read-ahead queue_depth %u x %s", depth, size);
+	add_term(e, SB_PREFETCH_SLOTS * SB_PREFETCH_FILE_BYTES, "small files read ahead %d x %d kB",
+			 SB_PREFETCH_SLOTS, SB_PREFETCH_FILE_BYTES / 1024);
 	snprintf(level, sizeof(level), "zstd level %d", o->level);
 	add_contexts(e, workers, sb_codec_compress_memory(o->codec, o->level, chunk), level);
 	add_upload_parts(e, o);

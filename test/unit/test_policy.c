@@ -375,7 +375,8 @@ test_policy_memory(void)
 	sb_policy_backup_memory(&o, &e);
 	ok(e.buffers >= 2 * SB_DEFAULT_BUFFER_COUNT * mb && e.buffers < 2 * SB_DEFAULT_BUFFER_COUNT * mb + mb,
 	   "defaults: 16 buffers of 1 MB, twice with compression (%llu bytes)", (unsigned long long) e.buffers);
-	is_int(e.read_ahead, SB_DEFAULT_QUEUE_DEPTH * mb, "defaults: 4 read-ahead blocks of 1 MB");
+	is_int(e.read_ahead, SB_DEFAULT_QUEUE_DEPTH * mb + 2 * mb,
+		   "defaults: 4 read-ahead blocks of 1 MB, and 32 small files of 64 kB");
 	is_int(e.codec_contexts, sb_cpu_count() * sb_codec_compress_memory(SB_CODEC_ZSTD, 1, mb),
 		   "defaults: a level-1 context per CPU");
 	is_int(e.index, 0, "no index estimate without an expected size");
@@ -386,12 +387,13 @@ test_policy_memory(void)
 	o.expected_bytes = 1000 * 64 * mb;
 	sb_policy_backup_memory(&o, &e);
 	is_int(e.buffers, 4096 * (64 * mb + sb_codec_bound(SB_CODEC_ZSTD, 64 * mb)), "4096 buffers of 64 MB, and their output");
-	is_int(e.read_ahead, 4 * 64 * mb, "4 read-ahead blocks of 64 MB");
+	is_int(e.read_ahead, 4 * 64 * mb + 2 * mb, "4 read-ahead blocks of 64 MB, and the small files'");
 	is_int(e.codec_contexts, 2 * sb_codec_compress_memory(SB_CODEC_ZSTD, 19, 64 * mb), "two level-19 contexts");
 	is_int(e.index, 1000 * SB_INDEX_ENTRY_SIZE, "48 bytes of index per chunk expected");
 	refused(sb_policy_check_memory(&e, 0, &err), err, SB_EINVAL,
 			"buffer_count 4096 x transfer_size 64 MB (x2 with compression) (513 GB)", "half a terabyte of buffers is refused");
 	like(err.message, "read-ahead queue_depth 4 x 64 MB (256 MB)", "the message shows the read-ahead");
+	like(err.message, "small files read ahead 32 x 64 kB (2 MB)", "and the small files read ahead");
 	like(err.message, "zstd level 19: 2 workers x ", "the message shows the contexts");
 	like(err.message, "index of 1000 chunks x 48 bytes (46.9 kB)", "the message shows the index");
 	like(err.message, " GB of memory, above the default limit of 1 GB (stripebackup.max_memory",
@@ -402,8 +404,8 @@ test_policy_memory(void)
 	is_int(e.buffers, 2 * 64 * mb, "without compression a buffer each");
 	is_int(e.codec_contexts, 0, "and no contexts");
 	ok(strstr(e.breakdown, "x2") == NULL && strstr(e.breakdown, "zstd") == NULL, "nor do they show");
-	ok(sb_policy_check_memory(&e, 0, &err), "384 MB fits the default limit");
-	refused(sb_policy_check_memory(&e, 100 * mb, &err), err, SB_EINVAL, "= 384 MB of memory, above the limit of 100 MB",
+	ok(sb_policy_check_memory(&e, 0, &err), "386 MB fits the default limit");
+	refused(sb_policy_check_memory(&e, 100 * mb, &err), err, SB_EINVAL, "= 386 MB of memory, above the limit of 100 MB",
 			"it does not fit a limit of 100 MB");
 	ok(sb_policy_check_memory(&e, e.total, &err), "a limit of exactly the total fits");
 
