@@ -296,15 +296,13 @@ flush_files(SourceTree *t, SbError *err)
 	return t->visit_files(t->visit_arg, run->dirfd, run->items, n, err);
 }
 
-/* Keep a copy of S in the run's text; NULL when it has no room left. */
+/* Keep a copy of S in the run's text (gather_file made room). */
 static const char *
 run_copy(SourceFileRun *run, const char *s)
 {
 	size_t		len = strlen(s) + 1;
 	char	   *copy = run->text + run->used;
 
-	if (len > RUN_TEXT - run->used)
-		return NULL;
 	memcpy(copy, s, len);
 	run->used += len;
 	return copy;

@@ -223,22 +223,19 @@ static void
 flush_files(SbWalk *w)
 {
 	SbWalkRun  *run = w->run;
+	int			n = run ? run->count : 0;
 	SbError		err;
 	int			i;
 
-	if (run == NULL || run->count == 0)
+	if (n == 0)
 		return;
-	if (!sb_backup_add_files_at(w->backup, run->dirfd, run->files, (uint32_t) run->count, &err))
-	{
-		run->count = 0;
-		run->used = 0;
+	run->count = 0;				/* the run is over, added or not */
+	run->used = 0;
+	if (!sb_backup_add_files_at(w->backup, run->dirfd, run->files, (uint32_t) n, &err))
 		sb_control_raise(&err);
-	}
-	for (i = 0; i < run->count; i++)
+	for (i = 0; i < n; i++)
 		if (run->files[i].gone)
 			w->skipped_files++; /* dropped while we walked: not an error */
-	run->count = 0;
-	run->used = 0;
 }
 
 static const char *
