@@ -25,10 +25,13 @@
 #define SB_DEFAULT_CHUNK_SIZE (1024 * 1024)
 #define SB_DEFAULT_BUFFER_COUNT 16
 #define SB_DEFAULT_QUEUE_DEPTH 4
+#define SB_MAX_SOURCE_LANES 4
 
 /*
- * Sees every block of file data as it is read, on the caller's thread, in
- * file order: FILE_OFFSET and LEN locate DATA in the file being read from FD
+ * Sees every block of file data as it is read, in file order, on the
+ * caller's thread (with source lanes: on each lane's thread too, with that
+ * lane's argument, each file's blocks on one thread, files of two lanes at
+ * once): FILE_OFFSET and LEN locate DATA in the file being read from FD
  * (which the hook may read again, as a page checksum check does to tell a
  * torn read from corruption).  PATH is the file's archive path.  Return
  * false with ERR set to fail the backup.
@@ -78,6 +81,21 @@ typedef struct SbBackupOptions
 	void	   *read_hook_arg;
 	SbEntryHook entry_hook;		/* may be NULL */
 	void	   *entry_hook_arg;
+
+	/*
+	 * Source lanes: read the large files (over 64 kB) of up to this many
+	 * source devices at once, a reader thread a device, each device's files
+	 * in the order given (at least 2, at most SB_MAX_SOURCE_LANES; else
+	 * every file is read on the caller's thread).  A lane opens the file
+	 * again by its SOURCE_PATH, from the working directory, so that the
+	 * caller may go on: a file gone by then is left out, counted by
+	 * sb_backup_files_vanished.  Not with a parent (an incremental file's
+	 * length is known only once read).  With a read hook, lane i calls it
+	 * with read_hook_lane_args[i]; lanes without one are not used.
+	 */
+	uint32_t	source_lanes;
+	void	   *read_hook_lane_args[SB_MAX_SOURCE_LANES];
+
 	SbIoMethod	io_method;		/* SB_IO_AUTO: io_uring when the kernel allows */
 	uint32_t	queue_depth;	/* reads or writes in flight per file; 0 = default */
 	bool		direct_io;		/* read uncached source blocks with O_DIRECT
@@ -223,5 +241,23 @@ extern void sb_backup_progress(SbBackup *b, SbProgress *progress);
 
 /* The manifest being built (entries so far, the backup's uuid from the start); owned by B. */
 extern const SbManifest *sb_backup_manifest(const SbBackup *b);
+
+/*
+ * Wait until every file added so far is read and in the manifest: with
+ * source lanes a file may still be read after the call that added it
+ * returned.  Call it before whatever must come after the files were read
+ * (an online backup's end: pg_backup_stop); sb_backup_finish does.
+ */
+extern bool sb_backup_files_read(SbBackup *b, SbError *err);
+
+/*
+ * The source lanes for files under FOLDERS (N of them: a data directory,
+ * its tablespaces, pg_wal): one a device they are on, at most
+ * SB_MAX_SOURCE_LANES; 0 when they are all on one (or cannot be looked at).
+ */
+extern uint32_t sb_source_lanes_for(const char *const *folders, size_t n);
+
+/* Files handed to a source lane that were gone when it opened them (left out), so far. */
+extern uint64_t sb_backup_files_vanished(const SbBackup *b);
 
 #endif							/* SB_BACKUP_H */

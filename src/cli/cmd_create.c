@@ -318,7 +318,9 @@ check_server_stopped(const char *source, SbError *err)
 /*
  * What the manifest says of the source: a data directory is described as
  * the online backup describes it (cluster_meta.h), so restore relocates its
- * tablespaces alike; the size read sizes the memory check's index estimate.
+ * tablespaces alike; the size read sizes the memory check's index estimate;
+ * the folders read (the source and each tablespace) on several devices get
+ * a source lane each, so that they are read at once.
  */
 static bool
 describe_source(CreateArgs *a, const SourceTree *tree, SbError *err)
@@ -326,6 +328,7 @@ describe_source(CreateArgs *a, const SourceTree *tree, SbError *err)
 	a->metadata = cluster_meta_json(tree, err);
 	a->options.metadata_json = a->metadata;
 	a->options.expected_bytes = tree->total_bytes;
+	a->options.source_lanes = sb_source_lanes_for((const char *const *) tree->roots, tree->nroots);
 	return err->code == SB_OK;
 }
 
@@ -380,6 +383,20 @@ add_files(void *arg, int dirfd, const SourceItem *items, size_t n, SbError *err)
 	return true;
 }
 
+/* Every file read, the source lanes' too, and none of them gone meanwhile. */
+static bool
+all_files_read(SbBackup *b, SbError *err)
+{
+	uint64_t	vanished;
+
+	if (!sb_backup_files_read(b, err))
+		return false;
+	vanished = sb_backup_files_vanished(b);
+	return vanished == 0 ||
+		sb_error_set(err, SB_ENOTFOUND, "%llu file(s) were removed while they were being backed up",
+					 (unsigned long long) vanished);
+}
+
 static void
 print_summary(const SbManifest *m, double seconds)
 {
@@ -422,7 +439,8 @@ run_backup(CreateArgs *a, const SourceTree *tree)
 	if (b == NULL)
 		return cli_report_error(&err);
 	/* Walked again, each item into the backup as it is found (the first walk only counted). */
-	ok = source_tree_scan(a->source, &again, add_item, add_files, b, &err);
+	ok = source_tree_scan(a->source, &again, add_item, add_files, b, &err) &&
+		all_files_read(b, &err);
 	source_tree_free(&again);
 	if (!ok)
 		sb_backup_abort(b);

@@ -260,10 +260,13 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	}
 	if (!sb_backup_create_destinations(b, o, err))
 		return false;
-	b->reader = sb_source_reader_new(b->io_method, b->queue_depth, b->chunk_size,
-									 b->direct_io, err);
-	return b->reader != NULL &&
+	b->caller_filler.reader = sb_source_reader_new(b->io_method, b->queue_depth, b->chunk_size,
+												   b->direct_io, err);
+	b->caller_filler.hook_arg = o->read_hook_arg;
+	b->caller_filler.caller = true;
+	return b->caller_filler.reader != NULL &&
 		alloc_chunks(b, o->buffer_count ? o->buffer_count : SB_DEFAULT_BUFFER_COUNT, err) &&
+		sb_stream_init(b, err) && sb_lanes_init(b, o, err) &&
 		init_queues(b, err) && sb_backup_start_threads(b, err);
 }
 
@@ -304,6 +307,8 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	if (b == NULL)
 		return NULL;
 	pthread_mutex_init(&b->failure_mutex, NULL);
+	pthread_mutex_init(&b->stream_mutex, NULL);
+	pthread_cond_init(&b->stream_changed, NULL);
 	b->codec = o->codec;
 	b->level = o->level;
 	b->balance = o->balance;
@@ -314,7 +319,6 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	b->io_method = o->io_method;
 	b->queue_depth = o->queue_depth ? o->queue_depth : SB_DEFAULT_QUEUE_DEPTH;
 	b->read_hook = o->read_hook;
-	b->read_hook_arg = o->read_hook_arg;
 	b->entry_hook = o->entry_hook;
 	b->entry_hook_arg = o->entry_hook_arg;
 	sb_ticker_init(&b->ticker, o->tick, o->tick_arg);
@@ -390,7 +394,7 @@ complete_manifest(SbBackup *b, SbError *err)
 	m->finished_at = sb_strdup(now, err);
 	if (m->finished_at == NULL)
 		return false;
-	m->total_chunks = b->next_chunk_id;
+	m->total_chunks = b->total_chunks;
 	m->stream_bytes = 0;
 	m->stored_bytes = 0;
 	for (i = 0; i < b->nstripes; i++)
@@ -485,7 +489,9 @@ free_backup(SbBackup *b, bool keep_manifest)
 	free(b->chunks);
 	free(b->workers);
 	sb_prefetch_free(b->prefetch);
-	sb_source_reader_free(b->reader);
+	sb_lanes_free(b);
+	sb_source_reader_free(b->caller_filler.reader);
+	sb_stream_free(b);
 	sb_incremental_free(b);
 	sb_queue_destroy(&b->free_queue);
 	sb_queue_destroy(&b->seal_queue);
@@ -493,19 +499,19 @@ free_backup(SbBackup *b, bool keep_manifest)
 	if (!keep_manifest)
 		sb_manifest_free(b->manifest);
 	pthread_mutex_destroy(&b->failure_mutex);
+	pthread_mutex_destroy(&b->stream_mutex);
+	pthread_cond_destroy(&b->stream_changed);
 	free(b);
 }
 
 bool
 sb_backup_finish(SbBackup *b, SbManifest **manifest, SbError *err)
 {
-	bool		ok = true;
+	bool		ok;
 
-	if (b->current != NULL && b->fill > 0)
-		ok = sb_backup_submit_current(b, err);
-	else if (b->current != NULL)
-		sb_queue_push(&b->free_queue, b->current);
-	b->current = NULL;
+	ok = sb_backup_files_read(b, err) && sb_stream_finish(b, err);
+	if (!ok)
+		sb_backup_fail(b, err); /* stop the lanes before the pipeline's threads are joined */
 	sb_backup_join_threads(b);
 	if (atomic_load(&b->failed))
 	{

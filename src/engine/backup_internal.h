@@ -2,7 +2,10 @@
  * backup_internal.h
  *		State shared by the parts of the backup pipeline:
  *
- *		caller's thread (backup_source.c): reads files into chunk buffers
+ *		caller's thread (backup_source.c), and with source lanes one reader
+ *		thread per source device (backup_lanes.c): read files into chunk
+ *		buffers, each file at the place it claimed in the stream
+ *		(backup_stream.c)
  *		  -> seal queue -> compression workers (backup_threads.c)
  *		  -> ready queue (adaptive: shared; weighted: one per stripe)
  *		  -> one writer thread per destination (backup_threads.c)
@@ -23,6 +26,7 @@
 #include "crypto.h"
 #include "format.h"
 #include "io.h"
+#include "backup_lanes.h"
 #include "backup_prefetch.h"
 #include "entry_lookup.h"
 #include "queue.h"
@@ -91,6 +95,34 @@ typedef struct SbStripeWriter
 	_Atomic uint64_t busy_usec;
 } SbStripeWriter;
 
+/* A chunk being filled (backup_stream.c): its buffer, and how many of its bytes are in. */
+typedef struct SbOpenChunk
+{
+	SbChunk    *chunk;
+	uint32_t	filled;
+} SbOpenChunk;
+
+/*
+ * An entry that took its place while lanes read, waiting until every entry
+ * placed before it is in the manifest (it owns its strings and extents).
+ */
+typedef struct SbPendingEntry
+{
+	SbEntry		entry;
+	bool		done;			/* read whole: its CRC is set */
+} SbPendingEntry;
+
+/* Who reads a file into the stream: its read-ahead reader and read hook argument. */
+typedef struct SbFiller
+{
+	struct SbSourceReader *reader;
+	void	   *hook_arg;
+	bool		caller;			/* the caller's thread: it ticks, and lets
+								 * entries through while it waits */
+} SbFiller;
+
+struct SbLane;
+
 struct SbBackup
 {
 	SbManifest *manifest;		/* manifest->cipher: an encrypted backup's keys */
@@ -125,11 +157,27 @@ struct SbBackup
 	uint32_t	nworkers;
 	uint32_t	workers_started;
 
-	struct SbSourceReader *reader;	/* reads the files ahead, on the caller's thread */
+	SbFiller	caller_filler;	/* its reader reads the files ahead on the caller's thread */
 	struct SbPrefetch *prefetch;	/* opens a directory's files ahead; NULL until used */
-	SbChunk    *current;		/* being filled by the caller's thread */
-	uint32_t	fill;
-	uint64_t	next_chunk_id;
+
+	/* The stream (backup_stream.c), under stream_mutex: */
+	pthread_mutex_t stream_mutex;
+	pthread_cond_t stream_changed;	/* a chunk or an entry moved on, a lane has room, or a failure */
+	uint64_t	cursor;			/* stream bytes placed */
+	uint64_t	total_chunks;	/* at the end */
+	SbOpenChunk *open;			/* chunks being filled (at most nchunks) */
+	uint32_t	nopen;
+	SbPendingEntry **pending;	/* ring, in the stream's order */
+	size_t		pending_cap;
+	size_t		pending_head;
+	size_t		npending;
+
+	/* Source lanes (backup_lanes.c): */
+	uint32_t	max_lanes;		/* 0: every file read on the caller's thread */
+	struct SbLane *lanes;		/* max_lanes of them, nlanes started */
+	uint32_t	nlanes;			/* set on the caller's thread only */
+	void	   *lane_hook_args[SB_MAX_SOURCE_LANES];
+	_Atomic uint64_t files_vanished;	/* gone before their lane opened them */
 
 	pthread_mutex_t failure_mutex;
 	atomic_bool failed;
@@ -203,6 +251,88 @@ extern bool sb_source_may_have_holes(uint64_t allocated, uint64_t size);
 extern bool sb_backup_add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 									const SbSourceStatus *st, SbError *err);
 
+/*
+ * PATH's entry (E; ID and TIMES, LEN bytes each, hold its stamps) from its
+ * status ST, or with LIKE's mode, time and stamps.
+ */
+extern void sb_source_entry(SbBackup *b, const char *path, const SbSourceStatus *st,
+							const SbEntry *like, SbEntry *e, char *id, char *times, size_t len);
+
+/* Find E's holes in FD (when the backup looks for them): E's extents and stream length. */
+extern bool sb_source_examine(SbBackup *b, int fd, const char *what, const SbSourceStatus *st,
+							  SbEntry *e, SbError *err);
+
+/* Read E (whole or sparse) from FD through F into its place in the stream; E's CRC. */
+extern bool sb_source_stream_placed(SbBackup *b, const SbFiller *f, int fd, const char *what,
+									SbEntry *e, SbError *err);
+
+/* Add E to the manifest (and the entry hook); the caller's thread only. */
+extern bool sb_backup_record_entry(SbBackup *b, const SbEntry *e, SbError *err);
+
+/* ---- the stream (backup_stream.c) ---- */
+
+extern bool sb_stream_init(SbBackup *b, SbError *err);
+extern void sb_stream_free(SbBackup *b);
+
+/* The error that stopped the backup into ERR; false. */
+extern bool sb_stream_failure(SbBackup *b, SbError *err);
+
+/* The caller's tick, when due; false (ERR) when it says stop. */
+extern bool sb_stream_tick(SbBackup *b, SbError *err);
+
+/* Wake every thread waiting on the stream. */
+extern void sb_stream_wake(SbBackup *b);
+
+/* LEN bytes of the stream from the next free place: where they start. */
+extern uint64_t sb_stream_claim(SbBackup *b, uint64_t len);
+extern uint64_t sb_stream_claim_locked(SbBackup *b, uint64_t len);
+
+/*
+ * E's place: its stream_offset, E->stream_length bytes for a file, and
+ * while lanes read (or on a lane: CALLER false) its place in line, *P, which
+ * sb_stream_done marks complete; *P NULL: record E when it is complete.
+ */
+extern bool sb_stream_place(SbBackup *b, SbEntry *e, bool caller, SbPendingEntry **p,
+							SbError *err);
+
+/* Put LEN bytes of DATA at PLACE (placed, by this thread alone); CALLER: on the caller's thread. */
+extern bool sb_stream_put(SbBackup *b, uint64_t place, const uint8_t *data, size_t len,
+						  bool caller, SbError *err);
+
+/* After every file is in: the last chunk, short, goes on; b->total_chunks. */
+extern bool sb_stream_finish(SbBackup *b, SbError *err);
+
+/* A copy of E to wait in line; NULL if out of memory (ERR). */
+extern SbPendingEntry *sb_pending_new(const SbEntry *e, SbError *err);
+
+/* P is complete. */
+extern void sb_stream_done(SbBackup *b, SbPendingEntry *p);
+
+/* Is the line full? (stream mutex held) */
+extern bool sb_stream_pending_full_locked(const SbBackup *b);
+
+/* Add the entries first in line that are complete (the caller's thread). */
+extern bool sb_stream_flush(SbBackup *b, SbError *err);
+
+/* Until UNTIL(b, ARG) (called with the stream mutex held), flushing and ticking: the caller's thread. */
+typedef bool (*SbStreamUntil) (SbBackup *b, void *arg);
+extern bool sb_stream_wait(SbBackup *b, SbStreamUntil until, void *arg, SbError *err);
+
+/* ---- source lanes (backup_lanes.c) ---- */
+
+/* The lanes the options allow (sb_lanes_allowed), none started yet. */
+extern bool sb_lanes_init(SbBackup *b, const SbBackupOptions *o, SbError *err);
+
+/* Is the file of status ST one for a lane (a large file of a backup with lanes, no parent)? */
+extern bool sb_lanes_take(const SbBackup *b, const SbSourceStatus *st);
+
+/* Give the file to its device's lane (starting it), waiting for room. */
+extern bool sb_lanes_hand_over(SbBackup *b, const char *path, const char *source_path,
+							   const SbSourceStatus *st, SbError *err);
+
+/* Stop the lanes (the backup failed) and free them. */
+extern void sb_lanes_free(SbBackup *b);
+
 /* ---- destinations (backup_dest.c) ---- */
 
 /* Destinations: 1 to SB_MAX_STRIPES, each usable, distinct, none inside another. */
@@ -261,10 +391,5 @@ extern void sb_backup_join_threads(SbBackup *b);
 /* Stop every queue so threads exit, and wait for them. */
 extern void sb_backup_stop_threads(SbBackup *b);
 
-/* Hand the filled current chunk to the compression workers. */
-extern bool sb_backup_submit_current(SbBackup *b, SbError *err);
-
-/* Make sure there is a current chunk with room, waiting for a free buffer. */
-extern bool sb_backup_ensure_current(SbBackup *b, SbError *err);
 
 #endif							/* SB_BACKUP_INTERNAL_H */

@@ -1,8 +1,11 @@
 /*
  * backup_source.c
- *		The caller's side of the backup pipeline: entries are added in archive
- *		order, and file data is copied into chunk buffers, end to end, which go
- *		to the compression workers as they fill.
+ *		The files' side of the backup pipeline: entries are added in archive
+ *		order, and file data is read into the stream (backup_stream.c), each
+ *		file at the place it claimed, end to end.  The caller's thread reads
+ *		every file, or hands the large ones of a backup with source lanes to
+ *		the lane of their device (backup_lanes.c), which reads them with the
+ *		same functions.
  *
  * A file is read up to the size it had when opened; if it shrinks meanwhile
  * the rest is zeros (the copy of a live database is made consistent by WAL
@@ -29,101 +32,30 @@
 #include "fsutil.h"
 #include "source_reader.h"
 
-/* The caller's tick, when due; false (and SB_ECANCELED) when it says stop. */
-static bool
-tick(SbBackup *b, SbError *err)
-{
-	SbProgress	progress;
-
-	if (!sb_ticker_due(&b->ticker))
-		return true;
-	sb_backup_progress(b, &progress);
-	return sb_ticker_fire(&b->ticker, &progress, "backup", err);
-}
-
-/* The error that stopped the pipeline, if any thread failed. */
-static bool
-pipeline_error(SbBackup *b, SbError *err)
-{
-	pthread_mutex_lock(&b->failure_mutex);
-	*err = b->failure;
-	pthread_mutex_unlock(&b->failure_mutex);
-	return false;
-}
-
-bool
-sb_backup_ensure_current(SbBackup *b, SbError *err)
-{
-	while (b->current == NULL)
-	{
-		bool		timed_out;
-		SbChunk    *c = sb_queue_pop_timed(&b->free_queue, 100, &timed_out);
-
-		if (c != NULL)
-		{
-			b->current = c;
-			b->fill = 0;
-		}
-		else if (atomic_load(&b->failed))
-			return pipeline_error(b, err);
-		else if (!tick(b, err))
-			return false;
-	}
-	return true;
-}
-
-bool
-sb_backup_submit_current(SbBackup *b, SbError *err)
-{
-	SbChunk    *c = b->current;
-
-	c->id = b->next_chunk_id++;
-	c->raw_len = b->fill;
-	c->stripe = b->balance == SB_BALANCE_WEIGHTED ? sb_schedule_next(&b->schedule) : 0;
-	b->current = NULL;
-	b->fill = 0;
-	if (!sb_queue_push(&b->seal_queue, c))
-		return pipeline_error(b, err);
-	return tick(b, err);
-}
-
-/* Append LEN bytes to the stream, cutting them into chunks. */
-static bool
-append_bytes(SbBackup *b, const uint8_t *data, size_t len, SbError *err)
-{
-	while (len > 0)
-	{
-		uint32_t	room;
-		uint32_t	n;
-
-		if (!sb_backup_ensure_current(b, err))
-			return false;
-		room = b->chunk_size - b->fill;
-		n = len < room ? (uint32_t) len : room;
-		memcpy(b->current->raw + b->fill, data, n);
-		b->fill += n;
-		data += n;
-		len -= n;
-		atomic_fetch_add(&b->raw_bytes_done, n);
-		if (b->fill == b->chunk_size && !sb_backup_submit_current(b, err))
-			return false;
-	}
-	return true;
-}
-
-/* What the stream took of a file so far: its CRC (what it did not take as zeros) and end. */
+/*
+ * What the stream took of a file so far: its CRC (what it did not take as
+ * zeros), its end, and the stream's place for its next byte.  A file whose
+ * stored length is known claims its place before it is read; a file of
+ * changed blocks claims as it goes (only the caller's thread fills then).
+ */
 typedef struct Taken
 {
 	uint32_t	crc;
 	uint64_t	end;
+	uint64_t	place;
+	bool		growing;
 } Taken;
 
 static bool
-take(SbBackup *b, Taken *t, uint64_t offset, const uint8_t *data, size_t len, SbError *err)
+take(SbBackup *b, const SbFiller *f, Taken *t, uint64_t offset, const uint8_t *data, size_t len,
+	 SbError *err)
 {
+	uint64_t	place = t->growing ? sb_stream_claim(b, len) : t->place;
+
 	t->crc = sb_crc32c_update(sb_crc32c_zeros(t->crc, offset - t->end), data, len);
 	t->end = offset + len;
-	return append_bytes(b, data, len, err);
+	t->place = place + len;
+	return sb_stream_put(b, place, data, len, f->caller, err);
 }
 
 /* File bytes [OFFSET, OFFSET + LEN) are stored: the entry's last extent grows, or a new one starts. */
@@ -161,8 +93,8 @@ block_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, uint64
  * (the block size divides the reader's).
  */
 static bool
-take_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, SbEntry *e,
-			 size_t *cap, Taken *t, uint64_t offset, const uint8_t *data, size_t len,
+take_changed(SbBackup *b, const SbFiller *f, const SbEntry *base, const char *path, int fd,
+			 SbEntry *e, size_t *cap, Taken *t, uint64_t offset, const uint8_t *data, size_t len,
 			 SbError *err)
 {
 	size_t		pos = 0;
@@ -180,7 +112,7 @@ take_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, SbEntry
 			run += n;
 		}
 		if (run > 0 && (!add_stored_extent(e, cap, offset + pos, run, err) ||
-						!take(b, t, offset + pos, data + pos, run, err)))
+						!take(b, f, t, offset + pos, data + pos, run, err)))
 			return false;
 		pos += run;
 		if (pos < len)
@@ -196,16 +128,18 @@ take_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, SbEntry
 }
 
 /*
- * Stream the RANGES of FD through the read-ahead reader, in file order:
- * page checks (the read hook) and the CRC see each block before it is cut
- * into chunks.  Holes between the ranges count as zeros in the CRC.  With
- * BASE (the parent's file), only changed blocks are stored, as E's extents.
+ * Stream the RANGES of FD through F's read-ahead reader, in file order,
+ * from E's place in the stream: page checks (the read hook) and the CRC see
+ * each block before it is cut into chunks.  Holes between the ranges count
+ * as zeros in the CRC.  With BASE (the parent's file), only changed blocks
+ * are stored, as E's extents, claiming their places as they come.
  */
 static bool
-stream_ranges(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
-			  const SbEntry *base, const SbExtent *ranges, uint32_t nranges, SbError *err)
+stream_ranges(SbBackup *b, const SbFiller *f, int fd, const char *what, const char *path,
+			  SbEntry *e, const SbEntry *base, const SbExtent *ranges, uint32_t nranges,
+			  SbError *err)
 {
-	Taken		t = {SB_CRC32C_INIT, 0};
+	Taken		t = {SB_CRC32C_INIT, 0, e->stream_offset, base != NULL};
 	size_t		cap = 0;
 	uint8_t    *data;
 	uint64_t	offset;
@@ -213,22 +147,22 @@ stream_ranges(SbBackup *b, int fd, const char *what, const char *path, SbEntry *
 	bool		ok;
 
 	sb_error_clear(err);
-	ok = sb_source_reader_begin(b->reader, fd, what, ranges, nranges, err);
+	ok = sb_source_reader_begin(f->reader, fd, what, ranges, nranges, err);
 	while (ok)
 	{
-		if (!sb_source_reader_next(b->reader, &data, &offset, &len, err))
+		if (!sb_source_reader_next(f->reader, &data, &offset, &len, err))
 		{
 			ok = err->code == SB_OK;	/* the end, or a read error */
 			break;
 		}
 		ok = b->read_hook == NULL ||
-			b->read_hook(b->read_hook_arg, path, fd, offset, data, len, err);
+			b->read_hook(f->hook_arg, path, fd, offset, data, len, err);
 		if (ok && base != NULL)
-			ok = take_changed(b, base, path, fd, e, &cap, &t, offset, data, len, err);
+			ok = take_changed(b, f, base, path, fd, e, &cap, &t, offset, data, len, err);
 		else if (ok)
-			ok = take(b, &t, offset, data, len, err);
+			ok = take(b, f, &t, offset, data, len, err);
 	}
-	sb_source_reader_end(b->reader);
+	sb_source_reader_end(f->reader);
 	if (!ok)
 		return false;
 	e->crc32c = sb_crc32c_final(sb_crc32c_zeros(t.crc, e->size - t.end));
@@ -288,23 +222,36 @@ find_extents(int fd, const char *what, uint64_t size, SbEntry *e, SbError *err)
 	return true;
 }
 
+/* The bytes of E the stream holds: all of it, or its data extents (sparse). */
+static uint64_t
+stored_length(const SbEntry *e)
+{
+	uint64_t	length = 0;
+	uint32_t	i;
+
+	if (!e->sparse)
+		return e->size;
+	for (i = 0; i < e->nextents; i++)
+		length += e->extents[i].length;
+	return length;
+}
+
 /*
- * The blocks of a file that changed since BASE, the parent's: its extents.
+ * The blocks of a file that changed since BASE, the parent's: its extents,
+ * placed as they are found (only the caller's thread fills such a backup).
  * If every block changed, the file is stored whole: it needs no parent.
  */
 static bool
-stream_changed(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
+stream_changed(SbBackup *b, const SbFiller *f, int fd, const char *what, SbEntry *e,
 			   const SbEntry *base, SbError *err)
 {
 	SbExtent	whole = {0, e->size};
-	uint32_t	i;
 
 	e->sparse = e->incremental = true;
-	if (!stream_ranges(b, fd, what, path, e, base, &whole, 1, err))
+	e->stream_offset = sb_stream_claim(b, 0);
+	if (!stream_ranges(b, f, fd, what, e->path, e, base, &whole, 1, err))
 		return false;
-	e->stream_length = 0;
-	for (i = 0; i < e->nextents; i++)
-		e->stream_length += e->extents[i].length;
+	e->stream_length = stored_length(e);
 	if (e->stream_length == e->size && e->size > 0)
 	{
 		e->sparse = e->incremental = false;
@@ -315,24 +262,27 @@ stream_changed(SbBackup *b, int fd, const char *what, const char *path, SbEntry 
 	return true;
 }
 
-/* Stream a file's data (extents only, if sparse; changed blocks, with a BASE) and its CRC-32C. */
-static bool
-stream_file(SbBackup *b, int fd, const char *what, const char *path, SbEntry *e,
-			const SbEntry *base, SbError *err)
+bool
+sb_source_stream_placed(SbBackup *b, const SbFiller *f, int fd, const char *what, SbEntry *e,
+						SbError *err)
 {
 	SbExtent	whole = {0, e->size};
-	uint32_t	i;
 
-	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
-	e->stream_length = e->size;
-	if (base != NULL)
-		return stream_changed(b, fd, what, path, e, base, err);
 	if (!e->sparse)
-		return stream_ranges(b, fd, what, path, e, NULL, &whole, 1, err);
-	e->stream_length = 0;
-	for (i = 0; i < e->nextents; i++)
-		e->stream_length += e->extents[i].length;
-	return stream_ranges(b, fd, what, path, e, NULL, e->extents, e->nextents, err);
+		return stream_ranges(b, f, fd, what, e->path, e, NULL, &whole, 1, err);
+	return stream_ranges(b, f, fd, what, e->path, e, NULL, e->extents, e->nextents, err);
+}
+
+bool
+sb_source_examine(SbBackup *b, int fd, const char *what, const SbSourceStatus *st, SbEntry *e,
+				  SbError *err)
+{
+	e->sparse = false;
+	if (b->detect_holes && sb_source_may_have_holes(st->allocated, e->size) &&
+		!find_extents(fd, what, e->size, e, err))
+		return false;
+	e->stream_length = stored_length(e);
+	return true;
 }
 
 /*
@@ -367,7 +317,7 @@ static void
 take_from_parent(SbBackup *b, SbEntry *e)
 {
 	e->sparse = e->incremental = true;
-	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
+	e->stream_offset = sb_stream_claim(b, 0);
 	e->stream_length = 0;
 	e->crc32c = sb_crc32c_final(sb_crc32c_zeros(SB_CRC32C_INIT, e->size));
 	atomic_fetch_add(&b->raw_bytes_done, e->size);
@@ -388,44 +338,54 @@ sb_source_may_have_holes(uint64_t allocated, uint64_t size)
 }
 
 /*
- * A file read whole already (DATA, its E->size bytes, read from FD): to the
- * read hook, the CRC and the stream, as one block.
+ * A file read whole already (DATA, its E->size bytes, read from FD), at its
+ * place: to the read hook, the CRC and the stream, as one block.
  */
 static bool
-stream_held(SbBackup *b, int fd, const char *path, SbEntry *e, const uint8_t *data, SbError *err)
+stream_held(SbBackup *b, const SbFiller *f, int fd, SbEntry *e, const uint8_t *data, SbError *err)
 {
-	Taken		t = {SB_CRC32C_INIT, 0};
+	Taken		t = {SB_CRC32C_INIT, 0, e->stream_offset, false};
 
-	e->stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
-	e->stream_length = e->size;
-	if (b->read_hook != NULL && !b->read_hook(b->read_hook_arg, path, fd, 0, data, e->size, err))
+	if (b->read_hook != NULL && !b->read_hook(f->hook_arg, e->path, fd, 0, data, e->size, err))
 		return false;
-	if (!take(b, &t, 0, data, e->size, err))
+	if (!take(b, f, &t, 0, data, e->size, err))
 		return false;
 	e->crc32c = sb_crc32c_final(t.crc);
 	return true;
 }
 
-/* Read the file (all of it, its data extents, or its changed blocks), as PLAN says. */
+/*
+ * Read the file (all of it, its data extents, or its changed blocks), as PLAN
+ * says, on the caller's thread; a file stored whole or sparse takes its place
+ * first (*P: its place in line while lanes read).
+ */
 static bool
 copy_file(SbBackup *b, int fd, const char *source_path, const SbSourceStatus *st, SbEntry *e,
-		  SbFilePlan plan, const SbEntry *base, SbError *err)
+		  SbFilePlan plan, const SbEntry *base, SbPendingEntry **p, SbError *err)
 {
+	const SbFiller *f = &b->caller_filler;
+
+	*p = NULL;
 	if (plan == SB_FILE_UNCHANGED)
 	{
 		take_from_parent(b, e);
 		return true;
 	}
-	if (plan == SB_FILE_WHOLE && st->data != NULL)
-		return stream_held(b, fd, e->path, e, st->data, err);
-	if (plan == SB_FILE_WHOLE && b->detect_holes && sb_source_may_have_holes(st->allocated, e->size) &&
-		!find_extents(fd, source_path, e->size, e, err))
+	if (plan == SB_FILE_BLOCKS)
+		return stream_changed(b, f, fd, source_path, e, base, err);
+	if (st->data != NULL)
+		e->stream_length = e->size;
+	else if (!sb_source_examine(b, fd, source_path, st, e, err))
 		return false;
-	return stream_file(b, fd, source_path, e->path, e, plan == SB_FILE_BLOCKS ? base : NULL, err);
+	if (!sb_stream_place(b, e, true, p, err))
+		return false;
+	if (st->data != NULL)
+		return stream_held(b, f, fd, e, st->data, err);
+	return sb_source_stream_placed(b, f, fd, source_path, e, err);
 }
 
-static bool
-add_entry(SbBackup *b, const SbEntry *e, SbError *err)
+bool
+sb_backup_record_entry(SbBackup *b, const SbEntry *e, SbError *err)
 {
 	if (!sb_manifest_add_entry(b->manifest, e, err) ||
 		(b->entry_hook != NULL && !b->entry_hook(b->entry_hook_arg, e, err)))
@@ -433,6 +393,42 @@ add_entry(SbBackup *b, const SbEntry *e, SbError *err)
 	if (e->type == SB_ENTRY_FILE)
 		atomic_fetch_add(&b->files_done, 1);
 	return true;
+}
+
+/* E, complete, into the manifest: now, or when its turn comes (P, its place in line). */
+static bool
+entry_done(SbBackup *b, SbEntry *e, SbPendingEntry *p, SbError *err)
+{
+	if (p == NULL)
+		return sb_backup_record_entry(b, e, err);
+	p->entry.crc32c = e->crc32c;
+	sb_stream_done(b, p);
+	return sb_stream_flush(b, err);
+}
+
+/*
+ * A failure after a file took its place: the stream has a run no one will
+ * fill, so the backup stops (a half-read file cannot be in a good backup).
+ */
+static bool
+fail_placed(SbBackup *b, SbError *err)
+{
+	sb_backup_fail(b, err);
+	return false;
+}
+
+/* Record E, whose DATA (E->stream_length bytes, may be none) the caller has. */
+static bool
+add_with_data(SbBackup *b, SbEntry *e, const void *data, SbError *err)
+{
+	SbPendingEntry *p;
+
+	if (!sb_stream_place(b, e, true, &p, err))
+		return false;
+	if (e->stream_length > 0 &&
+		!sb_stream_put(b, e->stream_offset, data, e->stream_length, true, err))
+		return fail_placed(b, err);
+	return entry_done(b, e, p, err);
 }
 
 bool
@@ -445,7 +441,7 @@ sb_backup_add_dir(SbBackup *b, const char *path, uint32_t mode, int64_t mtime, S
 	e.type = SB_ENTRY_DIR;
 	e.mode = mode & SB_ALLOWED_MODE_BITS;
 	e.mtime = mtime;
-	return add_entry(b, &e, err);
+	return add_with_data(b, &e, NULL, err);
 }
 
 bool
@@ -464,7 +460,7 @@ sb_backup_add_symlink(SbBackup *b, const char *path, const char *target, int64_t
 	e.mode = SB_SYMLINK_MODE;
 	e.mtime = mtime;
 	e.link_target = (char *) target;
-	return add_entry(b, &e, err);
+	return add_with_data(b, &e, NULL, err);
 }
 
 unsigned int
@@ -503,10 +499,29 @@ open_source(SbBackup *b, int dirfd, const char *name, const char *source_path, S
 	return sb_source_open(dirfd, name, source_path, sb_source_statx_mask(b), st, err);
 }
 
+void
+sb_source_entry(SbBackup *b, const char *path, const SbSourceStatus *st, const SbEntry *like,
+				SbEntry *e, char *id, char *times, size_t len)
+{
+	memset(e, 0, sizeof(*e));
+	e->path = (char *) path;
+	e->type = SB_ENTRY_FILE;
+	e->mode = (like ? like->mode : st->mode) & SB_ALLOWED_MODE_BITS;
+	e->mtime = like ? like->mtime : st->mtime;
+	e->size = st->size;
+	if (like != NULL)
+	{
+		e->file_id = like->file_id;
+		e->file_times = like->file_times;
+	}
+	else if (b->file_stamps)
+		file_stamps(&st->stx, e, id, times, len);
+}
+
 /*
  * Record the file open at FD (SOURCE_PATH, of status ST) as PATH, with the
  * mode, time and stamps LIKE gives when not NULL, and copy what its plan
- * says.
+ * says; or hand it to the lane of its device, which reads it again.
  */
 static bool
 add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
@@ -517,23 +532,16 @@ add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 	char		times[SB_FILE_ID_MAX + 1];
 	const SbEntry *base;
 	SbFilePlan	plan;
+	SbPendingEntry *p;
 	bool		ok;
 
-	memset(&e, 0, sizeof(e));
-	e.path = (char *) path;
-	e.type = SB_ENTRY_FILE;
-	e.mode = (like ? like->mode : st->mode) & SB_ALLOWED_MODE_BITS;
-	e.mtime = like ? like->mtime : st->mtime;
-	e.size = st->size;
-	if (like != NULL)
-	{
-		e.file_id = like->file_id;
-		e.file_times = like->file_times;
-	}
-	else if (b->file_stamps)
-		file_stamps(&st->stx, &e, id, times, sizeof(id));
-	ok = sb_incremental_plan(b, &e, &plan, &base, err) &&
-		copy_file(b, fd, source_path, st, &e, plan, base, err) && add_entry(b, &e, err);
+	if (like == NULL && sb_lanes_take(b, st))
+		return sb_lanes_hand_over(b, path, source_path, st, err);
+	sb_source_entry(b, path, st, like, &e, id, times, sizeof(id));
+	if (!sb_incremental_plan(b, &e, &plan, &base, err))
+		return false;
+	ok = copy_file(b, fd, source_path, st, &e, plan, base, &p, err) || fail_placed(b, err);
+	ok = ok && entry_done(b, &e, p, err);
 	free(e.extents);
 	return ok;
 }
@@ -604,8 +612,7 @@ sb_backup_add_data(SbBackup *b, const char *path, const void *data, size_t len,
 	e.mode = mode & SB_ALLOWED_MODE_BITS;
 	e.mtime = mtime;
 	e.size = len;
-	e.stream_offset = b->next_chunk_id * b->chunk_size + b->fill;
 	e.stream_length = len;
 	e.crc32c = sb_crc32c_final(sb_crc32c_update(SB_CRC32C_INIT, data, len));
-	return append_bytes(b, data, len, err) && add_entry(b, &e, err);
+	return add_with_data(b, &e, data, err);
 }

@@ -31,6 +31,7 @@ sb_backup_fail(SbBackup *b, const SbError *err)
 	sb_queue_abort(&b->ready_queue);
 	for (i = 0; i < b->nstripes; i++)
 		sb_queue_abort(&b->writers[i].queue);
+	sb_stream_wake(b);			/* the source lanes, and the caller waiting on them */
 }
 
 /* Compress (if asked) and hash one chunk. */

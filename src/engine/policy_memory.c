@@ -20,6 +20,7 @@
 #include "format.h"
 #include "crypto.h"
 #include "backup_prefetch.h"
+#include "backup_lanes.h"
 #include "read_pipeline.h"
 #include "thread.h"
 #include "wal_internal.h"
@@ -98,6 +99,22 @@ add_upload_parts(SbMemoryEstimate *e, const SbBackupOptions *o)
 	add_term(e, e->uploads, "%u bucket(s) x %d parts of %s", buckets, SB_S3_PARTS_IN_FLIGHT + 1, size);
 }
 
+/* Source lanes (backup_lanes.c): a reader each with its read-ahead, the files waiting, the line. */
+static void
+add_lanes(SbMemoryEstimate *e, const SbBackupOptions *o, uint64_t read_ahead)
+{
+	uint32_t	lanes = sb_lanes_allowed(o);
+	uint64_t	waiting = (uint64_t) SB_LANE_QUEUE * SB_LANE_ITEM_BYTES;
+	uint64_t	line = (uint64_t) SB_PENDING_ENTRIES_MAX * SB_LANE_ITEM_BYTES;
+
+	if (lanes == 0)
+		return;
+	e->read_ahead += lanes * (read_ahead + waiting) + line;
+	add_term(e, lanes * (read_ahead + waiting), "%u source lanes x (read-ahead + %d files waiting)",
+			 lanes, SB_LANE_QUEUE);
+	add_term(e, line, "%d entries in line", SB_PENDING_ENTRIES_MAX);
+}
+
 void
 sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 {
@@ -121,6 +138,7 @@ sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 	add_term(e, depth * chunk, "read-ahead queue_depth %u x %s", depth, size);
 	add_term(e, SB_PREFETCH_SLOTS * SB_PREFETCH_FILE_BYTES, "small files read ahead %d x %d kB",
 			 SB_PREFETCH_SLOTS, SB_PREFETCH_FILE_BYTES / 1024);
+	add_lanes(e, o, depth * chunk);
 	snprintf(level, sizeof(level), "zstd level %d", o->level);
 	add_contexts(e, workers, sb_codec_compress_memory(o->codec, o->level, chunk), level);
 	add_upload_parts(e, o);

@@ -67,6 +67,8 @@ typedef struct Run
 	SbHandle   *handle;			/* owns the engine's backup */
 	SbBackup   *backup;
 	SbPageCheck *pagecheck;
+	SbPageCheck *lane_pagecheck[SB_MAX_SOURCE_LANES];	/* each source lane's */
+	uint32		source_lanes;
 	SbPgManifest *pgmanifest;	/* PostgreSQL's backup_manifest, as files are recorded */
 	SbChanged  *changed;		/* a diff or incr: which blocks changed */
 	SbArchive  *parent;
@@ -269,6 +271,25 @@ list_tablespaces(void)
 	return list;
 }
 
+/*
+ * One source lane a device the files come from (the data directory, pg_wal,
+ * each tablespace), so that a cluster over several disks is read from all of
+ * them at once; none when they are all on one.
+ */
+static uint32
+source_lanes(List *tablespaces)
+{
+	const char **folders = palloc((list_length(tablespaces) + 2) * sizeof(char *));
+	size_t		n = 0;
+	ListCell   *lc;
+
+	folders[n++] = ".";
+	folders[n++] = XLOGDIR;
+	foreach(lc, tablespaces)
+		folders[n++] = ((Tablespace *) lfirst(lc))->location;
+	return sb_source_lanes_for(folders, n);
+}
+
 static void
 abort_backup(void *object)
 {
@@ -287,6 +308,12 @@ begin_engine(Run *r)
 	options.tick_arg = r;
 	options.read_hook = sb_pagecheck_hook;
 	options.read_hook_arg = r->pagecheck;
+	options.source_lanes = r->source_lanes = source_lanes(r->tablespaces);
+	for (uint32 i = 0; i < r->source_lanes; i++)
+		options.read_hook_lane_args[i] = r->lane_pagecheck[i] = sb_pagecheck_new(r->out->start_lsn);
+	if (r->source_lanes > 0 && r->args->type == SB_BACKUP_FULL)
+		ereport(LOG, (errmsg("backup %lld reads its files from %u devices at once",
+							 (long long) r->job->id, r->source_lanes)));
 	r->pgmanifest = sb_pgmanifest_begin();
 	options.entry_hook = sb_pgmanifest_add;
 	options.entry_hook_arg = r->pgmanifest;
@@ -332,6 +359,22 @@ add_required_file(Run *r, const char *archive_path, const char *disk_path)
 		sb_control_raise(&err);
 }
 
+/*
+ * Every file handed to a source lane read (before pg_control, which comes
+ * last, and before the backup's stop), and the lanes' page checks counted.
+ */
+static void
+wait_for_lanes(Run *r)
+{
+	SbError		err;
+
+	if (!sb_backup_files_read(r->backup, &err))
+		sb_control_raise(&err);
+	r->walk.skipped_files += (int64) sb_backup_files_vanished(r->backup);
+	for (uint32 i = 0; i < r->source_lanes; i++)
+		sb_pagecheck_merge(r->pagecheck, r->lane_pagecheck[i]);
+}
+
 /* Data directory, tablespaces, pg_control last, then backup_label. */
 static void
 copy_cluster(Run *r)
@@ -347,6 +390,7 @@ copy_cluster(Run *r)
 
 		sb_walk_tablespace(&r->walk, ts->oid, ts->location);
 	}
+	wait_for_lanes(r);
 	add_required_file(r, XLOG_CONTROL_FILE, XLOG_CONTROL_FILE);
 	sb_pagecheck_report(r->pagecheck);
 	if (r->changed != NULL)

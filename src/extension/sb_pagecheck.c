@@ -9,8 +9,10 @@
  * half done.  The engine hands data over in pieces that need not end on a
  * page boundary, so a partial page is carried over to the next piece.
  *
- * This runs on the worker's main thread, inside the engine: it never raises
- * an ERROR, it only counts and remembers; sb_pagecheck_report() raises.
+ * This runs inside the engine, on the worker's main thread or (one checker
+ * each) on a source lane's thread: it never raises an ERROR nor calls
+ * anything but pure functions, it only counts and remembers; the lanes'
+ * findings are merged into the main one, and sb_pagecheck_report() raises.
  */
 #include "postgres.h"
 
@@ -173,6 +175,20 @@ sb_pagecheck_hook(void *arg, const char *path, int fd, uint64_t offset,
 	memcpy(pc->carry.data, data, len);
 	pc->carry_len = len;
 	return true;
+}
+
+void
+sb_pagecheck_merge(SbPageCheck *into, const SbPageCheck *from)
+{
+	int64		i;
+
+	for (i = 0; i < from->failures && i < MAX_REPORTED; i++)
+		if (into->failures + i < MAX_REPORTED)
+			strlcpy(into->reported[into->failures + i], from->reported[i], sizeof(into->reported[0]));
+	if (from->failures > 0)
+		into->failed_database = from->failed_database;
+	into->failures += from->failures;
+	into->pages += from->pages;
 }
 
 int64

@@ -31,6 +31,9 @@ extern bool sb_relation_file(const char *path, ForkNumber *fork, Oid *database,
 /* Pages checked so far. */
 extern int64 sb_pagecheck_pages(const SbPageCheck *pc);
 
+/* Add FROM's findings (another thread's checker, done) to INTO's. */
+extern void sb_pagecheck_merge(SbPageCheck *into, const SbPageCheck *from);
+
 /* ERROR naming the files and blocks if any page failed its checksum. */
 extern void sb_pagecheck_report(SbPageCheck *pc);
 

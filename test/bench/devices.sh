@@ -16,7 +16,8 @@
 #   mismatched destinations: a backup to a SLOW and a FAST device with default
 #     settings, from SQL and by the command (and the command with --no-direct-io);
 #   source devices: a cluster whose data directory and tablespace sit on two
-#     devices reading SOURCE MB/s each, backed up from SQL to an unthrottled folder.
+#     devices reading SOURCE MB/s each, backed up to an unthrottled folder from
+#     SQL, and (stopped) by the command.
 # Needs root (loop devices, mounts, cgroup limits); runs the tools as postgres.
 set -euo pipefail
 
@@ -108,11 +109,12 @@ sql_backup() {	# DEST...
 $(psql_ -c "SELECT string_agg((stored_bytes / 1000000)::text, '/' ORDER BY stripe) FROM stripe_backup_stripes WHERE backup_id = $id")"
 }
 # A backup by the command of the stopped cluster, uncompressed; same figures.
-cli_backup() {	# NAME FLAGS...
-	local name=$1 t0 out
-	shift
+cli_backup() {	# NAME "DEST..." FLAGS...
+	local name=$1 dests=() d t0 out
+	for d in $2; do dests+=(--dest "$d"); done
+	shift 2
 	t0=$(now)
-	out=$(as_pg stripebackup create --source "$data" --dest "$dir/slow/bk" --dest "$dir/fast/bk" \
+	out=$(as_pg stripebackup create --source "$data" "${dests[@]}" \
 		--name "$name" --compression none --no-progress "$@")
 	echo "$(calc "$(now) - $t0" 3) $(echo "$out" | awk '/^  stripe/ { mb += $(NF-1); s = s (s ? "/" : "") int($(NF-1) * 1.048576) }
 		END { print int(mb * 1.048576), s }')"
@@ -146,14 +148,25 @@ drop_caches
 sql_fig=$(sql_backup "$dir/slow/bk" "$dir/fast/bk")
 as_pg pg_ctl -D "$data" -m fast -w stop >/dev/null
 drop_caches
-cli_fig=$(cli_backup default)
+cli_fig=$(cli_backup default "$dir/slow/bk $dir/fast/bk")
 drop_caches
-cli_buffered_fig=$(cli_backup buffered --no-direct-io)
+cli_buffered_fig=$(cli_backup buffered "$dir/slow/bk $dir/fast/bk" --no-direct-io)
+throttle slow write 0
+throttle fast write 0
+
+say "source devices, the command: the stopped cluster's two devices each read at $source_rate MB/s"
+throttle src1 read "$source_rate"
+throttle src2 read "$source_rate"
+drop_caches
+source_cli_fig=$(cli_backup cli-source "$dir/out")
+throttle src1 read 0
+throttle src2 read 0
 
 echo
 echo "Devices slowed by the kernel's block throttling (cgroup v1 blkio), cluster $cluster_mb MB, no compression"
 echo "(share: the backup's MB/s as a share of what the devices can do together)"
 report "source devices: stripe_backup(), 2 x $source_rate MB/s read" "$source_fig" $((2 * source_rate))
+report "source devices: create, 2 x $source_rate MB/s read" "$source_cli_fig" $((2 * source_rate))
 report "destinations $slow + $fast MB/s: stripe_backup() defaults" "$sql_fig" $((slow + fast))
 report "destinations $slow + $fast MB/s: create, defaults" "$cli_fig" $((slow + fast))
 report "destinations $slow + $fast MB/s: create --no-direct-io" "$cli_buffered_fig" $((slow + fast))

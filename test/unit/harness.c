@@ -870,6 +870,20 @@ th_backup_tree(const SbBackupOptions *o, const char *src, SbManifest **manifest,
 	return sb_backup_finish(b, manifest, err);
 }
 
+SbManifest *
+th_backup_end(SbBackup *b, bool done, const char *name, SbError *err)
+{
+	SbManifest *m = NULL;
+
+	if (b != NULL && !done)
+		sb_backup_abort(b);
+	else if (b != NULL)
+		done = sb_backup_finish(b, &m, err);
+	if (!done)
+		th_diag_error(name, err);
+	return m;
+}
+
 /*
  * The restore of LOCATION as RO says, done again a window of 2 files at a
  * time (SB_KEEP_STREAMED) into a folder of its own: it must succeed or fail

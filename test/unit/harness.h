@@ -152,6 +152,12 @@ extern void th_options(SbBackupOptions *o, const char *const *dests, uint32_t n,
 extern bool th_backup_tree(const SbBackupOptions *o, const char *src,
 						   SbManifest **manifest, SbError *err);
 
+/*
+ * End backup B (NULL: it did not begin): finished when DONE, else aborted.
+ * Its manifest, or NULL (ERR said under NAME).
+ */
+extern SbManifest *th_backup_end(SbBackup *b, bool done, const char *name, SbError *err);
+
 /* The entry at PATH of M, or NULL. */
 extern const SbEntry *th_find_entry(const SbManifest *m, const char *path);
 

@@ -43,6 +43,8 @@ static const UnitTest tests[] = {
 	TEST(test_roundtrip_gathered_folder),
 	TEST(test_roundtrip_pipeline_limits),
 	TEST(test_file_runs),
+	TEST(test_source_lanes),
+	TEST(test_source_lanes_failures),
 	TEST(test_file_runs_refused),
 	TEST(test_weights_weighted),
 	TEST(test_weights_adaptive),

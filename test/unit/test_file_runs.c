@@ -117,7 +117,6 @@ back_up(ThFixture *f, const char *name, bool runs, HookSeen *seen, int *gone)
 	static char sources[NFILES + 1][PATH_MAX];
 	char		folder[PATH_MAX];
 	SbBackupOptions o;
-	SbManifest *m = NULL;
 	SbError		err;
 	SbBackup   *b;
 	struct stat top,
@@ -147,13 +146,7 @@ back_up(ThFixture *f, const char *name, bool runs, HookSeen *seen, int *gone)
 	for (i = 0; runs && i <= NFILES; i++)
 		*gone += files[i].gone ? (i == GONE_AT ? 1 : 100) : 0;
 	close(dirfd);
-	if (b != NULL && !done)
-		sb_backup_abort(b);
-	else if (b != NULL)
-		done = sb_backup_finish(b, &m, &err);
-	if (!done)
-		th_diag_error(name, &err);
-	return m;
+	return th_backup_end(b, done, name, &err);
 }
 
 /* The two manifests record the same entries over the same stream. */

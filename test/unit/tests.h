@@ -17,6 +17,10 @@ extern void test_roundtrip_non_utf8_names(void);
 extern void test_roundtrip_gathered_folder(void);
 extern void test_roundtrip_pipeline_limits(void);
 
+/* test_lanes.c */
+extern void test_source_lanes(void);
+extern void test_source_lanes_failures(void);
+
 /* test_file_runs.c */
 extern void test_file_runs(void);
 extern void test_file_runs_refused(void);
