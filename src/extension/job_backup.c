@@ -375,7 +375,7 @@ wait_for_lanes(Run *r)
 		sb_pagecheck_merge(r->pagecheck, r->lane_pagecheck[i]);
 }
 
-/* Data directory, tablespaces, pg_control last, then backup_label. */
+/* The data directory and its tablespaces, pg_control last, then backup_label. */
 static void
 copy_cluster(Run *r)
 {
@@ -383,13 +383,21 @@ copy_cluster(Run *r)
 
 	sb_shmem_set_phase("copying files");
 	r->walk.backup = r->backup;
-	sb_walk_data_directory(&r->walk);
+	sb_walk_root(&r->walk);
+
+	/*
+	 * The tablespaces before the rest of the data directory: with source
+	 * lanes each tablespace's device starts on its large files while the walk
+	 * goes on, instead of once the data directory's files (read on the walk's
+	 * own device, behind its lane's reads) are all walked.
+	 */
 	foreach(lc, r->tablespaces)
 	{
 		Tablespace *ts = lfirst(lc);
 
 		sb_walk_tablespace(&r->walk, ts->oid, ts->location);
 	}
+	sb_walk_data_directory(&r->walk);
 	wait_for_lanes(r);
 	add_required_file(r, XLOG_CONTROL_FILE, XLOG_CONTROL_FILE);
 	sb_pagecheck_report(r->pagecheck);

@@ -377,13 +377,18 @@ walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir)
 }
 
 void
-sb_walk_data_directory(SbWalk *w)
+sb_walk_root(SbWalk *w)
 {
 	struct stat st;
 
 	if (lstat(".", &st) != 0)
 		ereport(ERROR, (errcode_for_file_access(), errmsg("could not stat the data directory: %m")));
 	add_dir(w, ".", &st);
+}
+
+void
+sb_walk_data_directory(SbWalk *w)
+{
 	walk_dir(w, ".", ".");
 }
 

@@ -20,7 +20,10 @@ typedef struct SbWalk
 	struct SbWalkRun *run;		/* regular files gathered, to add at once */
 } SbWalk;
 
-/* Add the data directory, except global/pg_control and the tablespaces. */
+/* Add the data directory itself ("."), first. */
+extern void sb_walk_root(SbWalk *w);
+
+/* Add what the data directory holds, except global/pg_control and the tablespaces. */
 extern void sb_walk_data_directory(SbWalk *w);
 
 /* Add one tablespace as pg_tblspc/<oid>/<version directory>/... */

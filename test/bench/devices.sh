@@ -116,10 +116,22 @@ cli_backup() {	# NAME "DEST..." FLAGS...
 	t0=$(now)
 	out=$(as_pg stripebackup create --source "$data" "${dests[@]}" \
 		--name "$name" --compression none --no-progress "$@")
-	echo "$(calc "$(now) - $t0" 3) $(echo "$out" | awk '/^  stripe/ { mb += $(NF-1); s = s (s ? "/" : "") int($(NF-1) * 1.048576) }
+	echo "$(calc "$(now) - $t0" 3) $(echo "$out" | awk '/^  stripe/ { m = $NF == "GiB" ? $(NF-1) * 1024 : $NF == "KiB" ? $(NF-1) / 1024 : $(NF-1)
+			mb += m; s = s (s ? "/" : "") int(m * 1.048576) }
 		END { print int(mb * 1.048576), s }')"
 }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+# MB/s the two source devices allow for what a backup reads of them (the data
+# directory's device also holds pg_wal, which only the command reads whole):
+# all of it over the time the busier device needs at SOURCE MB/s.
+source_limit() {	# WITH_WAL (0 or 1)
+	local a b w
+	a=$(du -sb "$data" | cut -f1)
+	w=$(du -sb "$data/pg_wal" | cut -f1)
+	b=$(du -sb "$dir/src2/ts" | cut -f1)
+	[[ $1 == 1 ]] || a=$((a - w))
+	calc "($a + $b) / ($a > $b ? $a : $b) * $source_rate" 0
+}
 report() {	# WHAT "SECONDS MB SPLIT" DEVICES_MBPS
 	local s mb split
 	read -r s mb split <<< "$2"
@@ -135,6 +147,7 @@ throttle src1 read "$source_rate"
 throttle src2 read "$source_rate"
 drop_caches
 source_fig=$(sql_backup "$dir/out")
+source_sql_limit=$(source_limit 0)
 throttle src1 read 0
 throttle src2 read 0
 
@@ -159,14 +172,18 @@ throttle src1 read "$source_rate"
 throttle src2 read "$source_rate"
 drop_caches
 source_cli_fig=$(cli_backup cli-source "$dir/out")
+source_cli_limit=$(source_limit 1)
 throttle src1 read 0
 throttle src2 read 0
 
 echo
 echo "Devices slowed by the kernel's block throttling (cgroup v1 blkio), cluster $cluster_mb MB, no compression"
-echo "(share: the backup's MB/s as a share of what the devices can do together)"
-report "source devices: stripe_backup(), 2 x $source_rate MB/s read" "$source_fig" $((2 * source_rate))
-report "source devices: create, 2 x $source_rate MB/s read" "$source_cli_fig" $((2 * source_rate))
+echo "(share: the backup's MB/s as a share of what the devices can do together; for two"
+echo " source devices holding unequal amounts, of what they allow: all of it over the time the"
+echo " busier one needs. Source devices: $source_sql_limit MB/s for what stripe_backup() reads,"
+echo " $source_cli_limit MB/s for what create reads of the stopped cluster, pg_wal whole)"
+report "source devices: stripe_backup(), 2 x $source_rate MB/s read" "$source_fig" "$source_sql_limit"
+report "source devices: create, 2 x $source_rate MB/s read" "$source_cli_fig" "$source_cli_limit"
 report "destinations $slow + $fast MB/s: stripe_backup() defaults" "$sql_fig" $((slow + fast))
 report "destinations $slow + $fast MB/s: create, defaults" "$cli_fig" $((slow + fast))
 report "destinations $slow + $fast MB/s: create --no-direct-io" "$cli_buffered_fig" $((slow + fast))
