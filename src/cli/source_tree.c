@@ -431,6 +431,30 @@ walk_entry(SourceTree *t, int dirfd, const char *dir_full, const char *dir_rel, 
 	return item.type != SB_ENTRY_DIR || walk(t, full, rel, err);
 }
 
+/*
+ * A data directory's pg_tblspc first: with source lanes each tablespace's
+ * device starts on its large files while the rest is walked, instead of once
+ * the data directory's own files (read on its device, behind its lane's
+ * reads) are all walked.  The archive's order means nothing to a restore.
+ */
+static void
+tablespaces_first(const SourceTree *t, const char *rel, DirName *names, size_t n)
+{
+	size_t		i;
+
+	if (!t->is_cluster || strcmp(rel, ".") != 0)
+		return;
+	for (i = 0; i < n && strcmp(names[i].name, "pg_tblspc") != 0; i++)
+		;
+	for (; i > 0 && i < n; i--)
+	{
+		DirName		moved = names[i];
+
+		names[i] = names[i - 1];
+		names[i - 1] = moved;
+	}
+}
+
 static bool
 walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 {
@@ -445,6 +469,8 @@ walk(SourceTree *t, const char *full, const char *rel, SbError *err)
 		return sb_error_set_errno(err, errno, "could not open directory \"%s\"", full);
 	names = sorted_names(dirfd, full, &n, err);
 	ok = names != NULL;
+	if (ok)
+		tablespaces_first(t, rel, names, n);
 	/* the walk that counts stats every name: ahead, on two threads */
 	if (ok && t->visit == NULL)
 		ok = (status = stat_names(dirfd, names, n, full, err)) != NULL;

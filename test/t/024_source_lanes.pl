@@ -21,6 +21,16 @@ if (!mkdir($shm) || (stat($shm))[0] == (stat($node->data_dir))[0])
 }
 END { rmtree($shm) if defined $shm && -d $shm; }
 
+# The tablespace's files come before base/'s in the manifest: its device started first.
+sub tablespace_walked_first
+{
+	my ($manifest, $what) = @_;
+	my $text = PostgreSQL::Test::Utils::slurp_file($manifest);
+	my $tablespace = index($text, '"pg_tblspc/');
+	my $base = index($text, '"base/');
+	ok($tablespace >= 0 && $base > $tablespace, "$what walked the tablespace before base/");
+}
+
 my $base = PostgreSQL::Test::Utils::tempdir();
 my $tsdir = "$shm/ts";
 mkdir $tsdir or die;
@@ -42,6 +52,7 @@ my $id = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests
 ok($node->log_contains("backup $id reads its files from 2 devices at once", $log_start),
 	'the backup read the two devices at once');
 my $location = backup_location($node, $id);
+tablespace_walked_first("$location/manifest.json", 'the online backup');
 my ($vrc, $vout, $verr) = run_stripebackup('verify', $location);
 is($vrc, 0, 'the backup verifies') or diag($verr);
 
@@ -57,6 +68,7 @@ my @cold = make_destinations(2);
 my ($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
 	'--dest', $cold[0], '--dest', $cold[1], '--name', 'cold');
 is($rc, 0, 'a cold backup of the cluster over two devices') or diag($err);
+tablespace_walked_first("$cold[0]/cold/manifest.json", 'the cold backup');
 # (a cold copy has no backup_manifest of PostgreSQL's for pg_verifybackup)
 my $cold = PostgreSQL::Test::Cluster->new('cold');
 ($rc, $out, $err) = run_stripebackup('restore', "$cold[0]/cold", '--target', $cold->data_dir,
