@@ -285,7 +285,6 @@ extern void sb_stream_wake(SbBackup *b);
 
 /* LEN bytes of the stream from the next free place: where they start. */
 extern uint64_t sb_stream_claim(SbBackup *b, uint64_t len);
-extern uint64_t sb_stream_claim_locked(SbBackup *b, uint64_t len);
 
 /*
  * E's place: its stream_offset, E->stream_length bytes for a file, and
@@ -307,9 +306,6 @@ extern SbPendingEntry *sb_pending_new(const SbEntry *e, SbError *err);
 
 /* P is complete. */
 extern void sb_stream_done(SbBackup *b, SbPendingEntry *p);
-
-/* Is the line full? (stream mutex held) */
-extern bool sb_stream_pending_full_locked(const SbBackup *b);
 
 /* Add the entries first in line that are complete (the caller's thread). */
 extern bool sb_stream_flush(SbBackup *b, SbError *err);

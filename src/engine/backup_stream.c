@@ -28,6 +28,7 @@
 
 #include "backup_internal.h"
 #include "fsutil.h"
+#include "thread.h"
 
 /* The caller's tick, when due; false (and SB_ECANCELED) when it says stop. */
 bool
@@ -94,8 +95,8 @@ sb_stream_wake(SbBackup *b)
 
 /* ---- places and chunks ---- */
 
-uint64_t
-sb_stream_claim_locked(SbBackup *b, uint64_t len)
+static uint64_t
+claim_locked(SbBackup *b, uint64_t len)
 {
 	uint64_t	place = b->cursor;
 
@@ -109,7 +110,7 @@ sb_stream_claim(SbBackup *b, uint64_t len)
 	uint64_t	place;
 
 	pthread_mutex_lock(&b->stream_mutex);
-	place = sb_stream_claim_locked(b, len);
+	place = claim_locked(b, len);
 	pthread_mutex_unlock(&b->stream_mutex);
 	return place;
 }
@@ -334,8 +335,9 @@ pending_room_locked(SbBackup *b)
 	return true;
 }
 
-bool
-sb_stream_pending_full_locked(const SbBackup *b)
+/* Is the line full? (stream mutex held) */
+static bool
+line_full_locked(const SbBackup *b)
 {
 	return b->npending >= SB_PENDING_ENTRIES_MAX;
 }
@@ -401,13 +403,7 @@ sb_stream_wait(SbBackup *b, SbStreamUntil until, void *arg, SbError *err)
 		reached = until(b, arg);
 		if (!reached)
 		{
-			clock_gettime(CLOCK_REALTIME, &deadline);
-			deadline.tv_nsec += 100 * 1000 * 1000;
-			if (deadline.tv_nsec >= 1000 * 1000 * 1000)
-			{
-				deadline.tv_sec++;
-				deadline.tv_nsec -= 1000 * 1000 * 1000;
-			}
+			deadline = sb_deadline_in(100);
 			pthread_cond_timedwait(&b->stream_changed, &b->stream_mutex, &deadline);
 		}
 		pthread_mutex_unlock(&b->stream_mutex);
@@ -420,7 +416,7 @@ static bool
 room_in_line(SbBackup *b, void *arg)
 {
 	(void) arg;
-	return !sb_stream_pending_full_locked(b);
+	return !line_full_locked(b);
 }
 
 bool
@@ -444,7 +440,7 @@ sb_stream_place(SbBackup *b, SbEntry *e, bool caller, SbPendingEntry **p, SbErro
 	if ((*p = sb_pending_new(e, err)) == NULL)
 		return false;
 	pthread_mutex_lock(&b->stream_mutex);
-	while (!caller && sb_stream_pending_full_locked(b) && !atomic_load(&b->failed))
+	while (!caller && line_full_locked(b) && !atomic_load(&b->failed))
 		pthread_cond_wait(&b->stream_changed, &b->stream_mutex);
 	if (atomic_load(&b->failed))
 		ok = false;
@@ -453,7 +449,7 @@ sb_stream_place(SbBackup *b, SbEntry *e, bool caller, SbPendingEntry **p, SbErro
 	else
 	{
 		/* the place and the place in line together: the line is in the stream's order */
-		uint64_t	place = sb_stream_claim_locked(b, length);
+		uint64_t	place = claim_locked(b, length);
 
 		if (e->type == SB_ENTRY_FILE)
 			e->stream_offset = (*p)->entry.stream_offset = place;

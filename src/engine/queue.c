@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "queue.h"
+#include "thread.h"
 
 bool
 sb_queue_init(SbQueue *q, size_t capacity)
@@ -84,16 +85,7 @@ sb_queue_pop_timed(SbQueue *q, int timeout_ms, bool *timed_out)
 
 	*timed_out = false;
 	if (timeout_ms >= 0)
-	{
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += timeout_ms / 1000;
-		deadline.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L)
-		{
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
-	}
+		deadline = sb_deadline_in(timeout_ms);
 	pthread_mutex_lock(&q->mutex);
 	while (q->count == 0 && !q->closed && !q->aborted && !*timed_out)
 	{

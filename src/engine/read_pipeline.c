@@ -803,15 +803,8 @@ wait_for_threads(Pipeline *p)
 	pthread_mutex_lock(&p->mutex);
 	while (p->threads_running > 0)
 	{
-		struct timespec deadline;
+		struct timespec deadline = sb_deadline_in(100);
 
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_nsec += 100 * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L)
-		{
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
 		pthread_cond_timedwait(&p->finished, &p->mutex, &deadline);
 		if (p->threads_running == 0 || !sb_ticker_due(&ticker))
 			continue;

@@ -27,6 +27,22 @@ sb_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg,
 	return true;
 }
 
+struct timespec
+sb_deadline_in(long ms)
+{
+	struct timespec deadline;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += ms / 1000;
+	deadline.tv_nsec += (ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L)
+	{
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	return deadline;
+}
+
 uint32_t
 sb_cpu_count(void)
 {

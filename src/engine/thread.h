@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "stripebackup/sb_error.h"
 
@@ -19,6 +20,9 @@ extern bool sb_thread_start(pthread_t *thread, void *(*fn) (void *), void *arg,
 
 /* Number of online CPUs (at least 1). */
 extern uint32_t sb_cpu_count(void);
+
+/* The moment MS milliseconds from now, for pthread_cond_timedwait (CLOCK_REALTIME). */
+extern struct timespec sb_deadline_in(long ms);
 
 /* The CPU time the calling thread has used, in seconds. */
 extern double sb_thread_cpu_seconds(void);
