@@ -11,6 +11,8 @@
 use strict;
 use warnings;
 
+use File::Path qw(rmtree);
+
 use Digest::MD5;
 use File::Find;
 use PostgreSQL::Test::Cluster;
@@ -102,6 +104,27 @@ for my $step (qw(create verify plan restore))
 is_deeply([ tree_digest("$base/restored") ], [ $count, $digest ],
 	'the restored tree is the source, file for file and byte for byte');
 
+# The least peak RSS (KiB) of two runs of the command with ARGS, each of
+# which must succeed (a restore's target is removed after each); 0 if one failed.
+sub least_rss
+{
+	my ($args) = @_;
+	my ($target) = map { $args->[ $_ + 1 ] } grep { $args->[$_] eq '--target' } 0 .. $#$args;
+	my $least;
+	for (1 .. 2)
+	{
+		my ($rc, $rss, $err) = run_measured(@$args);
+		rmtree($target) if defined $target;
+		if ($rc != 0)
+		{
+			diag("stripebackup @$args: $err");
+			return 0;
+		}
+		$least = $rss if !defined $least || $rss < $least;
+	}
+	return $least;
+}
+
 # The same big file alone: the memory of the same chunks, without the files.
 mkdir "$base/one" or die $!;
 write_big_file("$base/one/big");
@@ -117,9 +140,11 @@ for my $step ('verify', 'restore', 'plan --detail')
 {
 	my @one = @{ $alone{$step}[0] };
 	my @many = @{ $alone{$step}[1] };
-	my (undef, $one_rss) = run_measured(@one);
-	my (undef, $many_rss) = run_measured(@many);
-	ok($one_rss > 0 && $many_rss - $one_rss <= 8 * 1024,
+	# the least of two runs each: which threads touch which malloc arenas first
+	# moves a peak RSS by up to a MiB from run to run, only ever upwards
+	my $one_rss = least_rss(\@one);
+	my $many_rss = least_rss(\@many);
+	ok($one_rss > 0 && $many_rss > 0 && $many_rss - $one_rss <= 8 * 1024,
 		sprintf('%s: 100,000 files more cost %.1f MiB (%.1f -> %.1f), 8 MiB at most',
 			$step, ($many_rss - $one_rss) / 1024, $one_rss / 1024, $many_rss / 1024));
 }
