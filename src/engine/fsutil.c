@@ -430,12 +430,3 @@ sb_open_unlinked(const char *dir, const char *what, SbError *err)
 		(void) unlink(path);
 	return fd;
 }
-
-#define WRITEBACK_MIN ((uint64_t) 256 * 1024)
-
-void
-sb_start_writeback(int fd, uint64_t offset, uint64_t length)
-{
-	if (length >= WRITEBACK_MIN)
-		(void) sync_file_range(fd, (off_t) offset, (off_t) length, SYNC_FILE_RANGE_WRITE);
-}

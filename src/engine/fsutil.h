@@ -43,16 +43,6 @@ extern bool sb_pwrite_all(int fd, const void *buf, size_t len, uint64_t offset,
 extern ssize_t sb_pread_upto(int fd, void *buf, size_t len, uint64_t offset,
 							 const char *what, SbError *err);
 
-/*
- * Start writing LENGTH bytes of FD from OFFSET out now, not waiting, when
- * they are many (256 KiB or more), as PostgreSQL's checkpointer does with
- * its flush_after: a final sync then finds little left to write.  Without
- * it, every byte written waits in the page cache (far below the kernel's
- * dirty threshold on a large machine) until that sync, which then writes it
- * all while nothing else happens.
- */
-extern void sb_start_writeback(int fd, uint64_t offset, uint64_t length);
-
 /* fsync a file or directory by path. */
 extern bool sb_fsync_path(const char *path, bool is_dir, SbError *err);
 

@@ -9,7 +9,9 @@
  * at their offsets, adding each piece's CRC into its file's (file_check.h);
  * 4. every file must then have the manifest's size and CRC-32C; 5. links,
  * modes and times are set, directories last; 6. one syncfs() per file system
- * makes it all durable, instead of an fsync per file.  A restore given a
+ * makes it all durable, instead of an fsync per file.  Each target device
+ * has a thread that starts the write-out of what was written to it and syncs
+ * it at the end (restore_writeback.c), so that every device writes at once.  A restore given a
  * marker keeps it in every output directory from before the first file to
  * after the last time is set (restore_marker.c).
  *
@@ -36,6 +38,7 @@
 #include "read_pipeline.h"
 #include "restore_marker.h"
 #include "restore_internal.h"
+#include "restore_writeback.h"
 
 Place
 sb_restore_locate(const RestoreTarget *t, const char *path)
@@ -411,9 +414,9 @@ write_piece(RestoreTarget *t, const SbEntry *e, size_t i, const uint8_t *data,
 	ok = t->delta ? sb_delta_write(t, fd, i, data, length, file_offset, p.rel, err) :
 		sb_pwrite_all(fd, data, length, file_offset, p.rel, err);
 	ok = ok && (!whole || set_times_fd(fd, &p, e->mtime, err));
-	if (ok)
-		sb_start_writeback(fd, file_offset, length);
 	close(fd);
+	if (ok)
+		sb_writeback_add(t->writeback, p.dir->fd, p.rel, file_offset, length);
 	if (!ok)
 		sb_error_prefix(err, "restoring chunk %llu into \"%s\"",
 						(unsigned long long) chunk_id, p.dir->path);
@@ -781,27 +784,65 @@ unmark_all(RestoreTarget *t, const char *marker, SbError *err)
 	return unmark(t, &t->root, ".", err);
 }
 
-/* One sync of the directory's file system, then of its own entry. */
+/*
+ * The directory's own entry synced; its file system too, unless the
+ * write-out threads synced every one already (SYNCED).
+ */
 static bool
-sync_dir(const OutDir *d, SbError *err)
+sync_dir(const OutDir *d, bool synced, SbError *err)
 {
 	char		parent[PATH_MAX];
 
-	if (syncfs(d->fd) != 0)
+	if (!synced && syncfs(d->fd) != 0)
 		return sb_error_set_errno(err, errno, "could not sync the file system of \"%s\"", d->path);
 	snprintf(parent, sizeof(parent), "%s", d->path);
 	return sb_fsync_path(dirname(parent), true, err);
 }
 
+/*
+ * The write-out threads stopped, every file system synced by them at once
+ * (with SYNC), then each directory's entry.
+ */
 static bool
-sync_all(RestoreTarget *t, SbError *err)
+finish_writing(RestoreTarget *t, bool sync, SbError *err)
 {
+	bool		synced = t->writeback != NULL;
+	bool		ok = sb_writeback_finish(t->writeback, sync, err);
 	uint32_t	i;
 
+	t->writeback = NULL;
+	if (!sync)
+		return ok;
+	for (i = 0; ok && i < t->nrelocs; i++)
+		ok = sync_dir(&t->relocs[i].dir, synced, err);
+	return ok && sync_dir(&t->root, synced, err);
+}
+
+/* A write-out thread for each device the output directories lie on. */
+static bool
+start_writeback(RestoreTarget *t, SbError *err)
+{
+	int		   *fds = sb_alloc((t->nrelocs + 1) * sizeof(int), err);
+	const char **paths = sb_alloc((t->nrelocs + 1) * sizeof(char *), err);
+	uint32_t	i;
+
+	if (fds == NULL || paths == NULL)
+	{
+		free(fds);
+		free(paths);
+		return false;
+	}
 	for (i = 0; i < t->nrelocs; i++)
-		if (!sync_dir(&t->relocs[i].dir, err))
-			return false;
-	return sync_dir(&t->root, err);
+	{
+		fds[i] = t->relocs[i].dir.fd;
+		paths[i] = t->relocs[i].dir.path;
+	}
+	fds[i] = t->root.fd;
+	paths[i] = t->root.path;
+	t->writeback_dirs = fds;
+	t->writeback_paths = paths;
+	t->writeback = sb_writeback_start(fds, paths, t->nrelocs + 1);
+	return true;
 }
 
 /* Remove what a failed restore wrote (and the directory, if we made it). */
@@ -1093,16 +1134,23 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 	stats->nstripes = a->manifest->nstripes;
 	ok = prepare_dir(&t.root, "restore target", o->delta, err) && prepare_relocations(&t, o, err) &&
 		mark_all(&t, o->marker, o->delta, err) && (!o->delta || sb_delta_begin(&t, o, stats, err)) &&
-		create_tree(&t, err);
+		create_tree(&t, err) && start_writeback(&t, err);
 	stats->setup_seconds = sb_monotonic_seconds() - t0;
 	ok = ok && (a->manifest->streamed != NULL ? read_windowed(&t, &config, stats, err) :
 				read_all(&t, &config, stats, err));
 	t1 = sb_monotonic_seconds();
 	ok = ok && finish_tree(&t, err) && write_extras(&t, o, err) && unmark_all(&t, o->marker, err) &&
-		(o->no_sync || sync_all(&t, err)) && sb_delta_finish(&t, err);
+		finish_writing(&t, !o->no_sync, err) && sb_delta_finish(&t, err);
 	stats->finish_seconds = sb_monotonic_seconds() - t1;
 	if (!ok)
+	{
+		SbError		ignored;
+
+		(void) sb_writeback_finish(t.writeback, false, &ignored);
 		sb_delta_abort(&t);
+	}
+	free(t.writeback_dirs);
+	free(t.writeback_paths);
 	/* a failed delta restore leaves the copy (it cannot start without its guard) */
 	close_all(&t, !ok && !o->keep_on_error && !o->delta);
 	sb_delta_free(&t);

@@ -21,18 +21,21 @@ extern int	__real_renameat(int fromfd, const char *from, int tofd, const char *t
 extern int	__real_renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned int flags);
 extern int	__real_syncfs(int fd);
 extern ssize_t __real_pwrite(int fd, const void *buf, size_t len, off_t offset);
+extern int	__real_sync_file_range(int fd, off_t offset, off_t len, unsigned int flags);
 extern int	__wrap_fsync(int fd);
 extern ssize_t __wrap_pwrite(int fd, const void *buf, size_t len, off_t offset);
 extern int	__wrap_rename(const char *from, const char *to);
 extern int	__wrap_renameat(int fromfd, const char *from, int tofd, const char *to);
 extern int	__wrap_renameat2(int fromfd, const char *from, int tofd, const char *to, unsigned int flags);
 extern int	__wrap_syncfs(int fd);
+extern int	__wrap_sync_file_range(int fd, off_t offset, off_t len, unsigned int flags);
 
 #define MAX_EVENTS 512
 
 typedef struct SyncEvent
 {
-	char		op[8];			/* "fsync", "rename", "syncfs" or "trailer" (its pwrite) */
+	char		op[8];			/* "fsync", "rename", "syncfs", "trailer" (its pwrite)
+								 * or "startwb" (sync_file_range) */
 	char		path[PATH_MAX]; /* the file synced, or the name renamed to */
 } SyncEvent;
 
@@ -141,6 +144,15 @@ __wrap_syncfs(int fd)
 	if (log_fd_event("syncfs", fd))
 		return errno = fail_errno, -1;
 	return __real_syncfs(fd);
+}
+
+/* Looked up only while logging: restores start a write-out for every chunk. */
+int
+__wrap_sync_file_range(int fd, off_t offset, off_t len, unsigned int flags)
+{
+	if (th_log_active() && log_fd_event("startwb", fd))
+		return errno = fail_errno, -1;
+	return __real_sync_file_range(fd, offset, len, flags);
 }
 
 int

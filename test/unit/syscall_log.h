@@ -4,10 +4,10 @@
  *		making a chosen one fail as a dying or full disk would.
  *
  * The unit test binary is linked with --wrap for fsync, rename, renameat,
- * renameat2, syncfs and pwrite (Makefile): every such call of the engine
- * goes through syscall_log.c, which logs it while logging is on (with the
- * path behind the descriptor; of pwrite only the writes of stripe
- * trailers) and fails the one chosen.
+ * renameat2, syncfs, pwrite and sync_file_range (Makefile): every such call
+ * of the engine goes through syscall_log.c, which logs it while logging is
+ * on (with the path behind the descriptor; of pwrite only the writes of
+ * stripe trailers; sync_file_range as "startwb") and fails the one chosen.
  */
 #ifndef SB_UNIT_SYSCALL_LOG_H
 #define SB_UNIT_SYSCALL_LOG_H

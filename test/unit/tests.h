@@ -20,6 +20,7 @@ extern void test_roundtrip_pipeline_limits(void);
 /* test_lanes.c */
 extern void test_source_lanes(void);
 extern void test_source_lanes_failures(void);
+extern void test_restore_writeback(void);
 
 /* test_file_runs.c */
 extern void test_file_runs(void);
