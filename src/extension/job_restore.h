@@ -97,9 +97,9 @@ typedef struct SbPlanSampling
 	const char *dir;			/* a folder is made for the sample here */
 	bool		sync_fs;		/* it is where the restore will write: its file
 								 * system synced, as a restore ends */
-	SbRestoreSample taken;		/* out: chunks 0 when none was taken; its costs
-								 * of creating and finishing the files -1 when
-								 * a restore's were used instead */
+	SbRestoreSample taken;		/* out: chunks 0 when none was taken; its cost
+								 * of finishing (the final sync) -1 when a
+								 * restore's was used instead */
 } SbPlanSampling;
 
 /*

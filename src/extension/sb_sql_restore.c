@@ -152,10 +152,11 @@ calibration_notice(const SbPlan *plan, const SbPlanSampling *sampling, instr_tim
 {
 	const SbRestoreSample *sample = &sampling->taken;
 	const char *fixed = plan->fixed_seconds < 0 ? "are not counted" :
-		sample->chunks > 0 && sample->costs.setup_per_file >= 0 ?
-		(sample->synced_files ? "cost what the sample paid, its file system synced as a restore ends" :
-		 "cost what the sample paid, but for the final sync (give target_directory to measure it)") :
-		"cost what the latest restore paid";
+		sample->chunks == 0 ? "cost what the latest restore paid" :
+		sample->costs.finish_per_byte < 0 ?
+		"cost what the sample paid, and the final sync what the latest restore paid" :
+		sample->synced_files ? "cost what the sample paid, its file system synced as a restore ends" :
+		"cost what the sample paid, but for the final sync (give target_directory to measure it)";
 
 	if (plan->estimated_seconds < 0 || plan->estimate_from != SB_ESTIMATE_CALIBRATION)
 		return;

@@ -81,11 +81,17 @@ load_partitions() {	# PORT PARTITIONS ROWS
 		FROM generate_series(1, $3) g"
 }
 
+# pgBackRest as its user guide sets it up for speed: parallel processes, and
+# small files bundled (repo1-bundle, which its guide says saves backup time: with the
+# 3,000 partitions' 16,000 files a zst backup took 20.3 s without, 7.5 s with).
+# Its restore syncs every file it writes (16,052 fsyncs here, 20.6 s of wall
+# time for 7 s of CPU), and no setting turns that off: that is its time.
 pgbackrest_conf() {
 	cat > "$dir/pgbackrest.conf" <<-EOF
 	[global]
 	repo1-path=$dir/pgbackrest-repo
 	repo1-retention-full=1
+	repo1-bundle=y
 	process-max=2
 	start-fast=y
 	log-level-console=warn
@@ -395,11 +401,11 @@ printf '%-62s %8s %8s %8s\n' "backup" "seconds" "MB/s" "ratio"
 row "stripebackup, 2 destinations, none" sb2_none bb_none
 row "stripebackup, 3 destinations, none" sb3_none bb_none
 row "pg_basebackup -Ft -X fetch" bb_none
-row "pgBackRest process-max=2, none" br_none bb_none
+row "pgBackRest process-max=2 bundle, none" br_none bb_none
 row "stripebackup, 2 destinations, zstd 1" sb2_zstd bb_zstd
 row "stripebackup, 3 destinations, zstd 1" sb3_zstd bb_zstd
 row "pg_basebackup -Ft -X fetch --compress=server-zstd:level=1,workers=2" bb_zstd
-row "pgBackRest process-max=2, zst level 1" br_zstd bb_zstd
+row "pgBackRest process-max=2 bundle, zst level 1" br_zstd bb_zstd
 echo "(ratio: time / pg_basebackup's time at the same compression)"
 echo
 printf '%-62s %8s %8s %8s\n' "restore" "seconds" "MB/s" "ratio"
@@ -408,7 +414,8 @@ row "stripebackup restore (3 stripes, none)" sb_restore_none br_restore
 row "pgBackRest restore (process-max=2, zst 1)" br_restore
 row "pg_basebackup tar | zstd -d | tar -x" bb_restore br_restore
 row "stripe_restore() from SQL (the same backup)" sql_restore br_restore
-echo "(ratio: time / pgBackRest's; every restore made durable, $restore_where)"
+echo "(ratio: time / pgBackRest's; every restore made durable, $restore_where;"
+echo " pgBackRest syncs each file it restores, the others sync their file system once at the end)"
 echo
 echo "stripe_restore_plan's estimate against stripe_restore's time, run by run:"
 while read -r est from took; do

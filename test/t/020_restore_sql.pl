@@ -128,6 +128,24 @@ is($node->safe_psql('postgres',
 		"SELECT count(*) FROM stripe_restore_stripes WHERE restore_id = $restore2 AND estimated_seconds > 0 AND actual_seconds > 0"),
 	'3', 'each stripe has its estimate beside its measured time');
 
+# A backup on new destinations, calibrated but never restored from, while
+# restores are on record: what a restore costs per file is still the
+# sample's (the record's figure is of creating the tree alone, not of the
+# files the read creates and fills), and only the final sync, where the sample
+# did not sync, is the latest restore's.
+my @fresh = make_destinations(3);
+my $fresh_id = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@fresh) . ", compression => 'none')");
+$node->safe_psql('postgres', 'SELECT count(*) FROM stripe_calibrate(' . sql_array(@fresh) . ', size_mb => 8)');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT estimate_from FROM stripe_restore_plan($fresh_id) WHERE stripe IS NULL");
+is($out, 'calibration', 'restores on record, new destinations are estimated from their calibration');
+like($err, qr/creating and finishing the files cost what the sample paid, and the final sync what the latest restore paid;/,
+	'creating the files costs what the sample paid, the final sync what the latest restore paid');
+($ret, $out, $err) = $node->psql('postgres',
+	"SELECT estimate_from FROM stripe_restore_plan($fresh_id, target_directory => '$base/planned') WHERE stripe IS NULL");
+like($err, qr/creating and finishing the files cost what the sample paid, its file system synced as a restore ends/,
+	'and both what the sample paid when it synced where the restore will write');
+
 # Bad targets are refused before anything starts.
 ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_restore($id, '$base/second')");
 like($err, qr/restore target "\Q$base\E\/second" is not empty/, 'a non-empty target is refused');
