@@ -260,4 +260,11 @@ extern uint32_t sb_source_lanes_for(const char *const *folders, size_t n);
 /* Files handed to a source lane that were gone when it opened them (left out), so far. */
 extern uint64_t sb_backup_files_vanished(const SbBackup *b);
 
+/*
+ * The source lanes the backup reads with: the options' source_lanes, or
+ * fewer (as the buffers allow: none below 8), or 0 (every file read on the
+ * caller's thread).
+ */
+extern uint32_t sb_backup_source_lanes(const SbBackup *b);
+
 #endif							/* SB_BACKUP_H */

@@ -306,6 +306,12 @@ sb_backup_files_vanished(const SbBackup *b)
 	return atomic_load(&b->files_vanished);
 }
 
+uint32_t
+sb_backup_source_lanes(const SbBackup *b)
+{
+	return b->max_lanes;
+}
+
 void
 sb_lanes_free(SbBackup *b)
 {

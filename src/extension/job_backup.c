@@ -290,6 +290,27 @@ source_lanes(List *tablespaces)
 	return sb_source_lanes_for(folders, n);
 }
 
+/* How many of the devices the files are on this backup reads at once, when they are several. */
+static void
+log_source_lanes(const Run *r)
+{
+	uint32		lanes = sb_backup_source_lanes(r->backup);
+
+	if (r->source_lanes == 0 || r->args->type != SB_BACKUP_FULL)
+		return;
+	if (lanes == r->source_lanes)
+		ereport(LOG, (errmsg("backup %lld reads its files from %u devices at once",
+							 (long long) r->job->id, lanes)));
+	else if (lanes > 0)
+		ereport(LOG, (errmsg("backup %lld reads its files from %u of their %u devices at once",
+							 (long long) r->job->id, lanes, r->source_lanes),
+					  errhint("Raise stripebackup.buffer_count to read from more at once.")));
+	else
+		ereport(LOG, (errmsg("backup %lld reads its files from %u devices one after the other",
+							 (long long) r->job->id, r->source_lanes),
+					  errhint("Reading several devices at once needs stripebackup.buffer_count 8 or more.")));
+}
+
 static void
 abort_backup(void *object)
 {
@@ -311,9 +332,6 @@ begin_engine(Run *r)
 	options.source_lanes = r->source_lanes = source_lanes(r->tablespaces);
 	for (uint32 i = 0; i < r->source_lanes; i++)
 		options.read_hook_lane_args[i] = r->lane_pagecheck[i] = sb_pagecheck_new(r->out->start_lsn);
-	if (r->source_lanes > 0 && r->args->type == SB_BACKUP_FULL)
-		ereport(LOG, (errmsg("backup %lld reads its files from %u devices at once",
-							 (long long) r->job->id, r->source_lanes)));
 	r->pgmanifest = sb_pgmanifest_begin();
 	options.entry_hook = sb_pgmanifest_add;
 	options.entry_hook_arg = r->pgmanifest;
@@ -337,6 +355,7 @@ begin_engine(Run *r)
 	if (r->backup == NULL)
 		sb_control_raise(&err);
 	sb_handle_own(r->handle, r->backup);
+	log_source_lanes(r);
 }
 
 static void

@@ -185,10 +185,19 @@ pgbb_restore() {
 
 # stripe_restore_plan's estimate for the newest backup (its total row: seconds
 # and where the figures came from), then that backup restored from SQL and
-# timed.  The first estimate reads at stripe_calibrate's speeds (no restore
-# has read these destinations yet) and measures the rest on a sample of the
-# backup; the later ones take what the restore before them measured.
+# timed, twice a round.  First as if no restore had read these destinations
+# (their restore history removed): the estimate reads at stripe_calibrate's
+# speeds and measures the rest on a sample of the backup; then from what
+# that restore measured.  Each round gives one of each: a restore's time
+# here varies from run to run (1.3 to 2.5 s for the same one), so the
+# targets take the median ratio of each kind.
 sql_restore() {
+	psql_ -c "DELETE FROM stripe_restore_stripe_history" -c "DELETE FROM stripe_restore_history"
+	sql_restore_timed
+	sql_restore_timed
+}
+
+sql_restore_timed() {
 	local estimate t0 location
 	restore_target
 	location=$(sb_location)
@@ -471,12 +480,12 @@ while read -r label f1 f2 wall; do
 done < "$results/balance"
 target "zstd 1 CPU s/GB <= 1.15 x zstd -1's ($(calc "$(cpu create) / $(cpu zstd)"))" \
 	"$(awk "BEGIN { print ($(cpu create) <= 1.15 * $(cpu zstd)) }")"
-# the first estimate (calibration and a sample) and the last (the restores before it)
-for which in head tail; do
-	read -r est from took <<< "$($which -1 "$results/estimates")"
-	[[ $est != - ]] && target "restore estimate (from $from) within 20% of the restore ($(calc "$est / $took"))" \
-		"$(awk "BEGIN { d = $est / $took - 1; if (d < 0) d = -d; print (d <= 0.2) }")"
-	[[ $(wc -l < "$results/estimates") -gt 1 ]] || break
+# each kind of estimate (calibration and a sample; a restore before it): the median ratio
+for from in calibration restore; do
+	ratio=$(awk -v f="$from" '$2 == f && $1 != "-" { print $1 / $3 }' "$results/estimates" | sort -g |
+		awk '{ r[NR] = $1 } END { if (NR) print (NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2) }')
+	[[ -n $ratio ]] && target "restore estimate (from $from) within 20% of the restore (median $(calc "$ratio"))" \
+		"$(awk "BEGIN { d = $ratio - 1; if (d < 0) d = -d; print (d <= 0.2) }")"
 done
 target "3,000 partitions >= 90% of one table's throughput" "$(awk "BEGIN { print ($many >= 0.9 * $one) }")"
 while read -r label peak growth read; do

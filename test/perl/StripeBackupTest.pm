@@ -11,7 +11,8 @@ use Test::More;
 
 our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
   backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
-  check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant);
+  check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant
+  damage_page);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -148,6 +149,19 @@ sub worker_pid
 	$node->poll_query_until('postgres', "SELECT count(*) = 1 FROM ($query) w")
 	  or die 'no stripebackup worker is running';
 	return $node->safe_psql('postgres', $query);
+}
+
+# Four bytes flipped in the middle of block BLOCK of the file at PATH (the
+# server stopped), away from the page header: its checksum no longer matches.
+sub damage_page
+{
+	my ($path, $block) = @_;
+	open my $fh, '+<', $path or die "$path: $!";
+	binmode $fh;
+	seek($fh, $block * 8192 + 4000, 0) or die "$path: $!";
+	print $fh "\xde\xad\xbe\xef";
+	close $fh or die "$path: $!";
+	return;
 }
 
 # The names in DIR (none when DIR does not exist).

@@ -17,12 +17,8 @@ $node->safe_psql('postgres', q{
 my $file = $node->safe_psql('postgres', "SELECT pg_relation_filepath('victim')");
 $node->stop;
 
-# Flip bytes in the middle of block 3, away from the page header.
-open my $fh, '+<', $node->data_dir . "/$file" or die;
-binmode $fh;
-seek($fh, 3 * 8192 + 4000, 0);
-print $fh "\xde\xad\xbe\xef";
-close $fh;
+# Block 3 damaged, away from the page header.
+damage_page($node->data_dir . "/$file", 3);
 $node->start;
 
 my @dests = make_destinations(2);

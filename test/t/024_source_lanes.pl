@@ -53,6 +53,16 @@ ok($node->log_contains("backup $id reads its files from 2 devices at once", $log
 	'the backup read the two devices at once');
 my $location = backup_location($node, $id);
 tablespace_walked_first("$location/manifest.json", 'the online backup');
+
+# With too few buffers for a second reader, the log says the devices are read in turn.
+$log_start = -s $node->logfile;
+my @few = make_destinations(1);
+my $few_id = $node->safe_psql('postgres',
+	'SET stripebackup.buffer_count = 4; SELECT stripe_backup(' . sql_array(@few) . ')');
+ok($node->log_contains("backup $few_id reads its files from 2 devices one after the other", $log_start),
+	'with 4 buffers the log says the two devices were read one after the other');
+ok($node->log_contains('HINT:  Reading several devices at once needs stripebackup.buffer_count 8 or more', $log_start),
+	'and what it takes to read them at once');
 my ($vrc, $vout, $verr) = run_stripebackup('verify', $location);
 is($vrc, 0, 'the backup verifies') or diag($verr);
 
@@ -80,11 +90,7 @@ is($cold->safe_psql('postgres', $query), $expected, 'the cold copy returns the s
 $cold->stop;
 
 # A page damaged in the tablespace: found by its lane's page check.
-open my $fh, '+<', $node->data_dir . "/$file" or die "$file: $!";
-binmode $fh;
-seek($fh, 3 * 8192 + 4000, 0);
-print $fh "\xde\xad\xbe\xef";
-close $fh;
+damage_page($node->data_dir . "/$file", 3);
 $node->start;
 my @more = make_destinations(2);
 my ($ret, $stdout, $stderr) = $node->psql('postgres', 'SELECT stripe_backup(' . sql_array(@more) . ')');
