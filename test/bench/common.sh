@@ -35,12 +35,14 @@ stop_cluster() { pg_ctl -D "$data" -m fast stop >/dev/null 2>&1 || true; }
 pgbr() { pgbackrest --config="$dir/pgbackrest.conf" --stanza=bench "$@"; }
 
 # pgBackRest's configuration at $dir/pgbackrest.conf for the cluster at
-# $data (socket $dir, port $port): zstd level 1, two processes, fast start;
-# any further [global] lines as arguments.
+# $data (socket $dir, port $port): zstd level 1, two processes, fast start,
+# small files bundled (as its user guide sets it up for speed; make bench
+# measured its backup of 16,000 files 20.3 s without, 7.5 s with); any
+# further [global] lines as arguments.
 bench_pgbackrest_conf() {
 	{
 		printf '%s\n' "[global]" "repo1-path=$dir/pgbackrest-repo" "repo1-retention-full=2" \
-			"process-max=2" "compress-type=zst" "compress-level=1" "start-fast=y" \
+			"repo1-bundle=y" "process-max=2" "compress-type=zst" "compress-level=1" "start-fast=y" \
 			"log-level-console=warn" "log-level-file=off" "lock-path=$dir/pgbackrest-lock" "$@"
 		printf '%s\n' "[bench]" "pg1-path=$data" "pg1-socket-path=$dir" "pg1-port=$port"
 	} > "$dir/pgbackrest.conf"

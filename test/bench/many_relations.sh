@@ -128,7 +128,7 @@ printf '%-58s %8s %9s %9s %8s\n' "" seconds "files/s" "peak MiB" ratio
 row "stripe_backup, 2 folders, zstd 1 (the worker's RSS)" sb_backup bb_backup
 row "stripe_backup incr, one table changed (worker's RSS)" sb_backup_incr
 row "pg_basebackup -Ft -X fetch, server-zstd:1, workers=2" bb_backup
-row "pgBackRest backup, process-max=2, zst 1" br_backup bb_backup
+row "pgBackRest backup, process-max=2 bundle, zst 1" br_backup bb_backup
 row "stripebackup plan" sb_plan
 row "stripebackup verify" sb_verify
 row "stripebackup restore" sb_restore br_restore

@@ -167,7 +167,7 @@ for kind in local s3 mixed one pgbackrest; do
 		"$(calc "$b / $base_b")" "$(calc "$r / $base_r")"
 done
 echo "(vs local: backup/restore time over the two local folders' time; the buckets over HTTPS through stunnel;"
-echo " pgBackRest: process-max 2, zstd level 1, repo1-type=s3, expire-auto=n (its retention is not timed, as"
+echo " pgBackRest: process-max 2, zstd level 1, bundled, repo1-type=s3, expire-auto=n (its retention is not timed, as"
 echo " stripebackup's is not), its backup (archive-check: until the last WAL segment is in the bucket)"
 echo " and its restore into an empty folder)"
 echo "stripebackup / pgBackRest, one bucket: backup $(calc "$(median backup_one) / $(median backup_pgbackrest)"), restore $(calc "$(median restore_one) / $(median restore_pgbackrest)")"
