@@ -9,11 +9,12 @@
  * at their offsets, adding each piece's CRC into its file's (file_check.h);
  * 4. every file must then have the manifest's size and CRC-32C; 5. links,
  * modes and times are set, directories last; 6. one syncfs() per file system
- * makes it all durable, instead of an fsync per file.  Each target device
- * has a thread that starts the write-out of what was written to it and syncs
- * it at the end (restore_writeback.c), so that every device writes at once.  A restore given a
- * marker keeps it in every output directory from before the first file to
- * after the last time is set (restore_marker.c).
+ * makes it all durable, instead of an fsync per file.  On several target
+ * devices, each has a thread that starts the write-out of what was written
+ * to it and syncs it at the end (restore_writeback.c), so that every device
+ * writes at once.  A restore given a marker keeps it in every output
+ * directory from before the first file to after the last time is set
+ * (restore_marker.c).
  *
  * A relocation puts an archive directory (a tablespace, "pg_tblspc/16385")
  * somewhere else and leaves a symlink to it in its place.
@@ -414,9 +415,9 @@ write_piece(RestoreTarget *t, const SbEntry *e, size_t i, const uint8_t *data,
 	ok = t->delta ? sb_delta_write(t, fd, i, data, length, file_offset, p.rel, err) :
 		sb_pwrite_all(fd, data, length, file_offset, p.rel, err);
 	ok = ok && (!whole || set_times_fd(fd, &p, e->mtime, err));
-	close(fd);
 	if (ok)
-		sb_writeback_add(t->writeback, p.dir->fd, p.rel, file_offset, length);
+		sb_writeback_add(t->writeback, fd, p.dir->fd, p.rel, file_offset, length);
+	close(fd);
 	if (!ok)
 		sb_error_prefix(err, "restoring chunk %llu into \"%s\"",
 						(unsigned long long) chunk_id, p.dir->path);

@@ -18,6 +18,12 @@
  * device has yet to take (as much as the kernel's dirty limits let it).
  * At the end the threads sync their file systems together: one syncfs
  * after another would have each device wait for the one before.
+ *
+ * On one device there is no other device to hold back: the worker starts
+ * its piece's write-out itself, as soon as it is written, and the caller
+ * syncs.  (A thread there cost 5 % of a 1.3 GB restore into a fresh ext4,
+ * three sets of five runs each: its write-out starts later, the pieces
+ * having waited in its queue.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +77,7 @@ struct SbWriteback
 {
 	Device	   *devices;
 	uint32_t	ndevices;
+	bool		threaded;		/* several devices: a thread each; else none */
 	const int  *dir_fds;
 	uint32_t   *dir_device;		/* each output directory's device */
 	uint32_t	ndirs;
@@ -204,7 +211,8 @@ sb_writeback_start(const int *dir_fds, const char *const *dir_paths, uint32_t nd
 		free_writeback(wb);
 		return NULL;
 	}
-	for (k = 0; k < wb->ndevices; k++)
+	wb->threaded = wb->ndevices > 1;
+	for (k = 0; wb->threaded && k < wb->ndevices; k++)
 		if (!start_device(&wb->devices[k]))
 		{
 			SbError		ignored;
@@ -231,14 +239,20 @@ extend_last(Device *d, int dir_fd, const char *rel, uint64_t offset, uint64_t le
 }
 
 void
-sb_writeback_add(SbWriteback *wb, int dir_fd, const char *rel, uint64_t offset, uint64_t length)
+sb_writeback_add(SbWriteback *wb, int fd, int dir_fd, const char *rel, uint64_t offset,
+				 uint64_t length)
 {
 	Device	   *d;
 	uint32_t	i;
 	char	   *copy;
 
-	if (wb == NULL || length < WRITEBACK_MIN)
+	if (length < WRITEBACK_MIN)
 		return;
+	if (wb == NULL || !wb->threaded)
+	{
+		(void) sync_file_range(fd, (off_t) offset, (off_t) length, SYNC_FILE_RANGE_WRITE);
+		return;
+	}
 	for (i = 0; i < wb->ndirs && wb->dir_fds[i] != dir_fd; i++)
 		;
 	if (i == wb->ndirs)
@@ -285,6 +299,9 @@ sb_writeback_finish(SbWriteback *wb, bool sync, SbError *err)
 
 	if (wb == NULL)
 		return true;
+	if (!wb->threaded && sync && syncfs(wb->devices[0].dir_fd) != 0)
+		ok = sb_error_set_errno(err, errno, "could not sync the file system of \"%s\"",
+								wb->devices[0].dir_path);
 	for (k = 0; k < wb->ndevices; k++)
 	{
 		Device	   *d = &wb->devices[k];

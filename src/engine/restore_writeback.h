@@ -1,8 +1,9 @@
 /*
  * restore_writeback.h
- *		Keeping every target device of a restore writing at once: one thread
- *		per device starts the write-out of what the workers wrote, and at the
- *		end syncs its file system, all devices together.
+ *		Keeping every target device of a restore writing at once: on several
+ *		devices, one thread per device starts the write-out of what the
+ *		workers wrote, and at the end syncs its file system, all devices
+ *		together.
  */
 #ifndef SB_RESTORE_WRITEBACK_H
 #define SB_RESTORE_WRITEBACK_H
@@ -15,28 +16,30 @@
 typedef struct SbWriteback SbWriteback;
 
 /*
- * A thread for each device among the NDIRS output directories (open as
- * DIR_FDS, at DIR_PATHS; both kept until sb_writeback_finish).  NULL when
- * none could start: the caller then starts nothing and syncs each
- * directory itself.
+ * Write-out for the NDIRS output directories (open as DIR_FDS, at
+ * DIR_PATHS; both kept until sb_writeback_finish): a thread for each device
+ * among them when they are on several, none on one.  NULL when it could not
+ * be set up: the caller then syncs each directory itself.
  */
 extern SbWriteback *sb_writeback_start(const int *dir_fds, const char *const *dir_paths,
 									   uint32_t ndirs);
 
 /*
- * LENGTH bytes at OFFSET of the file REL beneath DIR_FD were written: their
- * device's thread starts their write-out (a range too short to be worth it
- * is left to the final sync).  Never fails; waits only when that device has
- * a long queue already.  WB may be NULL.
+ * LENGTH bytes at OFFSET of the file REL beneath DIR_FD, open as FD, were
+ * written: their write-out starts (a range too short to be worth it is left
+ * to the final sync), here on one device, else on their device's thread
+ * (which opens REL again: FD may be closed at once).  Never fails; waits
+ * only when the device has a long queue already.  WB may be NULL.
  */
-extern void sb_writeback_add(SbWriteback *wb, int dir_fd, const char *rel,
+extern void sb_writeback_add(SbWriteback *wb, int fd, int dir_fd, const char *rel,
 							 uint64_t offset, uint64_t length);
 
 /*
- * The restore is written: with SYNC, each device's thread starts what it
- * has queued and syncs its file system (syncfs), all at once; without, it
- * drops its queue.  Then the threads end and WB is freed.  False, with the first failure in ERR, when
- * a sync failed.  WB may be NULL.
+ * The restore is written: with SYNC, each device's file system is synced
+ * (syncfs), all at once, each by its thread after it has started what it
+ * had queued; without, the queues are dropped.  Then the threads end and WB
+ * is freed.  False, with the first failure in ERR, when a sync failed.  WB
+ * may be NULL.
  */
 extern bool sb_writeback_finish(SbWriteback *wb, bool sync, SbError *err);
 

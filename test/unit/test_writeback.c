@@ -1,8 +1,9 @@
 /*
  * test_writeback.c
- *		A restore's write-out threads (restore_writeback.c): one per device,
- *		each starting the write-out of the ranges written to its device and
- *		syncing its file system once at the end; what cannot be started is
+ *		A restore's write-out (restore_writeback.c): on several devices a
+ *		thread per device, each starting the write-out of the ranges written
+ *		to its device and syncing its file system once at the end; on one,
+ *		the writer starts it and one sync ends it.  What cannot be started is
  *		left to that sync, and a failed sync is said with its directory.
  */
 #include <errno.h>
@@ -98,12 +99,12 @@ test_restore_writeback(void)
 	th_log_start(NULL, NULL, 0);
 	wb = sb_writeback_start(d.fds, d.paths, 3);
 	ok(wb != NULL, "write-out threads start for three directories on two devices");
-	sb_writeback_add(wb, d.fds[0], "big", 0, MB);
-	sb_writeback_add(wb, d.fds[0], "big", MB, MB);
-	sb_writeback_add(wb, d.fds[2], "big", 0, 2 * MB);
-	sb_writeback_add(wb, d.fds[1], "big", 0, 64 * 1024);	/* too short: the sync takes it */
-	sb_writeback_add(wb, d.fds[1], "gone", 0, MB);	/* no such file: the sync's */
-	sb_writeback_add(wb, 12345, "big", 0, MB);	/* not an output directory */
+	sb_writeback_add(wb, -1, d.fds[0], "big", 0, MB);
+	sb_writeback_add(wb, -1, d.fds[0], "big", MB, MB);
+	sb_writeback_add(wb, -1, d.fds[2], "big", 0, 2 * MB);
+	sb_writeback_add(wb, -1, d.fds[1], "big", 0, 64 * 1024);	/* too short: the sync takes it */
+	sb_writeback_add(wb, -1, d.fds[1], "gone", 0, MB);	/* no such file: the sync's */
+	sb_writeback_add(wb, -1, 12345, "big", 0, MB);	/* not an output directory */
 	ok(sb_writeback_finish(wb, true, &err), "the restore written, every device syncs");
 	ok(started_on(d.path[0]) && started_on(d.path[2]),
 	   "the write-out of each device's ranges was started");
@@ -114,7 +115,7 @@ test_restore_writeback(void)
 	/* more ranges than a queue holds (not logged: too many): the adder waits for room */
 	wb = sb_writeback_start(d.fds, d.paths, 3);
 	for (i = 0; i < 5000; i++)
-		sb_writeback_add(wb, d.fds[i % 2 == 0 ? 0 : 2], "big", (uint64_t) i * 2 * MB, MB);
+		sb_writeback_add(wb, -1, d.fds[i % 2 == 0 ? 0 : 2], "big", (uint64_t) i * 2 * MB, MB);
 	ok(sb_writeback_finish(wb, true, &err), "ranges past a queue's length wait their turn");
 
 	th_log_start(NULL, NULL, 0);
@@ -129,6 +130,21 @@ test_restore_writeback(void)
 	like(err.message, "could not sync the file system of \"/dev/shm/sbwriteback", "naming its directory");
 	th_log_stop();
 
-	ok(sb_writeback_finish(NULL, true, &err), "no threads (none could start): nothing to finish");
+	/* one device (two directories on it): the writer starts the write-out, one sync */
+	{
+		char		big[PATH_MAX];
+		int			fd = open(th_path(big, "%s/big", d.path[1]), O_RDWR);
+
+		th_log_start(NULL, NULL, 0);
+		wb = sb_writeback_start(d.fds, d.paths, 2);
+		ok(wb != NULL, "two directories on one device: no thread");
+		sb_writeback_add(wb, fd, d.fds[1], "big", 0, MB);
+		ok(th_log_find("startwb", big, false) >= 0, "the writer started the write-out itself");
+		ok(sb_writeback_finish(wb, true, &err), "the restore written, the device syncs");
+		is_int(th_log_count("syncfs"), 1, "once");
+		th_log_stop();
+		close(fd);
+	}
+	ok(sb_writeback_finish(NULL, true, &err), "none set up: nothing to finish");
 	dirs_done(&d);
 }
