@@ -819,31 +819,29 @@ finish_writing(RestoreTarget *t, bool sync, SbError *err)
 	return ok && sync_dir(&t->root, synced, err);
 }
 
-/* A write-out thread for each device the output directories lie on. */
+/* The write-out of every output directory: a thread for each device they lie on, if several. */
 static bool
 start_writeback(RestoreTarget *t, SbError *err)
 {
 	int		   *fds = sb_alloc((t->nrelocs + 1) * sizeof(int), err);
 	const char **paths = sb_alloc((t->nrelocs + 1) * sizeof(char *), err);
 	uint32_t	i;
+	bool		ok = fds != NULL && paths != NULL;
 
-	if (fds == NULL || paths == NULL)
-	{
-		free(fds);
-		free(paths);
-		return false;
-	}
-	for (i = 0; i < t->nrelocs; i++)
+	for (i = 0; ok && i < t->nrelocs; i++)
 	{
 		fds[i] = t->relocs[i].dir.fd;
 		paths[i] = t->relocs[i].dir.path;
 	}
-	fds[i] = t->root.fd;
-	paths[i] = t->root.path;
-	t->writeback_dirs = fds;
-	t->writeback_paths = paths;
-	t->writeback = sb_writeback_start(fds, paths, t->nrelocs + 1);
-	return true;
+	if (ok)
+	{
+		fds[i] = t->root.fd;
+		paths[i] = t->root.path;
+		t->writeback = sb_writeback_start(fds, paths, t->nrelocs + 1);
+	}
+	free(fds);
+	free(paths);
+	return ok;
 }
 
 /* Remove what a failed restore wrote (and the directory, if we made it). */
@@ -1150,8 +1148,6 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 		(void) sb_writeback_finish(t.writeback, false, &ignored);
 		sb_delta_abort(&t);
 	}
-	free(t.writeback_dirs);
-	free(t.writeback_paths);
 	/* a failed delta restore leaves the copy (it cannot start without its guard) */
 	close_all(&t, !ok && !o->keep_on_error && !o->delta);
 	sb_delta_free(&t);

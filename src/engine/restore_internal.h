@@ -39,9 +39,7 @@ typedef struct RestoreTarget
 	SbChain		chain;			/* a backup with parents: what each writes */
 	RestoreDelta *delta;		/* a delta restore's state (restore_delta.c), or NULL */
 	int			umask;			/* the process's, or -1 when unknown */
-	SbWriteback *writeback;		/* the devices' write-out threads, or NULL */
-	int		   *writeback_dirs; /* their output directories, as it knows them */
-	const char **writeback_paths;
+	SbWriteback *writeback;		/* the devices' write-out, or NULL */
 } RestoreTarget;
 
 /* Where an archive path goes: a path relative to an output directory. */

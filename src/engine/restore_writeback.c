@@ -78,7 +78,7 @@ struct SbWriteback
 	Device	   *devices;
 	uint32_t	ndevices;
 	bool		threaded;		/* several devices: a thread each; else none */
-	const int  *dir_fds;
+	int		   *dir_fds;		/* a copy of the caller's */
 	uint32_t   *dir_device;		/* each output directory's device */
 	uint32_t	ndirs;
 };
@@ -202,11 +202,14 @@ sb_writeback_start(const int *dir_fds, const char *const *dir_paths, uint32_t nd
 
 	if (wb == NULL)
 		return NULL;
-	wb->dir_fds = dir_fds;
 	wb->ndirs = ndirs;
+	wb->dir_fds = malloc(ndirs * sizeof(int));
 	wb->devices = calloc(ndirs, sizeof(Device));
 	wb->dir_device = calloc(ndirs, sizeof(uint32_t));
-	if (wb->devices == NULL || wb->dir_device == NULL || !find_devices(wb, dir_paths))
+	if (wb->dir_fds != NULL)
+		memcpy(wb->dir_fds, dir_fds, ndirs * sizeof(int));
+	if (wb->dir_fds == NULL || wb->devices == NULL || wb->dir_device == NULL ||
+		!find_devices(wb, dir_paths))
 	{
 		free_writeback(wb);
 		return NULL;
@@ -288,6 +291,7 @@ free_writeback(SbWriteback *wb)
 	}
 	free(wb->devices);
 	free(wb->dir_device);
+	free(wb->dir_fds);
 	free(wb);
 }
 

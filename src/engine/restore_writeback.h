@@ -17,7 +17,8 @@ typedef struct SbWriteback SbWriteback;
 
 /*
  * Write-out for the NDIRS output directories (open as DIR_FDS, at
- * DIR_PATHS; both kept until sb_writeback_finish): a thread for each device
+ * DIR_PATHS; the descriptors and the paths' strings kept open and alive
+ * until sb_writeback_finish, the arrays copied): a thread for each device
  * among them when they are on several, none on one.  NULL when it could not
  * be set up: the caller then syncs each directory itself.
  */
