@@ -819,7 +819,7 @@ finish_writing(RestoreTarget *t, bool sync, SbError *err)
 	return ok && sync_dir(&t->root, synced, err);
 }
 
-/* The write-out of every output directory: a thread for each device they lie on, if several. */
+/* The write-out of every output directory: a thread for each device they lie on. */
 static bool
 start_writeback(RestoreTarget *t, SbError *err)
 {

@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -35,7 +36,8 @@ extern int	__wrap_sync_file_range(int fd, off_t offset, off_t len, unsigned int 
 typedef struct SyncEvent
 {
 	char		op[8];			/* "fsync", "rename", "syncfs", "trailer" (its pwrite)
-								 * or "startwb" (sync_file_range) */
+								 * "startwb" or "waitwb" (sync_file_range, starting a
+								 * write-out or waiting for it) */
 	char		path[PATH_MAX]; /* the file synced, or the name renamed to */
 } SyncEvent;
 
@@ -150,7 +152,8 @@ __wrap_syncfs(int fd)
 int
 __wrap_sync_file_range(int fd, off_t offset, off_t len, unsigned int flags)
 {
-	if (th_log_active() && log_fd_event("startwb", fd))
+	if (th_log_active() &&
+		log_fd_event((flags & SYNC_FILE_RANGE_WAIT_AFTER) ? "waitwb" : "startwb", fd))
 		return errno = fail_errno, -1;
 	return __real_sync_file_range(fd, offset, len, flags);
 }

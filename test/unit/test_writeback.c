@@ -1,10 +1,11 @@
 /*
  * test_writeback.c
- *		A restore's write-out (restore_writeback.c): on several devices a
- *		thread per device, each starting the write-out of the ranges written
- *		to its device and syncing its file system once at the end; on one,
- *		the writer starts it and one sync ends it.  What cannot be started is
- *		left to that sync, and a failed sync is said with its directory.
+ *		A restore's write-out (restore_writeback.c): a thread per device, on
+ *		several devices starting the write-out of the ranges written to its
+ *		device (on one, the writer starts it), waiting for those more than 64
+ *		MB behind and dropping them from the cache, and syncing its file
+ *		system once at the end.  What cannot be started is left to that
+ *		sync, and a failed sync is said with its directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -137,11 +138,22 @@ test_restore_writeback(void)
 
 		th_log_start(NULL, NULL, 0);
 		wb = sb_writeback_start(d.fds, d.paths, 2);
-		ok(wb != NULL, "two directories on one device: no thread");
+		ok(wb != NULL, "two directories on one device");
 		sb_writeback_add(wb, fd, d.fds[1], "big", 0, MB);
 		ok(th_log_find("startwb", big, false) >= 0, "the writer started the write-out itself");
 		ok(sb_writeback_finish(wb, true, &err), "the restore written, the device syncs");
 		is_int(th_log_count("syncfs"), 1, "once");
+		is_int(th_log_count("waitwb"), 0, "a range so recent is not waited for");
+		th_log_stop();
+
+		/* 65 ranges of 1 MB, apart: the first is 64 MB behind the last, written and dropped */
+		th_log_start(NULL, NULL, 0);
+		wb = sb_writeback_start(d.fds, d.paths, 2);
+		for (i = 0; i < 65; i++)
+			sb_writeback_add(wb, fd, d.fds[1], "big", (uint64_t) i * 2 * MB, MB);
+		ok(sb_writeback_finish(wb, true, &err), "a longer restore written");
+		is_int(th_log_count("waitwb"), 1, "the range further behind than 64 MB was waited for, then dropped");
+		is_int(th_log_count("startwb"), 65, "every range's write-out started by the writer");
 		th_log_stop();
 		close(fd);
 	}
