@@ -93,13 +93,23 @@ relocations(SbPgMeta *info, const ReadArgs *args, const char *target, uint32_t *
 	return relocs;
 }
 
+/* Where the time went, in the phases stripe_restores records for a SQL restore. */
+static void
+print_times(const SbRestoreStats *s)
+{
+	printf("%.2f s (%.2f s creating the tree, %.2f s reading and writing, %.2f s finishing with "
+		   "the final sync)\n", s->setup_seconds + s->read_seconds + s->finish_seconds,
+		   s->setup_seconds, s->read_seconds, s->finish_seconds);
+}
+
 /*
  * Every place the restore writes is checked as the SQL restore checks it
  * (sb_policy.h) before anything is created, and so are the memory it needs
  * and, for a point-in-time restore, the WAL archive.
  */
 static bool
-restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
+restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *stats,
+		SbError *err)
 {
 	SbPgMeta	info;
 	SbRestoreOptions options = {0};
@@ -107,7 +117,6 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
 	CliRecovery recovery;
 	CliProgress progress;
 	SbRelocation *relocs = NULL;
-	SbRestoreStats stats;
 	bool		ok;
 
 	if (!sb_pgmeta_read(a->manifest, &info, err))
@@ -119,7 +128,7 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
 	read_args_read_options(args, &progress, &options.read);
 	options.delta = args->delta;
 	options.delta_guard = PG_CONTROL_FILE;
-	options.stats = &stats;
+	options.stats = stats;
 	ok = (relocs = relocations(&info, args, target, &options.nrelocations, err)) != NULL &&
 		(args->delta ?
 		 sb_policy_check_delta_places(target, relocs, options.nrelocations, info.system_identifier, err) :
@@ -135,9 +144,9 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbError *err)
 		cli_progress_done(&progress, NULL);
 		if (ok && args->delta)
 			printf("delta: %.1f MB compared, %.1f MB of it already there (not read), %.1f MB written, "
-				   "%llu entries removed\n", (double) stats.delta_compared / 1e6,
-				   (double) stats.delta_held / 1e6, (double) stats.delta_written / 1e6,
-				   (unsigned long long) stats.delta_removed);
+				   "%llu entries removed\n", (double) stats->delta_compared / 1e6,
+				   (double) stats->delta_held / 1e6, (double) stats->delta_written / 1e6,
+				   (unsigned long long) stats->delta_removed);
 		sb_recovery_files_free(recovery_files, options.nextra_files);
 	}
 	cli_recovery_free(&recovery);
@@ -153,6 +162,7 @@ cmd_restore(int argc, char **argv)
 	SbArchive  *a;
 	SbError		err;
 	char		target[PATH_MAX];
+	SbRestoreStats stats;
 	int			rc;
 
 	if ((rc = read_args_parse(argc, argv, "restore",
@@ -168,9 +178,10 @@ cmd_restore(int argc, char **argv)
 	if (!sb_policy_canonical_path(args.target, target, &err) ||
 		(a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
-	if (restore(a, &args, target, &err))
+	if (restore(a, &args, target, &stats, &err))
 	{
-		printf("backup \"%s\" restored into \"%s\"\n", a->manifest->name, args.target);
+		printf("backup \"%s\" restored into \"%s\" in ", a->manifest->name, args.target);
+		print_times(&stats);
 		if (args.recovery.kind != SB_RECOVERY_NONE)
 			printf("it recovers to the %s target when it starts (recovery.signal, postgresql.auto.conf)\n",
 				   sb_recovery_kind_name(args.recovery.kind));

@@ -233,51 +233,17 @@ cpu_per_byte() {
 	rm -rf "$dir/c1" "$dir/c2"
 }
 
-# ---------- the limit: fio reading and writing the same bytes ----------
-
-# Bytes a second (direct I/O of 1 MiB, 16 in flight).  A write is made
-# durable, synced at its end and in its time, as every tool's output is:
-# direct I/O alone may stop in a volatile cache (this machine's virtual disk
-# takes writes at 3-4 GB/s and pays at the flush).
-fio_run() {	# read|write BYTES FOLDER DIRECT
-	fio --name=limit --filename="$3/fio.dat" --size="$2" --rw="$1" --bs=1M --direct="$4" \
-		--end_fsync="$([[ $1 == write ]] && echo 1 || echo 0)" \
-		--ioengine=libaio --iodepth=16 --minimal 2>/dev/null |
-		awk -F';' -v rw="$1" '{ print (rw == "read" ? $7 : $48) * 1024 }'
-	rm -f "$3/fio.dat"
-}
-
-# What the disk can do: a read with direct I/O (the cache would hold what
-# was just written); a write the faster of direct and buffered I/O, each
-# synced at its end (on a fresh ext4 here the buffered one, whose writeback
-# sends larger requests, synced at 1.0-1.1 GB/s where direct I/O did 0.5-0.6).
-fio_rate() {	# read|write BYTES FOLDER
-	local direct buffered
-	direct=$(fio_run "$1" "$2" "$3" 1)
-	if [[ $1 == read ]]; then
-		echo "$direct"
-		return
-	fi
-	buffered=$(fio_run "$1" "$2" "$3" 0)
-	awk -v a="$direct" -v b="$buffered" 'BEGIN { print (a > b ? a : b) }'
-}
-
 # ---------- memory and cache ----------
 
 # Peak RSS of the backup worker (sampled) and the page cache's growth.
 memory_and_cache() {	# LABEL PORT
-	local pid="" peak=0 before after read
+	local caller peak before after read
 	before=$(awk '/^Cached:/ { printf "%d", $2 * 1024 }' /proc/meminfo)
 	rm -rf "$dir/m1" "$dir/m2" && mkdir -p "$dir/m1" "$dir/m2"
-	PORT=$2 psql_ -c "SELECT stripe_backup(ARRAY['$dir/m1', '$dir/m2'], wait => false)" >/dev/null
-	while :; do
-		pid=$(PORT=$2 psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
-		[[ -z $pid ]] && break
-		local hwm
-		hwm=$(awk '/^VmHWM:/ { printf "%d", $2 * 1024 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-		((hwm > peak)) && peak=$hwm
-		sleep 0.1
-	done
+	PORT=$2 psql_ -c "SELECT stripe_backup(ARRAY['$dir/m1', '$dir/m2'])" >/dev/null &
+	caller=$!
+	peak=$(($(worker_peak_rss "$caller") * 1024))
+	wait "$caller"
 	after=$(awk '/^Cached:/ { printf "%d", $2 * 1024 }' /proc/meminfo)
 	read=$(PORT=$2 psql_ -c "SELECT bytes_read FROM stripe_backups ORDER BY id DESC LIMIT 1")
 	echo "$1 $peak $((after - before)) $read" >> "$results/memory"

@@ -68,29 +68,77 @@ bench_pgbench_cluster() {	# SCALE
 	pgbench -i -q -s "$1" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
 }
 
-# stripe_backup to two fresh folders $dir/sb1 and $dir/sb2 (no waiting on
-# it), the worker's peak RSS sampled from /proc while it runs: prints its
-# seconds and that peak in KiB; exits when the backup did not complete.
+# The peak RSS (KiB) of the backup worker that starts now, read from /proc
+# until it exits: a high-water mark, so a look every 0.1 s misses only the
+# end, and a look costs the machine nothing (asking the server with a psql
+# each time cost a loaded 2-CPU machine a third of a backup's speed).
+# Stops looking, with 0, when process WAITER (the caller) ends first.
+worker_peak_rss() {	# WAITER
+	local pid="" line peak=0 hwm
+	while [[ -z $pid ]]; do
+		pid=$(pgrep -n -f '^postgres: stripebackup backup ' || true)
+		[[ -z $pid ]] && { kill -0 "$1" 2>/dev/null || { echo 0; return; }; sleep 0.01; }
+	done
+	while [[ -r /proc/$pid/status ]]; do
+		while read -r line; do
+			[[ $line == VmHWM:* ]] || continue
+			hwm=${line//[^0-9]/}
+			((hwm > peak)) && peak=$hwm
+			break
+		done < "/proc/$pid/status" 2>/dev/null || true
+		sleep 0.1
+	done
+	echo "$peak"
+}
+
+# stripe_backup to two fresh folders $dir/sb1 and $dir/sb2, waited for as a
+# caller waits, its worker's peak RSS watched from /proc meanwhile: prints
+# its seconds and that peak in KiB; exits when the backup did not complete.
 # With TYPE (diff, incr) the backup is of that type, beside the ones there.
 sampled_backup() {	# [TYPE]
-	local pid peak=0 hwm t0 secs type=${1:-}
+	local caller peak secs t0 type=${1:-}
 	if [[ -z $type ]]; then
 		rm -rf "$dir/sb1" "$dir/sb2" && mkdir -p "$dir/sb1" "$dir/sb2"
 	fi
 	sync
 	t0=$(now)
-	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], wait => false${type:+, type => '$type'})" >/dev/null
-	while :; do
-		pid=$(psql_ -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'stripebackup'")
-		[[ -z $pid ]] && break
-		hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
-		((hwm > peak)) && peak=$hwm
-		sleep 0.05
-	done
+	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2']${type:+, type => '$type'})" >/dev/null &
+	caller=$!
+	peak=$(worker_peak_rss "$caller")
+	wait "$caller" || { echo "stripe_backup failed" >&2; exit 1; }
 	secs=$(elapsed "$t0")
 	psql_ -c "SELECT status FROM stripe_backups ORDER BY id DESC LIMIT 1" | grep -qx completed ||
 		{ echo "stripe_backup did not complete" >&2; exit 1; }
 	[[ -z $type ]] || psql_ -c "SELECT type FROM stripe_backups ORDER BY id DESC LIMIT 1" | grep -qx "$type" ||
 		{ echo "stripe_backup did not take a $type backup" >&2; exit 1; }
 	echo "$secs $peak"
+}
+
+# ---------- the limit: fio reading and writing the same bytes ----------
+
+# Bytes a second (direct I/O of 1 MiB, 16 in flight).  A write is made
+# durable, synced at its end and in its time, as every tool's output is:
+# direct I/O alone may stop in a volatile cache (this machine's virtual disk
+# takes writes at 3-4 GB/s and pays at the flush).
+fio_run() {	# read|write BYTES FOLDER DIRECT
+	fio --name=limit --filename="$3/fio.dat" --size="$2" --rw="$1" --bs=1M --direct="$4" \
+		--end_fsync="$([[ $1 == write ]] && echo 1 || echo 0)" \
+		--ioengine=libaio --iodepth=16 --minimal 2>/dev/null |
+		awk -F';' -v rw="$1" '{ print (rw == "read" ? $7 : $48) * 1024 }'
+	rm -f "$3/fio.dat"
+}
+
+# What the disk can do: a read with direct I/O (the cache would hold what
+# was just written); a write the faster of direct and buffered I/O, each
+# synced at its end (on a fresh ext4 here the buffered one, whose writeback
+# sends larger requests, synced at 1.0-1.1 GB/s where direct I/O did 0.5-0.6).
+fio_rate() {	# read|write BYTES FOLDER
+	local direct buffered
+	direct=$(fio_run "$1" "$2" "$3" 1)
+	if [[ $1 == read ]]; then
+		echo "$direct"
+		return
+	fi
+	buffered=$(fio_run "$1" "$2" "$3" 0)
+	awk -v a="$direct" -v b="$buffered" 'BEGIN { print (a > b ? a : b) }'
 }

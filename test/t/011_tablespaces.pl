@@ -62,6 +62,8 @@ rmtree($node->data_dir);
 rmtree($tsdir);
 ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $node->data_dir);
 is($rc, 0, 'restore in place') or diag($err);
+like($out, qr/restored into "\Q@{[ $node->data_dir ]}\E" in [\d.]+ s \([\d.]+ s creating the tree, [\d.]+ s reading and writing, [\d.]+ s finishing with the final sync\)/,
+	'the command says where the time went');
 command_ok([ 'pg_verifybackup', $node->data_dir ], 'pg_verifybackup accepts the in-place restore');
 is(readlink($node->data_dir . "/pg_tblspc/$oid"), $tsdir, 'the tablespace is back at its location');
 $node->start;
