@@ -219,7 +219,7 @@ init_queues(SbBackup *b, SbError *err)
 	uint32_t	i;
 	bool		ok;
 
-	ok = sb_queue_init(&b->free_queue, b->nchunks) &&
+	ok = sb_queue_init_pool(&b->free_queue, b->nchunks) &&
 		sb_queue_init(&b->seal_queue, b->nchunks) &&
 		sb_queue_init(&b->ready_queue, b->nchunks);
 	for (i = 0; ok && i < b->nstripes; i++)

@@ -20,9 +20,19 @@ sb_queue_init(SbQueue *q, size_t capacity)
 	q->count = 0;
 	q->closed = false;
 	q->aborted = false;
+	q->newest_first = false;
 	pthread_mutex_init(&q->mutex, NULL);
 	pthread_cond_init(&q->not_empty, NULL);
 	pthread_cond_init(&q->not_full, NULL);
+	return true;
+}
+
+bool
+sb_queue_init_pool(SbQueue *q, size_t capacity)
+{
+	if (!sb_queue_init(q, capacity))
+		return false;
+	q->newest_first = true;
 	return true;
 }
 
@@ -57,13 +67,19 @@ sb_queue_push(SbQueue *q, void *item)
 	return ok;
 }
 
-/* Take the head item; the caller holds the mutex and has checked count. */
+/* Take the head item (a pool's: the tail); the caller holds the mutex and has checked count. */
 static void *
 take_locked(SbQueue *q)
 {
-	void	   *item = q->items[q->head];
+	void	   *item;
 
-	q->head = (q->head + 1) % q->capacity;
+	if (q->newest_first)
+		item = q->items[(q->head + q->count - 1) % q->capacity];
+	else
+	{
+		item = q->items[q->head];
+		q->head = (q->head + 1) % q->capacity;
+	}
 	q->count--;
 	pthread_cond_signal(&q->not_full);
 	return item;

@@ -716,7 +716,7 @@ alloc_slots(Pipeline *p, uint32_t count, SbError *err)
 	uint32_t	i;
 
 	p->slots = sb_alloc(count * sizeof(ReadSlot), err);
-	if (p->slots == NULL || !sb_queue_init(&p->free_queue, count) ||
+	if (p->slots == NULL || !sb_queue_init_pool(&p->free_queue, count) ||
 		!sb_queue_init(&p->work_queue, count))
 		return p->slots == NULL ? false : sb_error_set(err, SB_ENOMEM, "out of memory");
 	p->nslots = count;

@@ -46,6 +46,7 @@ static const UnitTest tests[] = {
 	TEST(test_source_lanes),
 	TEST(test_source_lanes_failures),
 	TEST(test_restore_writeback),
+	TEST(test_queue_order),
 	TEST(test_file_runs_refused),
 	TEST(test_weights_weighted),
 	TEST(test_weights_adaptive),

@@ -22,6 +22,9 @@ extern void test_source_lanes(void);
 extern void test_source_lanes_failures(void);
 extern void test_restore_writeback(void);
 
+/* test_queue.c */
+extern void test_queue_order(void);
+
 /* test_file_runs.c */
 extern void test_file_runs(void);
 extern void test_file_runs_refused(void);
