@@ -34,8 +34,8 @@ extern bool sb_queue_init(SbQueue *q, size_t capacity);
  * A pool of free buffers: a queue whose pops take the item pushed last, so
  * that the buffers in use are the same few as long as few are needed, and
  * the memory of the others is never touched (a buffer's first use costs a
- * page fault per page: on this machine's virtual machine, 45 ms for the 12
- * buffers a small cluster's backup did not need).
+ * page fault per page: on this machine's virtual machine, 30-45 ms for the
+ * 12 buffers a small cluster's backup did not need).
  */
 extern bool sb_queue_init_pool(SbQueue *q, size_t capacity);
 extern void sb_queue_destroy(SbQueue *q);
