@@ -175,9 +175,14 @@ test:
 quickstart:
 	bash scripts/quickstart.sh
 
-# Figures beside pg_basebackup, pgBackRest and fio (not a test): make bench SCALE=60 RUNS=3
+# Figures beside pg_basebackup, pgBackRest and fio (not a test): make bench SCALE=60 RUNS=3;
+# then, where root may slow devices (cgroup v1 blkio), the device scenarios of bench-devices
+DEVICES_ARGS = $(or $(DEVICES_SCALE),20) $(or $(SLOW),30) $(or $(FAST),120) $(or $(SOURCE),50)
+BLKIO_LIMIT = /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
 bench:
 	bash test/bench/bench.sh $(or $(SCALE),60) $(or $(RUNS),3) $(or $(BIG_SCALE),0)
+	@if [ "$$(id -u)" -eq 0 ] && [ -w $(BLKIO_LIMIT) ]; then bash test/bench/devices.sh $(DEVICES_ARGS); \
+	else echo "(the device scenarios need root and cgroup v1 blkio throttling: sudo make bench-devices)"; fi
 
 # The WAL archive beside pgBackRest and basic_archive: make bench-wal SEGMENTS=64 RUNS=3 LAG_SECONDS=300
 bench-wal:
