@@ -8,10 +8,11 @@
 #   BENCH_DIR   where everything goes (default /tmp/stripebackup-sweep)
 #
 # Each cluster is pgbench at the scale that makes about that many GB (scale
-# 68 is about 1 GB).  Each backup is restored three times (the median
-# counts), each time into a freshly made file system, made durable (the
-# command syncs its file system) and started with the caches synced; fio
-# writes as many bytes into another fresh one, the line beside it.
+# 68 is about 1 GB).  Each cluster is backed up three times, and as often by
+# pg_basebackup; the last backup is restored three times, each time into a
+# freshly made file system, made durable (the command syncs its file system)
+# and started with the caches synced; fio writes as many bytes into another
+# fresh one, the line beside it.  Medians of three count.
 #
 # A backup's time is its fixed cost (the worker, the slot, PostgreSQL's backup
 # start with its WAL switch and checkpoint, its stop, the final syncs), paid
@@ -94,9 +95,15 @@ for gb in "${gbs[@]}"; do
 	pgbench -i -q -s "$scale" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
 	psql_ -c 'VACUUM ANALYZE' -c 'CHECKPOINT'
 	bytes=$(psql_ -c "SELECT sum(pg_database_size(oid)) FROM pg_database")
-	read -r bsecs bpeak <<< "$(sampled_backup)"
-	[[ -n $bpeak ]] || { echo "the backup of $gb GB did not complete" >&2; exit 1; }
-	read -r copy stored <<< "$(copy_seconds_and_stored)"
+	: > "$results/backups"
+	for i in 1 2 3; do
+		read -r bsecs bpeak <<< "$(sampled_backup)"
+		[[ -n $bpeak ]] || { echo "the backup of $gb GB did not complete" >&2; exit 1; }
+		echo "$bsecs $bpeak $(copy_seconds_and_stored) $(pgbb_seconds)" >> "$results/backups"
+	done
+	read -r bsecs bpeak copy stored bbsecs <<< "$(sort -g "$results/backups" | sed -n 2p)"
+	bbsecs=$(median3 $(awk '{ print $5 }' "$results/backups"))
+	bpeak=$(awk '$2 > m { m = $2 } END { print m }' "$results/backups")	# the highest of the three
 	location=$(psql_ -c "SELECT location FROM stripe_backups ORDER BY id DESC LIMIT 1")
 	fs_gb=$((bytes * 5 / 4 / 1000000000 + 2))
 	: > "$results/restores"
@@ -108,7 +115,7 @@ for gb in "${gbs[@]}"; do
 	[[ -n $finish ]] || { echo "the restore of $gb GB did not say its phases" >&2; exit 1; }
 	fresh_fs_make "$dir" "$fs_gb"
 	write_rate=$(fio_rate write "$bytes" "$dir/restore-fs")
-	echo "$gb $bytes $bsecs $bpeak $copy $stored $rsecs $rpeak $tree $rw $finish $write_rate" >> "$results/sweep"
+	echo "$gb $bytes $bsecs $bpeak $copy $stored $rsecs $rpeak $tree $rw $finish $write_rate $bbsecs" >> "$results/sweep"
 	rm -rf "$dir/sb1" "$dir/sb2"
 done
 stop_cluster
@@ -124,25 +131,27 @@ echo
 echo "fixed cost of an online backup, the cluster as initdb leaves it ($(calc "$empty_bytes / 1e6" 0) MB), median of 3:"
 echo "  stripe_backup ${sb_fixed} s, pg_basebackup (server-zstd:1) ${bb_fixed} s"
 echo
-printf '%-6s %6s | %9s %9s %8s %7s | %9s %9s %9s %9s %7s %7s\n' "" "GB" "backup" "copying" "fixed s" "RSS" \
-	"restore" "writing" "fio" "share" "fixed s" "RSS"
-while read -r gb bytes bsecs bpeak copy stored rsecs rpeak tree rw finish wrate; do
-	printf '%-6s %6s | %9s %9s %8s %7s | %9s %9s %9s %8s%% %7s %7s\n' "${gb} GB" "$(calc "$bytes / 1e9")" \
+printf '%-6s %6s | %9s %9s %8s %7s %8s | %9s %9s %9s %9s %7s %7s\n' "" "GB" "backup" "copying" "fixed s" "RSS" \
+	"pgbb" "restore" "writing" "fio" "share" "fixed s" "RSS"
+while read -r gb bytes bsecs bpeak copy stored rsecs rpeak tree rw finish wrate bbsecs; do
+	printf '%-6s %6s | %9s %9s %8s %7s %8s | %9s %9s %9s %8s%% %7s %7s\n' "${gb} GB" "$(calc "$bytes / 1e9")" \
 		"$(mb "$bytes" "$bsecs")" "$(mb "$bytes" "$copy")" "$(calc "$bsecs - $copy")" \
-		"$(calc "$bpeak / 1024" 0)M" \
+		"$(calc "$bpeak / 1024" 0)M" "$(mb "$bytes" "$bbsecs")" \
 		"$(mb "$bytes" "$rsecs")" "$(mb "$bytes" "$rw")" "$(calc "$wrate / 1e6" 0)" \
 		"$(calc "100 * $bytes / $wrate / $rsecs" 0)" "$(calc "$tree + $finish")" "$(calc "$rpeak / 1024" 0)M"
 done < "$results/sweep"
-echo "(MB/s: backup, all of it as the caller waits; copying, until the last stripe's last"
-echo " write; restore, all of it, the median of three; writing, its read-and-write phase;"
+echo "(MB/s, medians of three: backup, all of it as the caller waits; copying, until the"
+echo " last stripe's last write; pgbb, pg_basebackup -Ft -X fetch --compress=server-zstd:level=1,"
+echo " workers=2, synced; restore, all of it; writing, its read-and-write phase;"
 echo " fio, writing as many bytes into a fresh ext4, synced; share, fio's time over the"
 echo " restore's.  fixed s: the rest of each.)"
 echo
-read -r _ b1 s1 _ c1 _ r1 _ _ w1 _ f1 <<< "$(head -1 "$results/sweep")"
-read -r _ b2 s2 _ c2 _ r2 _ _ w2 _ f2 <<< "$(tail -1 "$results/sweep")"
+read -r _ b1 s1 _ c1 _ r1 _ _ w1 _ f1 p1 <<< "$(head -1 "$results/sweep")"
+read -r _ b2 s2 _ c2 _ r2 _ _ w2 _ f2 p2 <<< "$(tail -1 "$results/sweep")"
 copy_ratio=$(calc "($b2 / $c2) / ($b1 / $c1)")
 write_ratio=$(calc "($b2 / $w2) / ($b1 / $w1)")
-echo "largest against smallest: backup MB/s $(calc "($b2 / $s2) / ($b1 / $s1)") x (copying $copy_ratio x),"
+echo "largest against smallest: backup MB/s $(calc "($b2 / $s2) / ($b1 / $s1)") x (copying $copy_ratio x;"
+echo "  pg_basebackup's MB/s $(calc "($b2 / $p2) / ($b1 / $p1)") x),"
 echo "  restore MB/s $(calc "($b2 / $r2) / ($b1 / $r1)") x (writing $write_ratio x; share of fio's rate"
 echo "  $(calc "($b2 / $f2 / $r2) / ($b1 / $f1 / $r1)") x, fio's own rate $(calc "$f2 / $f1") x)"
 peak=$(awk '{ if ($4 > m) m = $4; if ($8 > m) m = $8 } END { print m }' "$results/sweep")
