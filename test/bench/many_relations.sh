@@ -135,6 +135,6 @@ row "stripebackup restore" sb_restore br_restore
 row "pgBackRest restore, process-max=2" br_restore
 row "stripebackup restore of the incremental (a chain of 2)" sb_restore_incr br_restore
 echo "(backup ratio: time / pg_basebackup's; restore ratio: time / pgBackRest's; stripe_backup"
-echo " timed from the call to the worker's end, sampled every 50 ms; every figure includes making"
-echo " the output durable)"
+echo " timed from the call to its return, its worker's peak RSS read from /proc meanwhile; every"
+echo " figure includes making the output durable)"
 } | tee "$results/relations-report.txt"
