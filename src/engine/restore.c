@@ -9,10 +9,11 @@
  * at their offsets, adding each piece's CRC into its file's (file_check.h);
  * 4. every file must then have the manifest's size and CRC-32C; 5. links,
  * modes and times are set, directories last; 6. one syncfs() per file system
- * makes it all durable, instead of an fsync per file.  On several target
- * devices, each has a thread that starts the write-out of what was written
- * to it and syncs it at the end (restore_writeback.c), so that every device
- * writes at once.  A restore given a marker keeps it in every output
+ * makes it all durable, instead of an fsync per file.  Each target device
+ * has a thread that starts the write-out of what was written to it (on one
+ * device the workers start it), drops it from the page cache once written,
+ * and syncs it at the end (restore_writeback.c), so that every device writes
+ * at once and the cache keeps what it held.  A restore given a marker keeps it in every output
  * directory from before the first file to after the last time is set
  * (restore_marker.c).
  *

@@ -69,7 +69,6 @@ typedef struct Range
 	char	   *rel;			/* malloc'd */
 	uint64_t	offset;
 	uint64_t	length;
-	bool		started;		/* its write-out started by the worker */
 } Range;
 
 /* A file a thread keeps open while ranges follow in it. */
@@ -83,6 +82,7 @@ typedef struct OpenFile
 typedef struct Device
 {
 	dev_t		dev;
+	bool		workers_start;	/* the only device: the workers start each range's write-out */
 	int			dir_fd;			/* one output directory on it, for syncfs */
 	const char *dir_path;
 	pthread_t	thread;
@@ -219,7 +219,7 @@ device_main(void *arg)
 
 	while (take_range(d, &r))
 	{
-		if (!r.started)
+		if (!d->workers_start)
 			start_range(d, &r);
 		keep_behind(d, &r);
 	}
@@ -301,6 +301,7 @@ sb_writeback_start(const int *dir_fds, const char *const *dir_paths, uint32_t nd
 		free_writeback(wb);
 		return NULL;
 	}
+	wb->devices[0].workers_start = wb->ndevices == 1;
 	for (k = 0; k < wb->ndevices; k++)
 		if (!start_device(&wb->devices[k]))
 		{
@@ -336,14 +337,14 @@ void
 sb_writeback_add(SbWriteback *wb, int fd, int dir_fd, const char *rel, uint64_t offset,
 				 uint64_t length)
 {
-	bool		started = wb == NULL || wb->ndevices == 1;
+	bool		start_here = wb == NULL || wb->devices[0].workers_start;
 	Device	   *d;
 	uint32_t	i;
 	char	   *copy;
 
 	if (length < WRITEBACK_MIN)
 		return;
-	if (started)
+	if (start_here)
 		(void) sync_file_range(fd, (off_t) offset, (off_t) length, SYNC_FILE_RANGE_WRITE);
 	if (wb == NULL)
 		return;
@@ -357,9 +358,9 @@ sb_writeback_add(SbWriteback *wb, int fd, int dir_fd, const char *rel, uint64_t 
 	{
 		while (d->count == QUEUE_RANGES)
 			pthread_cond_wait(&d->room, &d->lock);
-		d->queue[(d->head + d->count) % QUEUE_RANGES] = (Range) {dir_fd, copy, offset, length, started};
+		d->queue[(d->head + d->count) % QUEUE_RANGES] = (Range) {dir_fd, copy, offset, length};
 		d->count++;
-		if (!started || d->count >= WAKE_BATCH)
+		if (!d->workers_start || d->count >= WAKE_BATCH)
 			pthread_cond_signal(&d->queued);
 	}
 	pthread_mutex_unlock(&d->lock);

@@ -101,7 +101,7 @@ for gb in "${gbs[@]}"; do
 		[[ -n $bpeak ]] || { echo "the backup of $gb GB did not complete" >&2; exit 1; }
 		echo "$bsecs $bpeak $(copy_seconds_and_stored) $(pgbb_seconds)" >> "$results/backups"
 	done
-	read -r bsecs bpeak copy stored bbsecs <<< "$(sort -g "$results/backups" | sed -n 2p)"
+	read -r bsecs _ copy stored _ <<< "$(sort -g "$results/backups" | sed -n 2p)"
 	bbsecs=$(median3 $(awk '{ print $5 }' "$results/backups"))
 	bpeak=$(awk '$2 > m { m = $2 } END { print m }' "$results/backups")	# the highest of the three
 	location=$(psql_ -c "SELECT location FROM stripe_backups ORDER BY id DESC LIMIT 1")
