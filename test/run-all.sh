@@ -81,6 +81,8 @@ s3_state="$scratch/s3"
 mkdir "$s3_state"
 SB_TEST_S3_ENDPOINT=$(bash "$scratch/test/s3/s3server.sh" start "$s3_state" bk1 bk2)
 export SB_TEST_S3_ENDPOINT AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
+# The unit tests read settings back with PostgreSQL itself (postgres -C).
+export SB_TEST_POSTGRES="$bindir/postgres"
 
 echo "=== engine unit tests"
 "${runner[@]}" env TMPDIR="$scratch/tmp" prove --exec '' ./unit/unit_tests

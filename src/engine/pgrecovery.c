@@ -128,7 +128,13 @@ add(char *buf, const char *fmt, const char *a, const char *b)
 	return n >= 0 && (size_t) n < SETTINGS_MAX - used;
 }
 
-/* S as a postgresql.conf string value: quotes doubled. */
+/*
+ * VALUE as a postgresql.conf string, as ALTER SYSTEM writes one: quotes and
+ * backslashes doubled.  PostgreSQL's configuration parser reads a
+ * backslash as an escape (\047 is a quote, \b a backspace), so a backslash
+ * left single would let a value end its string early, add a setting of its
+ * own choosing (a restore_command) or come back changed.
+ */
 static bool
 add_setting(char *buf, const char *name, const char *value)
 {
@@ -137,8 +143,8 @@ add_setting(char *buf, const char *name, const char *value)
 
 	for (; *value && j + 2 < sizeof(quoted); value++)
 	{
-		if (*value == '\'')
-			quoted[j++] = '\'';
+		if (*value == '\'' || *value == '\\')
+			quoted[j++] = *value;
 		quoted[j++] = *value;
 	}
 	quoted[j] = '\0';

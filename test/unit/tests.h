@@ -215,6 +215,10 @@ extern void test_pgrecovery_refused(void);
 extern void test_pgrecovery_standby(void);
 extern void test_pgrecovery_bucket(void);
 
+/* test_pgrecovery_values.c */
+extern void test_pgrecovery_values(void);
+extern void test_pgrecovery_restore_command_words(void);
+
 /* test_recovery_wal.c */
 extern void test_recovery_wal_gaps(void);
 extern void test_recovery_wal_timelines(void);
