@@ -457,6 +457,7 @@ CREATE FUNCTION stripe_restore_plan(location text, detail boolean DEFAULT false,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', delta_target text DEFAULT NULL,
 	tablespace_mapping text[] DEFAULT NULL, target_directory text DEFAULT NULL,
+	allow_unencrypted boolean DEFAULT false,
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
 	OUT stored_bytes bigint, OUT raw_bytes bigint, OUT files bigint,
 	OUT expected_mb_per_s float8, OUT estimated_seconds float8, OUT estimate_from text,
@@ -467,17 +468,20 @@ AS 'MODULE_PATHNAME', 'stripe_restore_plan_location'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 -- Read every stripe and check every checksum: a row per problem, none if good.
+-- By id, the folders must hold the backup the history records (its uuid,
+-- encrypted or not); from a location, under stripebackup.encryption_key_file
+-- a backup in the clear is read only with allow_unencrypted => true.
 CREATE FUNCTION stripe_verify(backup bigint,
 	OUT stripe int, OUT chunk bigint, OUT file text, OUT problem text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_verify_id'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-CREATE FUNCTION stripe_verify(location text,
+CREATE FUNCTION stripe_verify(location text, allow_unencrypted boolean DEFAULT false,
 	OUT stripe int, OUT chunk bigint, OUT file text, OUT problem text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_verify_location'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 -- Restore into an empty or new directory, in a background worker; with a
 -- target, to that point in time through the WAL archive (backup NULL: the
@@ -499,7 +503,8 @@ CREATE FUNCTION stripe_restore(location text, target_dir text,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
-	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false)
+	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false,
+	allow_unencrypted boolean DEFAULT false)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_location'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -555,13 +560,13 @@ REVOKE ALL ON FUNCTION stripe_cancel_restore(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
 	text, text, text, text[], text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
-	text, text, text, text[], text) FROM PUBLIC;
+	text, text, text, text[], text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_verify(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_verify(text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
 	text, boolean, text, text, boolean, text, text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
-	text, boolean, text, text, boolean, text, text, boolean) FROM PUBLIC;
+	text, boolean, text, text, boolean, text, text, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;

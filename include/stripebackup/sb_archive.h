@@ -40,6 +40,59 @@ typedef struct SbArchive
 } SbArchive;
 
 /*
+ * What the caller knows of the backup it opens, from a record of its own
+ * (the server's history): every manifest copy is checked against it before
+ * it is used, and one that differs is set aside (a note says what differs)
+ * for a copy in the next folder, as a damaged copy is.  Whoever can write
+ * to the storage can put another backup under this one's names: only what
+ * the caller recorded tells the two apart.
+ */
+typedef enum SbExpectEncryption
+{
+	SB_EXPECT_AS_KEY = 0,		/* with a key: encrypted, a copy in the clear
+								 * refused; without: as found (an encrypted
+								 * one needs the key) */
+	SB_EXPECT_ENCRYPTED,		/* an envelope the key opens */
+	SB_EXPECT_PLAIN,			/* a manifest in the clear */
+	SB_EXPECT_EITHER			/* either: the caller allows a backup in the
+								 * clear under a key */
+} SbExpectEncryption;
+
+typedef struct SbArchiveExpect
+{
+	bool		has_uuid;
+	uint8_t		uuid[16];		/* the backup's, as recorded */
+	SbExpectEncryption encryption;
+	const char *const *folders; /* the backup's folders as recorded: copies
+								 * tried after the location's, before those
+								 * its manifests name (NULL: none) */
+	uint32_t	nfolders;
+} SbArchiveExpect;
+
+/* How an archive is opened (sb_archive_open_with); zero is the whole chain, every field kept. */
+typedef struct SbArchiveOpenOptions
+{
+	const SbKey *key;			/* opens an encrypted backup (the caller keeps
+								 * it while the archive is open); NULL: none */
+	SbEntryKeep keep;			/* what is kept of its entries */
+	bool		alone;			/* the backup alone, not the chain it completes */
+	bool		parents_streamed;	/* the chain's older backups SB_KEEP_STREAMED
+									 * (a merge); else as KEEP says */
+	const char *spool_dir;		/* where streamed or looked-up entries go */
+	SbArchiveExpect expect;		/* checked of the backup itself (its chain's
+								 * links are bound by the child's manifest) */
+} SbArchiveOpenOptions;
+
+/*
+ * Open the backup at LOCATION as O says: the one entry point the variants
+ * below are shorthand for.  A copy that is not what O->expect says is
+ * SB_ECORRUPT when no other copy is (naming the folder and what differs);
+ * a manifest in the clear that claims to be encrypted is refused.
+ */
+extern SbArchive *sb_archive_open_with(const char *location, const SbArchiveOpenOptions *o,
+									   SbError *err);
+
+/*
  * Open the backup at LOCATION and, for a differential or incremental one,
  * the chain of backups it completes (A->parent, ...; chain.c finds each in
  * the folders its child records, beside LOCATION first): a link missing,
@@ -291,6 +344,7 @@ extern bool sb_restore_sample(SbArchive *a, const SbReadOptions *o, const char *
 typedef struct SbSealedVerifyResult
 {
 	uint32_t	nstripes;
+	uint8_t		uuid[16];		/* the backup's, as its envelope and stripes say */
 	uint64_t	chunks;			/* records read and checked */
 	uint64_t	stored_bytes;
 	uint64_t	problems;

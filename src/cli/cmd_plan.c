@@ -28,6 +28,7 @@ plan_usage(void)
 	printf("      --detail           list every file piece: file, offset, length, stripe, chunk\n");
 	printf("      --stripe-path=K=DIR  stripe K's backup folder, if it moved\n");
 	printf("      --encryption-key-file=FILE  the key of an encrypted backup\n");
+	printf("      --allow-unencrypted         under a key, read a backup in the clear too\n");
 	printf("      --target-time=TIME, --target-lsn=LSN, --target-xid=XID, --target-name=NAME,\n"
 		   "      --target-immediate, --target-latest [--target-timeline=TL] [--archive=DEST[,DEST...]]\n"
 		   "                         also check that the WAL archive holds what recovery to\n"

@@ -21,6 +21,7 @@ report_usage(void)
 	printf("Options:\n");
 	printf("      --svg=FILE   write the chart to FILE (\"-\" for standard output)\n");
 	printf("      --encryption-key-file=FILE  the key of an encrypted backup\n");
+	printf("      --allow-unencrypted         under a key, read a backup in the clear too\n");
 	printf("  -h, --help       show this help\n");
 }
 
@@ -70,11 +71,13 @@ cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"svg", required_argument, NULL, 's'},
 		{"encryption-key-file", required_argument, NULL, 'k'},
+		{"allow-unencrypted", no_argument, NULL, 'u'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
 	const char *svg_path = NULL;
 	const char *key_file = NULL;
+	SbArchiveOpenOptions open = {.keep = SB_KEEP_COUNTS, .alone = true};
 	SbKey		key;
 	SbArchive  *a;
 	SbError		err;
@@ -93,6 +96,8 @@ cmd_report(int argc, char **argv)
 			svg_path = optarg;
 		else if (c == 'k')
 			key_file = optarg;
+		else if (c == 'u')
+			open.expect.encryption = SB_EXPECT_EITHER;
 		else
 			return cli_usage_error("report", "bad option");
 	}
@@ -101,7 +106,8 @@ cmd_report(int argc, char **argv)
 	memset(&key, 0, sizeof(key));
 	if (key_file != NULL && !sb_key_load(key_file, &key, &err))
 		return cli_report_error(&err);
-	a = sb_archive_open_one_for_plan(argv[optind], key_file != NULL ? &key : NULL, &err);
+	open.key = key_file != NULL ? &key : NULL;
+	a = sb_archive_open_with(argv[optind], &open, &err);
 	if (a == NULL)
 	{
 		sb_key_clear(&key);

@@ -17,6 +17,7 @@ show_usage(void)
 	printf("Options:\n");
 	printf("      --json    print the whole manifest as JSON\n");
 	printf("      --encryption-key-file=FILE  the key of an encrypted backup\n");
+	printf("      --allow-unencrypted         under a key, read a backup in the clear too\n");
 	printf("  -h, --help    show this help\n");
 }
 

@@ -22,6 +22,7 @@ verify_usage(void)
 	printf("  -j, --jobs=N             checking workers (default: number of CPUs)\n");
 	printf("      --stripe-path=K=DIR  stripe K's backup folder, if it moved\n");
 	printf("      --encryption-key-file=FILE  the key of an encrypted backup\n");
+	printf("      --allow-unencrypted         under a key, read a backup in the clear too\n");
 	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
 	printf("      --queue-depth=N      reads in flight per stripe (default 4)\n");
 	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");

@@ -35,7 +35,8 @@ enum
 	LONG_PRIMARY_CONNINFO,
 	LONG_PRIMARY_SLOT_NAME,
 	LONG_DELTA,
-	LONG_KEY_FILE
+	LONG_KEY_FILE,
+	LONG_ALLOW_UNENCRYPTED
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -185,6 +186,9 @@ apply_option(void *args, int c, const char *arg)
 		case LONG_KEY_FILE:
 			a->key_file = arg;
 			break;
+		case LONG_ALLOW_UNENCRYPTED:
+			a->allow_unencrypted = true;
+			break;
 		case LONG_IO_METHOD:
 			if (!sb_io_method_parse(arg, &a->io_method))
 				return cli_usage_error(a->command, "invalid value \"%s\" for --io-method (auto, io_uring or sync)", arg);
@@ -306,6 +310,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"standby", no_argument, NULL, LONG_STANDBY},
 		{"delta", no_argument, NULL, LONG_DELTA},
 		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},
+		{"allow-unencrypted", no_argument, NULL, LONG_ALLOW_UNENCRYPTED},
 		{"primary-conninfo", required_argument, NULL, LONG_PRIMARY_CONNINFO},
 		{"primary-slot-name", required_argument, NULL, LONG_PRIMARY_SLOT_NAME},
 		{"help", no_argument, NULL, 'h'},
@@ -346,20 +351,16 @@ read_args_free(ReadArgs *a)
 SbArchive *
 read_args_open(const ReadArgs *a, SbError *err)
 {
-	const SbKey *key = a->has_key ? &a->key : NULL;
+	SbArchiveOpenOptions o = {.key = a->has_key ? &a->key : NULL, .keep = a->keep,
+	.alone = a->one_backup};
 	SbArchive  *archive;
 	uint32_t	i;
 
-	if (a->one_backup && a->keep == SB_KEEP_COUNTS)
-		archive = sb_archive_open_one_for_plan(a->location, key, err);
-	else if (a->one_backup && a->keep == SB_KEEP_LOOKUP)
-		archive = sb_archive_open_one_to_look_up(a->location, key, cli_temp_dir(), err);
-	else if (a->one_backup)
-		archive = sb_archive_open_one_with_key(a->location, key, err);
-	else if (a->keep == SB_KEEP_STREAMED)
-		archive = sb_archive_open_streamed(a->location, key, cli_temp_dir(), err);
-	else
-		archive = sb_archive_open_keeping(a->location, key, a->keep, err);
+	if (a->keep == SB_KEEP_STREAMED || a->keep == SB_KEEP_LOOKUP)
+		o.spool_dir = cli_temp_dir();
+	/* under a key, a backup in the clear only when the user says it may be one */
+	o.expect.encryption = a->allow_unencrypted ? SB_EXPECT_EITHER : SB_EXPECT_AS_KEY;
+	archive = sb_archive_open_with(a->location, &o, err);
 	if (archive != NULL)
 		cli_print_notes(archive);
 	for (i = 0; archive != NULL && i < a->nstripe_paths; i++)

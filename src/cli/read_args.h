@@ -53,6 +53,8 @@ typedef struct ReadArgs
 	const char *key_file;		/* --encryption-key-file */
 	SbKey		key;			/* what it holds, loaded by read_args_parse */
 	bool		has_key;
+	bool		allow_unencrypted;	/* --allow-unencrypted: a backup in the
+									 * clear is read under a key too */
 } ReadArgs;
 
 /*

@@ -15,73 +15,18 @@
 #include "fsutil.h"
 #include "store.h"
 
-SbArchive *
-sb_archive_open(const char *location, SbError *err)
+/* O->keep's default for the chain's older backups: a new backup reads its parent's files, never those of the parent's parents. */
+static SbEntryKeep
+parents_keep_of(const SbArchiveOpenOptions *o)
 {
-	return sb_archive_open_with_key(location, NULL, err);
+	if (o->parents_streamed)
+		return SB_KEEP_STREAMED;
+	return o->keep == SB_KEEP_LOOKUP ? SB_KEEP_HEAD : o->keep;
 }
 
-/*
- * A, a backup just opened (or NULL), with the chain it completes opened
- * (its parents kept as a->parents_keep says); closed if they cannot be.
- */
+/* The backup at LOCATION alone, its manifest copy authenticated and as O expects. */
 static SbArchive *
-with_parents(SbArchive *a, SbError *err)
-{
-	if (a != NULL && !sb_archive_open_parents(a, err))
-	{
-		sb_archive_close(a);
-		return NULL;
-	}
-	return a;
-}
-
-/* The backup at LOCATION and the chain it completes. */
-static SbArchive *
-open_chain(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
-{
-	return with_parents(sb_archive_open_link(location, key, keep, NULL, err), err);
-}
-
-SbArchive *
-sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
-{
-	return open_chain(location, key, SB_KEEP_ALL, err);
-}
-
-SbArchive *
-sb_archive_open_keeping(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
-{
-	return open_chain(location, key, keep, err);
-}
-
-SbArchive *
-sb_archive_open_one(const char *location, SbError *err)
-{
-	return sb_archive_open_one_with_key(location, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err)
-{
-	return open_chain(location, key, SB_KEEP_COUNTS, err);
-}
-
-SbArchive *
-sb_archive_open_one_for_plan(const char *location, const SbKey *key, SbError *err)
-{
-	return sb_archive_open_link(location, key, SB_KEEP_COUNTS, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
-{
-	return sb_archive_open_link(location, key, SB_KEEP_ALL, NULL, err);
-}
-
-static SbArchive *
-open_link(const char *location, const SbKey *key, SbEntryKeep keep, const char *spool_dir,
-		  SbError *err)
+open_link(const char *location, const SbArchiveOpenOptions *o, SbError *err)
 {
 	SbArchive  *a;
 
@@ -89,13 +34,13 @@ open_link(const char *location, const SbKey *key, SbEntryKeep keep, const char *
 	a = sb_alloc(sizeof(SbArchive), err);
 	if (a == NULL)
 		return NULL;
-	a->key = key;
-	a->keep = keep;
-	/* a new backup reads its parent's files, never those of the parent's parents */
-	a->parents_keep = keep == SB_KEEP_LOOKUP ? SB_KEEP_HEAD : keep;
+	a->key = o->key;
+	a->keep = o->keep;
+	a->parents_keep = parents_keep_of(o);
 	a->location = sb_strdup(location, err);
-	if (a->location == NULL || (spool_dir != NULL && (a->spool_dir = sb_strdup(spool_dir, err)) == NULL) ||
-		!sb_archive_authenticate(a, err))
+	if (a->location == NULL ||
+		(o->spool_dir != NULL && (a->spool_dir = sb_strdup(o->spool_dir, err)) == NULL) ||
+		!sb_archive_authenticate(a, &o->expect, err))
 	{
 		sb_archive_close(a);
 		return NULL;
@@ -104,42 +49,109 @@ open_link(const char *location, const SbKey *key, SbEntryKeep keep, const char *
 }
 
 SbArchive *
-sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep,
-					 const char *spool_dir, SbError *err)
+sb_archive_open_with(const char *location, const SbArchiveOpenOptions *o, SbError *err)
 {
-	return open_link(location, key, keep, spool_dir, err);
+	SbArchive  *a = open_link(location, o, err);
+
+	if (a != NULL && !o->alone && !sb_archive_open_parents(a, err))
+	{
+		sb_archive_close(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* The shorthands: KEY, KEEP and the rest as named, nothing expected but what the key implies. */
+static SbArchive *
+open_as(const char *location, const SbKey *key, SbEntryKeep keep, bool alone,
+		const char *spool_dir, SbError *err)
+{
+	SbArchiveOpenOptions o = {.key = key, .keep = keep, .alone = alone, .spool_dir = spool_dir};
+
+	return sb_archive_open_with(location, &o, err);
+}
+
+SbArchive *
+sb_archive_open(const char *location, SbError *err)
+{
+	return open_as(location, NULL, SB_KEEP_ALL, false, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
+{
+	return open_as(location, key, SB_KEEP_ALL, false, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_keeping(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
+{
+	return open_as(location, key, keep, false, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_one(const char *location, SbError *err)
+{
+	return open_as(location, NULL, SB_KEEP_ALL, true, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err)
+{
+	return open_as(location, key, SB_KEEP_COUNTS, false, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_one_for_plan(const char *location, const SbKey *key, SbError *err)
+{
+	return open_as(location, key, SB_KEEP_COUNTS, true, NULL, err);
+}
+
+SbArchive *
+sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
+{
+	return open_as(location, key, SB_KEEP_ALL, true, NULL, err);
 }
 
 SbArchive *
 sb_archive_open_streamed(const char *location, const SbKey *key, const char *spool_dir, SbError *err)
 {
 	/* a chain's backups each so too (chain.c: what each writes follows from lookups) */
-	return with_parents(open_link(location, key, SB_KEEP_STREAMED, spool_dir, err), err);
+	return open_as(location, key, SB_KEEP_STREAMED, false, spool_dir, err);
 }
 
 SbArchive *
 sb_archive_open_to_merge(const char *location, const SbKey *key, const char *spool_dir,
 						 SbError *err)
 {
-	SbArchive  *a = open_link(location, key, SB_KEEP_LOOKUP, spool_dir, err);
+	SbArchiveOpenOptions o = {.key = key, .keep = SB_KEEP_LOOKUP, .parents_streamed = true,
+	.spool_dir = spool_dir};
 
-	if (a != NULL)
-		a->parents_keep = SB_KEEP_STREAMED;
-	return with_parents(a, err);
+	return sb_archive_open_with(location, &o, err);
 }
 
 SbArchive *
 sb_archive_open_one_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
 							   SbError *err)
 {
-	return open_link(location, key, SB_KEEP_LOOKUP, spool_dir, err);
+	return open_as(location, key, SB_KEEP_LOOKUP, true, spool_dir, err);
 }
 
 SbArchive *
 sb_archive_open_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
 						   SbError *err)
 {
-	return with_parents(sb_archive_open_one_to_look_up(location, key, spool_dir, err), err);
+	return open_as(location, key, SB_KEEP_LOOKUP, false, spool_dir, err);
+}
+
+SbArchive *
+sb_archive_open_parent(const char *folder, const SbArchive *child, SbError *err)
+{
+	/* bound by the child's manifest (uuid and SHA-256), which chain.c checks: either kind will do */
+	SbArchiveOpenOptions o = {.key = child->key, .keep = child->parents_keep, .alone = true,
+	.spool_dir = child->spool_dir, .expect = {.encryption = SB_EXPECT_EITHER}};
+
+	return sb_archive_open_with(folder, &o, err);
 }
 
 bool

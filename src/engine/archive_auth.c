@@ -14,6 +14,15 @@
  * is used for what needs no data (a plan that says every stripe is
  * missing) and marked not authenticated; restore refuses it, verify
  * reports it.
+ *
+ * The stripes vouch for a manifest, not for which backup it is: whoever can
+ * write to the storage can put a whole other backup (its stripes and
+ * manifests, encrypted or not) under this one's names.  So a copy must also
+ * be what the caller expects (sb_archive.h, SbArchiveExpect): the uuid its
+ * record holds, encrypted or in the clear as recorded, and, when a key is
+ * in force and the caller did not allow otherwise, encrypted.  A copy that
+ * is not is set aside as a damaged one is, and the caller's recorded
+ * folders are tried before those the manifests name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +60,7 @@ typedef struct Search
 {
 	const char *location;
 	const SbKey *key;			/* opens an encrypted backup's envelopes */
+	const SbArchiveExpect *expect;	/* what every copy must be */
 	SbEntryKeep keep;			/* what is kept of the entries */
 	const char *spool_dir;		/* where streamed entries go */
 	char	   *queue[MAX_FOLDERS];	/* folders to look in, in order */
@@ -307,6 +317,51 @@ judge(Search *s, Candidate *c)
 	return false;
 }
 
+/*
+ * Is C's manifest what the caller expects?  Otherwise C->reason says what
+ * differs.  Encrypted means opened from an envelope under the key (it has
+ * the keys): a manifest in the clear that claims it was refused on reading.
+ */
+static bool
+meets_expectation(const Search *s, Candidate *c)
+{
+	const SbArchiveExpect *e = s->expect;
+	bool		sealed = c->m->cipher != NULL;
+	char		found[33],
+				recorded[33];
+
+	if (e->has_uuid && memcmp(c->m->uuid, e->uuid, 16) != 0)
+	{
+		sb_hex_encode(c->m->uuid, 16, found);
+		sb_hex_encode(e->uuid, 16, recorded);
+		snprintf(c->reason, sizeof(c->reason),
+				 "holds another backup: \"%s\", uuid %s, where uuid %s is recorded",
+				 c->m->name, found, recorded);
+		return false;
+	}
+	if (e->encryption == SB_EXPECT_ENCRYPTED && !sealed)
+		snprintf(c->reason, sizeof(c->reason),
+				 "is in the clear, but backup \"%s\" was recorded encrypted", c->m->name);
+	else if (e->encryption == SB_EXPECT_PLAIN && sealed)
+		snprintf(c->reason, sizeof(c->reason),
+				 "is encrypted, but backup \"%s\" was recorded in the clear", c->m->name);
+	else if (e->encryption == SB_EXPECT_AS_KEY && s->key != NULL && !sealed)
+		snprintf(c->reason, sizeof(c->reason),
+				 "is in the clear while an encryption key is in force: a backup in the clear is "
+				 "read under a key only when allowed (allow_unencrypted => true, or the command's "
+				 "--allow-unencrypted)");
+	else
+		return true;
+	return false;
+}
+
+/* Is C the backup's, and what the caller expects? */
+static bool
+acceptable(Search *s, Candidate *c)
+{
+	return c->m != NULL && meets_expectation(s, c) && judge(s, c);
+}
+
 /* Where C leads: the destinations its manifest names, or its text hints at. */
 static void
 enqueue_candidates_of(Search *s, const Candidate *c)
@@ -421,9 +476,11 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 	Candidate	c;
 
 	s->next = 1;				/* the location's copy is read already */
-	if (location_copy->m != NULL && judge(s, location_copy))
+	if (acceptable(s, location_copy))
 		return adopt(a, location_copy, true, err);
 	reject(s, location_copy);
+	for (uint32_t i = 0; i < s->expect->nfolders; i++)
+		enqueue(s, s->expect->folders[i]);
 	enqueue_candidates_of(s, location_copy);
 	while (s->next < s->nqueued)
 	{
@@ -442,7 +499,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 			free_candidate(&c);
 			return false;
 		}
-		if (c.m != NULL && judge(s, &c))
+		if (acceptable(s, &c))
 		{
 			bool		ok = note_rejected(a, s, c.folder, err) && adopt(a, &c, true, err);
 
@@ -454,13 +511,13 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 		free_candidate(&c);
 	}
 	/* Nothing could be authenticated because no stripe could be read. */
-	if (!s->any_witness && location_copy->m != NULL)
+	if (!s->any_witness && location_copy->m != NULL && meets_expectation(s, location_copy))
 		return adopt(a, location_copy, false, err);
 	return refuse(s, location_copy, err);
 }
 
 bool
-sb_archive_authenticate(SbArchive *a, SbError *err)
+sb_archive_authenticate(SbArchive *a, const SbArchiveExpect *expect, SbError *err)
 {
 	Search	   *s = sb_alloc(sizeof(Search), err);
 	Candidate	location_copy;
@@ -470,6 +527,7 @@ sb_archive_authenticate(SbArchive *a, SbError *err)
 		return false;
 	s->location = a->location;
 	s->key = a->key;
+	s->expect = expect;
 	s->keep = a->keep;
 	s->spool_dir = a->spool_dir;
 	/* The location's own copy must exist: else this is no backup folder. */

@@ -18,11 +18,12 @@ extern char *sb_archive_locate_stripe(const char *location, const SbManifest *m,
 
 /*
  * Read A->location's manifest copy and authenticate it against the
- * trailers of the stripes it can reach; if it is not the backup's, look for
- * a copy that is in the other destinations.  Sets A's manifest,
- * manifest_path, authenticated, stripe_paths and notes.
+ * trailers of the stripes it can reach; if it is not the backup's, or not
+ * what EXPECT says, look for a copy that is in EXPECT's folders, then in
+ * the other destinations.  Sets A's manifest, manifest_path,
+ * authenticated, stripe_paths and notes.
  */
-extern bool sb_archive_authenticate(SbArchive *a, SbError *err);
+extern bool sb_archive_authenticate(SbArchive *a, const SbArchiveExpect *expect, SbError *err);
 
 /*
  * After stripe I moved: if its trailer records the manifest's SHA-256, A is

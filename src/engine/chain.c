@@ -75,7 +75,6 @@ note_tried(Tried *t, const char *folder, const char *why)
 static SbArchive *
 try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, Tried *t)
 {
-	SbEntryKeep keep = child->parents_keep;
 	char		manifest[PATH_MAX];
 	char		why[512];
 	SbArchive  *p;
@@ -87,7 +86,7 @@ try_folder(const char *folder, const SbParentRef *ref, const SbArchive *child, T
 		note_tried(t, folder, "no manifest there");
 		return NULL;
 	}
-	p = sb_archive_open_link(folder, child->key, keep, child->spool_dir, &err);
+	p = sb_archive_open_parent(folder, child, &err);
 	if (p == NULL)
 	{
 		note_tried(t, folder, err.message);

@@ -79,9 +79,12 @@ sb_chain_given_whole(const SbChain *chain, size_t i)
 /* Open the parents of A, recursively (sb_archive_open calls it). */
 extern bool sb_archive_open_parents(SbArchive *a, SbError *err);
 
-/* One backup at LOCATION, its entries kept as KEEP says (archive.c). */
-extern SbArchive *sb_archive_open_link(const char *location, const SbKey *key, SbEntryKeep keep,
-									   const char *spool_dir, SbError *err);
+/*
+ * The backup in FOLDER alone, to be CHILD's parent: with CHILD's key, its
+ * entries kept as CHILD's parents are (archive.c).  Plain or encrypted:
+ * CHILD's manifest, which names it by uuid and SHA-256, binds it.
+ */
+extern SbArchive *sb_archive_open_parent(const char *folder, const SbArchive *child, SbError *err);
 
 /*
  * Work out what each link writes, and check the chain covers every byte of

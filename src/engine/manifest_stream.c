@@ -387,11 +387,22 @@ read_opened(StoreSource *src, const SbKey *key, SbEntryKeep keep, const char *sp
 			SbError *err)
 {
 	bool		envelope = false;
+	SbManifest *m;
 
 	if (!starts_as_envelope(src, &envelope, err))
 		return NULL;
-	return envelope ? sb_envelope_read_stream(read_store, src, key, keep, spool_dir, err) :
-		sb_manifest_read_stream(read_store, src, keep, spool_dir, err);
+	if (envelope)
+		return sb_envelope_read_stream(read_store, src, key, keep, spool_dir, err);
+	m = sb_manifest_read_stream(read_store, src, keep, spool_dir, err);
+	/* an encrypted backup's manifest is only ever written sealed: one in the clear is not the backup's */
+	if (m != NULL && m->encrypted)
+	{
+		sb_manifest_free(m);
+		sb_error_set(err, SB_ECORRUPT,
+					 "the manifest says its backup is encrypted, but it is in the clear, not in an envelope");
+		return NULL;
+	}
+	return m;
 }
 
 SbManifest *

@@ -278,6 +278,7 @@ sb_verify_sealed(const char *location, SbProblemFn on_problem, void *arg, SbSeal
 		c.result = result;
 		c.complete = true;
 		result->nstripes = outline.nstripes;
+		memcpy(result->uuid, outline.uuid, sizeof(result->uuid));
 		for (uint32_t k = 0; k < outline.nstripes; k++)
 			check_stripe(&c, location, k, window);
 		check_partition(&c);

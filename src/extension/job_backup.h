@@ -11,6 +11,7 @@
 
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_backup.h"
+#include "sb_handle.h"
 #include "sb_job.h"
 
 #define SB_NAME_LEN 64
@@ -30,6 +31,7 @@ typedef struct SbMergeSource
 	char		name[SB_NAME_LEN];
 	char		location[MAXPGPATH];
 	uint8		uuid[SB_UUID_LEN];
+	SbArchiveExpect expect;		/* what its history row records (no folders) */
 	XLogRecPtr	start_lsn;
 	XLogRecPtr	stop_lsn;
 	TimeLineID	timeline;
@@ -63,6 +65,7 @@ typedef struct SbBackupArgs
 	int64		parent_id;
 	char		parent_location[MAXPGPATH];
 	uint8		parent_uuid[SB_UUID_LEN];
+	SbArchiveExpect parent_expect;	/* what its history row records (no folders) */
 	XLogRecPtr	parent_start_lsn;
 	TimeLineID	parent_timeline;
 	bool		skip_unchanged;	/* stripebackup.skip_unchanged_files */
@@ -123,10 +126,17 @@ extern void sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, cons
 extern void sb_backup_crash_cleanup(void);
 
 /*
- * The backup folder of completed backup ID in the first destination that
- * still holds its manifest (caller's session); ERROR if there is none.
+ * Completed backup ID as its history row records it: its folder in the
+ * first destination that still holds a manifest, and what it must be (its
+ * uuid, encrypted or not, its other folders to try), so that no other
+ * backup put under its names is taken for it.  In a session or a worker
+ * (a transaction of its own if none is open); ERROR if there is no such
+ * backup, or no destination holds a manifest of it.
  */
-extern char *sb_backup_location(int64 backup_id);
+extern SbBackupRef *sb_backup_recorded(int64 backup_id);
+
+/* The same, its location NULL instead of an ERROR when no destination holds a manifest of it. */
+extern SbBackupRef *sb_backup_find_recorded(int64 backup_id);
 
 /* ---------- job_backup_folders.c ---------- */
 

@@ -8,6 +8,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -220,41 +221,77 @@ has_manifest(const char *dest, const char *name)
 	return sb_archive_has_manifest(location);
 }
 
-char *
-sb_backup_location(int64 backup_id)
+/* The history row of completed backup ID: its name, destinations, uuid and whether it is encrypted. */
+static void
+read_recorded(int64 backup_id, char **name, Datum *destinations, SbArchiveExpect *expect)
 {
 	Datum		values[1] = {Int64GetDatum(backup_id)};
-	char	   *name;
-	char	   *found = NULL;
-	Datum		array;
-	Datum	   *dests;
-	int			ndests,
-				i;
-	bool		isnull;
+	Datum		uuid;
+	bool		no_uuid,
+				isnull;
 	SbSql		sql;
 	SbRows		rows;
 
-	sb_sql_enter(&sql);
+	if (IsTransactionState())
+		sb_sql_enter(&sql);
+	else
+		sb_sql_begin(&sql);
 	rows = sb_sql_run(SB_SQL_BACKUP_FOLDERS, values, NULL);
 	if (rows.count == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("there is no completed backup %lld", (long long) backup_id),
 				 errhint("See SELECT id, status FROM stripe_backups.")));
-	name = sb_sql_text(&sql, &rows, 0, 1);
-	array = sb_sql_datum(&sql, &rows, 0, 2, &isnull);
+	*name = sb_sql_text(&sql, &rows, 0, 1);
+	*destinations = sb_sql_datum(&sql, &rows, 0, 2, &isnull);
+	uuid = sb_sql_datum(&sql, &rows, 0, 3, &no_uuid);
+	expect->has_uuid = !no_uuid;
+	if (!no_uuid)
+		memcpy(expect->uuid, DatumGetUUIDP(uuid)->data, SB_UUID_LEN);
+	expect->encryption = DatumGetBool(sb_sql_datum(&sql, &rows, 0, 4, &isnull)) ?
+		SB_EXPECT_ENCRYPTED : SB_EXPECT_PLAIN;
 	sb_sql_leave(&sql);
+}
+
+SbBackupRef *
+sb_backup_find_recorded(int64 backup_id)
+{
+	SbBackupRef *ref = palloc0(sizeof(SbBackupRef));
+	char	  **folders;
+	char	   *name;
+	Datum		array;
+	Datum	   *dests;
+	int			ndests,
+				i;
+
+	read_recorded(backup_id, &name, &array, &ref->expect);
 	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT, &dests, NULL,
 					  &ndests);
-	for (i = 0; i < ndests && found == NULL; i++)
-		if (has_manifest(TextDatumGetCString(dests[i]), name))
-			found = psprintf("%s/%s", TextDatumGetCString(dests[i]), name);
-	if (found == NULL)
+	folders = palloc0(sizeof(char *) * (ndests + 1));
+	for (i = 0; i < ndests; i++)
+	{
+		folders[i] = psprintf("%s/%s", TextDatumGetCString(dests[i]), name);
+		if (ref->location == NULL && sb_archive_has_manifest(folders[i]))
+			ref->location = folders[i];
+	}
+	/* every recorded folder is tried in turn if the first is not the backup recorded */
+	ref->expect.folders = (const char *const *) folders;
+	ref->expect.nfolders = (uint32_t) ndests;
+	ref->backup_id = backup_id;
+	return ref;
+}
+
+SbBackupRef *
+sb_backup_recorded(int64 backup_id)
+{
+	SbBackupRef *ref = sb_backup_find_recorded(backup_id);
+
+	if (ref->location == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
 				 errmsg("no destination of backup %lld holds its manifest any more", (long long) backup_id),
 				 errhint("Were its folders moved or removed?  Restore from a location instead.")));
-	return found;
+	return ref;
 }
 
 /* A merge's scratch folder beside backup NAME in DEST, the first destination. */

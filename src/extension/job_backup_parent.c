@@ -31,8 +31,6 @@
 typedef struct Candidate
 {
 	int64		id;
-	char	   *name;
-	Datum		destinations;
 	uint8		uuid[SB_UUID_LEN];
 	XLogRecPtr	start_lsn;
 	XLogRecPtr	stop_lsn;
@@ -43,7 +41,7 @@ static bool
 find_candidate(SbBackupType type, Candidate *c)
 {
 	Datum		values[1] = {BoolGetDatum(type == SB_BACKUP_INCR)};
-	bool		isnull[7];
+	bool		isnull[5];
 	SbSql		sql;
 	SbRows		rows;
 	int			i;
@@ -52,51 +50,48 @@ find_candidate(SbBackupType type, Candidate *c)
 	rows = sb_sql_run(SB_SQL_BACKUP_PARENT, values, NULL);
 	if (rows.count == 1)
 	{
-		Datum		d[7];
+		Datum		d[5];
 
-		for (i = 0; i < 7; i++)
+		for (i = 0; i < 5; i++)
 			d[i] = sb_sql_datum(&sql, &rows, 0, i + 1, &isnull[i]);
 		c->id = DatumGetInt64(d[0]);
-		c->name = sb_sql_text(&sql, &rows, 0, 2);
-		c->destinations = d[2];
-		if (!isnull[3])
-			memcpy(c->uuid, DatumGetUUIDP(d[3])->data, SB_UUID_LEN);
-		c->start_lsn = isnull[4] ? InvalidXLogRecPtr : DatumGetLSN(d[4]);
-		c->stop_lsn = isnull[5] ? InvalidXLogRecPtr : DatumGetLSN(d[5]);
-		c->timeline = isnull[6] ? 0 : DatumGetInt32(d[6]);
+		if (!isnull[1])
+			memcpy(c->uuid, DatumGetUUIDP(d[1])->data, SB_UUID_LEN);
+		c->start_lsn = isnull[2] ? InvalidXLogRecPtr : DatumGetLSN(d[2]);
+		c->stop_lsn = isnull[3] ? InvalidXLogRecPtr : DatumGetLSN(d[3]);
+		c->timeline = isnull[4] ? 0 : DatumGetInt32(d[4]);
 	}
 	sb_sql_leave(&sql);
 	return rows.count == 1;
 }
 
 /*
- * The first destination of C that holds its backup, opened with its chain
- * for the members alone, every manifest authenticated (closed with the
- * memory context); NULL and *WHY if none.
+ * C's backup, opened with its chain for the members alone, every manifest
+ * authenticated and the backup the one its history row records (closed
+ * with the memory context); NULL and *WHY if no destination holds it.
  */
 static SbArchive *
-open_candidate(const Candidate *c, char **why)
+open_candidate(const Candidate *c, SbArchiveExpect *expect, char **why)
 {
-	Datum	   *dests;
-	int			ndests,
-				i;
+	SbBackupRef *ref = sb_backup_find_recorded(c->id);
+	SbArchive  *a;
+	SbError		err;
 
-	*why = psprintf("no destination of backup %lld holds it any more", (long long) c->id);
-	deconstruct_array(DatumGetArrayTypeP(c->destinations), TEXTOID, -1, false, TYPALIGN_INT,
-					  &dests, NULL, &ndests);
-	for (i = 0; i < ndests; i++)
+	sb_backup_expect_copy(expect, &ref->expect);
+	if (ref->location == NULL)
 	{
-		char	   *location = psprintf("%s/%s", TextDatumGetCString(dests[i]), c->name);
-		SbError		err;
-		SbArchive  *a = sb_handle_open_archive_to_check(location, &err);
-
-		if (a != NULL && a->authenticated &&
-			memcmp(a->manifest->uuid, c->uuid, SB_UUID_LEN) == 0)
-			return a;
-		if (a == NULL && err.code != SB_ENOTFOUND)
-			*why = psprintf("backup %lld cannot be read: %s", (long long) c->id, err.message);
+		*why = psprintf("no destination of backup %lld holds it any more", (long long) c->id);
+		return NULL;
 	}
-	return NULL;
+	a = sb_handle_open_archive(ref, SB_OPEN_TO_CHECK, &err);
+	if (a == NULL)
+		*why = psprintf("backup %lld cannot be read: %s", (long long) c->id, err.message);
+	else if (!a->authenticated)
+	{
+		*why = psprintf("backup %lld cannot be read: no stripe of it could be read", (long long) c->id);
+		a = NULL;
+	}
+	return a;
 }
 
 /* Is A's cluster this one?  If not, *WHY. */
@@ -171,7 +166,7 @@ sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 	if (!find_candidate(type, &c))
 		why = psprintf("there is no completed %sbackup to be its parent",
 					   type == SB_BACKUP_DIFF ? "full " : "");
-	fit = why == NULL && (a = open_candidate(&c, &why)) != NULL &&
+	fit = why == NULL && (a = open_candidate(&c, &args->parent_expect, &why)) != NULL &&
 		same_system(&c, a, &why) && on_current_history(&c, &why);
 	if (!fit)
 	{
@@ -182,7 +177,7 @@ sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 	}
 	args->type = type;
 	args->parent_id = c.id;
-	strlcpy(args->parent_location, a->location, sizeof(args->parent_location));
+	strlcpy(args->parent_location, sb_archive_used_folder(a), sizeof(args->parent_location));
 	memcpy(args->parent_uuid, c.uuid, SB_UUID_LEN);
 	args->parent_start_lsn = c.start_lsn;
 	args->parent_timeline = c.timeline;
@@ -192,7 +187,9 @@ sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 SbArchive *
 sb_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn)
 {
-	SbArchive  *a = sb_handle_open_archive_to_look_up(args->parent_location);
+	SbBackupRef *ref = sb_backup_ref_found(args->parent_location, args->parent_id,
+										   &args->parent_expect);
+	SbArchive  *a = sb_handle_open_archive(ref, SB_OPEN_TO_LOOK_UP, NULL);
 
 	if (!a->authenticated || memcmp(a->manifest->uuid, args->parent_uuid, SB_UUID_LEN) != 0)
 		ereport(ERROR,

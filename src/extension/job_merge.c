@@ -81,20 +81,20 @@ read_source(int64 id, SbMergeSource *s, SbBackupArgs *args)
 }
 
 /*
- * The chain of S, authenticated (closed with the memory context): to merge,
- * each backup's entries in a private file (the newest's with the file
- * stamps the merged backup records); else for its members alone.
+ * The chain of S, found as REF says and authenticated (closed with the
+ * memory context): to merge, each backup's entries in a private file (the
+ * newest's with the file stamps the merged backup records); else for its
+ * members alone.
  */
 static SbArchive *
-open_chain(const SbMergeSource *s, bool to_merge)
+open_chain(const SbMergeSource *s, const SbBackupRef *ref, bool to_merge)
 {
-	SbArchive  *a = to_merge ? sb_handle_open_archive_to_merge(s->location) :
-		sb_handle_open_archive_to_check(s->location, NULL);
+	SbArchive  *a = sb_handle_open_archive(ref, to_merge ? SB_OPEN_TO_MERGE : SB_OPEN_TO_CHECK, NULL);
 
 	if (!a->authenticated || memcmp(a->manifest->uuid, s->uuid, SB_UUID_LEN) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the backup at \"%s\" is not backup %lld any more", s->location,
+				 errmsg("the backup at \"%s\" is not backup %lld any more", ref->location,
 						(long long) s->id)));
 	if (a->manifest->metadata_json == NULL)
 		ereport(ERROR,
@@ -108,15 +108,20 @@ sb_merge_choose_source(SbBackupArgs *args, int64 id)
 {
 	SbMergeSource *s = &args->merge;
 	char	   *type = read_source(id, s, args);
+	SbBackupRef *ref;
+	SbArchive  *a;
 
 	if (strcmp(type, "full") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("backup %lld is a full backup: there is no chain to merge", (long long) id),
 				 errhint("Merge a diff or incr backup: its chain becomes one full backup.")));
-	strlcpy(s->location, sb_backup_location(id), sizeof(s->location));
+	ref = sb_backup_recorded(id);
+	sb_backup_expect_copy(&s->expect, &ref->expect);
 	/* a missing or damaged link is refused here, before anything is written */
-	(void) open_chain(s, false);
+	a = open_chain(s, ref, false);
+	/* the worker opens what was found here (a recorded folder, if the first was set aside) */
+	strlcpy(s->location, sb_archive_used_folder(a), sizeof(s->location));
 }
 
 /* The chain's metadata, as this backup's: its id, and where it came from. */
@@ -220,7 +225,9 @@ void
 sb_merge_run(const SbJob *job, SbBackupOutcome *out)
 {
 	const SbBackupArgs *args = SB_JOB_ARGS(job, SbBackupArgs);
-	SbArchive  *chain = open_chain(&args->merge, true);
+	SbArchive  *chain = open_chain(&args->merge,
+								   sb_backup_ref_found(args->merge.location, args->merge.id,
+													   &args->merge.expect), true);
 	SbPgManifest *pgmanifest = sb_pgmanifest_begin();
 	SbMergeOptions o;
 	const char *dests[SB_MAX_STRIPES];

@@ -227,6 +227,14 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 	sb_control_raise(&err);
 }
 
+SbBackupRef *
+sb_restore_backup_ref(const SbRestoreArgs *args)
+{
+	if (args->backup_id == 0)
+		return sb_backup_ref_at(args->location, args->allow_unencrypted);
+	return sb_backup_ref_found(args->location, args->backup_id, &args->expect);
+}
+
 static void
 run_restore(const SbJob *job, void *outcome)
 {
@@ -235,7 +243,7 @@ run_restore(const SbJob *job, void *outcome)
 
 	sb_key_file_use_for_job(args->encryption_key_file);
 	/* a window of files at a time, a delta restore and each backup of a chain too */
-	a = sb_handle_open_archive_streamed(args->location, NULL);
+	a = sb_handle_open_archive(sb_restore_backup_ref(args), SB_OPEN_TO_READ, NULL);
 
 	sb_check_outside_cluster(args->target, "restore target");
 	begin_progress(a);

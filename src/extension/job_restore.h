@@ -10,6 +10,7 @@
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_pgmeta.h"
 #include "stripebackup/sb_pgrecovery.h"
+#include "sb_handle.h"
 #include "sb_job.h"
 
 #define SB_MAX_MAPPINGS 16
@@ -47,6 +48,8 @@ typedef struct SbRestoreArgs
 	char		primary_conninfo[SB_CONNINFO_MAX + 1];	/* "" for none */
 	char		primary_slot_name[NAMEDATALEN]; /* "" for none */
 	bool		delta;			/* the target may hold a stopped copy: rewrite what differs */
+	bool		allow_unencrypted;	/* from a location, under a key: a backup in the clear too */
+	SbArchiveExpect expect;		/* by id: what the history row records (no folders) */
 } SbRestoreArgs;
 
 /* What a restore measured, as far as it got. */
@@ -68,6 +71,13 @@ extern const SbJobOps sb_restore_job;
 
 /* The words restore ID leaves in the directories it writes into while it runs. */
 extern char *sb_restore_marker(int64 id);
+
+/*
+ * The backup ARGS restore and what it must be: by id, as its history row
+ * records it (ARGS->expect, kept by the caller); else the location, as the
+ * caller allowed.
+ */
+extern SbBackupRef *sb_restore_backup_ref(const SbRestoreArgs *args);
 
 /* The PostgreSQL metadata of A's backup, freed with the current memory context. */
 extern SbPgMeta *sb_restore_read_pgmeta(const SbArchive *a);

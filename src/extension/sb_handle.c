@@ -118,78 +118,92 @@ check_location(const char *location)
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
 }
 
-/* What an archive is opened for, and so what it keeps of its entries. */
-typedef enum OpenFor
+SbBackupRef *
+sb_backup_ref_at(const char *location, bool allow_unencrypted)
 {
-	OPEN_TO_READ,				/* verify or restore: streamed */
-	OPEN_TO_LOOK_UP,			/* the parent of a backup */
-	OPEN_TO_MERGE,
-	OPEN_TO_PLAN,				/* counted */
-	OPEN_TO_CHECK				/* its members alone */
-} OpenFor;
+	SbBackupRef *ref = palloc0(sizeof(SbBackupRef));
 
-static SbArchive *
-open_archive(const char *location, OpenFor purpose, SbError *err)
+	check_location(location);
+	ref->location = pstrdup(location);
+	ref->expect.encryption = allow_unencrypted ? SB_EXPECT_EITHER : SB_EXPECT_AS_KEY;
+	return ref;
+}
+
+void
+sb_backup_expect_copy(SbArchiveExpect *to, const SbArchiveExpect *expect)
 {
+	*to = *expect;
+	to->folders = NULL;
+	to->nfolders = 0;
+}
+
+SbBackupRef *
+sb_backup_ref_found(const char *location, int64 backup_id, const SbArchiveExpect *expect)
+{
+	SbBackupRef *ref = palloc0(sizeof(SbBackupRef));
+
+	ref->location = pstrdup(location);
+	ref->backup_id = backup_id;
+	sb_backup_expect_copy(&ref->expect, expect);
+	return ref;
+}
+
+char *
+sb_archive_used_folder(const SbArchive *a)
+{
+	const char *path = a->manifest_path ? a->manifest_path : a->location;
+	const char *slash = strrchr(path, '/');
+
+	return a->manifest_path && slash != NULL ? pnstrdup(path, slash - path) : pstrdup(a->location);
+}
+
+/* What PURPOSE keeps of the entries, and where. */
+static void
+options_for(SbOpenFor purpose, SbArchiveOpenOptions *o)
+{
+	switch (purpose)
+	{
+		case SB_OPEN_TO_READ:
+			o->keep = SB_KEEP_STREAMED;
+			break;
+		case SB_OPEN_TO_LOOK_UP:
+			o->keep = SB_KEEP_LOOKUP;
+			break;
+		case SB_OPEN_TO_MERGE:
+			o->keep = SB_KEEP_LOOKUP;
+			o->parents_streamed = true;
+			break;
+		case SB_OPEN_TO_PLAN:
+			o->keep = SB_KEEP_COUNTS;
+			break;
+		case SB_OPEN_TO_CHECK:
+			o->keep = SB_KEEP_HEAD;
+			break;
+	}
+	if (o->keep == SB_KEEP_STREAMED || o->keep == SB_KEEP_LOOKUP)
+		o->spool_dir = sb_temp_folder();
+}
+
+SbArchive *
+sb_handle_open_archive(const SbBackupRef *ref, SbOpenFor purpose, SbError *err)
+{
+	SbArchiveOpenOptions o = {0};
 	SbHandle   *h;
-	SbArchive  *a = NULL;
-	const SbKey *key;
+	SbArchive  *a;
 	SbError		own_err;
 	SbError    *e = err ? err : &own_err;
 
-	check_location(location);
-	key = sb_key_current();
+	check_location(ref->location);
+	o.key = sb_key_current();
+	o.expect = ref->expect;
+	options_for(purpose, &o);
 	h = sb_handle_new(close_archive);
-	switch (purpose)
-	{
-		case OPEN_TO_READ:
-			a = sb_archive_open_streamed(location, key, sb_temp_folder(), e);
-			break;
-		case OPEN_TO_LOOK_UP:
-			a = sb_archive_open_to_look_up(location, key, sb_temp_folder(), e);
-			break;
-		case OPEN_TO_MERGE:
-			a = sb_archive_open_to_merge(location, key, sb_temp_folder(), e);
-			break;
-		case OPEN_TO_PLAN:
-			a = sb_archive_open_keeping(location, key, SB_KEEP_COUNTS, e);
-			break;
-		case OPEN_TO_CHECK:
-			a = sb_archive_open_keeping(location, key, SB_KEEP_HEAD, e);
-			break;
-	}
+	a = sb_archive_open_with(ref->location, &o, e);
+	/* a backup named by id whose folders hold another, or a damaged one: say which it is */
+	if (a == NULL && ref->backup_id != 0 && e->code == SB_ECORRUPT)
+		sb_error_prefix(e, "backup %lld", (long long) ref->backup_id);
 	if (a == NULL && err == NULL)
 		sb_raise(&own_err);
 	sb_handle_own(h, a);
 	return a;
-}
-
-SbArchive *
-sb_handle_open_archive_streamed(const char *location, SbError *err)
-{
-	return open_archive(location, OPEN_TO_READ, err);
-}
-
-SbArchive *
-sb_handle_open_archive_to_look_up(const char *location)
-{
-	return open_archive(location, OPEN_TO_LOOK_UP, NULL);
-}
-
-SbArchive *
-sb_handle_open_archive_to_merge(const char *location)
-{
-	return open_archive(location, OPEN_TO_MERGE, NULL);
-}
-
-SbArchive *
-sb_handle_open_archive_to_plan(const char *location)
-{
-	return open_archive(location, OPEN_TO_PLAN, NULL);
-}
-
-SbArchive *
-sb_handle_open_archive_to_check(const char *location, SbError *err)
-{
-	return open_archive(location, OPEN_TO_CHECK, err);
 }

@@ -30,40 +30,69 @@ extern void *sb_handle_release(SbHandle *handle);
 extern void sb_handle_free(SbHandle *handle);
 
 /*
- * The archive at LOCATION (an absolute path or s3://...), closed when the
- * current memory context goes, to verify or restore a window of files at a
- * time (sb_archive_open_streamed): the entries in a private file under
- * sb_temp_folder(), none in memory.  If it cannot be opened: ERROR, or with
+ * A backup to open, and what it must be (SbArchiveExpect): by id, what its
+ * history row records (sb_backup_recorded, job_backup.h); by a location the
+ * caller named, what the caller allows (sb_backup_ref_at).
+ */
+typedef struct SbBackupRef
+{
+	const char *location;		/* the folder (or s3:// prefix) looked in first */
+	int64		backup_id;		/* 0: a location the caller named */
+	SbArchiveExpect expect;
+} SbBackupRef;
+
+/*
+ * LOCATION, named by the caller: under a key in force
+ * (stripebackup.encryption_key_file) a backup in the clear is refused
+ * unless ALLOW_UNENCRYPTED.  ERROR unless it is an absolute path or an
+ * s3:// location.
+ */
+extern SbBackupRef *sb_backup_ref_at(const char *location, bool allow_unencrypted);
+
+/*
+ * Backup BACKUP_ID at LOCATION, as a job's worker opens again what its
+ * caller found there: EXPECT's uuid and encryption (no other folder is
+ * tried: the caller chose LOCATION for holding the recorded backup).
+ */
+extern SbBackupRef *sb_backup_ref_found(const char *location, int64 backup_id,
+										const SbArchiveExpect *expect);
+
+/* What EXPECT says of the backup, with no folder to try: to keep in a job's arguments. */
+extern void sb_backup_expect_copy(SbArchiveExpect *to, const SbArchiveExpect *expect);
+
+/* The folder whose manifest copy A uses (another than its location when that copy was set aside). */
+extern char *sb_archive_used_folder(const SbArchive *a);
+
+/* What an archive is opened for, and so what it keeps of its entries. */
+typedef enum SbOpenFor
+{
+	SB_OPEN_TO_READ,			/* verify or restore, a window of files at a
+								 * time (sb_archive_open_streamed): the
+								 * entries in a private file under
+								 * sb_temp_folder(), none in memory */
+	SB_OPEN_TO_LOOK_UP,			/* the parent of a backup: its entries with
+								 * their stamps in a private file, to be
+								 * found by path */
+	SB_OPEN_TO_MERGE,			/* the newest backup's entries with their
+								 * stamps, and every other backup's, in
+								 * private files */
+	SB_OPEN_TO_PLAN,			/* counted: no file table held */
+	SB_OPEN_TO_CHECK			/* its members alone (SB_KEEP_HEAD),
+								 * authenticated, its entries not read: for
+								 * checks before a job whose own open checks
+								 * every entry */
+} SbOpenFor;
+
+/*
+ * The archive REF names, with its chain, opened for PURPOSE with the
+ * server's key and closed when the current memory context goes.  If it
+ * cannot be opened (REF's expectations unmet among them): ERROR, or with
  * ERR given, NULL and the engine's error in *ERR.
  */
-extern SbArchive *sb_handle_open_archive_streamed(const char *location, SbError *err);
-
-/*
- * The same to be the parent of a backup (sb_archive_open_to_look_up): its
- * entries with their stamps in a private file under sb_temp_folder(), to be
- * found by path, none in memory; ERROR if it cannot be opened.
- */
-extern SbArchive *sb_handle_open_archive_to_look_up(const char *location);
-
-/*
- * The same to be merged (sb_archive_open_to_merge): the newest backup's
- * entries with their stamps, and every other backup's, in private files;
- * ERROR if it cannot be opened.
- */
-extern SbArchive *sb_handle_open_archive_to_merge(const char *location);
+extern SbArchive *sb_handle_open_archive(const SbBackupRef *ref, SbOpenFor purpose, SbError *err);
 
 /* The data directory's folder for temporary files (base/pgsql_tmp), made if need be. */
 extern const char *sb_temp_folder(void);
-
-/* The same to plan only (sb_archive_open_for_plan): no file table held; ERROR if it cannot be opened. */
-extern SbArchive *sb_handle_open_archive_to_plan(const char *location);
-
-/*
- * The same for its members only (SB_KEEP_HEAD), authenticated, its entries
- * not read: for checks before a job whose own open checks every entry.
- * ERROR if it cannot be opened, or with ERR given, NULL and the error.
- */
-extern SbArchive *sb_handle_open_archive_to_check(const char *location, SbError *err);
 
 /*
  * A WARNING for what opening A found amiss (a manifest copy set aside) and

@@ -45,6 +45,10 @@ PG_FUNCTION_INFO_V1(stripe_restore_location);
 #define RESTORE_TARGET_ARGS 4
 #define RESTORE_STANDBY_ARGS 12
 #define RESTORE_DELTA_ARG 15
+/* the location variants' last argument */
+#define PLAN_ALLOW_UNENCRYPTED_ARG 13
+#define VERIFY_ALLOW_UNENCRYPTED_ARG 1
+#define RESTORE_ALLOW_UNENCRYPTED_ARG 16
 
 /* ---------- plan ---------- */
 
@@ -283,8 +287,15 @@ add_opening(SbPlan *plan, instr_time opening)
 		plan->estimated_seconds += 2 * INSTR_TIME_GET_DOUBLE(opening);
 }
 
+/* Is argument N given and true (false when the function has fewer arguments)? */
+static bool
+arg_true(FunctionCallInfo fcinfo, int n)
+{
+	return PG_NARGS() > n && !PG_ARGISNULL(n) && PG_GETARG_BOOL(n);
+}
+
 static void
-plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
+plan_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref, SbRestoreArgs *pitr)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
 	SbPlan	   *plan = palloc(sizeof(SbPlan));
@@ -303,8 +314,7 @@ plan_rows(FunctionCallInfo fcinfo, const char *location, SbRestoreArgs *pitr)
 	 * the target) a stream of it.
 	 */
 	INSTR_TIME_SET_CURRENT(opening);
-	a = detail || delta ? sb_handle_open_archive_streamed(location, NULL) :
-		sb_handle_open_archive_to_plan(location);
+	a = sb_handle_open_archive(ref, detail || delta ? SB_OPEN_TO_READ : SB_OPEN_TO_PLAN, NULL);
 	INSTR_TIME_SET_CURRENT(opened);
 	INSTR_TIME_SUBTRACT(opened, opening);
 	sb_handle_warn(a);
@@ -351,7 +361,7 @@ stripe_restore_plan_id(PG_FUNCTION_ARGS)
 	}
 	else
 		id = PG_GETARG_INT64(0);
-	plan_rows(fcinfo, sb_backup_location(id), pitr);
+	plan_rows(fcinfo, sb_backup_recorded(id), pitr);
 	return (Datum) 0;
 }
 
@@ -364,7 +374,8 @@ stripe_restore_plan_location(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
 	sb_pitr_read(fcinfo, PLAN_TARGET_ARGS, pitr);
-	plan_rows(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), pitr);
+	plan_rows(fcinfo, sb_backup_ref_at(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+									   arg_true(fcinfo, PLAN_ALLOW_UNENCRYPTED_ARG)), pitr);
 	return (Datum) 0;
 }
 
@@ -462,13 +473,23 @@ verify(SbArchive *a, Findings *found)
  * NOTICE what was, and what needs the key.
  */
 static void
-verify_without_key(const char *location, Findings *found)
+verify_without_key(const SbBackupRef *ref, Findings *found)
 {
 	SbSealedVerifyResult r;
 	SbError		err;
 
-	if (!sb_verify_sealed(location, collect_problem, found, &r, &err))
+	if (!sb_verify_sealed(ref->location, collect_problem, found, &r, &err))
 		sb_raise(&err);
+	/* without the key, the envelope's uuid is what tells the recorded backup from another */
+	if (ref->expect.has_uuid && memcmp(r.uuid, ref->expect.uuid, sizeof(r.uuid)) != 0)
+	{
+		SbProblem	p = {0, -1, NULL, SB_ECORRUPT,
+			psprintf("backup %lld: \"%s\" holds another backup than its history records (another uuid)",
+					 (long long) ref->backup_id, ref->location)};
+
+		collect_problem(found, &p);
+		r.problems++;
+	}
 	ereport(NOTICE,
 			(errmsg("the backup is encrypted and stripebackup.encryption_key_file is not set: "
 					"checked without its key, %llu chunks in %u stripes, %llu problem(s)",
@@ -478,7 +499,7 @@ verify_without_key(const char *location, Findings *found)
 }
 
 static void
-verify_rows(FunctionCallInfo fcinfo, const char *location)
+verify_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
 	Findings   *found = palloc0(sizeof(Findings));
@@ -487,10 +508,10 @@ verify_rows(FunctionCallInfo fcinfo, const char *location)
 	size_t		i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	a = sb_handle_open_archive_streamed(location, &err);
+	a = sb_handle_open_archive(ref, SB_OPEN_TO_READ, &err);
 	sb_handle_own(sb_handle_new(free_findings), found);
 	if (a == NULL && err.code == SB_EKEY && sb_key_current() == NULL)
-		verify_without_key(location, found);
+		verify_without_key(ref, found);
 	else if (a == NULL)
 	{
 		SbProblem	p = {0, -1, NULL, err.code, err.message};
@@ -514,7 +535,9 @@ Datum
 stripe_verify_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "verify a backup");
-	verify_rows(fcinfo, sb_backup_location(PG_GETARG_INT64(0)));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
+	verify_rows(fcinfo, sb_backup_recorded(PG_GETARG_INT64(0)));
 	return (Datum) 0;
 }
 
@@ -522,7 +545,10 @@ Datum
 stripe_verify_location(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "verify a backup");
-	verify_rows(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
+	verify_rows(fcinfo, sb_backup_ref_at(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+										 arg_true(fcinfo, VERIFY_ALLOW_UNENCRYPTED_ARG)));
 	return (Datum) 0;
 }
 
@@ -592,14 +618,14 @@ check_memory(const SbArchive *a, const SbRestoreArgs *args)
  * point-in-time restore takes the archive folder of the backup's system.
  */
 static void
-check_restore(SbRestoreArgs *args)
+check_restore(SbRestoreArgs *args, const SbBackupRef *ref)
 {
 	/*
 	 * What is checked here needs the backup's members, not its files: the
 	 * worker reads and checks those (parsed here too, they cost a restore of
 	 * a million files seconds before its worker starts).
 	 */
-	SbArchive  *a = sb_handle_open_archive_to_check(args->location, NULL);
+	SbArchive  *a = sb_handle_open_archive(ref, SB_OPEN_TO_CHECK, NULL);
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
 	SbPgMeta   *meta;
@@ -608,6 +634,8 @@ check_restore(SbRestoreArgs *args)
 				i;
 
 	sb_handle_warn(a);
+	/* the worker opens what was found here (a recorded folder, if the first was set aside) */
+	strlcpy(args->location, sb_archive_used_folder(a), sizeof(args->location));
 	if (!a->authenticated)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
@@ -637,6 +665,7 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 {
 	SbRestoreArgs *args = palloc0(sizeof(SbRestoreArgs));
 	bool		wait = PG_ARGISNULL(3) ? true : PG_GETARG_BOOL(3);
+	SbBackupRef *ref;
 	SbJob	   *job;
 
 	if (PG_ARGISNULL(1))
@@ -649,10 +678,16 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	{
 		if (backup_id == 0)
 			backup_id = sb_pitr_choose_backup(fcinfo, RESTORE_TARGET_ARGS, args);
-		location = sb_backup_location(backup_id);
+		ref = sb_backup_recorded(backup_id);
+		sb_backup_expect_copy(&args->expect, &ref->expect);
+	}
+	else
+	{
+		args->allow_unencrypted = arg_true(fcinfo, RESTORE_ALLOW_UNENCRYPTED_ARG);
+		ref = sb_backup_ref_at(location, args->allow_unencrypted);
 	}
 	args->backup_id = backup_id;
-	strlcpy(args->location, location, sizeof(args->location));
+	strlcpy(args->location, ref->location, sizeof(args->location));
 	strlcpy(args->target, text_to_cstring(PG_GETARG_TEXT_PP(1)), sizeof(args->target));
 	if (!PG_ARGISNULL(2))
 		read_mappings(PG_GETARG_ARRAYTYPE_P(2), args);
@@ -663,7 +698,7 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	sb_guc_max_rates(SB_MAX_STRIPES, args->max_rates);
 	args->max_memory = sb_guc_max_memory_bytes();
 	sb_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
-	check_restore(args);
+	check_restore(args, ref);
 	job = sb_launch_new_job(SB_JOB_RESTORE);
 	job->backup_in_use = backup_id;
 	memcpy(SB_JOB_ARGS(job, SbRestoreArgs), args, sizeof(SbRestoreArgs));

@@ -155,7 +155,7 @@ stripe_backup_svg(PG_FUNCTION_ARGS)
 	SbError		err;
 
 	sb_launch_check_privileges(false, "read a backup");
-	a = sb_handle_open_archive_to_plan(sb_backup_location(PG_GETARG_INT64(0)));
+	a = sb_handle_open_archive(sb_backup_recorded(PG_GETARG_INT64(0)), SB_OPEN_TO_PLAN, NULL);
 	svg = sb_report_svg(a->manifest, &err);
 	if (svg == NULL)
 		sb_raise(&err);

@@ -48,7 +48,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	 * backup (incr, $1) or the newest completed full one (diff).
 	 */
 	{SB_SQL_BACKUP_PARENT,
-		"SELECT h.id, h.name, h.destinations, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline"
+		"SELECT h.id, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline"
 		" FROM @extschema@.stripe_backup_history h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND ($1 OR h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)"
@@ -82,7 +82,8 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	5, {INT8OID, INT4ARRAYOID, INT4ARRAYOID, FLOAT8ARRAYOID, INT8ARRAYOID}, SPI_OK_INSERT},
 
 	{SB_SQL_BACKUP_FOLDERS,
-		"SELECT h.name, h.destinations FROM @extschema@.stripe_backup_history h"
+		"SELECT h.name, h.destinations, h.backup_uuid, h.encrypted"
+		" FROM @extschema@.stripe_backup_history h"
 		" WHERE h.id OPERATOR(pg_catalog.=) $1"
 		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
 	1, {INT8OID}, SPI_OK_SELECT},

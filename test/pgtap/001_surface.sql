@@ -19,15 +19,15 @@ SELECT has_function('stripe_cancel_restore', ARRAY['bigint']);
 SELECT has_function('stripe_restore_plan', ARRAY['bigint', 'boolean', 'timestamp with time zone', 'pg_lsn', 'xid8',
 	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]', 'text']);
 SELECT has_function('stripe_restore_plan', ARRAY['text', 'boolean', 'timestamp with time zone', 'pg_lsn', 'xid8',
-	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]', 'text']);
+	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]', 'text', 'boolean']);
 SELECT has_function('stripe_verify', ARRAY['bigint']);
-SELECT has_function('stripe_verify', ARRAY['text']);
+SELECT has_function('stripe_verify', ARRAY['text', 'boolean']);
 SELECT has_function('stripe_restore', ARRAY['bigint', 'text', 'text[]', 'boolean',
 	'timestamp with time zone', 'pg_lsn', 'xid8', 'text', 'text', 'boolean', 'text', 'text',
 	'boolean', 'text', 'text', 'boolean']);
 SELECT has_function('stripe_restore', ARRAY['text', 'text', 'text[]', 'boolean',
 	'timestamp with time zone', 'pg_lsn', 'xid8', 'text', 'text', 'boolean', 'text', 'text',
-	'boolean', 'text', 'text', 'boolean']);
+	'boolean', 'text', 'text', 'boolean', 'boolean']);
 SELECT has_view('stripe_restores');
 SELECT has_view('stripe_wal_archive');
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_wal_archive', 'SELECT'), 'pg_monitor may watch the WAL archive');
@@ -70,7 +70,7 @@ SELECT ok(NOT has_table_privilege('public', 'stripe_backup_history', 'SELECT'),
 	'PUBLIC may not read the history table');
 SELECT ok(NOT has_function_privilege('public', 'stripe_restore(bigint,text,text[],boolean,timestamptz,pg_lsn,xid8,text,text,boolean,text,text,boolean,text,text,boolean)', 'EXECUTE'),
 	'PUBLIC may not run stripe_restore');
-SELECT ok(NOT has_function_privilege('public', 'stripe_verify(text)', 'EXECUTE'),
+SELECT ok(NOT has_function_privilege('public', 'stripe_verify(text, boolean)', 'EXECUTE'),
 	'PUBLIC may not run stripe_verify');
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_restores', 'SELECT'), 'pg_monitor may read stripe_restores');
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_backups', 'SELECT'), 'pg_monitor may read stripe_backups');
@@ -111,7 +111,7 @@ SET ROLE sb_reader;
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501', 'permission denied to take a backup');
 RESET ROLE;
 GRANT EXECUTE ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8,
-	text, text, boolean, text, text, boolean, text, text, boolean), stripe_verify(text)
+	text, text, boolean, text, text, boolean, text, text, boolean, boolean), stripe_verify(text, boolean)
 	TO sb_plain, sb_reader;
 SET ROLE sb_reader;
 SELECT throws_ok($$SELECT stripe_restore('/nowhere', '/tmp/x')$$, '42501', 'permission denied to restore a backup');

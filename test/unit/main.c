@@ -171,6 +171,8 @@ static const UnitTest tests[] = {
 	TEST(test_pgrecovery_standby),
 	TEST(test_pgrecovery_bucket),
 	TEST(test_pgrecovery_values),
+	TEST(test_expect_recorded_backup),
+	TEST(test_expect_claimed_encryption),
 	TEST(test_pgrecovery_restore_command_words),
 	TEST(test_recovery_wal_gaps),
 	TEST(test_recovery_wal_timelines),

@@ -215,6 +215,10 @@ extern void test_pgrecovery_refused(void);
 extern void test_pgrecovery_standby(void);
 extern void test_pgrecovery_bucket(void);
 
+/* test_expect.c */
+extern void test_expect_recorded_backup(void);
+extern void test_expect_claimed_encryption(void);
+
 /* test_pgrecovery_values.c */
 extern void test_pgrecovery_values(void);
 extern void test_pgrecovery_restore_command_words(void);
