@@ -5,8 +5,11 @@
  *		(PG_VERSION), data directory and tablespaces (the walk).
  *
  * No PostgreSQL code is linked here, so pg_control is read at the offsets
- * of its layout 1300 (PostgreSQL 13 to 16): the system identifier first in
- * every layout, the timeline of the last checkpoint only in that one.  What
+ * of its layout 1300 (PostgreSQL 13 to 16), and trusted only when it is of
+ * that layout and its CRC-32C (its last field, over every byte before it)
+ * holds: the system identifier decides which WAL archive a restore reads
+ * and which copies a delta restore may rewrite, so one read from a damaged
+ * or unknown file is left out, with a warning, rather than recorded.  What
  * cannot be known is left out: a cold backup has no WAL range or backup
  * label, and says "backup_method": "cold".
  */
@@ -17,12 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checksum.h"
+#include "cli.h"
 #include "cluster_meta.h"
 
 #define PG_CONTROL_LAYOUT 1300
 #define PG_CONTROL_SYSID_OFFSET 0
 #define PG_CONTROL_VERSION_OFFSET 8
 #define PG_CONTROL_TIMELINE_OFFSET 48	/* checkPointCopy.ThisTimeLineID */
+#define PG_CONTROL_CRC_OFFSET 288	/* crc: offsetof(ControlFileData, crc) */
 
 /* The first bytes of ROOT/NAME into BUF; how many were read (0 if none). */
 static size_t
@@ -40,24 +46,57 @@ read_start(const char *root, const char *name, void *buf, size_t len)
 	return n;
 }
 
-/* System identifier and timeline, when global/pg_control can be read; false if out of memory. */
+/* Is CONTROL (ROOT's pg_control, LEN bytes read) one to trust?  If not, a warning says why. */
+static bool
+control_trusted(const uint8_t *control, size_t len, const char *root)
+{
+	uint32_t	version,
+				stored,
+				computed;
+
+	if (len < PG_CONTROL_CRC_OFFSET + sizeof(stored))
+	{
+		fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is %zu bytes, too short for a control "
+				"file: the backup records no system identifier or timeline\n", progname, root, len);
+		return false;
+	}
+	memcpy(&version, control + PG_CONTROL_VERSION_OFFSET, sizeof(version));
+	if (version != PG_CONTROL_LAYOUT)
+	{
+		fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is of layout %u, not %u (PostgreSQL 13 "
+				"to 16): the backup records no system identifier or timeline\n", progname, root, version,
+				PG_CONTROL_LAYOUT);
+		return false;
+	}
+	memcpy(&stored, control + PG_CONTROL_CRC_OFFSET, sizeof(stored));
+	computed = sb_crc32c_final(sb_crc32c_update(SB_CRC32C_INIT, control, PG_CONTROL_CRC_OFFSET));
+	if (stored != computed)
+	{
+		fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is damaged (its CRC-32C is %08x, its "
+				"contents give %08x): the backup records no system identifier or timeline\n", progname,
+				root, stored, computed);
+		return false;
+	}
+	return true;
+}
+
+/* System identifier and timeline, when global/pg_control can be read and trusted; false if out of memory. */
 static bool
 add_control_data(cJSON *meta, const char *root)
 {
-	uint8_t		control[64];
+	uint8_t		control[PG_CONTROL_CRC_OFFSET + 8];
+	size_t		len = read_start(root, "global/pg_control", control, sizeof(control));
 	uint64_t	sysid;
-	uint32_t	version,
-				timeline;
+	uint32_t	timeline;
 	char		text[32];
 
-	if (read_start(root, "global/pg_control", control, sizeof(control)) < sizeof(control))
+	if (len == 0 || !control_trusted(control, len, root))
 		return true;
 	memcpy(&sysid, control + PG_CONTROL_SYSID_OFFSET, sizeof(sysid));
-	memcpy(&version, control + PG_CONTROL_VERSION_OFFSET, sizeof(version));
 	memcpy(&timeline, control + PG_CONTROL_TIMELINE_OFFSET, sizeof(timeline));
 	snprintf(text, sizeof(text), "%" PRIu64, sysid);
 	return cJSON_AddStringToObject(meta, "system_identifier", text) != NULL &&
-		(version != PG_CONTROL_LAYOUT || cJSON_AddNumberToObject(meta, "timeline", timeline) != NULL);
+		cJSON_AddNumberToObject(meta, "timeline", timeline) != NULL;
 }
 
 /* "15" from PG_VERSION; false if out of memory. */

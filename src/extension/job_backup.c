@@ -557,7 +557,7 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 	r->out->stop_lsn = stop;
 	r->out->timeline = r->start_tli;
 	finish_engine(r);
-	FileClose(pgmanifest);
+	sb_pgmanifest_close(r->pgmanifest);
 }
 
 /* Backup start to backup stop; the engine is created and filled in between. */

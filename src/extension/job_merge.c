@@ -212,7 +212,7 @@ add_pg_manifest(SbMerge *m, SbPgManifest *pgmanifest, const SbMergeSource *s)
 
 	if (!sb_backup_add_file(b, PG_BACKUP_MANIFEST, FilePathName(f), &err))
 		sb_control_raise(&err);
-	FileClose(f);
+	sb_pgmanifest_close(pgmanifest);
 }
 
 static void

@@ -241,17 +241,22 @@ sb_guc_define(void)
 							"buffer_count, transfer_size, queue_depth and compression_workers are checked against it before anything starts.",
 							&sb_guc_max_memory_kb, 1024 * 1024, 64 * 1024, INT_MAX,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	/*
+	 * Where the server keeps its key and its WAL archive are no secrets, but
+	 * no business of every role either: GUC_SUPERUSER_ONLY hides them from
+	 * SHOW and pg_settings but for superusers and pg_read_all_settings.
+	 */
 	DefineCustomStringVariable("stripebackup.encryption_key_file",
 							   "The key file of encrypted backups: set, new backups are encrypted with it.",
 							   "A file of 32 or more bytes of secret that only the server's user may read "
 							   "(openssl rand -base64 48); restores, verifies and plans of encrypted backups read it too.",
 							   &sb_guc_encryption_key_file, "",
-							   PGC_SUSET, 0, NULL, NULL, NULL);
+							   PGC_SUSET, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
 	DefineCustomStringVariable("stripebackup.archive_destinations",
 							   "Folders the WAL archive is striped over (archive_library = 'stripebackup').",
 							   "A comma-separated list of absolute folders, one per device; empty: archiving is not configured.",
 							   &sb_guc_archive_destinations, "",
-							   PGC_SIGHUP, 0, check_archive_destinations, NULL, NULL);
+							   PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_archive_destinations, NULL, NULL);
 	DefineCustomEnumVariable("stripebackup.archive_compression",
 							 "How archived WAL is compressed.",
 							 NULL,

@@ -27,7 +27,8 @@
 
 struct SbPgManifest
 {
-	File		file;
+	File		file;			/* -1 once closed */
+	MemoryContextCallback close_on_reset;
 	off_t		offset;
 	StringInfoData buf;
 	pg_cryptohash_ctx *sha;		/* NULL once the checksum line is reached */
@@ -134,12 +135,27 @@ append_checksum(SbPgManifest *pm)
 	flush_or_raise(pm);
 }
 
+/* The memory context's reset callback: the file goes with it, whatever ended the backup. */
+static void
+close_on_reset(void *arg)
+{
+	sb_pgmanifest_close(arg);
+}
+
 SbPgManifest *
 sb_pgmanifest_begin(void)
 {
 	SbPgManifest *pm = palloc0(sizeof(SbPgManifest));
 
-	pm->file = OpenTemporaryFile(false);
+	/*
+	 * Across transactions (the job runs its SQL in transactions of its own,
+	 * whose ends would close a transaction's file under it), closed with
+	 * the memory context the manifest lives in: on an error too.
+	 */
+	pm->file = OpenTemporaryFile(true);
+	pm->close_on_reset.func = close_on_reset;
+	pm->close_on_reset.arg = pm;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &pm->close_on_reset);
 	pm->sha = pg_cryptohash_create(PG_SHA256);
 	if (pm->sha == NULL || pg_cryptohash_init(pm->sha) < 0)
 		elog(ERROR, "could not start the checksum of the backup manifest");
@@ -178,4 +194,13 @@ sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli, XLogRecPtr start, XLogRec
 	pfree(pm->buf.data);
 	pm->buf.data = NULL;
 	return file;
+}
+
+void
+sb_pgmanifest_close(SbPgManifest *pm)
+{
+	if (pm->file < 0)
+		return;
+	FileClose(pm->file);
+	pm->file = -1;
 }

@@ -129,10 +129,11 @@ assign_url_style(int newval, void *extra)
 void
 sb_s3_settings_define(void)
 {
+	/* where the server's requests go and its credentials are: superusers and pg_read_all_settings only */
 	DefineCustomStringVariable("stripebackup.s3_endpoint",
 							   "Where s3:// destinations are reached: http(s)://host[:port].",
 							   "Empty: AWS's endpoint of stripebackup.s3_region (or AWS_ENDPOINT_URL in the server's environment).",
-							   &s3_endpoint, "", PGC_SIGHUP, 0, check_endpoint, assign_endpoint, NULL);
+							   &s3_endpoint, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_endpoint, assign_endpoint, NULL);
 	DefineCustomStringVariable("stripebackup.s3_region",
 							   "The region s3:// requests are signed for.",
 							   "Empty: AWS_REGION in the server's environment, else us-east-1.",
@@ -144,15 +145,15 @@ sb_s3_settings_define(void)
 	DefineCustomStringVariable("stripebackup.s3_credentials_file",
 							   "A credentials file of AWS's form ([default] aws_access_key_id, aws_secret_access_key) for s3:// destinations.",
 							   "Only its owner (the server's user) and group may read it. Empty: the server's environment, then ~/.aws/credentials.",
-							   &s3_credentials_file, "", PGC_SIGHUP, 0, check_absolute,
+							   &s3_credentials_file, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_absolute,
 							   assign_credentials_file, NULL);
 	DefineCustomStringVariable("stripebackup.s3_ca_file",
 							   "Certificates (PEM) that sign an https s3_endpoint's, when not the system's (a private CA).",
 							   "Empty: the system's certificates (or AWS_CA_BUNDLE in the server's environment).",
-							   &s3_ca_file, "", PGC_SIGHUP, 0, check_absolute, assign_ca_file, NULL);
+							   &s3_ca_file, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_absolute, assign_ca_file, NULL);
 	DefineCustomStringVariable("stripebackup.s3_bucket_endpoints",
 							   "Buckets reached elsewhere than s3_endpoint: bucket=endpoint[@region], comma-separated.",
 							   "For buckets of another service, or of another AWS region, in the same backup. Empty: every bucket at s3_endpoint.",
-							   &s3_bucket_endpoints, "", PGC_SIGHUP, 0, check_bucket_endpoints,
+							   &s3_bucket_endpoints, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_bucket_endpoints,
 							   assign_bucket_endpoints, NULL);
 }

@@ -229,6 +229,24 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	say_window(sql, &oldest);
 }
 
+/*
+ * OLDER_THAN must reach into the past: "-1 day" (or "0") would make every
+ * backup older than it, and expire all but the newest.  Compared as
+ * PostgreSQL compares intervals (a month is 30 days).
+ */
+static void
+check_older_than(Datum older_than)
+{
+	Interval	zero = {0};
+
+	if (DatumGetBool(DirectFunctionCall2(interval_le, older_than, IntervalPGetDatum(&zero))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("older_than \"%s\" must be a positive interval",
+						DatumGetCString(DirectFunctionCall1(interval_out, older_than))),
+				 errhint("For example stripe_expire(older_than => '30 days') removes backups older than 30 days.")));
+}
+
 Datum
 stripe_expire(PG_FUNCTION_ARGS)
 {
@@ -253,6 +271,8 @@ stripe_expire(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("keep_last %d must be at least 1", PG_GETARG_INT32(0))));
+	if (!PG_ARGISNULL(1))
+		check_older_than(PG_GETARG_DATUM(1));
 	InitMaterializedSRF(fcinfo, 0);
 	values[0] = PG_ARGISNULL(0) ? (Datum) 0 : Int64GetDatum((int64) PG_GETARG_INT32(0));
 	values[1] = PG_GETARG_DATUM(1);

@@ -4,7 +4,8 @@
 # relocates the tablespace as it does for an online backup; the copy starts
 # and returns the same data.  Restores whose places overlap the target, lie
 # inside a running cluster's data directory or are not empty are refused
-# with exit status 2 before anything is created.
+# with exit status 2 before anything is created.  A damaged pg_control is
+# not trusted: the backup records no system identifier from it.
 use strict;
 use warnings;
 
@@ -98,4 +99,24 @@ is($copy->safe_psql('postgres', "SELECT pg_tablespace_location($oid)"), "$base/t
 is($copy->safe_psql('tsdb', 'SELECT count(*) FROM t'), '1000', 'a database in the tablespace is back');
 $copy->stop;
 $node->stop;
+
+# A damaged pg_control (a byte of its system identifier flipped): its
+# figures are not trusted, the backup records none of them and says so.
+my $control = $node->data_dir . '/global/pg_control';
+open(my $fh, '+<', $control) or die "open: $!";
+binmode $fh;
+sysread($fh, my $byte, 1);
+sysseek($fh, 0, 0);
+syswrite($fh, chr(ord($byte) ^ 0x01));
+close($fh);
+my @damaged_dests = make_destinations(1);
+($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
+	'--dest', $damaged_dests[0], '--name', 'damaged');
+is($rc, 0, 'a cluster with a damaged pg_control is still copied');
+like($err, qr/warning: ".*global\/pg_control" is damaged \(its CRC-32C is [0-9a-f]{8}, its contents give [0-9a-f]{8}\): the backup records no system identifier or timeline/,
+	'with a warning that its pg_control is not trusted');
+($rc, $out) = run_stripebackup('show', '--json', "$damaged_dests[0]/damaged");
+$meta = decode_json($out)->{metadata};
+ok(!exists $meta->{system_identifier} && !exists $meta->{timeline},
+	'and no system identifier or timeline from it in the manifest');
 done_testing();

@@ -1,6 +1,7 @@
 # A relation page damaged on disk before the backup: the backup fails with
-# a message naming the file and the block, leaves nothing behind, and the
-# next backup succeeds once the damage is gone.
+# a message naming the file and the block, leaves nothing behind (no WAL
+# slot, no open or left temporary file), and the next backup succeeds once
+# the damage is gone.
 use strict;
 use warnings;
 
@@ -40,6 +41,9 @@ for my $d (@dests)
 	is(scalar @left, 0, "nothing is left in $d");
 }
 is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_replication_slots'), '0', 'no WAL slot is left');
+unlike(slurp_file($node->logfile), qr/temporary file .* not closed|temporary files and directories not closed/,
+	'nor an open temporary file (PostgreSQL\'s backup_manifest is closed on the way out)');
+is(scalar(() = glob($node->data_dir . '/base/pgsql_tmp/*')), 0, 'and no temporary file is left');
 is($node->safe_psql('postgres', "SELECT checksum_failures > 0 FROM pg_stat_database WHERE datname = 'postgres'"),
 	't', 'the failure is counted in pg_stat_database');
 

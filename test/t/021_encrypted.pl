@@ -160,6 +160,20 @@ $node->safe_psql('postgres', 'CREATE ROLE oscar LOGIN; GRANT pg_read_server_file
 	extra_params => [ '-U', 'oscar' ]);
 like($stderr, qr/permission denied to set parameter "stripebackup.encryption_key_file"/,
 	'a member of pg_write_server_files may not set the key file');
+# Where the key, the WAL archive and the object store are: not for every role to read.
+my @paths = map { "stripebackup.$_" }
+  qw(encryption_key_file archive_destinations s3_endpoint s3_credentials_file s3_ca_file s3_bucket_endpoints);
+for my $setting (@paths)
+{
+	($ret, $stdout, $stderr) = $node->psql('postgres', "SHOW $setting", extra_params => [ '-U', 'oscar' ]);
+	like($stderr, qr/must be superuser or have privileges of pg_read_all_settings to examine "\Q$setting\E"/,
+		"$setting: hidden from SHOW for a role that is no superuser");
+}
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_settings WHERE setting LIKE '%main.key%'",
+		extra_params => [ '-U', 'oscar' ]), '0', 'and from pg_settings');
+$node->safe_psql('postgres', 'GRANT pg_read_all_settings TO oscar');
+is($node->safe_psql('postgres', 'SHOW stripebackup.encryption_key_file', extra_params => [ '-U', 'oscar' ]),
+	$key, 'pg_read_all_settings may read the path (never the key)');
 unlike(PostgreSQL::Test::Utils::slurp_file($node->logfile), qr/\Q$secret\E/, 'the secret is not in the server log');
 is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_backups b WHERE b::text LIKE '%$secret%'")
 	  + $node->safe_psql('postgres', "SELECT count(*) FROM stripe_restores r WHERE r::text LIKE '%$secret%'"),

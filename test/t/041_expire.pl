@@ -70,7 +70,7 @@ $node->safe_psql('postgres', "UPDATE stripe_backup_history SET destinations[2] =
 # A folder with a file stripebackup did not write is kept, and so is its row.
 append_to_file("$dests[1]/$name{$ids[5]}/notes.txt", "mine\n");
 ($ret, $out, $err) = $node->psql('postgres',
-	"SELECT backup_id, removed FROM stripe_expire(older_than => '0 seconds') ORDER BY 1");
+	"SELECT backup_id, removed FROM stripe_expire(older_than => '1 millisecond') ORDER BY 1");
 like($err, qr/backup "\Q$name{$ids[5]}\E" was kept: in destination "\Q$dests[1]\E", it holds something the backup did not write/,
 	'a foreign file keeps its backup, with a warning');
 like($err, qr/notes\.txt/, 'which names the file');
