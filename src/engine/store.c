@@ -121,12 +121,8 @@ sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err)
 		return sb_read_small_file(path, max, len, err);
 	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(loc.bucket, 1, err)) == NULL)
 		return NULL;
-	if (sb_s3_get_object(client, loc.bucket, loc.prefix, &data, len, err) && *len > max)
-	{
-		free(data);
-		data = NULL;
-		sb_error_set(err, SB_ECORRUPT, "\"%s\" is larger than %zu bytes", path, max);
-	}
+	/* its size first: nothing larger than MAX is read, and the buffer is its size */
+	(void) sb_s3_get_object(client, loc.bucket, loc.prefix, max, &data, len, err);
 	sb_s3_client_free(client);
 	return (char *) data;
 }
