@@ -13,6 +13,7 @@
  * request in flight on a stop, and a body is refused as soon as it passes
  * what its request may receive (REPLY_MAX for this request, or INTO_LEN).
  */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -650,19 +651,25 @@ retryable_transport(CURLcode r)
 	}
 }
 
-/* An HTTP error's code and message from the server's <Error>, when it sent one. */
+/*
+ * An HTTP error's code and message from the server's <Error>, when it sent
+ * one.  A refusal (401, 403) is an I/O error for want of permission
+ * (EACCES: "insufficient privilege" in SQL), not SB_EKEY, which readers of
+ * a backup take for "its encryption key is wrong" and answer otherwise.
+ */
 static void
 describe_status(SbS3Request *req, const char *where)
 {
 	char		code[128];
 	char		message[512];
-	SbErrorCode ec = req->status == 404 ? SB_ENOTFOUND :
-		(req->status == 401 || req->status == 403) ? SB_EKEY : SB_EIO;
+	bool		refused = req->status == 401 || req->status == 403;
 
 	if (!sb_s3_xml_error(req->reply, req->reply_len, code, sizeof(code), message, sizeof(message)))
 		snprintf(code, sizeof(code), "%s", req->status == 404 ? "NotFound" : "no error document");
-	sb_error_set(&req->error, ec, "S3 %s %s: HTTP %ld %s%s%s", req->method, where, req->status, code,
-				 message[0] != '\0' ? ": " : "", message);
+	sb_error_set(&req->error, req->status == 404 ? SB_ENOTFOUND : SB_EIO, "S3 %s %s: HTTP %ld %s%s%s",
+				 req->method, where, req->status, code, message[0] != '\0' ? ": " : "", message);
+	if (refused)
+		req->error.sys_errno = EACCES;
 }
 
 /* An HTTP error (STATUS >= 300): retried when it may pass (5xx that S3 retries, 429, RequestTimeout). */

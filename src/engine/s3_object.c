@@ -107,6 +107,31 @@ sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key, uint64_t *
 	return sb_s3_head_object_etag(c, bucket, key, size, NULL, err);
 }
 
+/*
+ * A HEAD that failed (STATUS) has no body to say why: a GET of its first
+ * byte, refused the same way, brings the server's error document
+ * (AccessDenied, SignatureDoesNotMatch ...), whose error replaces ERR's.
+ * A 404 needs none (NoSuchKey and NoSuchBucket are told apart by a listing
+ * where it matters: wal_bucket.c).
+ */
+static void
+explain_head_failure(SbS3Client *c, const char *bucket, const char *key, long status, SbError *err)
+{
+	SbS3Request req;
+	uint8_t		byte;
+	SbError		why;
+
+	if (status < 400 || status == 404 || err->code == SB_ECANCELED)
+		return;
+	request_init(&req, "GET", bucket, key);
+	req.range_length = 1;
+	req.into = &byte;
+	req.into_len = 1;
+	if (!sb_s3_run(c, &req, &why) && req.status == status)
+		*err = why;
+	sb_s3_request_reset(&req);
+}
+
 bool
 sb_s3_head_object_etag(SbS3Client *c, const char *bucket, const char *key, uint64_t *size,
 					   char etag[128], SbError *err)
@@ -116,8 +141,14 @@ sb_s3_head_object_etag(SbS3Client *c, const char *bucket, const char *key, uint6
 	if (!key_fits(key, err))
 		return false;
 	request_init(&req, "HEAD", bucket, key);
-	if (!run(c, &req, err))
+	if (!sb_s3_run(c, &req, err))
+	{
+		long		status = req.status;
+
+		sb_s3_request_reset(&req);
+		explain_head_failure(c, bucket, key, status, err);
 		return false;
+	}
 	*size = req.content_length;
 	if (etag != NULL)
 		memcpy(etag, req.etag, sizeof(req.etag));

@@ -128,20 +128,29 @@ sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err)
 }
 
 bool
-sb_store_file_size(const char *path, uint64_t *size)
+sb_store_file_size(const char *path, uint64_t *size, SbError *err)
 {
 	SbStoreFile f;
 	SbError		ignored;
 	struct stat st;
 
+	if (err == NULL)
+		err = &ignored;
 	if (!sb_s3_is_location(path))
 	{
-		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		if (stat(path, &st) != 0)
+		{
+			sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+			if (err->sys_errno == ENOENT)
+				err->code = SB_ENOTFOUND;
 			return false;
+		}
+		if (!S_ISREG(st.st_mode))
+			return sb_error_set(err, SB_ENOTFOUND, "\"%s\" is not a file", path);
 		*size = (uint64_t) st.st_size;
 		return true;
 	}
-	if (!sb_store_open(&f, path, &ignored))
+	if (!sb_store_open(&f, path, err))
 		return false;
 	*size = f.size;
 	sb_store_close(&f);

@@ -17,6 +17,7 @@
 #include "utils/uuid.h"
 
 #include "job_backup.h"
+#include "sb_control.h"
 #include "stripebackup/sb_merge.h"
 #include "sb_spi.h"
 
@@ -210,14 +211,23 @@ sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outc
 	sb_sql_leave(&sql);
 }
 
-/* Does DEST/NAME (a folder, or a bucket's prefix) hold a manifest? */
+/*
+ * Does DEST/NAME (a folder, or a bucket's prefix) hold a manifest?  When
+ * it could not be told (not "it has none"), why goes into *FAILURE, the
+ * first time: a backup whose bucket refuses us is not a backup that is gone.
+ */
 static bool
-has_manifest(const char *dest, const char *name)
+has_manifest(const char *dest, const char *name, SbError *failure)
 {
 	char		location[MAXPGPATH];
+	SbError		err;
 
 	snprintf(location, sizeof(location), "%s/%s", dest, name);
-	return sb_archive_has_manifest(location);
+	if (sb_archive_has_manifest(location, &err))
+		return true;
+	if (err.code != SB_ENOTFOUND && failure->code == SB_OK)
+		*failure = err;
+	return false;
 }
 
 char *
@@ -233,7 +243,9 @@ sb_backup_location(int64 backup_id)
 	bool		isnull;
 	SbSql		sql;
 	SbRows		rows;
+	SbError		failure;
 
+	sb_error_clear(&failure);
 	sb_sql_enter(&sql);
 	rows = sb_sql_run(SB_SQL_BACKUP_FOLDERS, values, NULL);
 	if (rows.count == 0)
@@ -247,8 +259,10 @@ sb_backup_location(int64 backup_id)
 	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT, &dests, NULL,
 					  &ndests);
 	for (i = 0; i < ndests && found == NULL; i++)
-		if (has_manifest(TextDatumGetCString(dests[i]), name))
+		if (has_manifest(TextDatumGetCString(dests[i]), name, &failure))
 			found = psprintf("%s/%s", TextDatumGetCString(dests[i]), name);
+	if (found == NULL && failure.code != SB_OK)
+		sb_raise(&failure);
 	if (found == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
@@ -286,13 +300,15 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 	Datum	   *dests;
 	int			ndests,
 				i;
+	SbError		failure;
 
+	sb_error_clear(&failure);
 	deconstruct_array(DatumGetArrayTypeP(destinations), TEXTOID, -1, false, TYPALIGN_INT,
 					  &dests, NULL, &ndests);
 	if (merged && ndests > 0)
 		remove_merge_staging(TextDatumGetCString(dests[0]), name);
 	for (i = 0; i < ndests; i++)
-		if (has_manifest(TextDatumGetCString(dests[i]), name))
+		if (has_manifest(TextDatumGetCString(dests[i]), name, &failure))
 		{
 			ereport(LOG,
 					(errmsg("stripebackup: left the folders of backup \"%s\": \"%s/%s\" holds a manifest",
@@ -300,6 +316,13 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 					 errhint("Check them with stripebackup verify, then remove them.")));
 			return;
 		}
+	/* what could not be looked at may hold one: leave it all */
+	if (failure.code != SB_OK)
+	{
+		ereport(LOG,
+				(errmsg("stripebackup: left the folders of backup \"%s\": %s", name, failure.message)));
+		return;
+	}
 	if (sb_backup_remove_folders(name, destinations, uuid, LOG).removed)
 		ereport(LOG, (errmsg("stripebackup: removed the partial folders of backup \"%s\"", name)));
 }
