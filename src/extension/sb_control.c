@@ -22,6 +22,7 @@
 #include <signal.h>
 
 #include "miscadmin.h"
+#include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/pmsignal.h"
@@ -95,10 +96,14 @@ interrupt_pending(void)
 	return InterruptPending && (QueryCancelPending || ProcDiePending);
 }
 
+/*
+ * The archiver gets SIGTERM (ShutdownRequestPending) when it must start no
+ * more archiving: its S3 requests end then too, the segment staying ready.
+ */
 bool
 sb_control_interrupted(void)
 {
-	return got_sigterm || interrupt_pending();
+	return got_sigterm || ShutdownRequestPending || interrupt_pending();
 }
 
 void

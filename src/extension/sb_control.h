@@ -18,8 +18,9 @@ extern int	sb_sqlstate(const SbError *err);
 
 /*
  * The engine's stop check (sb_s3_set_stop_check): a cancel, a statement
- * timeout or a terminate is pending, or the worker got SIGTERM.  Reads
- * signal flags only: any thread may call it.
+ * timeout or a terminate is pending, the worker got SIGTERM, or the
+ * archiver was asked to shut down.  Reads signal flags only: any thread
+ * may call it.
  */
 extern bool sb_control_interrupted(void);
 
