@@ -11,7 +11,7 @@
  * request ends by its deadline (every try and its backoff included), the
  * wait asks the process's stop check every 100 ms and abandons every
  * request in flight on a stop, and a body is refused as soon as it passes
- * what its request may receive (REPLY_MAX for this request, or INTO_LEN).
+ * what its request may receive (its REPLY_MAX, or INTO_LEN).
  */
 #include <errno.h>
 #include <math.h>
