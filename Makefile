@@ -122,8 +122,9 @@ all: $(CLI) build/shlib-checked
 $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
-# test/unit/syscall_log.c watches (and fails) the engine's syncs, renames and writes.
-UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=renameat2,--wrap=syncfs,--wrap=pwrite,--wrap=sync_file_range
+# test/unit/syscall_log.c watches (and fails) the engine's syncs, renames and writes;
+# test/unit/fake_euid.c makes the engine believe it runs as another user.
+UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=renameat2,--wrap=syncfs,--wrap=pwrite,--wrap=sync_file_range,--wrap=geteuid
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)

@@ -108,8 +108,12 @@ extern SbArchive *sb_archive_open_with(const char *location, const SbArchiveOpen
  */
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
-/* Does LOCATION (a backup's folder, or its s3://bucket/prefix/NAME) hold a manifest? */
-extern bool sb_archive_has_manifest(const char *location);
+/*
+ * Does LOCATION (a backup's folder, or its s3://bucket/prefix/NAME) hold a
+ * manifest?  When not, ERR says why: SB_ENOTFOUND when it has none, another
+ * code when it could not be told (a bucket that refuses the request).
+ */
+extern bool sb_archive_has_manifest(const char *location, SbError *err);
 
 /*
  * The same, for an encrypted backup too: KEY (NULL: none) opens its

@@ -40,7 +40,13 @@ typedef struct SbS3Settings
 	const char *profile;
 	const char *ca_file;		/* certificates that sign an https endpoint's (PEM) */
 	const char *bucket_endpoints;	/* "bucket=endpoint[@region], ...": buckets elsewhere */
+	const char *allowed_buckets;	/* "bucket[/prefix], ...": the only places reached; "" any */
+	const char *timeout;		/* seconds one request may take, its retries included */
 } SbS3Settings;
+
+#define SB_S3_ALLOWED_MAX 4096	/* the text of an allowed-buckets list */
+#define SB_S3_TIMEOUT_DEFAULT 120	/* seconds (docs/DECISIONS.md: the deadline) */
+#define SB_S3_TIMEOUT_MAX 3600
 
 /* Everything a connection needs, settled. */
 typedef struct SbS3Config
@@ -52,9 +58,11 @@ typedef struct SbS3Config
 	char		secret_key[128];
 	char		session_token[4096];	/* temporary credentials, or "" */
 	char		ca_file[1024];	/* "" : the system's certificates */
+	char		allowed[SB_S3_ALLOWED_MAX];	/* "bucket[/prefix],...": the only places reached; "" any */
 	int			max_attempts;	/* tries of one request, retries included */
-	double		connect_timeout;	/* seconds */
-	double		low_speed_seconds;	/* a transfer slower than 1 kB/s this long fails */
+	double		timeout;		/* seconds one request may take, all its tries included */
+	double		connect_timeout;	/* seconds, of one try */
+	double		low_speed_seconds;	/* a try slower than 1 kB/s this long is given up */
 } SbS3Config;
 
 /* A destination s3://bucket/prefix, taken apart. */
@@ -99,6 +107,31 @@ extern bool sb_s3_check_bucket_endpoints(const char *text, SbError *err);
 /* Whether ENDPOINT (NULL or "" = none) is an endpoint: http(s)://host[:port]; else ERR says why. */
 extern bool sb_s3_check_endpoint(const char *endpoint, SbError *err);
 
+/*
+ * Is TEXT a list of allowed places: "bucket" or "bucket/prefix" separated
+ * by commas (at most 64, each a valid bucket and prefix)?  ERR says which
+ * entry is not.
+ */
+extern bool sb_s3_check_allowed_buckets(const char *text, SbError *err);
+
+/*
+ * May a request of CONFIG reach KEY in BUCKET (LISTING: every key beginning
+ * with KEY)?  Yes when the allowed list is empty, or an entry is the bucket,
+ * or its prefix holds KEY; else ERR (SB_EINVAL) names the place and the
+ * setting.
+ */
+extern bool sb_s3_config_allows(const SbS3Config *config, const char *bucket, const char *key,
+								bool listing, SbError *err);
+
+/*
+ * The same for a destination URL (s3://bucket/prefix) with the settings in
+ * use: what the extension and the command check before they start.
+ */
+extern bool sb_s3_location_allowed(const char *url, SbError *err);
+
+/* Whether the settings in use allow every bucket (no allowed list). */
+extern bool sb_s3_any_bucket_allowed(void);
+
 /* Wipe the secrets of CONFIG. */
 extern void sb_s3_config_clear(SbS3Config *config);
 
@@ -113,8 +146,22 @@ extern bool sb_s3_use_settings(const SbS3Settings *settings, SbError *err);
 /* CONFIG for BUCKET from the settings in use (sb_s3_use_settings), the environment and the file. */
 extern bool sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err);
 
+/*
+ * A stop check: true when the process's current operation must stop (a
+ * cancel, a signal).  It is called from any thread, every 100 ms at most
+ * while an S3 request waits, so it may only read flags (sig_atomic_t): no
+ * lock, no allocation, no call into the server.  NULL: nothing stops.
+ */
+typedef bool (*SbS3StopFn) (void);
+
+/* The process's stop check (set once, before any thread starts). */
+extern void sb_s3_set_stop_check(SbS3StopFn fn);
+
+/* What the process's stop check says now (false without one). */
+extern bool sb_s3_stop_requested(void);
+
 /* The environment that gives another process the settings in use: no secret is among them. */
-#define SB_S3_ENV_MAX 7
+#define SB_S3_ENV_MAX 9
 typedef struct SbS3Environment
 {
 	uint32_t	count;
@@ -125,7 +172,8 @@ typedef struct SbS3Environment
 /*
  * The variables (AWS_ENDPOINT_URL, AWS_REGION, STRIPEBACKUP_S3_URL_STYLE,
  * AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE, AWS_CA_BUNDLE,
- * STRIPEBACKUP_S3_BUCKET_ENDPOINTS) with which the
+ * STRIPEBACKUP_S3_BUCKET_ENDPOINTS, STRIPEBACKUP_S3_ALLOWED_BUCKETS,
+ * STRIPEBACKUP_S3_TIMEOUT) with which the
  * command, run by PostgreSQL as restore_command, reaches the buckets the
  * way this process does: each from the settings in use, else from this
  * process's environment.  Keys are never among them: they come from the

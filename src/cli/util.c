@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "stripebackup/sb_policy.h"
+#include "stripebackup/sb_s3.h"
 
 static volatile sig_atomic_t stop_requested = 0;
 
@@ -194,6 +195,8 @@ cli_install_signal_handlers(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* an S3 request that no server answers ends on the signal too (within 100 ms) */
+	sb_s3_set_stop_check(cli_stop_requested);
 }
 
 bool

@@ -285,7 +285,7 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 
 		p->number = info->number;
 		p->path = a->stripe_paths[s];
-		p->present = sb_store_file_size(p->path, &size) && size == info->file_bytes;
+		p->present = sb_store_file_size(p->path, &size, NULL) && size == info->file_bytes;
 		p->file_bytes = info->file_bytes;
 		p->chunks = info->chunks;
 		p->raw_bytes = info->raw_bytes;
@@ -357,16 +357,15 @@ sb_estimate_from_name(SbEstimateFrom from)
 }
 
 bool
-sb_archive_has_manifest(const char *location)
+sb_archive_has_manifest(const char *location, SbError *err)
 {
 	char	   *path;
 	uint64_t	size;
-	SbError		ignored;
 	bool		found;
 
-	if ((path = sb_path_join(location, SB_MANIFEST_FILE, &ignored)) == NULL)
+	if ((path = sb_path_join(location, SB_MANIFEST_FILE, err)) == NULL)
 		return false;
-	found = sb_store_file_size(path, &size);
+	found = sb_store_file_size(path, &size, err);
 	free(path);
 	return found;
 }

@@ -83,7 +83,7 @@ sb_archive_locate_stripe(const char *location, const SbManifest *m, uint32_t i, 
 	char	   *recorded;
 	uint64_t	size;
 
-	if (local == NULL || sb_store_file_size(local, &size))
+	if (local == NULL || sb_store_file_size(local, &size, NULL))
 		return local;
 	folder = sb_path_join(s->destination, m->name, err);
 	recorded = folder ? sb_path_join(folder, s->file_name, err) : NULL;

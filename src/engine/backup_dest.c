@@ -336,7 +336,10 @@ remove_remote(SbStripeWriter *w)
 		return;
 	client = sb_s3_client_open(w->s3.bucket, 1, &ignored);
 	if (client != NULL)
+	{
+		sb_s3_client_set_cleanup(client);	/* after a cancel too */
 		(void) sb_s3_delete_object(client, w->s3.bucket, key, &ignored);
+	}
 	sb_s3_client_free(client);
 }
 

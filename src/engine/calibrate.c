@@ -350,6 +350,7 @@ remove_object(Bench *b)
 		(void) sb_s3_upload_abort(b->upload, &ignored);
 	else if (b->made && (c = sb_s3_client_new(&b->config, 1, &ignored)) != NULL)
 	{
+		sb_s3_client_set_cleanup(c);	/* after a cancel too */
 		(void) sb_s3_delete_object(c, b->object.bucket, b->object.prefix, &ignored);
 		sb_s3_client_free(c);
 	}

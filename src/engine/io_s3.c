@@ -66,7 +66,8 @@ reader_wait(void *state, SbIo *io, unsigned min, SbError *err)
 
 			op->done = done[i]->got;
 			if (!done[i]->ok)
-				op->error = done[i]->error.code == SB_ENOTFOUND ? ENOENT : EIO;
+				op->error = done[i]->error.code == SB_ENOTFOUND ? ENOENT :
+					done[i]->error.code == SB_ECANCELED ? ECANCELED : EIO;
 			sb_io_backend_complete(io, op, &done[i]->error);
 			sb_s3_request_reset(done[i]);
 			r->free_list[r->nfree++] = done[i];

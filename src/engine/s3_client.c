@@ -6,7 +6,14 @@
  *		a part whose ETag is not the MD5 we sent), with a clear error for the
  *		rest.  Secrets go only into the Authorization header and the security
  *		token header, never into a message; libcurl never prints.
+ *
+ * Nothing a server does can hold a caller longer than it allows: a
+ * request ends by its deadline (every try and its backoff included), the
+ * wait asks the process's stop check every 100 ms and abandons every
+ * request in flight on a stop, and a body is refused as soon as it passes
+ * what its request may receive (its REPLY_MAX, or INTO_LEN).
  */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,11 +29,12 @@
 #include "s3_sign.h"
 #include "thread.h"
 
-#define REPLY_MAX ((size_t) 1 << 30)	/* an XML reply or a manifest; stripes go INTO */
 #define SIGNED_BODY_MAX (64 * 1024) /* larger bodies: UNSIGNED-PAYLOAD, Content-MD5 */
 #define BACKOFF_FIRST 0.2			/* seconds before the second try; doubles */
 #define BACKOFF_MAX 10.0
 #define PATH_MAX_LEN (3 * SB_S3_KEY_MAX + SB_S3_BUCKET_MAX + 8)
+#define STOP_POLL_MS 100			/* the stop check is asked this often while waiting */
+#define WHERE_MAX (SB_S3_BUCKET_MAX + SB_S3_KEY_MAX + 32)
 
 typedef struct SbS3Attempt
 {
@@ -36,7 +44,10 @@ typedef struct SbS3Attempt
 	char		url[PATH_MAX_LEN + 512 + SB_S3_QUERY_MAX];
 	size_t		sent;			/* of the body */
 	size_t		reply_cap;
-	bool		overflow;		/* the server sent more than INTO holds */
+	bool		overflow;		/* the server sent more than the request may receive */
+	curl_off_t	declared;		/* then its Content-Length, or -1 */
+	bool		out_of_memory;	/* REPLY could not grow */
+	double		deadline;		/* monotonic seconds: no try goes on past it */
 	double		retry_at;
 	char		md5_base64[32];
 	char		md5_hex[33];
@@ -51,6 +62,9 @@ struct SbS3Client
 	CURLM	   *multi;
 	unsigned	max_in_flight;
 	unsigned	in_flight;		/* started, not reaped */
+	bool		cleanup;		/* requests run after a stop too (sb_s3_client_set_cleanup) */
+	SbS3Request **running;		/* in the multi handle now */
+	unsigned	nrunning;
 	SbS3Request **waiting;		/* to be tried again at their retry_at */
 	unsigned	nwaiting;
 	SbS3Request **finished;		/* done, not reaped, oldest first */
@@ -64,6 +78,23 @@ static void
 init_curl(void)
 {
 	curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/*
+ * A config made by hand (the tests') may leave the limits out: the default
+ * deadline then, and no try's limit longer than the deadline.
+ */
+static void
+normalize_limits(SbS3Config *c)
+{
+	if (!(c->timeout > 0))
+		c->timeout = SB_S3_TIMEOUT_DEFAULT;
+	if (!(c->connect_timeout > 0) || c->connect_timeout > c->timeout)
+		c->connect_timeout = fmin(10, c->timeout);
+	if (!(c->low_speed_seconds > 0) || c->low_speed_seconds > c->timeout)
+		c->low_speed_seconds = fmin(30, c->timeout);
+	if (c->max_attempts < 1)
+		c->max_attempts = 1;
 }
 
 SbS3Client *
@@ -88,10 +119,12 @@ sb_s3_client_new(const SbS3Config *config, unsigned max_in_flight, SbError *err)
 	host = strstr(config->endpoint, "://");
 	snprintf(c->scheme, sizeof(c->scheme), "%.*s", (int) (host - config->endpoint), config->endpoint);
 	snprintf(c->host, sizeof(c->host), "%s", host + 3);
+	normalize_limits(&c->config);
+	c->running = calloc(c->max_in_flight, sizeof(*c->running));
 	c->waiting = calloc(c->max_in_flight, sizeof(*c->waiting));
 	c->finished = calloc(c->max_in_flight, sizeof(*c->finished));
 	c->multi = curl_multi_init();
-	if (c->waiting == NULL || c->finished == NULL || c->multi == NULL)
+	if (c->running == NULL || c->waiting == NULL || c->finished == NULL || c->multi == NULL)
 	{
 		sb_s3_client_free(c);
 		sb_error_set(err, SB_ENOMEM, "out of memory for an S3 client");
@@ -148,10 +181,17 @@ sb_s3_client_free(SbS3Client *c)
 		return;
 	if (c->multi != NULL)
 		curl_multi_cleanup(c->multi);
+	free(c->running);
 	free(c->waiting);
 	free(c->finished);
 	sb_s3_config_clear(&c->config);
 	free(c);
+}
+
+void
+sb_s3_client_set_cleanup(SbS3Client *c)
+{
+	c->cleanup = true;
 }
 
 const SbS3Config *
@@ -172,6 +212,16 @@ sb_s3_describe(const char *bucket, const char *key, char *out, size_t len)
 	snprintf(out, len, "s3://%s%s%s", bucket, key[0] != '\0' ? "/" : "", key);
 }
 
+/* Where REQ goes, for messages: its object, or the prefix its listing reaches. */
+static void
+describe_request(const SbS3Request *req, char *out, size_t len)
+{
+	if (req->list_prefix == NULL)
+		sb_s3_describe(req->bucket, req->key, out, len);
+	else
+		snprintf(out, len, "s3://%s/%s (a listing)", req->bucket, req->list_prefix);
+}
+
 static double
 now_seconds(void)
 {
@@ -183,26 +233,56 @@ now_seconds(void)
 
 /* ---- one try of a request ---- */
 
-static size_t
-on_body(char *data, size_t size, size_t n, void *arg)
+/* The Content-Length of the answer being received, or -1 (none, or chunked). */
+static curl_off_t
+declared_length(SbS3Attempt *a)
 {
-	SbS3Attempt *a = arg;
-	SbS3Request *req = a->req;
-	size_t		len = size * n;
-	long		status = 0;
+	curl_off_t	len = -1;
 
-	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (req->into != NULL && status >= 200 && status < 300)
-	{
-		if (req->got + len > req->into_len)
-		{
-			a->overflow = true;
-			return 0;
-		}
-		memcpy(req->into + req->got, data, len);
-		req->got += len;
-		return len;
-	}
+	curl_easy_getinfo(a->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
+	return len;
+}
+
+/* Refuse what is being received: curl ends the transfer (a write error). */
+static size_t
+refuse_body(SbS3Attempt *a)
+{
+	a->overflow = true;
+	a->declared = declared_length(a);
+	return 0;
+}
+
+/* A 2xx GET's body into the caller's buffer, never past INTO_LEN. */
+static size_t
+into_body(SbS3Attempt *a, const char *data, size_t len)
+{
+	SbS3Request *req = a->req;
+
+	if (req->got + len > req->into_len)
+		return refuse_body(a);
+	memcpy(req->into + req->got, data, len);
+	req->got += len;
+	return len;
+}
+
+/* What REPLY may hold for an answer of STATUS: an error document is small whatever was asked. */
+static size_t
+reply_limit(const SbS3Request *req, long status)
+{
+	size_t		max = req->reply_max > 0 ? req->reply_max : SB_S3_SMALL_REPLY_MAX;
+
+	return status >= 300 && max > SB_S3_SMALL_REPLY_MAX ? SB_S3_SMALL_REPLY_MAX : max;
+}
+
+/* Any other body into REPLY, grown as it comes, never past its limit. */
+static size_t
+reply_body(SbS3Attempt *a, const char *data, size_t len, long status)
+{
+	SbS3Request *req = a->req;
+	size_t		max = reply_limit(req, status);
+
+	if (req->reply_len + len > max)
+		return refuse_body(a);
 	if (req->reply_len + len + 1 > a->reply_cap)
 	{
 		size_t		cap = a->reply_cap > 0 ? a->reply_cap : 4096;
@@ -210,9 +290,11 @@ on_body(char *data, size_t size, size_t n, void *arg)
 
 		while (cap < req->reply_len + len + 1)
 			cap *= 2;
-		if (cap > REPLY_MAX || (grown = realloc(req->reply, cap)) == NULL)
+		if (cap > max + 1)
+			cap = max + 1;
+		if ((grown = realloc(req->reply, cap)) == NULL)
 		{
-			a->overflow = true;
+			a->out_of_memory = true;
 			return 0;
 		}
 		req->reply = grown;
@@ -222,6 +304,42 @@ on_body(char *data, size_t size, size_t n, void *arg)
 	req->reply_len += len;
 	req->reply[req->reply_len] = '\0';
 	return len;
+}
+
+/* Where the body of an answer of STATUS goes: the caller's buffer (a 2xx GET INTO), or REPLY. */
+static bool
+goes_into(const SbS3Request *req, long status)
+{
+	return req->into != NULL && status >= 200 && status < 300;
+}
+
+static size_t
+on_body(char *data, size_t size, size_t n, void *arg)
+{
+	SbS3Attempt *a = arg;
+	long		status = 0;
+
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (goes_into(a->req, status))
+		return into_body(a, data, size * n);
+	return reply_body(a, data, size * n, status);
+}
+
+/*
+ * At the end of an answer's headers: a body its Content-Length says is
+ * larger than it may be is refused before a byte of it comes (a chunked one
+ * when it gets there).  A HEAD's Content-Length is the object's, no body.
+ */
+static bool
+declared_body_fits(SbS3Attempt *a)
+{
+	curl_off_t	declared = declared_length(a);
+	long		status = 0;
+
+	if (declared < 0 || strcmp(a->req->method, "HEAD") == 0)
+		return true;
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
+	return (uint64_t) declared <= (goes_into(a->req, status) ? a->req->into_len : reply_limit(a->req, status));
 }
 
 static size_t
@@ -253,9 +371,12 @@ on_seek(void *arg, curl_off_t offset, int origin)
 static size_t
 on_header(char *line, size_t size, size_t n, void *arg)
 {
-	SbS3Request *req = ((SbS3Attempt *) arg)->req;
+	SbS3Attempt *a = arg;
+	SbS3Request *req = a->req;
 	size_t		len = size * n;
 
+	if (len <= 2 && (line[0] == '\r' || line[0] == '\n') && !declared_body_fits(a))
+		return refuse_body(a);
 	if (len > 5 && strncasecmp(line, "ETag:", 5) == 0)
 	{
 		const char *v = line + 5;
@@ -392,6 +513,24 @@ set_method(SbS3Attempt *a)
 		curl_easy_setopt(a->easy, CURLOPT_CUSTOMREQUEST, "DELETE");
 }
 
+/*
+ * A try's limits, within what is left of REQ's deadline: curl ends the try
+ * at the deadline itself, so that no server can hold it longer.
+ */
+static void
+set_limits(SbS3Client *c, SbS3Attempt *a)
+{
+	double		left = a->deadline - now_seconds();
+	long		left_ms = left > 0.001 ? (long) ceil(left * 1000) : 1;
+	long		connect_ms = (long) ceil(fmin(c->config.connect_timeout, fmax(left, 0.001)) * 1000);
+
+	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS, left_ms);
+	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	/* whole seconds for curl; a stall is given up (and retried) before the deadline when it can be */
+	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_TIME, (long) fmax(1, floor(c->config.low_speed_seconds)));
+}
+
 /* Prepare REQ's next try and hand it to the multi handle. */
 static bool
 start_attempt(SbS3Client *c, SbS3Request *req, SbError *err)
@@ -403,6 +542,8 @@ start_attempt(SbS3Client *c, SbS3Request *req, SbError *err)
 	curl_easy_reset(a->easy);
 	a->sent = 0;
 	a->overflow = false;
+	a->out_of_memory = false;
+	a->declared = -1;
 	req->got = 0;
 	req->reply_len = 0;
 	req->etag[0] = '\0';
@@ -415,9 +556,7 @@ start_attempt(SbS3Client *c, SbS3Request *req, SbError *err)
 	curl_easy_setopt(a->easy, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (c->config.ca_file[0] != '\0')
 		curl_easy_setopt(a->easy, CURLOPT_CAINFO, c->config.ca_file);
-	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS, (long) (c->config.connect_timeout * 1000));
-	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-	curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_TIME, (long) c->config.low_speed_seconds);
+	set_limits(c, a);
 	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->curl_error);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
@@ -428,7 +567,37 @@ start_attempt(SbS3Client *c, SbS3Request *req, SbError *err)
 	set_method(a);
 	if (curl_multi_add_handle(c->multi, a->easy) != CURLM_OK)
 		return sb_error_set(err, SB_EIO, "libcurl could not start a request");
+	c->running[c->nrunning++] = req;
 	return true;
+}
+
+/* REQ left the multi handle (done, or abandoned). */
+static void
+forget_running(SbS3Client *c, SbS3Request *req)
+{
+	for (unsigned i = 0; i < c->nrunning; i++)
+		if (c->running[i] == req)
+		{
+			c->running[i] = c->running[--c->nrunning];
+			return;
+		}
+}
+
+/* May REQ be started now: no stop asked (unless C cleans up), and a place the allowed buckets hold? */
+static bool
+may_start(SbS3Client *c, const SbS3Request *req, SbError *err)
+{
+	char		where[WHERE_MAX];
+
+	if (!c->cleanup && sb_s3_stop_requested())
+	{
+		describe_request(req, where, sizeof(where));
+		return sb_error_set(err, SB_ECANCELED, "S3 %s %s: canceled (the operation was asked to stop)",
+							req->method, where);
+	}
+	/* a request without a key (a listing) reaches every key it may list */
+	return sb_s3_config_allows(&c->config, req->bucket, req->list_prefix != NULL ? req->list_prefix : req->key,
+							   req->list_prefix != NULL || req->key[0] == '\0', err);
 }
 
 bool
@@ -437,9 +606,12 @@ sb_s3_start(SbS3Client *c, SbS3Request *req, SbError *err)
 	if (c->in_flight >= c->max_in_flight)
 		return sb_error_set(err, SB_EINVAL, "too many S3 requests at once (%u)", c->max_in_flight);
 	sb_s3_request_reset(req);
+	if (!may_start(c, req, err))
+		return false;
 	if ((req->attempt = calloc(1, sizeof(SbS3Attempt))) == NULL)
 		return sb_error_set(err, SB_ENOMEM, "out of memory for an S3 request");
 	req->attempt->req = req;
+	req->attempt->deadline = now_seconds() + c->config.timeout;
 	if (!start_attempt(c, req, err))
 	{
 		attempt_free(req->attempt);
@@ -479,52 +651,97 @@ retryable_transport(CURLcode r)
 	}
 }
 
-/* An HTTP error's code and message from the server's <Error>, when it sent one. */
+/*
+ * An HTTP error's code and message from the server's <Error>, when it sent
+ * one.  A refusal (401, 403) is an I/O error for want of permission
+ * (EACCES: "insufficient privilege" in SQL), not SB_EKEY, which readers of
+ * a backup take for "its encryption key is wrong" and answer otherwise.
+ */
 static void
 describe_status(SbS3Request *req, const char *where)
 {
 	char		code[128];
 	char		message[512];
-	SbErrorCode ec = req->status == 404 ? SB_ENOTFOUND :
-		(req->status == 401 || req->status == 403) ? SB_EKEY : SB_EIO;
+	bool		refused = req->status == 401 || req->status == 403;
 
 	if (!sb_s3_xml_error(req->reply, req->reply_len, code, sizeof(code), message, sizeof(message)))
 		snprintf(code, sizeof(code), "%s", req->status == 404 ? "NotFound" : "no error document");
-	sb_error_set(&req->error, ec, "S3 %s %s: HTTP %ld %s%s%s", req->method, where, req->status, code,
-				 message[0] != '\0' ? ": " : "", message);
+	sb_error_set(&req->error, req->status == 404 ? SB_ENOTFOUND : SB_EIO, "S3 %s %s: HTTP %ld %s%s%s",
+				 req->method, where, req->status, code, message[0] != '\0' ? ": " : "", message);
+	if (refused)
+		req->error.sys_errno = EACCES;
+}
+
+/* An HTTP error (STATUS >= 300): retried when it may pass (5xx that S3 retries, 429, RequestTimeout). */
+static Verdict
+judge_status(SbS3Attempt *a, const char *where)
+{
+	SbS3Request *req = a->req;
+	char		code[128],
+				message[8];
+
+	describe_status(req, where);
+	if (a->overflow)
+	{
+		size_t		len = strlen(req->error.message);
+
+		snprintf(req->error.message + len, sizeof(req->error.message) - len,
+				 " (its error document is larger than %zu bytes: not read)", reply_limit(req, req->status));
+	}
+	if (req->status == 500 || req->status == 502 || req->status == 503 || req->status == 504 ||
+		req->status == 429)
+		return RETRY;
+	sb_s3_xml_error(req->reply, req->reply_len, code, sizeof(code), message, sizeof(message));
+	return strcmp(code, "RequestTimeout") == 0 ? RETRY : FAILED;
+}
+
+/*
+ * A 2xx answer larger than the request may receive: a GET INTO a buffer
+ * sized by the caller (a range, an object whose size is known), or a reply
+ * past its limit.  Never retried: the server means it.
+ */
+static Verdict
+judge_overflow(SbS3Attempt *a, const char *where)
+{
+	SbS3Request *req = a->req;
+	size_t		max = req->into != NULL ? req->into_len : reply_limit(req, req->status);
+	const char *what = req->into != NULL ? "asked for" : "that";
+	char		size[64] = "";
+
+	if (a->declared >= 0)
+		snprintf(size, sizeof(size), " (%lld bytes)", (long long) a->declared);
+	if (req->into != NULL)
+		sb_error_set(&req->error, SB_ECORRUPT, "S3 %s %s: the server's answer%s is larger than the %zu bytes %s",
+					 req->method, where, size, max, what);
+	else
+		sb_error_set(&req->error, SB_ECORRUPT,
+					 "S3 %s %s: the server's answer%s is larger than the %zu bytes %s %s may be: refused",
+					 req->method, where, size, max, what, req->reply_what != NULL ? req->reply_what : "reply");
+	return FAILED;
 }
 
 static Verdict
 judge(SbS3Attempt *a, CURLcode result)
 {
 	SbS3Request *req = a->req;
-	char		where[SB_S3_BUCKET_MAX + SB_S3_KEY_MAX + 16];
+	char		where[WHERE_MAX];
 
-	sb_s3_describe(req->bucket, req->key, where, sizeof(where));
+	describe_request(req, where, sizeof(where));
 	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &req->status);
-	if (a->overflow)
+	if (a->out_of_memory)
 	{
-		sb_error_set(&req->error, SB_ECORRUPT, "S3 %s %s: the server sent more than the %zu bytes asked for",
-					 req->method, where, req->range_length > 0 ? (size_t) req->range_length : req->into_len);
+		sb_error_set(&req->error, SB_ENOMEM, "S3 %s %s: out of memory for the server's answer", req->method, where);
 		return FAILED;
 	}
+	if (req->status >= 300)
+		return judge_status(a, where);
+	if (a->overflow)
+		return judge_overflow(a, where);
 	if (result != CURLE_OK)
 	{
 		sb_error_set(&req->error, SB_EIO, "S3 %s %s: %s%s%s", req->method, where,
 					 curl_easy_strerror(result), a->curl_error[0] != '\0' ? ": " : "", a->curl_error);
 		return retryable_transport(result) ? RETRY : FAILED;
-	}
-	if (req->status >= 300)
-	{
-		char		code[128],
-					message[8];
-
-		describe_status(req, where);
-		if (req->status == 500 || req->status == 502 || req->status == 503 || req->status == 504 ||
-			req->status == 429)
-			return RETRY;
-		sb_s3_xml_error(req->reply, req->reply_len, code, sizeof(code), message, sizeof(message));
-		return strcmp(code, "RequestTimeout") == 0 ? RETRY : FAILED;
 	}
 	/* A 200 may still carry an <Error> (CompleteMultipartUpload does so). */
 	if (strcmp(req->method, "POST") == 0 && req->reply_len > 0 &&
@@ -541,9 +758,8 @@ judge(SbS3Attempt *a, CURLcode result)
 	}
 	if (strcmp(req->method, "HEAD") == 0)
 	{
-		curl_off_t	len = -1;
+		curl_off_t	len = declared_length(a);
 
-		curl_easy_getinfo(a->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len);
 		req->content_length = len >= 0 ? (uint64_t) len : 0;
 	}
 	return DONE;
@@ -558,6 +774,15 @@ backoff(int attempts)
 	return base * (0.5 + (double) (rand() % 1000) / 2000.0);
 }
 
+/* TEXT added to the end of REQ's message. */
+static void
+note(SbS3Request *req, const char *text)
+{
+	size_t		len = strlen(req->error.message);
+
+	snprintf(req->error.message + len, sizeof(req->error.message) - len, "%s", text);
+}
+
 static void
 finish(SbS3Client *c, SbS3Request *req, bool ok)
 {
@@ -566,12 +791,40 @@ finish(SbS3Client *c, SbS3Request *req, bool ok)
 		sb_error_clear(&req->error);
 	else if (req->attempts > 1)
 	{
-		size_t		len = strlen(req->error.message);
+		char		tries[32];
 
-		snprintf(req->error.message + len, sizeof(req->error.message) - len, " (after %d tries)",
-				 req->attempts);
+		snprintf(tries, sizeof(tries), " (after %d tries)", req->attempts);
+		note(req, tries);
 	}
 	c->finished[c->nfinished++] = req;
+}
+
+/*
+ * Try again when the verdict allows it, tries are left and the retry would
+ * start before the deadline; else the request ends with this try's error,
+ * saying so when the deadline is what ended it.
+ */
+static void
+retry_or_finish(SbS3Client *c, SbS3Request *req, Verdict v)
+{
+	double		now = now_seconds();
+	double		at = now + backoff(req->attempts);
+
+	if (v == RETRY && req->attempts < c->config.max_attempts && at < req->attempt->deadline)
+	{
+		req->attempt->retry_at = at;
+		c->waiting[c->nwaiting++] = req;
+		return;
+	}
+	if (v == RETRY && req->attempts < c->config.max_attempts)
+	{
+		char		why[128];
+
+		snprintf(why, sizeof(why), " (no time left for another try within the %g s of stripebackup.s3_timeout)",
+				 c->config.timeout);
+		note(req, why);
+	}
+	finish(c, req, v == DONE);
 }
 
 static void
@@ -590,13 +843,8 @@ take_completions(SbS3Client *c)
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **) &req);
 		v = judge(req->attempt, msg->data.result);
 		curl_multi_remove_handle(c->multi, msg->easy_handle);
-		if (v == RETRY && req->attempts < c->config.max_attempts)
-		{
-			req->attempt->retry_at = now_seconds() + backoff(req->attempts);
-			c->waiting[c->nwaiting++] = req;
-		}
-		else
-			finish(c, req, v == DONE);
+		forget_running(c, req);
+		retry_or_finish(c, req, v);
 	}
 }
 
@@ -622,39 +870,61 @@ restart_due(SbS3Client *c)
 	}
 }
 
-/* How long to wait for transfers before a waiting request is due, in ms (at most a second). */
+/*
+ * How long to wait for transfers, in ms: until a waiting request is due,
+ * and never longer than STOP_POLL_MS, so that a stop is seen in time.
+ */
 static long
 next_wait(const SbS3Client *c)
 {
 	double		now = now_seconds();
-	double		wait = 1.0;
+	double		wait = STOP_POLL_MS / 1000.0;
 
 	for (unsigned i = 0; i < c->nwaiting; i++)
 		wait = fmin(wait, c->waiting[i]->attempt->retry_at - now);
 	return wait > 0 ? (long) ceil(wait * 1000) : 0;
 }
 
-int
-sb_s3_reap(SbS3Client *c, SbS3Request **done, int max, int min, SbError *err)
+/* REQ ends now, unanswered: the operation was asked to stop. */
+static void
+abandon(SbS3Client *c, SbS3Request *req)
 {
-	int			n;
+	char		where[WHERE_MAX];
 
-	if ((unsigned) min > c->in_flight)
-		min = (int) c->in_flight;
-	for (;;)
+	describe_request(req, where, sizeof(where));
+	sb_error_set(&req->error, SB_ECANCELED, "S3 %s %s: canceled (the operation was asked to stop)",
+				 req->method, where);
+	finish(c, req, false);
+}
+
+/*
+ * On a stop, every request of C in flight ends at once: the running ones
+ * leave the multi handle (their connections close), the waiting ones are
+ * not tried again.  True when it did so.
+ */
+static bool
+abandon_on_stop(SbS3Client *c)
+{
+	if (c->cleanup || (c->nrunning == 0 && c->nwaiting == 0) || !sb_s3_stop_requested())
+		return false;
+	while (c->nrunning > 0)
 	{
-		int			running;
+		SbS3Request *req = c->running[--c->nrunning];
 
-		restart_due(c);
-		if (curl_multi_perform(c->multi, &running) != CURLM_OK)
-			return sb_error_set(err, SB_EIO, "libcurl's transfers failed"), -1;
-		take_completions(c);
-		if (c->nfinished >= (unsigned) min)
-			break;
-		if (curl_multi_poll(c->multi, NULL, 0, (int) next_wait(c), NULL) != CURLM_OK)
-			return sb_error_set(err, SB_EIO, "libcurl could not wait for transfers"), -1;
+		curl_multi_remove_handle(c->multi, req->attempt->easy);
+		abandon(c, req);
 	}
-	n = (int) c->nfinished < max ? (int) c->nfinished : max;
+	while (c->nwaiting > 0)
+		abandon(c, c->waiting[--c->nwaiting]);
+	return true;
+}
+
+/* Move up to MAX finished requests into DONE (their per-try state freed); how many. */
+static int
+hand_over(SbS3Client *c, SbS3Request **done, int max)
+{
+	int			n = (int) c->nfinished < max ? (int) c->nfinished : max;
+
 	for (int i = 0; i < n; i++)
 		done[i] = c->finished[i];
 	memmove(c->finished, c->finished + n, (c->nfinished - (unsigned) n) * sizeof(*c->finished));
@@ -666,6 +936,27 @@ sb_s3_reap(SbS3Client *c, SbS3Request **done, int max, int min, SbError *err)
 		done[i]->attempt = NULL;
 	}
 	return n;
+}
+
+int
+sb_s3_reap(SbS3Client *c, SbS3Request **done, int max, int min, SbError *err)
+{
+	if ((unsigned) min > c->in_flight)
+		min = (int) c->in_flight;
+	for (;;)
+	{
+		int			running;
+
+		restart_due(c);
+		if (curl_multi_perform(c->multi, &running) != CURLM_OK)
+			return sb_error_set(err, SB_EIO, "libcurl's transfers failed"), -1;
+		take_completions(c);
+		if (c->nfinished >= (unsigned) min || abandon_on_stop(c))
+			break;
+		if (curl_multi_poll(c->multi, NULL, 0, (int) next_wait(c), NULL) != CURLM_OK)
+			return sb_error_set(err, SB_EIO, "libcurl could not wait for transfers"), -1;
+	}
+	return hand_over(c, done, max);
 }
 
 bool

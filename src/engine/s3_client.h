@@ -21,6 +21,17 @@
 #define SB_S3_KEY_MAX 1024
 #define SB_S3_QUERY_MAX 2048
 
+/*
+ * What a body read into REPLY may be, at most: an error document or the
+ * answer to a multipart upload's start or completion (a few hundred bytes,
+ * a key and an upload id at most: 64 kB is ten times the largest), and a
+ * listing page (s3_object.c says why 8 MiB).  A larger one is refused as it
+ * comes, never held.
+ */
+#define SB_S3_LIST_PAGES_MAX 100000	/* 10^8 keys: s3_object.c says why */
+#define SB_S3_SMALL_REPLY_MAX ((size_t) 64 * 1024)
+#define SB_S3_LIST_REPLY_MAX ((size_t) 8 * 1024 * 1024)
+
 typedef struct SbS3Client SbS3Client;
 
 typedef struct SbS3Request
@@ -37,6 +48,9 @@ typedef struct SbS3Request
 	uint64_t	range_length;	/* ... when not 0 */
 	uint8_t    *into;			/* a GET's body goes here (INTO_LEN bytes at most), */
 	size_t		into_len;		/* else into REPLY */
+	size_t		reply_max;		/* REPLY's bytes at most (0: SB_S3_SMALL_REPLY_MAX) */
+	const char *reply_what;		/* what REPLY holds, for a message ("a listing page") */
+	const char *list_prefix;	/* a listing: the keys it reaches (allowed buckets, messages) */
 	void	   *tag;
 	/* the outcome, once reaped */
 	bool		ok;
@@ -59,6 +73,13 @@ extern void sb_s3_client_free(SbS3Client *c);
 /* A client for BUCKET with the process's current settings (sb_s3_current_config). */
 extern SbS3Client *sb_s3_client_open(const char *bucket, unsigned max_in_flight, SbError *err);
 
+/*
+ * C's requests from now on are clean-up after a stop (aborting an upload,
+ * deleting what a failed job made): they run even when the stop check says
+ * stop, within their deadline.  Every other request stops at once then.
+ */
+extern void sb_s3_client_set_cleanup(SbS3Client *c);
+
 /* What the client was made with. */
 extern const SbS3Config *sb_s3_client_config(const SbS3Client *c);
 
@@ -68,7 +89,11 @@ extern bool sb_s3_start(SbS3Client *c, SbS3Request *req, SbError *err);
 /*
  * Wait until at least MIN requests have finished (after their retries), and
  * return up to MAX of them in DONE; each says ok or its error.  Returns how
- * many, or -1 (ERR) when the client itself fails.
+ * many, or -1 (ERR) when the client itself fails.  Every 100 ms at most it
+ * asks the stop check (sb_s3_stop_requested): on a stop every request in
+ * flight is abandoned and finishes with SB_ECANCELED.  A request ends by
+ * its deadline (the config's timeout, all tries included) whatever the
+ * server does.
  */
 extern int	sb_s3_reap(SbS3Client *c, SbS3Request **done, int max, int min, SbError *err);
 
@@ -89,8 +114,13 @@ extern void sb_s3_describe(const char *bucket, const char *key, char *out, size_
 extern bool sb_s3_put_object(SbS3Client *c, const char *bucket, const char *key,
 							 const void *data, size_t len, SbError *err);
 
-/* The whole object into *DATA (malloc'd, NUL-terminated) and *LEN; SB_ENOTFOUND when absent. */
-extern bool sb_s3_get_object(SbS3Client *c, const char *bucket, const char *key,
+/*
+ * The whole object into *DATA (malloc'd, NUL-terminated) and *LEN, when it
+ * is at most MAX bytes: its size is asked first (HEAD), and the GET reads
+ * into a buffer of that size, no more.  SB_ENOTFOUND when absent,
+ * SB_ECORRUPT (its size and MAX) when larger.
+ */
+extern bool sb_s3_get_object(SbS3Client *c, const char *bucket, const char *key, size_t max,
 							 uint8_t **data, size_t *len, SbError *err);
 
 /* The object's size; SB_ENOTFOUND when absent. */
@@ -104,7 +134,12 @@ extern bool sb_s3_head_object_etag(SbS3Client *c, const char *bucket, const char
 /* Remove the object (no error when it is already gone). */
 extern bool sb_s3_delete_object(SbS3Client *c, const char *bucket, const char *key, SbError *err);
 
-/* Each object whose key begins with PREFIX, to FN, in key order. */
+/*
+ * Each object whose key begins with PREFIX, to FN, in key order.  A server
+ * whose continuation token comes again, or whose listing goes past
+ * SB_S3_LIST_PAGES_MAX pages, fails it (SB_ECORRUPT, naming the bucket and
+ * the prefix): a listing that would never end.
+ */
 extern bool sb_s3_list_objects(SbS3Client *c, const char *bucket, const char *prefix,
 							   SbS3ItemFn fn, void *arg, SbError *err);
 

@@ -42,7 +42,7 @@ valid_bucket(const char *name, size_t len)
 			return false;
 	}
 	return isalnum((unsigned char) name[0]) && isalnum((unsigned char) name[len - 1]) &&
-		strstr(name, "..") == NULL;
+		memmem(name, len, "..", 2) == NULL;
 }
 
 /* A prefix's components: none empty, ".", ".."; no control characters or backslashes. */
@@ -185,7 +185,34 @@ settle_endpoint(const SbS3Settings *s, SbS3Config *c, SbError *err)
 	return true;
 }
 
-/* The credentials file's text, refused when others than its owner's group may read it. */
+/*
+ * Whether the credentials file FD (its status ST) is one only the server
+ * may have written: owned by the user we run as (or root, who may write
+ * anything anyway), and writable by no one else.  A file another user owns
+ * holds keys that user chose, or can swap at will, however private its
+ * mode: PostgreSQL asks the same of its TLS key.
+ */
+static bool
+credentials_file_trusted(const char *path, const struct stat *st, SbError *err)
+{
+	uid_t		me = geteuid();
+
+	if (!S_ISREG(st->st_mode))
+		return sb_error_set(err, SB_EKEY, "S3 credentials file \"%s\" is not a regular file", path);
+	if (st->st_uid != me && st->st_uid != 0)
+		return sb_error_set(err, SB_EKEY,
+							"S3 credentials file \"%s\" is owned by uid %u (mode %04o): it must be owned by "
+							"the server's user (uid %u) or root",
+							path, (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777), (unsigned) me);
+	if ((st->st_mode & (S_IRWXO | S_IWGRP)) != 0)
+		return sb_error_set(err, SB_EKEY,
+							"S3 credentials file \"%s\" (owner uid %u) has mode %04o: only its owner may "
+							"use it, and its group read it (0600 or 0640)",
+							path, (unsigned) st->st_uid, (unsigned) (st->st_mode & 07777));
+	return true;
+}
+
+/* The credentials file's text, refused unless credentials_file_trusted. */
 static bool
 read_credentials_file(const char *path, char *buf, size_t len, SbError *err)
 {
@@ -195,12 +222,16 @@ read_credentials_file(const char *path, char *buf, size_t len, SbError *err)
 
 	if (fd < 0)
 		return sb_error_set_errno(err, errno, "could not open S3 credentials file \"%s\"", path);
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & (S_IRWXO | S_IWGRP)) != 0)
+	if (fstat(fd, &st) != 0)
+	{
+		sb_error_set_errno(err, errno, "could not stat S3 credentials file \"%s\"", path);
+		close(fd);
+		return false;
+	}
+	if (!credentials_file_trusted(path, &st, err))
 	{
 		close(fd);
-		return sb_error_set(err, SB_EKEY,
-							"S3 credentials file \"%s\" is not a regular file only its owner (and group, reading) may use",
-							path);
+		return false;
 	}
 	got = read(fd, buf, len - 1);
 	close(fd);
@@ -413,19 +444,207 @@ settle_bucket_endpoint(const SbS3Settings *s, const char *bucket, SbS3Config *c,
 	return ok;
 }
 
+/* ---------- the places requests may go (stripebackup.s3_allowed_buckets) ---------- */
+
+/* One allowed place: a bucket, and a prefix in it ("" the whole bucket). */
+typedef struct AllowedPlace
+{
+	char		bucket[SB_S3_BUCKET_MAX + 1];
+	char		prefix[SB_S3_PREFIX_MAX + 1];	/* no "/" at either end */
+} AllowedPlace;
+
+/* ENTRY (LEN bytes, blanks trimmed) "bucket[/prefix][/]" into P; ERR names it when it is not one. */
+static bool
+parse_allowed_place(const char *entry, size_t len, AllowedPlace *p, SbError *err)
+{
+	size_t		bucket_len = 0;
+	size_t		prefix_len;
+
+	while (bucket_len < len && entry[bucket_len] != '/')
+		bucket_len++;
+	prefix_len = bucket_len < len ? len - bucket_len - 1 : 0;
+	if (prefix_len > 0 && entry[len - 1] == '/')
+		prefix_len--;
+	if (!valid_bucket(entry, bucket_len))
+		return sb_error_set(err, SB_EINVAL,
+							"allowed bucket \"%.*s\" is not bucket or bucket/prefix (a bucket is 3 to 63 of "
+							"a-z, 0-9, \".\" and \"-\")", (int) len, entry);
+	if (prefix_len > SB_S3_PREFIX_MAX)
+		return sb_error_set(err, SB_EINVAL, "the prefix of allowed bucket \"%.200s...\" is longer than %d bytes",
+							entry, SB_S3_PREFIX_MAX);
+	memcpy(p->bucket, entry, bucket_len);
+	p->bucket[bucket_len] = '\0';
+	memcpy(p->prefix, entry + bucket_len + 1, prefix_len);
+	p->prefix[prefix_len] = '\0';
+	if (!valid_prefix(p->prefix))
+		return sb_error_set(err, SB_EINVAL,
+							"the prefix of allowed bucket \"%.*s\" has an empty, \".\" or \"..\" component or a "
+							"control character", (int) len, entry);
+	return true;
+}
+
+/*
+ * Each place of TEXT (comma-separated, blanks around each dropped) to FN,
+ * until FN says true (*FOUND) or the list ends; false (ERR) at the first
+ * entry that is not a place, or past SB_S3_BUCKET_LIST_MAX of them.
+ */
+static bool
+walk_allowed(const char *text, bool (*fn) (void *arg, const AllowedPlace *p), void *arg,
+			 bool *found, SbError *err)
+{
+	const char *p = text;
+	int			n = 0;
+
+	*found = false;
+	if (strlen(text) >= SB_S3_ALLOWED_MAX)
+		return sb_error_set(err, SB_EINVAL, "the allowed buckets are longer than %d bytes",
+							SB_S3_ALLOWED_MAX - 1);
+	while (*p != '\0' && !*found)
+	{
+		size_t		len = strcspn(p, ",");
+		size_t		start = 0;
+		AllowedPlace place;
+
+		while (start < len && isspace((unsigned char) p[start]))
+			start++;
+		while (len > start && isspace((unsigned char) p[len - 1]))
+			len--;
+		if (++n > SB_S3_BUCKET_LIST_MAX)
+			return sb_error_set(err, SB_EINVAL, "more than %d allowed buckets", SB_S3_BUCKET_LIST_MAX);
+		if (!parse_allowed_place(p + start, len - start, &place, err))
+			return false;
+		*found = fn != NULL && fn(arg, &place);
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	return true;
+}
+
+bool
+sb_s3_check_allowed_buckets(const char *text, SbError *err)
+{
+	bool		found;
+
+	return text == NULL || walk_allowed(text, NULL, NULL, &found, err);
+}
+
+/* A place asked about: KEY in BUCKET, or (LISTING) every key beginning with KEY. */
+typedef struct AllowedAsk
+{
+	const char *bucket;
+	const char *key;
+	bool		listing;
+	bool		bucket_named;	/* an entry names the bucket (for the message) */
+} AllowedAsk;
+
+/*
+ * Does place P hold what ASK reaches?  A prefix holds the key equal to it
+ * and those under it ("p" holds "p" and "p/x", not "px"); a listing must
+ * stay under it ("p/..."), since a listing of "p" would show "px" too.
+ */
+static bool
+place_holds(void *arg, const AllowedPlace *p)
+{
+	AllowedAsk *ask = arg;
+	size_t		n = strlen(p->prefix);
+
+	if (strcmp(p->bucket, ask->bucket) != 0)
+		return false;
+	ask->bucket_named = true;
+	if (n == 0)
+		return true;
+	if (strncmp(ask->key, p->prefix, n) != 0)
+		return false;
+	return ask->key[n] == '/' || (!ask->listing && ask->key[n] == '\0');
+}
+
+/* Does the allowed list TEXT ("" or NULL: every place) hold BUCKET's KEY? */
+static bool
+allowed_by(const char *text, const char *bucket, const char *key, bool listing, SbError *err)
+{
+	AllowedAsk	ask = {bucket, key, listing, false};
+	bool		found;
+
+	if (text == NULL || text[0] == '\0')
+		return true;
+	if (!walk_allowed(text, place_holds, &ask, &found, err))
+		return false;
+	if (found)
+		return true;
+	if (!ask.bucket_named)
+		return sb_error_set(err, SB_EINVAL,
+							"bucket \"%s\" is not allowed by stripebackup.s3_allowed_buckets (\"%s\"): no request "
+							"goes to s3://%s/%s (the command: STRIPEBACKUP_S3_ALLOWED_BUCKETS)",
+							bucket, text, bucket, key);
+	return sb_error_set(err, SB_EINVAL,
+						"s3://%s/%s is outside the prefixes of bucket \"%s\" that stripebackup.s3_allowed_buckets "
+						"allows (\"%s\"): no request goes there (the command: STRIPEBACKUP_S3_ALLOWED_BUCKETS)",
+						bucket, key, bucket, text);
+}
+
+bool
+sb_s3_config_allows(const SbS3Config *config, const char *bucket, const char *key, bool listing,
+					SbError *err)
+{
+	return allowed_by(config->allowed, bucket, key, listing, err);
+}
+
+/*
+ * The deadline of one request (TIMEOUT seconds, all its tries and their
+ * backoff included) and the limits of one try within it: a connection
+ * made within 10 s, a transfer that moves at least 1 kB/s over 30 s; each
+ * cut to the deadline.  A dead endpoint (one that accepts and never
+ * answers) then fails within TIMEOUT, and a try that stalls makes room for
+ * a retry long before it.
+ */
+static bool
+settle_limits(const SbS3Settings *s, SbS3Config *c, SbError *err)
+{
+	const char *text = first_set(s->timeout, "STRIPEBACKUP_S3_TIMEOUT", NULL);
+	double		timeout = SB_S3_TIMEOUT_DEFAULT;
+	char	   *end;
+
+	if (text != NULL)
+	{
+		errno = 0;
+		timeout = strtod(text, &end);
+		if (errno != 0 || end == text || *end != '\0' || !(timeout >= 0.1 && timeout <= SB_S3_TIMEOUT_MAX))
+			return sb_error_set(err, SB_EINVAL,
+								"S3 timeout \"%s\" is not a number of seconds from 0.1 to %d", text,
+								SB_S3_TIMEOUT_MAX);
+	}
+	c->max_attempts = 5;
+	c->timeout = timeout;
+	c->connect_timeout = timeout < 10 ? timeout : 10;
+	c->low_speed_seconds = timeout < 30 ? timeout : 30;
+	return true;
+}
+
+/* The allowed places of S (or the environment), checked, into C. */
+static bool
+settle_allowed(const SbS3Settings *s, SbS3Config *c, SbError *err)
+{
+	const char *text = first_set(s->allowed_buckets, "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL);
+
+	if (text == NULL)
+		return true;
+	return sb_s3_check_allowed_buckets(text, err) &&
+		copy_setting(c->allowed, sizeof(c->allowed), text, "the allowed buckets", err);
+}
+
 bool
 sb_s3_config_for_bucket(const SbS3Settings *settings, const char *bucket, SbS3Config *config,
 						SbError *err)
 {
-	SbS3Settings none = {0};
+	const SbS3Settings none = {0};
+	const SbS3Settings *s = settings != NULL ? settings : &none;
 
 	memset(config, 0, sizeof(*config));
-	config->max_attempts = 5;
-	config->connect_timeout = 10;
-	config->low_speed_seconds = 60;
-	if (!settle_endpoint(settings ?: &none, config, err) ||
-		(bucket != NULL && !settle_bucket_endpoint(settings ?: &none, bucket, config, err)) ||
-		!settle_credentials(settings ?: &none, config, err))
+	if (!settle_limits(s, config, err) || !settle_allowed(s, config, err) ||
+		!settle_endpoint(s, config, err) ||
+		(bucket != NULL && !settle_bucket_endpoint(s, bucket, config, err)) ||
+		!settle_credentials(s, config, err))
 	{
 		sb_s3_config_clear(config);
 		return false;
@@ -449,7 +668,7 @@ sb_s3_config_clear(SbS3Config *config)
 
 /* The process's settings (sb_s3_use_settings), copied. */
 static pthread_mutex_t settings_mutex = PTHREAD_MUTEX_INITIALIZER;
-#define NSETTINGS 7
+#define NSETTINGS 9
 static char *settings_strings[NSETTINGS];
 
 bool
@@ -467,6 +686,8 @@ sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
 		given[4] = settings->profile;
 		given[5] = settings->ca_file;
 		given[6] = settings->bucket_endpoints;
+		given[7] = settings->allowed_buckets;
+		given[8] = settings->timeout;
 	}
 	for (int i = 0; i < NSETTINGS; i++)
 		if (given[i] != NULL && given[i][0] != '\0' && (copies[i] = strdup(given[i])) == NULL)
@@ -499,9 +720,61 @@ sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err)
 	s.profile = settings_strings[4];
 	s.ca_file = settings_strings[5];
 	s.bucket_endpoints = settings_strings[6];
+	s.allowed_buckets = settings_strings[7];
+	s.timeout = settings_strings[8];
 	ok = sb_s3_config_for_bucket(&s, bucket, config, err);
 	pthread_mutex_unlock(&settings_mutex);
 	return ok;
+}
+
+bool
+sb_s3_location_allowed(const char *url, SbError *err)
+{
+	SbS3Location loc;
+	char		key[SB_S3_PREFIX_MAX + 2];
+	bool		ok;
+
+	if (!sb_s3_parse_location(url, &loc, err))
+		return false;
+	/* Whatever goes under the destination: a listing of "prefix/" (of the whole bucket without one). */
+	snprintf(key, sizeof(key), "%s%s", loc.prefix, loc.prefix[0] != '\0' ? "/" : "");
+	pthread_mutex_lock(&settings_mutex);
+	ok = allowed_by(first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), loc.bucket,
+					key, true, err);
+	pthread_mutex_unlock(&settings_mutex);
+	return ok;
+}
+
+bool
+sb_s3_any_bucket_allowed(void)
+{
+	bool		any;
+
+	pthread_mutex_lock(&settings_mutex);
+	any = first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL) == NULL;
+	pthread_mutex_unlock(&settings_mutex);
+	return any;
+}
+
+/*
+ * The stop check, read by every thread's waiting requests: set once at
+ * start-up (the extension's _PG_init, the command's main), so an atomic
+ * load is all a reader needs.
+ */
+static SbS3StopFn stop_check = NULL;
+
+void
+sb_s3_set_stop_check(SbS3StopFn fn)
+{
+	__atomic_store_n(&stop_check, fn, __ATOMIC_RELEASE);
+}
+
+bool
+sb_s3_stop_requested(void)
+{
+	SbS3StopFn	fn = __atomic_load_n(&stop_check, __ATOMIC_ACQUIRE);
+
+	return fn != NULL && fn();
 }
 
 /* Add NAME=VALUE to ENV when VALUE is set. */
@@ -533,7 +806,11 @@ sb_s3_environment(SbS3Environment *env, SbError *err)
 		add_variable(env, "AWS_PROFILE", first_set(settings_strings[4], "AWS_PROFILE", NULL), err) &&
 		add_variable(env, "AWS_CA_BUNDLE", first_set(settings_strings[5], "AWS_CA_BUNDLE", NULL), err) &&
 		add_variable(env, "STRIPEBACKUP_S3_BUCKET_ENDPOINTS",
-					 first_set(settings_strings[6], "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL), err);
+					 first_set(settings_strings[6], "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_ALLOWED_BUCKETS",
+					 first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_TIMEOUT", first_set(settings_strings[8], "STRIPEBACKUP_S3_TIMEOUT", NULL),
+					 err);
 	pthread_mutex_unlock(&settings_mutex);
 	if (!ok)
 		sb_s3_environment_free(env);

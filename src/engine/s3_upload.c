@@ -292,7 +292,11 @@ sb_s3_upload_abort(SbS3Upload *u, SbError *err)
 	SbS3Request *done[16];
 	bool		ok = true;
 
-	/* The parts in flight end first: an abort while one is stored may leave it. */
+	/*
+	 * The parts in flight end first: an abort while one is stored may leave
+	 * it.  After a stop they end at once (abandoned); what follows is
+	 * clean-up, which runs even then, within its deadline.
+	 */
 	while (sb_s3_in_flight(u->client) > 0)
 	{
 		int			n = sb_s3_reap(u->client, done, 16, 1, &ignored);
@@ -305,6 +309,7 @@ sb_s3_upload_abort(SbS3Upload *u, SbError *err)
 			sb_s3_request_reset(done[i]);
 		}
 	}
+	sb_s3_client_set_cleanup(u->client);
 	if (u->made)
 		ok = sb_s3_delete_object(u->client, u->bucket, u->key, err);
 	else if (u->upload_id[0] != '\0')

@@ -1,6 +1,7 @@
 /*
  * s3_xml.h
- *		The parts of S3's XML replies that the client reads, through libxml2.
+ *		The parts of S3's XML replies that the client reads, through libxml2's
+ *		stream reader (no tree; a DOCTYPE or an entity refused).
  */
 #ifndef SB_S3_XML_H
 #define SB_S3_XML_H
@@ -26,7 +27,7 @@ typedef bool (*SbS3ItemFn) (void *arg, const SbS3Item *item, SbError *err);
 typedef struct SbS3Page
 {
 	bool		truncated;
-	char		next[1024];		/* NextContinuationToken, or the next key/upload markers */
+	char		next[1024];		/* NextContinuationToken, or the next key/upload markers (longer: refused) */
 	char		next_upload[1024];
 } SbS3Page;
 
@@ -41,11 +42,15 @@ extern bool sb_s3_xml_error(const char *body, size_t len, char *code, size_t cod
 extern bool sb_s3_xml_text(const char *body, size_t len, const char *name, char *out,
 						   size_t out_len, SbError *err);
 
-/* Each <Contents> of a ListObjectsV2 page (Key, Size) to FN; *PAGE its continuation. */
+/*
+ * Each <Contents> of a ListObjectsV2 page (Key, Size) to FN; *PAGE its
+ * continuation.  SB_ECORRUPT for a page of more than 1,000 items, a key
+ * longer than S3's 1,024 bytes, a size that is not a number, bad XML.
+ */
 extern bool sb_s3_xml_objects(const char *body, size_t len, SbS3ItemFn fn, void *arg,
 							  SbS3Page *page, SbError *err);
 
-/* Each <Upload> of a ListMultipartUploads page (Key, UploadId) to FN; *PAGE its continuation. */
+/* Each <Upload> of a ListMultipartUploads page (Key, UploadId) to FN; *PAGE its continuation; as above. */
 extern bool sb_s3_xml_uploads(const char *body, size_t len, SbS3ItemFn fn, void *arg,
 							  SbS3Page *page, SbError *err);
 

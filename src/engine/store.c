@@ -121,31 +121,36 @@ sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err)
 		return sb_read_small_file(path, max, len, err);
 	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(loc.bucket, 1, err)) == NULL)
 		return NULL;
-	if (sb_s3_get_object(client, loc.bucket, loc.prefix, &data, len, err) && *len > max)
-	{
-		free(data);
-		data = NULL;
-		sb_error_set(err, SB_ECORRUPT, "\"%s\" is larger than %zu bytes", path, max);
-	}
+	/* its size first: nothing larger than MAX is read, and the buffer is its size */
+	(void) sb_s3_get_object(client, loc.bucket, loc.prefix, max, &data, len, err);
 	sb_s3_client_free(client);
 	return (char *) data;
 }
 
 bool
-sb_store_file_size(const char *path, uint64_t *size)
+sb_store_file_size(const char *path, uint64_t *size, SbError *err)
 {
 	SbStoreFile f;
 	SbError		ignored;
 	struct stat st;
 
+	if (err == NULL)
+		err = &ignored;
 	if (!sb_s3_is_location(path))
 	{
-		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		if (stat(path, &st) != 0)
+		{
+			sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+			if (err->sys_errno == ENOENT)
+				err->code = SB_ENOTFOUND;
 			return false;
+		}
+		if (!S_ISREG(st.st_mode))
+			return sb_error_set(err, SB_ENOTFOUND, "\"%s\" is not a file", path);
 		*size = (uint64_t) st.st_size;
 		return true;
 	}
-	if (!sb_store_open(&f, path, &ignored))
+	if (!sb_store_open(&f, path, err))
 		return false;
 	*size = f.size;
 	sb_store_close(&f);

@@ -43,8 +43,12 @@ extern void sb_store_close(SbStoreFile *f);
 /* The whole of PATH (at most MAX bytes), malloc'd and NUL-terminated; SB_ENOTFOUND when absent. */
 extern char *sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err);
 
-/* Whether PATH is a regular file (an object), and its size. */
-extern bool sb_store_file_size(const char *path, uint64_t *size);
+/*
+ * Whether PATH is a regular file (an object), and its size; when not, ERR
+ * (NULL: not wanted) says why, SB_ENOTFOUND when nothing is there (an
+ * object store that refuses to say is another error: not "absent").
+ */
+extern bool sb_store_file_size(const char *path, uint64_t *size, SbError *err);
 
 /* Whether PATH could hold a backup: a folder, or an object-storage location. */
 extern bool sb_store_is_folder(const char *path);

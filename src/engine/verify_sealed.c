@@ -190,7 +190,7 @@ stripe_path(const Check *c, const char *location, uint32_t k, SbError *err)
 	uint64_t	size;
 	char	   *folder;
 
-	if (path == NULL || sb_store_file_size(path, &size) || c->outline->destinations[k] == NULL ||
+	if (path == NULL || sb_store_file_size(path, &size, NULL) || c->outline->destinations[k] == NULL ||
 		name == NULL)
 		return path;
 	folder = sb_path_join(c->outline->destinations[k], name + 1, err);

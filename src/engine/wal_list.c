@@ -127,8 +127,14 @@ list_destination(Lister *ls, uint32_t d, SbError *err)
 	sb_error_clear(&why);
 	ok = folder.absent || sb_wal_folder_list(&folder, list_entry, &fl, &why);
 	sb_wal_folder_close(&folder);
-	/* The listing's own failure (out of memory) stops it; the folder's is a problem of it. */
-	if (!ok && why.code == SB_ENOMEM)
+	/*
+	 * The listing's own failure (out of memory, a cancel) stops it; so does
+	 * a server whose listing cannot be read to its end (one that loops, a
+	 * page too large: SB_ECORRUPT), since what the folder holds is then
+	 * unknown, and "not in the archive" would end a recovery early.  Any
+	 * other failure of the folder is a problem of it.
+	 */
+	if (!ok && (why.code == SB_ENOMEM || why.code == SB_ECANCELED || why.code == SB_ECORRUPT))
 		return (*err = why, false);
 	if (!ok)
 		return add_problem(ls, err, "%s", why.message);

@@ -135,8 +135,12 @@ extern void sb_backup_crash_cleanup(void);
  */
 extern SbBackupRef *sb_backup_recorded(int64 backup_id);
 
-/* The same, its location NULL instead of an ERROR when no destination holds a manifest of it. */
-extern SbBackupRef *sb_backup_find_recorded(int64 backup_id);
+/*
+ * The same, its location NULL instead of an ERROR when no destination holds
+ * a manifest of it; *FAILURE says why when a destination could not tell
+ * (a bucket that refuses us), else is SB_OK.
+ */
+extern SbBackupRef *sb_backup_find_recorded(int64 backup_id, SbError *failure);
 
 /* ---------- job_backup_folders.c ---------- */
 

@@ -49,6 +49,9 @@ remove_one(const char *dest, const char *name, const uint8 *uuid, bool dry_run, 
 
 	if (!sb_backup_folder_remove(dest, name, uuid, dry_run, &r, &err))
 	{
+		/* a cancel stops retention, rather than keep this backup and go on to the next */
+		if (err.code == SB_ECANCELED)
+			sb_raise(&err);
 		ereport(elevel,
 				(errmsg("could not remove backup folder \"%s/%s\": %s", dest, name, err.message)));
 		return false;

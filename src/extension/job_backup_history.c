@@ -18,6 +18,7 @@
 #include "utils/uuid.h"
 
 #include "job_backup.h"
+#include "sb_control.h"
 #include "stripebackup/sb_merge.h"
 #include "sb_spi.h"
 
@@ -211,14 +212,23 @@ sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outc
 	sb_sql_leave(&sql);
 }
 
-/* Does DEST/NAME (a folder, or a bucket's prefix) hold a manifest? */
+/*
+ * Does DEST/NAME (a folder, or a bucket's prefix) hold a manifest?  When
+ * it could not be told (not "it has none"), why goes into *FAILURE, the
+ * first time: a backup whose bucket refuses us is not a backup that is gone.
+ */
 static bool
-has_manifest(const char *dest, const char *name)
+has_manifest(const char *dest, const char *name, SbError *failure)
 {
 	char		location[MAXPGPATH];
+	SbError		err;
 
 	snprintf(location, sizeof(location), "%s/%s", dest, name);
-	return sb_archive_has_manifest(location);
+	if (sb_archive_has_manifest(location, &err))
+		return true;
+	if (err.code != SB_ENOTFOUND && failure->code == SB_OK)
+		*failure = err;
+	return false;
 }
 
 /* The history row of completed backup ID: its name, destinations, uuid and whether it is encrypted. */
@@ -254,7 +264,7 @@ read_recorded(int64 backup_id, char **name, Datum *destinations, SbArchiveExpect
 }
 
 SbBackupRef *
-sb_backup_find_recorded(int64 backup_id)
+sb_backup_find_recorded(int64 backup_id, SbError *failure)
 {
 	SbBackupRef *ref = palloc0(sizeof(SbBackupRef));
 	char	  **folders;
@@ -264,6 +274,7 @@ sb_backup_find_recorded(int64 backup_id)
 	int			ndests,
 				i;
 
+	sb_error_clear(failure);
 	read_recorded(backup_id, &name, &array, &ref->expect);
 	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT, &dests, NULL,
 					  &ndests);
@@ -271,7 +282,7 @@ sb_backup_find_recorded(int64 backup_id)
 	for (i = 0; i < ndests; i++)
 	{
 		folders[i] = psprintf("%s/%s", TextDatumGetCString(dests[i]), name);
-		if (ref->location == NULL && sb_archive_has_manifest(folders[i]))
+		if (ref->location == NULL && has_manifest(TextDatumGetCString(dests[i]), name, failure))
 			ref->location = folders[i];
 	}
 	/* every recorded folder is tried in turn if the first is not the backup recorded */
@@ -284,8 +295,11 @@ sb_backup_find_recorded(int64 backup_id)
 SbBackupRef *
 sb_backup_recorded(int64 backup_id)
 {
-	SbBackupRef *ref = sb_backup_find_recorded(backup_id);
+	SbError		failure;
+	SbBackupRef *ref = sb_backup_find_recorded(backup_id, &failure);
 
+	if (ref->location == NULL && failure.code != SB_OK)
+		sb_raise(&failure);
 	if (ref->location == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
@@ -323,13 +337,15 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 	Datum	   *dests;
 	int			ndests,
 				i;
+	SbError		failure;
 
+	sb_error_clear(&failure);
 	deconstruct_array(DatumGetArrayTypeP(destinations), TEXTOID, -1, false, TYPALIGN_INT,
 					  &dests, NULL, &ndests);
 	if (merged && ndests > 0)
 		remove_merge_staging(TextDatumGetCString(dests[0]), name);
 	for (i = 0; i < ndests; i++)
-		if (has_manifest(TextDatumGetCString(dests[i]), name))
+		if (has_manifest(TextDatumGetCString(dests[i]), name, &failure))
 		{
 			ereport(LOG,
 					(errmsg("stripebackup: left the folders of backup \"%s\": \"%s/%s\" holds a manifest",
@@ -337,6 +353,13 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 					 errhint("Check them with stripebackup verify, then remove them.")));
 			return;
 		}
+	/* what could not be looked at may hold one: leave it all */
+	if (failure.code != SB_OK)
+	{
+		ereport(LOG,
+				(errmsg("stripebackup: left the folders of backup \"%s\": %s", name, failure.message)));
+		return;
+	}
 	if (sb_backup_remove_folders(name, destinations, uuid, LOG).removed)
 		ereport(LOG, (errmsg("stripebackup: removed the partial folders of backup \"%s\"", name)));
 }

@@ -73,14 +73,16 @@ find_candidate(SbBackupType type, Candidate *c)
 static SbArchive *
 open_candidate(const Candidate *c, SbArchiveExpect *expect, char **why)
 {
-	SbBackupRef *ref = sb_backup_find_recorded(c->id);
-	SbArchive  *a;
 	SbError		err;
+	SbBackupRef *ref = sb_backup_find_recorded(c->id, &err);
+	SbArchive  *a;
 
 	sb_backup_expect_copy(expect, &ref->expect);
 	if (ref->location == NULL)
 	{
-		*why = psprintf("no destination of backup %lld holds it any more", (long long) c->id);
+		*why = err.code != SB_OK ?
+			psprintf("backup %lld cannot be read: %s", (long long) c->id, err.message) :
+			psprintf("no destination of backup %lld holds it any more", (long long) c->id);
 		return NULL;
 	}
 	a = sb_handle_open_archive(ref, SB_OPEN_TO_CHECK, &err);

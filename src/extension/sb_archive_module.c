@@ -30,8 +30,10 @@
 #include "postmaster/pgarch.h"
 #include "utils/memutils.h"
 
+#include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_wal.h"
 #include "sb_guc.h"
+#include "sb_s3_settings.h"
 #include "sb_shmem.h"
 
 PGDLLEXPORT void _PG_archive_module_init(ArchiveModuleCallbacks *cb);
@@ -95,7 +97,11 @@ ensure_open(void)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("stripebackup.archive_destinations is not usable: %s", why)));
 	for (i = 0; i < n; i++)
+	{
 		paths[i] = dests[i];
+		if (sb_s3_is_location(paths[i]))
+			sb_s3_settings_check_location(paths[i], true);
+	}
 	memset(&o, 0, sizeof(o));
 	o.destinations = paths;
 	o.ndestinations = (uint32_t) n;

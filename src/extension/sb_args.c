@@ -16,6 +16,7 @@
 #include "sb_guc.h"
 #include "sb_key.h"
 #include "sb_paths.h"
+#include "sb_s3_settings.h"
 #include "sb_spi.h"
 #include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_version.h"
@@ -209,8 +210,13 @@ sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 	sb_backup_args_to_options(args, &options, dest_ptrs);
 	if (!sb_backup_check_options(&options, &err))
 		sb_raise(&err);
-	/* An object-storage destination is no path of this machine (the engine checked its form). */
+	/*
+	 * An object-storage destination is no path of this machine (the engine
+	 * checked its form), but must be a bucket the server allows.
+	 */
 	for (i = 0; i < args->ndestinations; i++)
 		if (!sb_s3_is_location(args->destinations[i]))
 			sb_check_outside_cluster(args->destinations[i], "destination");
+		else
+			sb_s3_settings_check_location(args->destinations[i], true);
 }

@@ -9,12 +9,20 @@
  * take as a query cancel.  Our own loops poll the flags every 100 ms; the
  * query cancel ends whatever PostgreSQL code the job waits in (a spread
  * start checkpoint), and the worker turns its ERROR into the stop reason.
+ *
+ * The engine's S3 requests ask sb_control_interrupted() every 100 ms, in a
+ * session's own thread and in the engine's threads alike: it reads the
+ * signal flags and nothing else, so that a cancel, a statement timeout or a
+ * terminate ends a request that no server answers.  The error the engine
+ * then returns is raised as PostgreSQL's own (sb_raise serves the pending
+ * interrupt first).
  */
 #include "postgres.h"
 
 #include <signal.h>
 
 #include "miscadmin.h"
+#include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/pmsignal.h"
@@ -80,9 +88,34 @@ sb_sqlstate(const SbError *err)
 	return ERRCODE_IO_ERROR;
 }
 
+/* A cancel, statement timeout or terminate waits for CHECK_FOR_INTERRUPTS(). */
+static inline bool
+interrupt_pending(void)
+{
+	/* sig_atomic_t flags that signal handlers set: safe to read from any thread */
+	return InterruptPending && (QueryCancelPending || ProcDiePending);
+}
+
+/*
+ * The archiver gets SIGTERM (ShutdownRequestPending) when it must start no
+ * more archiving: its S3 requests end then too, the segment staying ready.
+ */
+bool
+sb_control_interrupted(void)
+{
+	return got_sigterm || ShutdownRequestPending || interrupt_pending();
+}
+
 void
 sb_raise(const SbError *err)
 {
+	/*
+	 * An engine operation that stopped for a pending cancel, statement
+	 * timeout or terminate fails with whatever it was doing then: the
+	 * interrupt is what the user must see, as PostgreSQL says it.
+	 */
+	if (interrupt_pending())
+		CHECK_FOR_INTERRUPTS();
 	ereport(ERROR, (errcode(sb_sqlstate(err)), errmsg("%s", err->message)));
 	pg_unreachable();
 }
@@ -90,7 +123,7 @@ sb_raise(const SbError *err)
 bool
 sb_control_session_tick(void *arg, const SbProgress *progress)
 {
-	return !(InterruptPending && (QueryCancelPending || ProcDiePending));
+	return !interrupt_pending();
 }
 
 void

@@ -16,7 +16,15 @@
 /* The SQLSTATE for an engine error (its code, and the errno behind it). */
 extern int	sb_sqlstate(const SbError *err);
 
-/* ereport(ERROR) an engine error with the SQLSTATE that fits it. */
+/*
+ * The engine's stop check (sb_s3_set_stop_check): a cancel, a statement
+ * timeout or a terminate is pending, the worker got SIGTERM, or the
+ * archiver was asked to shut down.  Reads signal flags only: any thread
+ * may call it.
+ */
+extern bool sb_control_interrupted(void);
+
+/* ereport(ERROR) an engine error with the SQLSTATE that fits it; a pending interrupt is served first. */
 extern void sb_raise(const SbError *err) pg_attribute_noreturn();
 
 /* The engine's tick in a caller's session: stop when the session has an interrupt. */

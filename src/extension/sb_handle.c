@@ -13,8 +13,9 @@
 
 #include "sb_control.h"
 #include "sb_handle.h"
-#include "stripebackup/sb_s3.h"
 #include "sb_key.h"
+#include "sb_s3_settings.h"
+#include "stripebackup/sb_s3.h"
 
 struct SbHandle
 {
@@ -116,6 +117,8 @@ check_location(const char *location)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
+	if (sb_s3_is_location(location))
+		sb_s3_settings_check_location(location, false);
 }
 
 SbBackupRef *

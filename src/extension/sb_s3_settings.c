@@ -1,7 +1,8 @@
 /*
  * sb_s3_settings.c
  *		stripebackup.s3_*: where object-storage destinations (s3://bucket/prefix)
- *		are reached, with which credentials file, trusting which certificates.
+ *		are reached, with which credentials file, trusting which certificates,
+ *		which buckets they may be, and how long one request may take.
  *
  * They are server settings (postgresql.conf or ALTER SYSTEM, then a
  * reload), not session ones: the server's requests go where its
@@ -25,10 +26,13 @@ static int	s3_url_style = 0;
 static char *s3_credentials_file = NULL;
 static char *s3_ca_file = NULL;
 static char *s3_bucket_endpoints = NULL;
+static char *s3_allowed_buckets = NULL;
+static int	s3_timeout = SB_S3_TIMEOUT_DEFAULT;
 
 /* The values as they are being set: a hook sees its new value before the variable holds it. */
-static const char *current[5];
+static const char *current[6];
 static const char *current_style = NULL;
+static char current_timeout[16];
 
 static const struct config_enum_entry url_styles[] = {
 	{"auto", 0, false},			/* host for AWS's own endpoint, path for others */
@@ -48,6 +52,8 @@ publish(void)
 	s.credentials_file = current[2];
 	s.ca_file = current[3];
 	s.bucket_endpoints = current[4];
+	s.allowed_buckets = current[5];
+	s.timeout = current_timeout[0] != '\0' ? current_timeout : NULL;
 	s.url_style = current_style;
 	if (!sb_s3_use_settings(&s, &err))
 		elog(WARNING, "stripebackup could not take the S3 settings: %s", err.message);
@@ -70,6 +76,17 @@ check_bucket_endpoints(char **newval, void **extra, GucSource source)
 	SbError		err;
 
 	if (sb_s3_check_bucket_endpoints(*newval, &err))
+		return true;
+	GUC_check_errdetail("%s", err.message);
+	return false;
+}
+
+static bool
+check_allowed_buckets(char **newval, void **extra, GucSource source)
+{
+	SbError		err;
+
+	if (sb_s3_check_allowed_buckets(*newval, &err))
 		return true;
 	GUC_check_errdetail("%s", err.message);
 	return false;
@@ -120,10 +137,62 @@ assign_bucket_endpoints(const char *newval, void *extra)
 }
 
 static void
+assign_allowed_buckets(const char *newval, void *extra)
+{
+	current[5] = newval;
+	publish();
+}
+
+static void
+assign_timeout(int newval, void *extra)
+{
+	snprintf(current_timeout, sizeof(current_timeout), "%d", newval);
+	publish();
+}
+
+static void
 assign_url_style(int newval, void *extra)
 {
 	current_style = newval == 1 ? "path" : newval == 2 ? "host" : NULL;
 	publish();
+}
+
+/*
+ * Is this the first time this process writes to BUCKET while every bucket
+ * is allowed?  Remembered for 16 buckets: past them, enough was said.
+ */
+static bool
+first_write_to(const char *bucket)
+{
+	static char seen[16][SB_S3_BUCKET_MAX + 1];
+	static int	nseen = 0;
+	int			i;
+
+	for (i = 0; i < nseen; i++)
+		if (strcmp(seen[i], bucket) == 0)
+			return false;
+	if (nseen == lengthof(seen))
+		return false;
+	strlcpy(seen[nseen++], bucket, sizeof(seen[0]));
+	return true;
+}
+
+void
+sb_s3_settings_check_location(const char *location, bool writes)
+{
+	SbS3Location loc;
+	SbError		err;
+
+	if (!sb_s3_parse_location(location, &loc, &err) || !sb_s3_location_allowed(location, &err))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", err.message),
+				 errhint("The buckets s3:// destinations may be are set by stripebackup.s3_allowed_buckets.")));
+	if (writes && sb_s3_any_bucket_allowed() && first_write_to(loc.bucket))
+		ereport(NOTICE,
+				(errmsg("stripebackup.s3_allowed_buckets is empty, so any bucket the endpoints serve may be "
+						"written: bucket \"%s\" is", loc.bucket),
+				 errhint("List the buckets (or bucket/prefix) backups and the WAL archive may use in "
+						 "stripebackup.s3_allowed_buckets.")));
 }
 
 void
@@ -156,4 +225,15 @@ sb_s3_settings_define(void)
 							   "For buckets of another service, or of another AWS region, in the same backup. Empty: every bucket at s3_endpoint.",
 							   &s3_bucket_endpoints, "", PGC_SIGHUP, GUC_SUPERUSER_ONLY, check_bucket_endpoints,
 							   assign_bucket_endpoints, NULL);
+	DefineCustomStringVariable("stripebackup.s3_allowed_buckets",
+							   "The only buckets (bucket, or bucket/prefix; comma-separated) that s3:// destinations, "
+							   "backups and the WAL archive may use.",
+							   "Empty: any bucket the endpoints serve, signed with the server's keys.",
+							   &s3_allowed_buckets, "", PGC_SIGHUP, 0, check_allowed_buckets,
+							   assign_allowed_buckets, NULL);
+	DefineCustomIntVariable("stripebackup.s3_timeout",
+							"How long one S3 request may take, all its retries included.",
+							"A server that does not answer fails the request after this long.",
+							&s3_timeout, SB_S3_TIMEOUT_DEFAULT, 1, SB_S3_TIMEOUT_MAX, PGC_SIGHUP, GUC_UNIT_S,
+							NULL, assign_timeout, NULL);
 }

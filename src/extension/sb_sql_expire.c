@@ -218,6 +218,8 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	dests.system_identifier = GetSystemIdentifier();
 	if (!sb_wal_remove_before(&dests, before, false, &r, &err))
 	{
+		if (err.code == SB_ECANCELED)
+			sb_raise(&err);		/* raised as the cancel it is */
 		ereport(WARNING, (errmsg("archived WAL before %s could not be removed: %s", before, err.message)));
 		return;
 	}

@@ -9,9 +9,11 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
+#include "sb_control.h"
 #include "sb_guc.h"
 #include "sb_shmem.h"
 #include "sb_startup.h"
+#include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_version.h"
 
 PG_MODULE_MAGIC;
@@ -23,6 +25,8 @@ _PG_init(void)
 {
 	sb_startup_register();
 	sb_guc_define();
+	/* every S3 request of this process (and of those it forks) stops on an interrupt */
+	sb_s3_set_stop_check(sb_control_interrupted);
 	/* Without preloading, the SQL functions say how to fix it. */
 	if (!process_shared_preload_libraries_in_progress)
 		return;

@@ -40,6 +40,17 @@
 //   {"etag": "wrong"}        forward, with a different quoted ETag header in
 //                            the response
 //
+// and the answers of a hostile server, none forwarded:
+//
+//   {"silence": true}        read the request, then say nothing: the
+//                            connection stays open until the client closes it
+//   {"list_loop": true}      answer a ListObjectsV2 page that is truncated and
+//                            gives the same NextContinuationToken, every time:
+//                            a listing that never ends
+//   {"list_bytes": N}        answer a ListObjectsV2 page of N bytes (its
+//                            Content-Length said), made as it is sent and never
+//                            held: a listing too large for any client's memory
+//
 // Each fault applied is one JSON line in LOG.jsonl:
 //   {"time": ISO-8601, "id", "method", "url", "action"}
 // SIGTERM or SIGINT ends the proxy at once.
@@ -246,6 +257,63 @@ function answerStatus(req, res, status, code, early) {
   res.end(body);
 }
 
+// The prefix= of a listing's query, decoded ("" when none).
+function listingPrefix(req) {
+  const q = req.url.indexOf('?');
+  const params = new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1));
+  return params.get('prefix') || '';
+}
+
+function xmlEscape(s) {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+const LIST_HEAD =
+  '<?xml version="1.0" encoding="UTF-8"?>\n' +
+  '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name>';
+
+// A truncated page whose continuation token is always the same.
+function answerListLoop(req, res) {
+  const key = xmlEscape(listingPrefix(req) + 'loop-object');
+  const body =
+    LIST_HEAD +
+    '<IsTruncated>true</IsTruncated><NextContinuationToken>loop</NextContinuationToken>' +
+    `<Contents><Key>${key}</Key><Size>1</Size></Contents></ListBucketResult>`;
+  res.writeHead(200, {
+    'Content-Type': 'application/xml',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+// A page of BYTES bytes, its items made in blocks of about 64 kB as the
+// client takes them (no more is held); it stops when the client goes.
+function answerBigListing(req, res, bytes) {
+  const head = Buffer.from(LIST_HEAD + '<IsTruncated>false</IsTruncated>');
+  const tail = Buffer.from('</ListBucketResult>');
+  const item = `<Contents><Key>${xmlEscape(listingPrefix(req))}k-0123456789</Key><Size>1</Size></Contents>`;
+  const block = Buffer.from(item.repeat(Math.max(1, Math.floor(65536 / item.length))));
+  let left = Math.max(0, bytes - head.length - tail.length);
+  res.writeHead(200, {
+    'Content-Type': 'application/xml',
+    'Content-Length': head.length + left + tail.length,
+  });
+  res.write(head);
+  const pump = () => {
+    while (left > 0 && !res.destroyed) {
+      // the last piece: blanks, where XML allows them, to make the size exact
+      const piece = left >= block.length ? block : Buffer.alloc(left, ' ');
+      left -= piece.length;
+      if (!res.write(piece)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    if (!res.destroyed) res.end(tail);
+  };
+  pump();
+}
+
 function forward(req, res, rule) {
   const action = (rule && rule.action) || {};
   const rate = action.rate_bps !== undefined ? Number(action.rate_bps) : 0;
@@ -369,6 +437,20 @@ function handle(req, res, expectsContinue) {
     }
     req.resume();
     req.on('end', () => answerStatus(req, res, status, action.code, false));
+    return;
+  }
+  if (action.silence) {
+    req.resume(); // the request is read; no answer ever comes
+    return;
+  }
+  if (action.list_loop) {
+    req.resume();
+    req.on('end', () => answerListLoop(req, res));
+    return;
+  }
+  if (action.list_bytes !== undefined) {
+    req.resume();
+    req.on('end', () => answerBigListing(req, res, Number(action.list_bytes)));
     return;
   }
   if (expectsContinue) res.writeContinue();

@@ -224,6 +224,13 @@ test_pgrecovery_bucket(void)
 		 "AWS_SHARED_CREDENTIALS_FILE=''/etc/pg/aws 100%%'' ''/usr/lib/postgresql/15/bin/stripebackup'' "
 		 "wal-get --archive ''/mnt/a/bk'' --archive ''s3://bk1/pg/main''",
 		 "the settings go before the command, quoted for the shell, %% doubled");
+	s.allowed_buckets = "bk1/pg";
+	s.timeout = "30";
+	ok(sb_s3_use_settings(&s, &err), "with allowed buckets and a deadline");
+	like(bucket_settings_of(&a, &err), "STRIPEBACKUP_S3_ALLOWED_BUCKETS=''bk1/pg'' STRIPEBACKUP_S3_TIMEOUT=''30'' ",
+		 "the command that recovery runs gets them too: its wal-get checks the same buckets");
+	s.allowed_buckets = NULL;
+	s.timeout = NULL;
 	s.credentials_file = "/x'; rm -rf /; '";
 	ok(sb_s3_use_settings(&s, &err), "a setting with a quote in use");
 	ok(bucket_settings_of(&a, &err)[0] == '\0' && strstr(err.message, "cannot go into restore_command") != NULL,

@@ -2,14 +2,17 @@
  * test_s3.c
  *		The S3 client's pure parts: Signature Version 4 against the examples
  *		AWS publishes for S3 (GET with a range, PUT with a payload, a
- *		sub-resource, a listing), locations, settings and credentials, and
- *		the XML replies it reads.
+ *		sub-resource, a listing), locations, settings and credentials (the
+ *		file's owner and mode), the allowed buckets, the deadline, the stop
+ *		check, and the XML replies it reads, hostile ones included.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "fake_euid.h"
 #include "harness.h"
 #include "s3_client.h"
 #include "s3_sign.h"
@@ -165,8 +168,81 @@ static const char *const aws_env[] = {
 	"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 	"AWS_SHARED_CREDENTIALS_FILE", "AWS_PROFILE", "STRIPEBACKUP_S3_URL_STYLE", "HOME", "AWS_CA_BUNDLE",
-	"STRIPEBACKUP_S3_BUCKET_ENDPOINTS",
+	"STRIPEBACKUP_S3_BUCKET_ENDPOINTS", "STRIPEBACKUP_S3_ALLOWED_BUCKETS", "STRIPEBACKUP_S3_TIMEOUT",
 };
+
+/* The deadline: from the settings or STRIPEBACKUP_S3_TIMEOUT, each try's limits within it. */
+static void
+check_limits(SbS3Settings *s)
+{
+	SbS3Config	c;
+	SbError		err;
+
+	ok(sb_s3_config_load(s, &c, &err) && c.timeout == SB_S3_TIMEOUT_DEFAULT && c.connect_timeout == 10 &&
+	   c.low_speed_seconds == 30 && c.max_attempts == 5, "by default: %d s a request, 10 s to connect, 30 s of stall",
+	   SB_S3_TIMEOUT_DEFAULT);
+	s->timeout = "4";
+	ok(sb_s3_config_load(s, &c, &err) && c.timeout == 4 && c.connect_timeout == 4 && c.low_speed_seconds == 4,
+	   "a shorter deadline cuts each try's limits to it");
+	s->timeout = NULL;
+	set_env("STRIPEBACKUP_S3_TIMEOUT", "0.5");
+	ok(sb_s3_config_load(s, &c, &err) && c.timeout == 0.5, "STRIPEBACKUP_S3_TIMEOUT (the command)");
+	set_env("STRIPEBACKUP_S3_TIMEOUT", "soon");
+	ok(!sb_s3_config_load(s, &c, &err) && err.code == SB_EINVAL, "a timeout that is not a number is refused");
+	like(err.message, "S3 timeout \"soon\" is not a number of seconds", "naming it (%s)", err.message);
+	set_env("STRIPEBACKUP_S3_TIMEOUT", "7200");
+	ok(!sb_s3_config_load(s, &c, &err), "nor one over an hour");
+	unsetenv("STRIPEBACKUP_S3_TIMEOUT");
+	sb_s3_config_clear(&c);
+}
+
+/* The allowed buckets: their form, what each holds, where they come from. */
+static void
+check_allowed(SbS3Settings *s)
+{
+	static const char *const bad[][2] = {
+		{"Bk1", "\"Bk1\" is not bucket or bucket/prefix"},
+		{"bk1, ,bk2", "\"\" is not bucket or bucket/prefix"},
+		{"bk1/a/../b", "has an empty, \".\" or \"..\" component"},
+		{"bk1//b", "has an empty"},
+		{"b", "\"b\" is not bucket"},
+	};
+	SbS3Config	c;
+	SbError		err;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		ok(!sb_s3_check_allowed_buckets(bad[i][0], &err) && err.code == SB_EINVAL,
+		   "allowed buckets \"%s\" are refused", bad[i][0]);
+		like(err.message, bad[i][1], "saying why (%s)", err.message);
+	}
+	ok(sb_s3_check_allowed_buckets(" bk1 , bk2/pg/main/ ", &err) && sb_s3_check_allowed_buckets("", &err),
+	   "buckets, prefixes (a trailing / dropped), blanks around them, or none");
+	s->allowed_buckets = "bk1/pg/main, bk2";
+	ok(sb_s3_config_load(s, &c, &err) && strcmp(c.allowed, "bk1/pg/main, bk2") == 0, "in the config");
+	ok(sb_s3_config_allows(&c, "bk1", "pg/main", false, &err) &&
+	   sb_s3_config_allows(&c, "bk1", "pg/main/x/stripe-1.sbs", false, &err) &&
+	   sb_s3_config_allows(&c, "bk1", "pg/main/", true, &err) && sb_s3_config_allows(&c, "bk2", "", true, &err),
+	   "a prefix holds itself and what is under it; a bucket, all of it");
+	ok(!sb_s3_config_allows(&c, "bk1", "pg/mainx", false, &err) && !sb_s3_config_allows(&c, "bk1", "pg/main", true, &err) &&
+	   !sb_s3_config_allows(&c, "bk1", "", true, &err) && !sb_s3_config_allows(&c, "bk3", "pg/main/x", false, &err),
+	   "not a name that only begins like it, a listing that reaches past it, another bucket");
+	ok(sb_s3_use_settings(s, &err) && sb_s3_location_allowed("s3://bk1/pg/main/20261130T031900Z-1", &err) &&
+	   !sb_s3_location_allowed("s3://bk1/pg", &err) && !sb_s3_any_bucket_allowed(),
+	   "a destination is checked with the settings in use");
+	like(err.message, "s3://bk1/pg/ is outside the prefixes of bucket \"bk1\"", "%s", err.message);
+	s->allowed_buckets = NULL;
+	ok(sb_s3_use_settings(s, &err) && sb_s3_any_bucket_allowed() && sb_s3_location_allowed("s3://bk9/x", &err),
+	   "none: every bucket");
+	set_env("STRIPEBACKUP_S3_ALLOWED_BUCKETS", "bk1/pg");
+	ok(!sb_s3_location_allowed("s3://bk9/x", &err) && !sb_s3_any_bucket_allowed(),
+	   "STRIPEBACKUP_S3_ALLOWED_BUCKETS (the command)");
+	set_env("STRIPEBACKUP_S3_ALLOWED_BUCKETS", "not a bucket");
+	ok(!sb_s3_config_load(s, &c, &err) && err.code == SB_EINVAL, "a bad one refused where the config is made");
+	unsetenv("STRIPEBACKUP_S3_ALLOWED_BUCKETS");
+	ok(sb_s3_use_settings(NULL, &err), "settings cleared");
+	sb_s3_config_clear(&c);
+}
 
 void
 test_s3_config(void)
@@ -256,6 +332,14 @@ test_s3_config(void)
 	unsetenv("AWS_ACCESS_KEY_ID");
 	ok(sb_s3_config_load(&s, &c, &err) && strcmp(c.access_key, "DEFKEY") == 0,
 	   "AWS_SHARED_CREDENTIALS_FILE, a file its group may read");
+	th_fake_euid(getuid() + 1);
+	ok(!sb_s3_config_load(&s, &c, &err) && err.code == SB_EKEY,
+	   "a private file that another user than the server's owns is refused");
+	th_real_euid();
+	like(err.message, "is owned by uid", "saying whose it is (%s)", err.message);
+	like(err.message, "(mode 0640)", "its mode");
+	like(err.message, file, "and naming it");
+	ok(strstr(err.message, "DEFSECRET") == NULL && strstr(err.message, "DEFKEY") == NULL, "not its content");
 	sb_s3_config_clear(&c);
 	ok(c.secret_key[0] == '\0' && c.access_key[0] == '\0', "clearing wipes the secrets");
 
@@ -292,6 +376,8 @@ test_s3_config(void)
 	}
 	ok(sb_s3_check_bucket_endpoints("", &err) && sb_s3_check_bucket_endpoints(NULL, &err), "none at all is fine");
 	sb_s3_config_clear(&c);
+	check_limits(&s);
+	check_allowed(&s);
 
 	th_rmtree(dir);
 	for (size_t i = 0; i < sizeof(aws_env) / sizeof(aws_env[0]); i++)
@@ -350,4 +436,110 @@ test_s3_xml(void)
 	ok(!sb_s3_xml_text(entity, strlen(entity), "UploadId", code, sizeof(code), &err) ||
 	   strstr(code, "root") == NULL, "an external entity is not read");
 	ok(!sb_s3_xml_text(error, strlen(error), "Missing", code, sizeof(code), &err), "a missing element");
+}
+
+static bool
+count_keys(void *arg, const SbS3Item *item, SbError *err)
+{
+	(*(int *) arg)++;
+	return true;
+}
+
+/* A ListObjectsV2 page of N keys ("k/0000001" ...), TRUNCATED or not, malloc'd. */
+static char *
+listing_of(int n, bool truncated)
+{
+	size_t		cap = 256 + (size_t) n * 128;	/* an item is under 100 bytes */
+	char	   *xml = malloc(cap);
+	size_t		used;
+
+	used = (size_t) snprintf(xml, cap, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ListBucketResult "
+							 "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><IsTruncated>%s</IsTruncated>",
+							 truncated ? "true" : "false");
+	for (int i = 0; i < n; i++)
+		used += (size_t) snprintf(xml + used, cap - used, "<Contents><Key>k/%07d</Key><Size>%d</Size>"
+								  "<Owner><ID>x</ID></Owner></Contents>", i, i);
+	snprintf(xml + used, cap - used, "%s</ListBucketResult>",
+			 truncated ? "<NextContinuationToken>next/1</NextContinuationToken>" : "");
+	return xml;
+}
+
+/* Is BODY refused as a listing page, with a message holding WHY? */
+static void
+refused_page(const char *body, const char *why, const char *what)
+{
+	SbS3Page	page;
+	SbError		err;
+	int			n = 0;
+
+	ok(!sb_s3_xml_objects(body, strlen(body), count_keys, &n, &page, &err) && err.code == SB_ECORRUPT,
+	   "refused: %s", what);
+	like(err.message, why, "saying why (%s)", err.message);
+}
+
+void
+test_s3_xml_hostile(void)
+{
+	const char *laughs = "<?xml version=\"1.0\"?><!DOCTYPE l [<!ENTITY a \"aaaaaaaaaa\">"
+		"<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">"
+		"<!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\"><!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\">]>"
+		"<ListBucketResult><Contents><Key>&e;&e;&e;&e;</Key><Size>1</Size></Contents></ListBucketResult>";
+	const char *external = "<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><Error><Code>&e;</Code></Error>";
+	char		long_key[1200];
+	char		long_token[1200];
+	char		body[4096];
+	char		code[64],
+				message[16];
+	char	   *xml;
+	SbS3Page	page;
+	SbError		err;
+	int			n = 0;
+	double		t0;
+
+	th_begin("s3: the XML replies read as a stream: pages of 1,000 keys, hostile and malformed replies refused");
+	xml = listing_of(1000, true);
+	ok(sb_s3_xml_objects(xml, strlen(xml), count_keys, &n, &page, &err), "a page of 1,000 keys (%zu bytes)", strlen(xml));
+	is_int(n, 1000, "every key, once");
+	ok(page.truncated && strcmp(page.next, "next/1") == 0, "truncated, and where it goes on");
+	free(xml);
+	xml = listing_of(1001, false);
+	refused_page(xml, "more than the 1000 items asked for", "a page of 1,001 keys (max-keys is 1000)");
+	free(xml);
+
+	t0 = th_now();
+	refused_page(laughs, "has a DOCTYPE", "entities that expand (a billion laughs)");
+	ok(th_now() - t0 < 0.1, "at once (%.3f s)", th_now() - t0);
+	ok(!sb_s3_xml_error(external, strlen(external), code, sizeof(code), message, sizeof(message)) && code[0] == '\0',
+	   "an error document with an external entity is not read as one");
+	refused_page("<ListBucketResult><Contents><Key>&e;</Key><Size>1</Size></Contents></ListBucketResult>",
+				 "not well-formed", "an entity never declared");
+	refused_page("<ListBucketResult><Contents><Key>a<b>c</b></Key><Size>1</Size></Contents></ListBucketResult>",
+				 "<Key> holds an element <b>", "an element inside a key");
+	refused_page("<ListBucketResult><Contents><Key>a</Key><Size>-1</Size></Contents></ListBucketResult>",
+				 "size \"-1\", not a number", "a size that is not a number");
+	refused_page("<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>", "without a <Key>",
+				 "an item without a key");
+	refused_page("<ListBucketResult><Contents><Key>a</Key><Size>1</Size></Contents>", "not well-formed",
+				 "a page cut short");
+	refused_page("<Error><Code>AccessDenied</Code></Error>", "is not a ListBucketResult but a <Error>",
+				 "an error document where a listing was asked for");
+	memset(long_key, 'k', sizeof(long_key) - 1);
+	long_key[sizeof(long_key) - 1] = '\0';
+	snprintf(body, sizeof(body), "<ListBucketResult><Contents><Key>%s</Key><Size>1</Size></Contents></ListBucketResult>",
+			 long_key);
+	refused_page(body, "<Key> is longer than 1024 bytes", "a key longer than S3's");
+	memset(long_token, 't', sizeof(long_token) - 1);
+	long_token[sizeof(long_token) - 1] = '\0';
+	snprintf(body, sizeof(body), "<ListBucketResult><IsTruncated>true</IsTruncated><NextContinuationToken>%s"
+			 "</NextContinuationToken></ListBucketResult>", long_token);
+	refused_page(body, "<NextContinuationToken> is longer than 1023 bytes", "a continuation token too long to send back");
+
+	snprintf(body, sizeof(body), "<Error><Code>SlowDown</Code><Message>%s</Message></Error>", long_key);
+	ok(sb_s3_xml_error(body, strlen(body), code, sizeof(code), message, sizeof(message)) &&
+	   strcmp(code, "SlowDown") == 0 && strlen(message) == sizeof(message) - 1,
+	   "an error document's long message is cut to its buffer");
+	ok(!sb_s3_xml_error("<Error><Code>x", 14, code, sizeof(code), message, sizeof(message)),
+	   "a cut error document is not one");
+	ok(sb_s3_xml_error("<Error><Code><![CDATA[Slow]]>Down</Code></Error>", 48, code, sizeof(code), message,
+					   sizeof(message)) && strcmp(code, "SlowDown") == 0, "text and CDATA are read together");
 }

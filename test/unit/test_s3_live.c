@@ -83,7 +83,7 @@ test_s3_live_objects(void)
 	test_prefix(prefix, sizeof(prefix), "objects");
 	snprintf(key, sizeof(key), "%s/hello world+$.txt", prefix);
 	ok(sb_s3_put_object(c, BUCKET, key, "hello", 5, &err), "a small object is put (key with spaces, + and $)");
-	ok(sb_s3_get_object(c, BUCKET, key, &data, &len, &err) && len == 5 && memcmp(data, "hello", 5) == 0,
+	ok(sb_s3_get_object(c, BUCKET, key, 5, &data, &len, &err) && len == 5 && memcmp(data, "hello", 5) == 0,
 	   "and read back whole");
 	free(data);
 	th_fill(big, sizeof(big), 7, false);
@@ -104,7 +104,7 @@ test_s3_live_objects(void)
 	   "more bytes than the buffer holds are refused (%s)", err.message);
 	sb_s3_request_reset(&req);
 	ok(sb_s3_list_objects(c, BUCKET, prefix, count_item, &n, &err) && n == 2, "the prefix lists 2 objects");
-	ok(!sb_s3_get_object(c, BUCKET, "no/such/key", &data, &len, &err) && err.code == SB_ENOTFOUND,
+	ok(!sb_s3_get_object(c, BUCKET, "no/such/key", 100, &data, &len, &err) && err.code == SB_ENOTFOUND,
 	   "a missing key: not found (%s)", err.message);
 	ok(sb_s3_delete_object(c, BUCKET, key, &err), "an object is deleted");
 	ok(sb_s3_delete_object(c, BUCKET, key, &err), "deleting it again is no error");
@@ -195,7 +195,7 @@ test_s3_live_multipart(void)
 	ok(sb_s3_list_uploads(c, BUCKET, prefix, find_upload, probe, &err) && probe[0] == '\0',
 	   "the upload in progress is listed");
 	ok(sb_s3_multipart_complete(c, BUCKET, key, id, etags, nparts, &err), "and completed");
-	ok(sb_s3_get_object(c, BUCKET, key, &back, &len, &err) && len == part_len * nparts &&
+	ok(sb_s3_get_object(c, BUCKET, key, part_len * nparts, &back, &len, &err) && len == part_len * nparts &&
 	   memcmp(back, data, len) == 0, "the object is the parts in order");
 	free(back);
 	ok(sb_s3_delete_object(c, BUCKET, key, &err), "removed");
@@ -236,7 +236,7 @@ test_s3_live_failures(void)
 	if ((c = test_client(2, "http://127.0.0.1:9")) == NULL)
 		return;
 	t0 = th_now();
-	ok(!sb_s3_get_object(c, BUCKET, "k", &data, &len, &err) && err.code == SB_EIO,
+	ok(!sb_s3_get_object(c, BUCKET, "k", 100, &data, &len, &err) && err.code == SB_EIO,
 	   "an unreachable endpoint fails");
 	like(err.message, "after 3 tries", "after its retries (%s)", err.message);
 	ok(th_now() - t0 >= 0.2, "with backoff between the tries (%.2f s)", th_now() - t0);

@@ -39,6 +39,7 @@ extern void test_s3_sign_vectors(void);
 extern void test_s3_locations(void);
 extern void test_s3_config(void);
 extern void test_s3_xml(void);
+extern void test_s3_xml_hostile(void);
 
 /* test_s3_live.c */
 extern void test_s3_live_objects(void);
@@ -54,6 +55,9 @@ extern void test_s3_wal(void);
 /* test_s3_faults.c */
 extern void test_s3_faults(void);
 extern void test_s3_faults_upload(void);
+extern void test_s3_faults_listing(void);
+extern void test_s3_faults_stop(void);
+extern void test_s3_faults_allowed(void);
 
 /* test_encrypted.c */
 extern void test_encrypted_backup(void);
