@@ -37,6 +37,7 @@
 #include "job_backup.h"
 #include "sb_control.h"
 #include "sb_guc.h"
+#include "sb_key.h"
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
@@ -216,6 +217,7 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	dests.paths = paths;
 	dests.count = (uint32_t) n;
 	dests.system_identifier = GetSystemIdentifier();
+	dests.key = sb_key_current();	/* a sealed file's tag checked before it goes, when there is one */
 	if (!sb_wal_remove_before(&dests, before, false, &r, &err))
 	{
 		ereport(WARNING, (errmsg("archived WAL before %s could not be removed: %s", before, err.message)));
