@@ -404,9 +404,9 @@ static bool
 write_object(SbWalWorker *w, SbWalWriteJob *job, SbError *err)
 {
 	/* Stored bytes never pass the raw length by more than a piece before compression is abandoned. */
-	TempFile	t = {.w = w, .fd = -1,
-		.mem_limit = SB_WAL_HEADER_SIZE + (size_t) job->header.raw_len + 2 * w->piece +
-	SB_WAL_SEAL_OVERHEAD};
+	size_t		limit = SB_WAL_HEADER_SIZE + (size_t) job->header.raw_len + 2 * w->piece +
+		SB_WAL_SEAL_OVERHEAD;
+	TempFile	t = {.w = w, .fd = -1, .mem_limit = limit};
 	char		file[SB_WAL_FILE_NAME_MAX];
 	bool		ok;
 

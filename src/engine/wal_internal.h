@@ -293,9 +293,9 @@ typedef struct SbWalWriteJob
 /*
  * Write JOB's file durably, sealed when W has a key.  Locally: a temporary
  * file holding a provisional header, the payload streamed in pieces (zstd,
- * or as it is when that does not shrink it), the final header, fsync, rename (without
- * replacing, unless JOB->replace), fsync of the folder; on failure the
- * temporary file is removed.  In a bucket: the same bytes made in memory
+ * or as it is when that does not shrink it), the final header, fsync,
+ * rename (without replacing, unless JOB->replace), fsync of the folder; on
+ * failure the temporary file is removed.  In a bucket: the same bytes made in memory
  * (at most the header and the file's length), then one PUT.  SB_EEXIST
  * when a file of that name appeared meanwhile.
  */

@@ -37,7 +37,6 @@
 #include "job_backup.h"
 #include "sb_control.h"
 #include "sb_guc.h"
-#include "sb_key.h"
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
@@ -217,7 +216,8 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	dests.paths = paths;
 	dests.count = (uint32_t) n;
 	dests.system_identifier = GetSystemIdentifier();
-	dests.key = sb_key_current();	/* a sealed file's tag checked before it goes, when there is one */
+	/* Retention recognises sealed files by their fields: no key needed, and a broken key file stops nothing. */
+	dests.key = NULL;
 	if (!sb_wal_remove_before(&dests, before, false, &r, &err))
 	{
 		ereport(WARNING, (errmsg("archived WAL before %s could not be removed: %s", before, err.message)));
