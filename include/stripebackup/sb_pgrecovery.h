@@ -48,6 +48,9 @@ typedef struct SbRecoveryArchive
 	uint32_t	ndestinations;
 	uint64_t	system_identifier;
 	uint32_t	prefetch;		/* segments wal-get fetches ahead */
+	const char *key_file;		/* absolute path of the key the archive is sealed with
+								 * (the path goes into restore_command, never the
+								 * key); NULL: an archive in the clear */
 } SbRecoveryArchive;
 
 /*

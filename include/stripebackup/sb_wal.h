@@ -20,8 +20,15 @@
  * holds with the same contents succeeds without writing; different contents
  * are refused.  An archive remembers the segments it made durable, so that
  * after a push ahead (segment N with the .ready segments after it) the
- * pushes of those that follow only check their files are untouched.  Readers check everything: the header's seal, version, system
- * identifier and name, both hashes and the CRC-32C, the exact length.
+ * pushes of those that follow only check their files are untouched.
+ * Readers check everything: the header's seal, version, system identifier
+ * and name, both hashes and the CRC-32C, the exact length.
+ *
+ * With a key (the same key file as encrypted backups), every file is
+ * sealed: its payload encrypted and authenticated with AES-256-GCM, its
+ * header tagged, under keys derived for that file, its system identifier
+ * and its name; a reader given the key refuses a file renamed, moved from
+ * another cluster's archive, forged without the key, or in the clear.
  *
  * No PostgreSQL header is used: names are checked against PostgreSQL's
  * file-name forms here.  Threads run only inside the engine and block every
@@ -33,11 +40,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_error.h"
 #include "stripebackup/sb_manifest.h"
 
+/* A file in the clear is format 1.0; a file sealed under a key, 2.0 (docs/FORMAT.md section 8). */
 #define SB_WAL_FORMAT_MAJOR 1
 #define SB_WAL_FORMAT_MINOR 0
+#define SB_WAL_SEALED_MAJOR 2
+#define SB_WAL_SEALED_MINOR 0
 #define SB_WAL_FOLDER "wal"
 #define SB_WAL_SUFFIX ".sbw"
 
@@ -103,6 +114,7 @@ typedef struct SbWalArchiveOptions
 	uint32_t	workers;		/* files compressed and written at once; 0 = CPUs */
 	uint32_t	segment_size;	/* the cluster's WAL segment size; 0 = 16 MB */
 	uint64_t	max_memory;		/* bytes the settings may allocate; 0 = 1 GB (sb_policy.h) */
+	const SbKey *encryption_key;	/* seal every file with it (copied); NULL: in the clear */
 } SbWalArchiveOptions;
 
 typedef struct SbWalArchive SbWalArchive;
@@ -163,12 +175,18 @@ extern void sb_wal_archive_held_bytes(SbWalArchive *archive, uint64_t *bytes);
 
 /* ---------- reading ---------- */
 
-/* Where an archive is: its destinations and the cluster. */
+/*
+ * Where an archive is: its destinations and the cluster, and the key its
+ * files are sealed with.  With a key, only files sealed with it are read
+ * (one in the clear is refused as damaged); without, only files in the
+ * clear (a sealed one is SB_EKEY: its key is needed).
+ */
 typedef struct SbWalDests
 {
 	const char *const *paths;
 	uint32_t	count;			/* 1 to SB_MAX_STRIPES */
 	uint64_t	system_identifier;
+	const SbKey *key;			/* NULL: an archive in the clear */
 } SbWalDests;
 
 /* What the header of an archived file says. */
@@ -183,6 +201,7 @@ typedef struct SbWalInfo
 	uint64_t	raw_hash;		/* XXH3-64 of the file's bytes */
 	uint32_t	crc32c;			/* CRC-32C of the file's bytes */
 	int64_t		archived_at;	/* seconds since the epoch */
+	bool		sealed;			/* encrypted and authenticated under the archive's key */
 } SbWalInfo;
 
 typedef struct SbWalFound
@@ -245,17 +264,30 @@ typedef struct SbWalEntry
 	uint32_t	destination;	/* 0-based */
 } SbWalEntry;
 
+/*
+ * What a listing could not take: a damaged header, a file sealed without
+ * the key or in the clear under one, a missing destination, a link where
+ * a folder should be.
+ */
+typedef struct SbWalProblem
+{
+	char		name[SB_WAL_NAME_MAX + 1];	/* the WAL file's; "" for a destination's */
+	SbErrorCode code;
+	char	   *message;		/* naming the file or the destination */
+} SbWalProblem;
+
 typedef struct SbWalListing
 {
 	SbWalEntry *entries;		/* sorted by name, then destination */
 	size_t		count;
-	char	  **problems;		/* what could not be listed, each naming the file
-								 * or destination: a damaged header, a missing
-								 * destination, a link where a folder should be */
+	SbWalProblem *problems;
 	size_t		nproblems;
 } SbWalListing;
 
-/* List every archived file of every destination from its header alone (no payload read). */
+/*
+ * List every archived file of every destination from its header alone (no
+ * payload read): under a key, a sealed file's header is authenticated.
+ */
 extern bool sb_wal_list(const SbWalDests *dests, SbWalListing *listing, SbError *err);
 extern void sb_wal_listing_free(SbWalListing *listing);
 

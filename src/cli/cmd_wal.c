@@ -10,6 +10,8 @@
  * Both are quiet when all is well.  wal-get says nothing either when the
  * archive does not hold the file: recovery asks for history files that
  * only may exist, and for the segment after the last one at the end.
+ * With --encryption-key-file, wal-push seals what it archives and wal-get
+ * takes only files sealed with that key.
  */
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +39,7 @@ wal_push_usage(void)
 	printf("      --balance=MODE            weighted (default) or adaptive\n");
 	printf("      --segment-size=SIZE       the cluster's WAL segment size (default: the file's)\n");
 	printf("      --max-memory=SIZE         refuse settings that need more memory (default 1GB)\n");
+	printf("      --encryption-key-file=FILE  seal the file (AES-256-GCM) with this key\n");
 	printf("  -h, --help                    show this help\n");
 	printf("\nA segment goes to one destination, a history file to every one.  A file\n"
 		   "already archived with the same contents is success; with other contents it\n"
@@ -59,10 +62,14 @@ wal_get_usage(void)
 		   SB_WAL_MAX_PREFETCH);
 	printf("      --spool=DIR               where (default: PATH's folder/" SPOOL_NAME ")\n");
 	printf("  -j, --jobs=N                  fetches at once (default K + 1, at most 8)\n");
+	printf("      --encryption-key-file=FILE  the archive is sealed with this key: only files\n"
+		   "                                sealed with it are taken\n");
 	printf("  -h, --help                    show this help\n");
 	printf("\nExit status 0 restored, 1 not in the archive (quietly: recovery asks for files\n"
-		   "that may not exist), 2 bad usage, 3 damaged, or a destination missing so that\n"
-		   "the archive cannot tell.  Every copy is checked whole before it is written.\n");
+		   "that may not exist), 2 bad usage, 126 damaged, forged, sealed without the key\n"
+		   "given (or in the clear with one), the key file unusable, or a destination\n"
+		   "missing so that the archive cannot tell: 126 stops recovery rather than end it\n"
+		   "there.  Every copy is checked whole before it is written.\n");
 }
 
 /* The archive options the arguments give; SEGMENT_SIZE the file's when it is a segment. */
@@ -84,6 +91,7 @@ push_options(const WalArgs *a, const char *name, const char *path, SbWalArchiveO
 	o->workers = a->jobs ? a->jobs : 1;
 	o->max_memory = a->max_memory;
 	o->segment_size = a->segment_size;
+	o->encryption_key = a->has_key ? &a->key : NULL;
 	/* One file: its own size is the segment size, unless told; the engine checks it is one. */
 	if (o->segment_size == 0 && sb_wal_name_parse(name, &parsed, &ignored) &&
 		(parsed.kind == SB_WAL_SEGMENT || parsed.kind == SB_WAL_PARTIAL) &&
@@ -103,6 +111,12 @@ cmd_wal_push(int argc, char **argv)
 
 	if ((rc = wal_args_parse(argc, argv, "wal-push", WAL_OPT_PUSH, 2, 2, wal_push_usage, &a)) >= 0)
 	{
+		wal_args_free(&a);
+		return rc;
+	}
+	if (!wal_args_load_key(&a, &err))
+	{
+		rc = cli_report_error(&err);
 		wal_args_free(&a);
 		return rc;
 	}
@@ -132,8 +146,9 @@ default_spool(const char *path, char *spool, size_t len)
 
 /*
  * How a get that failed ends: quietly 1 when the archive lacks the file, 2
- * for a name that is none; anything else (damage, a destination missing,
- * a full pg_wal) stops recovery rather than end it early.
+ * for a name that is none; anything else (damage, a forgery, a file that
+ * needs the key, a destination missing, a full pg_wal) stops recovery
+ * rather than end it early.
  */
 static int
 get_failed(const SbWalGetResult *r, const SbError *err)
@@ -160,6 +175,13 @@ cmd_wal_get(int argc, char **argv)
 	{
 		wal_args_free(&a);
 		return rc;
+	}
+	/* A key file that cannot be read stops recovery too: without it nothing sealed can be read. */
+	if (!wal_args_load_key(&a, &err))
+	{
+		(void) cli_report_error(&err);
+		wal_args_free(&a);
+		return EXIT_STOP_RECOVERY;
 	}
 	memset(&o, 0, sizeof(o));
 	wal_args_dests(&a, &o.dests);

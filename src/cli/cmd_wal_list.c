@@ -19,8 +19,10 @@ wal_list_usage(void)
 	printf("Options:\n");
 	printf("      --archive=DEST[,DEST...]  the archive's destinations (repeatable)\n");
 	printf("      --system-identifier=N     the cluster's\n");
+	printf("      --encryption-key-file=FILE  the archive is sealed with this key\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nExit status 0, or 3 when a file or destination could not be listed (said on stderr).\n");
+	printf("\nExit status 0, or 3 when a file or destination could not be listed (said on stderr):\n"
+		   "with a key, a file not sealed with it; without one, a sealed file.\n");
 }
 
 static void
@@ -35,6 +37,8 @@ wal_verify_usage(void)
 	printf("      --archive=DEST[,DEST...]  the archive's destinations (repeatable)\n");
 	printf("      --system-identifier=N     the cluster's\n");
 	printf("      --from=SEG, --to=SEG      segments that must all be there, SEG's included\n");
+	printf("      --encryption-key-file=FILE  the archive is sealed with this key: every file\n"
+		   "                                must be sealed with it\n");
 	printf("  -h, --help                    show this help\n");
 	printf("\nExit status 0 when the archive is good, 3 when a problem or a gap was found.\n");
 }
@@ -67,6 +71,9 @@ print_listing(const WalArgs *a, const SbWalListing *l)
 
 	for (i = 0; i < a->ndests; i++)
 		printf("destination %zu: %s\n", i + 1, a->dests[i]);
+	if (a->has_key)
+		printf("sealed with:   %s (files sealed with another key, or in the clear, are not listed)\n",
+			   a->key_file);
 	printf("%-42s %4s  %-10s %-10s %-5s %s\n", "WAL file", "dest", "size", "stored", "codec", "archived");
 	for (i = 0; i < l->count; i++)
 	{
@@ -93,6 +100,12 @@ cmd_wal_list(int argc, char **argv)
 		wal_args_free(&a);
 		return rc;
 	}
+	if (!wal_args_load_key(&a, &err))
+	{
+		rc = cli_report_error(&err);
+		wal_args_free(&a);
+		return rc;
+	}
 	wal_args_dests(&a, &d);
 	if (!sb_wal_list(&d, &l, &err))
 		rc = wal_report_error(&err);
@@ -100,7 +113,7 @@ cmd_wal_list(int argc, char **argv)
 	{
 		print_listing(&a, &l);
 		for (i = 0; i < l.nproblems; i++)
-			fprintf(stderr, "%s: warning: %s\n", progname, l.problems[i]);
+			fprintf(stderr, "%s: warning: %s\n", progname, l.problems[i].message);
 		rc = l.nproblems > 0 ? EXIT_DAMAGED : EXIT_OK;
 		sb_wal_listing_free(&l);
 	}
@@ -153,6 +166,8 @@ cmd_wal_verify(int argc, char **argv)
 	}
 	if ((a.from == NULL) != (a.to == NULL))
 		rc = cli_usage_error("wal-verify", "--from and --to go together");
+	else if (!wal_args_load_key(&a, &err))
+		rc = cli_report_error(&err);
 	else
 	{
 		wal_args_dests(&a, &d);

@@ -4,8 +4,11 @@
  *		else the destinations the backup was written to, those that hold a
  *		WAL archive of its system), the WAL check (sb_recovery_check_wal),
  *		and the recovery settings, with restore_command running this very
- *		program.
+ *		program.  With --encryption-key-file the archive is read as sealed
+ *		with that key, and restore_command names the key file (its path,
+ *		never its content) for the restored copy's wal-get.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +40,7 @@ destination_of(const char *path)
 	return dest;
 }
 
-/* Does bucket location DEST hold archived WAL of system SYSID (a listing finds some)? */
+/* Does bucket location DEST hold archived WAL of system SYSID (a listing finds some, good or not)? */
 static bool
 bucket_holds_archive(const char *dest, uint64_t sysid)
 {
@@ -49,7 +52,8 @@ bucket_holds_archive(const char *dest, uint64_t sysid)
 
 	if (!sb_wal_list(&dests, &listing, &ignored))
 		return false;
-	holds = listing.count > 0;
+	/* Files it cannot take (sealed, read without the key) are WAL of the system all the same. */
+	holds = listing.count > 0 || listing.nproblems > 0;
 	sb_wal_listing_free(&listing);
 	return holds;
 }
@@ -141,6 +145,7 @@ cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *m
 	r->where.paths = r->dests;
 	r->where.count = r->ndests;
 	r->where.system_identifier = r->system_identifier;
+	r->where.key = args->has_key ? &args->key : NULL;
 	return true;
 }
 
@@ -199,6 +204,7 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 				   SbError *err)
 {
 	char		program[PATH_MAX];
+	char		key_file[PATH_MAX];
 	SbRecoveryArchive archive;
 
 	*n = 0;
@@ -207,10 +213,14 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	/* restore_command runs this program, wherever it was installed. */
 	if (realpath("/proc/self/exe", program) == NULL)
 		return sb_error_set(err, SB_EIO, "cannot tell where this program is (/proc/self/exe)");
+	/* It runs in the copy's folder: the key file by its absolute path. */
+	if (args->has_key && realpath(args->key_file, key_file) == NULL)
+		return sb_error_set_errno(err, errno, "cannot tell where encryption key file \"%s\" is", args->key_file);
 	archive.program = program;
 	archive.destinations = r->dests;
 	archive.ndestinations = r->ndests;
 	archive.system_identifier = r->system_identifier;
 	archive.prefetch = SB_RECOVERY_PREFETCH;
+	archive.key_file = args->has_key ? key_file : NULL;
 	return sb_recovery_files(&args->recovery, &args->standby, &archive, files, n, err);
 }

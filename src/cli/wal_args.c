@@ -26,7 +26,8 @@ enum
 	LONG_PREFETCH,
 	LONG_SPOOL,
 	LONG_FROM,
-	LONG_TO
+	LONG_TO,
+	LONG_KEY_FILE
 };
 
 /* Which WAL_OPT_ flag each option needs; 0 = every command takes it. */
@@ -131,6 +132,9 @@ apply_option(void *args, int c, const char *arg)
 		case LONG_TO:
 			a->to = arg;
 			return -1;
+		case LONG_KEY_FILE:
+			a->key_file = arg;
+			return -1;
 	}
 	return apply_push_option(a, c, arg);
 }
@@ -228,6 +232,7 @@ wal_args_parse(int argc, char **argv, const char *command, int allowed, int narg
 		{"spool", required_argument, NULL, LONG_SPOOL},
 		{"from", required_argument, NULL, LONG_FROM},
 		{"to", required_argument, NULL, LONG_TO},
+		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -252,6 +257,19 @@ wal_args_free(WalArgs *a)
 	for (i = 0; i < a->ndests; i++)
 		free(a->dests[i]);
 	a->ndests = 0;
+	sb_key_clear(&a->key);
+	a->has_key = false;
+}
+
+bool
+wal_args_load_key(WalArgs *a, SbError *err)
+{
+	if (a->key_file == NULL)
+		return true;
+	if (!sb_key_load(a->key_file, &a->key, err))
+		return false;
+	a->has_key = true;
+	return true;
 }
 
 void
@@ -260,6 +278,7 @@ wal_args_dests(const WalArgs *a, SbWalDests *d)
 	d->paths = (const char *const *) a->dests;
 	d->count = a->ndests;
 	d->system_identifier = a->sysid;
+	d->key = a->has_key ? &a->key : NULL;
 }
 
 /* As cli_report_error, but a destination missing is a failure of the operation (1), not a damaged backup. */

@@ -5,7 +5,9 @@
  *
  * The archive is "--archive DEST[,DEST...]" (repeatable) with
  * "--system-identifier N", or, for the commands that only read, one
- * LOCATION: an archive folder DEST/wal/<system identifier>.
+ * LOCATION: an archive folder DEST/wal/<system identifier>.  Every command
+ * takes "--encryption-key-file FILE": the archive is sealed with that key
+ * (wal-push seals, the others take only files sealed with it).
  */
 #ifndef SB_WAL_ARGS_H
 #define SB_WAL_ARGS_H
@@ -40,18 +42,26 @@ typedef struct WalArgs
 	const char *to;
 	const char *args[2];		/* the positional arguments */
 	int			nargs;
+	const char *key_file;		/* --encryption-key-file */
+	bool		has_key;
+	SbKey		key;			/* loaded from it; wiped by wal_args_free */
 } WalArgs;
 
 /*
  * Parse ARGV for COMMAND, allowing the options in ALLOWED and NARGS_MIN to
  * NARGS_MAX positional arguments; USAGE prints the command's help.
- * Returns -1 to go on, or the exit status.  Free with wal_args_free.
+ * Returns -1 to go on, or the exit status.  Free with wal_args_free.  The
+ * key file is not read yet: wal_args_load_key does, so that each command
+ * says how its failure ends.
  */
 extern int	wal_args_parse(int argc, char **argv, const char *command, int allowed, int nargs_min,
 						   int nargs_max, void (*usage) (void), WalArgs *args);
 extern void wal_args_free(WalArgs *args);
 
-/* The archive the arguments name. */
+/* Read --encryption-key-file, if given; SB_EKEY naming the file (never its content) otherwise. */
+extern bool wal_args_load_key(WalArgs *args, SbError *err);
+
+/* The archive the arguments name (and its key, once loaded). */
 extern void wal_args_dests(const WalArgs *args, SbWalDests *dests);
 
 /* The exit status of a WAL command's ERR (as cli_report_error, which prints it). */

@@ -115,31 +115,93 @@ sb_hkdf_sha256(const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t s
 	return ok || openssl_failed(err, "derive a key");
 }
 
-/* Seal (ENCRYPT) or open IN into OUT; TAG written or checked. */
-static bool
-aes_gcm(bool encrypt, const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-		const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, SbError *err)
+/* ---------- AES-256-GCM, in one call or in pieces ---------- */
+
+bool
+sb_gcm_stream_begin(SbGcmStream *s, bool encrypt, const uint8_t key[SB_CRYPTO_KEY_LEN],
+					const uint8_t nonce[SB_CRYPTO_NONCE_LEN], const uint8_t *aad, size_t aad_len,
+					SbError *err)
 {
 	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
 	int			n = 0;
-	int			done = 0;
+
+	s->ctx = ctx;
+	s->encrypt = encrypt;
+	if (ctx != NULL &&
+		EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce, encrypt ? 1 : 0) > 0 &&
+		(aad_len == 0 || EVP_CipherUpdate(ctx, NULL, &n, aad, (int) aad_len) > 0))
+		return true;
+	sb_gcm_stream_free(s);
+	return openssl_failed(err, encrypt ? "start encrypting" : "start decrypting");
+}
+
+bool
+sb_gcm_stream_update(SbGcmStream *s, const uint8_t *in, size_t len, uint8_t *out, SbError *err)
+{
+	int			n = 0;
+
+	/* GCM is a stream cipher: each piece gives exactly its length back, and may be done in place. */
+	if (len == 0 || (len <= INT32_MAX && EVP_CipherUpdate(s->ctx, out, &n, in, (int) len) > 0 &&
+					 (size_t) n == len))
+		return true;
+	return openssl_failed(err, s->encrypt ? "encrypt" : "decrypt");
+}
+
+bool
+sb_gcm_stream_seal_end(SbGcmStream *s, uint8_t tag[SB_CRYPTO_TAG_LEN], SbError *err)
+{
+	uint8_t		none[16];
+	int			n = 0;
 	bool		ok;
 
-	ok = ctx != NULL &&
-		EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, nonce, encrypt ? 1 : 0) > 0 &&
-		(aad_len == 0 || EVP_CipherUpdate(ctx, NULL, &n, aad, (int) aad_len) > 0) &&
-		(len == 0 || EVP_CipherUpdate(ctx, out, &n, in, (int) len) > 0) &&
-		(encrypt || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, SB_CRYPTO_TAG_LEN, tag) > 0);
-	if (ok && EVP_CipherFinal_ex(ctx, out + (len == 0 ? 0 : n), &done) <= 0)
+	ok = EVP_CipherFinal_ex(s->ctx, none, &n) > 0 &&
+		EVP_CIPHER_CTX_ctrl(s->ctx, EVP_CTRL_GCM_GET_TAG, SB_CRYPTO_TAG_LEN, tag) > 0;
+	sb_gcm_stream_free(s);
+	return ok || openssl_failed(err, "encrypt");
+}
+
+bool
+sb_gcm_stream_open_end(SbGcmStream *s, const uint8_t tag[SB_CRYPTO_TAG_LEN], SbError *err)
+{
+	uint8_t		t[SB_CRYPTO_TAG_LEN];
+	uint8_t		none[16];
+	int			n = 0;
+	bool		ok;
+
+	memcpy(t, tag, sizeof(t));
+	if (EVP_CIPHER_CTX_ctrl(s->ctx, EVP_CTRL_GCM_SET_TAG, SB_CRYPTO_TAG_LEN, t) <= 0)
 	{
-		EVP_CIPHER_CTX_free(ctx);
-		return encrypt ? openssl_failed(err, "encrypt") :
-			sb_error_set(err, SB_ECORRUPT, "authentication failed: the sealed bytes, or where they "
-						 "belong, are not what was sealed");
+		sb_gcm_stream_free(s);
+		return openssl_failed(err, "decrypt");
 	}
-	ok = ok && (!encrypt || EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, SB_CRYPTO_TAG_LEN, tag) > 0);
-	EVP_CIPHER_CTX_free(ctx);
-	return ok || openssl_failed(err, encrypt ? "encrypt" : "decrypt");
+	ok = EVP_CipherFinal_ex(s->ctx, none, &n) > 0;
+	sb_gcm_stream_free(s);
+	return ok || sb_error_set(err, SB_ECORRUPT, "authentication failed: the sealed bytes, or where they "
+							  "belong, are not what was sealed");
+}
+
+void
+sb_gcm_stream_free(SbGcmStream *s)
+{
+	EVP_CIPHER_CTX_free(s->ctx);
+	s->ctx = NULL;
+}
+
+/* One whole message sealed (ENCRYPT, TAG written) or opened (TAG checked). */
+static bool
+gcm_once(bool encrypt, const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
+		 const uint8_t *in, size_t len, uint8_t *out, uint8_t *tag, SbError *err)
+{
+	SbGcmStream s;
+
+	if (!sb_gcm_stream_begin(&s, encrypt, key, nonce, aad, aad_len, err))
+		return false;
+	if (!sb_gcm_stream_update(&s, in, len, out, err))
+	{
+		sb_gcm_stream_free(&s);
+		return false;
+	}
+	return encrypt ? sb_gcm_stream_seal_end(&s, tag, err) : sb_gcm_stream_open_end(&s, tag, err);
 }
 
 bool
@@ -147,7 +209,7 @@ sb_aes_gcm_seal(const uint8_t key[SB_CRYPTO_KEY_LEN], const uint8_t nonce[SB_CRY
 				const uint8_t *aad, size_t aad_len, const uint8_t *in, size_t len, uint8_t *out,
 				uint8_t tag[SB_CRYPTO_TAG_LEN], SbError *err)
 {
-	return aes_gcm(true, key, nonce, aad, aad_len, in, len, out, tag, err);
+	return gcm_once(true, key, nonce, aad, aad_len, in, len, out, tag, err);
 }
 
 bool
@@ -158,7 +220,13 @@ sb_aes_gcm_open(const uint8_t key[SB_CRYPTO_KEY_LEN], const uint8_t nonce[SB_CRY
 	uint8_t		t[SB_CRYPTO_TAG_LEN];
 
 	memcpy(t, tag, sizeof(t));
-	return aes_gcm(false, key, nonce, aad, aad_len, in, len, out, t, err);
+	return gcm_once(false, key, nonce, aad, aad_len, in, len, out, t, err);
+}
+
+bool
+sb_random_bytes(uint8_t *out, size_t len, SbError *err)
+{
+	return (len <= INT32_MAX && RAND_bytes(out, (int) len) == 1) || openssl_failed(err, "draw random bytes");
 }
 
 /* A message sealed with a fresh random nonce: OUT = nonce || ciphertext || tag. */
@@ -166,8 +234,8 @@ static bool
 seal(const uint8_t *key, const uint8_t *aad, size_t aad_len, const uint8_t *in, size_t len,
 	 uint8_t *out, SbError *err)
 {
-	if (RAND_bytes(out, SB_CRYPTO_NONCE_LEN) != 1)
-		return openssl_failed(err, "draw a random nonce");
+	if (!sb_random_bytes(out, SB_CRYPTO_NONCE_LEN, err))
+		return false;
 	return sb_aes_gcm_seal(key, out, aad, aad_len, in, len, out + SB_CRYPTO_NONCE_LEN,
 						   out + SB_CRYPTO_NONCE_LEN + len, err);
 }
@@ -235,7 +303,7 @@ sb_cipher_create(const SbKey *user_key, const uint8_t uuid[SB_CRYPTO_UUID_LEN], 
 	bool		ok;
 
 	ok = begin_keys(user_key, uuid, c, kek, err) &&
-		(RAND_bytes(data_key, sizeof(data_key)) == 1 || openssl_failed(err, "draw a random key")) &&
+		sb_random_bytes(data_key, sizeof(data_key), err) &&
 		seal(kek, aad, backup_aad(AAD_DATA_KEY, uuid, aad), data_key, sizeof(data_key), wrapped, err) &&
 		derive_all(data_key, c, err);
 	OPENSSL_cleanse(data_key, sizeof(data_key));
@@ -343,10 +411,10 @@ segment_aad(const SbCipher *c, uint64_t index, bool last, uint8_t *out)
 	return n + 9;
 }
 
-/* HMAC-SHA256 under KEY of A then B, its first SB_CRYPTO_NONCE_LEN bytes into NONCE. */
+/* HMAC-SHA256 under KEY (KEY_LEN bytes) of A then B into OUT. */
 static bool
-mac_nonce(const uint8_t *key, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
-		  uint8_t *nonce, SbError *err)
+hmac_sha256(const uint8_t *key, size_t key_len, const uint8_t *a, size_t a_len, const uint8_t *b,
+			size_t b_len, uint8_t out[32], SbError *err)
 {
 	EVP_MAC    *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
 	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
@@ -354,18 +422,35 @@ mac_nonce(const uint8_t *key, const uint8_t *a, size_t a_len, const uint8_t *b, 
 		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *) "SHA256", 0),
 		OSSL_PARAM_construct_end()
 	};
-	uint8_t		out[32];
 	size_t		out_len = 0;
 	bool		ok;
 
-	ok = ctx != NULL && EVP_MAC_init(ctx, key, SB_CRYPTO_KEY_LEN, params) > 0 &&
-		EVP_MAC_update(ctx, a, a_len) > 0 && EVP_MAC_update(ctx, b, b_len) > 0 &&
-		EVP_MAC_final(ctx, out, &out_len, sizeof(out)) > 0 && out_len == sizeof(out);
+	ok = ctx != NULL && EVP_MAC_init(ctx, key, key_len, params) > 0 &&
+		EVP_MAC_update(ctx, a, a_len) > 0 && (b_len == 0 || EVP_MAC_update(ctx, b, b_len) > 0) &&
+		EVP_MAC_final(ctx, out, &out_len, 32) > 0 && out_len == 32;
 	EVP_MAC_CTX_free(ctx);
 	EVP_MAC_free(mac);
+	return ok || openssl_failed(err, "compute a MAC");
+}
+
+bool
+sb_hmac_sha256(const uint8_t *key, size_t key_len, const uint8_t *data, size_t len, uint8_t out[32],
+			   SbError *err)
+{
+	return hmac_sha256(key, key_len, data, len, NULL, 0, out, err);
+}
+
+/* HMAC-SHA256 under KEY of A then B, its first SB_CRYPTO_NONCE_LEN bytes into NONCE. */
+static bool
+mac_nonce(const uint8_t *key, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
+		  uint8_t *nonce, SbError *err)
+{
+	uint8_t		out[32];
+	bool		ok = hmac_sha256(key, SB_CRYPTO_KEY_LEN, a, a_len, b, b_len, out, err);
+
 	memcpy(nonce, out, SB_CRYPTO_NONCE_LEN);
 	OPENSSL_cleanse(out, sizeof(out));
-	return ok || openssl_failed(err, "compute a MAC");
+	return ok;
 }
 
 bool

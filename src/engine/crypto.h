@@ -103,7 +103,40 @@ extern bool sb_cipher_seal_segment(const SbCipher *c, uint64_t index, bool last,
 extern bool sb_cipher_open_segment(const SbCipher *c, uint64_t index, bool last, const uint8_t *in,
 								   size_t len, uint8_t *out, SbError *err);
 
-/* ---------- the primitives, for the tests ---------- */
+/* ---------- the primitives (the WAL archive's files use them too) ---------- */
+
+/* LEN random bytes into OUT (OpenSSL's generator). */
+extern bool sb_random_bytes(uint8_t *out, size_t len, SbError *err);
+
+/* HMAC-SHA256 under KEY (KEY_LEN bytes) of LEN bytes DATA into OUT. */
+extern bool sb_hmac_sha256(const uint8_t *key, size_t key_len, const uint8_t *data, size_t len,
+						   uint8_t out[32], SbError *err);
+
+/*
+ * AES-256-GCM of one message given in pieces, for messages too large to
+ * hold whole (an archived WAL file is up to 1 GB).  Begin with the key,
+ * nonce and associated data; each update encrypts or decrypts LEN bytes
+ * (IN and OUT may be the same buffer); the end writes the tag (sealing) or
+ * checks it (opening: SB_ECORRUPT when it does not match).  Until an open
+ * ends well, what its updates gave is unauthenticated: a caller keeps it
+ * where nothing uses it (a temporary file) until then.  An end, or
+ * sb_gcm_stream_free after a failure, frees the stream.
+ */
+typedef struct SbGcmStream
+{
+	void	   *ctx;			/* OpenSSL's EVP_CIPHER_CTX */
+	bool		encrypt;
+} SbGcmStream;
+
+extern bool sb_gcm_stream_begin(SbGcmStream *s, bool encrypt, const uint8_t key[SB_CRYPTO_KEY_LEN],
+								const uint8_t nonce[SB_CRYPTO_NONCE_LEN], const uint8_t *aad,
+								size_t aad_len, SbError *err);
+extern bool sb_gcm_stream_update(SbGcmStream *s, const uint8_t *in, size_t len, uint8_t *out,
+								 SbError *err);
+extern bool sb_gcm_stream_seal_end(SbGcmStream *s, uint8_t tag[SB_CRYPTO_TAG_LEN], SbError *err);
+extern bool sb_gcm_stream_open_end(SbGcmStream *s, const uint8_t tag[SB_CRYPTO_TAG_LEN],
+								   SbError *err);
+extern void sb_gcm_stream_free(SbGcmStream *s);
 
 /* HKDF-SHA256 (RFC 5869) of IKM with SALT and INFO into OUT (OUT_LEN bytes). */
 extern bool sb_hkdf_sha256(const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,

@@ -231,6 +231,14 @@ restore_command(const SbRecoveryArchive *a, char *buf, SbError *err)
 	snprintf(number, sizeof(number), "%llu", (unsigned long long) a->system_identifier);
 	if (!add(buf, " --system-identifier %s", number, ""))
 		return false;
+	/* A sealed archive: the copy's wal-get reads the key file itself (its server's user must be able to). */
+	if (a->key_file != NULL)
+	{
+		if (!add(buf, " --encryption-key-file ", "", ""))
+			return sb_error_set(err, SB_EINVAL, "restore_command is too long");
+		if (!add_shell_path(buf, a->key_file, err))
+			return false;
+	}
 	snprintf(number, sizeof(number), "%u", a->prefetch);
 	return add(buf, " --prefetch %s %%f %%p", number, "") ||
 		sb_error_set(err, SB_EINVAL, "restore_command is too long");

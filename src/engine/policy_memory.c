@@ -242,9 +242,9 @@ sb_policy_wal_memory(const SbWalArchiveOptions *o, SbMemoryEstimate *e)
 
 	memset(e, 0, sizeof(*e));
 	format_size(piece, size, sizeof(size));
-	/* As sb_wal_worker_init: a piece read, and a piece compressed. */
-	e->buffers = (uint64_t) workers * 2 * piece;
-	add_term(e, e->buffers, "WAL workers %u x 2 pieces of %s", workers, size);
+	/* As sb_wal_worker_init: a piece read, and a piece compressed; sealing, a piece sealed. */
+	e->buffers = (uint64_t) workers * (o->encryption_key ? 3 : 2) * piece;
+	add_term(e, e->buffers, "WAL workers %u x %d pieces of %s", workers, o->encryption_key ? 3 : 2, size);
 	format_size(segment, size, sizeof(size));
 	if (wal_to_bucket(o))
 	{

@@ -84,7 +84,8 @@ read_history(const SbWalDests *dests, const char *name, MemOut *m, bool *absent,
 	if (found.info.raw_bytes > MAX_HISTORY_BYTES)
 		return sb_error_set(err, SB_ECORRUPT, "timeline history file \"%s\" is %" PRIu64 " bytes long",
 							name, found.info.raw_bytes);
-	if (!sb_wal_worker_init(&w, SB_CODEC_ZSTD, 1, sb_wal_piece_size((uint32_t) MAX_HISTORY_BYTES), err))
+	if (!sb_wal_worker_init(&w, SB_CODEC_ZSTD, 1, sb_wal_piece_size((uint32_t) MAX_HISTORY_BYTES),
+							dests->key, err))
 		return false;
 	ok = sb_wal_read_found(&w, dests, &found, name, copy_to_memory, m, &used, &h, err);
 	sb_wal_worker_free(&w);
@@ -186,6 +187,18 @@ listed(const SbWalListing *l, const char *name)
 	return bsearch(name, l->entries, l->count, sizeof(SbWalEntry), compare_name_to_entry) != NULL;
 }
 
+/* Why the listing did not take a file of NAME, when it found one: NULL when there is none. */
+static const char *
+refusal_of(const SbWalListing *l, const char *name)
+{
+	size_t		i;
+
+	for (i = 0; i < l->nproblems; i++)
+		if (strcmp(l->problems[i].name, name) == 0)
+			return l->problems[i].message;
+	return NULL;
+}
+
 uint32_t
 sb_wal_listing_segment_size(const SbWalListing *l, uint32_t given)
 {
@@ -262,11 +275,15 @@ walk_segments(const SbWalListing *l, const TimelinePath *path, uint64_t first, u
 
 		sb_wal_segment_name(tli, segno, c->segment_size, name);
 		c->segments++;
-		if (!listed(l, name))
-		{
+		if (listed(l, name))
+			continue;
+		/* A copy that is there but refused (damaged, forged, in the clear under a key) is a gap too: said so. */
+		if (refusal_of(l, name) != NULL)
+			set_gap(c, name, "segment \"%s\" (expected on timeline %u) cannot be used: %.400s", name, tli,
+					refusal_of(l, name));
+		else
 			set_gap(c, name, "segment \"%s\" is not in the archive (expected on timeline %u)", name, tli);
-			return;
-		}
+		return;
 	}
 }
 

@@ -84,7 +84,7 @@ look_in_folder(Search *s, uint32_t d, SbWalFolder *folder, SbError *err)
 	}
 	else
 	{
-		good = sb_wal_file_read_header(&in.store, &h, &why) &&
+		good = sb_wal_file_read_header(&in.store, s->dests->key, &h, NULL, &why) &&
 			sb_wal_header_is(&h, s->dests->system_identifier, s->name, &why);
 		if (!good && strstr(why.message, in.path) == NULL)
 			sb_error_prefix(&why, "\"%s\"", in.path);
@@ -92,7 +92,8 @@ look_in_folder(Search *s, uint32_t d, SbWalFolder *folder, SbError *err)
 	}
 	if (good)
 		return take_copy(s, d, &h, in.path, err);
-	if (why.code != SB_ECORRUPT && why.code != SB_EVERSION)
+	/* A copy that cannot be used, for what it is (damaged, of another version, sealed without the key). */
+	if (why.code != SB_ECORRUPT && why.code != SB_EVERSION && why.code != SB_EKEY)
 	{
 		note_unreachable(s, d, &why);
 		return true;
@@ -127,7 +128,8 @@ report_not_found(const Search *s, const char *shown, SbError *err)
 	if (s->found->damaged != 0)
 	{
 		*err = s->damage;
-		sb_error_prefix(err, "every copy of WAL file \"%s\" in the archive is damaged", shown);
+		sb_error_prefix(err, s->damage.code == SB_EKEY ? "WAL file \"%s\" cannot be read without its key" :
+						"every copy of WAL file \"%s\" in the archive is damaged", shown);
 		return false;
 	}
 	if (s->found->unreachable != 0)

@@ -277,7 +277,7 @@ make_workers(GetRun *g, uint32_t n, SbError *err)
 	if ((g->workers = sb_alloc(n * sizeof(SbWalWorker), err)) == NULL)
 		return false;
 	for (i = 0; i < n; i++, g->nworkers++)
-		if (!sb_wal_worker_init(&g->workers[i], SB_CODEC_ZSTD, 1, piece, err))
+		if (!sb_wal_worker_init(&g->workers[i], SB_CODEC_ZSTD, 1, piece, g->o->dests.key, err))
 			return false;
 	return true;
 }
@@ -359,7 +359,7 @@ sb_wal_get(const SbWalGetOptions *o, const char *name, const char *target_path,
 	if (o->prefetch > SB_WAL_MAX_PREFETCH)
 		return sb_error_set(err, SB_EINVAL, "prefetch of %u segments; at most %d", o->prefetch,
 							SB_WAL_MAX_PREFETCH);
-	ok = sb_wal_spool_open(&g.spool, o->spool, o->dests.system_identifier, err) &&
+	ok = sb_wal_spool_open(&g.spool, o->spool, &o->dests, err) &&
 		run_get(&g, target_path, r, err);
 	r->info = g.info;
 	r->unreachable = g.found.unreachable;

@@ -1,11 +1,16 @@
 /*
  * wal_internal.h
  *		What the WAL archive's modules share: the header of an archived file
- *		(wal_format.c), the folders of an archive (wal_dest.c), a worker's
- *		buffers and the reading and writing of one archived file
- *		(wal_file.c), and a few name helpers (wal_name.c).
+ *		(wal_format.c), the keys of a sealed one (wal_seal.c), the folders of
+ *		an archive (wal_dest.c), a worker's buffers and the reading and
+ *		writing of one archived file (wal_file.c), and a few name helpers
+ *		(wal_name.c).
  *
  *		DEST/wal/<sysid>/<name>.sbw		header (128 bytes) + payload
+ *
+ * A file is in the clear (format 1.0) or, when the archive has a key,
+ * sealed (format 2.0: AES-256-GCM under keys of its own).  A reader given a
+ * key takes sealed files only; one given none, files in the clear only.
  *
  * docs/FORMAT.md, "The WAL archive", is the reference for the bytes.
  */
@@ -20,6 +25,7 @@
 
 #include "stripebackup/sb_wal.h"
 #include "checksum.h"
+#include "crypto.h"
 #include "codec.h"
 #include "s3_client.h"
 #include "store.h"
@@ -32,39 +38,70 @@
 
 /* ---------- the header (wal_format.c) ---------- */
 
+/* A sealed file: its salt, its header's tag and how many header bytes that covers. */
+#define SB_WAL_SALT_LEN 8
+#define SB_WAL_TAG_LEN 16
+#define SB_WAL_TAGGED_LEN (SB_WAL_HEADER_SIZE - SB_WAL_TAG_LEN)
+/* What sealing adds to a payload: the nonce before it, the GCM tag after. */
+#define SB_WAL_SEAL_OVERHEAD SB_CRYPTO_OVERHEAD
+
 typedef struct SbWalHeader
 {
-	uint16_t	major;
+	uint16_t	major;			/* SB_WAL_FORMAT_MAJOR, or SB_WAL_SEALED_MAJOR */
 	uint16_t	minor;
+	bool		sealed;			/* format 2.0: encrypted and authenticated */
 	uint64_t	system_identifier;
 	char		name[SB_WAL_NAME_MAX + 1];
 	uint64_t	raw_len;
-	uint64_t	stored_len;
+	uint64_t	stored_len;		/* sealed: nonce, what the codec gave, tag */
 	uint8_t		codec;
-	int32_t		level;
-	uint64_t	raw_hash;		/* XXH3-64 of the raw bytes */
-	uint64_t	stored_hash;	/* XXH3-64 of the payload as stored */
-	uint32_t	crc32c;			/* CRC-32C of the raw bytes */
+	int32_t		level;			/* not recorded in a sealed file (0) */
+	uint64_t	raw_hash;		/* XXH3-64 of the raw bytes (unmasked once decoded) */
+	uint64_t	stored_hash;	/* XXH3-64 of the payload as stored; 0 when sealed */
+	uint32_t	crc32c;			/* CRC-32C of the raw bytes (unmasked once decoded) */
 	int64_t		archived_at;	/* seconds since the epoch */
+	uint8_t		salt[SB_WAL_SALT_LEN];	/* sealed: what makes its keys its own */
 } SbWalHeader;
 
-extern void sb_wal_header_encode(const SbWalHeader *h, uint8_t out[SB_WAL_HEADER_SIZE]);
+/* The keys of one sealed file (wal_seal.c), wiped after use. */
+#define SB_WAL_MASK_LEN 12
+typedef struct SbWalKeys
+{
+	uint8_t		payload[SB_CRYPTO_KEY_LEN];	/* AES-256-GCM of the payload */
+	uint8_t		header[SB_CRYPTO_KEY_LEN];	/* HMAC-SHA256 of the header */
+	uint8_t		mask[SB_WAL_MASK_LEN];	/* XORed over the raw XXH3-64 and CRC-32C */
+} SbWalKeys;
 
 /*
- * Decode and check a header on its own: magic, major version, size, seal,
- * a WAL file name, a known codec and lengths a writer writes (zstd only
- * when smaller, none with stored = raw).  Says what is wrong; the caller
- * names the file.
+ * Encode H into OUT: format 1.0 sealed by XXH3, or (H->sealed) 2.0 with
+ * its hashes masked and its tag made with KEYS (H's own, from
+ * sb_wal_keys_derive).
  */
-extern bool sb_wal_header_decode(const uint8_t in[SB_WAL_HEADER_SIZE], SbWalHeader *h,
-								 SbError *err);
+extern bool sb_wal_header_encode(const SbWalHeader *h, const SbWalKeys *keys,
+								 uint8_t out[SB_WAL_HEADER_SIZE], SbError *err);
 
 /*
- * Only magic, version, size, seal and name: what a writer's provisional
- * header (the one a temporary file starts with) also passes.
+ * Decode and check a finished header on its own, as KEY says: without a
+ * key, format 1.0 only (a sealed file is SB_EKEY: its key is needed); with
+ * one, 2.0 only (a file in the clear is SB_ECORRUPT), its tag checked and
+ * its hashes unmasked, its keys into KEYS (NULL: not wanted).  Then
+ * magic, version, size, seal, a WAL file name, a known codec and lengths
+ * a writer writes (zstd only when smaller, none with stored = raw).  Says
+ * what is wrong; the caller names the file.
  */
-extern bool sb_wal_header_decode_sealed(const uint8_t in[SB_WAL_HEADER_SIZE], SbWalHeader *h,
-										SbError *err);
+extern bool sb_wal_header_decode(const uint8_t in[SB_WAL_HEADER_SIZE], const SbKey *key,
+								 SbWalHeader *h, SbWalKeys *keys, SbError *err);
+
+/*
+ * What retention removes: a header of either format that is the archive's
+ * by its magic, version, size and name; its seal checked, or for a sealed
+ * file its tag when KEY is given (without it, by those fields alone, as
+ * retention recognises an encrypted backup's envelope).  PROVISIONAL:
+ * what a writer's provisional header (a temporary file's) also passes;
+ * else the lengths too.
+ */
+extern bool sb_wal_header_recognise(const uint8_t in[SB_WAL_HEADER_SIZE], const SbKey *key,
+									bool provisional, SbWalHeader *h, SbError *err);
 
 /* Is H the header of NAME of the cluster SYSID?  SB_ECORRUPT saying what differs otherwise. */
 extern bool sb_wal_header_is(const SbWalHeader *h, uint64_t sysid, const char *name,
@@ -76,8 +113,36 @@ extern void sb_wal_header_info(const SbWalHeader *h, SbWalInfo *info);
 /* Do two headers describe the same contents (length, XXH3-64, CRC-32C)? */
 extern bool sb_wal_same_contents(const SbWalHeader *a, const SbWalHeader *b);
 
-/* "123 bytes, XXH3 ..., CRC-32C ..." of a header, for messages saying what differs. */
+/*
+ * "123 bytes, XXH3 ..., CRC-32C ..." of a header, for messages saying what
+ * differs; of a sealed one only its length, since its hashes are secret.
+ */
 extern void sb_wal_describe_contents(const SbWalHeader *h, char *buf, size_t len);
+
+/* ---------- a sealed file's keys (wal_seal.c) ---------- */
+
+/*
+ * The keys of the sealed file H describes (its salt, system identifier
+ * and name) under the user's KEY: HKDF-SHA256, FORMAT.md section 8.7.
+ */
+extern bool sb_wal_keys_derive(const SbKey *key, const SbWalHeader *h, SbWalKeys *k,
+							   SbError *err);
+extern void sb_wal_keys_clear(SbWalKeys *k);
+
+/* The tag of HEADER's first SB_WAL_TAGGED_LEN bytes under K. */
+extern bool sb_wal_tag(const SbWalKeys *k, const uint8_t header[SB_WAL_HEADER_SIZE],
+					   uint8_t tag[SB_WAL_TAG_LEN], SbError *err);
+
+/* Does HEADER end in its tag under K?  SB_ECORRUPT otherwise. */
+extern bool sb_wal_tag_check(const SbWalKeys *k, const uint8_t header[SB_WAL_HEADER_SIZE],
+							 SbError *err);
+
+/* Mask (or unmask: the same XOR) a file's raw XXH3-64 and CRC-32C with K's mask. */
+extern void sb_wal_mask(const SbWalKeys *k, uint64_t *raw_hash, uint32_t *crc32c);
+
+/* The payload's associated data for H (sealing or opening it) into OUT; its length. */
+#define SB_WAL_AAD_MAX 128
+extern size_t sb_wal_payload_aad(const SbWalHeader *h, uint8_t out[SB_WAL_AAD_MAX]);
 
 /* ---------- folders (wal_dest.c, wal_bucket.c) ---------- */
 
@@ -189,20 +254,29 @@ extern bool sb_wal_parse_file_name(const char *entry, char name[SB_WAL_NAME_MAX 
 
 /* ---------- one archived file (wal_file.c) ---------- */
 
-/* A worker's buffers and contexts: memory is these, whatever the size of a file. */
+/*
+ * A worker's buffers and contexts, and the key of the archive it reads
+ * and writes: memory is these, whatever the size of a file.
+ */
 typedef struct SbWalWorker
 {
-	uint8_t    *in;				/* a piece read */
+	uint8_t    *in;				/* a piece read (a sealed one is opened in place) */
 	uint8_t    *out;			/* a piece compressed or decompressed */
+	uint8_t    *sealed;			/* a piece sealed: made by the first sealed write */
 	size_t		piece;			/* the size of each */
+	const SbKey *key;			/* the archive's (not owned); NULL: in the clear */
 	SbCodecContext *codec;
 	SbHashStream *raw_hash;
 	SbHashStream *stored_hash;
 } SbWalWorker;
 
-/* Buffers of PIECE bytes, and contexts for compressing at CODEC and LEVEL. */
+/*
+ * Buffers of PIECE bytes, and contexts for compressing at CODEC and LEVEL;
+ * KEY (NULL: none) is what the worker seals what it writes with, and
+ * opens what it reads with (sb_wal_header_decode says which files).
+ */
 extern bool sb_wal_worker_init(SbWalWorker *w, SbCodec codec, int level, size_t piece,
-							   SbError *err);
+							   const SbKey *key, SbError *err);
 extern void sb_wal_worker_free(SbWalWorker *w);
 
 /* What the write of one file is to do, and then did. */
@@ -217,27 +291,31 @@ typedef struct SbWalWriteJob
 } SbWalWriteJob;
 
 /*
- * Write JOB's file durably.  Locally: a temporary file holding a
- * provisional header, the payload streamed in pieces (zstd, or as it is
- * when that does not shrink it), the final header, fsync, rename (without
- * replacing, unless JOB->replace), fsync of the folder; on failure the
- * temporary file is removed.  In a bucket: the same bytes made in memory
+ * Write JOB's file durably, sealed when W has a key.  Locally: a temporary
+ * file holding a provisional header, the payload streamed in pieces (zstd,
+ * or as it is when that does not shrink it), the final header, fsync,
+ * rename (without replacing, unless JOB->replace), fsync of the folder; on
+ * failure the temporary file is removed.  In a bucket: the same bytes made in memory
  * (at most the header and the file's length), then one PUT.  SB_EEXIST
  * when a file of that name appeared meanwhile.
  */
 extern bool sb_wal_file_write(SbWalWorker *w, SbWalWriteJob *job, SbError *err);
 
 /*
- * Read F's header, check it on its own (sb_wal_header_decode) and that the
- * file is of the length it gives.  Errors name the file.
+ * Read F's header, check it on its own as KEY says (sb_wal_header_decode,
+ * KEYS getting a sealed file's keys when not NULL) and that the file is
+ * of the length it gives.  Errors name the file.
  */
-extern bool sb_wal_file_read_header(SbStoreFile *f, SbWalHeader *h, SbError *err);
+extern bool sb_wal_file_read_header(SbStoreFile *f, const SbKey *key, SbWalHeader *h,
+									SbWalKeys *keys, SbError *err);
 
 /*
- * Read the archived file F whole and check everything (header as above,
- * stored hash, one zstd frame decoding to exactly the raw length, raw hash
- * and CRC-32C), handing the raw bytes to SINK (NULL: check only) as they
- * come.  Errors name the file.
+ * Read the archived file F whole and check everything (header as above
+ * under W's key, stored hash or a sealed payload's tag, one zstd frame
+ * decoding to exactly the raw length, raw hash and CRC-32C), handing the
+ * raw bytes to SINK (NULL: check only) as they come: before the tag at the
+ * end is checked, so a sink keeps them unused until this returns true.
+ * Errors name the file.
  */
 extern bool sb_wal_file_read(SbWalWorker *w, SbStoreFile *f, uint64_t sysid, const char *name,
 							 SbWalHeader *h, SbCodecSink sink, void *arg, SbError *err);

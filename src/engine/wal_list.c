@@ -32,22 +32,27 @@ typedef struct Lister
 	size_t		problems_cap;
 } Lister;
 
+/* A problem of file NAME ("" for a destination's), of CODE. */
 static bool
-add_problem(Lister *ls, SbError *err, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
+add_problem(Lister *ls, const char *name, SbErrorCode code, SbError *err, const char *fmt,...)
+			__attribute__((format(printf, 5, 6)));
 
 static bool
-add_problem(Lister *ls, SbError *err, const char *fmt,...)
+add_problem(Lister *ls, const char *name, SbErrorCode code, SbError *err, const char *fmt,...)
 {
 	char		text[SB_ERROR_MESSAGE_MAX];
+	SbWalProblem *p;
 	va_list		ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (!sb_grow((void **) &ls->l->problems, &ls->problems_cap, ls->l->nproblems, sizeof(char *), err))
+	if (!sb_grow((void **) &ls->l->problems, &ls->problems_cap, ls->l->nproblems, sizeof(SbWalProblem), err))
 		return false;
-	if ((ls->l->problems[ls->l->nproblems] = sb_strdup(text, err)) == NULL)
+	p = &ls->l->problems[ls->l->nproblems];
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->code = code;
+	if ((p->message = sb_strdup(text, err)) == NULL)
 		return false;
 	ls->l->nproblems++;
 	return true;
@@ -80,14 +85,14 @@ list_file(Lister *ls, uint32_t d, SbWalFolder *folder, const char *file, const c
 	{
 		if (why.code == SB_ENOTFOUND)
 			return true;		/* removed meanwhile */
-		return add_problem(ls, err, "%s", why.message);
+		return add_problem(ls, name, why.code, err, "%s", why.message);
 	}
-	good = sb_wal_file_read_header(&in.store, &h, &why) &&
+	good = sb_wal_file_read_header(&in.store, ls->dests->key, &h, NULL, &why) &&
 		sb_wal_header_is(&h, ls->dests->system_identifier, name, &why);
 	sb_wal_file_in_close(&in);
 	if (good)
 		return add_entry(ls, d, &h, err);
-	return add_problem(ls, err, "%s%s%s", strstr(why.message, in.path) ? "" : in.path,
+	return add_problem(ls, name, why.code, err, "%s%s%s", strstr(why.message, in.path) ? "" : in.path,
 					   strstr(why.message, in.path) ? "" : ": ", why.message);
 }
 
@@ -123,7 +128,7 @@ list_destination(Lister *ls, uint32_t d, SbError *err)
 	bool		ok;
 
 	if (!sb_wal_folder_open(ls->dests->paths[d], ls->dests->system_identifier, false, &folder, &why))
-		return add_problem(ls, err, "%s", why.message);
+		return add_problem(ls, "", why.code, err, "%s", why.message);
 	sb_error_clear(&why);
 	ok = folder.absent || sb_wal_folder_list(&folder, list_entry, &fl, &why);
 	sb_wal_folder_close(&folder);
@@ -137,7 +142,7 @@ list_destination(Lister *ls, uint32_t d, SbError *err)
 	if (!ok && (why.code == SB_ENOMEM || why.code == SB_ECANCELED || why.code == SB_ECORRUPT))
 		return (*err = why, false);
 	if (!ok)
-		return add_problem(ls, err, "%s", why.message);
+		return add_problem(ls, "", why.code, err, "%s", why.message);
 	return true;
 }
 
@@ -180,7 +185,7 @@ sb_wal_listing_free(SbWalListing *l)
 	size_t		i;
 
 	for (i = 0; i < l->nproblems; i++)
-		free(l->problems[i]);
+		free(l->problems[i].message);
 	free(l->problems);
 	free(l->entries);
 	memset(l, 0, sizeof(*l));
@@ -274,7 +279,7 @@ report_all(const Verify *v, SbWalProblemFn fn, void *arg, uint64_t *problems)
 				run = 0;
 
 	for (i = 0; i < v->l->nproblems; i++)
-		report(fn, arg, problems, "%s", v->l->problems[i]);
+		report(fn, arg, problems, "%s", v->l->problems[i].message);
 	for (i = 0; i < v->l->count; i++)
 	{
 		const SbWalEntry *e = &v->l->entries[i];
@@ -316,7 +321,7 @@ open_verify(Verify *v, uint32_t nworkers, SbError *err)
 			sb_error_clear(err);
 		}
 	for (d = 0; d < nworkers; d++)
-		if (!sb_wal_worker_init(&v->workers[d], SB_CODEC_ZSTD, 1, SB_WAL_PIECE_SIZE, err))
+		if (!sb_wal_worker_init(&v->workers[d], SB_CODEC_ZSTD, 1, SB_WAL_PIECE_SIZE, v->dests->key, err))
 			return false;
 	return true;
 }

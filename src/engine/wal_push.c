@@ -14,6 +14,11 @@
  * is archived already; a copy with other contents is refused, since one of
  * the two is not this cluster's WAL; a damaged copy is rewritten from the
  * file PostgreSQL still holds.
+ *
+ * With a key every file is written sealed.  A copy that does not open
+ * under the key (in the clear, forged, altered) counts as damaged and is
+ * rewritten, sealed, from the WAL file; without a key, a sealed copy is
+ * never written over (SB_EKEY): its key is needed to tell what it holds.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,6 +59,8 @@ struct SbWalArchive
 	uint64_t	held[SB_MAX_STRIPES];	/* bytes of segment files per destination */
 	uint32_t	in_flight[SB_MAX_STRIPES];	/* segments being written to each */
 	SbWalRecent recent;			/* segments made durable or read back moments ago */
+	bool		sealing;		/* every file is sealed with KEY */
+	SbKey		key;			/* the options' key, copied: wiped at close */
 };
 
 /* One call of sb_wal_push_many: the destinations' folders, opened for it. */
@@ -226,6 +233,9 @@ copy_settings(SbWalArchive *a, const SbWalArchiveOptions *o, SbError *err)
 	if (a->workers > MAX_WORKERS)
 		a->workers = MAX_WORKERS;
 	a->segment_size = sb_wal_segment_size_of(o->segment_size);
+	a->sealing = o->encryption_key != NULL;
+	if (a->sealing)
+		a->key = *o->encryption_key;
 	for (i = 0; i < a->ndests; i++)
 		total += o->weights ? o->weights[i] : 1;
 	for (i = 0; i < a->ndests; i++)
@@ -238,6 +248,13 @@ copy_settings(SbWalArchive *a, const SbWalArchiveOptions *o, SbError *err)
 	return true;
 }
 
+/* The key the archive seals with: NULL when it writes in the clear. */
+static const SbKey *
+archive_key(const SbWalArchive *a)
+{
+	return a->sealing ? &a->key : NULL;
+}
+
 static bool
 make_workers(SbWalArchive *a, SbError *err)
 {
@@ -246,7 +263,8 @@ make_workers(SbWalArchive *a, SbError *err)
 	if ((a->slots = sb_alloc(a->workers * sizeof(SbWalWorker), err)) == NULL)
 		return false;
 	for (i = 0; i < a->workers; i++)
-		if (!sb_wal_worker_init(&a->slots[i], a->codec, a->level, sb_wal_piece_size(a->segment_size), err))
+		if (!sb_wal_worker_init(&a->slots[i], a->codec, a->level, sb_wal_piece_size(a->segment_size),
+								archive_key(a), err))
 			return false;
 	return true;
 }
@@ -285,6 +303,7 @@ sb_wal_archive_close(SbWalArchive *a)
 	free(a->slots);
 	pthread_mutex_destroy(&a->lock);
 	sb_wal_recent_destroy(&a->recent);
+	sb_key_clear(&a->key);
 	free(a);
 }
 
@@ -435,6 +454,7 @@ open_source(const SbWalArchive *a, Source *s, SbError *err)
 	if (!check_source_size(a, s, (uint64_t) st->st_size, err))
 		return false;
 	s->header.system_identifier = a->sysid;
+	s->header.sealed = a->sealing;	/* what it is written as; its hashes are never said */
 	snprintf(s->header.name, sizeof(s->header.name), "%s", s->name);
 	s->header.raw_len = (uint64_t) st->st_size;
 	s->header.codec = (uint8_t) a->codec;
@@ -505,7 +525,7 @@ survey_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, CopyState *st
 			why.code = SB_EEXIST;
 		return (*err = why, false);
 	}
-	if (sb_wal_file_read_header(&in.store, &theirs, &why))
+	if (sb_wal_file_read_header(&in.store, archive_key(b->a), &theirs, NULL, &why))
 		ok = compare_copy(b, w, s, &in.store, &theirs, state, err);
 	else if (why.code == SB_ECORRUPT)
 		*state = COPY_DAMAGED;

@@ -7,7 +7,11 @@
  *
  * A file goes only if it proves it is this archive's: a ".sbw" whose header
  * is valid, of this system identifier and of its own name, or a temporary
- * file a crash left whose provisional header says the same.  Every local
+ * file a crash left whose provisional header says the same.  Files in the
+ * clear and sealed ones both go, whatever the key: an archive that came to
+ * be sealed still sheds its older files; a sealed file's tag is checked
+ * when the key is given, and without it the file is recognised by its
+ * fields, as an encrypted backup's envelope is.  Every local
  * file is opened through the folder's descriptor without following a link,
  * checked, and removed by unlinkat() only if it is still the file that was
  * checked; a bucket's object is read, checked and deleted by its key.
@@ -16,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,16 +64,21 @@ proves_ours(const Cleaner *c, SbStoreFile *f, const char *name, bool temp, SbErr
 {
 	uint8_t		raw[SB_WAL_HEADER_SIZE];
 	SbWalHeader h;
-	ssize_t		n;
+	ssize_t		n = sb_store_pread(f, raw, sizeof(raw), 0, why);
 
-	if (!temp)
-		return sb_wal_file_read_header(f, &h, why) &&
-			sb_wal_header_is(&h, c->dests->system_identifier, name, why);
-	n = sb_store_pread(f, raw, sizeof(raw), 0, why);
-	if (n >= 0 && (size_t) n < sizeof(raw))
+	if (n < 0)
+		return false;
+	if ((size_t) n < sizeof(raw))
 		return sb_error_set(why, SB_ECORRUPT, "\"%s\" holds no header", f->path);
-	return n >= 0 && sb_wal_header_decode_sealed(raw, &h, why) &&
-		sb_wal_header_is(&h, c->dests->system_identifier, name, why);
+	if (!sb_wal_header_recognise(raw, c->dests->key, temp, &h, why))
+	{
+		sb_error_prefix(why, "\"%s\"", f->path);
+		return false;
+	}
+	if (!temp && f->size != SB_WAL_HEADER_SIZE + h.stored_len)
+		return sb_error_set(why, SB_ECORRUPT, "\"%s\" is %" PRIu64 " bytes long; its header says %" PRIu64,
+							f->path, f->size, SB_WAL_HEADER_SIZE + h.stored_len);
+	return sb_wal_header_is(&h, c->dests->system_identifier, name, why);
 }
 
 /* One file of FOLDER, before the cutoff: removed if it proves it is ours, else kept and said. */

@@ -22,11 +22,12 @@
 #include "wal_spool.h"
 
 bool
-sb_wal_spool_open(SbWalSpool *s, const char *path, uint64_t sysid, SbError *err)
+sb_wal_spool_open(SbWalSpool *s, const char *path, const SbWalDests *dests, SbError *err)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	s->sysid = sysid;
+	s->sysid = dests->system_identifier;
+	s->key = dests->key;
 	if (path == NULL)
 		return true;
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -82,7 +83,7 @@ sb_wal_spool_has(SbWalSpool *s, const char *name, SbWalInfo *info)
 	sb_wal_folder_local(&folder, s->fd, s->path);
 	if (!sb_wal_folder_open_file(&folder, file, &in, &ignored))
 		return false;
-	good = sb_wal_file_read_header(&in.store, &h, &ignored) &&
+	good = sb_wal_file_read_header(&in.store, s->key, &h, NULL, &ignored) &&
 		sb_wal_header_is(&h, s->sysid, name, &ignored);
 	sb_wal_file_in_close(&in);
 	if (good)
@@ -165,7 +166,11 @@ sb_wal_spool_plan(SbWalSpool *s, const SbWalInfo *info, uint32_t prefetch)
 	}
 }
 
-/* Copy the stored bytes of archived file FD (header H read) into OUT, checking the payload's hash. */
+/*
+ * Copy the stored bytes of archived file FD (header H read) into OUT,
+ * checking the payload's hash: a sealed one has none to check, and its tag
+ * is checked when the copy is served.
+ */
 static bool
 copy_stored_bytes(SbWalWorker *w, SbStoreFile *f, const SbWalHeader *h, SbWalOut *out,
 				  SbError *err)
@@ -194,7 +199,7 @@ copy_stored_bytes(SbWalWorker *w, SbStoreFile *f, const SbWalHeader *h, SbWalOut
 		offset += n;
 	}
 	hash = sb_hash_stream_digest(w->stored_hash);
-	if (hash != h->stored_hash)
+	if (!h->sealed && hash != h->stored_hash)
 		return sb_error_set(err, SB_ECORRUPT, "\"%s\": payload checksum mismatch", f->path);
 	return true;
 }
@@ -212,7 +217,7 @@ copy_as_stored(void *arg, SbWalWorker *w, SbWalFolder *folder, const char *name,
 	sb_wal_file_name(name, file);
 	if (!sb_wal_out_restart(out, err) || !sb_wal_folder_open_file(folder, file, &in, err))
 		return false;
-	ok = sb_wal_file_read_header(&in.store, h, err) && sb_wal_header_is(h, sysid, name, err) &&
+	ok = sb_wal_file_read_header(&in.store, w->key, h, NULL, err) && sb_wal_header_is(h, sysid, name, err) &&
 		copy_stored_bytes(w, &in.store, h, out, err);
 	sb_wal_file_in_close(&in);
 	return ok;

@@ -13,14 +13,16 @@ typedef struct SbWalSpool
 	int			fd;				/* the spool folder; -1 when there is none */
 	char		path[PATH_MAX];
 	uint64_t	sysid;
+	const SbKey *key;			/* the archive's: a spool copy is read as it is */
 	char		planned[SB_WAL_MAX_PREFETCH][SB_WAL_NAME_MAX + 1];	/* segments to fetch */
 	uint32_t	nplanned;
 	uint32_t	fetched;		/* copied in by this call (atomic: fetch tasks run at once) */
 	uint32_t	removed;		/* stale or damaged files removed */
 } SbWalSpool;
 
-/* Open (make, 0700) the spool folder PATH, never through a link; PATH NULL: no spool. */
-extern bool sb_wal_spool_open(SbWalSpool *s, const char *path, uint64_t sysid, SbError *err);
+/* Open (make, 0700) the spool folder PATH of archive DESTS, never through a link; PATH NULL: no spool. */
+extern bool sb_wal_spool_open(SbWalSpool *s, const char *path, const SbWalDests *dests,
+							  SbError *err);
 extern void sb_wal_spool_close(SbWalSpool *s);
 
 /* Does the spool hold NAME with a good header?  INFO gets it; a bad copy is removed. */

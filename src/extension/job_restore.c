@@ -132,7 +132,9 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	const char *dests[SB_MAX_STRIPES];
 	SbRecoveryTarget t;
 	SbRecoveryArchive a;
+	char	   *key_path = NULL;
 	SbError		err;
+	bool		ok;
 	int			i;
 
 	if (files == NULL)
@@ -146,7 +148,14 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	a.ndestinations = (uint32_t) args->narchive;
 	a.system_identifier = args->system_identifier;
 	a.prefetch = SB_RECOVERY_PREFETCH;
-	if (!sb_recovery_files(&t, &standby, &a, files, &options->nextra_files, &err))
+	/* The caller's key file, by the path restore_command can use from the copy's folder. */
+	a.key_file = NULL;
+	if (args->encryption_key_file[0] != '\0' &&
+		(a.key_file = key_path = make_absolute_path(args->encryption_key_file)) == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	ok = sb_recovery_files(&t, &standby, &a, files, &options->nextra_files, &err);
+	free(key_path);
+	if (!ok)
 		sb_raise(&err);
 	options->extra_files = files;
 }

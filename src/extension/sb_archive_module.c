@@ -18,10 +18,17 @@
  * a file the engine has made durable in the archive; a file already there
  * with the same contents is true, with other contents false (and logged):
  * WAL is never dropped silently.
+ *
+ * With stripebackup.encryption_key_file set, every file is sealed with
+ * that key.  The file is loaded as a backup's is (sb_key.c: only its owner
+ * may read it), at every call whose settings or key file changed: a key
+ * file that cannot be loaded fails the call with its reason, and the WAL
+ * stays in pg_wal; the module never archives in the clear instead.
  */
 #include "postgres.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
@@ -33,6 +40,7 @@
 #include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_wal.h"
 #include "sb_guc.h"
+#include "sb_key.h"
 #include "sb_s3_settings.h"
 #include "sb_shmem.h"
 
@@ -56,13 +64,35 @@ archive_configured(void)
 	return sb_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why) > 0;
 }
 
+/*
+ * The key file as it is now: its path and what tells a new file, new
+ * contents or a new mode (inode, size, modification and change times), so
+ * that a key replaced or made readable by others is loaded (and refused)
+ * again, without reading the secret at every call.
+ */
+static char *
+key_file_state(void)
+{
+	const char *path = sb_guc_encryption_key_file;
+	struct stat st;
+
+	if (path == NULL || path[0] == '\0')
+		return pstrdup("none");
+	if (stat(path, &st) != 0)
+		return psprintf("%s|missing", path);
+	return psprintf("%s|%llu|%lld|%lld.%09ld|%lld.%09ld", path, (unsigned long long) st.st_ino,
+					(long long) st.st_size, (long long) st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+					(long long) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+}
+
 /* The settings the archive depends on, as one text to compare. */
 static char *
 current_settings(void)
 {
-	return psprintf("%s|%d|%d|%d|%d|%llu", sb_guc_archive_destinations,
+	return psprintf("%s|%d|%d|%d|%d|%llu|%s", sb_guc_archive_destinations,
 					sb_guc_archive_compression, sb_guc_archive_level, sb_guc_archive_workers,
-					sb_guc_archive_batch, (unsigned long long) sb_guc_max_memory_bytes());
+					sb_guc_archive_batch, (unsigned long long) sb_guc_max_memory_bytes(),
+					key_file_state());
 }
 
 static void
@@ -112,6 +142,8 @@ ensure_open(void)
 	o.workers = (uint32_t) sb_guc_archive_workers;
 	o.segment_size = (uint32_t) wal_segment_size;
 	o.max_memory = sb_guc_max_memory_bytes();
+	/* ERROR when the key file is set and cannot be loaded: the call fails, nothing goes in the clear. */
+	o.encryption_key = sb_key_current();
 	archive = sb_wal_archive_open(&o, &err);
 	if (archive == NULL)
 		ereport(ERROR,

@@ -4,6 +4,9 @@
  *		will ask for in the archive?  The session that called stripe_restore()
  *		checks it, so that what it finds reaches the caller.  And for
  *		stripe_verify(): every WAL file recovery from a backup reads, whole.
+ *		With stripebackup.encryption_key_file set, the archive is read as
+ *		sealed with that key: a file in the clear, forged or moved there is
+ *		a gap, as a missing one is.
  */
 #include "postgres.h"
 
@@ -14,6 +17,7 @@
 #include "job_restore.h"
 #include "sb_control.h"
 #include "sb_guc.h"
+#include "sb_key.h"
 #include "sb_pitr_args.h"
 #include "stripebackup/sb_pgrecovery.h"
 
@@ -93,6 +97,7 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 	where.paths = dests;
 	where.count = (uint32_t) args->narchive;
 	where.system_identifier = args->system_identifier;
+	where.key = sb_key_current();	/* the key restore_command will name */
 	sb_restore_recovery_target(args, &t);
 	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &t, &r, &err))
 		sb_raise(&err);
@@ -137,6 +142,7 @@ sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
 	where.paths = paths;
 	where.count = (uint32_t) n;
 	where.system_identifier = backup_system(meta);
+	where.key = sb_key_current();
 	if (!sb_recovery_verify_wal(&where, meta->start_lsn, meta->timeline, fn, arg, &r, &files, &problems, &err))
 		sb_raise(&err);
 	if (problems == 0)

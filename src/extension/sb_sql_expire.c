@@ -216,6 +216,8 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	dests.paths = paths;
 	dests.count = (uint32_t) n;
 	dests.system_identifier = GetSystemIdentifier();
+	/* Retention recognises sealed files by their fields: no key needed, and a broken key file stops nothing. */
+	dests.key = NULL;
 	if (!sb_wal_remove_before(&dests, before, false, &r, &err))
 	{
 		if (err.code == SB_ECANCELED)

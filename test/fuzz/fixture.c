@@ -314,13 +314,44 @@ fuzz_reseal_stripe(uint8_t *p, size_t len)
 	sb_format_seal(trailer, SB_TRAILER_SIZE);
 }
 
-/* The stored length made the payload's, its hash recomputed, the header sealed: the rest is left to the reader. */
 void
-fuzz_reseal_wal(uint8_t *p, size_t len)
+fuzz_wal_key(SbKey *key)
+{
+	memset(key, 0, sizeof(*key));
+	memset(key->secret, 'k', 48);
+	key->len = 48;
+}
+
+/* A sealed image's header tagged again under KEY, with the keys its salt, cluster and name give. */
+static void
+retag_wal(uint8_t *p, const SbKey *key)
+{
+	SbWalHeader h;
+	SbWalKeys	k;
+	SbError		err;
+
+	memset(&h, 0, sizeof(h));
+	h.system_identifier = sb_format_get64(p + 16);
+	memcpy(h.name, p + 24, SB_WAL_NAME_MAX);
+	memcpy(h.salt, p + 96, SB_WAL_SALT_LEN);
+	if (sb_wal_keys_derive(key, &h, &k, &err))
+		(void) sb_wal_tag(&k, p, p + SB_WAL_TAGGED_LEN, &err);
+	sb_wal_keys_clear(&k);
+}
+
+/* The stored length made the payload's, the header proved again: the rest is left to the reader. */
+void
+fuzz_reseal_wal(uint8_t *p, size_t len, const SbKey *key)
 {
 	if (len < SB_WAL_HEADER_SIZE)
 		return;
 	sb_format_put64(p + 72, len - SB_WAL_HEADER_SIZE);
+	if (sb_format_get16(p + 8) == SB_WAL_SEALED_MAJOR)
+	{
+		if (key != NULL)
+			retag_wal(p, key);
+		return;
+	}
 	sb_format_put64(p + 96, sb_hash64(p + SB_WAL_HEADER_SIZE, len - SB_WAL_HEADER_SIZE));
 	sb_format_seal(p, SB_WAL_HEADER_SIZE);
 }

@@ -6,9 +6,11 @@
  *		and verified (sb_wal_verify).
  *
  * Input: one flag byte (FUZZ_WAL_RESEAL: recompute the payload hash and the
- * header's seal first, so mutations get past them to the checks behind),
- * then the file.  The archive is a folder under /dev/shm made once; the
- * file is always "00000002.history" of one system identifier.
+ * header's seal or, for a sealed file, its tag first, so mutations get past
+ * them to the checks behind; FUZZ_WAL_KEYED: read the archive under the
+ * seeds' key, so that sealed files are opened and files in the clear
+ * refused), then the file.  The archive is a folder under /dev/shm made
+ * once; the file is always "00000002.history" of one system identifier.
  *
  * Besides the sanitizers, the target checks that the readers agree: a file
  * restores exactly when verify finds no problem, a restored file has the
@@ -79,9 +81,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The input, after its flag byte, as it is to be read (resealed if asked). */
+/* The input, after its flag byte, as it is to be read (resealed if asked, under KEY if given). */
 static const uint8_t *
-prepare(const uint8_t *data, size_t size, size_t *len)
+prepare(const uint8_t *data, size_t size, const SbKey *key, size_t *len)
 {
 	*len = size - 1;
 	if (!(data[0] & FUZZ_WAL_RESEAL))
@@ -94,7 +96,7 @@ prepare(const uint8_t *data, size_t size, size_t *len)
 			abort();
 	}
 	memcpy(image, data + 1, *len);
-	fuzz_reseal_wal(image, *len);
+	fuzz_reseal_wal(image, *len, key);
 	return image;
 }
 
@@ -145,9 +147,10 @@ check_agreement(const SbWalDests *d, bool restored, const SbError *err, const Sb
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static SbKey key;
 	const char *const paths[] = {dest};
 	SbWalDests	d = {.paths = paths, .count = 1, .system_identifier = FUZZ_WAL_SYSID};
-	SbWalGetOptions o = {.dests = d};
+	SbWalGetOptions o;
 	SbWalGetResult r;
 	SbWalListing l;
 	SbError		err;
@@ -157,7 +160,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	bytes = prepare(data, size, &len);
+	if (key.len == 0)
+		fuzz_wal_key(&key);
+	d.key = (data[0] & FUZZ_WAL_KEYED) ? &key : NULL;
+	o = (SbWalGetOptions) {.dests = d};
+	bytes = prepare(data, size, d.key, &len);
 	write_input(bytes, len);
 	if (!sb_wal_list(&d, &l, &err))
 		die("list could not run", err.message);

@@ -14,7 +14,8 @@
  * fuzz target's own fixture archives, whole and damaged the ways a real
  * stripe gets damaged, each behind the flag byte fuzz_stripe.c reads.  WAL
  * seeds: the history file fuzz_wal.c reads, archived by the engine raw and
- * with zstd, whole and damaged, behind its flag byte.
+ * with zstd, in the clear and sealed under the seeds' key, whole and
+ * damaged, behind its flag byte.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -351,13 +352,14 @@ stripe_seeds(void)
 	free(second);
 }
 
-/* FUZZ_WAL_NAME holding TEXT, archived by the engine into destination DEST; its .sbw file read. */
+/* FUZZ_WAL_NAME holding TEXT, archived by the engine into destination DEST (sealed with KEY if given); its .sbw file read. */
 static uint8_t *
-archive_history(const char *dest, const char *text, size_t *len)
+archive_history(const char *dest, const char *text, const SbKey *key, size_t *len)
 {
 	const char *const dests[] = {dest};
 	SbWalArchiveOptions o = {.destinations = dests, .ndestinations = 1,
-	.system_identifier = FUZZ_WAL_SYSID, .codec = SB_CODEC_ZSTD, .level = 3, .workers = 1};
+		.system_identifier = FUZZ_WAL_SYSID, .codec = SB_CODEC_ZSTD, .level = 3, .workers = 1,
+	.encryption_key = key};
 	SbWalPushResult r;
 	SbWalArchive *a;
 	SbError		err;
@@ -376,6 +378,38 @@ archive_history(const char *dest, const char *text, size_t *len)
 	return read_file(path, len);
 }
 
+/* The same history files sealed (format 2.0), read under the key and without, whole and damaged. */
+static void
+sealed_wal_seeds(const char *text)
+{
+	char		dest[PATH_MAX + 16];
+	uint8_t    *zstd,
+			   *raw;
+	size_t		zlen,
+				rlen;
+	SbKey		key;
+
+	fuzz_wal_key(&key);
+	snprintf(dest, sizeof(dest), "%s/wal-sealed-zstd", work);
+	zstd = archive_history(dest, text, &key, &zlen);
+	snprintf(dest, sizeof(dest), "%s/wal-sealed-raw", work);
+	raw = archive_history(dest, "1\t0/5000A0\tno recovery target specified\n", &key, &rlen);
+	write_seed("wal", "sealed-zstd", FUZZ_WAL_KEYED, zstd, zlen);
+	write_seed("wal", "sealed-zstd-reseal", FUZZ_WAL_KEYED | FUZZ_WAL_RESEAL, zstd, zlen);
+	write_seed("wal", "sealed-raw", FUZZ_WAL_KEYED, raw, rlen);
+	write_seed("wal", "sealed-raw-reseal", FUZZ_WAL_KEYED | FUZZ_WAL_RESEAL, raw, rlen);
+	write_seed("wal", "sealed-without-key", 0, raw, rlen);
+	write_seed("wal", "sealed-truncated", FUZZ_WAL_KEYED, zstd, zlen - 1);
+	write_seed("wal", "sealed-header-only", FUZZ_WAL_KEYED | FUZZ_WAL_RESEAL, zstd, 128);
+	zstd[128 + (zlen - 128) / 2] ^= 0x10;
+	write_seed("wal", "sealed-zstd-flipped-reseal", FUZZ_WAL_KEYED | FUZZ_WAL_RESEAL, zstd, zlen);
+	raw[20] ^= 0x01;
+	write_seed("wal", "sealed-other-cluster-reseal", FUZZ_WAL_KEYED | FUZZ_WAL_RESEAL, raw, rlen);
+	free(zstd);
+	free(raw);
+	sb_key_clear(&key);
+}
+
 static void
 wal_seeds(void)
 {
@@ -391,9 +425,10 @@ wal_seeds(void)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text),
 				 "%d\t0/%X\tno recovery target specified\n", i, i * 0x1000028);
 	snprintf(dest, sizeof(dest), "%s/wal-zstd", work);
-	zstd = archive_history(dest, text, &zlen);
+	zstd = archive_history(dest, text, NULL, &zlen);
 	snprintf(dest, sizeof(dest), "%s/wal-raw", work);
-	raw = archive_history(dest, "1\t0/5000A0\tno recovery target specified\n", &rlen);
+	raw = archive_history(dest, "1\t0/5000A0\tno recovery target specified\n", NULL, &rlen);
+	write_seed("wal", "plain-under-key", FUZZ_WAL_KEYED, raw, rlen);
 	write_seed("wal", "zstd", 0, zstd, zlen);
 	write_seed("wal", "zstd-reseal", FUZZ_WAL_RESEAL, zstd, zlen);
 	write_seed("wal", "raw", 0, raw, rlen);
@@ -406,6 +441,7 @@ wal_seeds(void)
 	write_seed("wal", "raw-flipped-reseal", FUZZ_WAL_RESEAL, raw, rlen);
 	free(zstd);
 	free(raw);
+	sealed_wal_seeds(text);
 }
 
 int

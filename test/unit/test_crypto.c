@@ -95,6 +95,52 @@ test_crypto_vectors(void)
 	   "nor with one bit of the ciphertext flipped");
 }
 
+/* GCM test case 16 sealed and opened in uneven pieces, in place: the bytes of the one-call seal; HMAC's RFC 4231 vector. */
+void
+test_crypto_streams(void)
+{
+	static const size_t pieces[] = {7, 20, 33};
+	uint8_t		key[32],
+				nonce[12],
+				aad[20],
+				plain[60],
+				buf[60],
+				tag[16],
+				mac[32];
+	SbGcmStream s;
+	SbError		err;
+	size_t		at = 0,
+				i;
+	bool		done = true;
+
+	th_begin("crypto: AES-256-GCM in pieces, HMAC-SHA256");
+	unhex("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308", key, sizeof(key));
+	unhex("cafebabefacedbaddecaf888", nonce, sizeof(nonce));
+	unhex("feedfacedeadbeeffeedfacedeadbeefabaddad2", aad, sizeof(aad));
+	unhex("d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72"
+		  "1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39", plain, sizeof(plain));
+	memcpy(buf, plain, sizeof(buf));
+	done = sb_gcm_stream_begin(&s, true, key, nonce, aad, sizeof(aad), &err);
+	for (i = 0; done && i < 3; at += pieces[i++])
+		done = sb_gcm_stream_update(&s, buf + at, pieces[i], buf + at, &err);
+	ok(done && sb_gcm_stream_seal_end(&s, tag, &err) &&
+	   equals_hex(buf, sizeof(buf), "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa"
+				  "8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662") &&
+	   equals_hex(tag, 16, "76fc6ece0f4e1768cddf8853bb2d551b"), "sealed in three pieces, in place: test case 16");
+	done = sb_gcm_stream_begin(&s, false, key, nonce, aad, sizeof(aad), &err);
+	for (i = 0, at = 0; done && i < 3; at += pieces[i++])
+		done = sb_gcm_stream_update(&s, buf + at, pieces[i], buf + at, &err);
+	ok(done && sb_gcm_stream_open_end(&s, tag, &err) && memcmp(buf, plain, sizeof(plain)) == 0,
+	   "and opened in pieces");
+	tag[15] ^= 1;
+	ok(sb_gcm_stream_begin(&s, false, key, nonce, aad, sizeof(aad), &err) &&
+	   sb_gcm_stream_update(&s, buf, sizeof(buf), buf, &err) && !sb_gcm_stream_open_end(&s, tag, &err) &&
+	   err.code == SB_ECORRUPT, "a tag that is not its own fails the end: %s", err.message);
+	ok(sb_hmac_sha256((const uint8_t *) "Jefe", 4, (const uint8_t *) "what do ya want for nothing?", 28, mac, &err) &&
+	   equals_hex(mac, 32, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
+	   "HMAC-SHA256: RFC 4231 test case 2");
+}
+
 static void
 make_key(SbKey *k, uint8_t fill)
 {

@@ -19,7 +19,7 @@ static const char *const dests[] = {"/mnt/a/bk", "/mnt/b 100%/bk"};
 static SbRecoveryArchive
 archive(void)
 {
-	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 2, 7300000000000000001ULL, 8};
+	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 2, 7300000000000000001ULL, 8, NULL};
 
 	return a;
 }
@@ -124,6 +124,40 @@ test_pgrecovery_refused(void)
 	a.ndestinations = 1;
 	ok(!sb_recovery_files(&t, NULL, &a, files, &n, &err), "a destination with a quote is refused");
 	like(err.message, "cannot go into restore_command", "saying why");
+}
+
+/* A sealed archive: restore_command names the key file (its path, quoted), never anything of the key. */
+void
+test_pgrecovery_sealed(void)
+{
+	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL};
+	SbStandby	standby = {true, NULL, NULL};
+	SbRecoveryArchive a = archive();
+	SbRestoreFile files[2];
+	SbError		err;
+	uint32_t	n = 0;
+
+	th_begin("test_pgrecovery_sealed: restore_command of an archive sealed under a key file");
+	a.key_file = "/etc/stripebackup/wal 100%.key";
+	ok(sb_recovery_files(&t, NULL, &a, files, &n, &err) && n == 2, "a sealed archive's settings");
+	if (n == 2)
+		like(files[0].text, "--system-identifier 7300000000000000001 --encryption-key-file "
+			 "''/etc/stripebackup/wal 100%%.key'' --prefetch 8 %f %p'\n",
+			 "restore_command gives wal-get the key file, quoted, %% doubled");
+	sb_recovery_files_free(files, n);
+	t.kind = SB_RECOVERY_NONE;
+	ok(sb_recovery_files(&t, &standby, &a, files, &n, &err) && n == 2, "a standby's settings");
+	if (n == 2)
+		like(files[0].text, "--encryption-key-file ''/etc/stripebackup/wal 100%%.key''",
+			 "a standby's restore_command too");
+	sb_recovery_files_free(files, n);
+	t.kind = SB_RECOVERY_LATEST;
+	a.key_file = "wal.key";
+	ok(!sb_recovery_files(&t, NULL, &a, files, &n, &err) && err.code == SB_EINVAL,
+	   "a relative key file is refused (restore_command runs in the copy's folder)");
+	like(err.message, "\"wal.key\" cannot go into restore_command: an absolute path is needed", "saying why");
+	a.key_file = "/etc/it's.key";
+	ok(!sb_recovery_files(&t, NULL, &a, files, &n, &err) && err.code == SB_EINVAL, "so is one with a quote");
 }
 
 /* The files of a standby restore of STANDBY with archive A; "" (and a diagnostic) when refused. */

@@ -4,8 +4,8 @@
  *		test S3 server (test/s3/with-s3.sh): pushes, a push of what is
  *		there, a push ahead remembered, gets (with prefetch), listing,
  *		verify (a damaged object found), continuity, retention (a user's
- *		object kept), and a bucket that does not exist never taken for an
- *		empty archive.
+ *		object kept), a bucket that does not exist never taken for an
+ *		empty archive, and an archive sealed under a key in a bucket.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "s3_client.h"
+#include "store.h"
 #include "stripebackup/sb_s3.h"
 #include "tests.h"
 #include "wal_fixture.h"
@@ -173,6 +174,96 @@ retention(ThWal *w, SbS3Client *c, const char *prefix)
 	(void) sb_s3_delete_object(c, BUCKET, key, &err);
 }
 
+/* The bytes of object URL (an archived file, small enough to read whole); NULL when it cannot be read. */
+static uint8_t *
+read_object(const char *url, size_t *len)
+{
+	SbError		err;
+	char	   *bytes = sb_store_read_small(url, 8 << 20, len, &err);
+
+	if (bytes == NULL)
+		th_diag_error(url, &err);
+	return (uint8_t *) bytes;
+}
+
+/* Segment 2 archived in the clear in a folder of its own: its .sbw bytes. */
+static uint8_t *
+plain_segment_2(size_t *len)
+{
+	ThWal		p;
+	char		path[PATH_MAX];
+	uint8_t    *bytes;
+
+	th_wal_fixture(&p, "s3walplain", 1);
+	th_wal_source(&p, th_wal_name(1, 2), TH_WAL_SEGMENT, 2, false, path);
+	ok(th_wal_archive(&p, th_wal_name(1, 2)), "segment 2 archived in the clear elsewhere");
+	bytes = th_read_file(th_wal_archived(&p, 0, th_wal_name(1, 2), path), len);
+	th_wal_fixture_done(&p);
+	return bytes;
+}
+
+/* Under a key, a bucket's objects are sealed, read back under it, and one renamed or in the clear is refused. */
+static void
+sealed_bucket(SbS3Client *c, const char *prefix)
+{
+	ThWal		w;
+	SbKey		key;
+	SbWalArchiveOptions o;
+	SbWalPushResult r;
+	SbWalDests	d;
+	SbWalListing l;
+	SbError		err;
+	char		dest[256],
+				url[1400],
+				key_name[1024],
+				path[PATH_MAX],
+				sealed_prefix[160];
+	uint8_t    *bytes;
+	size_t		len;
+	uint64_t	size = 0;
+	int			i;
+
+	snprintf(sealed_prefix, sizeof(sealed_prefix), "%s-sealed", prefix);
+	snprintf(dest, sizeof(dest), "s3://" BUCKET "/%s", sealed_prefix);
+	th_wal_fixture(&w, "s3walsealed", 1);
+	w.f.dests[0] = dest;
+	th_wal_key(&key, 'k');
+	th_wal_options(&o, &w);
+	o.encryption_key = &key;
+	for (i = 1; i <= 2; i++)
+	{
+		th_wal_source(&w, th_wal_name(1, (uint64_t) i), TH_WAL_SEGMENT, (uint32_t) i, false, path);
+		ok(th_wal_push_one(&o, &w, th_wal_name(1, (uint64_t) i), &r), "segment %d archived sealed into the bucket", i);
+	}
+	ok(sb_s3_head_object(c, BUCKET, wal_key(sealed_prefix, th_wal_name(1, 1), key_name, sizeof(key_name)), &size, &err) &&
+	   size == 128 + TH_WAL_SEGMENT + 28, "its object: header, nonce, the segment encrypted, tag");
+	d = w.dests;
+	d.key = &key;
+	ok(th_wal_get_equal_from(&w, &d, th_wal_name(1, 1), &err), "it restores under the key");
+	ok(sb_wal_list(&d, &l, &err) && l.count == 2 && l.nproblems == 0, "the listing takes both under the key");
+	sb_wal_listing_free(&l);
+	ok(!sb_wal_get(&(SbWalGetOptions) {.dests = w.dests}, th_wal_name(1, 1), th_path(path, "%s/got", w.f.root),
+				   &(SbWalGetResult) {0}, &err) && err.code == SB_EKEY, "without the key: SB_EKEY (%s)", err.message);
+
+	snprintf(url, sizeof(url), "s3://" BUCKET "/%s", key_name);
+	bytes = read_object(url, &len);
+	ok(bytes != NULL && sb_s3_put_object(c, BUCKET, wal_key(sealed_prefix, th_wal_name(1, 2), key_name, sizeof(key_name)),
+										 bytes, len, &err), "segment 1's object put as segment 2's");
+	free(bytes);
+	ok(!th_wal_get_equal_from(&w, &d, th_wal_name(1, 2), &err) && err.code == SB_ECORRUPT &&
+	   strstr(err.message, "not \"000000010000000000000002\"") != NULL, "refused: %s", err.message);
+	bytes = plain_segment_2(&len);
+	ok(bytes != NULL && sb_s3_put_object(c, BUCKET, key_name, bytes, len, &err), "segment 2 in the clear put in its place");
+	free(bytes);
+	ok(!th_wal_get_equal_from(&w, &d, th_wal_name(1, 2), &err) && err.code == SB_ECORRUPT &&
+	   strstr(err.message, "it is in the clear") != NULL, "refused under the key: %s", err.message);
+	for (i = 1; i <= 2; i++)
+		(void) sb_s3_delete_object(c, BUCKET, wal_key(sealed_prefix, th_wal_name(1, (uint64_t) i), key_name,
+													  sizeof(key_name)), &err);
+	w.f.dests[0] = w.f.dest[0];
+	th_wal_fixture_done(&w);
+}
+
 /* A bucket that does not exist: pushes fail naming it, and nothing passes for "not archived". */
 static void
 missing_bucket(ThWal *w)
@@ -220,6 +311,7 @@ test_s3_wal(void)
 	read_back(&w, c, prefix);
 	retention(&w, c, prefix);
 	missing_bucket(&w);
+	sealed_bucket(c, prefix);
 	w.f.dests[1] = w.f.dest[1];
 	th_wal_fixture_done(&w);
 	sb_s3_client_free(c);

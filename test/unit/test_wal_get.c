@@ -125,9 +125,9 @@ test_wal_get_refusals(void)
 	is_int(r.unreachable, th_wal_holder(&w, seg) == 0 ? 2 : 1, "the result names the destination not looked at");
 	rename(moved, w.f.dest[th_wal_holder(&w, seg) == 0 ? 1 : 0]);
 
-	set_version(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, seg), seg, path), 2);
-	ok(!get(&w, &o, seg, &r, &err) && err.code == SB_EVERSION, "a copy of format 2.0 is refused as SB_EVERSION");
-	like(err.message, "unsupported WAL archive format version 2.0 (this program reads 1.x)", "naming both versions");
+	set_version(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, seg), seg, path), 3);
+	ok(!get(&w, &o, seg, &r, &err) && err.code == SB_EVERSION, "a copy of format 3.0 is refused as SB_EVERSION");
+	like(err.message, "unsupported WAL archive format version 3.0 (this program reads 1.x and 2.x)", "naming both versions");
 	set_version(path, 1);
 	ok(get(&w, &o, seg, &r, &err), "set back to 1.0, it restores");
 

@@ -46,7 +46,7 @@ any_problem_like(const SbWalListing *l, const char *text)
 	size_t		i;
 
 	for (i = 0; i < l->nproblems; i++)
-		if (strstr(l->problems[i], text) != NULL)
+		if (strstr(l->problems[i].message, text) != NULL)
 			return true;
 	return false;
 }
@@ -250,6 +250,7 @@ leave_temporary(const ThWal *w, uint32_t d, const char *name, uint64_t sysid, ch
 	SbWalHeader h;
 	uint8_t		raw[SB_WAL_HEADER_SIZE + 10];
 	char		folder[PATH_MAX];
+	SbError		err;
 
 	memset(&h, 0, sizeof(h));
 	memset(raw, 0, sizeof(raw));
@@ -257,7 +258,8 @@ leave_temporary(const ThWal *w, uint32_t d, const char *name, uint64_t sysid, ch
 	h.system_identifier = sysid;
 	snprintf(h.name, sizeof(h.name), "%s", name);
 	h.raw_len = TH_WAL_SEGMENT;
-	sb_wal_header_encode(&h, raw);
+	if (!sb_wal_header_encode(&h, NULL, raw, &err))
+		th_diag_error("encoding a provisional header", &err);
 	th_write_file(th_path(path, "%s/%s.sbw.tmp.99.%llu", th_wal_folder(w, d, folder), name,
 						  (unsigned long long) sysid % 10), raw, sizeof(raw), 0600);
 }

@@ -96,13 +96,13 @@ expect_header_refused(const SbWalHeader *h, void (*edit) (uint8_t *raw), SbError
 	SbWalHeader back;
 	SbError		err;
 
-	sb_wal_header_encode(h, raw);
+	ok(sb_wal_header_encode(h, NULL, raw, &err), "%s: encoded", what);
 	if (edit != NULL)
 	{
 		edit(raw);
 		sb_format_seal(raw, SB_WAL_HEADER_SIZE);
 	}
-	ok(!sb_wal_header_decode(raw, &back, &err), "%s: refused", what);
+	ok(!sb_wal_header_decode(raw, NULL, &back, NULL, &err), "%s: refused", what);
 	is_int(err.code, code, "%s: as %s", what, sb_error_code_name(code));
 	like(err.message, message, "%s: saying so", what);
 }
@@ -159,8 +159,8 @@ test_wal_name_headers(void)
 	h.stored_hash = 0x99aabbccddeeff00;
 	h.crc32c = 0xdeadbeef;
 	h.archived_at = -1;
-	sb_wal_header_encode(&h, raw);
-	ok(sb_wal_header_decode(raw, &back, &err) && memcmp(&h, &back, sizeof(h)) == 0,
+	ok(sb_wal_header_encode(&h, NULL, raw, &err) && sb_wal_header_decode(raw, NULL, &back, NULL, &err) &&
+	   memcmp(&h, &back, sizeof(h)) == 0,
 	   "a header of a 40-character name (no NUL), a negative level and time reads back whole");
 	ok(sb_wal_header_is(&back, TH_WAL_SYSID, h.name, &err), "it is that file of that cluster");
 	ok(!sb_wal_header_is(&back, TH_WAL_SYSID + 1, h.name, &err), "not another cluster's");
@@ -190,5 +190,5 @@ test_wal_name_headers(void)
 	expect_header_refused(&bad, path_as_name, SB_ECORRUPT, "names no WAL file", "a path for a name");
 	expect_header_refused(&h, header_of_64, SB_ECORRUPT, "header checksum mismatch", "another header size");
 	expect_header_refused(&h, other_magic, SB_ECORRUPT, "bad magic", "another magic");
-	expect_header_refused(&h, version_3, SB_EVERSION, "version 3.0 (this program reads 1.x)", "version 3.0");
+	expect_header_refused(&h, version_3, SB_EVERSION, "version 3.0 (this program reads 1.x and 2.x)", "version 3.0");
 }

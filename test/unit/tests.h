@@ -31,6 +31,7 @@ extern void test_file_runs_refused(void);
 
 /* test_crypto.c */
 extern void test_crypto_vectors(void);
+extern void test_crypto_streams(void);
 extern void test_crypto_backup_keys(void);
 extern void test_crypto_key_file(void);
 
@@ -218,6 +219,7 @@ extern void test_pgrecovery_settings(void);
 extern void test_pgrecovery_refused(void);
 extern void test_pgrecovery_standby(void);
 extern void test_pgrecovery_bucket(void);
+extern void test_pgrecovery_sealed(void);
 
 /* test_expect.c */
 extern void test_expect_recorded_backup(void);
@@ -264,6 +266,14 @@ extern void test_wal_get_copies(void);
 extern void test_wal_get_prefetch(void);
 extern void test_wal_get_foreign_spool(void);
 extern void test_wal_get_forged(void);
+
+/* test_wal_sealed.c */
+extern void test_wal_sealed_header(void);
+extern void test_wal_sealed_roundtrip(void);
+extern void test_wal_sealed_refusals(void);
+extern void test_wal_sealed_damage(void);
+extern void test_wal_sealed_push_over(void);
+extern void test_wal_sealed_retention(void);
 
 /* test_wal_list.c */
 extern void test_wal_list_entries(void);

@@ -136,7 +136,21 @@ th_wal_archive_text(const ThWal *w, const char *name, const char *text)
 bool
 th_wal_get_equal(const ThWal *w, const char *name, SbError *err)
 {
-	SbWalGetOptions o = {.dests = w->dests};
+	return th_wal_get_equal_from(w, &w->dests, name, err);
+}
+
+void
+th_wal_key(SbKey *key, char fill)
+{
+	memset(key, 0, sizeof(*key));
+	memset(key->secret, fill, 48);
+	key->len = 48;
+}
+
+bool
+th_wal_get_equal_from(const ThWal *w, const SbWalDests *dests, const char *name, SbError *err)
+{
+	SbWalGetOptions o = {.dests = *dests};
 	SbWalGetResult r;
 	char		source[PATH_MAX];
 	char		target[PATH_MAX];

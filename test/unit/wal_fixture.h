@@ -55,6 +55,13 @@ extern bool th_wal_archive_text(const ThWal *w, const char *name, const char *te
 /* Restore NAME from W's archive to ROOT/restored-NAME, and compare it with src/NAME. */
 extern bool th_wal_get_equal(const ThWal *w, const char *name, SbError *err);
 
+/* The same from archive DESTS (W's folders read another way: under a key). */
+extern bool th_wal_get_equal_from(const ThWal *w, const SbWalDests *dests, const char *name,
+								  SbError *err);
+
+/* A key of 48 bytes of FILL, as a key file holds it. */
+extern void th_wal_key(SbKey *key, char fill);
+
 /* Which destination (0-based) holds NAME; -1 when none, -2 when several. */
 extern int	th_wal_holder(const ThWal *w, const char *name);
 
