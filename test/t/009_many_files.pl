@@ -3,7 +3,10 @@
 # past its budget: the chunk buffers (16 x 1 MiB by default) plus 64 MiB.
 # Verify and restore hold a window of files, plan --detail one file at a
 # time, not the file table: against a backup of one file of the same chunks,
-# 100,000 files more cost them 8 MiB at most (the table cost about 12).
+# 100,000 files more cost them 16 MiB at most.  The files' names are long
+# (some 185 characters) so that a table of them would cost some 26 MiB:
+# what is measured without one (1-9 MiB more, from run to run and under
+# load) and what one would add stay far apart on either side of the ceiling.
 # The same 100,000 files put in a cluster's data directory do not grow the
 # memory of the server's backup worker either, nor, for a chain of a full
 # and an incremental backup, of its restore, verify and merge.  A million files is the
@@ -53,17 +56,21 @@ sub run_measured
 	return ($rc, $rss // 0, $err);
 }
 
-# 100 folders of 1,000 small files under ROOT.
+# 100 folders of 1,000 small files under ROOT, each named with some 185
+# characters: a table of them (each path kept) costs some 26 MiB (the
+# archive opened alone: 39.7 MiB with its entries kept, 13.6 streamed), far
+# above what a window of them costs and what a peak RSS moves from run to run.
 sub make_tree
 {
 	my ($root) = @_;
+	my $long = 'a-file-name-long-enough-that-a-table-of-100000-of-them-shows-' x 3;
 	mkdir $root or die $!;
 	for my $d (0 .. 99)
 	{
 		mkdir "$root/$d" or die $!;
 		for my $f (0 .. 999)
 		{
-			open(my $out, '>', "$root/$d/$f") or die $!;
+			open(my $out, '>', "$root/$d/$long$f") or die $!;
 			print $out "$d/$f\n" x (1 + $f % 16);
 			close $out or die $!;
 		}
@@ -144,8 +151,8 @@ for my $step ('verify', 'restore', 'plan --detail')
 	# moves a peak RSS by up to a MiB from run to run, only ever upwards
 	my $one_rss = least_rss(\@one);
 	my $many_rss = least_rss(\@many);
-	ok($one_rss > 0 && $many_rss > 0 && $many_rss - $one_rss <= 8 * 1024,
-		sprintf('%s: 100,000 files more cost %.1f MiB (%.1f -> %.1f), 8 MiB at most',
+	ok($one_rss > 0 && $many_rss > 0 && $many_rss - $one_rss <= 16 * 1024,
+		sprintf('%s: 100,000 files more cost %.1f MiB (%.1f -> %.1f), 16 MiB at most',
 			$step, ($many_rss - $one_rss) / 1024, $one_rss / 1024, $many_rss / 1024));
 }
 
@@ -171,8 +178,8 @@ my ($small_incr_id) = worker_peak_mib('SELECT stripe_backup(' . sql_array(@serve
 my (undef, $small_merge_mib) = worker_peak_mib("SELECT stripe_merge($small_incr_id)");
 make_tree($node->data_dir . '/many');
 my ($many_id, $many_mib) = worker_peak_mib();
-ok($many_mib - $small_mib <= 8,
-	"100,000 files more grow the backup worker's peak memory by 8 MiB at most ($small_mib -> $many_mib MiB)");
+ok($many_mib - $small_mib <= 16,
+	"100,000 files more grow the backup worker's peak memory by 16 MiB at most ($small_mib -> $many_mib MiB)");
 cmp_ok($node->safe_psql('postgres', "SELECT files FROM stripe_backups WHERE id = $many_id"),
 	'>', 100_000, "the history counts the files of the worker's spilled table");
 my ($rc) = run_measured('verify', backup_location($node, $many_id));
@@ -183,16 +190,16 @@ is($rc, 0, 'the backup of the cluster with 100,000 files more verifies');
 # window at a time: no more memory than the full backup's.
 my ($incr_id, $incr_mib) = worker_peak_mib(
 	'SELECT stripe_backup(' . sql_array(@server_dests) . ", type => 'incr')");
-ok($incr_mib - $small_mib <= 8,
-	"the incremental's worker looks up 100,000 files in its parent within 8 MiB more ($small_mib -> $incr_mib MiB)");
+ok($incr_mib - $small_mib <= 16,
+	"the incremental's worker looks up 100,000 files in its parent within 16 MiB more ($small_mib -> $incr_mib MiB)");
 my %chain = (
 	full => [ 'restore', backup_location($node, $many_id), '--target', "$base/full-restored", '--no-progress' ],
 	chain => [ 'restore', backup_location($node, $incr_id), '--target', "$base/chain-restored", '--no-progress' ]);
 my (undef, $full_rss) = run_measured(@{ $chain{full} });
 my ($chain_rc, $chain_rss, $chain_err) = run_measured(@{ $chain{chain} });
 is($chain_rc, 0, 'the chain restores') or diag($chain_err);
-ok($full_rss > 0 && $chain_rss - $full_rss <= 8 * 1024,
-	sprintf('the chain restore costs %.1f MiB more than the full backup\'s (%.1f -> %.1f), 8 MiB at most',
+ok($full_rss > 0 && $chain_rss - $full_rss <= 16 * 1024,
+	sprintf('the chain restore costs %.1f MiB more than the full backup\'s (%.1f -> %.1f), 16 MiB at most',
 		($chain_rss - $full_rss) / 1024, $full_rss / 1024, $chain_rss / 1024));
 my @from_full = tree_digest("$base/full-restored/many");
 is($from_full[0], 100_000, 'the full backup restores the 100,000 files');
@@ -203,8 +210,9 @@ ok($chain_verify_rc == 0 && $chain_verify_rss <= $budget_kib,
 	sprintf('the chain verifies within %d MiB (%.1f MiB)', $budget_kib / 1024, $chain_verify_rss / 1024));
 my ($merged_id, $merged_mib) = worker_peak_mib("SELECT stripe_merge($incr_id)");
 # it restores the chain (a window of files, 27 bytes a file of the newest)
-# and backs the copy up; the tables of the chain would cost 40 MiB more
-ok($merged_mib - $small_merge_mib <= 16,
-	"the merge's worker holds no file table: 100,000 files more cost it 16 MiB at most ($small_merge_mib -> $merged_mib MiB)");
+# and backs the copy up: 11-17 MiB more from run to run; the tables of the
+# chain would cost some 50 MiB more
+ok($merged_mib - $small_merge_mib <= 32,
+	"the merge's worker holds no file table: 100,000 files more cost it 32 MiB at most ($small_merge_mib -> $merged_mib MiB)");
 
 done_testing();

@@ -199,7 +199,7 @@ void
 test_pgrecovery_values(void)
 {
 	static const char *const dests[] = {"/srv/bk"};
-	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 1, 7300000000000000001ULL, 8};
+	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 1, 7300000000000000001ULL, 8, NULL};
 	char		dir[PATH_MAX];
 	char		text[16384];
 	size_t		i;
@@ -238,11 +238,11 @@ test_pgrecovery_restore_command_words(void)
 	char		quoted[2 * PATH_MAX];
 	char		text[16384];
 	char		command[16384];
-	char		expected[4 * PATH_MAX];
+	char		expected[6 * PATH_MAX];
 	char		shell[16384 + 64];
 	char		echoed[16384];
 	const char *dests[1];
-	SbRecoveryArchive a = {"/bin/echo", dests, 1, 7300000000000000001ULL, 8};
+	SbRecoveryArchive a = {"/bin/echo", dests, 1, 7300000000000000001ULL, 8, NULL};
 	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL};
 	struct stat st;
 	FILE	   *p;
@@ -253,6 +253,7 @@ test_pgrecovery_restore_command_words(void)
 	th_path(marker, "%s/PWNED", dir);
 	th_path(dest, "%s/bkx\\047;touch %s;\\047 $(touch %s) `touch %s` 100%%", dir, marker, marker, marker);
 	dests[0] = dest;
+	a.key_file = dest;			/* a key file's path goes in the same way */
 	settings_text(&t, NULL, &a, text, sizeof(text));
 	n = 0;
 	for (const char *c = dest; *c != '\0'; c++)
@@ -260,7 +261,8 @@ test_pgrecovery_restore_command_words(void)
 			quoted[n++] = '%';
 	quoted[n] = '\0';
 	snprintf(expected, sizeof(expected), "'/bin/echo' wal-get --archive '%s' "
-			 "--system-identifier 7300000000000000001 --prefetch 8 %%f %%p", quoted);
+			 "--system-identifier 7300000000000000001 --encryption-key-file '%s' --prefetch 8 %%f %%p",
+			 quoted, quoted);
 	check_read_back(dir, text, "restore_command", expected, "an archive folder named to escape");
 	ok(model_read(text, "restore_command", command, sizeof(command)), "restore_command read back");
 	/* as PostgreSQL substitutes %f, %p and %% before the shell sees the command */
@@ -282,8 +284,8 @@ test_pgrecovery_restore_command_words(void)
 	echoed[n] = '\0';
 	ok(p != NULL && pclose(p) == 0, "the shell runs it");
 	snprintf(expected, sizeof(expected),
-			 "wal-get --archive %s --system-identifier 7300000000000000001 --prefetch 8 "
-			 "000000010000000000000001 pg_wal/RECOVERYXLOG\n", dest);
+			 "wal-get --archive %s --system-identifier 7300000000000000001 --encryption-key-file %s "
+			 "--prefetch 8 000000010000000000000001 pg_wal/RECOVERYXLOG\n", dest, dest);
 	is_str(echoed, expected, "the one program gets the folder as one word, unchanged");
 	ok(stat(marker, &st) != 0, "and nothing else ran (no marker file)");
 	th_rmtree(dir);
