@@ -165,6 +165,7 @@ test_expect_claimed_encryption(void)
 {
 	ThFixture	f;
 	SbManifest *m = NULL;
+	SbArchive  *a;
 	SbArchiveExpect either = {.encryption = SB_EXPECT_EITHER};
 	SbError		err;
 	char		path[PATH_MAX],
@@ -178,7 +179,9 @@ test_expect_claimed_encryption(void)
 	th_location(&f, 0, "bk", location);
 	ok(th_edit_file(th_path(path, "%s/manifest.json", location), "\"balance\":", "\"encryption\":\"aes-256-gcm\",\"balance\":"),
 	   "its copy edited to claim encryption");
-	ok(open_as(location, NULL, &either, &err) != NULL, "the other destination's copy is used");
+	a = open_as(location, NULL, &either, &err);
+	ok(a != NULL, "the other destination's copy is used");
+	sb_archive_close(a);
 	th_location(&f, 1, "bk", location);
 	ok(th_edit_file(th_path(path, "%s/manifest.json", location), "\"balance\":", "\"encryption\":\"aes-256-gcm\",\"balance\":"),
 	   "and that copy too");
