@@ -58,9 +58,9 @@ swap_in(const ThFixture *f, const char *from, const char *to)
 
 	for (uint32_t i = 0; i < f->ndests; i++)
 	{
-		snprintf(command, sizeof(command), "mv '%s/%s' '%s/%s.aside' && cp -a '%s/%s' '%s/%s'",
-				 f->dest[i], to, f->dest[i], to, f->dest[i], from, f->dest[i], to);
-		if (system(command) != 0)
+		if (snprintf(command, sizeof(command), "mv '%s/%s' '%s/%s.aside' && cp -a '%s/%s' '%s/%s'",
+					 f->dest[i], to, f->dest[i], to, f->dest[i], from, f->dest[i], to) >= (int) sizeof(command) ||
+			system(command) != 0)
 			return false;
 	}
 	return true;
@@ -75,9 +75,9 @@ put_back(const ThFixture *f, const char *to, uint32_t only)
 	{
 		if (only < f->ndests && i != only)
 			continue;
-		snprintf(command, sizeof(command), "rm -rf '%s/%s' && mv '%s/%s.aside' '%s/%s'",
-				 f->dest[i], to, f->dest[i], to, f->dest[i], to);
-		if (system(command) != 0)
+		if (snprintf(command, sizeof(command), "rm -rf '%s/%s' && mv '%s/%s.aside' '%s/%s'",
+					 f->dest[i], to, f->dest[i], to, f->dest[i], to) >= (int) sizeof(command) ||
+			system(command) != 0)
 			return false;
 	}
 	return true;
