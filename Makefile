@@ -7,6 +7,7 @@
 #   make test            install dependencies, build, install, run every test
 #   make quickstart      build, then back up and restore a throwaway cluster
 #   make unit            engine unit tests only (no PostgreSQL needed)
+#   make export-check    the library exports what the server looks up by name, nothing else
 #   make bench           throughput beside pg_basebackup, pgBackRest and fio
 #   make bench-wal       WAL archiving and fetching beside pgBackRest and basic_archive
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
@@ -32,7 +33,8 @@ MODULE_big = stripebackup
 DATA = sql/stripebackup--0.1.sql
 PGFILEDESC = "stripebackup - weighted-stripe online backups"
 
-ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+# The engine's sources at any depth (src/engine/ and its subfolders).
+ENGINE_SRCS = $(sort $(shell find src/engine -name '*.c'))
 CLI_SRCS = $(sort $(wildcard src/cli/*.c))
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 EXTENSION_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/extension/*.c)))
@@ -43,8 +45,12 @@ OBJS = $(EXTENSION_OBJS)
 ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lcurl -lxml2 -lcrypto -lpthread -lm
 ENGINE_LIB = build/libsbengine.a
 SHLIB_LINK = $(ENGINE_LIB) $(ENGINE_LIBS)
-PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
-PG_CFLAGS = -Werror -pthread
+# The extension sees the engine's public API (include/) only.  Its symbols are
+# hidden but for what the server looks up by name (test/exports.sh checks
+# them): those are declared PGDLLEXPORT, which PostgreSQL 15 leaves empty on
+# Linux and which is given here the meaning PostgreSQL 16 gives it.
+PG_CPPFLAGS = -I$(srcdir)/include '-DPGDLLEXPORT=__attribute__((visibility("default")))'
+PG_CFLAGS = -Werror -pthread -fvisibility=hidden
 
 # pg_regress (sql/, expected/) on a throwaway instance: make installcheck
 REGRESS = stripebackup_args
@@ -69,13 +75,18 @@ include $(PGXS)
 # none of the server's -Wno-... switches, so no warning is hidden.  Objects
 # mirror the source tree in one build folder per flavour: build/ (this one),
 # build/asan/, build/coverage/, build/fuzz/; each flavour sets SB_FLAVOUR_CFLAGS.
+# The engine's own headers (src/engine) are for the engine and its tests
+# (unit, fuzz) only: the command, like the extension, sees include/ alone.
 
-SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include -I$(srcdir)/src/engine -I/usr/include/libxml2
+SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include
+SB_ENGINE_CPPFLAGS = -I$(srcdir)/src/engine -I/usr/include/libxml2
+sb_layer_cppflags = $(if $(filter src/engine/% test/%,$<),$(SB_ENGINE_CPPFLAGS))
 SB_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Werror -Wdeclaration-after-statement \
 	-Wmissing-prototypes -Wpointer-arith -Wvla -Wimplicit-fallthrough \
 	-Wmissing-format-attribute -Wformat-security
-# -fPIC: the library goes into the extension's shared library too.
-SB_CFLAGS = -O2 -g -fPIC -pthread -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SB_WARNINGS)
+# -fPIC: the library goes into the extension's shared library too, where
+# -fvisibility=hidden keeps every engine symbol out of its exports.
+SB_CFLAGS = -O2 -g -fPIC -fvisibility=hidden -pthread -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SB_WARNINGS)
 SB_LDFLAGS = -pthread -Wl,-z,relro -Wl,-z,now
 SB_CC = $(CC)
 SB_FLAVOUR_CFLAGS = $(SB_CFLAGS)
@@ -88,7 +99,7 @@ sb_objs = $(patsubst %.c,$(1)/%.o,$(2))
 
 define sb_compile
 @mkdir -p $(@D)
-$(SB_CC) $(SB_CPPFLAGS) $(SB_FLAVOUR_CFLAGS) $(SB_DEPFLAGS) -c -o $@ $<
+$(SB_CC) $(SB_CPPFLAGS) $(sb_layer_cppflags) $(SB_FLAVOUR_CFLAGS) $(SB_DEPFLAGS) -c -o $@ $<
 endef
 
 define sb_archive
@@ -118,6 +129,12 @@ build/shlib-checked: $(shlib)
 	@touch $@
 
 all: $(CLI) build/shlib-checked
+
+# The library's exports against the set the sources define (test/exports.sh),
+# then the same check on sources and a library made wrong, which must fail.
+export-check: $(shlib)
+	bash test/exports.sh $(shlib) $(srcdir)
+	bash test/exports-selftest.sh $(shlib)
 
 $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
@@ -223,7 +240,7 @@ bench-encryption:
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
+.PHONY: export-check install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
 	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------
@@ -354,5 +371,5 @@ fuzz-replay: $(REPLAY_TARGETS)
 
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
 
-# The header dependencies recorded by every build above (none before a first build).
--include $(wildcard src/extension/*.d build/src/*/*.d build/test/*/*.d build/*/src/*/*.d build/*/test/*/*.d)
+# The header dependencies recorded by every build above, at any depth (none before a first build).
+-include $(wildcard src/extension/*.d) $(shell find build -name '*.d' 2>/dev/null)
