@@ -36,7 +36,7 @@ PGFILEDESC = "stripebackup - weighted-stripe online backups"
 # The engine's sources at any depth (src/engine/ and its subfolders).
 ENGINE_SRCS = $(sort $(shell find src/engine -name '*.c'))
 CLI_SRCS = $(sort $(wildcard src/cli/*.c))
-UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
+UNIT_SRCS = $(sort $(shell find test/unit -name '*.c'))
 EXTENSION_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/extension/*.c)))
 
 # The engine comes in as a static library (below), not as objects of its own.
@@ -80,7 +80,8 @@ include $(PGXS)
 
 SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include
 SB_ENGINE_CPPFLAGS = -I$(srcdir)/src/engine -I/usr/include/libxml2
-sb_layer_cppflags = $(if $(filter src/engine/% test/%,$<),$(SB_ENGINE_CPPFLAGS))
+sb_layer_cppflags = $(if $(filter src/engine/% test/%,$<),$(SB_ENGINE_CPPFLAGS)) \
+	$(if $(filter test/unit/%,$<),-I$(UNIT_GEN))
 SB_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Werror -Wdeclaration-after-statement \
 	-Wmissing-prototypes -Wpointer-arith -Wvla -Wimplicit-fallthrough \
 	-Wmissing-format-attribute -Wformat-security
@@ -142,6 +143,21 @@ $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 # test/unit/syscall_log.c watches (and fails) the engine's syncs, renames and writes;
 # test/unit/fake_euid.c makes the engine believe it runs as another user.
 UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=renameat2,--wrap=syncfs,--wrap=pwrite,--wrap=sync_file_range,--wrap=geteuid
+
+# Each unit test is registered once, by its definition: the list of every
+# "void\ntest_NAME(void)" in the C files of test/unit (path order, then definition
+# order) that test/unit/tests.h declares and main.c runs.  Made on every run
+# (a removed file leaves no newer source behind) but written only when it
+# changes, so that editing a test recompiles that file alone.  Every
+# flavour's unit objects need it (the list of them is at the end).
+UNIT_GEN = build/gen
+UNIT_LIST = $(UNIT_GEN)/unit_tests.list
+
+$(UNIT_LIST): FORCE
+	@mkdir -p $(@D)
+	@awk 'prev == "void" && /^test_[a-z0-9_]+\(void\)$$/ { sub(/\(void\)$$/, ""); \
+		print "SB_UNIT_TEST(" $$0 ")" } { prev = $$0 }' $(UNIT_SRCS) > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
@@ -370,6 +386,13 @@ fuzz-replay: $(REPLAY_TARGETS)
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_wal test/fuzz/corpus/wal test/fuzz/regress/wal
 
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
+
+FORCE:
+
+.PHONY: FORCE
+
+# Every flavour's unit-test objects include the generated list of tests.
+$(foreach dir,build $(ASAN_DIR) $(COVERAGE_DIR),$(call sb_objs,$(dir),$(UNIT_SRCS))): $(UNIT_LIST)
 
 # The header dependencies recorded by every build above, at any depth (none before a first build).
 -include $(wildcard src/extension/*.d) $(shell find build -name '*.d' 2>/dev/null)
