@@ -21,6 +21,7 @@
 #   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
+#                        or a subsystem below its floor (test/coverage-subsystems)
 #   make fuzz            build the libFuzzer targets (clang: scripts/install-deps.sh --fuzz)
 #   make fuzz-run        run every fuzz target at once, FUZZ_SECONDS each (default 600)
 #   make fuzz-merge      minimize what fuzz-run found into test/fuzz/corpus
@@ -296,8 +297,10 @@ unit-asan: $(UNIT_ASAN)
 # --coverage at -O0 (so that lines map to code).  The tests link the engine's
 # objects, not the library: a file no test calls then counts as not run
 # instead of being left out.  test/coverage.sh runs the tests with both I/O
-# methods and prints lines and branches run per engine file (gcovr);
-# coverage-check fails when less than COVERAGE_MIN percent of lines ran.
+# methods and prints lines and branches run per engine file and per subsystem
+# (gcovr; the subsystems, their files and floors: test/coverage-subsystems);
+# coverage-check fails when less than COVERAGE_MIN percent of the engine's
+# lines ran, or less than its floor of a subsystem's.
 
 COVERAGE_DIR = build/coverage
 COVERAGE_CFLAGS = -O0 -g -pthread --coverage $(SB_WARNINGS)
@@ -316,6 +319,7 @@ coverage: $(UNIT_COVERAGE)
 	$(WITH_S3) bash test/coverage.sh $(COVERAGE_DIR)
 
 coverage-check: $(UNIT_COVERAGE)
+	bash test/coverage-selftest.sh
 	$(WITH_S3) bash test/coverage.sh $(COVERAGE_DIR) $(COVERAGE_MIN)
 
 .PHONY: coverage coverage-check
