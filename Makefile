@@ -7,6 +7,7 @@
 #   make test            install dependencies, build, install, run every test
 #   make quickstart      build, then back up and restore a throwaway cluster
 #   make unit            engine unit tests only (no PostgreSQL needed)
+#   make export-check    the library exports what the server looks up by name, nothing else
 #   make bench           throughput beside pg_basebackup, pgBackRest and fio
 #   make bench-wal       WAL archiving and fetching beside pgBackRest and basic_archive
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
@@ -20,6 +21,7 @@
 #   make unit-asan       the unit tests under AddressSanitizer and UBSan (gcc), as CI runs them
 #   make coverage        line and branch coverage of the engine by the unit tests (gcovr)
 #   make coverage-check  the same, failing below COVERAGE_MIN percent of lines (default 90)
+#                        or a subsystem below its floor (test/coverage-subsystems)
 #   make fuzz            build the libFuzzer targets (clang: scripts/install-deps.sh --fuzz)
 #   make fuzz-run        run every fuzz target at once, FUZZ_SECONDS each (default 600)
 #   make fuzz-merge      minimize what fuzz-run found into test/fuzz/corpus
@@ -32,9 +34,10 @@ MODULE_big = stripebackup
 DATA = sql/stripebackup--0.1.sql
 PGFILEDESC = "stripebackup - weighted-stripe online backups"
 
-ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+# The engine's sources at any depth (src/engine/ and its subfolders).
+ENGINE_SRCS = $(sort $(shell find src/engine -name '*.c'))
 CLI_SRCS = $(sort $(wildcard src/cli/*.c))
-UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
+UNIT_SRCS = $(sort $(shell find test/unit -name '*.c'))
 EXTENSION_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/extension/*.c)))
 
 # The engine comes in as a static library (below), not as objects of its own.
@@ -43,8 +46,12 @@ OBJS = $(EXTENSION_OBJS)
 ENGINE_LIBS = -lzstd -luring -lxxhash -lcjson -lisal -lcurl -lxml2 -lcrypto -lpthread -lm
 ENGINE_LIB = build/libsbengine.a
 SHLIB_LINK = $(ENGINE_LIB) $(ENGINE_LIBS)
-PG_CPPFLAGS = -I$(srcdir)/include -I$(srcdir)/src/engine
-PG_CFLAGS = -Werror -pthread
+# The extension sees the engine's public API (include/) only.  Its symbols are
+# hidden but for what the server looks up by name (test/exports.sh checks
+# them): those are declared PGDLLEXPORT, which PostgreSQL 15 leaves empty on
+# Linux and which is given here the meaning PostgreSQL 16 gives it.
+PG_CPPFLAGS = -I$(srcdir)/include '-DPGDLLEXPORT=__attribute__((visibility("default")))'
+PG_CFLAGS = -Werror -pthread -fvisibility=hidden
 
 # pg_regress (sql/, expected/) on a throwaway instance: make installcheck
 REGRESS = stripebackup_args
@@ -69,13 +76,19 @@ include $(PGXS)
 # none of the server's -Wno-... switches, so no warning is hidden.  Objects
 # mirror the source tree in one build folder per flavour: build/ (this one),
 # build/asan/, build/coverage/, build/fuzz/; each flavour sets SB_FLAVOUR_CFLAGS.
+# The engine's own headers (src/engine) are for the engine and its tests
+# (unit, fuzz) only: the command, like the extension, sees include/ alone.
 
-SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include -I$(srcdir)/src/engine -I/usr/include/libxml2
+SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include
+SB_ENGINE_CPPFLAGS = -I$(srcdir)/src/engine -I/usr/include/libxml2
+sb_layer_cppflags = $(if $(filter src/engine/% test/%,$<),$(SB_ENGINE_CPPFLAGS)) \
+	$(if $(filter test/unit/%,$<),-I$(UNIT_GEN))
 SB_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Werror -Wdeclaration-after-statement \
 	-Wmissing-prototypes -Wpointer-arith -Wvla -Wimplicit-fallthrough \
 	-Wmissing-format-attribute -Wformat-security
-# -fPIC: the library goes into the extension's shared library too.
-SB_CFLAGS = -O2 -g -fPIC -pthread -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SB_WARNINGS)
+# -fPIC: the library goes into the extension's shared library too, where
+# -fvisibility=hidden keeps every engine symbol out of its exports.
+SB_CFLAGS = -O2 -g -fPIC -fvisibility=hidden -pthread -fstack-protector-strong -D_FORTIFY_SOURCE=2 $(SB_WARNINGS)
 SB_LDFLAGS = -pthread -Wl,-z,relro -Wl,-z,now
 SB_CC = $(CC)
 SB_FLAVOUR_CFLAGS = $(SB_CFLAGS)
@@ -88,7 +101,7 @@ sb_objs = $(patsubst %.c,$(1)/%.o,$(2))
 
 define sb_compile
 @mkdir -p $(@D)
-$(SB_CC) $(SB_CPPFLAGS) $(SB_FLAVOUR_CFLAGS) $(SB_DEPFLAGS) -c -o $@ $<
+$(SB_CC) $(SB_CPPFLAGS) $(sb_layer_cppflags) $(SB_FLAVOUR_CFLAGS) $(SB_DEPFLAGS) -c -o $@ $<
 endef
 
 define sb_archive
@@ -119,12 +132,33 @@ build/shlib-checked: $(shlib)
 
 all: $(CLI) build/shlib-checked
 
+# The library's exports against the set the sources define (test/exports.sh),
+# then the same check on sources and a library made wrong, which must fail.
+export-check: $(shlib)
+	bash test/exports.sh $(shlib) $(srcdir)
+	bash test/exports-selftest.sh $(shlib)
+
 $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
 # test/unit/syscall_log.c watches (and fails) the engine's syncs, renames and writes;
 # test/unit/fake_euid.c makes the engine believe it runs as another user.
 UNIT_WRAP = -Wl,--wrap=fsync,--wrap=rename,--wrap=renameat,--wrap=renameat2,--wrap=syncfs,--wrap=pwrite,--wrap=sync_file_range,--wrap=geteuid
+
+# Each unit test is registered once, by its definition: the list of every
+# "void\ntest_NAME(void)" in the C files of test/unit (path order, then definition
+# order) that test/unit/tests.h declares and main.c runs.  Made on every run
+# (a removed file leaves no newer source behind) but written only when it
+# changes, so that editing a test recompiles that file alone.  Every
+# flavour's unit objects need it (the list of them is at the end).
+UNIT_GEN = build/gen
+UNIT_LIST = $(UNIT_GEN)/unit_tests.list
+
+$(UNIT_LIST): FORCE
+	@mkdir -p $(@D)
+	@awk 'prev == "void" && /^test_[a-z0-9_]+\(void\)$$/ { sub(/\(void\)$$/, ""); \
+		print "SB_UNIT_TEST(" $$0 ")" } { prev = $$0 }' $(UNIT_SRCS) > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv -f $@.new $@; fi
 
 $(UNIT): $(UNIT_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(UNIT_WRAP) $(ENGINE_LIBS)
@@ -223,7 +257,7 @@ bench-encryption:
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
 
-.PHONY: install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
+.PHONY: export-check install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
 	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------
@@ -263,8 +297,10 @@ unit-asan: $(UNIT_ASAN)
 # --coverage at -O0 (so that lines map to code).  The tests link the engine's
 # objects, not the library: a file no test calls then counts as not run
 # instead of being left out.  test/coverage.sh runs the tests with both I/O
-# methods and prints lines and branches run per engine file (gcovr);
-# coverage-check fails when less than COVERAGE_MIN percent of lines ran.
+# methods and prints lines and branches run per engine file and per subsystem
+# (gcovr; the subsystems, their files and floors: test/coverage-subsystems);
+# coverage-check fails when less than COVERAGE_MIN percent of the engine's
+# lines ran, or less than its floor of a subsystem's.
 
 COVERAGE_DIR = build/coverage
 COVERAGE_CFLAGS = -O0 -g -pthread --coverage $(SB_WARNINGS)
@@ -283,6 +319,7 @@ coverage: $(UNIT_COVERAGE)
 	$(WITH_S3) bash test/coverage.sh $(COVERAGE_DIR)
 
 coverage-check: $(UNIT_COVERAGE)
+	bash test/coverage-selftest.sh
 	$(WITH_S3) bash test/coverage.sh $(COVERAGE_DIR) $(COVERAGE_MIN)
 
 .PHONY: coverage coverage-check
@@ -354,5 +391,12 @@ fuzz-replay: $(REPLAY_TARGETS)
 
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
 
-# The header dependencies recorded by every build above (none before a first build).
--include $(wildcard src/extension/*.d build/src/*/*.d build/test/*/*.d build/*/src/*/*.d build/*/test/*/*.d)
+FORCE:
+
+.PHONY: FORCE
+
+# Every flavour's unit-test objects include the generated list of tests.
+$(foreach dir,build $(ASAN_DIR) $(COVERAGE_DIR),$(call sb_objs,$(dir),$(UNIT_SRCS))): $(UNIT_LIST)
+
+# The header dependencies recorded by every build above, at any depth (none before a first build).
+-include $(wildcard src/extension/*.d) $(shell find build -name '*.d' 2>/dev/null)

@@ -6,8 +6,10 @@
 # Runs BUILD-DIR/unit_tests (built with --coverage) twice, as CI does: with
 # the default I/O method (io_uring where the kernel allows it) and with
 # synchronous I/O, then prints the lines and branches run per engine source
-# file and in total (gcovr).  With MIN, fails when the total of lines run is
-# below MIN percent.  Fails when a unit test fails.
+# file, per subsystem (test/coverage-subsystems) and in total (gcovr,
+# test/coverage-report.awk).  With MIN (not 0), fails when the total of lines
+# run is below MIN percent or a subsystem's below its floor.  Fails when a
+# unit test fails.
 set -euo pipefail
 
 dir=${1:?usage: test/coverage.sh BUILD-DIR [MIN-LINE-PERCENT]}
@@ -36,30 +38,4 @@ done
 csv="$dir/coverage.csv"
 gcovr --root . --object-directory "$dir" --filter 'src/engine/' -j 2 --csv "$csv"
 
-awk -F, -v min="$min" '
-	function pct(run, total) { return total ? 100 * run / total : 100 }
-	function row(name, lt, lr, bt, br) {
-		printf "%-28s %6d %6d %6.1f%% %7d %6d %6.1f%%\n", name, lt, lr, pct(lr, lt), bt, br, pct(br, bt)
-	}
-	NR == 1 && ($2 != "line_total" || $3 != "line_covered" || $5 != "branch_total" || $6 != "branch_covered") {
-		print "coverage: gcovr wrote columns this script does not know: " $0 > "/dev/stderr"
-		bad = 1
-		exit 2
-	}
-	NR == 1 { printf "%-28s %6s %6s %7s %7s %6s %7s\n", "engine file", "lines", "run", "%", "branches", "run", "%"; next }
-	{
-		row($1, $2, $3, $5, $6)
-		lt += $2; lr += $3; bt += $5; br += $6
-	}
-	END {
-		if (bad)
-			exit 2
-		row("TOTAL", lt, lr, bt, br)
-		if (min != "" && pct(lr, lt) < min) {
-			printf("coverage: %.1f%% of the engine'"'"'s lines run, below the minimum of %s%%\n",
-				pct(lr, lt), min) > "/dev/stderr"
-			exit 1
-		}
-		if (min != "")
-			printf("coverage: %.1f%% of the engine'"'"'s lines run (minimum %s%%)\n", pct(lr, lt), min)
-	}' "$csv"
+awk -F, -v min="$min" -f test/coverage-report.awk test/coverage-subsystems "$csv"

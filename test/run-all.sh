@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test of stripebackup, as README.md and CI run it:
-#   1. install the dependencies (Debian packages), build, install;
+#   1. install the dependencies (Debian packages), build, install, check the
+#      library exports only what the server looks up (make export-check);
 #   2. engine unit tests (C, TAP output), then again under AddressSanitizer
 #      and UndefinedBehaviorSanitizer, with the fuzz corpus replayed the same way,
 #      then with --coverage (make coverage-check, SB_COVERAGE_MIN);
@@ -27,6 +28,8 @@ else
 	sudo make -s install
 	runner=()
 fi
+echo "=== the extension library's exports"
+make -s export-check
 
 # The tests run from a copy the test user can read, whatever the checkout's permissions.
 scratch=$(mktemp -d /tmp/stripebackup-test.XXXXXX)

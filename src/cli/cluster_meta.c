@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checksum.h"
 #include "cli.h"
 #include "cluster_meta.h"
+#include "stripebackup/sb_crc32c.h"
 
 #define PG_CONTROL_LAYOUT 1300
 #define PG_CONTROL_SYSID_OFFSET 0

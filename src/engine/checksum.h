@@ -3,7 +3,8 @@
  *		The checksums of the format: XXH3-64 for chunks and structures
  *		(libxxhash), CRC-32C for whole files as PostgreSQL's backup_manifest
  *		wants them (ISA-L), SHA-256 of the manifest, which every stripe's
- *		trailer records (libcrypto).
+ *		trailer records (libcrypto).  The CRC-32C of whole files is public
+ *		(stripebackup/sb_crc32c.h); its pieces and their combining are here.
  */
 #ifndef SB_CHECKSUM_H
 #define SB_CHECKSUM_H
@@ -11,9 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stripebackup/sb_crc32c.h"
 #include "stripebackup/sb_error.h"
-
-#define SB_CRC32C_INIT 0xFFFFFFFFu
 
 /* XXH3-64 of a buffer. */
 extern uint64_t sb_hash64(const void *data, size_t len);
@@ -48,8 +48,7 @@ extern bool sb_sha256_update(SbSha256 *s, const void *data, size_t len, SbError 
 extern bool sb_sha256_end(SbSha256 *s, uint8_t out[SB_SHA256_LEN], SbError *err);
 extern void sb_sha256_free(SbSha256 *s);
 
-/* Feed bytes into a running CRC-32C started with SB_CRC32C_INIT. */
-extern uint32_t sb_crc32c_update(uint32_t crc, const void *data, size_t len);
+/* CRC-32C of whole files: SB_CRC32C_INIT, sb_crc32c_update and sb_crc32c_final (sb_crc32c.h). */
 
 /* Feed LEN zero bytes (a hole) into a running CRC-32C, in O(log LEN). */
 extern uint32_t sb_crc32c_zeros(uint32_t crc, uint64_t len);
@@ -62,8 +61,5 @@ extern uint32_t sb_crc32c_raw(const void *data, size_t len);
 
 /* A register moved across LEN zero bytes without reading them: CRC * x^(8 LEN) mod P. */
 extern uint32_t sb_crc32c_shift(uint32_t crc, uint64_t len);
-
-/* The final CRC-32C value of a running one. */
-extern uint32_t sb_crc32c_final(uint32_t crc);
 
 #endif							/* SB_CHECKSUM_H */

@@ -66,7 +66,7 @@ put_destination(ReturnSetInfo *rs, const SbArchiveLive *a, int i, uint64 insert_
 }
 
 /* A row per destination archived to since the server started; none before. */
-Datum
+PGDLLEXPORT Datum
 stripe_wal_archive_status(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;

@@ -48,7 +48,7 @@ make_uuid(uint8 *uuid)
 	uuid[8] = (uuid[8] & 0x3F) | 0x80;
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_backup(PG_FUNCTION_ARGS)
 {
 	SbBackupArgs *args = palloc0(sizeof(SbBackupArgs));
@@ -72,7 +72,7 @@ stripe_backup(PG_FUNCTION_ARGS)
  * compression_level, balance, wait): the chain of BACKUP folded into a new
  * full backup (job_merge.c), in its destinations unless others are given.
  */
-Datum
+PGDLLEXPORT Datum
 stripe_merge(PG_FUNCTION_ARGS)
 {
 	SbBackupArgs *args = palloc0(sizeof(SbBackupArgs));
@@ -107,21 +107,21 @@ cancel(SbJobKind kind, int64 id, const char *function)
 	return false;
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_cancel(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(true, "cancel a backup");
 	PG_RETURN_BOOL(cancel(SB_JOB_BACKUP, PG_GETARG_INT64(0), "stripe_cancel"));
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_cancel_restore(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(true, "cancel a restore");
 	PG_RETURN_BOOL(cancel(SB_JOB_RESTORE, PG_GETARG_INT64(0), "stripe_cancel_restore"));
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_job_is_running(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));

@@ -251,7 +251,7 @@ check_older_than(Datum older_than)
 				 errhint("For example stripe_expire(older_than => '30 days') removes backups older than 30 days.")));
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_expire(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;

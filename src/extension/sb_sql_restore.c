@@ -344,7 +344,7 @@ plan_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref, SbRestoreArgs *pitr)
 }
 
 /* stripe_restore_plan(backup, ...): a backup by id, or the newest that reaches the target. */
-Datum
+PGDLLEXPORT Datum
 stripe_restore_plan_id(PG_FUNCTION_ARGS)
 {
 	SbRestoreArgs *pitr = palloc0(sizeof(SbRestoreArgs));
@@ -365,7 +365,7 @@ stripe_restore_plan_id(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_restore_plan_location(PG_FUNCTION_ARGS)
 {
 	SbRestoreArgs *pitr = palloc0(sizeof(SbRestoreArgs));
@@ -531,7 +531,7 @@ verify_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref)
 		put_problem(rs, &found->items[i]);
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_verify_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "verify a backup");
@@ -541,7 +541,7 @@ stripe_verify_id(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_verify_location(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(false, "verify a backup");
@@ -707,14 +707,14 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 }
 
 /* stripe_restore(backup, target_dir, ...): a backup by id, or the newest that reaches the target. */
-Datum
+PGDLLEXPORT Datum
 stripe_restore_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(true, "restore a backup");
 	return restore(fcinfo, NULL, PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0));
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_restore_location(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(true, "restore a backup");

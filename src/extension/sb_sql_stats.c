@@ -108,7 +108,7 @@ calibrate_one(ReturnSetInfo *rs, SbCalibrationOptions *o, bool random, bool matr
 	}
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_calibrate(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -146,7 +146,7 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-Datum
+PGDLLEXPORT Datum
 stripe_backup_svg(PG_FUNCTION_ARGS)
 {
 	SbArchive  *a;
@@ -167,7 +167,7 @@ stripe_backup_svg(PG_FUNCTION_ARGS)
 PG_FUNCTION_INFO_V1(stripe_stats_reset);
 
 /* Calibrations and timelines go; throughput statistics count from now. */
-Datum
+PGDLLEXPORT Datum
 stripe_stats_reset(PG_FUNCTION_ARGS)
 {
 	SbSql		sql;
@@ -232,7 +232,7 @@ put_stripe(ReturnSetInfo *rs, const SbLiveSnapshot *snap, int i)
 }
 
 /* A row per stripe of the running job; none when nothing runs. */
-Datum
+PGDLLEXPORT Datum
 stripebackup_progress(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;

@@ -18,7 +18,7 @@
 
 PG_MODULE_MAGIC;
 
-void		_PG_init(void);
+PGDLLEXPORT void _PG_init(void);
 
 void
 _PG_init(void)
@@ -36,7 +36,7 @@ _PG_init(void)
 PG_FUNCTION_INFO_V1(stripebackup_version);
 
 /* The library's version, as the command's --version prints it. */
-Datum
+PGDLLEXPORT Datum
 stripebackup_version(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TEXT_P(cstring_to_text(SB_VERSION));
