@@ -17,13 +17,17 @@
 #
 # Or SbS3::from_env() for the server test/s3/with-s3.sh started.  The
 # server is s3rver 3.7.1 with test/s3/s3rver-patches.js (test/s3/README.md
-# says what they change); credentials S3RVER / S3RVER.
+# says what they change; credentials S3RVER and any secret), or with
+# SB_TEST_S3_SERVER=radosgw (or start(server => 'radosgw')) Ceph's gateway
+# (test/s3/radosgw.sh), which checks every signature: use_credentials
+# makes the test's secret one the server accepts, whichever it is.
 package SbS3;
 
 use strict;
 use warnings;
 
 use Carp;
+use Digest::MD5 ();
 use File::Basename ();
 use File::Path ();
 use File::Spec;
@@ -34,8 +38,11 @@ use POSIX ();
 use Time::HiRes ();
 
 our $S3_DIR = File::Spec->rel2abs(File::Spec->catdir(File::Basename::dirname(__FILE__), '..', 's3'));
-our @CURL_AUTH = ('--aws-sigv4', 'aws:amz:us-east-1:s3', '--user', 'S3RVER:S3RVER',
-	'-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD');
+# What each server is started by, and whether it checks signatures.
+my %SERVERS = (
+	s3rver => { script => 's3server.sh', verifies => 0, log => 's3rver.log' },
+	radosgw => { script => 'radosgw.sh', verifies => 1, log => 'client.rgw.log' },
+);
 
 # What runs, to stop at exit whatever a test left running (a test that dies).
 my %running;
@@ -50,44 +57,112 @@ sub _tempdir
 
 # ---------- the server ----------
 
-# Start s3rver on 127.0.0.1, in DIR (default: a new temporary folder), with
-# the buckets (default bk1 bk2).
+# The server the tests use unless told: SB_TEST_S3_SERVER, else s3rver.
+sub server_kind
+{
+	my $kind = $ENV{SB_TEST_S3_SERVER} // 's3rver';
+	croak "SB_TEST_S3_SERVER=$kind is neither s3rver nor radosgw" unless $SERVERS{$kind};
+	return $kind;
+}
+
+# Start a server on 127.0.0.1, in DIR (default: a new temporary folder),
+# with the buckets (default bk1 bk2); server => 's3rver' or 'radosgw'
+# (default: server_kind()).
 sub start
 {
 	my (%args) = @_;
 	my $dir = $args{dir} // _tempdir();
 	my @buckets = @{ $args{buckets} // [ 'bk1', 'bk2' ] };
+	my $kind = $args{server} // server_kind();
+	my $script = ($SERVERS{$kind} // croak "no S3 server $kind")->{script};
 	File::Path::make_path($dir) unless -d $dir;
 	$dir = File::Spec->rel2abs($dir);
 
 	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'bash', "$S3_DIR/s3server.sh", 'start', $dir, @buckets ],
+	IPC::Run::run([ 'bash', "$S3_DIR/$script", 'start', $dir, @buckets ],
 		'<', \undef, '>', \$out, '2>', \$err)
-	  or croak "s3server.sh start $dir failed: $err";
+	  or croak "$script start $dir failed: $err";
 	chomp $out;
-	croak "s3server.sh start printed no endpoint: $out $err" unless $out =~ m{^http://127\.0\.0\.1:\d+$};
+	croak "$script start printed no endpoint: $out $err" unless $out =~ m{^http://127\.0\.0\.1:\d+$};
 	my $self = bless {
+		kind => $kind,
 		endpoint => $out,
 		dir => $dir,
-		data_dir => "$dir/data",
 		buckets => \@buckets,
 		owner => $$,
+		access_key => 'S3RVER',
+		secret_key => 'S3RVER',
 	}, 'SbS3';
+	if ($kind eq 's3rver')
+	{
+		$self->{data_dir} = "$dir/data";
+	}
+	else
+	{
+		$self->{access_key} = _first_line("$dir/access_key");
+		$self->{secret_key} = _first_line("$dir/secret_key");
+	}
 	$running{"$self"} = $self;
 	return $self;
 }
 
-# A credentials file of AWS's form in DIR holding SECRET (only its owner may
-# read it), and the environment the command reads pointed at this server and
-# that file, with no other S3 variable: what a test's command and server use.
+sub _first_line
+{
+	my ($file) = @_;
+	open(my $fh, '<', $file) or croak "$file: $!";
+	my $line = <$fh> // croak "$file is empty";
+	chomp $line;
+	return $line;
+}
+
+# The access key id under which SECRET is the test's: s3rver knows only
+# S3RVER (and checks no secret); radosgw one made from the secret.
+sub key_id_for
+{
+	my ($self, $secret) = @_;
+	return 'S3RVER' unless $self->verifies_signatures;
+	return $self->{access_key} if $secret eq $self->{secret_key};
+	return 'SBT' . uc(substr(Digest::MD5::md5_hex($secret), 0, 17));
+}
+
+# Make SECRET (under key_id_for(SECRET)) a key the server accepts: a key of
+# the test user on radosgw; s3rver takes any.
+sub accept_secret
+{
+	my ($self, $secret) = @_;
+	return unless $self->verifies_signatures;
+	return if $secret eq $self->{secret_key} || $self->{accepted}{$secret};
+	croak 'accept_secret: a server of with-s3.sh takes only its own keys' if $self->{external};
+	my $err = '';
+	IPC::Run::run([ 'radosgw-admin', '-c', "$self->{dir}/ceph.conf", 'key', 'create', '--uid=sbtest',
+			'--key-type=s3', '--access-key=' . $self->key_id_for($secret), "--secret-key=$secret" ],
+		'<', \undef, '>', \$err, '2>', \$err)
+	  or croak "radosgw-admin key create: $err";
+	$self->{accepted}{$secret} = 1;
+	return;
+}
+
+# A credentials file of AWS's form: FILE holding KEY_ID and SECRET, only its
+# owner may read it.
+sub write_credentials
+{
+	my ($file, $key_id, $secret) = @_;
+	open(my $fh, '>', $file) or croak "$file: $!";
+	print $fh "[default]\naws_access_key_id = $key_id\naws_secret_access_key = $secret\n";
+	close($fh) or croak "$file: $!";
+	chmod(0600, $file) or croak "chmod $file: $!";
+	return $file;
+}
+
+# A credentials file of AWS's form in DIR holding SECRET (accept_secret:
+# one the server takes), and the environment the command reads pointed at
+# this server and that file, with no other S3 variable: what a test's
+# command and server use.
 sub use_credentials
 {
 	my ($self, $dir, $secret) = @_;
-	my $file = "$dir/credentials";
-	open(my $fh, '>', $file) or croak "$file: $!";
-	print $fh "[default]\naws_access_key_id = S3RVER\naws_secret_access_key = $secret\n";
-	close($fh) or croak "$file: $!";
-	chmod(0600, $file) or croak "chmod $file: $!";
+	$self->accept_secret($secret);
+	my $file = write_credentials("$dir/credentials", $self->key_id_for($secret), $secret);
 	$ENV{AWS_ENDPOINT_URL} = $self->endpoint;
 	$ENV{AWS_SHARED_CREDENTIALS_FILE} = $file;
 	delete @ENV{qw(AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_PROFILE AWS_REGION AWS_ENDPOINT_URL_S3)};
@@ -99,19 +174,26 @@ sub from_env
 {
 	croak 'SB_TEST_S3_ENDPOINT is not set (run under test/s3/with-s3.sh)' unless $ENV{SB_TEST_S3_ENDPOINT};
 	return bless {
+		kind => server_kind(),
 		endpoint => $ENV{SB_TEST_S3_ENDPOINT},
 		data_dir => $ENV{SB_TEST_S3_DATA_DIR},
 		buckets => [ split ' ', $ENV{SB_TEST_S3_BUCKETS} // 'bk1 bk2' ],
 		owner => $$,
 		external => 1,
+		access_key => $ENV{AWS_ACCESS_KEY_ID} // 'S3RVER',
+		secret_key => $ENV{AWS_SECRET_ACCESS_KEY} // 'S3RVER',
 	}, 'SbS3';
 }
 
+sub kind { return $_[0]{kind} }
+sub verifies_signatures { return $SERVERS{ $_[0]{kind} }{verifies} }
+sub access_key { return $_[0]{access_key} }
+sub secret_key { return $_[0]{secret_key} }
 sub endpoint { return $_[0]{endpoint} }
 sub data_dir { return $_[0]{data_dir} }
 sub dir { return $_[0]{dir} }
 sub buckets { return @{ $_[0]{buckets} } }
-sub log_file { return "$_[0]{dir}/s3rver.log" }
+sub log_file { return "$_[0]{dir}/$SERVERS{$_[0]{kind}}{log}" }
 
 sub stop
 {
@@ -120,12 +202,13 @@ sub stop
 	return if $self->{external} || $self->{stopped}++;
 	return unless $self->{owner} == $$;    # a forked child's copy
 	my $err = '';
-	IPC::Run::run([ 'bash', "$S3_DIR/s3server.sh", 'stop', $self->{dir} ], '<', \undef, '>', \$err, '2>', \$err)
-	  or carp "s3server.sh stop $self->{dir}: $err";
+	my $script = $SERVERS{ $self->{kind} }{script};
+	IPC::Run::run([ 'bash', "$S3_DIR/$script", 'stop', $self->{dir} ], '<', \undef, '>', \$err, '2>', \$err)
+	  or carp "$script stop $self->{dir}: $err";
 	return;
 }
 
-# ---------- requests (curl, signed as S3RVER) ----------
+# ---------- requests (curl, signed with the server's keys) ----------
 
 # Percent-encode a key or a path (keeping "/"), or a query value (not), as
 # UTF-8: keys are character strings here, as list_objects gives them.
@@ -148,7 +231,13 @@ sub request
 	my ($self, $method, $path_query, %opts) = @_;
 	my $endpoint = $opts{endpoint} // $self->{endpoint};
 	my $headers = File::Temp->new(TEMPLATE => 'sb-s3-headers-XXXXXX', TMPDIR => 1);
-	my @cmd = ('curl', '-sS', @CURL_AUTH, '-H', 'Expect:', '-D', $headers->filename,
+	my @auth = ('--aws-sigv4', 'aws:amz:us-east-1:s3', '--user', "$self->{access_key}:$self->{secret_key}",
+		'-H', 'x-amz-content-sha256: UNSIGNED-PAYLOAD');
+	# curl 7.88 signs a header it is told to drop ("Name:") as if it were
+	# sent, which a server that checks signatures refuses: for radosgw the
+	# headers are given values instead of dropped.
+	my $verifies = $self->verifies_signatures;
+	my @cmd = ('curl', '-sS', @auth, ($verifies ? () : ('-H', 'Expect:')), '-D', $headers->filename,
 		'-o', '-', '-w', '\n%{http_code}');
 	push @cmd, map { ('-H', $_) } @{ $opts{headers} // [] };
 	my $in;
@@ -162,7 +251,8 @@ sub request
 		push @cmd, '--data-binary', '@-';
 		$in = $opts{body};
 	}
-	push @cmd, '-H', 'Content-Type:' if defined $opts{body} || defined $opts{body_file};
+	push @cmd, '-H', ($verifies ? 'Content-Type: application/octet-stream' : 'Content-Type:')
+	  if defined $opts{body} || defined $opts{body_file};
 	push @cmd, $endpoint . $path_query;
 	my ($out, $err) = ('', '');
 	IPC::Run::run(\@cmd, '<', \$in, '>', \$out, '2>', \$err);
@@ -233,9 +323,13 @@ sub list_objects
 # DATA/BUCKET/._S3rver_uploads/UPLOAD_ID/ holding "key" (the object's key),
 # "metadata" (the headers of the initiating request), and N and N.md5 for
 # each part N uploaded; completing or aborting the upload removes the folder.
+#
+# A server without such files (radosgw) is asked: ListMultipartUploads,
+# then ListParts for each upload (one page each: a test has few).
 sub list_multipart_uploads
 {
 	my ($self, $bucket) = @_;
+	return $self->_uploads_by_api($bucket) if $self->{kind} ne 's3rver';
 	croak 'no data directory known for this server' unless defined $self->{data_dir};
 	my $base = "$self->{data_dir}/$bucket/._S3rver_uploads";
 	opendir(my $dh, $base) or return ();
@@ -253,6 +347,30 @@ sub list_multipart_uploads
 		push @uploads, { key => $key, upload_id => $id, parts => \@parts };
 	}
 	closedir $dh;
+	return sort { $a->{key} cmp $b->{key} || $a->{upload_id} cmp $b->{upload_id} } @uploads;
+}
+
+sub _uploads_by_api
+{
+	my ($self, $bucket) = @_;
+	# "uploads=", not "uploads": curl 7.88 signs a query parameter without
+	# "=" wrongly (S3's canonical form has it).
+	my ($status, $body) = $self->request('GET', "/$bucket?uploads=");
+	croak "ListMultipartUploads $bucket: HTTP $status: $body" unless $status == 200;
+	my @uploads;
+	while ($body =~ m{<Upload>(.*?)</Upload>}gs)
+	{
+		my $u = $1;
+		my ($key) = $u =~ m{<Key>(.*?)</Key>}s;
+		my ($id) = $u =~ m{<UploadId>(.*?)</UploadId>}s;
+		($key, $id) = (_xml_text($key), _xml_text($id));
+		my ($st, $parts) = $self->request('GET',
+			"/$bucket/" . uri_escape($key, 1) . '?uploadId=' . uri_escape($id));
+		croak "ListParts $bucket/$key: HTTP $st: $parts" unless $st == 200;
+		utf8::decode($key);
+		push @uploads, { key => $key, upload_id => $id,
+			parts => [ sort { $a <=> $b } $parts =~ m{<PartNumber>(\d+)</PartNumber>}g ] };
+	}
 	return sort { $a->{key} cmp $b->{key} || $a->{upload_id} cmp $b->{upload_id} } @uploads;
 }
 

@@ -13,7 +13,7 @@ use Time::HiRes ();
 
 use SbS3;
 
-my $s3 = SbS3::start(buckets => [ 'bk1', 'bk2' ]);
+my $s3 = SbS3::start(buckets => [ 'bk1', 'bk2' ], server => 's3rver');
 like($s3->endpoint, qr{^http://127\.0\.0\.1:\d+$}, 'the server gives its endpoint');
 
 # ---------- objects ----------

@@ -19,7 +19,8 @@ use StripeBackupTest;
 use Test::More;
 
 my $s3 = SbS3::start(buckets => [ 'bk1', 'bk2' ]);
-my $secret = 'sb-test-secret-9f8e7d6c';    # s3rver checks no signature
+diag("S3 server: " . $s3->kind);
+my $secret = 'sb-test-secret-9f8e7d6c';    # s3rver checks no signature; radosgw is given it
 my $conf_dir = PostgreSQL::Test::Utils::tempdir();
 # The command reads the same server and keys from the environment.
 my $credentials = $s3->use_credentials($conf_dir, $secret);
@@ -176,6 +177,7 @@ is(join(',', $s3->list_objects('bk2', 'cal/')), '', 'leaving no test object');
 
 # A bucket of another service (a second server) beside one of the first: stripebackup.s3_bucket_endpoints.
 my $s3b = SbS3::start(buckets => ['bk9']);
+$s3b->accept_secret($secret);    # the same credentials file is good at both
 my ($bad_ret, $bad_out, $bad_err) = $node->psql('postgres', "ALTER SYSTEM SET stripebackup.s3_bucket_endpoints = 'bk9'");
 like($bad_err, qr/bucket endpoint "bk9" is not bucket=endpoint/, 'a bucket endpoint without its endpoint is refused');
 $node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.s3_bucket_endpoints = 'bk9=" . $s3b->endpoint . "'");

@@ -16,7 +16,8 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 my $s3 = SbS3::start(buckets => ['bk1']);
-my $secret = 'sb-wal-secret-1a2b3c4d';    # s3rver checks no signature
+diag("S3 server: " . $s3->kind);
+my $secret = 'sb-wal-secret-1a2b3c4d';    # s3rver checks no signature; radosgw is given it
 my $conf_dir = PostgreSQL::Test::Utils::tempdir();
 # The command reads the same server and keys from the environment.
 my $credentials = $s3->use_credentials($conf_dir, $secret);
