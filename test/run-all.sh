@@ -5,7 +5,10 @@
 #   2. engine unit tests (C, TAP output), then again under AddressSanitizer
 #      and UndefinedBehaviorSanitizer, with the fuzz corpus replayed the same way,
 #      then with --coverage (make coverage-check, SB_COVERAGE_MIN);
-#   3. end-to-end TAP tests on real PostgreSQL clusters (test/t/*.pl).
+#   3. end-to-end TAP tests on real PostgreSQL clusters (test/t/*.pl);
+#   4. the S3 tests once more against Ceph's radosgw (test/s3/radosgw.sh),
+#      which checks signatures: the engine's S3 unit tests, the gateway's
+#      own check (test/s3/selftest_radosgw.pl), test/t/022 and 023.
 #
 # PostgreSQL refuses to run as root: when run as root, the tests run as the
 # "postgres" user in a scratch directory it owns.  Exits non-zero if any test fails.
@@ -122,6 +125,8 @@ echo "=== SQL behaviour (pgTAP)"
 # The end-to-end tests run twice: with the default I/O (io_uring where the
 # kernel allows it) and with synchronous I/O, the fallback.  The command takes
 # the method from STRIPEBACKUP_IO_METHOD, the server from TEMP_CONFIG.
+# SB_TEST_S3_SERVER (radosgw or s3rver) says which S3 server the S3 TAP
+# files start, and TAP_TESTS which files run (default: all).
 run_tap() {		# IO_METHOD
 	local conf="$scratch/tmp/io-$1.conf"
 
@@ -130,7 +135,7 @@ run_tap() {		# IO_METHOD
 	"${runner[@]}" env TESTDIR="$scratch" PATH="$bindir:$PATH" PGPORT="${PGPORT:-65432}" \
 		PG_REGRESS="$pgxs_src/test/regress/pg_regress" TEMP_CONFIG="$conf" \
 		STRIPEBACKUP_IO_METHOD="$1" SB_TEST_SMALL_FS="$small_fs" SB_TEST_READONLY_FS="$readonly_fs" \
-		SB_SOURCE_DIR="$scratch/source" \
+		SB_SOURCE_DIR="$scratch/source" SB_TEST_S3_SERVER="${SB_TEST_S3_SERVER:-s3rver}" \
 		prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} ${TAP_TESTS:-t/*.pl}
 }
 
@@ -143,4 +148,14 @@ echo "=== end-to-end tests on PostgreSQL (io_method auto)"
 run_tap auto
 echo "=== end-to-end tests on PostgreSQL (io_method sync)"
 run_tap sync
+
+# The S3 tests against a server that checks signatures, as S3 does
+# (s3rver takes any secret): Ceph's radosgw, in memory on 127.0.0.1.
+echo "=== engine S3 unit tests against radosgw (test/s3/radosgw.sh)"
+"${runner[@]}" env TMPDIR="$scratch/tmp" SB_TEST_S3_SERVER=radosgw \
+	bash s3/with-s3.sh prove --exec '' ./unit/unit_tests :: test_s3_
+echo "=== the radosgw test tool (test/s3/radosgw.sh)"
+"${runner[@]}" prove -I perl s3/selftest_radosgw.pl
+echo "=== end-to-end S3 tests against radosgw (io_method auto)"
+SB_TEST_S3_SERVER=radosgw TAP_TESTS="t/022_object_storage.pl t/023_wal_object_storage.pl" run_tap auto
 echo "=== all tests passed"
