@@ -22,6 +22,9 @@ typedef enum SbFolderVerdict
 	SB_FOLDER_ABSENT,			/* no such folder: nothing to do */
 	SB_FOLDER_DESTINATION_MISSING,	/* the destination itself is not there
 									 * (an unmounted device?): nothing removed */
+	SB_FOLDER_BUCKET_MISSING,	/* the destination's bucket does not exist: it
+								 * holds nothing (S3 deletes no bucket that
+								 * holds objects); nothing removed */
 	SB_FOLDER_DESTINATION_LINK, /* the destination is a symbolic link: nothing removed */
 	SB_FOLDER_LINK,				/* the folder is a symbolic link: nothing removed */
 	SB_FOLDER_FOREIGN			/* not a folder, or it holds something this

@@ -180,9 +180,9 @@ sb_backup_folder_remove_s3(const char *destination, const char *name, const uint
 	snprintf(prefix, sizeof(prefix), "%s%s%s/", loc.prefix, loc.prefix[0] ? "/" : "", name);
 	if (ok && !sb_s3_list_objects(c, loc.bucket, prefix, collect, l, err))
 	{
-		ok = err->code == SB_ENOTFOUND;
+		ok = sb_s3_bucket_missing(err);
 		if (ok)
-			sb_folder_set_verdict(r, SB_FOLDER_DESTINATION_MISSING, "%s; nothing was removed", err->message);
+			sb_folder_set_verdict(r, SB_FOLDER_BUCKET_MISSING, "%s; nothing was removed", err->message);
 	}
 	else if (ok && l->too_many)
 		sb_folder_set_verdict(r, SB_FOLDER_FOREIGN,

@@ -656,6 +656,10 @@ retryable_transport(CURLcode r)
  * one.  A refusal (401, 403) is an I/O error for want of permission
  * (EACCES: "insufficient privilege" in SQL), not SB_EKEY, which readers of
  * a backup take for "its encryption key is wrong" and answer otherwise.
+ * A missing bucket is not SB_ENOTFOUND either: that says "this object (a
+ * manifest, a stripe, a WAL file) is not there", which callers answer with
+ * "not a backup" or "not archived"; a destination that does not exist is
+ * an error of the destination (ENOENT: "undefined file" in SQL), named.
  */
 static void
 describe_status(SbS3Request *req, const char *where)
@@ -663,13 +667,26 @@ describe_status(SbS3Request *req, const char *where)
 	char		code[128];
 	char		message[512];
 	bool		refused = req->status == 401 || req->status == 403;
+	bool		no_bucket;
 
 	if (!sb_s3_xml_error(req->reply, req->reply_len, code, sizeof(code), message, sizeof(message)))
 		snprintf(code, sizeof(code), "%s", req->status == 404 ? "NotFound" : "no error document");
-	sb_error_set(&req->error, req->status == 404 ? SB_ENOTFOUND : SB_EIO, "S3 %s %s: HTTP %ld %s%s%s",
+	no_bucket = strcmp(code, "NoSuchBucket") == 0;
+	if (no_bucket)
+		snprintf(message, sizeof(message), "bucket \"%s\" does not exist", req->bucket);
+	sb_error_set(&req->error, req->status == 404 && !no_bucket ? SB_ENOTFOUND : SB_EIO,
+				 "S3 %s %s: HTTP %ld %s%s%s",
 				 req->method, where, req->status, code, message[0] != '\0' ? ": " : "", message);
 	if (refused)
 		req->error.sys_errno = EACCES;
+	if (no_bucket)
+		req->error.sys_errno = ENOENT;
+}
+
+bool
+sb_s3_bucket_missing(const SbError *err)
+{
+	return err->code == SB_EIO && strstr(err->message, " NoSuchBucket: ") != NULL;
 }
 
 /* An HTTP error (STATUS >= 300): retried when it may pass (5xx that S3 retries, 429, RequestTimeout). */

@@ -127,6 +127,12 @@ extern bool sb_s3_get_object(SbS3Client *c, const char *bucket, const char *key,
 extern bool sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key,
 							  uint64_t *size, SbError *err);
 
+/*
+ * Did ERR come of a bucket that does not exist (NoSuchBucket, which is
+ * SB_EIO: a missing bucket is never SB_ENOTFOUND, "no such object")?
+ */
+extern bool sb_s3_bucket_missing(const SbError *err);
+
 /* The same, and its ETag (without quotes) into ETAG. */
 extern bool sb_s3_head_object_etag(SbS3Client *c, const char *bucket, const char *key,
 								   uint64_t *size, char etag[128], SbError *err);

@@ -111,8 +111,9 @@ sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key, uint64_t *
  * A HEAD that failed (STATUS) has no body to say why: a GET of its first
  * byte, refused the same way, brings the server's error document
  * (AccessDenied, SignatureDoesNotMatch ...), whose error replaces ERR's.
- * A 404 needs none (NoSuchKey and NoSuchBucket are told apart by a listing
- * where it matters: wal_bucket.c).
+ * A 404 too: it is NoSuchKey (still "not found") or NoSuchBucket (an error
+ * of the destination, never "no such object": describe_status), which a
+ * HEAD cannot tell apart.  A missing object costs one more request so.
  */
 static void
 explain_head_failure(SbS3Client *c, const char *bucket, const char *key, long status, SbError *err)
@@ -121,13 +122,13 @@ explain_head_failure(SbS3Client *c, const char *bucket, const char *key, long st
 	uint8_t		byte;
 	SbError		why;
 
-	if (status < 400 || status == 404 || err->code == SB_ECANCELED)
+	if (status < 400 || err->code == SB_ECANCELED)
 		return;
 	request_init(&req, "GET", bucket, key);
 	req.range_length = 1;
 	req.into = &byte;
 	req.into_len = 1;
-	if (!sb_s3_run(c, &req, &why) && req.status == status)
+	if (!sb_s3_run(c, &req, &why) && req.status == status && (status != 404 || sb_s3_bucket_missing(&why)))
 		*err = why;
 	sb_s3_request_reset(&req);
 }
@@ -165,7 +166,7 @@ sb_s3_delete_object(SbS3Client *c, const char *bucket, const char *key, SbError 
 		return false;
 	request_init(&req, "DELETE", bucket, key);
 	if (!run(c, &req, err))
-		return err->code == SB_ENOTFOUND && strstr(err->message, "NoSuchBucket") == NULL;
+		return err->code == SB_ENOTFOUND;	/* NoSuchBucket is SB_EIO */
 	sb_s3_request_reset(&req);
 	return true;
 }

@@ -155,9 +155,12 @@ typedef struct SbBackupRemoval
 /*
  * Remove backup NAME (UUID) from each of DESTINATIONS (a text[]): only the
  * files it wrote, from every destination or from none.  What keeps it is
- * said at ELEVEL (WARNING, or LOG in a worker).
+ * said at ELEVEL (WARNING, or LOG in a worker).  COMPLETED: the backup
+ * completed (a bucket that no longer exists keeps it, as a missing
+ * destination does); one that did not is not kept for a missing bucket,
+ * which holds nothing of it.
  */
-extern SbBackupRemoval sb_backup_remove_folders(const char *name, Datum destinations,
+extern SbBackupRemoval sb_backup_remove_folders(const char *name, Datum destinations, bool completed,
 												const pg_uuid_t *uuid, int elevel);
 
 #endif							/* JOB_BACKUP_H */

@@ -17,15 +17,23 @@
 #include "sb_control.h"
 #include "stripebackup/sb_folder.h"
 
-/* Why a folder keeps its backup, in words; NULL when it may go. */
+/*
+ * Why a folder keeps its backup (COMPLETED or not), in words; NULL when it
+ * may go.  A bucket that does not exist holds nothing: a backup that did
+ * not complete (most often because of that bucket) is forgotten, one that
+ * completed is kept and said, since its bucket may be a setting's mistake
+ * (another endpoint) rather than gone.
+ */
 static const char *
-keeps_backup(const SbFolderRemoval *r)
+keeps_backup(const SbFolderRemoval *r, bool completed)
 {
 	switch (r->verdict)
 	{
 		case SB_FOLDER_REMOVED:
 		case SB_FOLDER_ABSENT:
 			return NULL;
+		case SB_FOLDER_BUCKET_MISSING:
+			return completed ? "its bucket does not exist" : NULL;
 		case SB_FOLDER_DESTINATION_MISSING:
 			return "its destination is missing (is its device mounted?)";
 		case SB_FOLDER_DESTINATION_LINK:
@@ -40,8 +48,8 @@ keeps_backup(const SbFolderRemoval *r)
 
 /* Dry run (DRY_RUN) or removal of one folder; false (said at ELEVEL) if it keeps the backup. */
 static bool
-remove_one(const char *dest, const char *name, const uint8 *uuid, bool dry_run, int elevel,
-		   SbBackupRemoval *total)
+remove_one(const char *dest, const char *name, const uint8 *uuid, bool completed, bool dry_run,
+		   int elevel, SbBackupRemoval *total)
 {
 	SbFolderRemoval r;
 	SbError		err;
@@ -56,7 +64,7 @@ remove_one(const char *dest, const char *name, const uint8 *uuid, bool dry_run, 
 				(errmsg("could not remove backup folder \"%s/%s\": %s", dest, name, err.message)));
 		return false;
 	}
-	why = keeps_backup(&r);
+	why = keeps_backup(&r, completed);
 	if (why != NULL)
 	{
 		ereport(elevel,
@@ -73,7 +81,8 @@ remove_one(const char *dest, const char *name, const uint8 *uuid, bool dry_run, 
 }
 
 SbBackupRemoval
-sb_backup_remove_folders(const char *name, Datum destinations, const pg_uuid_t *uuid, int elevel)
+sb_backup_remove_folders(const char *name, Datum destinations, bool completed, const pg_uuid_t *uuid,
+						 int elevel)
 {
 	SbBackupRemoval total = {0, 0, false};
 	Datum	   *dests;
@@ -89,9 +98,9 @@ sb_backup_remove_folders(const char *name, Datum destinations, const pg_uuid_t *
 	deconstruct_array(DatumGetArrayTypeP(destinations), TEXTOID, -1, false, TYPALIGN_INT,
 					  &dests, NULL, &ndests);
 	for (i = 0; i < ndests && all; i++)
-		all = remove_one(TextDatumGetCString(dests[i]), name, uuid->data, true, elevel, &total);
+		all = remove_one(TextDatumGetCString(dests[i]), name, uuid->data, completed, true, elevel, &total);
 	for (i = 0; i < ndests && all; i++)
-		all = remove_one(TextDatumGetCString(dests[i]), name, uuid->data, false, elevel, &total);
+		all = remove_one(TextDatumGetCString(dests[i]), name, uuid->data, completed, false, elevel, &total);
 	total.removed = all;
 	return total;
 }

@@ -360,7 +360,7 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 				(errmsg("stripebackup: left the folders of backup \"%s\": %s", name, failure.message)));
 		return;
 	}
-	if (sb_backup_remove_folders(name, destinations, uuid, LOG).removed)
+	if (sb_backup_remove_folders(name, destinations, false, uuid, LOG).removed)
 		ereport(LOG, (errmsg("stripebackup: removed the partial folders of backup \"%s\"", name)));
 }
 

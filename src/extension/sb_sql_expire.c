@@ -133,6 +133,7 @@ expire_backup(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 ro
 {
 	bool		isnull;
 	char	   *name = sb_sql_text(sql, rows, row, 2);
+	bool		completed = strcmp(sb_sql_text(sql, rows, row, 3), "completed") == 0;
 	Datum		destinations = sb_sql_datum(sql, rows, row, 5, &isnull);
 	Datum		uuid = sb_sql_datum(sql, rows, row, 6, &isnull);
 	SbBackupRemoval r;
@@ -142,7 +143,7 @@ expire_backup(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 ro
 		ereport(NOTICE, (errmsg("backup %lld is in use by a running job; kept", (long long) id)));
 		return false;
 	}
-	r = sb_backup_remove_folders(name, destinations, isnull ? NULL : DatumGetUUIDP(uuid), WARNING);
+	r = sb_backup_remove_folders(name, destinations, completed, isnull ? NULL : DatumGetUUIDP(uuid), WARNING);
 	put_row(rs, sql, rows, row, &r);
 	if (r.removed)
 	{

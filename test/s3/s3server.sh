@@ -61,7 +61,10 @@ start() {
 	# s3rver-patches.js lifts Node's 5-minute limit on one request and makes
 	# multipart uploads behave as on S3 (SB_S3RVER_PATCHES=0: only the
 	# former).  stdin, stdout and stderr leave the caller's, so that
-	# $(s3server.sh start ...) returns at once.
+	# $(s3server.sh start ...) returns at once.  The log is made first: the
+	# background job opens it only once it runs, which under load came after
+	# the loop below first read it ("sed: can't read .../s3rver.log").
+	: > "$state/s3rver.log"
 	FORCE_COLOR=0 node --require "$here/s3rver-patches.js" "$s3rver_js" \
 		-d "$state/data" -a 127.0.0.1 -p 0 "${args[@]}" \
 		< /dev/null > "$state/s3rver.log" 2>&1 &

@@ -4,7 +4,8 @@
 # that does not exist from a segment that is not there; a point-in-time
 # restore from SQL writes a restore_command that reaches the bucket (the
 # settings as variables, no secret), and the copy recovers to the time
-# target through it; retention removes the old WAL from the bucket too.
+# target through it; retention removes the old WAL from the bucket too;
+# against radosgw, the archiver with a wrong secret names SignatureDoesNotMatch.
 use strict;
 use warnings;
 
@@ -110,6 +111,34 @@ $node->safe_psql('postgres', 'SELECT pg_switch_wal()');
 $node->safe_psql('postgres', "SELECT * FROM stripe_expire(keep_last => 1)");
 my $after = scalar($s3->list_objects('bk1', "pg/main/wal/$sysid/"));
 cmp_ok($after, '<', $before, "stripe_expire removes old WAL from the bucket ($before objects, then $after)");
+
+# The archiver with a wrong secret (a server that checks signatures refuses
+# it; s3rver takes any): the WAL is not archived, and the server log names
+# SignatureDoesNotMatch.  Only the bucket as destination meanwhile, so that
+# nothing goes to the folder instead.
+SKIP:
+{
+	skip 's3rver checks no signature (SB_TEST_S3_SERVER=radosgw does)', 4 unless $s3->verifies_signatures;
+	my $wrong = SbS3::write_credentials("$conf_dir/wrong-credentials", $s3->key_id_for($secret),
+		'not-the-wal-secret-9c8b');
+	my $failed = $node->safe_psql('postgres', 'SELECT failed_count FROM pg_stat_archiver');
+	my $log_at = -s $node->logfile;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.archive_destinations = '$bucket'");
+	$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.s3_credentials_file = '$wrong'");
+	$node->reload;
+	$node->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (3); SELECT pg_switch_wal()');
+	ok($node->poll_query_until('postgres', "SELECT failed_count > $failed FROM pg_stat_archiver"),
+		'with a wrong secret the archiver fails');
+	my $log = substr(slurp_file($node->logfile), $log_at);
+	like($log, qr/WARNING: .*HTTP 403 SignatureDoesNotMatch/, 'and says SignatureDoesNotMatch')
+	  or diag($log);
+	unlike($log, qr/not-the-wal-secret/, 'without the secret');
+	$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.s3_credentials_file = '$credentials'");
+	$node->reload;
+	ok($node->poll_query_until('postgres',
+			"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver"),
+		'with the right one again it catches up');
+}
 unlike(slurp_file($node->logfile), qr/\Q$secret\E/, 'the secret key is not in the server log');
 
 $node->stop;

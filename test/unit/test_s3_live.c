@@ -4,8 +4,10 @@
  *		test/s3/with-s3.sh, which sets SB_TEST_S3_ENDPOINT and the
  *		credentials): objects, ranges, listings, multipart uploads with parts
  *		in flight at once, and the failures a user meets (a bucket that does
- *		not exist, an unreachable endpoint, bad keys).
+ *		not exist, an unreachable endpoint, bad keys; against radosgw, which
+ *		checks signatures, a wrong secret and an unknown key).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,16 +221,22 @@ test_s3_live_failures(void)
 	SbS3Client *c;
 	uint8_t    *data;
 	size_t		len;
+	uint64_t	size = 0;
 	double		t0;
 	SbError		err;
 
 	th_begin("s3: a bucket that does not exist, an unreachable endpoint, bad keys");
 	if ((c = test_client(2, NULL)) == NULL)
 		return;
-	ok(!sb_s3_put_object(c, "no-such-bucket", "k", "x", 1, &err) && err.code == SB_ENOTFOUND,
-	   "a missing bucket: not found");
+	ok(!sb_s3_put_object(c, "no-such-bucket", "k", "x", 1, &err) && err.code == SB_EIO &&
+	   sb_s3_bucket_missing(&err), "a missing bucket: an error of the destination, not \"not found\"");
 	like(err.message, "NoSuchBucket", "the server's reason is given (%s)", err.message);
 	like(err.message, "s3://no-such-bucket/k", "and the object's place");
+	like(err.message, "bucket \"no-such-bucket\" does not exist", "and the bucket named");
+	ok(!sb_s3_head_object(c, "no-such-bucket", "k", &size, &err) && err.code == SB_EIO &&
+	   sb_s3_bucket_missing(&err), "a HEAD in a missing bucket too, though a HEAD has no body (%s)", err.message);
+	ok(!sb_s3_head_object(c, BUCKET, "no/such/key", &size, &err) && err.code == SB_ENOTFOUND &&
+	   !sb_s3_bucket_missing(&err), "a missing key stays \"not found\" (%s)", err.message);
 	ok(!sb_s3_put_object(c, BUCKET, "", "x", 1, &err), "an empty key is refused (%s)", err.message);
 	sb_s3_client_free(c);
 
@@ -241,6 +249,92 @@ test_s3_live_failures(void)
 	like(err.message, "after 3 tries", "after its retries (%s)", err.message);
 	ok(th_now() - t0 >= 0.2, "with backoff between the tries (%.2f s)", th_now() - t0);
 	ok(strstr(err.message, "S3RVER") == NULL, "no credential in the message");
+	sb_s3_client_free(c);
+}
+
+/* A client of the test server signing with SECRET (and KEY_ID, unless NULL). */
+static SbS3Client *
+client_signing_with(const char *key_id, const char *secret)
+{
+	SbS3Settings s = {0};
+	SbS3Config	c;
+	SbS3Client *client;
+	SbError		err;
+
+	s.endpoint = getenv("SB_TEST_S3_ENDPOINT");
+	s.region = "us-east-1";
+	if (s.endpoint == NULL || !sb_s3_config_load(&s, &c, &err))
+		return NULL;
+	if (key_id != NULL)
+		snprintf(c.access_key, sizeof(c.access_key), "%s", key_id);
+	snprintf(c.secret_key, sizeof(c.secret_key), "%s", secret);
+	c.max_attempts = 2;
+	client = sb_s3_client_new(&c, 1, &err);
+	sb_s3_config_clear(&c);
+	return client;
+}
+
+/* ERR is a refusal (EACCES) naming CODE, and not the secret. */
+static void
+refused_as(const SbError *err, const char *code, const char *secret, const char *what)
+{
+	ok(err->code == SB_EIO && err->sys_errno == EACCES, "%s: refused (%s)", what, err->message);
+	like(err->message, code, "%s: the server's error is named", what);
+	ok(strstr(err->message, secret) == NULL, "%s: the secret is not in the message", what);
+}
+
+void
+test_s3_live_signature(void)
+{
+	const char *secret = "a-wrong-secret-0f1e2d";
+	const char *server = getenv("SB_TEST_S3_SERVER");
+	SbS3Client *c;
+	uint8_t    *data = NULL;
+	size_t		len = 0;
+	uint64_t	size = 0;
+	int			n = 0;
+	char		prefix[128],
+				key[256];
+	SbError		err;
+
+	th_begin("s3: requests signed with a wrong secret or an unknown key are refused, the S3 error named");
+	if (server == NULL || strcmp(server, "radosgw") != 0)
+	{
+		diag("skipped: the server (%s) checks no signature; SB_TEST_S3_SERVER=radosgw does",
+			 server != NULL ? server : "s3rver");
+		return;
+	}
+	if ((c = test_client(1, NULL)) == NULL)
+		return;
+	test_prefix(prefix, sizeof(prefix), "signature");
+	snprintf(key, sizeof(key), "%s/object", prefix);
+	ok(sb_s3_put_object(c, BUCKET, key, "hello", 5, &err), "the right keys put an object");
+	sb_s3_client_free(c);
+
+	if (!ok((c = client_signing_with(NULL, secret)) != NULL, "a client with a wrong secret"))
+		return;
+	ok(!sb_s3_put_object(c, BUCKET, key, "x", 1, &err), "a PUT signed with a wrong secret fails");
+	refused_as(&err, "HTTP 403 SignatureDoesNotMatch", secret, "PUT");
+	ok(!sb_s3_get_object(c, BUCKET, key, 100, &data, &len, &err), "a GET fails");
+	refused_as(&err, "SignatureDoesNotMatch", secret, "GET");
+	ok(!sb_s3_head_object(c, BUCKET, key, &size, &err), "a HEAD fails");
+	refused_as(&err, "SignatureDoesNotMatch", secret, "HEAD (no body: told by a 1-byte GET)");
+	ok(!sb_s3_list_objects(c, BUCKET, prefix, count_item, &n, &err), "a listing fails");
+	refused_as(&err, "SignatureDoesNotMatch", secret, "listing");
+	sb_s3_client_free(c);
+
+	if (!ok((c = client_signing_with("SBNOSUCHACCESSKEY", secret)) != NULL, "a client with an unknown key"))
+		return;
+	ok(!sb_s3_head_object(c, BUCKET, key, &size, &err), "a HEAD with an unknown key fails");
+	refused_as(&err, "InvalidAccessKeyId", secret, "unknown key");
+	sb_s3_client_free(c);
+
+	if ((c = test_client(1, NULL)) == NULL)
+		return;
+	ok(sb_s3_get_object(c, BUCKET, key, 100, &data, &len, &err) && len == 5 && memcmp(data, "hello", 5) == 0,
+	   "the object is as the right keys put it");
+	free(data);
+	ok(sb_s3_delete_object(c, BUCKET, key, &err), "clean up");
 	sb_s3_client_free(c);
 }
 
@@ -491,7 +585,8 @@ test_s3_live_backup(void)
 	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, false, &r, &err) && r.verdict == SB_FOLDER_ABSENT,
 	   "again: nothing there");
 	ok(m && sb_backup_folder_remove("s3://no-such-bucket/x", "b1", m->uuid, false, &r, &err) &&
-	   r.verdict == SB_FOLDER_DESTINATION_MISSING, "a bucket that does not exist: %s", r.detail);
+	   r.verdict == SB_FOLDER_BUCKET_MISSING, "a bucket that does not exist: %s", r.detail);
+	like(r.detail, "bucket \"no-such-bucket\" does not exist", "named");
 
 	dests[1] = "s3://no-such-bucket/x";
 	th_options(&o, dests, 2, "b2");
