@@ -255,27 +255,30 @@ start() {
 	echo "http://127.0.0.1:$port"
 }
 
+# Wait up to TENTHS tenths of a second while PID still runs PROGRAM for STATE.
+wait_gone() {	# PID PROGRAM STATE TENTHS
+	local i
+	for ((i = 0; i < $4; i++)); do
+		is_ours "$1" "$2" "$3" || return 0
+		sleep 0.1
+	done
+	! is_ours "$1" "$2" "$3"
+}
+
 # Stop the daemons, gateway first, each with TERM, then KILL after 10 s;
 # returns once none runs (a zombie's cmdline is empty: it no longer counts).
 stop() {	# STATE
-	local state=$1 d pid i
+	local state=$1 d pid program i
 	for d in "${daemons[@]}"; do
 		[[ -f $state/$d.daemon-pid ]] || continue
 		pid=$(cat "$state/$d.daemon-pid")
-		if is_ours "$pid" "$(program_of "$d")" "$state"; then
+		program=$(program_of "$d")
+		if is_ours "$pid" "$program" "$state"; then
 			kill -TERM "$pid" 2>/dev/null || true
-			for ((i = 0; i < 100; i++)); do
-				is_ours "$pid" "$(program_of "$d")" "$state" || break
-				sleep 0.1
-			done
-			if is_ours "$pid" "$(program_of "$d")" "$state"; then
+			if ! wait_gone "$pid" "$program" "$state" 100; then
 				kill -KILL "$pid" 2>/dev/null || true
-				for ((i = 0; i < 50; i++)); do
-					is_ours "$pid" "$(program_of "$d")" "$state" || break
-					sleep 0.1
-				done
+				wait_gone "$pid" "$program" "$state" 50 || die "$program (pid $pid) does not stop"
 			fi
-			is_ours "$pid" "$(program_of "$d")" "$state" && die "$(program_of "$d") (pid $pid) does not stop"
 			# Until the zombie it leaves is reaped (by init: the start
 			# script that was its parent has exited), briefly.
 			for ((i = 0; i < 50; i++)); do
