@@ -54,6 +54,10 @@ restore_usage(void)
 		   "                           the WAL archive's destinations (default: those of the\n"
 		   "                           backup that hold one); the restore is refused when\n"
 		   "                           recovery would stop short of the target unnoticed\n");
+	printf("      --archive-mode=MODE  the copy's WAL archiving: off (the default with a\n"
+		   "                           recovery target: the copy does not write its new\n"
+		   "                           timeline into its source's archive) or keep (the\n"
+		   "                           default for --standby, --target-latest and no target)\n");
 	printf("\nA standby (the restored copy follows its primary when it starts):\n");
 	printf("      --standby            write standby.signal, with restore_command from the WAL\n"
 		   "                           archive when there is one (--archive, or the backup's\n"
@@ -156,6 +160,18 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *
 	return ok;
 }
 
+/* Whether the copy archives WAL, when the restore decided it should not. */
+static void
+print_archiving(const ReadArgs *args)
+{
+	if (sb_recovery_archive_mode(&args->recovery, args->standby.enabled) != SB_ARCHIVE_MODE_OFF)
+		return;
+	printf("archiving: off in the copy (archive_mode = off in its postgresql.auto.conf), so that it writes "
+		   "nothing into its source's WAL archive%s\n",
+		   args->recovery.archive_mode == SB_ARCHIVE_MODE_DEFAULT ?
+		   "; --archive-mode=keep keeps the source's archiving" : "");
+}
+
 int
 cmd_restore(int argc, char **argv)
 {
@@ -168,7 +184,8 @@ cmd_restore(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
-							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY | OPT_DELTA,
+							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY | OPT_DELTA |
+							  OPT_ARCHIVE_MODE,
 							  restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)
@@ -186,6 +203,7 @@ cmd_restore(int argc, char **argv)
 		if (args.recovery.kind != SB_RECOVERY_NONE)
 			printf("it recovers to the %s target when it starts (recovery.signal, postgresql.auto.conf)\n",
 				   sb_recovery_kind_name(args.recovery.kind));
+		print_archiving(&args);
 		rc = EXIT_OK;
 	}
 	else

@@ -22,6 +22,7 @@
 #define OPT_ARCHIVE		(1 << 10)	/* --archive */
 #define OPT_STANDBY		(1 << 11)	/* --standby, --primary-conninfo, --primary-slot-name */
 #define OPT_DELTA		(1 << 12)	/* --delta */
+#define OPT_ARCHIVE_MODE (1 << 13)	/* --archive-mode: the copy's archiving */
 
 typedef struct ReadArgs
 {

@@ -208,7 +208,8 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	SbRecoveryArchive archive;
 
 	*n = 0;
-	if (args->recovery.kind == SB_RECOVERY_NONE && !args->standby.enabled)
+	if (args->recovery.kind == SB_RECOVERY_NONE && !args->standby.enabled &&
+		args->recovery.archive_mode != SB_ARCHIVE_MODE_OFF)
 		return true;
 	/* restore_command runs this program, wherever it was installed. */
 	if (realpath("/proc/self/exe", program) == NULL)

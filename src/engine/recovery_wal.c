@@ -184,7 +184,7 @@ sb_recovery_verify_wal(const SbWalDests *dests, const char *start_lsn, uint32_t 
 					   SbWalProblemFn fn, void *arg, SbRecoveryWal *r, uint64_t *files,
 					   uint64_t *problems, SbError *err)
 {
-	SbRecoveryTarget latest = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL};
+	SbRecoveryTarget latest = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
 	uint64_t	damaged = 0;
 
 	*files = *problems = 0;

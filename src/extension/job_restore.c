@@ -109,6 +109,7 @@ sb_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t)
 	t->inclusive = args->recovery_inclusive;
 	t->timeline = args->recovery_timeline[0] ? args->recovery_timeline : NULL;
 	t->action = args->recovery_action[0] ? args->recovery_action : NULL;
+	t->archive_mode = args->archive_mode;
 }
 
 static void

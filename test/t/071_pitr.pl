@@ -67,14 +67,15 @@ my $invariant = 'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT s
 # Restore COPY to TARGET (SQL arguments), start it, and compare.
 sub restored_fingerprint
 {
-	my ($name, $args, $archiving) = @_;
+	my ($name, $args) = @_;
 	my $copy = PostgreSQL::Test::Cluster->new($name);
 	my $id = $node->safe_psql('postgres', "SELECT stripe_restore(target_dir => '" . $copy->data_dir . "', $args)");
 	is($node->safe_psql('postgres', "SELECT status FROM stripe_restores WHERE id = $id"), 'completed',
 		"$name: restored");
 	ok(-e $copy->data_dir . '/recovery.signal', "$name: recovery.signal written");
-	# Copies beside the original do not archive into its archive, unless asked.
-	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port . ($archiving ? '' : "\narchive_mode = off"));
+	# Copies restored to a target do not archive into the original's
+	# archive (archive_mode = off in their postgresql.auto.conf), unless asked.
+	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
 	$copy->start;
 	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die "$name did not promote";
@@ -100,7 +101,7 @@ $copy->stop;
 
 # A second timeline: a copy promoted at the time target writes and archives
 # on timeline 2; another copy recovers along it to a point after the switch.
-($copy, $got) = restored_fingerprint('timeline2', "target_time => '$at{time}[0]'", 1);
+($copy, $got) = restored_fingerprint('timeline2', "target_time => '$at{time}[0]', archive_mode => 'keep'");
 is($copy->safe_psql('postgres', "SELECT timeline_id FROM pg_control_checkpoint()"), '2',
 	'the promoted copy is on timeline 2');
 $copy->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (42)');

@@ -172,6 +172,7 @@ static const UnitTest tests[] = {
 	TEST(test_restore_marker_complete),
 	TEST(test_restore_marker_incomplete),
 	TEST(test_pgrecovery_settings),
+	TEST(test_pgrecovery_archive_mode),
 	TEST(test_pgrecovery_refused),
 	TEST(test_pgrecovery_standby),
 	TEST(test_pgrecovery_bucket),

@@ -216,6 +216,7 @@ extern void test_restore_marker_incomplete(void);
 
 /* test_pgrecovery.c */
 extern void test_pgrecovery_settings(void);
+extern void test_pgrecovery_archive_mode(void);
 extern void test_pgrecovery_refused(void);
 extern void test_pgrecovery_standby(void);
 extern void test_pgrecovery_bucket(void);
