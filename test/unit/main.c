@@ -218,6 +218,7 @@ static const UnitTest tests[] = {
 	TEST(test_wal_sealed_retention),
 	TEST(test_wal_list_entries),
 	TEST(test_wal_list_continuity),
+	TEST(test_wal_list_history_below_fork),
 	TEST(test_wal_list_verify),
 	TEST(test_wal_list_retention),
 };

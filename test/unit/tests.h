@@ -279,6 +279,7 @@ extern void test_wal_sealed_retention(void);
 /* test_wal_list.c */
 extern void test_wal_list_entries(void);
 extern void test_wal_list_continuity(void);
+extern void test_wal_list_history_below_fork(void);
 extern void test_wal_list_verify(void);
 extern void test_wal_list_retention(void);
 
