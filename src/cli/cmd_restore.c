@@ -85,12 +85,12 @@ relocations(SbPgMeta *info, const ReadArgs *args, const char *target, uint32_t *
 		sb_error_set(err, SB_EINVAL, "--tablespace-mapping given, but the backup has no tablespaces");
 		return NULL;
 	}
-	if (!sb_policy_check_mappings(args->ts_mappings, args->nts_mappings, target, err))
+	if (!sb_policy_check_mappings(args->ts_mappings, args->nts_mappings, target, "--tablespace-mapping", err))
 		return NULL;
 	relocs = calloc((size_t) info->ntablespaces + 1, sizeof(SbRelocation));
 	if (relocs == NULL)
 		sb_error_set(err, SB_ENOMEM, "out of memory");
-	else if (!sb_pgmeta_relocations(info, args->ts_mappings, args->nts_mappings, relocs, n, err))
+	else if (!sb_pgmeta_relocations(info, args->ts_mappings, args->nts_mappings, "--tablespace-mapping", relocs, n, err))
 	{
 		free(relocs);
 		return NULL;

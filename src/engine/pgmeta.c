@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "stripebackup/sb_pgmeta.h"
+#include "stripebackup/sb_policy.h"
+#include "fsutil.h"
 
 static char *
 string_field(const cJSON *o, const char *key)
@@ -97,43 +99,42 @@ sb_pgmeta_free(SbPgMeta *info)
 	memset(info, 0, sizeof(*info));
 }
 
-/* Apply one "OLD=NEW" to the tablespace at OLD. */
+/* Apply one "OLD=NEW" (SPELLING: what the caller calls it) to the tablespace at OLD. */
 static bool
-apply_mapping(SbPgMeta *info, const char *mapping, SbError *err)
+apply_mapping(SbPgMeta *info, const char *mapping, const char *spelling, SbError *err)
 {
-	const char *eq = strchr(mapping, '=');
+	SbMapping  *m = sb_alloc(sizeof(SbMapping), err);
+	bool		ok = m != NULL && sb_policy_parse_mapping(mapping, spelling, m, err);
 	int			i;
 
-	if (eq == NULL || eq == mapping || eq[1] != '/')
-		return sb_error_set(err, SB_EINVAL,
-							"--tablespace-mapping \"%s\" is not of the form OLD=NEW with NEW an absolute path",
-							mapping);
-	for (i = 0; i < info->ntablespaces; i++)
+	for (i = 0; ok && i < info->ntablespaces; i++)
 	{
 		SbPgTablespace *ts = &info->tablespaces[i];
 
-		if (ts->in_place || strlen(ts->location) != (size_t) (eq - mapping) ||
-			strncmp(ts->location, mapping, (size_t) (eq - mapping)) != 0)
+		if (ts->in_place || strcmp(ts->location, m->old_path) != 0)
 			continue;
 		free(ts->location);
-		ts->location = strdup(eq + 1);
+		ts->location = strdup(m->new_path);
+		free(m);
 		return ts->location != NULL || sb_error_set(err, SB_ENOMEM, "out of memory");
 	}
-	return sb_error_set(err, SB_EINVAL,
-						"--tablespace-mapping \"%s\": no tablespace of this backup is at \"%.*s\"",
-						mapping, (int) (eq - mapping), mapping);
+	if (ok)
+		sb_error_set(err, SB_EINVAL, "%s \"%s\": no tablespace of this backup is at \"%s\"",
+					 spelling, mapping, m->old_path);
+	free(m);
+	return false;
 }
 
 bool
 sb_pgmeta_relocations(SbPgMeta *info, const char *const *mappings, uint32_t nmappings,
-						 SbRelocation *relocs, uint32_t *nrelocs, SbError *err)
+					  const char *spelling, SbRelocation *relocs, uint32_t *nrelocs, SbError *err)
 {
 	uint32_t	i;
 	int			t;
 
 	*nrelocs = 0;
 	for (i = 0; i < nmappings; i++)
-		if (!apply_mapping(info, mappings[i], err))
+		if (!apply_mapping(info, mappings[i], spelling, err))
 			return false;
 	for (t = 0; t < info->ntablespaces; t++)
 	{

@@ -35,7 +35,7 @@ sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n)
 
 	for (i = 0; i < args->nmappings; i++)
 		mappings[i] = args->mappings[i];
-	if (!sb_pgmeta_relocations(meta, mappings, (uint32_t) args->nmappings, relocs, n, &err))
+	if (!sb_pgmeta_relocations(meta, mappings, (uint32_t) args->nmappings, "tablespace_mapping", relocs, n, &err))
 		sb_raise(&err);
 	return relocs;
 }

@@ -647,7 +647,7 @@ check_restore(SbRestoreArgs *args, const SbBackupRef *ref)
 				 errhint("Mount its destinations, or restore from a location whose folder holds a stripe.")));
 	for (i = 0; i < (uint32_t) args->nmappings; i++)
 		mappings[i] = args->mappings[i];
-	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, &err))
+	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, "tablespace_mapping", &err))
 		sb_raise(&err);
 	meta = sb_restore_read_pgmeta(a);
 	relocs = sb_restore_relocations(args, meta, &n);

@@ -160,6 +160,7 @@ static const UnitTest tests[] = {
 	TEST(test_policy_running_cluster),
 	TEST(test_policy_restore_places),
 	TEST(test_policy_mappings),
+	TEST(test_policy_parse_mapping),
 	TEST(test_policy_folder_names),
 	TEST(test_policy_numbers),
 	TEST(test_policy_memory),

@@ -198,6 +198,7 @@ extern void test_policy_empty_or_absent(void);
 extern void test_policy_running_cluster(void);
 extern void test_policy_restore_places(void);
 extern void test_policy_mappings(void);
+extern void test_policy_parse_mapping(void);
 extern void test_policy_folder_names(void);
 extern void test_policy_numbers(void);
 extern void test_policy_memory(void);
