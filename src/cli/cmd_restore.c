@@ -14,6 +14,7 @@
 #include "stripebackup/sb_policy.h"
 #include "read_args.h"
 #include "recovery.h"
+#include "restore_owner.h"
 
 /* What a delta restore writes last: a copy cut short cannot start without it. */
 #define PG_CONTROL_FILE "global/pg_control"
@@ -40,6 +41,8 @@ restore_usage(void)
 	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
 	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
 	printf("      --keep-on-error      leave a failed restore's files for inspection\n");
+	printf("      --owner=USER         run as root: the files belong to USER (default: the\n"
+		   "                           owner of the target's parent folder; never root)\n");
 	printf("\nPoint-in-time recovery (the restored copy replays archived WAL when it starts):\n");
 	printf("      --target-time=TIME   up to a time, e.g. \"2026-11-30 14:05:00+00\"\n");
 	printf("      --target-lsn=LSN     up to a WAL position, e.g. 0/5A0003B8\n");
@@ -98,6 +101,27 @@ relocations(SbPgMeta *info, const ReadArgs *args, const char *target, uint32_t *
 	return relocs;
 }
 
+/*
+ * For a restore run as root, before anything is made: the nearest folder
+ * there of the target and of each of the N places, so that the folders the
+ * restore makes above them are handed over too.
+ */
+static char (*owner_tops(const char *target, const SbRelocation *relocs, uint32_t n, SbError *err))[PATH_MAX]
+{
+	char		(*tops)[PATH_MAX] = calloc((size_t) n + 1, PATH_MAX);
+	uint32_t	i;
+
+	if (tops == NULL)
+	{
+		sb_error_set(err, SB_ENOMEM, "out of memory");
+		return NULL;
+	}
+	cli_owner_existing_top(target, tops[0]);
+	for (i = 0; i < n; i++)
+		cli_owner_existing_top(relocs[i].to, tops[i + 1]);
+	return tops;
+}
+
 /* Where the time went, in the phases stripe_restores records for a SQL restore. */
 static void
 print_times(const SbRestoreStats *s)
@@ -113,8 +137,8 @@ print_times(const SbRestoreStats *s)
  * and, for a point-in-time restore, the WAL archive.
  */
 static bool
-restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *stats,
-		SbError *err)
+restore(SbArchive *a, const ReadArgs *args, const char *target, const CliOwner *owner,
+		SbRestoreStats *stats, SbError *err)
 {
 	SbPgMeta	info;
 	SbRestoreOptions options = {0};
@@ -122,6 +146,7 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *
 	CliRecovery recovery;
 	CliProgress progress;
 	SbRelocation *relocs = NULL;
+	char		(*tops)[PATH_MAX] = NULL;
 	bool		ok;
 
 	if (!sb_pgmeta_read(a->manifest, &info, err))
@@ -139,14 +164,20 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *
 		 sb_policy_check_delta_places(target, relocs, options.nrelocations, info.system_identifier, err) :
 		 sb_policy_check_restore_places(target, relocs, options.nrelocations, err)) &&
 		sb_policy_check_read_memory(a->manifest, &options.read, err) &&
+		(tops = owner_tops(target, relocs, options.nrelocations, err)) != NULL &&
 		cli_recovery_check(args, a, &info, true, &recovery, err) &&
 		cli_recovery_files(args, &recovery, recovery_files, &options.nextra_files, err);
 	if (ok)
 	{
 		options.relocations = relocs;
 		options.extra_files = recovery_files;
-		ok = sb_archive_restore(a, &options, err);
+		ok = sb_archive_restore(a, &options, err) &&
+			cli_owner_apply(owner, target, relocs, options.nrelocations, tops, err);
 		cli_progress_done(&progress, NULL);
+		if (ok && owner->active)
+			printf("owner:   the files belong to %s (uid %u, gid %u)%s%s%s\n", owner->name, (unsigned) owner->uid,
+				   (unsigned) owner->gid, owner->from[0] ? ", the owner of \"" : " (--owner)", owner->from,
+				   owner->from[0] ? "\"" : "");
 		if (ok && args->delta)
 			printf("delta: %.1f MB compared, %.1f MB of it already there (not read), %.1f MB written, "
 				   "%llu entries removed\n", (double) stats->delta_compared / 1e6,
@@ -155,6 +186,7 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *
 		sb_recovery_files_free(recovery_files, options.nextra_files);
 	}
 	cli_recovery_free(&recovery);
+	free(tops);
 	free(relocs);
 	sb_pgmeta_free(&info);
 	return ok;
@@ -180,12 +212,13 @@ cmd_restore(int argc, char **argv)
 	SbError		err;
 	char		target[PATH_MAX];
 	SbRestoreStats stats;
+	CliOwner	owner;
 	int			rc;
 
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
 							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY | OPT_DELTA |
-							  OPT_ARCHIVE_MODE,
+							  OPT_ARCHIVE_MODE | OPT_OWNER,
 							  restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)
@@ -194,9 +227,10 @@ cmd_restore(int argc, char **argv)
 	args.keep = SB_KEEP_STREAMED;
 	/* The places checked and written are absolute, as the SQL restore's are. */
 	if (!sb_policy_canonical_path(args.target, target, &err) ||
+		!cli_owner_choose(args.owner, target, &owner, &err) ||
 		(a = read_args_open(&args, &err)) == NULL)
 		return cli_report_error(&err);
-	if (restore(a, &args, target, &stats, &err))
+	if (restore(a, &args, target, &owner, &stats, &err))
 	{
 		printf("backup \"%s\" restored into \"%s\" in ", a->manifest->name, args.target);
 		print_times(&stats);

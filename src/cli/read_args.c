@@ -37,7 +37,8 @@ enum
 	LONG_DELTA,
 	LONG_KEY_FILE,
 	LONG_ALLOW_UNENCRYPTED,
-	LONG_ARCHIVE_MODE
+	LONG_ARCHIVE_MODE,
+	LONG_OWNER
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -88,6 +89,8 @@ option_flag(int c)
 			return OPT_DELTA;
 		case LONG_ARCHIVE_MODE:
 			return OPT_ARCHIVE_MODE;
+		case LONG_OWNER:
+			return OPT_OWNER;
 	}
 	return 0;
 }
@@ -195,6 +198,9 @@ apply_option(void *args, int c, const char *arg)
 			break;
 		case LONG_KEY_FILE:
 			a->key_file = arg;
+			break;
+		case LONG_OWNER:
+			a->owner = arg;
 			break;
 		case LONG_ALLOW_UNENCRYPTED:
 			a->allow_unencrypted = true;
@@ -318,6 +324,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"target-action", required_argument, NULL, LONG_TARGET_ACTION},
 		{"archive", required_argument, NULL, LONG_ARCHIVE},
 		{"archive-mode", required_argument, NULL, LONG_ARCHIVE_MODE},
+		{"owner", required_argument, NULL, LONG_OWNER},
 		{"standby", no_argument, NULL, LONG_STANDBY},
 		{"delta", no_argument, NULL, LONG_DELTA},
 		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},
