@@ -30,6 +30,9 @@ typedef struct SbPgMeta
 	unsigned	timeline;
 	SbPgTablespace *tablespaces;
 	int			ntablespaces;
+	char	  **archive_destinations;	/* the WAL archive in force at the backup
+										 * (a hint: it may have moved since) */
+	uint32_t	narchive_destinations;
 } SbPgMeta;
 
 /*

@@ -12,6 +12,7 @@
 
 #include "stripebackup/sb_pgmeta.h"
 #include "stripebackup/sb_policy.h"
+#include "pick_backup.h"
 #include "read_args.h"
 #include "recovery.h"
 #include "restore_owner.h"
@@ -25,6 +26,8 @@ restore_usage(void)
 	printf("%s restore restores a backup into an empty or new directory, reading\n"
 		   "all stripes in parallel and checking every chunk.\n\n", progname);
 	printf("Usage:\n  %s restore LOCATION --target DIR [OPTION]...\n\n", progname);
+	printf("LOCATION is a backup's folder, or a destination: then the newest completed backup\n"
+		   "there that ended before the recovery target is restored (and named).\n\n");
 	printf("Options:\n");
 	printf("  -t, --target=DIR         where to restore (must be empty or absent)\n");
 	printf("      --delta              DIR may hold a stopped copy of the same cluster: rewrite\n"
@@ -213,6 +216,7 @@ cmd_restore(int argc, char **argv)
 	char		target[PATH_MAX];
 	SbRestoreStats stats;
 	CliOwner	owner;
+	char	   *picked = NULL;
 	int			rc;
 
 	if ((rc = read_args_parse(argc, argv, "restore",
@@ -228,8 +232,15 @@ cmd_restore(int argc, char **argv)
 	/* The places checked and written are absolute, as the SQL restore's are. */
 	if (!sb_policy_canonical_path(args.target, target, &err) ||
 		!cli_owner_choose(args.owner, target, &owner, &err) ||
-		(a = read_args_open(&args, &err)) == NULL)
+		!cli_pick_backup(&args, &picked, &err))
 		return cli_report_error(&err);
+	if (picked != NULL)
+		args.location = picked;
+	if ((a = read_args_open(&args, &err)) == NULL)
+	{
+		free(picked);
+		return cli_report_error(&err);
+	}
 	if (restore(a, &args, target, &owner, &stats, &err))
 	{
 		printf("backup \"%s\" restored into \"%s\" in ", a->manifest->name, args.target);
@@ -244,5 +255,6 @@ cmd_restore(int argc, char **argv)
 		rc = cli_report_error(&err);
 	sb_archive_close(a);
 	read_args_free(&args);
+	free(picked);
 	return rc;
 }

@@ -50,6 +50,28 @@ read_tablespaces(const cJSON *array, SbPgMeta *info, SbError *err)
 	return true;
 }
 
+/* "archive_destinations": the strings of ARRAY, at most SB_MAX_STRIPES; anything else is passed over. */
+static bool
+read_archive_destinations(const cJSON *array, SbPgMeta *info, SbError *err)
+{
+	const cJSON *item;
+
+	if (!cJSON_IsArray(array))
+		return true;
+	info->archive_destinations = calloc(SB_MAX_STRIPES, sizeof(char *));
+	if (info->archive_destinations == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(item, array)
+	{
+		if (!cJSON_IsString(item) || info->narchive_destinations == SB_MAX_STRIPES)
+			continue;
+		if ((info->archive_destinations[info->narchive_destinations] = strdup(item->valuestring)) == NULL)
+			return sb_error_set(err, SB_ENOMEM, "out of memory");
+		info->narchive_destinations++;
+	}
+	return true;
+}
+
 bool
 sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 {
@@ -75,7 +97,8 @@ sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 		/* Out of range, the conversion would be undefined: unknown instead. */
 		info->timeline = cJSON_IsNumber(tli) && tli->valuedouble >= 0 &&
 			tli->valuedouble <= UINT_MAX ? (unsigned) tli->valuedouble : 0;
-		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err);
+		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err) &&
+			read_archive_destinations(cJSON_GetObjectItemCaseSensitive(meta, "archive_destinations"), info, err);
 	}
 	cJSON_Delete(meta);
 	if (!ok)
@@ -91,6 +114,9 @@ sb_pgmeta_free(SbPgMeta *info)
 	for (i = 0; i < info->ntablespaces; i++)
 		free(info->tablespaces[i].location);
 	free(info->tablespaces);
+	for (i = 0; i < (int) info->narchive_destinations; i++)
+		free(info->archive_destinations[i]);
+	free(info->archive_destinations);
 	free(info->server_version);
 	free(info->system_identifier);
 	free(info->data_directory);

@@ -121,10 +121,11 @@ $copy->stop;
 my ($rc, $out, $err);
 my $location = backup_location($node, $backup);
 my $cli_dir = PostgreSQL::Test::Utils::tempdir() . '/by_command';
-($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $cli_dir, '--target-lsn', $at{lsn}[0]);
-is($rc, 2, 'the command: no --archive and none beside the backup: refused');
-like($err, qr/no destination of the backup holds a WAL archive of system \d+/, 'saying where to look');
-ok(!-e $cli_dir, 'nothing created');
+my $recorded_dir = PostgreSQL::Test::Utils::tempdir() . '/by_record';
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $recorded_dir, '--target-lsn', $at{lsn}[0],
+	'--target-timeline', 'current');
+is($rc, 0, 'the command: no --archive, none beside the backup: the archive the backup recorded') or diag($err);
+like($out, qr/^archive: \Q$archive[0], $archive[1]\E \(where the backup's WAL was archived/m, 'said');
 # Timeline 2 branched off before the LSN: recovery stays on the backup's.
 my $by_command = restore_node('by_command', $location, '--target-lsn', $at{lsn}[0], '--target-action', 'promote',
 	'--target-timeline', 'current', '--archive', join(',', @archive));

@@ -15,8 +15,7 @@ use StripeBackupTest;
 use Test::More;
 
 my @archive = make_destinations(2);
-my $node = backup_node('primary', conf => "archive_mode = on\narchive_library = 'stripebackup'\n"
-	  . "stripebackup.archive_destinations = '" . join(', ', @archive) . "'\n");
+my $node = backup_node('primary', conf => archiving_conf(@archive));
 $node->safe_psql('postgres', 'CREATE TABLE marks (n int)');
 my @dests = make_destinations(1);
 my $backup = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
@@ -24,9 +23,7 @@ $node->safe_psql('postgres', 'INSERT INTO marks VALUES (1)');
 my $time = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
 $node->safe_psql('postgres', "INSERT INTO marks VALUES (2); SELECT pg_create_restore_point('rp')");
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (3); SELECT pg_switch_wal()');
-$node->poll_query_until('postgres',
-	"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-  or die 'the archive does not catch up';
+wait_for_archive($node);
 
 # Every file under the archive's destinations, with its size.
 sub archive_files

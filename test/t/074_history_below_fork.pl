@@ -16,8 +16,7 @@ use StripeBackupTest;
 use Test::More;
 
 my @archive = make_destinations(2);
-my $node = backup_node('primary', conf => "archive_mode = on\narchive_library = 'stripebackup'\n"
-	  . "stripebackup.archive_destinations = '" . join(', ', @archive) . "'\n");
+my $node = backup_node('primary', conf => archiving_conf(@archive));
 my $sysid = $node->safe_psql('postgres', 'SELECT system_identifier FROM pg_control_system()');
 $node->safe_psql('postgres', 'CREATE TABLE marks (n int)');
 my @dests = make_destinations(1);
@@ -28,9 +27,7 @@ $node->safe_psql('postgres', 'INSERT INTO marks VALUES (2); SELECT pg_switch_wal
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (3)');
 my $fork_a = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (4); SELECT pg_switch_wal()');
-$node->poll_query_until('postgres',
-	"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-  or die 'the archive does not catch up';
+wait_for_archive($node);
 
 # Restore COPY with ARGS (SQL), start it, wait for its promotion; its timeline and marks.
 sub restore_and_start
