@@ -134,6 +134,9 @@ typedef struct SbRecoveryWal
 	char		to[SB_WAL_NAME_MAX + 1];	/* the target LSN's segment, else the newest
 											 * one archived on TIMELINE */
 	char		message[640];	/* when not complete: the first gap */
+	uint32_t	holding_timeline;	/* an LSN target the timeline followed does not
+									 * reach: an older one, from the backup's on,
+									 * whose archived WAL does (0: none) */
 	/* What recovery fetches, per destination: segments from FROM to TO (of
 	 * the timelines from the backup's to TIMELINE) and their stored bytes. */
 	uint32_t	held[SB_MAX_STRIPES];

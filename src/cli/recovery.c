@@ -238,6 +238,11 @@ cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *met
 		!sb_recovery_check_wal(&r->where, meta->stop_lsn, meta->timeline, &args->recovery, &r->wal, err))
 		return false;
 	report(&args->recovery, r, refuse);
+	if (refuse && r->wal.refuse && r->wal.holding_timeline > 0)
+		return sb_error_set(err, SB_ENOTFOUND, "recovery to the %s target along timeline %u would stop short "
+							"of it: %s (choose it with --target-timeline %u)",
+							sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message,
+							r->wal.holding_timeline);
 	if (refuse && r->wal.refuse)
 		return sb_error_set(err, SB_ENOTFOUND, "recovery to the %s target would stop short of it: %s "
 							"(put the missing WAL file into the archive, or restore to a target before it)",

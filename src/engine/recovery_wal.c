@@ -138,6 +138,50 @@ count_held(const SbWalListing *l, uint32_t backup_timeline, SbRecoveryWal *r)
 	}
 }
 
+/* Does the listing hold a segment of TIMELINE? */
+static bool
+has_timeline(const SbWalListing *l, uint32_t timeline)
+{
+	size_t		i;
+
+	for (i = 0; i < l->count; i++)
+		if (l->entries[i].info.parsed.kind == SB_WAL_SEGMENT && l->entries[i].info.parsed.timeline == timeline)
+			return true;
+	return false;
+}
+
+/*
+ * An LSN target that recovery along R->timeline would not reach (a copy
+ * that promoted wrote a timeline that ends before it): the newest older
+ * timeline, from the backup's on, along which every segment from R->from to
+ * the target's is archived, so that the refusal can name it; 0 for none.
+ * Only when no timeline was asked for by number: then the one asked for is
+ * the one checked.
+ */
+static uint32_t
+holding_timeline(const SbWalDests *dests, const SbWalListing *l, const SbRecoveryTarget *t,
+				 uint32_t backup_timeline, uint32_t segment_size, const SbRecoveryWal *r)
+{
+	char		to[SB_WAL_NAME_MAX + 1];
+	SbWalContinuity c;
+	SbError		ignored;
+	uint64_t	lsn;
+	uint32_t	tli;
+
+	if (t->kind != SB_RECOVERY_LSN || !parse_lsn(t->value, &lsn) ||
+		(t->timeline != NULL && strcmp(t->timeline, "latest") != 0))
+		return 0;
+	for (tli = r->timeline - 1; tli >= backup_timeline && tli > 0; tli--)
+	{
+		if (tli != backup_timeline && !has_timeline(l, tli))
+			continue;
+		sb_wal_segment_name(tli, lsn / segment_size, segment_size, to);
+		if (sb_wal_check_continuity(dests, r->from, to, segment_size, &c, &ignored) && c.complete)
+			return tli;
+	}
+	return 0;
+}
+
 bool
 sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t backup_timeline,
 					  const SbRecoveryTarget *t, SbRecoveryWal *r, SbError *err)
@@ -174,8 +218,14 @@ sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t ba
 		if (ok && !c.complete)
 			snprintf(r->message, sizeof(r->message), "%s", c.message);
 	}
-	sb_wal_listing_free(&l);
 	r->refuse = ok && !r->complete && (t->kind == SB_RECOVERY_LATEST || t->kind == SB_RECOVERY_LSN);
+	if (r->refuse && (r->holding_timeline = holding_timeline(dests, &l, t, backup_timeline, segment_size, r)) > 0)
+	{
+		size_t		len = strlen(r->message);
+
+		snprintf(r->message + len, sizeof(r->message) - len, "; timeline %u holds the target", r->holding_timeline);
+	}
+	sb_wal_listing_free(&l);
 	return ok;
 }
 

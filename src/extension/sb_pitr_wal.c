@@ -107,6 +107,8 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 				 errmsg("recovery to the %s target would stop short of it: %s",
 						sb_recovery_kind_name(t.kind), r.message),
 				 errdetail("Recovery replays WAL from segment \"%s\" on, timeline %u.", r.from, r.timeline),
+				 r.holding_timeline > 0 ?
+				 errhint("Choose timeline %u with target_timeline => '%u'.", r.holding_timeline, r.holding_timeline) :
 				 errhint("Put the missing WAL file into the archive, or restore to a target before it.")));
 	if (r.checked && !r.complete)
 		ereport(WARNING,

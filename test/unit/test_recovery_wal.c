@@ -102,6 +102,22 @@ test_recovery_wal_timelines(void)
 	   "a timeline before the backup's refused");
 	ok(!sb_recovery_check_wal(&w.dests, "zero", 1, &(SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, &r, &err) &&
 	   err.code == SB_ECORRUPT, "a stop LSN that is none refused");
+
+	/*
+	 * An LSN on timeline 1 past where timeline 2 branched off and past
+	 * timeline 2's end (a copy that promoted and wrote little): latest
+	 * follows timeline 2 and would stop short; timeline 1 holds it.
+	 */
+	for (s = 7; s <= 9; s++)
+		push_segment(&w, 1, s);
+	ok(check(&w, SB_RECOVERY_LSN, "0/900010", NULL, 1, &r, &err) && r.refuse && r.timeline == 2,
+	   "an LSN timeline 2 does not reach: refused along it");
+	is_int(r.holding_timeline, 1, "timeline 1 named as the one that holds it");
+	like(r.message, "timeline 1 holds the target", "said in the message");
+	ok(check(&w, SB_RECOVERY_LSN, "0/900010", "2", 1, &r, &err) && r.refuse && r.holding_timeline == 0,
+	   "timeline 2 asked for by number: refused, no other offered");
+	ok(check(&w, SB_RECOVERY_LSN, "0/700010", NULL, 1, &r, &err) && !r.refuse && r.timeline == 2,
+	   "an LSN timeline 2 does reach: along it, as PostgreSQL goes");
 	th_wal_fixture_done(&w);
 }
 
