@@ -135,8 +135,14 @@ typedef struct SbRecoveryWal
 											 * one archived on TIMELINE */
 	char		message[640];	/* when not complete: the first gap */
 	uint32_t	holding_timeline;	/* an LSN target the timeline followed does not
-									 * reach: an older one, from the backup's on,
-									 * whose archived WAL does (0: none) */
+									 * reach, or (not_child) a timeline that does
+									 * not hold the backup: an older one, from the
+									 * backup's on, that does (0: none) */
+	bool		not_child;		/* the newest timeline (target timeline latest)
+								 * branched off before the backup's end: recovery
+								 * cannot follow it (refuse; verify follows
+								 * holding_timeline instead) */
+	uint32_t	passed_over;	/* verify: that newest timeline, not followed */
 	/* What recovery fetches, per destination: segments from FROM to TO (of
 	 * the timelines from the backup's to TIMELINE) and their stored bytes. */
 	uint32_t	held[SB_MAX_STRIPES];

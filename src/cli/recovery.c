@@ -160,8 +160,8 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 {
 	const SbRecoveryWal *w = &r->wal;
 
-	if (!w->checked)
-		return;
+	if (!w->checked || w->not_child)
+		return;					/* said by cli_recovery_check */
 	if (w->complete)
 	{
 		uint32_t	i;
@@ -238,6 +238,18 @@ cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *met
 		!sb_recovery_check_wal(&r->where, meta->stop_lsn, meta->timeline, &args->recovery, &r->wal, err))
 		return false;
 	report(&args->recovery, r, refuse);
+	if (r->wal.not_child && refuse && r->wal.holding_timeline > 0)
+		return sb_error_set(err, SB_EINVAL, "recovery to the %s target along timeline %u cannot start: %s "
+							"(choose timeline %u with --target-timeline %u)",
+							sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message,
+							r->wal.holding_timeline, r->wal.holding_timeline);
+	if (r->wal.not_child && refuse)
+		return sb_error_set(err, SB_EINVAL, "recovery to the %s target along timeline %u cannot start: %s "
+							"(choose the backup's timeline with --target-timeline current)",
+							sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message);
+	if (r->wal.not_child)
+		printf("WAL:     recovery to the %s target along timeline %u cannot start: %s\n",
+			   sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message);
 	if (refuse && r->wal.refuse && r->wal.holding_timeline > 0)
 		return sb_error_set(err, SB_ENOTFOUND, "recovery to the %s target along timeline %u would stop short "
 							"of it: %s (choose it with --target-timeline %u)",

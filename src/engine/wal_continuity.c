@@ -273,6 +273,40 @@ timeline_path(const SbWalDests *dests, const SbWalName *from, const SbWalName *t
 	return ok;
 }
 
+bool
+sb_wal_timeline_holds(const SbWalDests *dests, uint32_t timeline, uint32_t from_timeline, uint64_t lsn,
+					  bool *holds, uint64_t *switch_point, SbError *err)
+{
+	char		name[SB_WAL_NAME_MAX + 1];
+	TimelinePath *path = NULL;
+	MemOut	   *m;
+	bool		absent;
+	bool		ok;
+	uint32_t	i;
+
+	*holds = timeline == from_timeline;
+	*switch_point = 0;
+	if (timeline <= from_timeline)
+		return true;
+	snprintf(name, sizeof(name), "%08X.history", timeline);
+	if ((m = sb_alloc(sizeof(MemOut), err)) == NULL)
+		return false;
+	ok = read_history(dests, name, m, &absent, err) &&
+		(absent || ((path = sb_alloc(sizeof(TimelinePath), err)) != NULL &&
+					parse_history(m->buf, name, timeline, path, err)));
+	*holds = ok && absent;
+	/* the line of FROM_TIMELINE: it ended where the next one begins */
+	for (i = 0; ok && !absent && i + 1 < path->n; i++)
+		if (path->tli[i] == from_timeline)
+		{
+			*switch_point = path->begin[i + 1];
+			*holds = lsn <= *switch_point;
+		}
+	free(path);
+	free(m);
+	return ok;
+}
+
 /* Walk the segments from FROM to TO; the first one the listing lacks is the gap. */
 static void
 walk_segments(const SbWalListing *l, const TimelinePath *path, uint64_t first, uint64_t last,

@@ -4,7 +4,10 @@
 # branch, with the default target timeline latest, would follow timeline 2
 # and stop short: it is refused before anything is written, naming
 # timeline 1 and the option to choose it (SQL and command); chosen, the
-# copy lands exactly at the target.
+# copy lands exactly at the target.  A backup taken on timeline 1 after the
+# branch, restored to immediate along latest (timeline 2, which is not a
+# child of its history), is refused naming timeline 1; verify of it
+# follows timeline 1 and finds nothing wrong.
 use strict;
 use warnings;
 
@@ -69,6 +72,42 @@ $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'th
 is($copy->safe_psql('postgres', "SELECT string_agg(n::text, ',' ORDER BY n) FROM marks"), '1,2,3,4,5',
 	'the copy holds timeline 1\'s marks up to the LSN, none of timeline 2\'s');
 $copy->stop;
+
+# A backup taken on timeline 1 after timeline 2 branched off: latest would
+# follow timeline 2, which is not a child of its history.
+my $later = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+$node->safe_psql('postgres', 'INSERT INTO marks VALUES (7); SELECT pg_switch_wal()');
+wait_for_archive($node);
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $later, target_dir => '$never', target => 'immediate')");
+like($err, qr/ERROR: +recovery to the immediate target along timeline 2 cannot start: timeline 2 branched off timeline 1 at [0-9A-F]+\/[0-9A-F]+, before the backup's end/,
+	'SQL: immediate from a later backup along latest (timeline 2): refused');
+like($err, qr/HINT: +Choose timeline 1 with target_timeline => '1'/, 'naming timeline 1 and the argument');
+my $later_location = backup_location($node, $later);
+($rc, $out, $err) = run_stripebackup('restore', $later_location, '--target', $never, '--target-immediate',
+	'--archive', join(',', @archive));
+like($err, qr/along timeline 2 cannot start: .*timeline 1 holds the backup \(choose timeline 1 with --target-timeline 1\)/,
+	'the command: refused too, naming the option');
+ok(!-e $never, 'nothing created');
+my $immediate = PostgreSQL::Test::Cluster->new('immediate');
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $later, target_dir => '" . $immediate->data_dir
+	  . "', target => 'immediate', target_timeline => '1')");
+is($rc, 0, 'target_timeline => \'1\': restored') or diag($err);
+$immediate->append_conf('postgresql.conf', 'port = ' . $immediate->port);
+$immediate->start;
+$immediate->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'immediate did not promote';
+is($immediate->safe_psql('postgres', "SELECT string_agg(n::text, ',' ORDER BY n) FROM marks"), '1,2,3,4,5,6',
+	'the copy starts, consistent at the backup');
+$immediate->stop;
+# verify does not call the later backup damaged: it follows timeline 1
+($rc, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM stripe_verify($later)");
+is($out, '0', 'stripe_verify of the later backup: no problem');
+like($err, qr/DETAIL: +Along timeline 1, which holds the backup; timeline 2 branched off before the backup's end/,
+	'saying which timeline it followed and which it passed over');
+($rc, $out, $err) = run_stripebackup('verify', $later_location, '--archive', join(',', @archive));
+is($rc, 0, 'the command\'s verify: exit 0') or diag($out . $err);
+like($out, qr/along timeline 1, which holds the backup; timeline 2 branched off/, 'and says so');
 
 $node->stop;
 done_testing();

@@ -118,6 +118,26 @@ test_recovery_wal_timelines(void)
 	   "timeline 2 asked for by number: refused, no other offered");
 	ok(check(&w, SB_RECOVERY_LSN, "0/700010", NULL, 1, &r, &err) && !r.refuse && r.timeline == 2,
 	   "an LSN timeline 2 does reach: along it, as PostgreSQL goes");
+
+	/* A backup of timeline 1 that ended after timeline 2 branched off (at 0/5000A0). */
+	{
+		SbRecoveryTarget immediate = {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+		SbRecoveryTarget current = {SB_RECOVERY_IMMEDIATE, NULL, true, "current", NULL, SB_ARCHIVE_MODE_DEFAULT};
+		uint64_t	files,
+					problems;
+
+		ok(sb_recovery_check_wal(&w.dests, "0/700100", 1, &immediate, &r, &err) && r.not_child && r.refuse &&
+		   r.timeline == 2 && r.holding_timeline == 1, "immediate along latest: timeline 2 is not a child, 1 holds it");
+		like(r.message, "timeline 2 branched off timeline 1 at 0/5000A0, before the backup's end at 0/700100",
+			 "said with both positions");
+		ok(sb_recovery_check_wal(&w.dests, "0/400100", 1, &immediate, &r, &err) && !r.not_child && !r.refuse,
+		   "a backup that ended before the branch: timeline 2 holds it");
+		ok(sb_recovery_check_wal(&w.dests, "0/700100", 1, &current, &r, &err) && !r.not_child && !r.refuse,
+		   "the timeline asked for (current) is not second-guessed");
+		ok(sb_recovery_verify_wal(&w.dests, "0/700100", 1, NULL, NULL, &r, &files, &problems, &err) &&
+		   problems == 0 && r.timeline == 1 && r.passed_over == 2,
+		   "verify of that backup: along timeline 1, timeline 2 passed over, no problem");
+	}
 	th_wal_fixture_done(&w);
 }
 
