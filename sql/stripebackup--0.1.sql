@@ -485,14 +485,18 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 -- Restore into an empty or new directory, in a background worker; with a
 -- target, to that point in time through the WAL archive (backup NULL: the
--- newest backup that ended before the target).
+-- newest backup that ended before the target).  archive_mode: whether the
+-- copy archives WAL, 'off' (the default with a target: a test or repair copy
+-- writes nothing into this server's archive) or 'keep' (the default for a
+-- standby, target 'latest' and no target).
 CREATE FUNCTION stripe_restore(backup bigint DEFAULT NULL, target_dir text DEFAULT NULL,
 	tablespace_mapping text[] DEFAULT NULL, wait boolean DEFAULT true,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
-	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false)
+	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false,
+	archive_mode text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_id'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
@@ -504,13 +508,13 @@ CREATE FUNCTION stripe_restore(location text, target_dir text,
 	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
 	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
 	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false,
-	allow_unencrypted boolean DEFAULT false)
+	allow_unencrypted boolean DEFAULT false, archive_mode text DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_restore_location'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
 COMMENT ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text, text,
-	boolean, text, text, boolean, text, text, boolean) IS
+	boolean, text, text, boolean, text, text, boolean, text) IS
 'restore a backup into an empty directory while the server runs, to a point in time through the WAL archive, or as a standby';
 
 -- Measure destinations: sequential write and read of a test file (O_DIRECT),
@@ -564,9 +568,9 @@ REVOKE ALL ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, x
 REVOKE ALL ON FUNCTION stripe_verify(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_verify(text, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(bigint, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
-	text, boolean, text, text, boolean, text, text, boolean) FROM PUBLIC;
+	text, boolean, text, text, boolean, text, text, boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8, text,
-	text, boolean, text, text, boolean, text, text, boolean, boolean) FROM PUBLIC;
+	text, boolean, text, text, boolean, text, text, boolean, boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;

@@ -30,6 +30,9 @@ typedef struct SbPgMeta
 	unsigned	timeline;
 	SbPgTablespace *tablespaces;
 	int			ntablespaces;
+	char	  **archive_destinations;	/* the WAL archive in force at the backup
+										 * (a hint: it may have moved since) */
+	uint32_t	narchive_destinations;
 } SbPgMeta;
 
 /*
@@ -42,11 +45,13 @@ extern void sb_pgmeta_free(SbPgMeta *info);
 
 /*
  * One relocation per tablespace (not in place): to its original location, or
- * where a "--tablespace-mapping OLD=NEW" moves it.  RELOCS has room for every
- * tablespace.  A mapping that names no tablespace of the backup is an error.
+ * where a mapping "OLD=NEW" moves it (sb_policy_parse_mapping: "\=" is an
+ * "=" of a path).  RELOCS has room for every tablespace.  A mapping that is
+ * malformed or names no tablespace of the backup is an error naming it as
+ * SPELLING says ("tablespace_mapping", "--tablespace-mapping").
  */
 extern bool sb_pgmeta_relocations(SbPgMeta *info, const char *const *mappings,
-									 uint32_t nmappings, SbRelocation *relocs,
-									 uint32_t *nrelocs, SbError *err);
+								  uint32_t nmappings, const char *spelling, SbRelocation *relocs,
+								  uint32_t *nrelocs, SbError *err);
 
 #endif							/* SB_PGMETA_H */

@@ -27,6 +27,21 @@ typedef enum SbRecoveryKind
 	SB_RECOVERY_LATEST			/* every WAL file the archive holds */
 } SbRecoveryKind;
 
+/*
+ * Whether the restored copy archives WAL as its source did.  A copy
+ * restored to a target (a test, a repair) that archives writes its new
+ * timeline into the source's archive, where later restores with
+ * recovery_target_timeline 'latest' follow it: by default such a copy
+ * gets archive_mode = off.  A standby, and a restore to the end of the
+ * archive (the copy replaces its source), keep the source's archiving.
+ */
+typedef enum SbArchiveMode
+{
+	SB_ARCHIVE_MODE_DEFAULT,	/* off with a recovery target, else keep */
+	SB_ARCHIVE_MODE_OFF,		/* archive_mode = off in postgresql.auto.conf */
+	SB_ARCHIVE_MODE_KEEP		/* the source's settings, untouched */
+} SbArchiveMode;
+
 typedef struct SbRecoveryTarget
 {
 	SbRecoveryKind kind;
@@ -35,6 +50,7 @@ typedef struct SbRecoveryTarget
 	bool		inclusive;		/* stop just after the target (true) or just before */
 	const char *timeline;		/* "latest" (NULL), "current", or a number */
 	const char *action;			/* "promote" (NULL), "pause" or "shutdown" */
+	SbArchiveMode archive_mode; /* the copy's archiving */
 } SbRecoveryTarget;
 
 /* WAL segments restore_command fetches ahead of recovery, by default. */
@@ -75,6 +91,17 @@ extern bool sb_standby_check(const SbStandby *s, SbError *err);
 /* "time", "lsn", ...: KIND's name, as messages and options say it. */
 extern const char *sb_recovery_kind_name(SbRecoveryKind kind);
 
+/* "off" or "keep" into *MODE; SB_EINVAL naming WORD and OPTION (the caller's spelling) else. */
+extern bool sb_archive_mode_parse(const char *word, const char *option, SbArchiveMode *mode,
+								  SbError *err);
+
+/*
+ * What T's archive_mode comes to for a restore (AS_STANDBY: of a standby):
+ * the one given, else off for a recovery target, keep for a standby or a
+ * restore to the latest WAL or to the end of the backup.
+ */
+extern SbArchiveMode sb_recovery_archive_mode(const SbRecoveryTarget *t, bool as_standby);
+
 /* Are T's values what PostgreSQL accepts for that kind of target?  SB_EINVAL naming them. */
 extern bool sb_recovery_check_target(const SbRecoveryTarget *t, SbError *err);
 
@@ -82,7 +109,9 @@ extern bool sb_recovery_check_target(const SbRecoveryTarget *t, SbError *err);
  * The files a point-in-time or standby restore writes into its target
  * (postgresql.auto.conf appended to, recovery.signal or standby.signal
  * created), into FILES (room for 2); *N how many (none for a restore to
- * the end of the backup).  STANDBY may be NULL.  A standby's archive may
+ * the end of the backup that keeps archiving; postgresql.auto.conf alone
+ * for one with archive_mode off).  When the copy's archiving comes to off
+ * (sb_recovery_archive_mode), archive_mode = off is among the settings.  STANDBY may be NULL.  A standby's archive may
  * have no destinations: then it has no restore_command.  The texts are
  * malloc'd: free them with sb_recovery_files_free.
  */
@@ -105,6 +134,15 @@ typedef struct SbRecoveryWal
 	char		to[SB_WAL_NAME_MAX + 1];	/* the target LSN's segment, else the newest
 											 * one archived on TIMELINE */
 	char		message[640];	/* when not complete: the first gap */
+	uint32_t	holding_timeline;	/* an LSN target the timeline followed does not
+									 * reach, or (not_child) a timeline that does
+									 * not hold the backup: an older one, from the
+									 * backup's on, that does (0: none) */
+	bool		not_child;		/* the newest timeline (target timeline latest)
+								 * branched off before the backup's end: recovery
+								 * cannot follow it (refuse; verify follows
+								 * holding_timeline instead) */
+	uint32_t	passed_over;	/* verify: that newest timeline, not followed */
 	/* What recovery fetches, per destination: segments from FROM to TO (of
 	 * the timelines from the backup's to TIMELINE) and their stored bytes. */
 	uint32_t	held[SB_MAX_STRIPES];

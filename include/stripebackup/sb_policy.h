@@ -80,14 +80,33 @@ typedef struct SbRunningCluster
 extern bool sb_policy_find_running_cluster(const char *path, SbRunningCluster *cluster,
 										   SbError *err);
 
+/* The longest path a tablespace mapping's OLD or NEW may be. */
+#define SB_MAPPING_PATH_MAX 4096
+
+/* A tablespace mapping "OLD=NEW", read. */
+typedef struct SbMapping
+{
+	char		old_path[SB_MAPPING_PATH_MAX];
+	char		new_path[SB_MAPPING_PATH_MAX];
+} SbMapping;
+
 /*
- * Tablespace mappings "OLD=NEW" as given for a restore into TARGET: the
- * same OLD mapped twice, or a NEW that is TARGET or inside it, is refused
- * naming the mapping.  (A mapping that is not of the form OLD=NEW is left
- * for sb_pgmeta_relocations to refuse.)
+ * Read tablespace mapping MAPPING, "OLD=NEW", into *M: split at the one "="
+ * not written "\=", which stands for a literal "=" in OLD or NEW (as
+ * pg_basebackup's -T reads it); both absolute paths.  SB_EINVAL else,
+ * naming MAPPING as the caller's SPELLING ("tablespace_mapping" in SQL,
+ * "--tablespace-mapping" in the command).
+ */
+extern bool sb_policy_parse_mapping(const char *mapping, const char *spelling, SbMapping *m,
+									SbError *err);
+
+/*
+ * Tablespace mappings "OLD=NEW" as given for a restore into TARGET: each
+ * read (sb_policy_parse_mapping); the same OLD mapped twice, or a NEW that
+ * is TARGET or inside it, is refused naming the mapping, as SPELLING.
  */
 extern bool sb_policy_check_mappings(const char *const *mappings, uint32_t nmappings,
-									 const char *target, SbError *err);
+									 const char *target, const char *spelling, SbError *err);
 
 /*
  * Can a restore write TARGET and the directories of its RELOCATIONS

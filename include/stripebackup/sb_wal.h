@@ -332,6 +332,19 @@ extern bool sb_wal_check_continuity(const SbWalDests *dests, const char *from, c
 									uint32_t segment_size, SbWalContinuity *result,
 									SbError *err);
 
+/*
+ * Can recovery follow TIMELINE from position LSN on FROM_TIMELINE (a
+ * backup's end on its timeline)?  Yes when TIMELINE is FROM_TIMELINE, or
+ * its history (TTTTTTTT.history in the archive DESTS) leads through
+ * FROM_TIMELINE and FROM_TIMELINE ended there at LSN or after it: *SWITCH_POINT
+ * where it ended (0 when the history does not pass through it).  PostgreSQL
+ * refuses a timeline that does not ("requested timeline is not a child of
+ * this server's history").  A history that is not archived says nothing:
+ * *HOLDS true then, the continuity check names it missing.
+ */
+extern bool sb_wal_timeline_holds(const SbWalDests *dests, uint32_t timeline, uint32_t from_timeline,
+								  uint64_t lsn, bool *holds, uint64_t *switch_point, SbError *err);
+
 typedef struct SbWalRemoval
 {
 	uint64_t	files;			/* removed (a dry run: that would be) */

@@ -201,7 +201,7 @@ check_delta_target(const ReadArgs *args, const SbArchive *a)
 		return cli_report_error(&err) == EXIT_OK;
 	relocs = calloc((size_t) info.ntablespaces + 1, sizeof(SbRelocation));
 	ok = relocs != NULL &&
-		sb_pgmeta_relocations(&info, args->ts_mappings, args->nts_mappings, relocs, &n, &err) &&
+		sb_pgmeta_relocations(&info, args->ts_mappings, args->nts_mappings, "--tablespace-mapping", relocs, &n, &err) &&
 		sb_policy_check_delta_places(args->target, relocs, n, info.system_identifier, &err) &&
 		sb_delta_estimate(a->manifest, args->target, relocs, n, &e, &err);
 	if (!ok)

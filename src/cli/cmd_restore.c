@@ -12,8 +12,10 @@
 
 #include "stripebackup/sb_pgmeta.h"
 #include "stripebackup/sb_policy.h"
+#include "pick_backup.h"
 #include "read_args.h"
 #include "recovery.h"
+#include "restore_owner.h"
 
 /* What a delta restore writes last: a copy cut short cannot start without it. */
 #define PG_CONTROL_FILE "global/pg_control"
@@ -24,6 +26,8 @@ restore_usage(void)
 	printf("%s restore restores a backup into an empty or new directory, reading\n"
 		   "all stripes in parallel and checking every chunk.\n\n", progname);
 	printf("Usage:\n  %s restore LOCATION --target DIR [OPTION]...\n\n", progname);
+	printf("LOCATION is a backup's folder, or a destination: then the newest completed backup\n"
+		   "there that ended before the recovery target is restored (and named).\n\n");
 	printf("Options:\n");
 	printf("  -t, --target=DIR         where to restore (must be empty or absent)\n");
 	printf("      --delta              DIR may hold a stopped copy of the same cluster: rewrite\n"
@@ -40,6 +44,8 @@ restore_usage(void)
 	printf("      --max-rate=R[,R...]  read at most R MB/s, from every stripe or one each\n");
 	printf("      --max-memory=SIZE    refuse settings that need more memory (default 1GB)\n");
 	printf("      --keep-on-error      leave a failed restore's files for inspection\n");
+	printf("      --owner=USER         run as root: the files belong to USER (default: the\n"
+		   "                           owner of the target's parent folder; never root)\n");
 	printf("\nPoint-in-time recovery (the restored copy replays archived WAL when it starts):\n");
 	printf("      --target-time=TIME   up to a time, e.g. \"2026-11-30 14:05:00+00\"\n");
 	printf("      --target-lsn=LSN     up to a WAL position, e.g. 0/5A0003B8\n");
@@ -54,6 +60,10 @@ restore_usage(void)
 		   "                           the WAL archive's destinations (default: those of the\n"
 		   "                           backup that hold one); the restore is refused when\n"
 		   "                           recovery would stop short of the target unnoticed\n");
+	printf("      --archive-mode=MODE  the copy's WAL archiving: off (the default with a\n"
+		   "                           recovery target: the copy does not write its new\n"
+		   "                           timeline into its source's archive) or keep (the\n"
+		   "                           default for --standby, --target-latest and no target)\n");
 	printf("\nA standby (the restored copy follows its primary when it starts):\n");
 	printf("      --standby            write standby.signal, with restore_command from the WAL\n"
 		   "                           archive when there is one (--archive, or the backup's\n"
@@ -81,17 +91,38 @@ relocations(SbPgMeta *info, const ReadArgs *args, const char *target, uint32_t *
 		sb_error_set(err, SB_EINVAL, "--tablespace-mapping given, but the backup has no tablespaces");
 		return NULL;
 	}
-	if (!sb_policy_check_mappings(args->ts_mappings, args->nts_mappings, target, err))
+	if (!sb_policy_check_mappings(args->ts_mappings, args->nts_mappings, target, "--tablespace-mapping", err))
 		return NULL;
 	relocs = calloc((size_t) info->ntablespaces + 1, sizeof(SbRelocation));
 	if (relocs == NULL)
 		sb_error_set(err, SB_ENOMEM, "out of memory");
-	else if (!sb_pgmeta_relocations(info, args->ts_mappings, args->nts_mappings, relocs, n, err))
+	else if (!sb_pgmeta_relocations(info, args->ts_mappings, args->nts_mappings, "--tablespace-mapping", relocs, n, err))
 	{
 		free(relocs);
 		return NULL;
 	}
 	return relocs;
+}
+
+/*
+ * For a restore run as root, before anything is made: the nearest folder
+ * there of the target and of each of the N places, so that the folders the
+ * restore makes above them are handed over too.
+ */
+static char (*owner_tops(const char *target, const SbRelocation *relocs, uint32_t n, SbError *err))[PATH_MAX]
+{
+	char		(*tops)[PATH_MAX] = calloc((size_t) n + 1, PATH_MAX);
+	uint32_t	i;
+
+	if (tops == NULL)
+	{
+		sb_error_set(err, SB_ENOMEM, "out of memory");
+		return NULL;
+	}
+	cli_owner_existing_top(target, tops[0]);
+	for (i = 0; i < n; i++)
+		cli_owner_existing_top(relocs[i].to, tops[i + 1]);
+	return tops;
 }
 
 /* Where the time went, in the phases stripe_restores records for a SQL restore. */
@@ -109,8 +140,8 @@ print_times(const SbRestoreStats *s)
  * and, for a point-in-time restore, the WAL archive.
  */
 static bool
-restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *stats,
-		SbError *err)
+restore(SbArchive *a, const ReadArgs *args, const char *target, const CliOwner *owner,
+		SbRestoreStats *stats, SbError *err)
 {
 	SbPgMeta	info;
 	SbRestoreOptions options = {0};
@@ -118,6 +149,7 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *
 	CliRecovery recovery;
 	CliProgress progress;
 	SbRelocation *relocs = NULL;
+	char		(*tops)[PATH_MAX] = NULL;
 	bool		ok;
 
 	if (!sb_pgmeta_read(a->manifest, &info, err))
@@ -135,14 +167,20 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *
 		 sb_policy_check_delta_places(target, relocs, options.nrelocations, info.system_identifier, err) :
 		 sb_policy_check_restore_places(target, relocs, options.nrelocations, err)) &&
 		sb_policy_check_read_memory(a->manifest, &options.read, err) &&
+		(tops = owner_tops(target, relocs, options.nrelocations, err)) != NULL &&
 		cli_recovery_check(args, a, &info, true, &recovery, err) &&
 		cli_recovery_files(args, &recovery, recovery_files, &options.nextra_files, err);
 	if (ok)
 	{
 		options.relocations = relocs;
 		options.extra_files = recovery_files;
-		ok = sb_archive_restore(a, &options, err);
+		ok = sb_archive_restore(a, &options, err) &&
+			cli_owner_apply(owner, target, relocs, options.nrelocations, tops, err);
 		cli_progress_done(&progress, NULL);
+		if (ok && owner->active)
+			printf("owner:   the files belong to %s (uid %u, gid %u)%s%s%s\n", owner->name, (unsigned) owner->uid,
+				   (unsigned) owner->gid, owner->from[0] ? ", the owner of \"" : " (--owner)", owner->from,
+				   owner->from[0] ? "\"" : "");
 		if (ok && args->delta)
 			printf("delta: %.1f MB compared, %.1f MB of it already there (not read), %.1f MB written, "
 				   "%llu entries removed\n", (double) stats->delta_compared / 1e6,
@@ -151,9 +189,22 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, SbRestoreStats *
 		sb_recovery_files_free(recovery_files, options.nextra_files);
 	}
 	cli_recovery_free(&recovery);
+	free(tops);
 	free(relocs);
 	sb_pgmeta_free(&info);
 	return ok;
+}
+
+/* Whether the copy archives WAL, when the restore decided it should not. */
+static void
+print_archiving(const ReadArgs *args)
+{
+	if (sb_recovery_archive_mode(&args->recovery, args->standby.enabled) != SB_ARCHIVE_MODE_OFF)
+		return;
+	printf("archiving: off in the copy (archive_mode = off in its postgresql.auto.conf), so that it writes "
+		   "nothing into its source's WAL archive%s\n",
+		   args->recovery.archive_mode == SB_ARCHIVE_MODE_DEFAULT ?
+		   "; --archive-mode=keep keeps the source's archiving" : "");
 }
 
 int
@@ -164,11 +215,14 @@ cmd_restore(int argc, char **argv)
 	SbError		err;
 	char		target[PATH_MAX];
 	SbRestoreStats stats;
+	CliOwner	owner;
+	char	   *picked = NULL;
 	int			rc;
 
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
-							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY | OPT_DELTA,
+							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY | OPT_DELTA |
+							  OPT_ARCHIVE_MODE | OPT_OWNER,
 							  restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)
@@ -177,20 +231,30 @@ cmd_restore(int argc, char **argv)
 	args.keep = SB_KEEP_STREAMED;
 	/* The places checked and written are absolute, as the SQL restore's are. */
 	if (!sb_policy_canonical_path(args.target, target, &err) ||
-		(a = read_args_open(&args, &err)) == NULL)
+		!cli_owner_choose(args.owner, target, &owner, &err) ||
+		!cli_pick_backup(&args, &picked, &err))
 		return cli_report_error(&err);
-	if (restore(a, &args, target, &stats, &err))
+	if (picked != NULL)
+		args.location = picked;
+	if ((a = read_args_open(&args, &err)) == NULL)
+	{
+		free(picked);
+		return cli_report_error(&err);
+	}
+	if (restore(a, &args, target, &owner, &stats, &err))
 	{
 		printf("backup \"%s\" restored into \"%s\" in ", a->manifest->name, args.target);
 		print_times(&stats);
 		if (args.recovery.kind != SB_RECOVERY_NONE)
 			printf("it recovers to the %s target when it starts (recovery.signal, postgresql.auto.conf)\n",
 				   sb_recovery_kind_name(args.recovery.kind));
+		print_archiving(&args);
 		rc = EXIT_OK;
 	}
 	else
 		rc = cli_report_error(&err);
 	sb_archive_close(a);
 	read_args_free(&args);
+	free(picked);
 	return rc;
 }

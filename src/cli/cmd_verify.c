@@ -80,6 +80,9 @@ verify_wal(const ReadArgs *args, const SbArchive *a, uint64_t *problems)
 	else if (found == 0)
 		printf("WAL:     %llu files from %s to %s checked whole: recovery can reach the end of the archive\n",
 			   (unsigned long long) files, r.wal.from, r.wal.to);
+	if (rc == EXIT_OK && r.wal.passed_over > 0)
+		printf("WAL:     along timeline %u, which holds the backup; timeline %u branched off before the "
+			   "backup's end and is not one recovery from it can follow\n", r.wal.timeline, r.wal.passed_over);
 	*problems += found;
 	cli_recovery_free(&r);
 	sb_pgmeta_free(&meta);

@@ -36,7 +36,9 @@ enum
 	LONG_PRIMARY_SLOT_NAME,
 	LONG_DELTA,
 	LONG_KEY_FILE,
-	LONG_ALLOW_UNENCRYPTED
+	LONG_ALLOW_UNENCRYPTED,
+	LONG_ARCHIVE_MODE,
+	LONG_OWNER
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -85,6 +87,10 @@ option_flag(int c)
 			return OPT_STANDBY;
 		case LONG_DELTA:
 			return OPT_DELTA;
+		case LONG_ARCHIVE_MODE:
+			return OPT_ARCHIVE_MODE;
+		case LONG_OWNER:
+			return OPT_OWNER;
 	}
 	return 0;
 }
@@ -131,6 +137,13 @@ apply_recovery_option(ReadArgs *a, int c, const char *arg)
 		a->recovery.timeline = arg;
 	else if (c == LONG_TARGET_ACTION)
 		a->recovery.action = arg;
+	else if (c == LONG_ARCHIVE_MODE)
+	{
+		SbError		err;
+
+		if (!sb_archive_mode_parse(arg, "--archive-mode", &a->recovery.archive_mode, &err))
+			return cli_usage_error(a->command, "%s", err.message);
+	}
 	else if (c == LONG_ARCHIVE)
 		return cli_add_destinations(a->command, "--archive", arg, a->archive, &a->narchive);
 	else if (c == LONG_STANDBY)
@@ -185,6 +198,9 @@ apply_option(void *args, int c, const char *arg)
 			break;
 		case LONG_KEY_FILE:
 			a->key_file = arg;
+			break;
+		case LONG_OWNER:
+			a->owner = arg;
 			break;
 		case LONG_ALLOW_UNENCRYPTED:
 			a->allow_unencrypted = true;
@@ -307,6 +323,8 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"target-timeline", required_argument, NULL, LONG_TARGET_TIMELINE},
 		{"target-action", required_argument, NULL, LONG_TARGET_ACTION},
 		{"archive", required_argument, NULL, LONG_ARCHIVE},
+		{"archive-mode", required_argument, NULL, LONG_ARCHIVE_MODE},
+		{"owner", required_argument, NULL, LONG_OWNER},
 		{"standby", no_argument, NULL, LONG_STANDBY},
 		{"delta", no_argument, NULL, LONG_DELTA},
 		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},

@@ -22,6 +22,8 @@
 #define OPT_ARCHIVE		(1 << 10)	/* --archive */
 #define OPT_STANDBY		(1 << 11)	/* --standby, --primary-conninfo, --primary-slot-name */
 #define OPT_DELTA		(1 << 12)	/* --delta */
+#define OPT_ARCHIVE_MODE (1 << 13)	/* --archive-mode: the copy's archiving */
+#define OPT_OWNER		(1 << 14)	/* --owner: who the files of a restore as root belong to */
 
 typedef struct ReadArgs
 {
@@ -50,6 +52,7 @@ typedef struct ReadArgs
 	bool		one_backup;		/* open the backup alone, not the chain it completes */
 	SbEntryKeep keep;			/* what to keep of the entries: all but the
 								 * file stamps unless a command says */
+	const char *owner;			/* --owner */
 	const char *key_file;		/* --encryption-key-file */
 	SbKey		key;			/* what it holds, loaded by read_args_parse */
 	bool		has_key;

@@ -1,8 +1,8 @@
 /*
  * recovery.c
  *		Point-in-time restore from the command: the archive (--archive, or
- *		else the destinations the backup was written to, those that hold a
- *		WAL archive of its system), the WAL check (sb_recovery_check_wal),
+ *		else the archive the backup recorded, or else the destinations the
+ *		backup was written to, those that hold a WAL archive of its system), the WAL check (sb_recovery_check_wal),
  *		and the recovery settings, with restore_command running this very
  *		program.  With --encryption-key-file the archive is read as sealed
  *		with that key, and restore_command names the key file (its path,
@@ -71,31 +71,87 @@ holds_archive(const char *dest, uint64_t sysid)
 	return lstat(folder, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Without --archive: every destination of the backup that holds an archive of its system, once. */
+/* Is DEST among the R->ndests found so far? */
 static bool
-backup_destinations(const SbArchive *a, CliRecovery *r, SbError *err)
+found_already(const CliRecovery *r, const char *dest)
 {
-	uint32_t	i,
-				j;
+	uint32_t	j;
 
-	for (i = 0; i < a->manifest->nstripes; i++)
+	for (j = 0; j < r->ndests; j++)
+		if (strcmp(r->dests[j], dest) == 0)
+			return true;
+	return false;
+}
+
+/* DEST (malloc'd) into R when it holds an archive of R's system and is not there yet; else freed. */
+static void
+take_if_archive(CliRecovery *r, char *dest)
+{
+	if (dest == NULL || found_already(r, dest) || !holds_archive(dest, r->system_identifier))
 	{
-		char	   *dest = a->stripe_paths[i] ? destination_of(a->stripe_paths[i]) : NULL;
-		bool		seen = false;
-
-		for (j = 0; dest != NULL && j < r->ndests; j++)
-			seen = seen || strcmp(r->dests[j], dest) == 0;
-		if (dest == NULL || seen || !holds_archive(dest, r->system_identifier))
-		{
-			free(dest);
-			continue;
-		}
-		r->owned[r->ndests] = dest;
-		r->dests[r->ndests++] = dest;
+		free(dest);
+		return;
 	}
+	r->owned[r->ndests] = dest;
+	r->dests[r->ndests++] = dest;
+}
+
+/*
+ * The archive the backup recorded (stripebackup.archive_destinations when
+ * it was taken): a hint, since it may have moved, so each one is used only
+ * if it holds an archive of the backup's system, and said when it does not.
+ */
+static void
+recorded_destinations(const SbPgMeta *meta, CliRecovery *r)
+{
+	uint32_t	i;
+
+	for (i = 0; i < meta->narchive_destinations && r->ndests < SB_MAX_STRIPES; i++)
+	{
+		const char *dest = meta->archive_destinations[i];
+
+		if (dest[0] != '/' && !sb_s3_is_location(dest))
+			fprintf(stderr, "%s: warning: the backup records \"%s\" as its WAL archive, which is not an "
+					"absolute path or an object-storage location: passed over\n", progname, dest);
+		else if (found_already(r, dest))
+			continue;
+		else if (!holds_archive(dest, r->system_identifier))
+			fprintf(stderr, "%s: warning: \"%s\", the WAL archive when the backup was taken, holds none "
+					"of system %llu now: passed over\n", progname, dest, (unsigned long long) r->system_identifier);
+		else if ((r->owned[r->ndests] = strdup(dest)) != NULL)
+		{
+			r->dests[r->ndests] = r->owned[r->ndests];
+			r->ndests++;
+		}
+	}
+}
+
+/*
+ * Without --archive: the archive the backup recorded, each destination
+ * that holds one of its system; when none does, every destination of the
+ * backup itself that holds one, once.
+ */
+static bool
+backup_destinations(const SbArchive *a, const SbPgMeta *meta, CliRecovery *r, SbError *err)
+{
+	uint32_t	i;
+
+	recorded_destinations(meta, r);
+	if (r->ndests > 0)
+	{
+		printf("archive: ");
+		for (i = 0; i < r->ndests; i++)
+			printf("%s%s", i > 0 ? ", " : "", r->dests[i]);
+		printf(" (where the backup's WAL was archived when it was taken; --archive names another)\n");
+		return true;
+	}
+	for (i = 0; i < a->manifest->nstripes; i++)
+		take_if_archive(r, a->stripe_paths[i] ? destination_of(a->stripe_paths[i]) : NULL);
 	if (r->ndests == 0)
-		return sb_error_set(err, SB_EINVAL, "no destination of the backup holds a WAL archive of system %llu: "
-							"name it with --archive DEST[,DEST...]", (unsigned long long) r->system_identifier);
+		return sb_error_set(err, SB_EINVAL, "no destination of the backup%s holds a WAL archive of system %llu: "
+							"name it with --archive DEST[,DEST...]",
+							meta->narchive_destinations > 0 ? ", nor of the archive it recorded," : "",
+							(unsigned long long) r->system_identifier);
 	return true;
 }
 
@@ -104,8 +160,8 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 {
 	const SbRecoveryWal *w = &r->wal;
 
-	if (!w->checked)
-		return;
+	if (!w->checked || w->not_child)
+		return;					/* said by cli_recovery_check */
 	if (w->complete)
 	{
 		uint32_t	i;
@@ -140,7 +196,7 @@ cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *m
 		return false;
 	for (i = 0; i < args->narchive; i++)
 		r->dests[r->ndests++] = args->archive[i];
-	if (r->ndests == 0 && !backup_destinations(a, r, err))
+	if (r->ndests == 0 && !backup_destinations(a, meta, r, err))
 		return false;
 	r->where.paths = r->dests;
 	r->where.count = r->ndests;
@@ -182,6 +238,23 @@ cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *met
 		!sb_recovery_check_wal(&r->where, meta->stop_lsn, meta->timeline, &args->recovery, &r->wal, err))
 		return false;
 	report(&args->recovery, r, refuse);
+	if (r->wal.not_child && refuse && r->wal.holding_timeline > 0)
+		return sb_error_set(err, SB_EINVAL, "recovery to the %s target along timeline %u cannot start: %s "
+							"(choose timeline %u with --target-timeline %u)",
+							sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message,
+							r->wal.holding_timeline, r->wal.holding_timeline);
+	if (r->wal.not_child && refuse)
+		return sb_error_set(err, SB_EINVAL, "recovery to the %s target along timeline %u cannot start: %s "
+							"(choose the backup's timeline with --target-timeline current)",
+							sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message);
+	if (r->wal.not_child)
+		printf("WAL:     recovery to the %s target along timeline %u cannot start: %s\n",
+			   sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message);
+	if (refuse && r->wal.refuse && r->wal.holding_timeline > 0)
+		return sb_error_set(err, SB_ENOTFOUND, "recovery to the %s target along timeline %u would stop short "
+							"of it: %s (choose it with --target-timeline %u)",
+							sb_recovery_kind_name(args->recovery.kind), r->wal.timeline, r->wal.message,
+							r->wal.holding_timeline);
 	if (refuse && r->wal.refuse)
 		return sb_error_set(err, SB_ENOTFOUND, "recovery to the %s target would stop short of it: %s "
 							"(put the missing WAL file into the archive, or restore to a target before it)",
@@ -208,7 +281,8 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	SbRecoveryArchive archive;
 
 	*n = 0;
-	if (args->recovery.kind == SB_RECOVERY_NONE && !args->standby.enabled)
+	if (args->recovery.kind == SB_RECOVERY_NONE && !args->standby.enabled &&
+		args->recovery.archive_mode != SB_ARCHIVE_MODE_OFF)
 		return true;
 	/* restore_command runs this program, wherever it was installed. */
 	if (realpath("/proc/self/exe", program) == NULL)

@@ -264,6 +264,67 @@ make_dir_beneath(int dirfd, const char *path, SbError *err)
 	return true;
 }
 
+/* PATH's parent into BUF (PATH_MAX): PATH with its trailing slashes and last part cut; false at "/". */
+static bool
+cut_last_part(char *buf)
+{
+	char	   *slash;
+	size_t		len = strlen(buf);
+
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	slash = strrchr(buf, '/');
+	if (slash == NULL || slash == buf)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+bool
+sb_make_parents(const char *path, const char *what, uint32_t *made, SbError *err)
+{
+	char		buf[PATH_MAX];
+	char	   *slash;
+	struct stat st;
+
+	*made = 0;
+	if (strlen(path) >= sizeof(buf))
+		return sb_error_set(err, SB_EINVAL, "path too long: \"%s\"", path);
+	strcpy(buf, path);
+	if (!cut_last_part(buf))
+		return true;
+	for (slash = strchr(buf + 1, '/');; slash = strchr(slash + 1, '/'))
+	{
+		if (slash != NULL)
+			*slash = '\0';
+		if (mkdir(buf, 0700) == 0)
+			(*made)++;
+		else if (errno != EEXIST)
+			return sb_error_set_errno(err, errno, "could not create \"%s\", a parent of %s \"%s\"",
+									  buf, what, path);
+		else if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+			return sb_error_set(err, SB_EINVAL, "\"%s\", a parent of %s \"%s\", is not a directory",
+								buf, what, path);
+		if (slash == NULL)
+			return true;
+		*slash = '/';
+	}
+}
+
+void
+sb_remove_made_parents(const char *path, uint32_t made)
+{
+	char		buf[PATH_MAX];
+	uint32_t	i;
+
+	if (strlen(path) >= sizeof(buf))
+		return;
+	strcpy(buf, path);
+	for (i = 0; i < made && cut_last_part(buf); i++)
+		if (rmdir(buf) != 0)
+			return;
+}
+
 bool
 sb_make_parents_beneath(int dirfd, const char *path, SbError *err)
 {

@@ -72,6 +72,17 @@ extern int	sb_open_beneath(int dirfd, const char *path, int flags, mode_t mode);
  */
 extern int	sb_current_umask(void);
 
+/*
+ * Create the missing ancestors of PATH (mode 0700, as pg_basebackup makes a
+ * target's), outermost first; *MADE how many were made, which are the
+ * innermost ones, for sb_remove_made_parents.  SB_EINVAL or the system's
+ * error naming the one that could not be made, as the parent of WHAT PATH.
+ */
+extern bool sb_make_parents(const char *path, const char *what, uint32_t *made, SbError *err);
+
+/* Remove the MADE innermost ancestors of PATH (those sb_make_parents made), while empty. */
+extern void sb_remove_made_parents(const char *path, uint32_t made);
+
 /* Create the missing parent directories of PATH beneath DIRFD (mode 0700). */
 extern bool sb_make_parents_beneath(int dirfd, const char *path, SbError *err);
 

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "stripebackup/sb_pgmeta.h"
+#include "stripebackup/sb_policy.h"
+#include "fsutil.h"
 
 static char *
 string_field(const cJSON *o, const char *key)
@@ -48,6 +50,28 @@ read_tablespaces(const cJSON *array, SbPgMeta *info, SbError *err)
 	return true;
 }
 
+/* "archive_destinations": the strings of ARRAY, at most SB_MAX_STRIPES; anything else is passed over. */
+static bool
+read_archive_destinations(const cJSON *array, SbPgMeta *info, SbError *err)
+{
+	const cJSON *item;
+
+	if (!cJSON_IsArray(array))
+		return true;
+	info->archive_destinations = calloc(SB_MAX_STRIPES, sizeof(char *));
+	if (info->archive_destinations == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory");
+	cJSON_ArrayForEach(item, array)
+	{
+		if (!cJSON_IsString(item) || info->narchive_destinations == SB_MAX_STRIPES)
+			continue;
+		if ((info->archive_destinations[info->narchive_destinations] = strdup(item->valuestring)) == NULL)
+			return sb_error_set(err, SB_ENOMEM, "out of memory");
+		info->narchive_destinations++;
+	}
+	return true;
+}
+
 bool
 sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 {
@@ -73,7 +97,8 @@ sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 		/* Out of range, the conversion would be undefined: unknown instead. */
 		info->timeline = cJSON_IsNumber(tli) && tli->valuedouble >= 0 &&
 			tli->valuedouble <= UINT_MAX ? (unsigned) tli->valuedouble : 0;
-		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err);
+		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err) &&
+			read_archive_destinations(cJSON_GetObjectItemCaseSensitive(meta, "archive_destinations"), info, err);
 	}
 	cJSON_Delete(meta);
 	if (!ok)
@@ -89,6 +114,9 @@ sb_pgmeta_free(SbPgMeta *info)
 	for (i = 0; i < info->ntablespaces; i++)
 		free(info->tablespaces[i].location);
 	free(info->tablespaces);
+	for (i = 0; i < (int) info->narchive_destinations; i++)
+		free(info->archive_destinations[i]);
+	free(info->archive_destinations);
 	free(info->server_version);
 	free(info->system_identifier);
 	free(info->data_directory);
@@ -97,43 +125,42 @@ sb_pgmeta_free(SbPgMeta *info)
 	memset(info, 0, sizeof(*info));
 }
 
-/* Apply one "OLD=NEW" to the tablespace at OLD. */
+/* Apply one "OLD=NEW" (SPELLING: what the caller calls it) to the tablespace at OLD. */
 static bool
-apply_mapping(SbPgMeta *info, const char *mapping, SbError *err)
+apply_mapping(SbPgMeta *info, const char *mapping, const char *spelling, SbError *err)
 {
-	const char *eq = strchr(mapping, '=');
+	SbMapping  *m = sb_alloc(sizeof(SbMapping), err);
+	bool		ok = m != NULL && sb_policy_parse_mapping(mapping, spelling, m, err);
 	int			i;
 
-	if (eq == NULL || eq == mapping || eq[1] != '/')
-		return sb_error_set(err, SB_EINVAL,
-							"--tablespace-mapping \"%s\" is not of the form OLD=NEW with NEW an absolute path",
-							mapping);
-	for (i = 0; i < info->ntablespaces; i++)
+	for (i = 0; ok && i < info->ntablespaces; i++)
 	{
 		SbPgTablespace *ts = &info->tablespaces[i];
 
-		if (ts->in_place || strlen(ts->location) != (size_t) (eq - mapping) ||
-			strncmp(ts->location, mapping, (size_t) (eq - mapping)) != 0)
+		if (ts->in_place || strcmp(ts->location, m->old_path) != 0)
 			continue;
 		free(ts->location);
-		ts->location = strdup(eq + 1);
+		ts->location = strdup(m->new_path);
+		free(m);
 		return ts->location != NULL || sb_error_set(err, SB_ENOMEM, "out of memory");
 	}
-	return sb_error_set(err, SB_EINVAL,
-						"--tablespace-mapping \"%s\": no tablespace of this backup is at \"%.*s\"",
-						mapping, (int) (eq - mapping), mapping);
+	if (ok)
+		sb_error_set(err, SB_EINVAL, "%s \"%s\": no tablespace of this backup is at \"%s\"",
+					 spelling, mapping, m->old_path);
+	free(m);
+	return false;
 }
 
 bool
 sb_pgmeta_relocations(SbPgMeta *info, const char *const *mappings, uint32_t nmappings,
-						 SbRelocation *relocs, uint32_t *nrelocs, SbError *err)
+					  const char *spelling, SbRelocation *relocs, uint32_t *nrelocs, SbError *err)
 {
 	uint32_t	i;
 	int			t;
 
 	*nrelocs = 0;
 	for (i = 0; i < nmappings; i++)
-		if (!apply_mapping(info, mappings[i], err))
+		if (!apply_mapping(info, mappings[i], spelling, err))
 			return false;
 	for (t = 0; t < info->ntablespaces; t++)
 	{

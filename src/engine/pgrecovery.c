@@ -334,31 +334,74 @@ check_standby_target(const SbRecoveryTarget *t, SbError *err)
 }
 
 bool
+sb_archive_mode_parse(const char *word, const char *option, SbArchiveMode *mode, SbError *err)
+{
+	if (strcmp(word, "off") == 0)
+		*mode = SB_ARCHIVE_MODE_OFF;
+	else if (strcmp(word, "keep") == 0)
+		*mode = SB_ARCHIVE_MODE_KEEP;
+	else
+		return sb_error_set(err, SB_EINVAL, "%s \"%s\" is not \"off\" or \"keep\"", option, word);
+	return true;
+}
+
+SbArchiveMode
+sb_recovery_archive_mode(const SbRecoveryTarget *t, bool as_standby)
+{
+	if (t->archive_mode != SB_ARCHIVE_MODE_DEFAULT)
+		return t->archive_mode;
+	/*
+	 * A standby archives only once promoted in its primary's place, and a
+	 * restore to the end of the archive (or of the backup) replaces its
+	 * source: both go on archiving where it did.  A copy stopped at a
+	 * target branches off the source's history.
+	 */
+	if (as_standby || t->kind == SB_RECOVERY_NONE || t->kind == SB_RECOVERY_LATEST)
+		return SB_ARCHIVE_MODE_KEEP;
+	return SB_ARCHIVE_MODE_OFF;
+}
+
+/* archive_mode = off, last in the file so that it wins over the source's own setting. */
+static bool
+archive_off_settings(char *settings, SbError *err)
+{
+	return (add(settings, "\n# the copy does not archive WAL into its source's archive, written by "
+				"stripebackup restore (archive mode keep leaves the source's archiving on)\n", "", "") &&
+			add_setting(settings, "archive_mode", "off")) ||
+		sb_error_set(err, SB_EINVAL, "the recovery settings are too long");
+}
+
+static bool
+check_recovery(const SbRecoveryTarget *t, const SbStandby *standby, bool as_standby, SbError *err)
+{
+	if (as_standby)
+		return check_standby_target(t, err) && sb_standby_check(standby, err);
+	return t->kind == SB_RECOVERY_NONE || sb_recovery_check_target(t, err);
+}
+
+bool
 sb_recovery_files(const SbRecoveryTarget *t, const SbStandby *standby,
 				  const SbRecoveryArchive *archive, SbRestoreFile *files, uint32_t *n,
 				  SbError *err)
 {
 	bool		as_standby = standby != NULL && standby->enabled;
+	bool		recovers = as_standby || t->kind != SB_RECOVERY_NONE;
+	bool		archive_off = sb_recovery_archive_mode(t, as_standby) == SB_ARCHIVE_MODE_OFF;
 	char	   *settings;
 	bool		ok;
 
 	*n = 0;
-	if (as_standby)
-	{
-		if (!check_standby_target(t, err) || !sb_standby_check(standby, err))
-			return false;
-	}
-	else if (t->kind == SB_RECOVERY_NONE)
-		return true;
-	else if (!sb_recovery_check_target(t, err))
+	if (!check_recovery(t, standby, as_standby, err))
 		return false;
+	if (!recovers && !archive_off)
+		return true;
 	settings = sb_alloc(SETTINGS_MAX, err);
 	if (settings == NULL)
 		return false;
 	settings[0] = '\0';
 	ok = as_standby ? standby_settings(standby, archive, settings, err) :
-		target_file_settings(t, archive, settings, err);
-	if (!ok)
+		!recovers || target_file_settings(t, archive, settings, err);
+	if (!ok || (archive_off && !archive_off_settings(settings, err)))
 	{
 		free(settings);
 		return false;
@@ -366,6 +409,9 @@ sb_recovery_files(const SbRecoveryTarget *t, const SbStandby *standby,
 	files[0].path = "postgresql.auto.conf";
 	files[0].text = settings;
 	files[0].append = true;
+	*n = 1;
+	if (!recovers)
+		return true;
 	files[1].path = as_standby ? "standby.signal" : "recovery.signal";
 	files[1].text = "";
 	files[1].append = false;

@@ -157,13 +157,27 @@ parent_of(const char *path, char *parent)
 		*(slash == parent ? slash + 1 : slash) = '\0';
 }
 
-/* An absent PATH is made in its parent, which must exist and be writable. */
+/*
+ * An absent PATH is made with its missing ancestors (as pg_basebackup makes
+ * them) in the nearest one there, which must be a directory, writable.
+ */
 static bool
 check_creatable(const char *path, const char *what, SbError *err)
 {
 	char		parent[PATH_MAX];
+	char		child[PATH_MAX];
+	struct stat st;
 
 	parent_of(path, parent);
+	while (stat(parent, &st) != 0 && errno == ENOENT && strcmp(parent, "/") != 0 &&
+		   strcmp(parent, ".") != 0)
+	{
+		snprintf(child, sizeof(child), "%s", parent);
+		parent_of(child, parent);
+	}
+	if (stat(parent, &st) == 0 && !S_ISDIR(st.st_mode))
+		return sb_error_set(err, SB_EINVAL, "%s \"%s\" cannot be created: \"%s\" is not a directory",
+							what, path, parent);
 	if (access(parent, W_OK | X_OK) != 0)
 		return sb_error_set_errno(err, errno, "%s \"%s\" cannot be created in \"%s\"",
 								  what, path, parent);
@@ -269,8 +283,49 @@ typedef struct Place
 	char		canonical[PATH_MAX];
 } Place;
 
+/* One more character C of the path OUT (LEN so far, SB_MAPPING_PATH_MAX bytes): false when it is full. */
 static bool
-check_mapping_target(const char *mapping, const char *new_path, const char *target,
+put_mapping_char(char *out, size_t *len, char c)
+{
+	if (*len + 1 >= SB_MAPPING_PATH_MAX)
+		return false;
+	out[(*len)++] = c;
+	out[*len] = '\0';
+	return true;
+}
+
+bool
+sb_policy_parse_mapping(const char *mapping, const char *spelling, SbMapping *m, SbError *err)
+{
+	char	   *out = m->old_path;
+	size_t		len = 0;
+	const char *c;
+
+	m->old_path[0] = m->new_path[0] = '\0';
+	for (c = mapping; *c != '\0'; c++)
+	{
+		if (*c == '=' && out == m->new_path)
+			return sb_error_set(err, SB_EINVAL, "%s \"%s\" has more than one \"=\" (write \"\\=\" for "
+								"an \"=\" in a path)", spelling, mapping);
+		if (*c == '=')
+		{
+			out = m->new_path;
+			len = 0;
+			continue;
+		}
+		if (*c == '\\' && c[1] == '=')
+			c++;				/* "\=": a literal "=" */
+		if (!put_mapping_char(out, &len, *c))
+			return sb_error_set(err, SB_EINVAL, "%s \"%.200s...\" is too long", spelling, mapping);
+	}
+	if (out != m->new_path || m->old_path[0] != '/' || m->new_path[0] != '/')
+		return sb_error_set(err, SB_EINVAL, "%s \"%s\" is not of the form OLD=NEW with OLD and NEW "
+							"absolute paths (\"\\=\" for an \"=\" in either)", spelling, mapping);
+	return true;
+}
+
+static bool
+check_mapping_target(const char *mapping, const char *spelling, const char *new_path, const char *target,
 					 SbError *err)
 {
 	char		to[PATH_MAX];
@@ -281,35 +336,31 @@ check_mapping_target(const char *mapping, const char *new_path, const char *targ
 		return false;
 	if (sb_policy_canonical_within(to, root))
 		return sb_error_set(err, SB_EINVAL,
-							"tablespace mapping \"%s\" puts a tablespace %s the restore target \"%s\"",
-							mapping, strcmp(to, root) == 0 ? "at" : "inside", target);
+							"%s \"%s\" puts a tablespace %s the restore target \"%s\"",
+							spelling, mapping, strcmp(to, root) == 0 ? "at" : "inside", target);
 	return true;
 }
 
 bool
 sb_policy_check_mappings(const char *const *mappings, uint32_t nmappings, const char *target,
-						 SbError *err)
+						 const char *spelling, SbError *err)
 {
+	SbMapping  *read = nmappings > 0 ? sb_alloc(nmappings * sizeof(SbMapping), err) : NULL;
+	bool		ok = nmappings == 0 || read != NULL;
 	uint32_t	i,
 				j;
 
-	for (i = 0; i < nmappings; i++)
+	for (i = 0; ok && i < nmappings; i++)
 	{
-		const char *eq = strchr(mappings[i], '=');
-		size_t		old_len;
-
-		if (eq == NULL || eq[1] != '/')
-			continue;			/* sb_pgmeta_relocations says what is wrong */
-		old_len = (size_t) (eq - mappings[i]);
-		for (j = 0; j < i; j++)
-			if (strncmp(mappings[j], mappings[i], old_len + 1) == 0)
-				return sb_error_set(err, SB_EINVAL,
-									"tablespace mapping \"%s\" maps \"%.*s\" again (\"%s\" did already)",
-									mappings[i], (int) old_len, mappings[i], mappings[j]);
-		if (!check_mapping_target(mappings[i], eq + 1, target, err))
-			return false;
+		ok = sb_policy_parse_mapping(mappings[i], spelling, &read[i], err);
+		for (j = 0; ok && j < i; j++)
+			if (strcmp(read[j].old_path, read[i].old_path) == 0)
+				ok = sb_error_set(err, SB_EINVAL, "%s \"%s\" maps \"%s\" again (\"%s\" did already)",
+								  spelling, mappings[i], read[i].old_path, mappings[j]);
+		ok = ok && check_mapping_target(mappings[i], spelling, read[i].new_path, target, err);
 	}
-	return true;
+	free(read);
+	return ok;
 }
 
 /* Neither of two places may be the other or inside it: one would write into the other. */

@@ -132,7 +132,10 @@ find_entry(RestoreTarget *t, const char *path, Found *found, SbError *err)
 	return each_entry(t, find_one, found, err);
 }
 
-/* An output directory must be empty (or, for a delta restore, any directory), or absent (then we create it). */
+/*
+ * An output directory must be empty (or, for a delta restore, any directory),
+ * or absent: then we create it, and its missing ancestors (mode 0700).
+ */
 static bool
 prepare_dir(OutDir *d, const char *what, bool delta, SbError *err)
 {
@@ -152,6 +155,8 @@ prepare_dir(OutDir *d, const char *what, bool delta, SbError *err)
 							what, d->path);
 	if (!exists)
 	{
+		if (!sb_make_parents(d->path, what, &d->parents_made, err))
+			return false;
 		if (mkdir(d->path, 0700) != 0)
 			return sb_error_set_errno(err, errno, "could not create %s \"%s\"", what, d->path);
 		d->created = true;
@@ -856,8 +861,8 @@ clean_dir(OutDir *d)
 		close(d->fd);
 		sb_remove_contents(d->path, &ignored);
 	}
-	if (d->created)
-		rmdir(d->path);
+	if (d->created && rmdir(d->path) == 0)
+		sb_remove_made_parents(d->path, d->parents_made);
 }
 
 static void

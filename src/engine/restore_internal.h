@@ -20,6 +20,7 @@ typedef struct OutDir
 	const char *path;
 	int			fd;
 	bool		created;		/* we made the directory itself */
+	uint32_t	parents_made;	/* and that many of its missing ancestors */
 } OutDir;
 
 typedef struct Relocation

@@ -10,6 +10,15 @@
  * after it are expected on the new timeline, the ones before on the old:
  * recovery (XLogFileReadAnyTLI) reads each segment from the newest
  * timeline whose beginning is not after it.
+ *
+ * The switch points need not grow: a copy restored to a point before an
+ * earlier fork, with target timeline latest, branches from timeline 1 below
+ * where timeline 2 began, and PostgreSQL writes timeline 3's history as
+ * timeline 2's lines and then "2 <its own, lower, switch point>".  Its
+ * reader (readTimeLineHistory) asks only that timeline ids grow and stay
+ * below the file's own; the segment lookup below, newest timeline first,
+ * reads such a file as recovery does (a timeline whose beginning is past
+ * the next one's is never reached).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,7 +33,11 @@
 #define MAX_TIMELINES 1024
 #define MAX_HISTORY_BYTES ((uint64_t) 1 << 20)
 
-/* The timelines that lead to the one checked, oldest first: each with the LSN where it begins. */
+/*
+ * The timelines that lead to the one checked, oldest first: each with the
+ * LSN where it begins (the previous line's switch point, lower than the
+ * one before it when a copy branched below an earlier fork).
+ */
 typedef struct TimelinePath
 {
 	uint32_t	tli[MAX_TIMELINES];
@@ -139,7 +152,7 @@ parse_history(char *text, const char *name, uint32_t target, TimelinePath *path,
 		if (*line == '\0' || *line == '#')
 			continue;
 		if (!parse_history_line(line, &tli, &end) || path->n + 1 >= MAX_TIMELINES ||
-			(path->n > 0 && tli <= path->tli[path->n - 1]) || tli >= target || end < begin)
+			(path->n > 0 && tli <= path->tli[path->n - 1]) || tli >= target)
 			return sb_error_set(err, SB_ECORRUPT, "timeline history file \"%s\" has a line PostgreSQL would not write: \"%.80s\"",
 								name, line);
 		path->tli[path->n] = tli;
@@ -257,6 +270,40 @@ timeline_path(const SbWalDests *dests, const SbWalName *from, const SbWalName *t
 	if (ok && !absent && !path_has(path, from->timeline))
 		return sb_error_set(err, SB_EINVAL, "timeline %u is not one that timeline %u came from (\"%s\")",
 							from->timeline, to->timeline, name);
+	return ok;
+}
+
+bool
+sb_wal_timeline_holds(const SbWalDests *dests, uint32_t timeline, uint32_t from_timeline, uint64_t lsn,
+					  bool *holds, uint64_t *switch_point, SbError *err)
+{
+	char		name[SB_WAL_NAME_MAX + 1];
+	TimelinePath *path = NULL;
+	MemOut	   *m;
+	bool		absent;
+	bool		ok;
+	uint32_t	i;
+
+	*holds = timeline == from_timeline;
+	*switch_point = 0;
+	if (timeline <= from_timeline)
+		return true;
+	snprintf(name, sizeof(name), "%08X.history", timeline);
+	if ((m = sb_alloc(sizeof(MemOut), err)) == NULL)
+		return false;
+	ok = read_history(dests, name, m, &absent, err) &&
+		(absent || ((path = sb_alloc(sizeof(TimelinePath), err)) != NULL &&
+					parse_history(m->buf, name, timeline, path, err)));
+	*holds = ok && absent;
+	/* the line of FROM_TIMELINE: it ended where the next one begins */
+	for (i = 0; ok && !absent && i + 1 < path->n; i++)
+		if (path->tli[i] == from_timeline)
+		{
+			*switch_point = path->begin[i + 1];
+			*holds = lsn <= *switch_point;
+		}
+	free(path);
+	free(m);
 	return ok;
 }
 

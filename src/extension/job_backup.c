@@ -42,6 +42,7 @@
 #include "job_backup.h"
 #include "sb_changed.h"
 #include "sb_control.h"
+#include "sb_guc.h"
 #include "sb_handle.h"
 #include "sb_key.h"
 #include "sb_pagecheck.h"
@@ -483,6 +484,31 @@ append_tablespaces_json(StringInfo s, List *tablespaces)
 	appendStringInfoString(s, "]");
 }
 
+/*
+ * The WAL archive in force (stripebackup.archive_destinations), as a hint
+ * for a restore without the server: the command checks that each holds an
+ * archive of this system before it uses one.
+ */
+static void
+append_archive_json(StringInfo s)
+{
+	char		dests[SB_MAX_STRIPES][MAXPGPATH];
+	const char *why = NULL;
+	int			n = sb_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why);
+	int			i;
+
+	if (n <= 0)
+		return;
+	appendStringInfoString(s, ", \"archive_destinations\": [");
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(s, ", ");
+		escape_json(s, dests[i]);
+	}
+	appendStringInfoString(s, "]");
+}
+
 /* What a restore of this backup needs to know about the cluster. */
 static char *
 metadata_json(Run *r, XLogRecPtr stop)
@@ -507,6 +533,7 @@ metadata_json(Run *r, XLogRecPtr stop)
 	escape_json(&s, r->tablespace_map->data);
 	appendStringInfoString(&s, ", ");
 	append_tablespaces_json(&s, r->tablespaces);
+	append_archive_json(&s);
 	appendStringInfoString(&s, "}");
 	return s.data;
 }

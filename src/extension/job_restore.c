@@ -35,7 +35,7 @@ sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n)
 
 	for (i = 0; i < args->nmappings; i++)
 		mappings[i] = args->mappings[i];
-	if (!sb_pgmeta_relocations(meta, mappings, (uint32_t) args->nmappings, relocs, n, &err))
+	if (!sb_pgmeta_relocations(meta, mappings, (uint32_t) args->nmappings, "tablespace_mapping", relocs, n, &err))
 		sb_raise(&err);
 	return relocs;
 }
@@ -109,6 +109,7 @@ sb_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t)
 	t->inclusive = args->recovery_inclusive;
 	t->timeline = args->recovery_timeline[0] ? args->recovery_timeline : NULL;
 	t->action = args->recovery_action[0] ? args->recovery_action : NULL;
+	t->archive_mode = args->archive_mode;
 }
 
 static void

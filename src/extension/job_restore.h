@@ -39,6 +39,7 @@ typedef struct SbRestoreArgs
 	bool		recovery_inclusive;
 	char		recovery_timeline[SB_RECOVERY_WORD_LEN];
 	char		recovery_action[SB_RECOVERY_WORD_LEN];
+	SbArchiveMode archive_mode; /* the copy's archiving: archive_mode => 'off' or 'keep' */
 	char		program[MAXPGPATH];	/* the stripebackup command, for restore_command */
 	uint64		system_identifier;
 	int			narchive;		/* the WAL archive's destinations */

@@ -14,6 +14,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "catalog/pg_authid.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
@@ -48,6 +49,24 @@ sb_launch_check_privileges(bool write, const char *what)
 			 : errhint("Only superusers and members of pg_read_server_files may do this.")));
 }
 
+void
+sb_launch_check_primary(SbJobKind kind)
+{
+	if (!RecoveryInProgress())
+		return;
+	if (kind == SB_JOB_BACKUP)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a backup on a standby is not supported yet: take it on the primary"),
+				 errdetail("This server is in recovery; a backup records its history in tables a standby "
+						   "cannot write, and backups from a standby have not landed.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+			 errmsg("a %s cannot run on a standby: it records its history in tables a standby cannot write",
+					sb_job_ops(kind)->name),
+			 errhint("Run it on the primary, or restore with the stripebackup command.")));
+}
+
 SbJob *
 sb_launch_new_job(SbJobKind kind)
 {
@@ -55,6 +74,8 @@ sb_launch_new_job(SbJobKind kind)
 	SbJob	   *job = palloc0(sizeof(SbJob));
 	Oid			seq = get_relname_relid(ops->id_sequence, sb_sql_schema());
 
+	/* nextval() would say "cannot execute nextval() in a read-only transaction" */
+	sb_launch_check_primary(kind);
 	if (!OidIsValid(seq))
 		elog(ERROR, "sequence %s of extension stripebackup is missing", ops->id_sequence);
 	job->kind = kind;

@@ -16,6 +16,13 @@ extern void sb_launch_check_privileges(bool write, const char *what);
  * of its kind (the extension's sequence, without its ACL) and empty
  * arguments, in the current memory context.
  */
+/*
+ * ERROR when the server is a standby (in recovery): a job of KIND records
+ * its history in tables only a primary can write; a backup says that
+ * backups from a standby are not supported yet.
+ */
+extern void sb_launch_check_primary(SbJobKind kind);
+
 extern SbJob *sb_launch_new_job(SbJobKind kind);
 
 /*

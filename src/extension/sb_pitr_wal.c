@@ -101,12 +101,22 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 	sb_restore_recovery_target(args, &t);
 	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &t, &r, &err))
 		sb_raise(&err);
-	if (r.refuse)
+	if (r.not_child)
+		ereport(refuse ? ERROR : WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("recovery to the %s target along timeline %u cannot start: %s",
+						sb_recovery_kind_name(t.kind), r.timeline, r.message),
+				 r.holding_timeline > 0 ?
+				 errhint("Choose timeline %u with target_timeline => '%u'.", r.holding_timeline, r.holding_timeline) :
+				 errhint("Choose the backup's timeline with target_timeline => 'current'.")));
+	else if (r.refuse)
 		ereport(refuse ? ERROR : WARNING,
 				(errcode(ERRCODE_UNDEFINED_FILE),
 				 errmsg("recovery to the %s target would stop short of it: %s",
 						sb_recovery_kind_name(t.kind), r.message),
 				 errdetail("Recovery replays WAL from segment \"%s\" on, timeline %u.", r.from, r.timeline),
+				 r.holding_timeline > 0 ?
+				 errhint("Choose timeline %u with target_timeline => '%u'.", r.holding_timeline, r.holding_timeline) :
 				 errhint("Put the missing WAL file into the archive, or restore to a target before it.")));
 	if (r.checked && !r.complete)
 		ereport(WARNING,
@@ -148,5 +158,8 @@ sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
 	if (problems == 0)
 		ereport(NOTICE,
 				(errmsg("the WAL archive holds every file from \"%s\" to \"%s\" (%llu read whole) for recovery "
-						"from this backup", r.from, r.to, (unsigned long long) files)));
+						"from this backup", r.from, r.to, (unsigned long long) files),
+				 r.passed_over > 0 ?
+				 errdetail("Along timeline %u, which holds the backup; timeline %u branched off before the "
+						   "backup's end and is not one recovery from it can follow.", r.timeline, r.passed_over) : 0));
 }

@@ -56,6 +56,7 @@ stripe_backup(PG_FUNCTION_ARGS)
 	SbJob	   *job;
 
 	sb_launch_check_privileges(true, "take a backup");
+	sb_launch_check_primary(SB_JOB_BACKUP);
 	sb_args_from_call(fcinfo, 0, args);
 	sb_backup_choose_parent(args, PG_ARGISNULL(7) ? "full" : text_to_cstring(PG_GETARG_TEXT_PP(7)));
 	job = sb_launch_new_job(SB_JOB_BACKUP);

@@ -49,6 +49,9 @@ PG_FUNCTION_INFO_V1(stripe_restore_location);
 #define PLAN_ALLOW_UNENCRYPTED_ARG 13
 #define VERIFY_ALLOW_UNENCRYPTED_ARG 1
 #define RESTORE_ALLOW_UNENCRYPTED_ARG 16
+/* archive_mode: the last argument of each stripe_restore() */
+#define RESTORE_ID_ARCHIVE_MODE_ARG 16
+#define RESTORE_LOCATION_ARCHIVE_MODE_ARG 17
 
 /* ---------- plan ---------- */
 
@@ -644,7 +647,7 @@ check_restore(SbRestoreArgs *args, const SbBackupRef *ref)
 				 errhint("Mount its destinations, or restore from a location whose folder holds a stripe.")));
 	for (i = 0; i < (uint32_t) args->nmappings; i++)
 		mappings[i] = args->mappings[i];
-	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, &err))
+	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, "tablespace_mapping", &err))
 		sb_raise(&err);
 	meta = sb_restore_read_pgmeta(a);
 	relocs = sb_restore_relocations(args, meta, &n);
@@ -660,8 +663,37 @@ check_restore(SbRestoreArgs *args, const SbBackupRef *ref)
 	sb_pitr_check_wal(args, meta, true);
 }
 
+/* archive_mode => 'off' or 'keep' (argument N); NULL: as the target says. */
+static void
+read_archive_mode(FunctionCallInfo fcinfo, int n, SbRestoreArgs *args)
+{
+	SbError		err;
+
+	args->archive_mode = SB_ARCHIVE_MODE_DEFAULT;
+	if (PG_NARGS() > n && !PG_ARGISNULL(n) &&
+		!sb_archive_mode_parse(text_to_cstring(PG_GETARG_TEXT_PP(n)), "archive_mode", &args->archive_mode, &err))
+		sb_raise(&err);
+}
+
+/* A copy that will not archive: said, with why and how to keep it when that was not asked for. */
+static void
+archiving_notice(const SbRestoreArgs *args)
+{
+	SbRecoveryTarget t;
+
+	sb_restore_recovery_target(args, &t);
+	if (sb_recovery_archive_mode(&t, args->standby) != SB_ARCHIVE_MODE_OFF)
+		return;
+	ereport(NOTICE,
+			(errmsg("the restored copy will not archive WAL: archive_mode = off goes into its postgresql.auto.conf"),
+			 errdetail("A copy that archived into this server's WAL archive would put its new timeline there, "
+					   "and later restores with target_timeline 'latest' would follow it."),
+			 args->archive_mode == SB_ARCHIVE_MODE_DEFAULT ?
+			 errhint("Give archive_mode => 'keep' for the copy to archive as this server does.") : 0));
+}
+
 static Datum
-restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
+restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id, int archive_mode_arg)
 {
 	SbRestoreArgs *args = palloc0(sizeof(SbRestoreArgs));
 	bool		wait = PG_ARGISNULL(3) ? true : PG_GETARG_BOOL(3);
@@ -673,6 +705,7 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("target_dir must not be NULL")));
 	sb_pitr_read(fcinfo, RESTORE_TARGET_ARGS, args);
 	sb_standby_read(fcinfo, RESTORE_STANDBY_ARGS, args);
+	read_archive_mode(fcinfo, archive_mode_arg, args);
 	args->delta = !PG_ARGISNULL(RESTORE_DELTA_ARG) && PG_GETARG_BOOL(RESTORE_DELTA_ARG);
 	if (location == NULL)
 	{
@@ -699,6 +732,7 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id)
 	args->max_memory = sb_guc_max_memory_bytes();
 	sb_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
 	check_restore(args, ref);
+	archiving_notice(args);
 	job = sb_launch_new_job(SB_JOB_RESTORE);
 	job->backup_in_use = backup_id;
 	memcpy(SB_JOB_ARGS(job, SbRestoreArgs), args, sizeof(SbRestoreArgs));
@@ -711,7 +745,7 @@ PGDLLEXPORT Datum
 stripe_restore_id(PG_FUNCTION_ARGS)
 {
 	sb_launch_check_privileges(true, "restore a backup");
-	return restore(fcinfo, NULL, PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0));
+	return restore(fcinfo, NULL, PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), RESTORE_ID_ARCHIVE_MODE_ARG);
 }
 
 PGDLLEXPORT Datum
@@ -720,5 +754,5 @@ stripe_restore_location(PG_FUNCTION_ARGS)
 	sb_launch_check_privileges(true, "restore a backup");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
-	return restore(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), 0);
+	return restore(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), 0, RESTORE_LOCATION_ARCHIVE_MODE_ARG);
 }

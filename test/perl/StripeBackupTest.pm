@@ -12,7 +12,7 @@ use Test::More;
 our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
   backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
   check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant
-  damage_page);
+  damage_page archiving_conf wait_for_archive);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -79,6 +79,22 @@ sub backup_node
 	$node->start;
 	$node->safe_psql('postgres', 'CREATE EXTENSION stripebackup');
 	return $node;
+}
+
+# The settings that archive WAL into the destinations given, with the archive module.
+sub archiving_conf
+{
+	return "archive_mode = on\narchive_library = 'stripebackup'\n"
+	  . "stripebackup.archive_destinations = '" . join(', ', @_) . "'\n";
+}
+
+# Wait until NODE has archived the segment before its current insert position.
+sub wait_for_archive
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
+	  or die $node->name . ' does not archive';
 }
 
 # ARRAY['a','b'] for SQL.

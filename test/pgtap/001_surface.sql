@@ -24,10 +24,10 @@ SELECT has_function('stripe_verify', ARRAY['bigint']);
 SELECT has_function('stripe_verify', ARRAY['text', 'boolean']);
 SELECT has_function('stripe_restore', ARRAY['bigint', 'text', 'text[]', 'boolean',
 	'timestamp with time zone', 'pg_lsn', 'xid8', 'text', 'text', 'boolean', 'text', 'text',
-	'boolean', 'text', 'text', 'boolean']);
+	'boolean', 'text', 'text', 'boolean', 'text']);
 SELECT has_function('stripe_restore', ARRAY['text', 'text', 'text[]', 'boolean',
 	'timestamp with time zone', 'pg_lsn', 'xid8', 'text', 'text', 'boolean', 'text', 'text',
-	'boolean', 'text', 'text', 'boolean', 'boolean']);
+	'boolean', 'text', 'text', 'boolean', 'boolean', 'text']);
 SELECT has_view('stripe_restores');
 SELECT has_view('stripe_wal_archive');
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_wal_archive', 'SELECT'), 'pg_monitor may watch the WAL archive');
@@ -68,7 +68,7 @@ SELECT ok(NOT has_function_privilege('public', 'stripe_cancel(bigint)', 'EXECUTE
 	'PUBLIC may not run stripe_cancel');
 SELECT ok(NOT has_table_privilege('public', 'stripe_backup_history', 'SELECT'),
 	'PUBLIC may not read the history table');
-SELECT ok(NOT has_function_privilege('public', 'stripe_restore(bigint,text,text[],boolean,timestamptz,pg_lsn,xid8,text,text,boolean,text,text,boolean,text,text,boolean)', 'EXECUTE'),
+SELECT ok(NOT has_function_privilege('public', 'stripe_restore(bigint,text,text[],boolean,timestamptz,pg_lsn,xid8,text,text,boolean,text,text,boolean,text,text,boolean,text)', 'EXECUTE'),
 	'PUBLIC may not run stripe_restore');
 SELECT ok(NOT has_function_privilege('public', 'stripe_verify(text, boolean)', 'EXECUTE'),
 	'PUBLIC may not run stripe_verify');
@@ -111,7 +111,7 @@ SET ROLE sb_reader;
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501', 'permission denied to take a backup');
 RESET ROLE;
 GRANT EXECUTE ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8,
-	text, text, boolean, text, text, boolean, text, text, boolean, boolean), stripe_verify(text, boolean)
+	text, text, boolean, text, text, boolean, text, text, boolean, boolean, text), stripe_verify(text, boolean)
 	TO sb_plain, sb_reader;
 SET ROLE sb_reader;
 SELECT throws_ok($$SELECT stripe_restore('/nowhere', '/tmp/x')$$, '42501', 'permission denied to restore a backup');

@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS stripebackup;
 COPY (SELECT 1) TO PROGRAM 'rm -rf /tmp/stripebackup-badinput && mkdir -p /tmp/stripebackup-badinput/ok /tmp/stripebackup-badinput/locked /tmp/stripebackup-badinput/notempty && touch /tmp/stripebackup-badinput/afile /tmp/stripebackup-badinput/notempty/x && chmod 500 /tmp/stripebackup-badinput/locked';
 SELECT count(*) AS backups_before FROM stripe_backups \gset
 BEGIN;
-SELECT plan(13);
+SELECT plan(15);
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/afile'])$$, '22023',
 	'destination "/tmp/stripebackup-badinput/afile" is not a directory', 'a destination that is a file');
 SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/locked'])$$,
@@ -27,6 +27,10 @@ SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['/tmp/stripebackup-bad
 	'block_kb 3 is out of range%', 'a bad calibration block size');
 SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['relative'])$$,
 	'%"relative" is not an absolute path', 'a relative calibration destination');
+SELECT throws_ok($$SELECT stripe_restore('/tmp/stripebackup-badinput/notempty', '/tmp/stripebackup-badinput/ok/c', archive_mode => 'on')$$,
+	'22023', 'archive_mode "on" is not "off" or "keep"', 'an archive_mode that is neither off nor keep, named');
+SELECT throws_ok($$SELECT stripe_restore(4242, '/tmp/stripebackup-badinput/ok/c', archive_mode => 'always')$$,
+	'22023', 'archive_mode "always" is not "off" or "keep"', 'by id too');
 SET stripebackup.buffer_count = 4096;
 SET stripebackup.transfer_size = '64MB';
 SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/ok'])$$,

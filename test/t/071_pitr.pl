@@ -67,14 +67,15 @@ my $invariant = 'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT s
 # Restore COPY to TARGET (SQL arguments), start it, and compare.
 sub restored_fingerprint
 {
-	my ($name, $args, $archiving) = @_;
+	my ($name, $args) = @_;
 	my $copy = PostgreSQL::Test::Cluster->new($name);
 	my $id = $node->safe_psql('postgres', "SELECT stripe_restore(target_dir => '" . $copy->data_dir . "', $args)");
 	is($node->safe_psql('postgres', "SELECT status FROM stripe_restores WHERE id = $id"), 'completed',
 		"$name: restored");
 	ok(-e $copy->data_dir . '/recovery.signal', "$name: recovery.signal written");
-	# Copies beside the original do not archive into its archive, unless asked.
-	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port . ($archiving ? '' : "\narchive_mode = off"));
+	# Copies restored to a target do not archive into the original's
+	# archive (archive_mode = off in their postgresql.auto.conf), unless asked.
+	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
 	$copy->start;
 	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die "$name did not promote";
@@ -100,7 +101,7 @@ $copy->stop;
 
 # A second timeline: a copy promoted at the time target writes and archives
 # on timeline 2; another copy recovers along it to a point after the switch.
-($copy, $got) = restored_fingerprint('timeline2', "target_time => '$at{time}[0]'", 1);
+($copy, $got) = restored_fingerprint('timeline2', "target_time => '$at{time}[0]', archive_mode => 'keep'");
 is($copy->safe_psql('postgres', "SELECT timeline_id FROM pg_control_checkpoint()"), '2',
 	'the promoted copy is on timeline 2');
 $copy->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (42)');
@@ -120,10 +121,11 @@ $copy->stop;
 my ($rc, $out, $err);
 my $location = backup_location($node, $backup);
 my $cli_dir = PostgreSQL::Test::Utils::tempdir() . '/by_command';
-($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $cli_dir, '--target-lsn', $at{lsn}[0]);
-is($rc, 2, 'the command: no --archive and none beside the backup: refused');
-like($err, qr/no destination of the backup holds a WAL archive of system \d+/, 'saying where to look');
-ok(!-e $cli_dir, 'nothing created');
+my $recorded_dir = PostgreSQL::Test::Utils::tempdir() . '/by_record';
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $recorded_dir, '--target-lsn', $at{lsn}[0],
+	'--target-timeline', 'current');
+is($rc, 0, 'the command: no --archive, none beside the backup: the archive the backup recorded') or diag($err);
+like($out, qr/^archive: \Q$archive[0], $archive[1]\E \(where the backup's WAL was archived/m, 'said');
 # Timeline 2 branched off before the LSN: recovery stays on the backup's.
 my $by_command = restore_node('by_command', $location, '--target-lsn', $at{lsn}[0], '--target-action', 'promote',
 	'--target-timeline', 'current', '--archive', join(',', @archive));

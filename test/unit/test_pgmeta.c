@@ -150,7 +150,7 @@ relocations(const char *const *mappings, uint32_t nmappings, SbPgMeta *info,
 		th_diag_error("read", &read_err);
 		return false;
 	}
-	return sb_pgmeta_relocations(info, mappings, nmappings, relocs, nrelocs, err);
+	return sb_pgmeta_relocations(info, mappings, nmappings, "--tablespace-mapping", relocs, nrelocs, err);
 }
 
 /* Without mappings every tablespace not in place goes back where it was. */
@@ -206,7 +206,9 @@ pgmeta_relocations_refused(void)
 	}			bad[] = {
 		{"/srv/ts/fast", "is not of the form OLD=NEW"},
 		{"=/mnt/x", "is not of the form OLD=NEW"},
-		{"/srv/ts/fast=relative", "is not of the form OLD=NEW with NEW an absolute path"},
+		{"/srv/ts/fast=relative", "is not of the form OLD=NEW with OLD and NEW absolute paths"},
+		{"/srv/ts/fast=/mnt/a=b", "has more than one \"=\""},
+		{"/srv/ts/fa\\=st=/mnt/x", "no tablespace of this backup is at \"/srv/ts/fa=st\""},
 		{"/srv/ts/fast=", "is not of the form OLD=NEW"},
 		{"/srv/ts=/mnt/x", "no tablespace of this backup is at \"/srv/ts\""},
 		{"/srv/ts/fastest=/mnt/x", "no tablespace of this backup is at \"/srv/ts/fastest\""},

@@ -131,9 +131,13 @@ test_policy_empty_or_absent(void)
 	like(err.message, path, "the refusal names the folder");
 	refused(sb_policy_check_empty_or_absent(file, "restore target", &state, &err), err, SB_EINVAL,
 			"is not a directory", "a file is refused");
-	refused(sb_policy_check_empty_or_absent(th_path(path, "%s/no/such/place", root), "directory of tablespace 7",
+	ok(sb_policy_check_empty_or_absent(th_path(path, "%s/no/such/place", root), "directory of tablespace 7",
+									   &state, &err) && state == SB_DIR_ABSENT,
+	   "a folder whose parents are missing will do: they are made with it");
+	ok(!th_exists(th_path(path, "%s/no", root)), "and the check made none of them");
+	refused(sb_policy_check_empty_or_absent(th_path(path, "%s/no/such", file), "directory of tablespace 7",
 											&state, &err),
-			err, SB_EIO, "cannot be created in", "a folder whose parent is missing is refused");
+			err, SB_EINVAL, "is not a directory", "a folder below a file is refused");
 	like(err.message, "directory of tablespace 7", "the refusal says which place");
 	if (geteuid() == 0)
 		diag("running as root: access() grants root every write; unwritable folders are tested end to end");
@@ -144,6 +148,8 @@ test_policy_empty_or_absent(void)
 				"is not writable", "an empty folder that cannot be written is refused");
 		refused(sb_policy_check_empty_or_absent(th_path(file, "%s/copy", path), "restore target", &state, &err),
 				err, SB_EIO, "cannot be created in", "a folder in a parent that cannot be written is refused");
+		refused(sb_policy_check_empty_or_absent(th_path(file, "%s/a/b/copy", path), "restore target", &state, &err),
+				err, SB_EIO, "cannot be created in", "so is one whose nearest parent there cannot be written");
 		chmod(path, 0700);
 	}
 	th_rmtree(root);
@@ -248,21 +254,71 @@ test_policy_mappings(void)
 	const char *twice[] = {"/old=/new1", "/other=/x", "/old=/new2"};
 	const char *at_target[] = {"/old=/srv/copy"};
 	const char *inside[] = {"/old=/srv/copy/ts"};
-	const char *beside[] = {"/old=/srv/copy-ts", "/old2=/srv/ts2", "not a mapping", "/x=relative"};
+	const char *beside[] = {"/old=/srv/copy-ts", "/old2=/srv/ts2", "/a\\=b=/srv/c\\=d"};
+	const char *escaped_twice[] = {"/x\\=y=/n1", "/x=y=/n2"};
+	const char *escaped_inside[] = {"/x\\=y=/srv/copy/t\\=s"};
+	const char *malformed[] = {"/old=/srv/ts", "not a mapping"};
 	SbError		err;
 
-	refused(sb_policy_check_mappings(twice, 3, "/srv/copy", &err), err, SB_EINVAL,
-			"tablespace mapping \"/old=/new2\" maps \"/old\" again (\"/old=/new1\" did already)",
-			"the same tablespace mapped twice is refused, naming both mappings");
-	refused(sb_policy_check_mappings(twice, 3, "/srv/copy", &err), err, SB_EINVAL, "/old=/new2",
-			"the refusal names the second mapping");
-	refused(sb_policy_check_mappings(at_target, 1, "/srv/copy/", &err), err, SB_EINVAL,
-			"tablespace mapping \"/old=/srv/copy\" puts a tablespace at the restore target",
+	refused(sb_policy_check_mappings(twice, 3, "/srv/copy", "--tablespace-mapping", &err), err, SB_EINVAL,
+			"--tablespace-mapping \"/old=/new2\" maps \"/old\" again (\"/old=/new1\" did already)",
+			"the same tablespace mapped twice is refused, naming both mappings as the option");
+	refused(sb_policy_check_mappings(twice, 3, "/srv/copy", "tablespace_mapping", &err), err, SB_EINVAL,
+			"tablespace_mapping \"/old=/new2\"", "named as the SQL argument for SQL");
+	refused(sb_policy_check_mappings(at_target, 1, "/srv/copy/", "tablespace_mapping", &err), err, SB_EINVAL,
+			"tablespace_mapping \"/old=/srv/copy\" puts a tablespace at the restore target",
 			"a mapping to the restore target is refused");
-	refused(sb_policy_check_mappings(inside, 1, "/srv/copy", &err), err, SB_EINVAL,
+	refused(sb_policy_check_mappings(inside, 1, "/srv/copy", "tablespace_mapping", &err), err, SB_EINVAL,
 			"puts a tablespace inside the restore target", "a mapping inside the restore target is refused");
-	ok(sb_policy_check_mappings(beside, 4, "/srv/copy", &err),
-	   "mappings beside the target pass (malformed ones are left to sb_pgmeta_relocations)");
+	ok(sb_policy_check_mappings(beside, 3, "/srv/copy", "tablespace_mapping", &err),
+	   "mappings beside the target pass, \"\\=\" in them too");
+	refused(sb_policy_check_mappings(escaped_inside, 1, "/srv/copy", "tablespace_mapping", &err), err, SB_EINVAL,
+			"puts a tablespace inside the restore target", "NEW read with its \"=\" (\"\\=\")");
+	refused(sb_policy_check_mappings(escaped_twice, 2, "/srv/copy", "tablespace_mapping", &err), err, SB_EINVAL,
+			"more than one \"=\"", "an unescaped \"=\" in OLD makes a mapping of three parts: refused");
+	refused(sb_policy_check_mappings(malformed, 2, "/srv/copy", "--tablespace-mapping", &err), err, SB_EINVAL,
+			"--tablespace-mapping \"not a mapping\" is not of the form OLD=NEW",
+			"a malformed mapping is refused here too, as the option");
+}
+
+/* "\=" is a literal "=" in OLD or NEW; one unescaped "=" splits them; both absolute. */
+void
+test_policy_parse_mapping(void)
+{
+	static const struct
+	{
+		const char *mapping;
+		const char *old_path;
+		const char *new_path;
+	}			good[] = {
+		{"/a=/b", "/a", "/b"},
+		{"/x/tbl\\=spc=/y/tbl\\=spc", "/x/tbl=spc", "/y/tbl=spc"},
+		{"/x\\=\\==/y", "/x==", "/y"},
+		{"/back\\slash=/y\\", "/back\\slash", "/y\\"},
+		{"/a b=/c d", "/a b", "/c d"},
+	};
+	static const char *const bad[] = {
+		"/a", "=/b", "/a=", "/a=relative", "relative=/b", "/a=/b=/c", "/a\\=/b", "",
+	};
+	SbMapping	m;
+	SbError		err;
+	size_t		i;
+
+	th_begin("test_policy_parse_mapping: OLD=NEW, \"\\=\" for an \"=\" in either");
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+	{
+		if (!ok(sb_policy_parse_mapping(good[i].mapping, "tablespace_mapping", &m, &err), "\"%s\" read",
+				good[i].mapping))
+			th_diag_error("parse", &err);
+		is_str(m.old_path, good[i].old_path, "OLD");
+		is_str(m.new_path, good[i].new_path, "NEW");
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		ok(!sb_policy_parse_mapping(bad[i], "--tablespace-mapping", &m, &err) && err.code == SB_EINVAL,
+		   "\"%s\" refused", bad[i]);
+		like(err.message, "--tablespace-mapping \"", "naming the option");
+	}
 }
 
 void

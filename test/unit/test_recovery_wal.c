@@ -32,7 +32,7 @@ static bool
 check(const ThWal *w, SbRecoveryKind kind, const char *value, const char *timeline, uint32_t backup_timeline,
 	  SbRecoveryWal *r, SbError *err)
 {
-	SbRecoveryTarget t = {kind, value, true, timeline, NULL};
+	SbRecoveryTarget t = {kind, value, true, timeline, NULL, SB_ARCHIVE_MODE_DEFAULT};
 
 	return sb_recovery_check_wal(&w->dests, STOP_LSN, backup_timeline, &t, r, err);
 }
@@ -100,8 +100,44 @@ test_recovery_wal_timelines(void)
 	is_str(r.to, th_wal_name(1, 6), "to timeline 1's newest");
 	ok(!check(&w, SB_RECOVERY_LATEST, NULL, "1", 2, &r, &err) && err.code == SB_EINVAL,
 	   "a timeline before the backup's refused");
-	ok(!sb_recovery_check_wal(&w.dests, "zero", 1, &(SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL}, &r, &err) &&
+	ok(!sb_recovery_check_wal(&w.dests, "zero", 1, &(SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, &r, &err) &&
 	   err.code == SB_ECORRUPT, "a stop LSN that is none refused");
+
+	/*
+	 * An LSN on timeline 1 past where timeline 2 branched off and past
+	 * timeline 2's end (a copy that promoted and wrote little): latest
+	 * follows timeline 2 and would stop short; timeline 1 holds it.
+	 */
+	for (s = 7; s <= 9; s++)
+		push_segment(&w, 1, s);
+	ok(check(&w, SB_RECOVERY_LSN, "0/900010", NULL, 1, &r, &err) && r.refuse && r.timeline == 2,
+	   "an LSN timeline 2 does not reach: refused along it");
+	is_int(r.holding_timeline, 1, "timeline 1 named as the one that holds it");
+	like(r.message, "timeline 1 holds the target", "said in the message");
+	ok(check(&w, SB_RECOVERY_LSN, "0/900010", "2", 1, &r, &err) && r.refuse && r.holding_timeline == 0,
+	   "timeline 2 asked for by number: refused, no other offered");
+	ok(check(&w, SB_RECOVERY_LSN, "0/700010", NULL, 1, &r, &err) && !r.refuse && r.timeline == 2,
+	   "an LSN timeline 2 does reach: along it, as PostgreSQL goes");
+
+	/* A backup of timeline 1 that ended after timeline 2 branched off (at 0/5000A0). */
+	{
+		SbRecoveryTarget immediate = {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+		SbRecoveryTarget current = {SB_RECOVERY_IMMEDIATE, NULL, true, "current", NULL, SB_ARCHIVE_MODE_DEFAULT};
+		uint64_t	files,
+					problems;
+
+		ok(sb_recovery_check_wal(&w.dests, "0/700100", 1, &immediate, &r, &err) && r.not_child && r.refuse &&
+		   r.timeline == 2 && r.holding_timeline == 1, "immediate along latest: timeline 2 is not a child, 1 holds it");
+		like(r.message, "timeline 2 branched off timeline 1 at 0/5000A0, before the backup's end at 0/700100",
+			 "said with both positions");
+		ok(sb_recovery_check_wal(&w.dests, "0/400100", 1, &immediate, &r, &err) && !r.not_child && !r.refuse,
+		   "a backup that ended before the branch: timeline 2 holds it");
+		ok(sb_recovery_check_wal(&w.dests, "0/700100", 1, &current, &r, &err) && !r.not_child && !r.refuse,
+		   "the timeline asked for (current) is not second-guessed");
+		ok(sb_recovery_verify_wal(&w.dests, "0/700100", 1, NULL, NULL, &r, &files, &problems, &err) &&
+		   problems == 0 && r.timeline == 1 && r.passed_over == 2,
+		   "verify of that backup: along timeline 1, timeline 2 passed over, no problem");
+	}
 	th_wal_fixture_done(&w);
 }
 

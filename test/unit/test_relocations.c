@@ -127,7 +127,7 @@ test_relocations_restore(void)
 	maps[1] = mappings[1];
 	a = sb_archive_open(th_location(&f, 0, "bk", location), &err);
 	done = a != NULL && sb_pgmeta_read(a->manifest, &meta, &err) &&
-		sb_pgmeta_relocations(&meta, maps, 2, relocs, &n, &err);
+		sb_pgmeta_relocations(&meta, maps, 2, "--tablespace-mapping", relocs, &n, &err);
 	if (!ok(done && n == 2, "two relocations from the metadata and the mappings"))
 		th_diag_error("relocations", &err);
 	done = done && restore_relocated(&f, f.target, relocs, n, NULL, false, &err);
@@ -188,6 +188,48 @@ expect_refused(const ThFixture *f, const SbRelocation *relocs, uint32_t n, SbErr
 	ok(!th_exists(f->target), "%s: the target is not left behind", what);
 }
 
+/* Is PATH a directory of mode 0700? */
+static bool
+is_private_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0700;
+}
+
+/*
+ * Missing parents of the target and of the tablespaces' places are made,
+ * mode 0700 (as pg_basebackup makes them); a restore refused after making
+ * them removes them again.
+ */
+static void
+relocations_made_parents(const ThFixture *f)
+{
+	SbRelocation two[2] = {{TS1, NULL, "directory of tablespace 16385"},
+	{TS2, NULL, "directory of tablespace 16400"}};
+	char		target[PATH_MAX],
+				to1[PATH_MAX],
+				to2[PATH_MAX],
+				path[PATH_MAX];
+	SbError		err;
+
+	two[0].to = th_path(to1, "%s/made/a/ts1", f->root);
+	two[1].to = th_path(to2, "%s/made/b/ts2", f->root);
+	if (!ok(restore_relocated(f, th_path(target, "%s/new/parents/copy", f->root), two, 2, NULL, false, &err),
+			"a target and places whose parents are missing: restored"))
+		th_diag_error("restore", &err);
+	ok(is_private_dir(th_path(path, "%s/new", f->root)) && is_private_dir(th_path(path, "%s/new/parents", f->root)),
+	   "the target's parents made, mode 0700");
+	ok(is_private_dir(th_path(path, "%s/made", f->root)) && is_private_dir(th_path(path, "%s/made/a", f->root)) &&
+	   is_private_dir(th_path(path, "%s/made/b", f->root)), "the places' parents too");
+	two[0].to = th_path(to1, "%s/gone/a/ts1", f->root);
+	two[1].to = th_path(to2, "%s/full", f->root);
+	ok(!restore_relocated(f, th_path(target, "%s/gone2/x/copy", f->root), two, 2, NULL, false, &err) &&
+	   err.code == SB_EEXIST, "refused for a place that is not empty, after the others were made");
+	ok(!th_exists(th_path(path, "%s/gone", f->root)) && !th_exists(th_path(path, "%s/gone2", f->root)),
+	   "the parents it made are removed with them");
+}
+
 void
 test_relocations_refused(void)
 {
@@ -210,8 +252,8 @@ test_relocations_refused(void)
 		"overlap: one is inside the other"},
 		{"a link to the target", TS1, "link-to-target", "directory of tablespace 16385", SB_EINVAL,
 		"overlap: one is inside the other"},
-		{"a place whose parent is missing", TS1, "missing/ts", "directory of tablespace 16385", SB_EIO,
-		"could not create directory of tablespace 16385 \""},
+		{"a place under a file", TS1, "a-file/ts", "directory of tablespace 16385", SB_EINVAL,
+		"is not a directory"},
 	};
 	ThFixture	f;
 	char		path[PATH_MAX];
@@ -262,6 +304,7 @@ test_relocations_refused(void)
 		expect_refused(&f, two, 2, SB_EINVAL, "overlap", "a tablespace inside another");
 		ok(!th_exists(to1), "the folder the restore made for the first is removed");
 	}
+	relocations_made_parents(&f);
 	th_fixture_done(&f);
 }
 

@@ -164,6 +164,51 @@ test_wal_list_continuity(void)
 	th_wal_fixture_done(&w);
 }
 
+/*
+ * The history PostgreSQL writes for a copy restored below an earlier fork
+ * (its recovery test 028's three copies, with 16 MB segments): timeline 2
+ * began at 0/4000000, timeline 3 branched from timeline 1 at 0/301DD90.
+ * With 1 MB segments here: timeline 1 up to segment 47, timeline 3 from
+ * segment 48 on, and timeline 2 (from 64) on no segment's way to 3.
+ */
+#define HISTORY_3_BELOW_FORK "1\t0/4000000\tno recovery target specified\n\n" \
+	"2\t0/301DD90\tat restore point \"rp\"\n"
+
+void
+test_wal_list_history_below_fork(void)
+{
+	ThWal		w;
+	SbWalContinuity c;
+	SbError		err;
+	char		path[PATH_MAX];
+	uint32_t	s;
+
+	th_begin("test_wal_list_history_below_fork: a switch point below the previous line's");
+	th_wal_fixture(&w, "walbelowfork", 1);
+	for (s = 44; s <= 47; s++)
+		push_segment(&w, 1, s);
+	for (s = 48; s <= 50; s++)
+		push_segment(&w, 3, s);
+	push_segment(&w, 2, 64);
+	th_wal_archive_text(&w, "00000002.history", "1\t0/4000000\tno recovery target specified\n");
+	th_wal_archive_text(&w, "00000003.history", HISTORY_3_BELOW_FORK);
+	if (!ok(sb_wal_check_continuity(&w.dests, th_wal_name(1, 44), th_wal_name(3, 50), 0, &c, &err),
+			"timeline 3's history, as PostgreSQL wrote it, is read"))
+		th_diag_error("checking", &err);
+	ok(c.complete && c.segments == 7, "complete: 4 segments of timeline 1, then 3 of timeline 3");
+	push_segment(&w, 1, 48);
+	unlink(th_wal_archived(&w, 0, th_wal_name(3, 49), path));
+	ok(sb_wal_check_continuity(&w.dests, th_wal_name(1, 44), th_wal_name(3, 50), 0, &c, &err) && !c.complete,
+	   "timeline 3's segment 49 gone: a gap, timeline 1's segment 48 notwithstanding");
+	is_str(c.first_missing, th_wal_name(3, 49), "on timeline 3, where recovery reads it");
+	th_wal_archive_text(&w, "00000004.history", "1\t0/4000000\tx\n2\t0/301DD90\ty\n2\t0/3100000\tz\n");
+	push_segment(&w, 4, 50);
+	ok(!sb_wal_check_continuity(&w.dests, th_wal_name(1, 44), th_wal_name(4, 50), 0, &c, &err) &&
+	   err.code == SB_ECORRUPT, "a timeline id that does not grow is still refused");
+	like(err.message, "00000004.history", "naming the file");
+	th_wal_fixture_done(&w);
+}
+
 static void
 collect(void *arg, const char *message)
 {

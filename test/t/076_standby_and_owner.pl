@@ -1,0 +1,88 @@
+# Two refusals that say what to do (issue 42): a backup on a hot standby
+# says it is not supported yet, "take it on the primary" (not "cannot
+# execute nextval() in a read-only transaction"), and so does a restore
+# from SQL there; a command restore run as root hands its files to the
+# owner of the target's parent folder or to --owner USER, and refuses when
+# that would be root.  Run as another user, --owner names only that user.
+use strict;
+use warnings;
+
+use File::Find;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+my $node = backup_node('primary');
+$node->safe_psql('postgres', 'CREATE TABLE t AS SELECT g FROM generate_series(1, 1000) g');
+my @dests = make_destinations(1);
+my $backup = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+my $location = backup_location($node, $backup);
+
+# A streaming standby of the primary.
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+my @standby_dests = make_destinations(1);
+my ($rc, $out, $err) = $standby->psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ')');
+like($err, qr/ERROR: +a backup on a standby is not supported yet: take it on the primary/,
+	'a backup on a standby: not supported yet, take it on the primary');
+unlike($err, qr/nextval/, 'not the read-only nextval() error');
+my @left;
+find(sub { push @left, $File::Find::name if $_ ne '.' }, @standby_dests);
+is(scalar(@left), 0, 'nothing written into the destination');
+my $never = PostgreSQL::Test::Utils::tempdir() . '/never';
+($rc, $out, $err) = $standby->psql('postgres', "SELECT stripe_restore('$location', '$never')");
+like($err, qr/ERROR: +a restore cannot run on a standby: it records its history in tables a standby cannot write/,
+	'a restore from SQL on a standby: said why');
+like($err, qr/HINT: +Run it on the primary, or restore with the stripebackup command/, 'and what to do');
+ok(!-e $never, 'nothing created');
+$standby->stop;
+
+# Not root: --owner may name only this user.
+my $me = getpwuid($>);
+my $base = PostgreSQL::Test::Utils::tempdir();
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', "$base/as_root", '--owner', 'root');
+is($rc, 2, 'not root: --owner root refused');
+like($err, qr/--owner "root" needs root/, 'saying it needs root');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', "$base/nobody", '--owner', 'no_such_user_42');
+like($err, qr/--owner "no_such_user_42": there is no such user/, 'an unknown user refused, named');
+ok(!-e "$base/as_root" && !-e "$base/nobody", 'nothing created');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', "$base/mine", '--owner', $me);
+is($rc, 0, "not root: --owner $me (this user) goes ahead") or diag($err);
+unlike($out, qr/^owner:/m, 'and hands nothing over');
+
+# As root (when this user may run the command as root without a password).
+SKIP:
+{
+	my $sudo_ok = system('sudo -n true >/dev/null 2>&1') == 0;
+	skip 'running as root needs "sudo -n" for this user (tried by hand as root: see the report)', 7
+	  unless $sudo_ok;
+	my $bin = `command -v stripebackup`;
+	chomp $bin;
+	my $run_root = sub {
+		my ($stdout, $stderr);
+		IPC::Run::run([ 'sudo', '-n', $bin, @_ ], '>', \$stdout, '2>', \$stderr);
+		return ($? >> 8, $stdout, $stderr);
+	};
+	mkdir("$base/pg") or die;
+	($rc, $out, $err) = $run_root->('restore', $location, '--target', "$base/pg/a/copy", '--no-progress');
+	is($rc, 0, 'as root, into a folder of this user\'s') or diag($err);
+	like($out, qr/^owner: +the files belong to \Q$me\E .*the owner of "\Q$base\/pg\E"/m, 'saying whose they are');
+	my @foreign;
+	find(sub { push @foreign, $File::Find::name if (lstat($_))[4] != $> }, "$base/pg");
+	is(scalar(@foreign), 0, 'every file, and the folder made above the target, belongs to this user')
+	  or diag("@foreign");
+	($rc, $out, $err) = $run_root->('restore', $location, '--target', '/root-owned-by-root-42/copy');
+	is($rc, 2, 'as root, below a folder of root\'s: refused');
+	like($err, qr/running as root, the restored files would belong to root.*give --owner USER/, 'saying what to do');
+	($rc, $out, $err) = $run_root->('restore', $location, '--target', "$base/by_option/copy", '--owner', $me,
+		'--no-progress');
+	is($rc, 0, 'as root with --owner') or diag($err);
+	is((lstat("$base/by_option/copy/PG_VERSION"))[4], $>, 'the files belong to the user named');
+}
+
+$node->stop;
+done_testing();
