@@ -32,7 +32,9 @@ MODULE_big = stripebackup
 DATA = sql/stripebackup--0.1.sql
 PGFILEDESC = "stripebackup - weighted-stripe online backups"
 
-ENGINE_SRCS = $(sort $(wildcard src/engine/*.c))
+# The engine is src/engine/ and its subfolders (src/engine/store/, its drivers'
+# parts under src/engine/store/s3/): every flavour below builds the same list.
+ENGINE_SRCS = $(sort $(wildcard src/engine/*.c src/engine/*/*.c src/engine/*/*/*.c))
 CLI_SRCS = $(sort $(wildcard src/cli/*.c))
 UNIT_SRCS = $(sort $(wildcard test/unit/*.c))
 EXTENSION_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/extension/*.c)))
@@ -355,4 +357,5 @@ fuzz-replay: $(REPLAY_TARGETS)
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
 
 # The header dependencies recorded by every build above (none before a first build).
--include $(wildcard src/extension/*.d build/src/*/*.d build/test/*/*.d build/*/src/*/*.d build/*/test/*/*.d)
+-include $(wildcard src/extension/*.d build/src/*/*.d build/src/*/*/*.d build/src/*/*/*/*.d build/test/*/*.d \
+	build/*/src/*/*.d build/*/src/*/*/*.d build/*/src/*/*/*/*.d build/*/test/*/*.d)

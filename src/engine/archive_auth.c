@@ -39,7 +39,7 @@
 #include "fsutil.h"
 #include "manifest_envelope.h"
 #include "manifest_text.h"
-#include "store.h"
+#include "store/store.h"
 
 /* Backup folders looked at: the location, and a few rounds of destinations. */
 #define MAX_FOLDERS (4 * SB_MAX_STRIPES)

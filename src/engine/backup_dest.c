@@ -31,7 +31,7 @@
 #include "stripebackup/sb_policy.h"
 #include "backup_internal.h"
 #include "fsutil.h"
-#include "io_s3.h"
+#include "store/s3/io_s3.h"
 
 /* Is A the same as B or inside it?  Both are canonical absolute paths, or bucket/prefix. */
 static bool

@@ -25,9 +25,9 @@
 #include "backup_internal.h"
 #include "checksum.h"
 #include "fsutil.h"
-#include "io_s3.h"
+#include "store/s3/io_s3.h"
 #include "manifest_envelope.h"
-#include "s3_upload.h"
+#include "store/s3/s3_upload.h"
 
 /* What a manifest's text, as it is emitted, hashes to. */
 typedef struct Digest

@@ -25,9 +25,9 @@
 #include "stripebackup/sb_s3.h"
 #include "fsutil.h"
 #include "io.h"
-#include "io_s3.h"
-#include "s3_client.h"
-#include "s3_upload.h"
+#include "store/s3/io_s3.h"
+#include "store/s3/s3_client.h"
+#include "store/s3/s3_upload.h"
 #include "rate.h"
 #include "ticker.h"
 

@@ -15,7 +15,7 @@
 #include "stripebackup/sb_policy.h"
 #include "folder_internal.h"
 #include "format.h"
-#include "s3_client.h"
+#include "store/s3/s3_client.h"
 
 #define MAX_OBJECTS (2 * SB_MAX_STRIPES)
 

@@ -15,7 +15,7 @@
 
 #include "stripebackup/sb_policy.h"
 #include "stripebackup/sb_s3.h"
-#include "s3_upload.h"
+#include "store/s3/s3_upload.h"
 #include "codec.h"
 #include "format.h"
 #include "crypto.h"

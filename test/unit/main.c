@@ -77,6 +77,8 @@ static const UnitTest tests[] = {
 	TEST(test_s3_live_upload),
 	TEST(test_s3_live_calibrate),
 	TEST(test_s3_live_backup),
+	TEST(test_store_destinations),
+	TEST(test_store_drivers),
 	TEST(test_s3_wal),
 	TEST(test_s3_faults),
 	TEST(test_s3_faults_upload),

@@ -50,6 +50,10 @@ extern void test_s3_live_upload(void);
 extern void test_s3_live_calibrate(void);
 extern void test_s3_live_backup(void);
 
+/* test_store.c */
+extern void test_store_destinations(void);
+extern void test_store_drivers(void);
+
 /* test_s3_wal.c */
 extern void test_s3_wal(void);
 

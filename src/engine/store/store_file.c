@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "io_s3.h"
-#include "s3_client.h"
+#include "s3/io_s3.h"
+#include "s3/s3_client.h"
 #include "store.h"
 
 bool

@@ -1,0 +1,209 @@
+/*
+ * store.h
+ *		Where backups and the WAL archive are kept, whatever keeps them: a
+ *		store is a folder of a file system (store_posix.c) or a key prefix
+ *		of a bucket (store_s3.c), opened once from a destination string, and
+ *		the callers ask what it can do (its features), never which it is.
+ *
+ * Reading what a backup stored goes through here too: a path names a local
+ * file, or an object when it begins with s3:// (s3://bucket/key).  The
+ * readers of archives (manifests, stripes' trailers and indexes, chunk
+ * records) need not know which.
+ */
+#ifndef SB_STORE_H
+#define SB_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "stripebackup/sb_io_method.h"
+#include "stripebackup/sb_s3.h"
+#include "io.h"
+
+struct SbS3Client;
+
+
+/* One file or object, open for reading. */
+typedef struct SbStoreFile
+{
+	const char *path;			/* the caller's, for messages */
+	int			fd;				/* a local file, or -1 */
+	struct SbS3Client *client;	/* an object: its client, */
+	SbS3Location object;		/* its bucket, and its key as prefix */
+	uint64_t	size;
+} SbStoreFile;
+
+/* Open PATH; SB_ENOTFOUND when there is nothing there. */
+extern bool sb_store_open(SbStoreFile *f, const char *path, SbError *err);
+
+/* Up to LEN bytes at OFFSET (fewer at the end); -1 (ERR) on failure. */
+extern ssize_t sb_store_pread(SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *err);
+
+/* An I/O context reading F (several reads at once), for the read pipeline. */
+extern SbIo *sb_store_reader_io(SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *err);
+
+extern void sb_store_close(SbStoreFile *f);
+
+/* The whole of PATH (at most MAX bytes), malloc'd and NUL-terminated; SB_ENOTFOUND when absent. */
+extern char *sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err);
+
+/*
+ * Whether PATH is a regular file (an object), and its size; when not, ERR
+ * (NULL: not wanted) says why, SB_ENOTFOUND when nothing is there (an
+ * object store that refuses to say is another error: not "absent").
+ */
+extern bool sb_store_file_size(const char *path, uint64_t *size, SbError *err);
+
+/* Whether PATH could hold a backup: a folder, or an object-storage location. */
+extern bool sb_store_is_folder(const char *path);
+
+/* ---------- stores: a destination's folder, or a prefix of a bucket ---------- */
+
+typedef struct SbStore SbStore;
+
+/*
+ * What a store can do.  A caller asks these (sb_store_features) instead of
+ * the kind of destination, so that a third kind needs no change at the
+ * callers.
+ */
+typedef enum SbStoreFeature
+{
+	/*
+	 * A new name lasts only once its file is fsynced and renamed into place
+	 * and the folder fsynced (sb_store_sync); without it a put shows the
+	 * whole object at once, or nothing, and is durable when it returns.
+	 */
+	SB_STORE_DURABLE_RENAME = 1u << 0,
+	/* A file's identity is its device and inode: two names may be one file, or one folder. */
+	SB_STORE_INODE_IDENTITY = 1u << 1,
+	/* Ranges never written take no space (holes). */
+	SB_STORE_SPARSE = 1u << 2,
+	/* Writes go through the kernel's page cache: direct I/O, dropping what was written. */
+	SB_STORE_PAGE_CACHE = 1u << 3,
+	/* Folders are descriptors: a caller may open files through sb_store_fd (openat). */
+	SB_STORE_DESCRIPTORS = 1u << 4,
+	/*
+	 * Reached only at the first operation: opening says nothing of the place,
+	 * and a place that cannot be listed is unreachable, not missing.
+	 */
+	SB_STORE_LAZY = 1u << 5,
+	/* Appends are held in memory until a part is full (the writer's buffers count in its memory). */
+	SB_STORE_BUFFERED_APPEND = 1u << 6
+} SbStoreFeature;
+
+/* How a store is opened; zeroes are the defaults. */
+typedef struct SbStoreOptions
+{
+	/*
+	 * The object-storage connection settings (endpoint, region, credentials
+	 * file...) the store keeps for all its requests; NULL: those the process
+	 * was given (sb_s3_use_settings).
+	 */
+	const SbS3Settings *s3;
+	/* What the destination is, for messages ("WAL archive destination"); NULL: "destination". */
+	const char *what;
+	/* Who never follows a link below it, for messages ("the WAL archive"); NULL: "the store". */
+	const char *owner;
+} SbStoreOptions;
+
+/*
+ * The features of the store DEST would open (0 when DEST names none),
+ * without opening it: what the options' checks and memory estimates need.
+ */
+extern unsigned sb_store_features_of(const char *dest);
+
+/*
+ * Whether DEST could name a store: an absolute path, or an object-storage
+ * location that parses (else ERR says why, SB_EINVAL, WHAT naming it).
+ */
+extern bool sb_store_check_destination(const char *dest, const char *what, SbError *err);
+
+/*
+ * Are destinations A and B one place by what their text says (the same
+ * bucket and prefix, however written)?  False for local folders, which are
+ * told apart by their inodes (SB_STORE_INODE_IDENTITY).
+ */
+extern bool sb_store_same_place(const char *a, const char *b);
+
+/*
+ * Open the store DEST names, as given (a local destination may be a link
+ * to a device).  A local one must exist: SB_ENOTFOUND, saying its device
+ * may not be mounted.  A lazy one (SB_STORE_LAZY) is checked only as text.
+ */
+extern SbStore *sb_store_new(const char *dest, const SbStoreOptions *o, SbError *err);
+
+/*
+ * A store of the local folder FD at PATH (the caller's descriptor, not
+ * closed by the store): a folder the engine made itself, such as a spool.
+ */
+extern SbStore *sb_store_new_fd(int fd, const char *path, SbError *err);
+
+extern void sb_store_free(SbStore *s);
+
+extern unsigned sb_store_features(const SbStore *s);
+
+/* The store's place, for messages: a path, or s3://bucket/prefix. */
+extern const char *sb_store_path(const SbStore *s);
+
+/* A folder's descriptor (SB_STORE_DESCRIPTORS), else -1. */
+extern int	sb_store_fd(const SbStore *s);
+
+/*
+ * The folder NAME of S as a store of its own, made first with CREATE (and
+ * its name made durable).  No link is followed.  Without CREATE, a missing
+ * folder gives true with *SUB NULL.
+ */
+extern bool sb_store_enter(SbStore *s, const char *name, bool create, SbStore **sub, SbError *err);
+
+/* An entry of a store: its name, and its size (-1: not a regular file). */
+typedef bool (*SbStoreEntryFn) (void *arg, const char *name, int64_t size, SbError *err);
+
+/* Each entry directly in S to FN; false when S cannot be listed or FN says so. */
+extern bool sb_store_list(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err);
+
+/*
+ * Open NAME of S for reading into F (F->path is PATH, the caller's, which
+ * must hold "S/NAME"): SB_ENOTFOUND when there is none (a missing bucket is
+ * never that); SB_ECORRUPT, saying so, when it is a link (never followed) or
+ * not a regular file.
+ */
+extern bool sb_store_open_in(SbStore *s, const char *name, SbStoreFile *f, char *path, size_t path_size,
+							 SbError *err);
+
+/*
+ * Put DATA as NAME of S, whole, visible all at once; unless REPLACE,
+ * SB_EEXIST when NAME is there.  For stores without SB_STORE_DURABLE_RENAME
+ * (a store with it takes its files through sb_store_fd).
+ */
+extern bool sb_store_put(SbStore *s, const char *name, const void *data, size_t len, bool replace,
+						 SbError *err);
+
+/* What tells that a file is still the one seen: a local file's stat, an object's size and ETag. */
+typedef struct SbStoreStamp
+{
+	struct stat st;
+	char		etag[128];
+} SbStoreStamp;
+
+/* NAME of S as it is now; false when it is not there (or not a regular file). */
+extern bool sb_store_stamp(SbStore *s, const char *name, SbStoreStamp *stamp);
+
+/* The stamp of F, open (sb_store_open_in): the file checked is the one then removed. */
+extern bool sb_store_stamp_open(SbStore *s, const SbStoreFile *f, SbStoreStamp *stamp);
+
+/* The same file, unmodified: an edit, a copy over it or a rename changes one of these. */
+extern bool sb_store_stamps_equal(const SbStoreStamp *a, const SbStoreStamp *b);
+
+/*
+ * Remove NAME of S, only if it is still the file EXPECTED describes where
+ * the store can tell (SB_STORE_INODE_IDENTITY: the same inode); NULL: as it is.
+ */
+extern bool sb_store_remove(SbStore *s, const char *name, const SbStoreStamp *expected, SbError *err);
+
+/* Make the names S holds durable: fsync the folder; nothing to do where puts are durable at once. */
+extern bool sb_store_sync(SbStore *s, SbError *err);
+
+#endif							/* SB_STORE_H */

@@ -1,0 +1,299 @@
+/*
+ * store_posix.c
+ *		The file-system driver of stores (store_driver.h): a store is a
+ *		folder, held open by its descriptor, and every file in it is reached
+ *		through that descriptor.
+ *
+ * The destination itself is opened as given (an administrator may make it
+ * a link to a device); below it nothing is followed: folders are entered
+ * with O_NOFOLLOW and files opened with it.  A folder made here is made
+ * durable by an fsync of the folder that received its name, before anything
+ * is put in it; a file put is written under a temporary name, fsynced and
+ * renamed into place (the caller makes the name durable: sb_store_sync).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "store_driver.h"
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+
+SbStore *
+sb_store_posix_new(const char *dest, const SbStoreOptions *o, SbError *err)
+{
+	SbStore    *s = sb_store_alloc(&sb_store_posix_driver, dest, o, err);
+
+	if (s == NULL)
+		return NULL;
+	s->own_fd = true;
+	if ((s->fd = open(dest, DIR_FLAGS)) >= 0)
+		return s;
+	if (errno == ENOENT)
+		sb_error_set(err, SB_ENOTFOUND, "%s \"%s\" does not exist (is its device mounted?)", s->what, dest);
+	else
+		sb_error_set_errno(err, errno, "could not open %s \"%s\"", s->what, dest);
+	sb_store_free(s);
+	return NULL;
+}
+
+SbStore *
+sb_store_new_fd(int fd, const char *path, SbError *err)
+{
+	SbStore    *s = sb_store_alloc(&sb_store_posix_driver, path, NULL, err);
+
+	if (s != NULL)
+		s->fd = fd;
+	return s;
+}
+
+/*
+ * Make NAME in AT if it is not there, and fsync AT when it was made (its
+ * name must last).  If that fsync fails the folder is removed again, so
+ * that the next try makes it, and syncs it, anew.
+ */
+static bool
+make_folder(int at, const char *name, const char *path, SbError *err)
+{
+	if (mkdirat(at, name, 0700) != 0)
+	{
+		if (errno == EEXIST)
+			return true;
+		return sb_error_set_errno(err, errno, "could not create folder \"%s\"", path);
+	}
+	if (fsync(at) != 0)
+	{
+		sb_error_set_errno(err, errno, "could not fsync the folder holding \"%s\"", path);
+		unlinkat(at, name, AT_REMOVEDIR);
+		return false;
+	}
+	return true;
+}
+
+/* Is NAME in AT a symbolic link?  (O_DIRECTORY | O_NOFOLLOW says ENOTDIR of one, as of a file.) */
+static bool
+is_link(int at, const char *name)
+{
+	struct stat st;
+
+	return fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* Open folder NAME of S without following a link into *FD; -1 when there is none. */
+static bool
+open_folder(SbStore *s, const char *name, const char *path, int *fd, SbError *err)
+{
+	char		link_note[128];
+
+	*fd = openat(s->fd, name, DIR_FLAGS | O_NOFOLLOW);
+	if (*fd >= 0 || errno == ENOENT)
+		return true;
+	if (errno == ELOOP || errno == ENOTDIR)
+	{
+		snprintf(link_note, sizeof(link_note), "a symbolic link; %s never follows one", s->owner);
+		return sb_error_set(err, SB_EINVAL, "\"%s\" is %s", path,
+							is_link(s->fd, name) ? link_note : "not a folder");
+	}
+	return sb_error_set_errno(err, errno, "could not open folder \"%s\"", path);
+}
+
+static bool
+posix_enter(SbStore *s, const char *name, bool create, SbStore **sub, SbError *err)
+{
+	char		path[PATH_MAX];
+	int			fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", s->path, name) >= (int) sizeof(path))
+		return sb_error_set(err, SB_EINVAL, "path too long: \"%s/%s\"", s->path, name);
+	if (create && !make_folder(s->fd, name, path, err))
+		return false;
+	if (!open_folder(s, name, path, &fd, err))
+		return false;
+	if (fd < 0)
+		return !create || sb_error_set(err, SB_EIO, "folder \"%s\" vanished as it was made", path);
+	if ((*sub = sb_store_alloc_sub(s, path, err)) == NULL)
+	{
+		close(fd);
+		return false;
+	}
+	(*sub)->fd = fd;
+	(*sub)->own_fd = true;
+	return true;
+}
+
+static bool
+posix_list(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
+{
+	int			fd = dup(s->fd);
+	DIR		   *dir;
+	struct dirent *de;
+	bool		ok = true;
+
+	if ((dir = fd >= 0 ? fdopendir(fd) : NULL) == NULL)
+	{
+		sb_error_set_errno(err, errno, "could not list \"%s\"", s->path);
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	rewinddir(dir);
+	while (ok && (de = readdir(dir)) != NULL)
+	{
+		struct stat st;
+		bool		regular;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		regular = fstatat(s->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		ok = fn(arg, de->d_name, regular ? (int64_t) st.st_size : -1, err);
+	}
+	closedir(dir);
+	return ok;
+}
+
+/* Say why PATH could not be opened (OPEN_ERRNO): absent, a link, or an error. */
+static bool
+open_failed(const char *path, int open_errno, SbError *err)
+{
+	if (open_errno == ENOENT)
+		return sb_error_set(err, SB_ENOTFOUND, "\"%s\" does not exist", path);
+	if (open_errno == ELOOP)
+		return sb_error_set(err, SB_ECORRUPT, "\"%s\" is a symbolic link, never followed", path);
+	return sb_error_set_errno(err, open_errno, "could not open \"%s\"", path);
+}
+
+static bool
+posix_open_in(SbStore *s, const char *name, SbStoreFile *f, SbError *err)
+{
+	struct stat st;
+
+	/* Never through a link, never waiting on a FIFO. */
+	f->fd = openat(s->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (f->fd < 0)
+		return open_failed(f->path, errno, err);
+	if (fstat(f->fd, &st) != 0)
+		sb_error_set_errno(err, errno, "could not stat \"%s\"", f->path);
+	else if (!S_ISREG(st.st_mode))
+		sb_error_set(err, SB_ECORRUPT, "\"%s\" is not a regular file", f->path);
+	else
+	{
+		f->size = (uint64_t) st.st_size;
+		return true;
+	}
+	sb_store_close(f);
+	return false;
+}
+
+/* Write DATA to the new file TEMP of S, fsynced. */
+static bool
+write_temp(SbStore *s, const char *temp, const char *path, const void *data, size_t len, SbError *err)
+{
+	int			fd = openat(s->fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool		ok;
+
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not create \"%s\"", path);
+	ok = sb_write_all(fd, data, len, path, err);
+	if (ok && fsync(fd) != 0)
+		ok = sb_error_set_errno(err, errno, "could not fsync \"%s\"", path);
+	close(fd);
+	return ok;
+}
+
+/* Rename TEMP of S to NAME, without replacing a NAME that is there unless REPLACE. */
+static bool
+rename_in(SbStore *s, const char *temp, const char *name, bool replace, SbError *err)
+{
+	if (!replace && renameat2(s->fd, temp, s->fd, name, RENAME_NOREPLACE) == 0)
+		return true;
+	if (!replace && errno == EEXIST)
+		return sb_error_set(err, SB_EEXIST, "\"%s/%s\" appeared while it was being written", s->path, name);
+	/* A file system without RENAME_NOREPLACE: a look first is what there is. */
+	if (!replace && (errno == EINVAL || errno == ENOSYS) && faccessat(s->fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return sb_error_set(err, SB_EEXIST, "\"%s/%s\" appeared while it was being written", s->path, name);
+	if ((replace || errno == EINVAL || errno == ENOSYS || errno == ENOENT) &&
+		renameat(s->fd, temp, s->fd, name) == 0)
+		return true;
+	return sb_error_set_errno(err, errno, "could not rename \"%s/%s\" to \"%s\"", s->path, temp, name);
+}
+
+static bool
+posix_put(SbStore *s, const char *name, const void *data, size_t len, bool replace, SbError *err)
+{
+	static uint32_t counter;
+	char		temp[NAME_MAX + 1];
+	char		path[PATH_MAX + NAME_MAX + 2];
+	uint32_t	n = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+
+	if (snprintf(temp, sizeof(temp), "%s.tmp.%ld.%u", name, (long) getpid(), n) >= (int) sizeof(temp))
+		return sb_error_set(err, SB_EINVAL, "file name too long: \"%s\"", name);
+	snprintf(path, sizeof(path), "%s/%s", s->path, temp);
+	if (write_temp(s, temp, path, data, len, err) && rename_in(s, temp, name, replace, err))
+		return true;
+	unlinkat(s->fd, temp, 0);
+	return false;
+}
+
+static bool
+posix_stamp(SbStore *s, const char *name, SbStoreStamp *stamp)
+{
+	return fstatat(s->fd, name, &stamp->st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(stamp->st.st_mode);
+}
+
+static bool
+posix_stamp_open(SbStore *s, const SbStoreFile *f, SbStoreStamp *stamp)
+{
+	return fstat(f->fd, &stamp->st) == 0;
+}
+
+static bool
+posix_remove(SbStore *s, const char *name, const SbStoreStamp *expected, SbError *err)
+{
+	char		path[PATH_MAX + NAME_MAX + 2];
+	struct stat now;
+
+	snprintf(path, sizeof(path), "%s/%s", s->path, name);
+	if (fstatat(s->fd, name, &now, AT_SYMLINK_NOFOLLOW) != 0)
+		return sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+	if (expected != NULL &&
+		(now.st_dev != expected->st.st_dev || now.st_ino != expected->st.st_ino))
+		return sb_error_set(err, SB_EIO, "\"%s\" was replaced while it was being removed", path);
+	if (unlinkat(s->fd, name, 0) != 0)
+		return sb_error_set_errno(err, errno, "could not remove \"%s\"", path);
+	return true;
+}
+
+static bool
+posix_sync(SbStore *s, SbError *err)
+{
+	if (fsync(s->fd) == 0)
+		return true;
+	return sb_error_set_errno(err, errno, "could not fsync folder \"%s\"", s->path);
+}
+
+static void
+posix_release(SbStore *s)
+{
+	if (s->own_fd && s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+const SbStoreDriver sb_store_posix_driver = {
+	.name = "posix",
+	.features = SB_STORE_DURABLE_RENAME | SB_STORE_INODE_IDENTITY | SB_STORE_SPARSE |
+	SB_STORE_PAGE_CACHE | SB_STORE_DESCRIPTORS,
+	.enter = posix_enter,
+	.list = posix_list,
+	.open_in = posix_open_in,
+	.put = posix_put,
+	.stamp = posix_stamp,
+	.stamp_open = posix_stamp_open,
+	.remove = posix_remove,
+	.sync = posix_sync,
+	.release = posix_release,
+};
