@@ -20,9 +20,13 @@ driver_of(const char *dest)
 unsigned
 sb_store_features_of(const char *dest)
 {
-	if (dest == NULL || (dest[0] != '/' && !sb_s3_is_location(dest)))
-		return 0;
-	return driver_of(dest)->features;
+	return dest != NULL ? driver_of(dest)->features : 0;
+}
+
+bool
+sb_store_is_absolute(const char *dest)
+{
+	return dest != NULL && (dest[0] == '/' || sb_s3_is_location(dest));
 }
 
 bool
@@ -129,6 +133,12 @@ bool
 sb_store_list(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
 {
 	return s->driver->list(s, fn, arg, err);
+}
+
+bool
+sb_store_list_all(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
+{
+	return s->driver->list_all(s, fn, arg, err);
 }
 
 bool

@@ -91,7 +91,12 @@ typedef enum SbStoreFeature
 	 */
 	SB_STORE_LAZY = 1u << 5,
 	/* Appends are held in memory until a part is full (the writer's buffers count in its memory). */
-	SB_STORE_BUFFERED_APPEND = 1u << 6
+	SB_STORE_BUFFERED_APPEND = 1u << 6,
+	/*
+	 * Reached over a connection whose settings (endpoint, region,
+	 * credentials) another process reaching it needs too.
+	 */
+	SB_STORE_CONNECTION = 1u << 7
 } SbStoreFeature;
 
 /* How a store is opened; zeroes are the defaults. */
@@ -110,10 +115,17 @@ typedef struct SbStoreOptions
 } SbStoreOptions;
 
 /*
- * The features of the store DEST would open (0 when DEST names none),
- * without opening it: what the options' checks and memory estimates need.
+ * The features of the store DEST would open (0 for NULL), without opening
+ * it: what the options' checks and memory estimates need.  Whether DEST is
+ * a destination at all is sb_store_check_destination's.
  */
 extern unsigned sb_store_features_of(const char *dest);
+
+/*
+ * Whether DEST names a place whatever the working directory: an absolute
+ * path, or an object-storage location (as written, not yet checked).
+ */
+extern bool sb_store_is_absolute(const char *dest);
 
 /*
  * Whether DEST could name a store: an absolute path, or an object-storage
@@ -163,6 +175,13 @@ typedef bool (*SbStoreEntryFn) (void *arg, const char *name, int64_t size, SbErr
 
 /* Each entry directly in S to FN; false when S cannot be listed or FN says so. */
 extern bool sb_store_list(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err);
+
+/*
+ * Every file below S to FN, by its name relative to S ("a/b" for b in
+ * folder a), in no set order; SB_ENOTFOUND when S's place itself is
+ * missing (a bucket that does not exist).
+ */
+extern bool sb_store_list_all(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err);
 
 /*
  * Open NAME of S for reading into F (F->path is PATH, the caller's, which

@@ -19,6 +19,7 @@ typedef struct SbStoreDriver
 	unsigned	features;		/* SbStoreFeature bits */
 	bool		(*enter) (SbStore *s, const char *name, bool create, SbStore **sub, SbError *err);
 	bool		(*list) (SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err);
+	bool		(*list_all) (SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err);
 	bool		(*open_in) (SbStore *s, const char *name, SbStoreFile *f, SbError *err);
 	bool		(*put) (SbStore *s, const char *name, const void *data, size_t len, bool replace,
 						SbError *err);

@@ -155,6 +155,54 @@ posix_list(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
 	return ok;
 }
 
+/* Every file below folder FD (REL its name relative to the store, "" at the top) to FN. */
+static bool
+list_tree(int fd, const char *path, char *rel, SbStoreEntryFn fn, void *arg, SbError *err)
+{
+	DIR		   *dir = fdopendir(fd);
+	struct dirent *de;
+	size_t		used = strlen(rel);
+	bool		ok = true;
+
+	if (dir == NULL)
+	{
+		close(fd);
+		return sb_error_set_errno(err, errno, "could not list \"%s\"", path);
+	}
+	while (ok && (de = readdir(dir)) != NULL)
+	{
+		struct stat st;
+		int			sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (snprintf(rel + used, PATH_MAX - used, "%s%s", used ? "/" : "", de->d_name) >= (int) (PATH_MAX - used))
+			ok = sb_error_set(err, SB_EINVAL, "path too long below \"%s\"", path);
+		else if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			ok = sb_error_set_errno(err, errno, "could not stat \"%s/%s\"", path, rel);
+		else if (!S_ISDIR(st.st_mode))
+			ok = fn(arg, rel, S_ISREG(st.st_mode) ? (int64_t) st.st_size : -1, err);
+		else if ((sub = openat(dirfd(dir), de->d_name, DIR_FLAGS | O_NOFOLLOW)) < 0)
+			ok = sb_error_set_errno(err, errno, "could not open folder \"%s/%s\"", path, rel);
+		else
+			ok = list_tree(sub, path, rel, fn, arg, err);
+		rel[used] = '\0';
+	}
+	closedir(dir);
+	return ok;
+}
+
+static bool
+posix_list_all(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
+{
+	char		rel[PATH_MAX] = "";
+	int			fd = openat(s->fd, ".", DIR_FLAGS);
+
+	if (fd < 0)
+		return sb_error_set_errno(err, errno, "could not list \"%s\"", s->path);
+	return list_tree(fd, s->path, rel, fn, arg, err);
+}
+
 /* Say why PATH could not be opened (OPEN_ERRNO): absent, a link, or an error. */
 static bool
 open_failed(const char *path, int open_errno, SbError *err)
@@ -289,6 +337,7 @@ const SbStoreDriver sb_store_posix_driver = {
 	SB_STORE_PAGE_CACHE | SB_STORE_DESCRIPTORS,
 	.enter = posix_enter,
 	.list = posix_list,
+	.list_all = posix_list_all,
 	.open_in = posix_open_in,
 	.put = posix_put,
 	.stamp = posix_stamp,

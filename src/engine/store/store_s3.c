@@ -184,6 +184,33 @@ s3_list(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
 	return ok;
 }
 
+/* An SbS3ItemFn: any object under the prefix, by its name there. */
+static bool
+list_any(void *arg, const SbS3Item *item, SbError *err)
+{
+	Lister	   *l = arg;
+	const char *entry = item->key + strlen(l->s->s3->prefix);
+
+	if (entry[0] == '\0')
+		return true;
+	return l->fn(l->arg, entry, item->size > INT64_MAX ? INT64_MAX : (int64_t) item->size, err);
+}
+
+static bool
+s3_list_all(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
+{
+	Lister		l = {.s = s, .fn = fn, .arg = arg};
+	SbS3Client *c = open_client(s, err);
+	bool		ok;
+
+	if (c == NULL)
+		return false;
+	/* A missing bucket stays SB_ENOTFOUND: the caller says the destination is missing. */
+	ok = sb_s3_list_objects(c, s->s3->bucket, s->s3->prefix, list_any, &l, err);
+	sb_s3_client_free(c);
+	return ok;
+}
+
 /* An SbS3ItemFn: a listing found something. */
 static bool
 found_any(void *arg, const SbS3Item *item, SbError *err)
@@ -325,9 +352,10 @@ s3_release(SbStore *s)
 
 const SbStoreDriver sb_store_s3_driver = {
 	.name = "s3",
-	.features = SB_STORE_LAZY | SB_STORE_BUFFERED_APPEND,
+	.features = SB_STORE_LAZY | SB_STORE_BUFFERED_APPEND | SB_STORE_CONNECTION,
 	.enter = s3_enter,
 	.list = s3_list,
+	.list_all = s3_list_all,
 	.open_in = s3_open_in,
 	.put = s3_put,
 	.stamp = s3_stamp,
