@@ -21,6 +21,7 @@
 
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 #include "io.h"
 
 struct SbS3Client;
@@ -64,41 +65,6 @@ extern bool sb_store_is_folder(const char *path);
 
 typedef struct SbStore SbStore;
 
-/*
- * What a store can do.  A caller asks these (sb_store_features) instead of
- * the kind of destination, so that a third kind needs no change at the
- * callers.
- */
-typedef enum SbStoreFeature
-{
-	/*
-	 * A new name lasts only once its file is fsynced and renamed into place
-	 * and the folder fsynced (sb_store_sync); without it a put shows the
-	 * whole object at once, or nothing, and is durable when it returns.
-	 */
-	SB_STORE_DURABLE_RENAME = 1u << 0,
-	/* A file's identity is its device and inode: two names may be one file, or one folder. */
-	SB_STORE_INODE_IDENTITY = 1u << 1,
-	/* Ranges never written take no space (holes). */
-	SB_STORE_SPARSE = 1u << 2,
-	/* Writes go through the kernel's page cache: direct I/O, dropping what was written. */
-	SB_STORE_PAGE_CACHE = 1u << 3,
-	/* Folders are descriptors: a caller may open files through sb_store_fd (openat). */
-	SB_STORE_DESCRIPTORS = 1u << 4,
-	/*
-	 * Reached only at the first operation: opening says nothing of the place,
-	 * and a place that cannot be listed is unreachable, not missing.
-	 */
-	SB_STORE_LAZY = 1u << 5,
-	/* Appends are held in memory until a part is full (the writer's buffers count in its memory). */
-	SB_STORE_BUFFERED_APPEND = 1u << 6,
-	/*
-	 * Reached over a connection whose settings (endpoint, region,
-	 * credentials) another process reaching it needs too.
-	 */
-	SB_STORE_CONNECTION = 1u << 7
-} SbStoreFeature;
-
 /* How a store is opened; zeroes are the defaults. */
 typedef struct SbStoreOptions
 {
@@ -113,25 +79,6 @@ typedef struct SbStoreOptions
 	/* Who never follows a link below it, for messages ("the WAL archive"); NULL: "the store". */
 	const char *owner;
 } SbStoreOptions;
-
-/*
- * The features of the store DEST would open (0 for NULL), without opening
- * it: what the options' checks and memory estimates need.  Whether DEST is
- * a destination at all is sb_store_check_destination's.
- */
-extern unsigned sb_store_features_of(const char *dest);
-
-/*
- * Whether DEST names a place whatever the working directory: an absolute
- * path, or an object-storage location (as written, not yet checked).
- */
-extern bool sb_store_is_absolute(const char *dest);
-
-/*
- * Whether DEST could name a store: an absolute path, or an object-storage
- * location that parses (else ERR says why, SB_EINVAL, WHAT naming it).
- */
-extern bool sb_store_check_destination(const char *dest, const char *what, SbError *err);
 
 /*
  * Are destinations A and B one place by what their text says (the same
