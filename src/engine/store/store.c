@@ -67,6 +67,12 @@ sb_store_new(const char *dest, const SbStoreOptions *o, SbError *err)
 	return sb_store_posix_new(dest, o, err);
 }
 
+bool
+sb_store_canonical(const char *dest, char resolved[PATH_MAX], SbError *err)
+{
+	return driver_of(dest)->canonical(dest, resolved, err);
+}
+
 SbStore *
 sb_store_alloc(const SbStoreDriver *driver, const char *path, const SbStoreOptions *o, SbError *err)
 {
@@ -194,4 +200,136 @@ bool
 sb_store_sync(SbStore *s, SbError *err)
 {
 	return s->driver->sync(s, err);
+}
+
+bool
+sb_store_make(SbStore *s, const char *name, SbStore **sub, SbError *err)
+{
+	*sub = NULL;
+	return s->driver->make(s, name, sub, err);
+}
+
+void
+sb_store_remove_folder(SbStore *s, const char *name)
+{
+	s->driver->remove_folder(s, name);
+}
+
+void
+sb_store_set_cleanup(SbStore *s)
+{
+	s->cleanup = true;
+}
+
+bool
+sb_store_identity(SbStore *s, SbStoreStamp *stamp, SbError *err)
+{
+	memset(stamp, 0, sizeof(*stamp));
+	return s->driver->identity(s, stamp, err);
+}
+
+/* ---------- writers ---------- */
+
+SbStoreWriter *
+sb_store_create(SbStore *s, const char *name, const SbStoreCreate *how, SbError *err)
+{
+	SbStoreCreate none = {0};
+	SbStoreWriter *w;
+
+	if (how == NULL)
+		how = &none;
+	if (strlen(name) > NAME_MAX || (how->temp_name != NULL && strlen(how->temp_name) > NAME_MAX))
+	{
+		sb_error_set(err, SB_EINVAL, "file name too long: \"%s\"", name);
+		return NULL;
+	}
+	if ((w = sb_alloc(sizeof(SbStoreWriter), err)) == NULL)
+		return NULL;
+	w->store = s;
+	w->fd = -1;
+	w->drop_cache = how->drop_cache;
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	snprintf(w->temp, sizeof(w->temp), "%s", how->temp_name ? how->temp_name : "");
+	snprintf(w->what, sizeof(w->what), "%s", how->what ? how->what : "");
+	snprintf(w->path, sizeof(w->path), "%s/%s", s->path, name);
+	if (!s->driver->create(w, how, err))
+	{
+		sb_store_writer_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+bool
+sb_store_append(SbStoreWriter *w, const void *buf, size_t len, SbError *err)
+{
+	if (!w->store->driver->append(w, buf, len, err))
+		return false;
+	w->size += len;
+	return true;
+}
+
+bool
+sb_store_write_at(SbStoreWriter *w, const void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	if (!w->store->driver->write_at(w, buf, len, offset, err))
+		return false;
+	if (offset + len > w->size)
+		w->size = offset + len;
+	return true;
+}
+
+uint64_t
+sb_store_appended(const SbStoreWriter *w)
+{
+	return w->size;
+}
+
+const char *
+sb_store_writer_path(const SbStoreWriter *w)
+{
+	return w->path;
+}
+
+int
+sb_store_writer_fd(const SbStoreWriter *w)
+{
+	return w->fd;
+}
+
+SbIo *
+sb_store_writer_io(SbStoreWriter *w, SbIoMethod method, unsigned depth, SbError *err)
+{
+	return w->store->driver->writer_io(w, method, depth, err);
+}
+
+bool
+sb_store_writer_sync(SbStoreWriter *w, SbError *err)
+{
+	return w->store->driver->writer_sync(w, err);
+}
+
+bool
+sb_store_writer_finish(SbStoreWriter *w, SbError *err)
+{
+	if (!w->store->driver->finish(w, err))
+		return false;
+	w->finished = true;
+	return true;
+}
+
+void
+sb_store_writer_abort(SbStoreWriter *w)
+{
+	if (w != NULL)
+		w->store->driver->abort(w);
+}
+
+void
+sb_store_writer_free(SbStoreWriter *w)
+{
+	if (w == NULL)
+		return;
+	w->store->driver->writer_release(w);
+	free(w);
 }

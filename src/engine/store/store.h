@@ -13,6 +13,7 @@
 #ifndef SB_STORE_H
 #define SB_STORE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -171,5 +172,101 @@ extern bool sb_store_remove(SbStore *s, const char *name, const SbStoreStamp *ex
 
 /* Make the names S holds durable: fsync the folder; nothing to do where puts are durable at once. */
 extern bool sb_store_sync(SbStore *s, SbError *err);
+
+/*
+ * Make the folder NAME of S, which must not be there (SB_EEXIST when it is:
+ * a folder, or in a bucket any object below the name), and enter it.  The
+ * new name is made durable by the caller (sb_store_sync of S).
+ */
+extern bool sb_store_make(SbStore *s, const char *name, SbStore **sub, SbError *err);
+
+/* Remove the empty folder NAME of S, where the store has folders; quiet. */
+extern void sb_store_remove_folder(SbStore *s, const char *name);
+
+/*
+ * From now on, S's operations run even when the process's current operation
+ * must stop: clean-up after a cancel.
+ */
+extern void sb_store_set_cleanup(SbStore *s);
+
+/* The identity of S's place itself (SB_STORE_INODE_IDENTITY: its folder's device and inode). */
+extern bool sb_store_identity(SbStore *s, SbStoreStamp *stamp, SbError *err);
+
+/*
+ * DEST as one spelling of its place, compared like a path (two stores are
+ * one, or one inside the other, when their spellings are): a local folder
+ * resolved (realpath: it must exist), s3://bucket/prefix as parsed.
+ */
+extern bool sb_store_canonical(const char *dest, char resolved[PATH_MAX], SbError *err);
+
+/* ---------- files made front to back (stripes, manifests) ---------- */
+
+typedef struct SbStoreWriter SbStoreWriter;
+
+/* How a file is made; zeroes are the defaults. */
+typedef struct SbStoreCreate
+{
+	/*
+	 * Written under this name, and renamed to the file's own when finished,
+	 * replacing it (where the store has durable renames: a manifest); a
+	 * store without shows the file only when finished anyway.  NULL: made
+	 * under its own name, which must not exist (a stripe).
+	 */
+	const char *temp_name;
+	/* What the file is, for messages ("stripe file"); NULL: nothing said. */
+	const char *what;
+	/* Parts sent at once by a store that buffers appends (SB_STORE_BUFFERED_APPEND); 0: its most. */
+	unsigned	parts_in_flight;
+	/* When finished, its pages dropped from the page cache (SB_STORE_PAGE_CACHE). */
+	bool		drop_cache;
+} SbStoreCreate;
+
+/* Create NAME in S, for appending front to back. */
+extern SbStoreWriter *sb_store_create(SbStore *s, const char *name, const SbStoreCreate *how, SbError *err);
+
+/* Append LEN bytes of BUF at the file's end (the end of what was appended). */
+extern bool sb_store_append(SbStoreWriter *w, const void *buf, size_t len, SbError *err);
+
+/*
+ * Write LEN bytes of BUF at OFFSET, which must be where the file ends so
+ * far: what I/O contexts wrote through it (sb_store_writer_io) counts, and
+ * a store with descriptors does not know it (a stripe: its header, index
+ * and trailer between the chunk records).
+ */
+extern bool sb_store_write_at(SbStoreWriter *w, const void *buf, size_t len, uint64_t offset, SbError *err);
+
+/* The bytes appended so far. */
+extern uint64_t sb_store_appended(const SbStoreWriter *w);
+
+/* The file's path, for messages: the store's and its name ("S/NAME"). */
+extern const char *sb_store_writer_path(const SbStoreWriter *w);
+
+/*
+ * The file's descriptor (SB_STORE_DESCRIPTORS), which I/O contexts write
+ * through at offsets of their own; -1 for a store without.
+ */
+extern int	sb_store_writer_fd(const SbStoreWriter *w);
+
+/*
+ * An I/O context that writes W: for a store with descriptors a context of
+ * METHOD and DEPTH (its operations name sb_store_writer_fd), else one that
+ * appends, each operation where the file ends so far.
+ */
+extern SbIo *sb_store_writer_io(SbStoreWriter *w, SbIoMethod method, unsigned depth, SbError *err);
+
+/* What was appended is durable: an fsync, or every full part stored. */
+extern bool sb_store_writer_sync(SbStoreWriter *w, SbError *err);
+
+/*
+ * The file durable and visible under its name: an fsync (and the rename
+ * of its temporary name, and an fsync of the folder), or the object made.
+ */
+extern bool sb_store_writer_finish(SbStoreWriter *w, SbError *err);
+
+/* Undo W: a file not finished goes, and so does one finished (quiet, whatever fails). */
+extern void sb_store_writer_abort(SbStoreWriter *w);
+
+/* Free W; one neither finished nor aborted is left as far as it got (a temporary name removed). */
+extern void sb_store_writer_free(SbStoreWriter *w);
 
 #endif							/* SB_STORE_H */

@@ -27,6 +27,19 @@ typedef struct SbStoreDriver
 	bool		(*stamp_open) (SbStore *s, const SbStoreFile *f, SbStoreStamp *stamp);
 	bool		(*remove) (SbStore *s, const char *name, const SbStoreStamp *expected, SbError *err);
 	bool		(*sync) (SbStore *s, SbError *err);
+	bool		(*make) (SbStore *s, const char *name, SbStore **sub, SbError *err);
+	void		(*remove_folder) (SbStore *s, const char *name);
+	bool		(*identity) (SbStore *s, SbStoreStamp *stamp, SbError *err);
+	bool		(*canonical) (const char *dest, char resolved[PATH_MAX], SbError *err);
+	/* files made front to back: W's store, names and path set, the rest zero (fd -1) */
+	bool		(*create) (SbStoreWriter *w, const SbStoreCreate *how, SbError *err);
+	bool		(*append) (SbStoreWriter *w, const void *buf, size_t len, SbError *err);
+	bool		(*write_at) (SbStoreWriter *w, const void *buf, size_t len, uint64_t offset, SbError *err);
+	SbIo	   *(*writer_io) (SbStoreWriter *w, SbIoMethod method, unsigned depth, SbError *err);
+	bool		(*writer_sync) (SbStoreWriter *w, SbError *err);
+	bool		(*finish) (SbStoreWriter *w, SbError *err);
+	void		(*abort) (SbStoreWriter *w);
+	void		(*writer_release) (SbStoreWriter *w);
 	void		(*release) (SbStore *s);	/* the driver's part of S (not S itself) */
 } SbStoreDriver;
 
@@ -39,6 +52,21 @@ struct SbStore
 	int			fd;				/* posix: the folder; -1 */
 	bool		own_fd;			/* posix: closed with the store */
 	struct StoreS3 *s3;			/* s3: the bucket, prefix and connection settings */
+	bool		cleanup;		/* sb_store_set_cleanup */
+};
+
+struct SbStoreWriter
+{
+	SbStore    *store;			/* the caller's */
+	char		name[NAME_MAX + 1];
+	char		temp[NAME_MAX + 1];	/* "" : made under NAME */
+	char		path[PATH_MAX + NAME_MAX + 2];	/* store/name */
+	char		what[32];		/* SbStoreCreate.what, or "" */
+	bool		drop_cache;
+	bool		finished;
+	uint64_t	size;			/* appended so far */
+	int			fd;				/* posix */
+	struct SbS3Upload *upload;	/* s3 */
 };
 
 extern const SbStoreDriver sb_store_posix_driver;

@@ -85,19 +85,14 @@ sb_store_pread(SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *
 SbIo *
 sb_store_reader_io(SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *err)
 {
-	SbS3Config	config;
-	SbIo	   *io;
-
 	if (f->client == NULL)
 	{
 		(void) posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		return sb_io_new(method, depth, NULL, err);
 	}
-	if (!sb_s3_current_config(f->object.bucket, &config, err))
-		return NULL;
-	io = sb_io_new_s3_reader(&config, f->object.bucket, f->object.prefix, depth, err);
-	sb_s3_config_clear(&config);
-	return io;
+	/* The connection settings the object was opened with, not looked up again. */
+	return sb_io_new_s3_reader(sb_s3_client_config(f->client), f->object.bucket, f->object.prefix, depth,
+							   err);
 }
 
 void

@@ -12,6 +12,7 @@
  * renamed into place (the caller makes the name durable: sb_store_sync).
  */
 #include <dirent.h>
+#include <stdlib.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -323,6 +324,169 @@ posix_sync(SbStore *s, SbError *err)
 	return sb_error_set_errno(err, errno, "could not fsync folder \"%s\"", s->path);
 }
 
+static bool
+posix_make(SbStore *s, const char *name, SbStore **sub, SbError *err)
+{
+	char		path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", s->path, name) >= (int) sizeof(path))
+		return sb_error_set(err, SB_EINVAL, "path too long: \"%s/%s\"", s->path, name);
+	if (mkdirat(s->fd, name, 0700) != 0)
+	{
+		if (errno == EEXIST)
+			return sb_error_set(err, SB_EEXIST, "\"%s\" already exists", path);
+		return sb_error_set_errno(err, errno, "could not create folder \"%s\"", path);
+	}
+	/* Entered without following a link: one swapped in for the new folder is refused. */
+	if ((*sub = sb_store_alloc_sub(s, path, err)) == NULL)
+		return false;
+	(*sub)->own_fd = true;
+	if (((*sub)->fd = openat(s->fd, name, DIR_FLAGS | O_NOFOLLOW)) >= 0)
+		return true;
+	sb_error_set_errno(err, errno, "could not open folder \"%s\"", path);
+	sb_store_free(*sub);
+	*sub = NULL;
+	(void) unlinkat(s->fd, name, AT_REMOVEDIR);
+	return false;
+}
+
+static void
+posix_remove_folder(SbStore *s, const char *name)
+{
+	(void) unlinkat(s->fd, name, AT_REMOVEDIR);
+}
+
+static bool
+posix_identity(SbStore *s, SbStoreStamp *stamp, SbError *err)
+{
+	if (fstat(s->fd, &stamp->st) == 0)
+		return true;
+	return sb_error_set_errno(err, errno, "could not stat %s \"%s\"", s->what, s->path);
+}
+
+static bool
+posix_canonical(const char *dest, char resolved[PATH_MAX], SbError *err)
+{
+	if (realpath(dest, resolved) == NULL)
+		return sb_error_set_errno(err, errno, "could not resolve destination \"%s\"", dest);
+	return true;
+}
+
+/* ---------- files made front to back ---------- */
+
+/* "could not VERB [what ]"PATH"" */
+static bool
+writer_failed(const SbStoreWriter *w, const char *verb, const char *path, SbError *err)
+{
+	return sb_error_set_errno(err, errno, "could not %s %s%s\"%s\"", verb, w->what, w->what[0] ? " " : "",
+							  path);
+}
+
+static bool
+posix_create(SbStoreWriter *w, const SbStoreCreate *how, SbError *err)
+{
+	char		temp_path[PATH_MAX + NAME_MAX + 2];
+
+	if (w->temp[0] == '\0')
+	{
+		w->fd = openat(w->store->fd, w->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		return w->fd >= 0 || writer_failed(w, "create", w->path, err);
+	}
+	/* A temporary file left by a backup that failed before is written over. */
+	w->fd = openat(w->store->fd, w->temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	snprintf(temp_path, sizeof(temp_path), "%s/%s", w->store->path, w->temp);
+	return w->fd >= 0 || writer_failed(w, "create", temp_path, err);
+}
+
+/*
+ * A file made under its own name is written at its end by pwrite (I/O
+ * contexts write through its descriptor at offsets of their own); one made
+ * under a temporary name, by nothing else, front to back.
+ */
+static bool
+posix_append(SbStoreWriter *w, const void *buf, size_t len, SbError *err)
+{
+	if (w->temp[0] == '\0')
+		return sb_pwrite_all(w->fd, buf, len, w->size, w->path, err);
+	return sb_write_all(w->fd, buf, len, w->store->path, err);
+}
+
+static bool
+posix_write_at(SbStoreWriter *w, const void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	return sb_pwrite_all(w->fd, buf, len, offset, w->path, err);
+}
+
+static SbIo *
+posix_writer_io(SbStoreWriter *w, SbIoMethod method, unsigned depth, SbError *err)
+{
+	return sb_io_new(method, depth, NULL, err);
+}
+
+static bool
+posix_writer_sync(SbStoreWriter *w, SbError *err)
+{
+	char		temp_path[PATH_MAX + NAME_MAX + 2];
+
+	if (fsync(w->fd) == 0)
+		return true;
+	if (w->temp[0] == '\0')
+		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->path);
+	snprintf(temp_path, sizeof(temp_path), "%s/%s", w->store->path, w->temp);
+	return sb_error_set_errno(err, errno, "could not fsync \"%s\"", temp_path);
+}
+
+static bool
+posix_finish(SbStoreWriter *w, SbError *err)
+{
+	SbStore    *s = w->store;
+	int			fd = w->fd;
+
+	if (w->temp[0] == '\0')
+	{
+		if (!posix_writer_sync(w, err))
+			return false;
+		if (w->drop_cache)
+			(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		return true;
+	}
+	if (!posix_writer_sync(w, err))
+	{
+		close(fd);
+		w->fd = -1;
+		return false;
+	}
+	close(fd);
+	w->fd = -1;
+	if (renameat(s->fd, w->temp, s->fd, w->name) != 0)
+		return sb_error_set_errno(err, errno, "could not rename \"%s/%s\"", s->path, w->temp);
+	w->temp[0] = '\0';			/* nothing left under it */
+	if (fsync(s->fd) != 0)
+		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", s->path);
+	return true;
+}
+
+static void
+posix_abort(SbStoreWriter *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	(void) unlinkat(w->store->fd, w->temp[0] ? w->temp : w->name, 0);
+	w->temp[0] = '\0';
+}
+
+static void
+posix_writer_release(SbStoreWriter *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	/* A temporary name not renamed into place goes: it never was the file. */
+	if (w->temp[0] != '\0' && !w->finished)
+		(void) unlinkat(w->store->fd, w->temp, 0);
+}
+
 static void
 posix_release(SbStore *s)
 {
@@ -344,5 +508,17 @@ const SbStoreDriver sb_store_posix_driver = {
 	.stamp_open = posix_stamp_open,
 	.remove = posix_remove,
 	.sync = posix_sync,
+	.make = posix_make,
+	.remove_folder = posix_remove_folder,
+	.identity = posix_identity,
+	.canonical = posix_canonical,
+	.create = posix_create,
+	.append = posix_append,
+	.write_at = posix_write_at,
+	.writer_io = posix_writer_io,
+	.writer_sync = posix_writer_sync,
+	.finish = posix_finish,
+	.abort = posix_abort,
+	.writer_release = posix_writer_release,
 	.release = posix_release,
 };

@@ -31,7 +31,9 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "s3/io_s3.h"
 #include "s3/s3_client.h"
+#include "s3/s3_upload.h"
 #include "store_driver.h"
 
 typedef struct StoreS3
@@ -93,12 +95,17 @@ sb_store_s3_new(const char *dest, const SbStoreOptions *o, SbError *err)
 static SbS3Client *
 open_client(SbStore *s, SbError *err)
 {
+	SbS3Client *c;
+
 	if (s->s3->config_err.code != SB_OK)
 	{
 		*err = s->s3->config_err;
 		return NULL;
 	}
-	return sb_s3_client_new(&s->s3->config, 1, err);
+	c = sb_s3_client_new(&s->s3->config, 1, err);
+	if (c != NULL && s->cleanup)
+		sb_s3_client_set_cleanup(c);	/* after a cancel too */
+	return c;
 }
 
 /* The key of NAME in S. */
@@ -147,18 +154,29 @@ typedef struct Lister
 	const SbStore *s;
 	SbStoreEntryFn fn;
 	void	   *arg;
+	bool		below;			/* objects in "folders" below the prefix too */
 } Lister;
 
-/* An SbS3ItemFn: an object directly under the prefix, by its name there. */
+/* An SbS3ItemFn: an object under the prefix (directly, unless L->below), by its name there. */
 static bool
 list_item(void *arg, const SbS3Item *item, SbError *err)
 {
 	Lister	   *l = arg;
 	const char *entry = item->key + strlen(l->s->s3->prefix);
 
-	if (entry[0] == '\0' || strchr(entry, '/') != NULL)
+	if (entry[0] == '\0' || (!l->below && strchr(entry, '/') != NULL))
 		return true;
 	return l->fn(l->arg, entry, item->size > INT64_MAX ? INT64_MAX : (int64_t) item->size, err);
+}
+
+/* L's objects to L->fn through C (freed); the listing's own error as it is. */
+static bool
+list_prefix(SbS3Client *c, Lister *l, SbError *err)
+{
+	bool		ok = sb_s3_list_objects(c, l->s->s3->bucket, l->s->s3->prefix, list_item, l, err);
+
+	sb_s3_client_free(c);
+	return ok;
 }
 
 static bool
@@ -166,49 +184,28 @@ s3_list(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
 {
 	Lister		l = {.s = s, .fn = fn, .arg = arg};
 	SbS3Client *c = open_client(s, err);
-	bool		ok;
 
 	if (c == NULL)
 		return false;
-	ok = sb_s3_list_objects(c, s->s3->bucket, s->s3->prefix, list_item, &l, err);
-	sb_s3_client_free(c);
-	if (!ok)
-	{
-		bucket_missing(err);
-		/* An empty prefix lists as nothing; an error here is the destination's. */
-		if (err->code == SB_ENOTFOUND)
-			err->code = SB_EIO;
-		if (strstr(err->message, s->path) == NULL)
-			sb_error_prefix(err, "could not list \"%s\"", s->path);
-	}
-	return ok;
-}
-
-/* An SbS3ItemFn: any object under the prefix, by its name there. */
-static bool
-list_any(void *arg, const SbS3Item *item, SbError *err)
-{
-	Lister	   *l = arg;
-	const char *entry = item->key + strlen(l->s->s3->prefix);
-
-	if (entry[0] == '\0')
+	if (list_prefix(c, &l, err))
 		return true;
-	return l->fn(l->arg, entry, item->size > INT64_MAX ? INT64_MAX : (int64_t) item->size, err);
+	bucket_missing(err);
+	/* An empty prefix lists as nothing; an error here is the destination's. */
+	if (err->code == SB_ENOTFOUND)
+		err->code = SB_EIO;
+	if (strstr(err->message, s->path) == NULL)
+		sb_error_prefix(err, "could not list \"%s\"", s->path);
+	return false;
 }
 
 static bool
 s3_list_all(SbStore *s, SbStoreEntryFn fn, void *arg, SbError *err)
 {
-	Lister		l = {.s = s, .fn = fn, .arg = arg};
+	Lister		l = {.s = s, .fn = fn, .arg = arg, .below = true};
 	SbS3Client *c = open_client(s, err);
-	bool		ok;
 
-	if (c == NULL)
-		return false;
 	/* A missing bucket stays SB_ENOTFOUND: the caller says the destination is missing. */
-	ok = sb_s3_list_objects(c, s->s3->bucket, s->s3->prefix, list_any, &l, err);
-	sb_s3_client_free(c);
-	return ok;
+	return c != NULL && list_prefix(c, &l, err);
 }
 
 /* An SbS3ItemFn: a listing found something. */
@@ -340,6 +337,122 @@ s3_sync(SbStore *s, SbError *err)
 	return true;				/* an object is durable when its PUT returns */
 }
 
+static bool
+s3_make(SbStore *s, const char *name, SbStore **sub, SbError *err)
+{
+	bool		exists = false;
+	SbS3Client *c;
+	bool		ok;
+
+	/* A bucket has no folders: the name is taken when any object is below it. */
+	if (!s3_enter(s, name, true, sub, err))
+		return false;
+	ok = (c = open_client(s, err)) != NULL &&
+		sb_s3_list_objects(c, s->s3->bucket, (*sub)->s3->prefix, found_any, &exists, err);
+	sb_s3_client_free(c);
+	if (!ok)
+		sb_error_prefix(err, "%s \"%s\"", s->what, s->s3->dest);
+	else if (ok && exists)
+		ok = sb_error_set(err, SB_EEXIST, "\"%s\" already exists", (*sub)->path);
+	if (!ok)
+	{
+		sb_store_free(*sub);
+		*sub = NULL;
+	}
+	return ok;
+}
+
+static void
+s3_remove_folder(SbStore *s, const char *name)
+{
+	/* nothing: a bucket's "folder" is gone with its last object */
+}
+
+static bool
+s3_identity(SbStore *s, SbStoreStamp *stamp, SbError *err)
+{
+	return true;				/* a bucket's prefix is known by its name (sb_store_canonical) */
+}
+
+static bool
+s3_canonical(const char *dest, char resolved[PATH_MAX], SbError *err)
+{
+	SbS3Location loc;
+
+	if (!sb_s3_parse_location(dest, &loc, err))
+		return false;
+	snprintf(resolved, PATH_MAX, "s3://%s%s%s", loc.bucket, loc.prefix[0] ? "/" : "", loc.prefix);
+	return true;
+}
+
+/* ---------- files made front to back: a multipart upload, the object made when it completes ---------- */
+
+static bool
+s3_create(SbStoreWriter *w, const SbStoreCreate *how, SbError *err)
+{
+	SbStore    *s = w->store;
+	char		key[SB_S3_KEY_MAX];
+
+	if (s->s3->config_err.code != SB_OK)
+	{
+		*err = s->s3->config_err;
+		return false;
+	}
+	if ((size_t) snprintf(key, sizeof(key), "%s%s", s->s3->prefix, w->name) >= sizeof(key))
+		return sb_error_set(err, SB_EINVAL, "the object key of \"%s\" is too long", w->path);
+	w->upload = sb_s3_upload_new(&s->s3->config, s->s3->bucket, key,
+								 how->parts_in_flight ? how->parts_in_flight : SB_S3_PARTS_IN_FLIGHT, 0, err);
+	return w->upload != NULL;
+}
+
+static bool
+s3_append(SbStoreWriter *w, const void *buf, size_t len, SbError *err)
+{
+	return sb_s3_upload_append(w->upload, buf, len, err);
+}
+
+static bool
+s3_write_at(SbStoreWriter *w, const void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	if (offset != sb_s3_upload_size(w->upload))
+		return sb_error_set(err, SB_EINVAL, "%s is written front to back only", sb_s3_upload_name(w->upload));
+	return sb_s3_upload_append(w->upload, buf, len, err);
+}
+
+static SbIo *
+s3_writer_io(SbStoreWriter *w, SbIoMethod method, unsigned depth, SbError *err)
+{
+	return sb_io_new_s3_appender(w->upload, err);
+}
+
+static bool
+s3_writer_sync(SbStoreWriter *w, SbError *err)
+{
+	return sb_s3_upload_flush(w->upload, err);
+}
+
+static bool
+s3_finish(SbStoreWriter *w, SbError *err)
+{
+	return sb_s3_upload_finish(w->upload, err);
+}
+
+static void
+s3_abort(SbStoreWriter *w)
+{
+	SbError		ignored;
+
+	/* no part left stored, or the object deleted when it was made */
+	(void) sb_s3_upload_abort(w->upload, &ignored);
+}
+
+static void
+s3_writer_release(SbStoreWriter *w)
+{
+	sb_s3_upload_free(w->upload);	/* aborts one neither finished nor aborted */
+	w->upload = NULL;
+}
+
 static void
 s3_release(SbStore *s)
 {
@@ -362,5 +475,17 @@ const SbStoreDriver sb_store_s3_driver = {
 	.stamp_open = s3_stamp_open,
 	.remove = s3_remove,
 	.sync = s3_sync,
+	.make = s3_make,
+	.remove_folder = s3_remove_folder,
+	.identity = s3_identity,
+	.canonical = s3_canonical,
+	.create = s3_create,
+	.append = s3_append,
+	.write_at = s3_write_at,
+	.writer_io = s3_writer_io,
+	.writer_sync = s3_writer_sync,
+	.finish = s3_finish,
+	.abort = s3_abort,
+	.writer_release = s3_writer_release,
 	.release = s3_release,
 };
