@@ -11,8 +11,8 @@
 #include "store_driver.h"
 
 /* The driver of DEST: object storage when it says so, else the file system. */
-static const SbStoreDriver *
-driver_of(const char *dest)
+const SbStoreDriver *
+sb_store_driver_of(const char *dest)
 {
 	return sb_s3_is_location(dest) ? &sb_store_s3_driver : &sb_store_posix_driver;
 }
@@ -20,7 +20,7 @@ driver_of(const char *dest)
 unsigned
 sb_store_features_of(const char *dest)
 {
-	return dest != NULL ? driver_of(dest)->features : 0;
+	return dest != NULL ? sb_store_driver_of(dest)->features : 0;
 }
 
 bool
@@ -62,7 +62,7 @@ sb_store_new(const char *dest, const SbStoreOptions *o, SbError *err)
 
 	if (o == NULL)
 		o = &none;
-	if (driver_of(dest) == &sb_store_s3_driver)
+	if (sb_store_driver_of(dest) == &sb_store_s3_driver)
 		return sb_store_s3_new(dest, o, err);
 	return sb_store_posix_new(dest, o, err);
 }
@@ -70,7 +70,7 @@ sb_store_new(const char *dest, const SbStoreOptions *o, SbError *err)
 bool
 sb_store_canonical(const char *dest, char resolved[PATH_MAX], SbError *err)
 {
-	return driver_of(dest)->canonical(dest, resolved, err);
+	return sb_store_driver_of(dest)->canonical(dest, resolved, err);
 }
 
 SbStore *

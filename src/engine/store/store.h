@@ -26,11 +26,13 @@
 #include "io.h"
 
 struct SbS3Client;
+struct SbStoreDriver;
 
 
 /* One file or object, open for reading. */
 typedef struct SbStoreFile
 {
+	const struct SbStoreDriver *driver;	/* what reads it; NULL: not open */
 	const char *path;			/* the caller's, for messages */
 	int			fd;				/* a local file, or -1 */
 	struct SbS3Client *client;	/* an object: its client, */

@@ -13,7 +13,7 @@
 
 struct StoreS3;
 
-typedef struct SbStoreDriver
+struct SbStoreDriver
 {
 	const char *name;			/* "posix", "s3": for tests and messages only */
 	unsigned	features;		/* SbStoreFeature bits */
@@ -41,7 +41,17 @@ typedef struct SbStoreDriver
 	void		(*abort) (SbStoreWriter *w);
 	void		(*writer_release) (SbStoreWriter *w);
 	void		(*release) (SbStore *s);	/* the driver's part of S (not S itself) */
-} SbStoreDriver;
+	/* files read by path (store_file.c): F zeroed, its path set (fd -1) */
+	bool		(*file_open) (SbStoreFile *f, SbError *err);
+	ssize_t		(*file_pread) (SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *err);
+	SbIo	   *(*file_io) (SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *err);
+	void		(*file_close) (SbStoreFile *f);
+	char	   *(*read_small) (const char *path, size_t max, size_t *len, SbError *err);
+	bool		(*file_size) (const char *path, uint64_t *size, SbError *err);
+	bool		(*is_folder) (const char *path);
+};
+
+typedef struct SbStoreDriver SbStoreDriver;
 
 struct SbStore
 {
@@ -71,6 +81,9 @@ struct SbStoreWriter
 
 extern const SbStoreDriver sb_store_posix_driver;
 extern const SbStoreDriver sb_store_s3_driver;
+
+/* The driver that keeps what PATH (a destination, or a file in one) names (store.c). */
+extern const SbStoreDriver *sb_store_driver_of(const char *path);
 
 /* A zeroed store of DRIVER at PATH, with O's names for messages. */
 extern SbStore *sb_store_alloc(const SbStoreDriver *driver, const char *path, const SbStoreOptions *o,

@@ -220,6 +220,7 @@ posix_open_in(SbStore *s, const char *name, SbStoreFile *f, SbError *err)
 {
 	struct stat st;
 
+	f->driver = &sb_store_posix_driver;
 	/* Never through a link, never waiting on a FIFO. */
 	f->fd = openat(s->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (f->fd < 0)
@@ -487,6 +488,74 @@ posix_writer_release(SbStoreWriter *w)
 		(void) unlinkat(w->store->fd, w->temp, 0);
 }
 
+/* ---------- files read by path ---------- */
+
+static bool
+posix_file_open(SbStoreFile *f, SbError *err)
+{
+	struct stat st;
+
+	f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+	{
+		sb_error_set_errno(err, errno, "could not open \"%s\"", f->path);
+		if (errno == ENOENT)
+			err->code = SB_ENOTFOUND;
+		return false;
+	}
+	if (fstat(f->fd, &st) != 0)
+		return sb_error_set_errno(err, errno, "could not stat \"%s\"", f->path);
+	f->size = (uint64_t) st.st_size;
+	return true;
+}
+
+static ssize_t
+posix_file_pread(SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	return sb_pread_upto(f->fd, buf, len, offset, f->path, err);
+}
+
+static SbIo *
+posix_file_io(SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *err)
+{
+	(void) posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return sb_io_new(method, depth, NULL, err);
+}
+
+static void
+posix_file_close(SbStoreFile *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
+
+static bool
+posix_file_size(const char *path, uint64_t *size, SbError *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+	{
+		sb_error_set_errno(err, errno, "could not stat \"%s\"", path);
+		if (err->sys_errno == ENOENT)
+			err->code = SB_ENOTFOUND;
+		return false;
+	}
+	if (!S_ISREG(st.st_mode))
+		return sb_error_set(err, SB_ENOTFOUND, "\"%s\" is not a file", path);
+	*size = (uint64_t) st.st_size;
+	return true;
+}
+
+static bool
+posix_is_folder(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static void
 posix_release(SbStore *s)
 {
@@ -521,4 +590,11 @@ const SbStoreDriver sb_store_posix_driver = {
 	.abort = posix_abort,
 	.writer_release = posix_writer_release,
 	.release = posix_release,
+	.file_open = posix_file_open,
+	.file_pread = posix_file_pread,
+	.file_io = posix_file_io,
+	.file_close = posix_file_close,
+	.read_small = sb_read_small_file,
+	.file_size = posix_file_size,
+	.is_folder = posix_is_folder,
 };

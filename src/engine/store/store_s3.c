@@ -256,6 +256,7 @@ s3_open_in(SbStore *s, const char *name, SbStoreFile *f, SbError *err)
 		sb_s3_client_free(c);
 		return false;
 	}
+	f->driver = &sb_store_s3_driver;
 	f->client = c;
 	snprintf(f->object.bucket, sizeof(f->object.bucket), "%s", s->s3->bucket);
 	memcpy(f->object.prefix, key, strlen(key) + 1);	/* its length checked above */
@@ -453,6 +454,95 @@ s3_writer_release(SbStoreWriter *w)
 	w->upload = NULL;
 }
 
+/* ---------- files read by path: s3://bucket/key, reached with the process's settings ---------- */
+
+static bool
+s3_file_open(SbStoreFile *f, SbError *err)
+{
+	if (!sb_s3_parse_location(f->path, &f->object, err) ||
+		(f->client = sb_s3_client_open(f->object.bucket, 1, err)) == NULL)
+		return false;
+	return sb_s3_head_object(f->client, f->object.bucket, f->object.prefix, &f->size, err);
+}
+
+static ssize_t
+s3_file_pread(SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	SbS3Request req;
+
+	if (offset >= f->size || len == 0)
+		return 0;
+	if (len > f->size - offset)
+		len = (size_t) (f->size - offset);
+	memset(&req, 0, sizeof(req));
+	req.method = "GET";
+	strcpy(req.bucket, f->object.bucket);
+	snprintf(req.key, sizeof(req.key), "%s", f->object.prefix);
+	req.range_offset = offset;
+	req.range_length = len;
+	req.into = buf;
+	req.into_len = len;
+	if (!sb_s3_run(f->client, &req, err))
+	{
+		sb_s3_request_reset(&req);
+		return -1;
+	}
+	len = req.got;
+	sb_s3_request_reset(&req);
+	return (ssize_t) len;
+}
+
+static SbIo *
+s3_file_io(SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *err)
+{
+	/* The connection settings the object was opened with, not looked up again. */
+	return sb_io_new_s3_reader(sb_s3_client_config(f->client), f->object.bucket, f->object.prefix, depth,
+							   err);
+}
+
+static void
+s3_file_close(SbStoreFile *f)
+{
+	sb_s3_client_free(f->client);
+	f->client = NULL;
+}
+
+static char *
+s3_read_small(const char *path, size_t max, size_t *len, SbError *err)
+{
+	SbS3Location loc;
+	SbS3Client *client;
+	uint8_t    *data = NULL;
+
+	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(loc.bucket, 1, err)) == NULL)
+		return NULL;
+	/* its size first: nothing larger than MAX is read, and the buffer is its size */
+	(void) sb_s3_get_object(client, loc.bucket, loc.prefix, max, &data, len, err);
+	sb_s3_client_free(client);
+	return (char *) data;
+}
+
+static bool
+s3_file_size(const char *path, uint64_t *size, SbError *err)
+{
+	SbStoreFile f;
+
+	if (!sb_store_open(&f, path, err))
+		return false;
+	*size = f.size;
+	sb_store_close(&f);
+	return true;
+}
+
+static bool
+s3_is_folder(const char *path)
+{
+	SbS3Location loc;
+	SbError		ignored;
+
+	return sb_s3_parse_location(path, &loc, &ignored);
+}
+
 static void
 s3_release(SbStore *s)
 {
@@ -488,4 +578,11 @@ const SbStoreDriver sb_store_s3_driver = {
 	.abort = s3_abort,
 	.writer_release = s3_writer_release,
 	.release = s3_release,
+	.file_open = s3_file_open,
+	.file_pread = s3_file_pread,
+	.file_io = s3_file_io,
+	.file_close = s3_file_close,
+	.read_small = s3_read_small,
+	.file_size = s3_file_size,
+	.is_folder = s3_is_folder,
 };
