@@ -50,6 +50,69 @@ read_back(SbStore *s, const char *name, char *out, size_t len, SbError *err)
 	return true;
 }
 
+/* Folders made and listed below S, whatever their depth. */
+static void
+check_tree(SbStore *s, const char *driver)
+{
+	SbStore    *nest = NULL,
+			   *again = NULL;
+	SbError		err;
+	char		listed[512] = "";
+
+	if (!ok(sb_store_make(s, "nest", &nest, &err) && nest != NULL, "%s: a new folder made", driver))
+	{
+		th_diag_error("make", &err);
+		return;
+	}
+	ok(sb_store_put(nest, "deep", "333", 3, false, &err), "%s: a file in it", driver);
+	ok(!sb_store_make(s, "nest", &again, &err) && err.code == SB_EEXIST && again == NULL,
+	   "%s: a folder that holds something is not made again", driver);
+	ok(sb_store_list_all(s, collect_entry, listed, &err) && strstr(listed, "nest/deep=3;") != NULL &&
+	   strstr(listed, "two=2;") != NULL, "%s: everything below, by its path (%s)", driver, listed);
+	ok(sb_store_remove(nest, "deep", NULL, &err), "%s: the file removed", driver);
+	sb_store_free(nest);
+	sb_store_remove_folder(s, "nest");
+	listed[0] = '\0';
+	ok(sb_store_list(s, collect_entry, listed, &err) && strstr(listed, "nest") == NULL,
+	   "%s: and the folder (%s)", driver, listed);
+}
+
+/* Files made front to back: under their name, or a temporary one renamed when finished. */
+static void
+check_writers(SbStore *s, const char *driver)
+{
+	SbStoreCreate temp = {.temp_name = "made.tmp", .what = "test file"};
+	SbStoreWriter *w;
+	SbError		err;
+	char		text[64];
+
+	w = sb_store_create(s, "stripe", NULL, &err);
+	ok(w != NULL && sb_store_append(w, "head", 4, &err) && sb_store_write_at(w, "-tail", 5, 4, &err) &&
+	   sb_store_appended(w) == 9 && sb_store_writer_sync(w, &err) && sb_store_writer_finish(w, &err),
+	   "%s: a file written front to back and finished", driver);
+	like(w ? sb_store_writer_path(w) : "", "/backups/stripe", "%s: named as the store's", driver);
+	ok(read_back(s, "stripe", text, sizeof(text), &err) && strcmp(text, "head-tail") == 0,
+	   "%s: its bytes read back", driver);
+	sb_store_writer_abort(w);
+	sb_store_writer_free(w);
+	ok(!read_back(s, "stripe", text, sizeof(text), &err) && err.code == SB_ENOTFOUND,
+	   "%s: undone, finished or not", driver);
+	w = sb_store_create(s, "made", &temp, &err);
+	ok(w != NULL && sb_store_append(w, "whole", 5, &err), "%s: a file under a temporary name", driver);
+	ok(!read_back(s, "made", text, sizeof(text), &err), "%s: not there before it is finished", driver);
+	ok(w != NULL && sb_store_writer_finish(w, &err), "%s: finished", driver);
+	sb_store_writer_free(w);
+	ok(read_back(s, "made", text, sizeof(text), &err) && strcmp(text, "whole") == 0,
+	   "%s: then there, whole", driver);
+	ok(!sb_store_stamp(s, "made.tmp", &(SbStoreStamp) {0}), "%s: no temporary name left", driver);
+	ok(sb_store_remove(s, "made", NULL, &err), "%s: removed", driver);
+	w = sb_store_create(s, "given-up", &temp, &err);
+	ok(w != NULL && sb_store_append(w, "x", 1, &err), "%s: another, not finished", driver);
+	sb_store_writer_free(w);
+	ok(!sb_store_stamp(s, "given-up", &(SbStoreStamp) {0}) && !sb_store_stamp(s, "made.tmp", &(SbStoreStamp) {0}),
+	   "%s: leaves nothing when freed", driver);
+}
+
 /* What every driver must do the same, in store ROOT. */
 static void
 check_operations(SbStore *root, const char *driver)
@@ -88,6 +151,8 @@ check_operations(SbStore *root, const char *driver)
 	ok(sb_store_stamp(sub, "one", &again) && sb_store_stamps_equal(&stamp, &again),
 	   "%s: the same file, the same stamp", driver);
 	ok(!sb_store_stamp(sub, "three", &again), "%s: no stamp of what is not there", driver);
+	check_tree(sub, driver);
+	check_writers(sub, driver);
 	ok(sb_store_remove(sub, "one", &stamp, &err), "%s: removed as stamped", driver);
 	ok(!read_back(sub, "one", text, sizeof(text), &err) && err.code == SB_ENOTFOUND,
 	   "%s: gone", driver);
