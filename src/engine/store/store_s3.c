@@ -346,6 +346,11 @@ s3_make(SbStore *s, const char *name, SbStore **sub, SbError *err)
 	bool		ok;
 
 	/* A bucket has no folders: the name is taken when any object is below it. */
+	if (s->s3->config_err.code != SB_OK)
+	{
+		*err = s->s3->config_err;
+		return false;
+	}
 	if (!s3_enter(s, name, true, sub, err))
 		return false;
 	ok = (c = open_client(s, err)) != NULL &&
