@@ -15,7 +15,7 @@
 #include "cluster_meta.h"
 #include "source_tree.h"
 #include "stripebackup/sb_backup.h"
-#include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 #include "stripebackup/sb_policy.h"
 #include "stripebackup/sb_version.h"
 
@@ -343,7 +343,7 @@ spill_folder(const CreateArgs *a)
 	uint32_t	i;
 
 	for (i = 0; i < a->ndests; i++)
-		if (!sb_s3_is_location(a->dests[i]))
+		if (sb_store_features_of(a->dests[i]) & SB_STORE_DESCRIPTORS)
 			return a->dests[i];
 	return cli_temp_dir();
 }

@@ -20,7 +20,7 @@
 
 #include "pick_backup.h"
 #include "stripebackup/sb_pgmeta.h"
-#include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 
 /* "[+-]HH[[:]MM]", "Z" or "UTC" (any case) at S, the rest of S nothing: the offset east of UTC in seconds. */
 static bool
@@ -193,8 +193,10 @@ cli_pick_backup(const ReadArgs *args, char **picked, SbError *err)
 	double		ignored;
 
 	*picked = NULL;
-	if (sb_s3_is_location(args->location) || sb_archive_has_manifest(args->location, err))
-		return true;			/* a backup (a bucket's: named, it is not listed) */
+	/* a backup; one in a store without descriptors (a bucket) is not listed here: named, it is the backup */
+	if (!(sb_store_features_of(args->location) & SB_STORE_DESCRIPTORS) ||
+		sb_archive_has_manifest(args->location, err))
+		return true;
 	if (t->kind == SB_RECOVERY_NONE && !args->standby.enabled)
 		return sb_error_set(err, SB_EINVAL, "\"%s\" holds no backup of its own: name one of its backup folders, "
 							"or give a target to choose the backup by", args->location);

@@ -17,7 +17,7 @@
 
 #include "recovery.h"
 #include "stripebackup/sb_policy.h"
-#include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 #include "stripebackup/sb_wal.h"
 
 /* The backup's destination of stripe file PATH: DEST/<backup folder>/<stripe file>. */
@@ -65,7 +65,8 @@ holds_archive(const char *dest, uint64_t sysid)
 	char		folder[PATH_MAX];
 	struct stat st;
 
-	if (sb_s3_is_location(dest))
+	/* A lazy store has no folder to look at: its archive is there when it lists something. */
+	if (sb_store_features_of(dest) & SB_STORE_LAZY)
 		return bucket_holds_archive(dest, sysid);
 	snprintf(folder, sizeof(folder), "%s/wal/%llu", dest, (unsigned long long) sysid);
 	return lstat(folder, &st) == 0 && S_ISDIR(st.st_mode);
@@ -110,7 +111,7 @@ recorded_destinations(const SbPgMeta *meta, CliRecovery *r)
 	{
 		const char *dest = meta->archive_destinations[i];
 
-		if (dest[0] != '/' && !sb_s3_is_location(dest))
+		if (!sb_store_is_absolute(dest))
 			fprintf(stderr, "%s: warning: the backup records \"%s\" as its WAL archive, which is not an "
 					"absolute path or an object-storage location: passed over\n", progname, dest);
 		else if (found_already(r, dest))

@@ -13,7 +13,7 @@
 #include "archive_auth.h"
 #include "chain.h"
 #include "fsutil.h"
-#include "store.h"
+#include "store/store.h"
 
 /* O->keep's default for the chain's older backups: a new backup reads its parent's files, never those of the parent's parents. */
 static SbEntryKeep

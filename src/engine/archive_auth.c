@@ -39,7 +39,7 @@
 #include "fsutil.h"
 #include "manifest_envelope.h"
 #include "manifest_text.h"
-#include "store.h"
+#include "store/store.h"
 
 /* Backup folders looked at: the location, and a few rounds of destinations. */
 #define MAX_FOLDERS (4 * SB_MAX_STRIPES)
@@ -122,17 +122,18 @@ static void
 enqueue(Search *s, const char *folder)
 {
 	struct stat st = {0};
-	bool		remote = sb_s3_is_location(folder);
+	bool		by_inode = (sb_store_features_of(folder) & SB_STORE_INODE_IDENTITY) != 0;
 	uint32_t	i;
 	char	   *copy;
 
 	if (s->nqueued == MAX_FOLDERS || !sb_store_is_folder(folder) ||
-		(!remote && stat(folder, &st) != 0))
+		(by_inode && stat(folder, &st) != 0))
 		return;
 	/* A local folder is known by its device and inode, an object-storage one by its name. */
 	for (i = 0; i < s->nqueued; i++)
-		if (remote ? strcmp(s->queue[i], folder) == 0 :
-			s->seen_dev[i] == st.st_dev && s->seen_ino[i] == st.st_ino && !sb_s3_is_location(s->queue[i]))
+		if (!by_inode ? strcmp(s->queue[i], folder) == 0 :
+			s->seen_dev[i] == st.st_dev && s->seen_ino[i] == st.st_ino &&
+			(sb_store_features_of(s->queue[i]) & SB_STORE_INODE_IDENTITY))
 			return;
 	copy = strdup(folder);
 	if (copy == NULL)

@@ -250,8 +250,6 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 		w->backup = b;
 		w->index = i;
 		w->fd = -1;
-		w->dest_fd = -1;
-		w->folder_fd = -1;
 		sb_timeline_init(&w->timeline);
 		sb_rate_init(&w->rate, o->max_rates ? o->max_rates[i] : 0);
 		w->in_flight = sb_alloc(b->queue_depth * sizeof(SbChunk *), err);
@@ -542,9 +540,6 @@ sb_backup_abort(SbBackup *b)
 	{
 		SbStripeWriter *w = &b->writers[i];
 
-		if (w->fd >= 0)
-			close(w->fd);
-		w->fd = -1;
 		sb_backup_remove_created(b, w);
 	}
 	free_backup(b, false);

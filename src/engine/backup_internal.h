@@ -63,13 +63,12 @@ typedef struct SbStripeWriter
 	char	   *folder;			/* destination/name, for messages */
 	char	   *path;			/* folder/stripe-N.sbs, for messages */
 	char		file_name[32];	/* stripe-N.sbs */
-	int			dest_fd;		/* the destination, opened once at the start */
-	int			folder_fd;		/* the backup folder in it, never through a link */
+	struct SbStore *dest;		/* the destination, opened once at the start */
+	struct SbStore *folder_store;	/* the backup folder in it, never through a link */
+	unsigned	features;		/* the destination's (store/store.h) */
 	bool		created_folder;
-	int			fd;
-	bool		remote;			/* an object-storage destination: */
-	SbS3Location s3;			/* its bucket and prefix */
-	struct SbS3Upload *upload;	/* the stripe's upload */
+	struct SbStoreWriter *stripe;	/* the stripe file being made */
+	int			fd;				/* its descriptor (SB_STORE_DESCRIPTORS), else -1 */
 	bool		put_manifest;	/* a manifest object was (maybe) put */
 	uint64_t	offset;			/* where the next chunk goes */
 	SbIndexEntry *entries;		/* the index, in file order */
@@ -348,10 +347,6 @@ extern bool sb_stripe_sink_seal(SbStripeWriter *w, SbError *err);
 
 /* The I/O context W's writer thread writes chunk records with. */
 extern SbIo *sb_stripe_sink_io(SbStripeWriter *w, SbError *err);
-
-/* W's key of FILE (in its backup "folder"), into OUT. */
-extern bool sb_backup_object_key(const SbStripeWriter *w, const char *file, char *out, size_t len,
-								 SbError *err);
 
 /*
  * The SHA-256 and length of manifest.json's text as it is emitted (the

@@ -25,9 +25,8 @@
 #include "backup_internal.h"
 #include "checksum.h"
 #include "fsutil.h"
-#include "io_s3.h"
 #include "manifest_envelope.h"
-#include "s3_upload.h"
+#include "store/store.h"
 
 /* What a manifest's text, as it is emitted, hashes to. */
 typedef struct Digest
@@ -63,12 +62,11 @@ sb_backup_digest_manifest(SbBackup *b, SbError *err)
 
 /* ---------- copies written as the text is emitted ---------- */
 
-/* Every copy being written: a temporary file, or an upload. */
+/* Every copy being written: a file made under a temporary name (or an upload, in a bucket). */
 typedef struct Copies
 {
 	SbBackup   *b;
-	int			fds[SB_MAX_STRIPES];
-	SbS3Upload *uploads[SB_MAX_STRIPES];
+	SbStoreWriter *copies[SB_MAX_STRIPES];
 	Digest		digest;
 } Copies;
 
@@ -76,23 +74,10 @@ static bool
 open_copy(Copies *c, uint32_t i, SbError *err)
 {
 	SbStripeWriter *w = &c->b->writers[i];
-	SbS3Config	config;
-	char		key[SB_S3_KEY_MAX];
+	SbStoreCreate how = {.temp_name = SB_MANIFEST_TEMP_FILE, .parts_in_flight = 1};
 
-	if (!w->remote)
-	{
-		c->fds[i] = openat(w->folder_fd, SB_MANIFEST_TEMP_FILE,
-						   O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		return c->fds[i] >= 0 ||
-			sb_error_set_errno(err, errno, "could not create \"%s/%s\"", w->folder,
-							   SB_MANIFEST_TEMP_FILE);
-	}
-	if (!sb_backup_object_key(w, SB_MANIFEST_FILE, key, sizeof(key), err) ||
-		!sb_s3_current_config(w->s3.bucket, &config, err))
-		return false;
-	c->uploads[i] = sb_s3_upload_new(&config, w->s3.bucket, key, 1, 0, err);
-	sb_s3_config_clear(&config);
-	return c->uploads[i] != NULL;
+	c->copies[i] = sb_store_create(w->folder_store, SB_MANIFEST_FILE, &how, err);
+	return c->copies[i] != NULL;
 }
 
 static bool
@@ -102,42 +87,21 @@ write_block(void *arg, const char *text, size_t len, SbError *err)
 	uint32_t	i;
 
 	for (i = 0; i < c->b->nstripes; i++)
-	{
-		SbStripeWriter *w = &c->b->writers[i];
-
-		if (w->remote ? !sb_s3_upload_append(c->uploads[i], text, len, err) :
-			!sb_write_all(c->fds[i], text, len, w->folder, err))
+		if (!sb_store_append(c->copies[i], text, len, err))
 			return false;
-	}
 	return digest_block(&c->digest, text, len, err);
 }
 
-/* Copy I complete: synced and renamed into place, or the object made. */
+/* Copy I complete: synced and renamed into place (the folder synced), or the object made. */
 static bool
 commit_copy(Copies *c, uint32_t i, SbError *err)
 {
 	SbStripeWriter *w = &c->b->writers[i];
-	int			fd = c->fds[i];
 
-	if (w->remote)
-	{
+	/* A bucket may hold the object from the moment it is asked to make it. */
+	if (!(w->features & SB_STORE_DURABLE_RENAME))
 		w->put_manifest = true;
-		return sb_s3_upload_finish(c->uploads[i], err);
-	}
-	c->fds[i] = -1;
-	if (fsync(fd) != 0)
-	{
-		close(fd);
-		return sb_error_set_errno(err, errno, "could not fsync \"%s/%s\"", w->folder,
-								  SB_MANIFEST_TEMP_FILE);
-	}
-	close(fd);
-	if (renameat(w->folder_fd, SB_MANIFEST_TEMP_FILE, w->folder_fd, SB_MANIFEST_FILE) != 0)
-		return sb_error_set_errno(err, errno, "could not rename \"%s/%s\"", w->folder,
-								  SB_MANIFEST_TEMP_FILE);
-	if (fsync(w->folder_fd) != 0)
-		return sb_error_set_errno(err, errno, "could not fsync \"%s\"", w->folder);
-	return true;
+	return sb_store_writer_finish(c->copies[i], err);
 }
 
 /* What a copy left unfinished goes: its temporary file, or its upload. */
@@ -147,15 +111,7 @@ close_copies(Copies *c)
 	uint32_t	i;
 
 	for (i = 0; i < c->b->nstripes; i++)
-	{
-		if (c->fds[i] >= 0)
-		{
-			close(c->fds[i]);
-			unlinkat(c->b->writers[i].folder_fd, SB_MANIFEST_TEMP_FILE, 0);
-		}
-		if (c->uploads[i] != NULL)
-			sb_s3_upload_free(c->uploads[i]);	/* aborts one not finished */
-	}
+		sb_store_writer_free(c->copies[i]);
 	sb_sha256_free(c->digest.sha);
 }
 
@@ -171,8 +127,6 @@ publish_emitted(SbBackup *b, SbError *err)
 
 	memset(&c, 0, sizeof(c));
 	c.b = b;
-	for (i = 0; i < SB_MAX_STRIPES; i++)
-		c.fds[i] = -1;
 	ok = (c.digest.sha = sb_sha256_begin(err)) != NULL;
 	for (i = 0; ok && i < b->nstripes; i++)
 		ok = open_copy(&c, i, err);
@@ -200,9 +154,9 @@ sb_backup_publish_manifest(SbBackup *b, SbError *err)
 
 	if (!publish_emitted(b, err))
 		return false;
+	/* The destination holds the backup folder's name: that lasts too (nothing to do in a bucket). */
 	for (i = 0; i < b->nstripes; i++)
-		if (!b->writers[i].remote && fsync(b->writers[i].dest_fd) != 0)
-			return sb_error_set_errno(err, errno, "could not fsync \"%s\"",
-									  b->manifest->stripes[i].destination);
+		if (!sb_store_sync(b->writers[i].dest, err))
+			return false;
 	return true;
 }

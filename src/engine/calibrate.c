@@ -22,12 +22,9 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_calibrate.h"
-#include "stripebackup/sb_s3.h"
 #include "fsutil.h"
 #include "io.h"
-#include "io_s3.h"
-#include "s3_client.h"
-#include "s3_upload.h"
+#include "store/store.h"
 #include "rate.h"
 #include "ticker.h"
 
@@ -42,10 +39,9 @@ typedef struct Bench
 	char		path[PATH_MAX];
 	int			fd;
 	bool		direct;
-	bool		remote;			/* an object-storage destination: */
-	SbS3Location object;		/* the test object's bucket, and its key as prefix */
-	SbS3Config	config;
-	SbS3Upload *upload;			/* during the write pass */
+	SbStore    *store;			/* the directory, a store without descriptors (a bucket): */
+	char		name[64];		/* the test object's name in it */
+	SbStoreWriter *writer;		/* during the write pass */
 	bool		made;			/* the object exists */
 	SbRate		rate;
 	SbTicker	ticker;
@@ -97,13 +93,15 @@ tick(Bench *b, SbError *err)
 	return true;
 }
 
-/* The test object's name; nothing is sent before the write pass. */
+/* The test object's store (nothing is sent before the write pass), for a store without descriptors. */
 static bool
-name_object(Bench *b, SbError *err)
+open_store(Bench *b, SbError *err)
 {
-	b->remote = true;
-	b->direct = true;			/* no cache between us and the bucket */
-	return sb_s3_parse_location(b->path, &b->object, err) && sb_s3_current_config(b->object.bucket, &b->config, err);
+	if ((b->store = sb_store_new(b->o->directory, NULL, err)) == NULL)
+		return false;
+	/* no cache between us and the bucket */
+	b->direct = !(sb_store_features(b->store) & SB_STORE_PAGE_CACHE);
+	return true;
 }
 
 /* The test file: O_DIRECT when the file system allows it. */
@@ -114,10 +112,11 @@ create_file(Bench *b, SbError *err)
 
 	if (getrandom(&tag, sizeof(tag), 0) < 0)
 		tag = (uint32_t) getpid();
-	snprintf(b->path, sizeof(b->path), "%s/.stripebackup-calibration-%d-%08x",
-			 b->o->directory, (int) getpid(), tag);
-	if (sb_s3_is_location(b->o->directory))
-		return name_object(b, err);
+	snprintf(b->name, sizeof(b->name), ".stripebackup-calibration-%d-%08x", (int) getpid(), tag);
+	snprintf(b->path, sizeof(b->path), "%s/%s", b->o->directory, b->name);
+	/* A folder of this machine is measured through a file of its own, O_DIRECT when it can be. */
+	if (!(sb_store_features_of(b->o->directory) & SB_STORE_DESCRIPTORS))
+		return open_store(b, err);
 	b->fd = open(b->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0600);
 	b->direct = b->fd >= 0;
 	if (b->fd < 0 && errno == EINVAL)
@@ -221,25 +220,42 @@ fill_noise(uint8_t *buf, size_t len)
 	}
 }
 
-/* The I/O context of pass P: the file's, or the object's (an upload to write it). */
+/* Reads of the test object, P->depth at once. */
+static SbIo *
+object_reader(Bench *b, const Pass *p, SbError *err)
+{
+	SbStoreFile f;
+	char		path[PATH_MAX + 64];
+	SbIo	   *io;
+
+	if (!sb_store_open_in(b->store, b->name, &f, path, sizeof(path), err))
+		return NULL;
+	io = sb_store_reader_io(&f, b->o->io_method, p->depth, err);
+	sb_store_close(&f);
+	return io;
+}
+
+/* The I/O context of pass P: the file's, or the object's (a new one, made whole, to write it). */
 static SbIo *
 pass_io(Bench *b, const Pass *p, SbError *err)
 {
-	if (!b->remote)
+	SbStoreCreate how = {.parts_in_flight = p->depth};
+
+	if (b->store == NULL)
 		return sb_io_new(b->o->io_method, p->depth, NULL, err);
 	if (p->test != SB_CAL_SEQUENTIAL_WRITE)
-		return sb_io_new_s3_reader(&b->config, b->object.bucket, b->object.prefix, p->depth, err);
-	b->upload = sb_s3_upload_new(&b->config, b->object.bucket, b->object.prefix, p->depth, 0, err);
-	return b->upload != NULL ? sb_io_new_s3_appender(b->upload, err) : NULL;
+		return object_reader(b, p, err);
+	b->writer = sb_store_create(b->store, b->name, &how, err);
+	return b->writer != NULL ? sb_store_writer_io(b->writer, b->o->io_method, p->depth, err) : NULL;
 }
 
 /* The end of a write pass: the file synced, or the object made. */
 static bool
 finish_write(Bench *b, SbError *err)
 {
-	if (!b->remote)
+	if (b->store == NULL)
 		return fsync(b->fd) == 0 || sb_error_set_errno(err, errno, "could not fsync \"%s\"", b->path);
-	b->made = sb_s3_upload_finish(b->upload, err);
+	b->made = sb_store_writer_finish(b->writer, err);
 	return b->made;
 }
 
@@ -292,7 +308,7 @@ run_pass(Bench *b, const Pass *p, SbCalibrationResult *r, SbError *err)
 	free(slots);
 	free(bufs);
 	/* Without O_DIRECT, make the next reads come from the device. */
-	if (ok && !b->direct && !b->remote)
+	if (ok && !b->direct && b->store == NULL)
 		(void) posix_fadvise(b->fd, 0, 0, POSIX_FADV_DONTNEED);
 	return ok;
 }
@@ -343,19 +359,12 @@ plan_passes(const SbCalibrationOptions *o, bool random, bool matrix, Pass *passe
 static void
 remove_object(Bench *b)
 {
-	SbError		ignored;
-	SbS3Client *c;
-
-	if (b->upload != NULL)
-		(void) sb_s3_upload_abort(b->upload, &ignored);
-	else if (b->made && (c = sb_s3_client_new(&b->config, 1, &ignored)) != NULL)
-	{
-		sb_s3_client_set_cleanup(c);	/* after a cancel too */
-		(void) sb_s3_delete_object(c, b->object.bucket, b->object.prefix, &ignored);
-		sb_s3_client_free(c);
-	}
-	sb_s3_upload_free(b->upload);
-	sb_s3_config_clear(&b->config);
+	/* after a cancel too */
+	sb_store_set_cleanup(b->store);
+	/* the upload aborted, or the object it made deleted */
+	sb_store_writer_abort(b->writer);
+	sb_store_writer_free(b->writer);
+	sb_store_free(b->store);
 }
 
 bool
@@ -385,7 +394,7 @@ sb_calibrate(const SbCalibrationOptions *o, bool random, bool matrix,
 	}
 	if (b.fd >= 0)
 		close(b.fd);
-	if (b.remote)
+	if (b.store != NULL)
 		remove_object(&b);
 	else if (b.path[0] != '\0')
 		unlink(b.path);

@@ -23,11 +23,11 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_policy.h"
-#include "stripebackup/sb_s3.h"
 #include "checksum.h"
 #include "folder_internal.h"
 #include "format.h"
 #include "fsutil.h"
+#include "store/store.h"
 
 /* The manifest's temporary file names its backup among its first bytes. */
 #define TEMP_PREFIX_BYTES 256
@@ -370,8 +370,9 @@ sb_backup_folder_remove(const char *destination, const char *name, const uint8_t
 	sb_error_clear(err);
 	if (!name_is_plain(name))
 		return sb_error_set(err, SB_EINVAL, "backup folder name \"%s\" is not a plain name", name);
-	if (sb_s3_is_location(destination))
-		return sb_backup_folder_remove_s3(destination, name, uuid, dry_run, r, err);
+	/* A store whose folders are not descriptors (a bucket) is judged through its own operations. */
+	if (!(sb_store_features_of(destination) & SB_STORE_DESCRIPTORS))
+		return sb_backup_folder_remove_store(destination, name, uuid, dry_run, r, err);
 	if ((dest = open(destination, flags)) < 0)
 		return classify_unopened(AT_FDCWD, destination, destination, true, r, err);
 	if ((path = sb_path_join(destination, name, err)) == NULL)

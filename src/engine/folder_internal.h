@@ -1,7 +1,8 @@
 /*
  * folder_internal.h
- *		What folder.c (a local backup folder) and folder_s3.c (an object-
- *		storage one) share in telling and removing a backup's files.
+ *		What folder.c (a backup folder reached through descriptors) and
+ *		folder_store.c (one of a store without them: object storage) share
+ *		in telling and removing a backup's files.
  */
 #ifndef SB_FOLDER_INTERNAL_H
 #define SB_FOLDER_INTERNAL_H
@@ -23,8 +24,8 @@ extern void sb_folder_uuid_hex(const uint8_t uuid[16], char hex[33]);
  */
 extern bool sb_folder_manifest_names(SbManifestReadFn read, void *arg, const char *uuid_hex);
 
-/* sb_backup_folder_remove for an s3:// DESTINATION. */
-extern bool sb_backup_folder_remove_s3(const char *destination, const char *name, const uint8_t uuid[16],
-									   bool dry_run, SbFolderRemoval *r, SbError *err);
+/* sb_backup_folder_remove for a DESTINATION whose store has no descriptors (store/store.h). */
+extern bool sb_backup_folder_remove_store(const char *destination, const char *name, const uint8_t uuid[16],
+										  bool dry_run, SbFolderRemoval *r, SbError *err);
 
 #endif							/* SB_FOLDER_INTERNAL_H */

@@ -26,7 +26,7 @@
 #include "manifest_tally.h"
 #include "manifest_text.h"
 #include "path_set.h"
-#include "store.h"
+#include "store/store.h"
 
 /* What the digest of a whole file reads at a time. */
 #define DIGEST_BLOCK ((size_t) 64 << 10)

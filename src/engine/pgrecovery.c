@@ -19,6 +19,7 @@
 #include "stripebackup/sb_pgrecovery.h"
 #include "stripebackup/sb_s3.h"
 #include "fsutil.h"
+#include "store/store.h"
 
 #define SETTINGS_MAX 16384
 #define NAME_MAX_LEN 63			/* a restore point's name: NAMEDATALEN - 1 */
@@ -179,14 +180,14 @@ add_shell_word(char *buf, const char *word, SbError *err)
 static bool
 add_shell_path(char *buf, const char *path, SbError *err)
 {
-	if (path[0] != '/' && !sb_s3_is_location(path))
+	if (!sb_store_is_absolute(path))
 		return sb_error_set(err, SB_EINVAL, "\"%s\" cannot go into restore_command: "
 							"an absolute path is needed", path);
 	return add_shell_word(buf, path, err);
 }
 
 /*
- * When the archive is in a bucket: the S3 settings of this process as
+ * When the archive is in a store reached over a connection (a bucket): the S3 settings of this process as
  * variables before the command (restore_command runs in a shell), so that
  * the command reaches the bucket as this process did.  No secret: keys come
  * from the credentials file, or the server's environment.
@@ -200,7 +201,7 @@ add_s3_environment(char *buf, const SbRecoveryArchive *a, SbError *err)
 	uint32_t	i;
 
 	for (i = 0; i < a->ndestinations; i++)
-		any = any || sb_s3_is_location(a->destinations[i]);
+		any = any || (sb_store_features_of(a->destinations[i]) & SB_STORE_CONNECTION);
 	if (!any)
 		return true;
 	if (!sb_s3_environment(&env, err))

@@ -15,7 +15,8 @@
 
 #include "stripebackup/sb_policy.h"
 #include "stripebackup/sb_s3.h"
-#include "s3_upload.h"
+#include "store/s3/s3_upload.h"
+#include "store/store.h"
 #include "codec.h"
 #include "format.h"
 #include "crypto.h"
@@ -91,7 +92,7 @@ add_upload_parts(SbMemoryEstimate *e, const SbBackupOptions *o)
 	char		size[32];
 
 	for (uint32_t i = 0; i < o->ndestinations; i++)
-		buckets += sb_s3_is_location(o->destinations[i]);
+		buckets += (sb_store_features_of(o->destinations[i]) & SB_STORE_BUFFERED_APPEND) != 0;
 	if (buckets == 0)
 		return;
 	format_size(SB_S3_PART_FIRST, size, sizeof(size));
@@ -219,14 +220,15 @@ sb_policy_check_read_memory(const SbManifest *m, const SbReadOptions *o, SbError
 	return sb_policy_check_memory(&e, o->max_memory, err);
 }
 
-/* Does any destination of O put its segments in a bucket? */
+/* Does any destination of O take its segments whole (no durable rename: a bucket)? */
 static bool
 wal_to_bucket(const SbWalArchiveOptions *o)
 {
 	uint32_t	i;
 
 	for (i = 0; i < o->ndestinations; i++)
-		if (o->destinations[i] != NULL && sb_s3_is_location(o->destinations[i]))
+		if (o->destinations[i] != NULL &&
+			!(sb_store_features_of(o->destinations[i]) & SB_STORE_DURABLE_RENAME))
 			return true;
 	return false;
 }

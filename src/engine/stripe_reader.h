@@ -11,7 +11,7 @@
 
 #include "stripebackup/sb_manifest.h"
 #include "format.h"
-#include "store.h"
+#include "store/store.h"
 
 typedef struct SbStripeReader
 {

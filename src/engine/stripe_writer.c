@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "backup_internal.h"
+#include "store/store.h"
 #include "checksum.h"
 #include "fsutil.h"
 #include "rate.h"
@@ -126,7 +127,7 @@ start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
 static void
 drop_written(SbStripeWriter *w, uint64_t complete_upto)
 {
-	if (!w->backup->direct_io || w->remote || complete_upto < w->durable_offset + DROP_STEP)
+	if (!w->backup->direct_io || !(w->features & SB_STORE_PAGE_CACHE) || complete_upto < w->durable_offset + DROP_STEP)
 		return;
 	(void) sync_file_range(w->fd, (off_t) w->durable_offset,
 						   (off_t) (complete_upto - w->durable_offset),
@@ -282,8 +283,8 @@ sb_stripe_writer_main(void *arg)
 	sb_error_clear(&err);
 	io = sb_stripe_sink_io(w, &err);
 	ok = io != NULL && write_all(w, io, source, &err);
-	/* A bucket took the records when its parts are stored, not when they were copied into them. */
-	if (ok && w->remote)
+	/* A store buffering appends (a bucket) took the records when its parts are stored, not when copied. */
+	if (ok && (w->features & SB_STORE_BUFFERED_APPEND))
 		ok = sb_stripe_sink_sync(w, &err);
 	w->finished_at = sb_monotonic_seconds();
 	note_timeline(w, w->finished_at);

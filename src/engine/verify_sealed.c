@@ -25,7 +25,7 @@
 #include "format.h"
 #include "fsutil.h"
 #include "manifest_envelope.h"
-#include "store.h"
+#include "store/store.h"
 
 #define WINDOW (8 * 1024 * 1024)	/* records are read this much at a time */
 

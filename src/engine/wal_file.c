@@ -413,7 +413,7 @@ write_object(SbWalWorker *w, SbWalWriteJob *job, SbError *err)
 	sb_wal_file_name(job->header.name, file);
 	snprintf(t.path, sizeof(t.path), "%s/%s", job->folder->path, file);
 	ok = begin_file(&t, job, err) && write_contents(&t, job, err) &&
-		sb_wal_bucket_put(job->folder, file, t.mem, SB_WAL_HEADER_SIZE + (size_t) job->header.stored_len,
+		sb_wal_folder_put(job->folder, file, t.mem, SB_WAL_HEADER_SIZE + (size_t) job->header.stored_len,
 						  job->replace, err);
 	end_file(&t);
 	return ok;
@@ -426,7 +426,8 @@ sb_wal_file_write(SbWalWorker *w, SbWalWriteJob *job, SbError *err)
 	int			dirfd = job->folder->fd;
 	bool		ok;
 
-	if (job->folder->bucket)
+	/* A store without durable renames takes the file whole, visible at once. */
+	if (!(sb_wal_folder_features(job->folder) & SB_STORE_DURABLE_RENAME))
 		return write_object(w, job, err);
 	temp_name(&t, job);
 	if (!begin_file(&t, job, err))

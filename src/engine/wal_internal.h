@@ -27,8 +27,7 @@
 #include "checksum.h"
 #include "crypto.h"
 #include "codec.h"
-#include "s3_client.h"
-#include "store.h"
+#include "store/store.h"
 
 #define SB_WAL_MAGIC "SBWALFIL"
 #define SB_WAL_HEADER_SIZE 128
@@ -144,23 +143,21 @@ extern void sb_wal_mask(const SbWalKeys *k, uint64_t *raw_hash, uint32_t *crc32c
 #define SB_WAL_AAD_MAX 128
 extern size_t sb_wal_payload_aad(const SbWalHeader *h, uint8_t out[SB_WAL_AAD_MAX]);
 
-/* ---------- folders (wal_dest.c, wal_bucket.c) ---------- */
+/* ---------- folders (wal_dest.c) ---------- */
 
 /*
  * The folder of a WAL archive in one destination: DEST/wal/<sysid>/, a
- * local folder, or the objects under the key prefix "PREFIX/wal/<sysid>/"
- * of a bucket when DEST is s3://bucket/prefix.  A bucket's object is put
- * whole by one PUT, which S3 makes visible all at once: it needs no
- * temporary name, rename or fsync.  A bucket's operations each use their
- * own connection, so that workers may run them at once.
+ * store (store/store.h) entered twice below the destination's, whatever
+ * keeps it: a local folder, or the objects under "PREFIX/wal/<sysid>/" of
+ * a bucket.  What the folder can do is its store's features: a store
+ * without SB_STORE_DURABLE_RENAME takes a file whole by one put, visible all
+ * at once, with no temporary name, rename or fsync.
  */
 typedef struct SbWalFolder
 {
-	int			fd;				/* a local folder; -1 in a bucket, or when absent */
-	bool		bucket;
-	bool		absent;			/* a local folder opened to read, and not there */
-	char		s3_bucket[SB_S3_BUCKET_MAX + 1];
-	char		s3_prefix[SB_S3_KEY_MAX];	/* "<prefix>/wal/<sysid>/" */
+	SbStore    *store;			/* NULL when absent */
+	int			fd;				/* the store's descriptor (SB_STORE_DESCRIPTORS), else -1 */
+	bool		absent;			/* opened to read, and not there */
 	char		path[PATH_MAX];	/* "DEST/wal/<sysid>", for messages */
 } SbWalFolder;
 
@@ -169,21 +166,27 @@ typedef struct SbWalFolder
  * with CREATE (local: 0700, the folder receiving a new one fsynced).
  * Locally, below DEST no link is followed, and a missing destination is
  * SB_ENOTFOUND, saying its device may not be mounted; without CREATE,
- * F->absent says the destination holds no such folder.  A bucket is not
- * reached until the first operation.
+ * F->absent says the destination holds no such folder.  A lazy store
+ * (SB_STORE_LAZY) is not reached until the first operation.
  */
 extern bool sb_wal_folder_open(const char *dest, uint64_t sysid, bool create, SbWalFolder *f,
 							   SbError *err);
 extern void sb_wal_folder_close(SbWalFolder *f);
 
-/* F as the local folder FD (the caller's, not closed by F) at PATH. */
-extern void sb_wal_folder_local(SbWalFolder *f, int fd, const char *path);
+/* F as a folder not opened (absent) at PATH, for messages: closing it is a no-op. */
+extern void sb_wal_folder_none(SbWalFolder *f, const char *path);
+
+/* F as the local folder FD (the caller's, not closed by F) at PATH; close F after. */
+extern bool sb_wal_folder_local(SbWalFolder *f, int fd, const char *path, SbError *err);
+
+/* The features of F's store (store.h), 0 when absent. */
+extern unsigned sb_wal_folder_features(const SbWalFolder *f);
 
 /* Make the names the folder holds durable (local: fsync it; a bucket's are at once). */
 extern bool sb_wal_folder_sync(SbWalFolder *f, SbError *err);
 
 /* An entry of a folder: its name, and its size (-1: not a regular file). */
-typedef bool (*SbWalEntryFn) (void *arg, const char *entry, int64_t size, SbError *err);
+typedef SbStoreEntryFn SbWalEntryFn;
 
 /* Each entry of F to FN (a bucket's in key order); false when F cannot be listed or FN says so. */
 extern bool sb_wal_folder_list(SbWalFolder *f, SbWalEntryFn fn, void *arg, SbError *err);
@@ -204,11 +207,7 @@ extern bool sb_wal_folder_open_file(SbWalFolder *f, const char *file, SbWalFileI
 extern void sb_wal_file_in_close(SbWalFileIn *in);
 
 /* What tells that a file is still the one seen: a local file's stat, an object's size and ETag. */
-typedef struct SbWalStamp
-{
-	struct stat st;
-	char		etag[128];
-} SbWalStamp;
+typedef SbStoreStamp SbWalStamp;
 
 /* FILE of F as it is now; false when it is not there (or not a regular file). */
 extern bool sb_wal_folder_stamp(SbWalFolder *f, const char *file, SbWalStamp *stamp);
@@ -217,23 +216,15 @@ extern bool sb_wal_folder_stamp(SbWalFolder *f, const char *file, SbWalStamp *st
 extern bool sb_wal_stamps_equal(const SbWalStamp *a, const SbWalStamp *b);
 
 /*
- * Remove FILE of F; locally only if it is still the file EXPECTED
- * describes (the same inode).  A bucket's object goes as it is.
+ * Remove FILE of F; only if it is still the file EXPECTED describes where
+ * the store tells files apart (SB_STORE_INODE_IDENTITY: the same inode).
  */
 extern bool sb_wal_folder_remove(SbWalFolder *f, const char *file, const SbWalStamp *expected,
 								 SbError *err);
 
-/* Put DATA as FILE of bucket folder F, whole; unless REPLACE, SB_EEXIST when FILE is there. */
-extern bool sb_wal_bucket_put(SbWalFolder *f, const char *file, const void *data, size_t len,
+/* Put DATA as FILE of F, whole (a store without durable renames); unless REPLACE, SB_EEXIST when there. */
+extern bool sb_wal_folder_put(SbWalFolder *f, const char *file, const void *data, size_t len,
 							  bool replace, SbError *err);
-
-/* The bucket parts of the above (wal_bucket.c). */
-extern bool sb_wal_bucket_open(const char *dest, uint64_t sysid, SbWalFolder *f, SbError *err);
-extern bool sb_wal_bucket_list(SbWalFolder *f, SbWalEntryFn fn, void *arg, SbError *err);
-extern bool sb_wal_bucket_open_file(SbWalFolder *f, const char *file, SbWalFileIn *in,
-									SbError *err);
-extern bool sb_wal_bucket_stamp(SbWalFolder *f, const char *file, SbWalStamp *stamp);
-extern bool sb_wal_bucket_remove(SbWalFolder *f, const char *file, SbError *err);
 
 /* A file's path in a folder of PATH_MAX: room for any name. */
 #define SB_WAL_PATH_MAX (PATH_MAX + NAME_MAX + 2)

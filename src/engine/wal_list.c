@@ -307,7 +307,7 @@ open_verify(Verify *v, uint32_t nworkers, SbError *err)
 	if ((v->folders = sb_alloc(v->dests->count * sizeof(SbWalFolder), err)) == NULL)
 		return false;
 	for (d = 0; d < v->dests->count; d++)
-		sb_wal_folder_local(&v->folders[d], -1, v->dests->paths[d]);
+		sb_wal_folder_none(&v->folders[d], v->dests->paths[d]);
 	if ((v->problem = sb_alloc((v->l->count + 1) * sizeof(char *), err)) == NULL ||
 		(v->failed = sb_alloc((v->l->count + 1) * sizeof(bool), err)) == NULL ||
 		(v->workers = sb_alloc(nworkers * sizeof(SbWalWorker), err)) == NULL)
@@ -317,7 +317,7 @@ open_verify(Verify *v, uint32_t nworkers, SbError *err)
 		if (!sb_wal_folder_open(v->dests->paths[d], v->dests->system_identifier, false,
 								&v->folders[d], err))
 		{
-			sb_wal_folder_local(&v->folders[d], -1, v->dests->paths[d]);
+			sb_wal_folder_none(&v->folders[d], v->dests->paths[d]);
 			sb_error_clear(err);
 		}
 	for (d = 0; d < nworkers; d++)

@@ -104,16 +104,8 @@ check_destination_list(const SbWalArchiveOptions *o, SbError *err)
 							o->ndestinations, SB_MAX_STRIPES);
 	for (i = 0; i < o->ndestinations; i++)
 	{
-		SbS3Location loc;
-
-		if (o->destinations[i] != NULL && sb_s3_is_location(o->destinations[i]))
-		{
-			if (!sb_s3_parse_location(o->destinations[i], &loc, err))
-				return false;
-		}
-		else if (o->destinations[i] == NULL || o->destinations[i][0] != '/')
-			return sb_error_set(err, SB_EINVAL, "WAL archive destination \"%s\" is neither an absolute path nor an s3:// location",
-								o->destinations[i] ? o->destinations[i] : "");
+		if (!sb_store_check_destination(o->destinations[i], "WAL archive destination", err))
+			return false;
 		if (o->weights != NULL && !(isfinite(o->weights[i]) && o->weights[i] > 0))
 			return sb_error_set(err, SB_EINVAL, "weight %g of WAL archive destination \"%s\" is not a positive number",
 								o->weights[i], o->destinations[i]);
@@ -151,18 +143,6 @@ sb_wal_archive_check_options(const SbWalArchiveOptions *o, SbError *err)
 	return sb_policy_check_wal_memory(o, err);
 }
 
-/* Are buckets A and B one place (the same bucket and prefix, however written)? */
-static bool
-same_location(const char *a, const char *b)
-{
-	SbS3Location x,
-				y;
-	SbError		ignored;
-
-	return sb_s3_parse_location(a, &x, &ignored) && sb_s3_parse_location(b, &y, &ignored) &&
-		strcmp(x.bucket, y.bucket) == 0 && strcmp(x.prefix, y.prefix) == 0;
-}
-
 /* Local destination I there, and no earlier local one the same folder (a path checked, then re-pointed, included). */
 static bool
 check_folder_exists(const SbWalArchiveOptions *o, uint32_t i, struct stat *st, SbError *err)
@@ -182,7 +162,7 @@ check_folder_exists(const SbWalArchiveOptions *o, uint32_t i, struct stat *st, S
 		return sb_error_set(err, SB_EINVAL, "WAL archive destination \"%s\" is not a folder",
 							o->destinations[i]);
 	for (j = 0; j < i; j++)
-		if (!sb_s3_is_location(o->destinations[j]) &&
+		if ((sb_store_features_of(o->destinations[j]) & SB_STORE_INODE_IDENTITY) &&
 			st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
 			return sb_error_set(err, SB_EINVAL, "WAL archive destinations \"%s\" and \"%s\" are the same folder",
 								o->destinations[j], o->destinations[i]);
@@ -190,8 +170,9 @@ check_folder_exists(const SbWalArchiveOptions *o, uint32_t i, struct stat *st, S
 }
 
 /*
- * Every local destination there, no two destinations one place.  A bucket
- * is reached at the first push, which says what is wrong with it.
+ * Every local destination there, no two destinations one place.  A lazy
+ * store (a bucket) is reached at the first push, which says what is wrong
+ * with it.
  */
 static bool
 check_destinations_exist(const SbWalArchiveOptions *o, SbError *err)
@@ -202,14 +183,14 @@ check_destinations_exist(const SbWalArchiveOptions *o, SbError *err)
 
 	for (i = 0; i < o->ndestinations; i++)
 	{
-		if (!sb_s3_is_location(o->destinations[i]))
+		if (!(sb_store_features_of(o->destinations[i]) & SB_STORE_LAZY))
 		{
 			if (!check_folder_exists(o, i, st, err))
 				return false;
 			continue;
 		}
 		for (j = 0; j < i; j++)
-			if (same_location(o->destinations[i], o->destinations[j]))
+			if (sb_store_same_place(o->destinations[i], o->destinations[j]))
 				return sb_error_set(err, SB_EINVAL, "WAL archive destinations \"%s\" and \"%s\" are the same place",
 									o->destinations[j], o->destinations[i]);
 	}
@@ -400,7 +381,7 @@ open_batch(Batch *b, SbError *err)
 	if ((b->folders = sb_alloc(b->a->ndests * sizeof(SbWalFolder), err)) == NULL)
 		return false;
 	for (i = 0; i < b->a->ndests; i++)
-		sb_wal_folder_local(&b->folders[i], -1, b->a->dests[i]);
+		sb_wal_folder_none(&b->folders[i], b->a->dests[i]);
 	for (i = 0; i < b->a->ndests; i++)
 		if (!sb_wal_folder_open(b->a->dests[i], b->a->sysid, true, &b->folders[i], err))
 			return false;

@@ -99,10 +99,8 @@ clean_file(const Cleaner *c, SbWalFolder *folder, const char *file, const char *
 	else
 	{
 		/* The file checked is the one removed: its stamp is taken through the open file. */
-		ours = (folder->bucket || fstat(in.store.fd, &stamp.st) == 0) &&
+		ours = sb_store_stamp_open(folder->store, &in.store, &stamp) &&
 			proves_ours(c, &in.store, name, temp, &why);
-		if (folder->bucket)
-			stamp.st.st_size = (off_t) in.store.size;
 		sb_wal_file_in_close(&in);
 	}
 	if (!ours)
@@ -160,8 +158,8 @@ clean_folder(const Cleaner *c, SbWalFolder *folder, SbError *err)
 
 	if (!sb_wal_folder_list(folder, clean_entry, &fc, err))
 	{
-		/* A bucket that cannot be listed is skipped, as a local destination that is missing. */
-		if (!folder->bucket || fc.failed)
+		/* A lazy store (a bucket) that cannot be listed is skipped, as a local destination that is missing. */
+		if (!(sb_wal_folder_features(folder) & SB_STORE_LAZY) || fc.failed)
 			return false;
 		note(c->r, "skipped: %s", err->message);
 		sb_error_clear(err);

@@ -80,12 +80,17 @@ sb_wal_spool_has(SbWalSpool *s, const char *name, SbWalInfo *info)
 	if (s->fd < 0)
 		return false;
 	sb_wal_file_name(name, file);
-	sb_wal_folder_local(&folder, s->fd, s->path);
-	if (!sb_wal_folder_open_file(&folder, file, &in, &ignored))
+	if (!sb_wal_folder_local(&folder, s->fd, s->path, &ignored))
 		return false;
+	if (!sb_wal_folder_open_file(&folder, file, &in, &ignored))
+	{
+		sb_wal_folder_close(&folder);
+		return false;
+	}
 	good = sb_wal_file_read_header(&in.store, s->key, &h, NULL, &ignored) &&
 		sb_wal_header_is(&h, s->sysid, name, &ignored);
 	sb_wal_file_in_close(&in);
+	sb_wal_folder_close(&folder);
 	if (good)
 		sb_wal_header_info(&h, info);
 	else
@@ -98,12 +103,15 @@ sb_wal_spool_serve(SbWalSpool *s, SbWalWorker *w, const char *name, SbWalOut *ou
 				   SbWalHeader *h, SbError *err)
 {
 	SbWalFolder folder;
+	bool		ok;
 
-	sb_wal_folder_local(&folder, s->fd, s->path);
-	if (sb_wal_read_copy(w, &folder, name, s->sysid, sb_wal_out_write, out, h, err))
-		return true;
-	remove_copy(s, name);
-	return false;
+	if (!sb_wal_folder_local(&folder, s->fd, s->path, err))
+		return false;
+	ok = sb_wal_read_copy(w, &folder, name, s->sysid, sb_wal_out_write, out, h, err);
+	sb_wal_folder_close(&folder);
+	if (!ok)
+		remove_copy(s, name);
+	return ok;
 }
 
 void

@@ -38,6 +38,7 @@
 #include "utils/memutils.h"
 
 #include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 #include "stripebackup/sb_wal.h"
 #include "sb_guc.h"
 #include "sb_key.h"
@@ -129,7 +130,7 @@ ensure_open(void)
 	for (i = 0; i < n; i++)
 	{
 		paths[i] = dests[i];
-		if (sb_s3_is_location(paths[i]))
+		if (sb_store_features_of(paths[i]) & SB_STORE_CONNECTION)
 			sb_s3_settings_check_location(paths[i], true);
 	}
 	memset(&o, 0, sizeof(o));

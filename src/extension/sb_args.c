@@ -19,6 +19,7 @@
 #include "sb_s3_settings.h"
 #include "sb_spi.h"
 #include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 #include "stripebackup/sb_version.h"
 
 /* The elements of a one-dimensional text[] as C strings; ERROR on NULLs. */
@@ -215,7 +216,7 @@ sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 	 * checked its form), but must be a bucket the server allows.
 	 */
 	for (i = 0; i < args->ndestinations; i++)
-		if (!sb_s3_is_location(args->destinations[i]))
+		if (sb_store_features_of(args->destinations[i]) & SB_STORE_DESCRIPTORS)
 			sb_check_outside_cluster(args->destinations[i], "destination");
 		else
 			sb_s3_settings_check_location(args->destinations[i], true);

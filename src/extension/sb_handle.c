@@ -16,6 +16,7 @@
 #include "sb_key.h"
 #include "sb_s3_settings.h"
 #include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 
 struct SbHandle
 {
@@ -113,11 +114,11 @@ sb_temp_folder(void)
 static void
 check_location(const char *location)
 {
-	if (location[0] != '/' && !sb_s3_is_location(location))
+	if (!sb_store_is_absolute(location))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
-	if (sb_s3_is_location(location))
+	if (sb_store_features_of(location) & SB_STORE_CONNECTION)
 		sb_s3_settings_check_location(location, false);
 }
 

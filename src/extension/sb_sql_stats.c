@@ -19,7 +19,7 @@
 #include "utils/timestamp.h"
 
 #include "stripebackup/sb_calibrate.h"
-#include "stripebackup/sb_s3.h"
+#include "stripebackup/sb_store.h"
 #include "stripebackup/sb_report.h"
 #include "job_backup.h"
 #include "sb_args.h"
@@ -133,7 +133,7 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 	o.io_method = (SbIoMethod) sb_guc_io_method_checked();
 	o.tick = sb_control_session_tick;
 	for (i = 0; i < ndests; i++)
-		if (!sb_s3_is_location(dests[i]))
+		if (sb_store_features_of(dests[i]) & SB_STORE_DESCRIPTORS)
 			sb_check_outside_cluster(dests[i], "destination");
 	sb_guc_max_rates(ndests, rates);
 	InitMaterializedSRF(fcinfo, 0);

@@ -14,9 +14,9 @@
 
 #include "fake_euid.h"
 #include "harness.h"
-#include "s3_client.h"
-#include "s3_sign.h"
-#include "s3_xml.h"
+#include "store/s3/s3_client.h"
+#include "store/s3/s3_sign.h"
+#include "store/s3/s3_xml.h"
 #include "stripebackup/sb_s3.h"
 #include "tests.h"
 

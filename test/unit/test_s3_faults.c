@@ -27,8 +27,8 @@
 #include <openssl/evp.h>
 
 #include "harness.h"
-#include "s3_client.h"
-#include "s3_upload.h"
+#include "store/s3/s3_client.h"
+#include "store/s3/s3_upload.h"
 #include "tests.h"
 
 #define MAX_SCRIPT 32

@@ -16,9 +16,9 @@
 #include "harness.h"
 #include "stripebackup/sb_folder.h"
 #include "stripebackup/sb_calibrate.h"
-#include "io_s3.h"
-#include "s3_client.h"
-#include "s3_upload.h"
+#include "store/s3/io_s3.h"
+#include "store/s3/s3_client.h"
+#include "store/s3/s3_upload.h"
 #include "stripebackup/sb_s3.h"
 #include "tests.h"
 

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "s3_client.h"
-#include "store.h"
+#include "store/s3/s3_client.h"
+#include "store/store.h"
 #include "stripebackup/sb_s3.h"
 #include "tests.h"
 #include "wal_fixture.h"

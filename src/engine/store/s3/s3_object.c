@@ -111,9 +111,11 @@ sb_s3_head_object(SbS3Client *c, const char *bucket, const char *key, uint64_t *
  * A HEAD that failed (STATUS) has no body to say why: a GET of its first
  * byte, refused the same way, brings the server's error document
  * (AccessDenied, SignatureDoesNotMatch ...), whose error replaces ERR's.
- * A 404 too: it is NoSuchKey (still "not found") or NoSuchBucket (an error
- * of the destination, never "no such object": describe_status), which a
- * HEAD cannot tell apart.  A missing object costs one more request so.
+ * A 404 needs none: NoSuchKey and NoSuchBucket, which a HEAD cannot tell
+ * apart, are told apart by a listing where it matters (store_s3.c, on a
+ * read of a file that is not there), so that the look before a put that
+ * must not replace, which finds nothing each time, costs no second request
+ * (a missing bucket fails the put itself, naming it).
  */
 static void
 explain_head_failure(SbS3Client *c, const char *bucket, const char *key, long status, SbError *err)
@@ -122,13 +124,13 @@ explain_head_failure(SbS3Client *c, const char *bucket, const char *key, long st
 	uint8_t		byte;
 	SbError		why;
 
-	if (status < 400 || err->code == SB_ECANCELED)
+	if (status < 400 || status == 404 || err->code == SB_ECANCELED)
 		return;
 	request_init(&req, "GET", bucket, key);
 	req.range_length = 1;
 	req.into = &byte;
 	req.into_len = 1;
-	if (!sb_s3_run(c, &req, &why) && req.status == status && (status != 404 || sb_s3_bucket_missing(&why)))
+	if (!sb_s3_run(c, &req, &why) && req.status == status)
 		*err = why;
 	sb_s3_request_reset(&req);
 }
