@@ -34,7 +34,7 @@ MODULE_big = stripebackup
 DATA = sql/stripebackup--0.1.sql
 PGFILEDESC = "stripebackup - weighted-stripe online backups"
 
-# The engine's sources at any depth (src/engine/ and its subfolders).
+# The engine is src/engine and its subfolders (src/engine/README.md lists them).
 ENGINE_SRCS = $(sort $(shell find src/engine -name '*.c'))
 CLI_SRCS = $(sort $(wildcard src/cli/*.c))
 UNIT_SRCS = $(sort $(shell find test/unit -name '*.c'))

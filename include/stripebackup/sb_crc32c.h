@@ -5,7 +5,7 @@
  *		control file and its backup_manifest.  Public because the command
  *		checks a stopped cluster's global/pg_control with it; the engine's
  *		other checksums (XXH3-64, SHA-256, the pieces CRC-32C is combined
- *		from) stay in src/engine/checksum.h.
+ *		from) stay in src/engine/format/checksum.h.
  */
 #ifndef SB_CRC32C_H
 #define SB_CRC32C_H

@@ -275,7 +275,7 @@ typedef struct SbManifest
 	bool		encrypted;
 
 	/*
-	 * An encrypted backup's keys (src/engine/crypto.h), opened from its
+	 * An encrypted backup's keys (src/engine/crypto/crypto.h), opened from its
 	 * envelope with the user's key, or made by the backup that writes it;
 	 * NULL for a backup in the clear.  Not serialized; wiped when freed.
 	 */

@@ -25,11 +25,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checksum.h"
+#include "format/checksum.h"
 #include "fixture.h"
-#include "format.h"
+#include "format/format.h"
 #include "fuzz_wal.h"
-#include "wal_internal.h"
+#include "wal/wal_internal.h"
 
 #define FIXTURE_MTIME 1700000000
 #define FIXTURE_CHUNK_SIZE 4096

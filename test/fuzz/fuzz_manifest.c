@@ -24,10 +24,10 @@
 #include <string.h>
 
 #include "stripebackup/sb_manifest.h"
-#include "entry_lookup.h"
-#include "entry_spool.h"
-#include "manifest_envelope.h"
-#include "manifest_text.h"
+#include "manifest/entry_lookup.h"
+#include "manifest/entry_spool.h"
+#include "manifest/manifest_envelope.h"
+#include "manifest/manifest_text.h"
 
 /* Chunks whose pieces are walked: enough for small manifests, bounded for big ones. */
 #define MAX_CHUNKS_WALKED 4096

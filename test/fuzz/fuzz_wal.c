@@ -31,7 +31,7 @@
 
 #include "fixture.h"
 #include "fuzz_wal.h"
-#include "wal_internal.h"
+#include "wal/wal_internal.h"
 
 int			LLVMFuzzerInitialize(int *argc, char ***argv);
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

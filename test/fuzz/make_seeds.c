@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "format.h"
+#include "format/format.h"
 #include "fuzz_wal.h"
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_wal.h"

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checksum.h"
+#include "format/checksum.h"
 #include "harness.h"
 #include "syscall_log.h"
 

@@ -19,7 +19,7 @@
 
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_backup.h"
-#include "format.h"
+#include "format/format.h"
 
 /* ---------- TAP ---------- */
 

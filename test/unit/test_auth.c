@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checksum.h"
+#include "format/checksum.h"
 #include "harness.h"
 #include "tests.h"
 

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checksum.h"
+#include "format/checksum.h"
 #include "harness.h"
 #include "tests.h"
 

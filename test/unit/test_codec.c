@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "format/codec.h"
 #include "harness.h"
 #include "tests.h"
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "checksum.h"
-#include "file_check.h"
+#include "format/checksum.h"
+#include "restore/file_check.h"
 #include "harness.h"
 #include "tests.h"
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crypto.h"
+#include "crypto/crypto.h"
 #include "harness.h"
 #include "tests.h"
 

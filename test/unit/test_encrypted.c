@@ -15,8 +15,8 @@
 
 #include "stripebackup/sb_folder.h"
 #include "harness.h"
-#include "manifest_envelope.h"
-#include "manifest_text.h"
+#include "manifest/manifest_envelope.h"
+#include "manifest/manifest_text.h"
 #include "tests.h"
 
 #define MARKER "the-plaintext-nobody-may-read"

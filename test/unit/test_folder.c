@@ -15,7 +15,7 @@
 
 #include "stripebackup/sb_folder.h"
 #include "stripebackup/sb_policy.h"
-#include "folder_internal.h"
+#include "backup/folder_internal.h"
 #include "harness.h"
 #include "tests.h"
 

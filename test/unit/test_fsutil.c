@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "util/fsutil.h"
 #include "harness.h"
 #include "tests.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash_sort.h"
+#include "manifest/hash_sort.h"
 #include "harness.h"
 #include "tests.h"
 

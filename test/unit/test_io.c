@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "io.h"
+#include "util/io.h"
 #include "tests.h"
 
 /* Start OP alone and wait for it; false if the I/O layer itself failed. */

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "harness.h"
-#include "entry_lookup.h"
-#include "entry_spool.h"
-#include "path_set.h"
-#include "manifest_text.h"
+#include "manifest/entry_lookup.h"
+#include "manifest/entry_spool.h"
+#include "manifest/path_set.h"
+#include "manifest/manifest_text.h"
 #include "tests.h"
 
 #define GiB (UINT64_C(1) << 30)

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "page_cache.h"
+#include "util/page_cache.h"
 #include "tests.h"
 
 #define FILE_SIZE (4 * 1024 * 1024)

@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_policy.h"
-#include "codec.h"
-#include "format.h"
+#include "format/codec.h"
+#include "format/format.h"
 #include "harness.h"
-#include "read_pipeline.h"
+#include "restore/read_pipeline.h"
 #include "tests.h"
-#include "thread.h"
+#include "util/thread.h"
 
 /* CALL must fail with error code WANT_CODE and a message containing WANT. */
 #define refused(call, error, want_code, want, ...) \

@@ -4,7 +4,7 @@
  *		buffers, the last pushed is the first taken again.
  */
 #include "harness.h"
-#include "queue.h"
+#include "util/queue.h"
 #include "tests.h"
 
 void

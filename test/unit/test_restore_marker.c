@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "restore_marker.h"
+#include "restore/restore_marker.h"
 #include "tests.h"
 
 #define MARKER "test restore 7 of cluster 42"

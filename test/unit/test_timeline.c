@@ -11,7 +11,7 @@
 
 #include "harness.h"
 #include "tests.h"
-#include "timeline.h"
+#include "backup/timeline.h"
 
 /* Bytes written by T seconds at RATE bytes a second. */
 static uint64_t

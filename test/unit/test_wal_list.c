@@ -12,7 +12,7 @@
 
 #include "tests.h"
 #include "wal_fixture.h"
-#include "wal_internal.h"
+#include "wal/wal_internal.h"
 
 /* Timeline 2 branched from 1 at 0/5000A0: segment 5 (of 1 MB) holds the switch. */
 #define HISTORY_2 "1\t0/5000A0\tno recovery target specified\n"

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "tests.h"
 #include "wal_fixture.h"
-#include "wal_internal.h"
+#include "wal/wal_internal.h"
 
 /* Every form PostgreSQL writes, parsed into its fields. */
 void

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "syscall_log.h"
 #include "tests.h"
 #include "wal_fixture.h"
-#include "wal_internal.h"
+#include "wal/wal_internal.h"
 
 #define HISTORY_TEXT "1\t0/500000A0\tno recovery target specified\n"
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "restore_writeback.h"
+#include "restore/restore_writeback.h"
 #include "syscall_log.h"
 #include "tests.h"
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
-#include "s3/s3_client.h"
-#include "store_driver.h"
+#include "util/fsutil.h"
+#include "store/s3/s3_client.h"
+#include "store/store_driver.h"
 
 /* The driver of DEST: object storage when it says so, else the file system. */
 const SbStoreDriver *

@@ -23,7 +23,7 @@
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_store.h"
-#include "io.h"
+#include "util/io.h"
 
 struct SbS3Client;
 struct SbStoreDriver;

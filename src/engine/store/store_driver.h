@@ -9,7 +9,7 @@
 
 #include <limits.h>
 
-#include "store.h"
+#include "store/store.h"
 
 struct StoreS3;
 

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "store_driver.h"
+#include "store/store_driver.h"
 
 bool
 sb_store_open(SbStoreFile *f, const char *path, SbError *err)

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fsutil.h"
-#include "store_driver.h"
+#include "util/fsutil.h"
+#include "store/store_driver.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 

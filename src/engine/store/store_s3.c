@@ -30,11 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
-#include "s3/io_s3.h"
-#include "s3/s3_client.h"
-#include "s3/s3_upload.h"
-#include "store_driver.h"
+#include "util/fsutil.h"
+#include "store/s3/io_s3.h"
+#include "store/s3/s3_client.h"
+#include "store/s3/s3_upload.h"
+#include "store/store_driver.h"
 
 typedef struct StoreS3
 {

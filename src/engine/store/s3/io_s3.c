@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
-#include "io_s3.h"
+#include "util/fsutil.h"
+#include "store/s3/io_s3.h"
 
 typedef struct Reader
 {

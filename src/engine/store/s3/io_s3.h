@@ -7,8 +7,8 @@
 #ifndef SB_IO_S3_H
 #define SB_IO_S3_H
 
-#include "io.h"
-#include "s3_upload.h"
+#include "util/io.h"
+#include "store/s3/s3_upload.h"
 
 /*
  * Reads of BUCKET/KEY: each operation (one iovec) a ranged GET of its

@@ -24,10 +24,10 @@
 #include <curl/curl.h>
 #include <openssl/evp.h>
 
-#include "checksum.h"
-#include "s3_client.h"
-#include "s3_sign.h"
-#include "thread.h"
+#include "format/checksum.h"
+#include "store/s3/s3_client.h"
+#include "store/s3/s3_sign.h"
+#include "util/thread.h"
 
 #define SIGNED_BODY_MAX (64 * 1024) /* larger bodies: UNSIGNED-PAYLOAD, Content-MD5 */
 #define BACKOFF_FIRST 0.2			/* seconds before the second try; doubles */

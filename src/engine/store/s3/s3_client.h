@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "stripebackup/sb_s3.h"
-#include "s3_xml.h"
+#include "store/s3/s3_xml.h"
 
 #define SB_S3_KEY_MAX 1024
 #define SB_S3_QUERY_MAX 2048

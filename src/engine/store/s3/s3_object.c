@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3_client.h"
-#include "s3_sign.h"
+#include "store/s3/s3_client.h"
+#include "store/s3/s3_sign.h"
 
 /* REQ made for METHOD on BUCKET/KEY, nothing else set. */
 static void

@@ -17,8 +17,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "checksum.h"
-#include "s3_sign.h"
+#include "format/checksum.h"
+#include "store/s3/s3_sign.h"
 
 #define SCOPE_MAX 160
 

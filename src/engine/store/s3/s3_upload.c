@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
-#include "s3_upload.h"
+#include "util/fsutil.h"
+#include "store/s3/s3_upload.h"
 
 #define PARTS_PER_SIZE 2000		/* the part size doubles after this many */
 #define BUFFERED_SECONDS 1.0	/* at most this much of the bucket's pace in flight */

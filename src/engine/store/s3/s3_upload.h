@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "s3_client.h"
+#include "store/s3/s3_client.h"
 
 #define SB_S3_PART_FIRST (8u * 1024 * 1024)
 #define SB_S3_PART_MIN (5u * 1024 * 1024)

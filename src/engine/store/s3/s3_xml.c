@@ -21,7 +21,7 @@
 #include <libxml/parser.h>
 #include <libxml/xmlreader.h>
 
-#include "s3_xml.h"
+#include "store/s3/s3_xml.h"
 
 #define PARSE_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS)
 #define PAGE_ITEMS_MAX 1000		/* S3's max-keys and max-uploads, which the client sends */

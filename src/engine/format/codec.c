@@ -1,0 +1,255 @@
+/*
+ * codec.c
+ *		zstd behind the chunk codec interface.
+ */
+#include <stdlib.h>
+#include <string.h>
+/* The size estimates below are in zstd's "static linking only" section (exported by libzstd). */
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include "format/codec.h"
+
+struct SbCodecContext
+{
+	SbCodec		codec;
+	int			level;
+	ZSTD_CCtx  *cctx;			/* created on first compression */
+	ZSTD_DCtx  *dctx;			/* created on first decompression */
+};
+
+SbCodecContext *
+sb_codec_context_new(SbCodec codec, int level, SbError *err)
+{
+	SbCodecContext *ctx = calloc(1, sizeof(SbCodecContext));
+
+	if (ctx == NULL)
+	{
+		sb_error_set(err, SB_ENOMEM, "out of memory");
+		return NULL;
+	}
+	ctx->codec = codec;
+	ctx->level = level;
+	return ctx;
+}
+
+void
+sb_codec_context_free(SbCodecContext *ctx)
+{
+	if (ctx == NULL)
+		return;
+	ZSTD_freeCCtx(ctx->cctx);
+	ZSTD_freeDCtx(ctx->dctx);
+	free(ctx);
+}
+
+size_t
+sb_codec_bound(SbCodec codec, size_t raw_len)
+{
+	return codec == SB_CODEC_ZSTD ? ZSTD_compressBound(raw_len) : raw_len;
+}
+
+static bool
+zstd_failed(size_t rc, const char *what, SbError *err)
+{
+	if (!ZSTD_isError(rc))
+		return false;
+	sb_error_set(err, SB_ECORRUPT, "zstd %s failed: %s", what, ZSTD_getErrorName(rc));
+	return true;
+}
+
+/* Create the compression context once; the level is fixed for its life. */
+static bool
+ensure_cctx(SbCodecContext *ctx, SbError *err)
+{
+	if (ctx->cctx != NULL)
+		return true;
+	ctx->cctx = ZSTD_createCCtx();
+	if (ctx->cctx == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory creating a zstd context");
+	if (zstd_failed(ZSTD_CCtx_setParameter(ctx->cctx, ZSTD_c_compressionLevel, ctx->level),
+					"level setting", err))
+	{
+		err->code = SB_EINVAL;
+		return false;
+	}
+	return true;
+}
+
+bool
+sb_codec_compress(SbCodecContext *ctx, const void *src, size_t len,
+				  void *dst, size_t cap, size_t *stored_len,
+				  SbCodec *used_codec, SbError *err)
+{
+	size_t		rc;
+
+	if (ctx->codec == SB_CODEC_ZSTD)
+	{
+		if (!ensure_cctx(ctx, err))
+			return false;
+		rc = ZSTD_compress2(ctx->cctx, dst, cap, src, len);
+		if (zstd_failed(rc, "compression", err))
+			return false;
+		if (rc < len)
+		{
+			*stored_len = rc;
+			*used_codec = SB_CODEC_ZSTD;
+			return true;
+		}
+	}
+	/* Uncompressed, or compression did not help: keep the bytes as they are. */
+	memcpy(dst, src, len);
+	*stored_len = len;
+	*used_codec = SB_CODEC_NONE;
+	return true;
+}
+
+bool
+sb_codec_decompress(SbCodecContext *ctx, SbCodec codec, const void *src, size_t len,
+					void *dst, size_t raw_len, SbError *err)
+{
+	size_t		rc;
+
+	if (codec == SB_CODEC_NONE)
+	{
+		if (len != raw_len)
+			return sb_error_set(err, SB_ECORRUPT,
+								"uncompressed chunk holds %zu bytes, expected %zu", len, raw_len);
+		memcpy(dst, src, len);
+		return true;
+	}
+	if (codec != SB_CODEC_ZSTD)
+		return sb_error_set(err, SB_ECORRUPT, "unknown chunk codec %d", (int) codec);
+	if (ctx->dctx == NULL && (ctx->dctx = ZSTD_createDCtx()) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory creating a zstd context");
+	rc = ZSTD_decompressDCtx(ctx->dctx, dst, raw_len, src, len);
+	if (zstd_failed(rc, "decompression", err))
+		return false;
+	if (rc != raw_len)
+		return sb_error_set(err, SB_ECORRUPT,
+							"chunk decompressed to %zu bytes, expected %zu", rc, raw_len);
+	return true;
+}
+
+bool
+sb_codec_stream_begin(SbCodecContext *ctx, uint64_t total_len, SbError *err)
+{
+	if (!ensure_cctx(ctx, err))
+		return false;
+	/* A reset keeps the level; the pledged size fits the parameters to the file. */
+	return !zstd_failed(ZSTD_CCtx_reset(ctx->cctx, ZSTD_reset_session_only), "reset", err) &&
+		!zstd_failed(ZSTD_CCtx_setPledgedSrcSize(ctx->cctx, total_len), "size setting", err);
+}
+
+bool
+sb_codec_stream_compress(SbCodecContext *ctx, const void *src, size_t len, bool last,
+						 void *buf, size_t cap, SbCodecSink sink, void *arg, SbError *err)
+{
+	ZSTD_inBuffer in = {src, len, 0};
+	ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_flush;
+	size_t		remaining;
+
+	/* With flush or end, zstd is done when nothing remains to be emitted. */
+	do
+	{
+		ZSTD_outBuffer out = {buf, cap, 0};
+
+		remaining = ZSTD_compressStream2(ctx->cctx, &out, &in, mode);
+		if (zstd_failed(remaining, "compression", err))
+			return false;
+		if (out.pos > 0 && !sink(arg, buf, out.pos, err))
+			return false;
+	} while (remaining != 0);
+	return true;
+}
+
+/* The window a frame of TOTAL_LEN bytes needs at most: zstd never uses one larger than its input. */
+static int
+window_log_for(uint64_t total_len)
+{
+	int			log = ZSTD_WINDOWLOG_MIN;
+
+	while (log < ZSTD_WINDOWLOG_LIMIT_DEFAULT && ((uint64_t) 1 << log) < total_len)
+		log++;
+	return log;
+}
+
+bool
+sb_codec_stream_decompress_begin(SbCodecContext *ctx, uint64_t total_len, SbError *err)
+{
+	if (ctx->dctx == NULL && (ctx->dctx = ZSTD_createDCtx()) == NULL)
+		return sb_error_set(err, SB_ENOMEM, "out of memory creating a zstd context");
+	return !zstd_failed(ZSTD_DCtx_reset(ctx->dctx, ZSTD_reset_session_only), "reset", err) &&
+		!zstd_failed(ZSTD_DCtx_setParameter(ctx->dctx, ZSTD_d_windowLogMax, window_log_for(total_len)),
+					 "window setting", err);
+}
+
+bool
+sb_codec_stream_decompress(SbCodecContext *ctx, const void *src, size_t len,
+						   void *buf, size_t cap, SbCodecSink sink, void *arg,
+						   bool *done, SbError *err)
+{
+	ZSTD_inBuffer in = {src, len, 0};
+	bool		more = len > 0;
+
+	if (*done && len > 0)
+		return sb_error_set(err, SB_ECORRUPT, "data after the end of the zstd frame");
+	/* A full output buffer may leave output inside zstd: call again until it is not full. */
+	while (more)
+	{
+		ZSTD_outBuffer out = {buf, cap, 0};
+		size_t		rc = ZSTD_decompressStream(ctx->dctx, &out, &in);
+
+		if (zstd_failed(rc, "decompression", err))
+			return false;
+		if (out.pos > 0 && !sink(arg, buf, out.pos, err))
+			return false;
+		if (rc == 0)
+		{
+			*done = true;
+			if (in.pos < in.size)
+				return sb_error_set(err, SB_ECORRUPT, "data after the end of the zstd frame");
+			return true;
+		}
+		more = in.pos < in.size || out.pos == out.size;
+	}
+	return true;
+}
+
+/* As sb_codec_compress_memory, for a stream: its window and buffers are sized for TOTAL_LEN. */
+size_t
+sb_codec_stream_compress_memory(int level, uint64_t total_len)
+{
+	return ZSTD_estimateCStreamSize_usingCParams(ZSTD_getCParams(level, total_len, 0));
+}
+
+/*
+ * ZSTD_compress2 knows each chunk's size, so its context is sized for
+ * parameters tuned to that size, much less than ZSTD_estimateCCtxSize
+ * (which assumes input of unknown size) at high levels.
+ */
+size_t
+sb_codec_compress_memory(SbCodec codec, int level, size_t chunk_size)
+{
+	if (codec != SB_CODEC_ZSTD)
+		return 0;
+	return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, chunk_size, 0));
+}
+
+size_t
+sb_codec_decompress_memory(SbCodec codec)
+{
+	return codec == SB_CODEC_ZSTD ? ZSTD_estimateDCtxSize() : 0;
+}
+
+int
+sb_codec_min_level(void)
+{
+	return ZSTD_minCLevel();
+}
+
+int
+sb_codec_max_level(void)
+{
+	return ZSTD_maxCLevel();
+}

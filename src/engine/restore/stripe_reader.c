@@ -1,0 +1,236 @@
+/*
+ * stripe_reader.c
+ *		Reading a stripe file: header, trailer, index, chunk records.
+ *
+ * Messages say what is wrong; the caller puts the stripe (and chunk) in
+ * front.  A stripe whose trailer is missing was truncated or never finished.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/checksum.h"
+#include "crypto/crypto.h"
+#include "util/fsutil.h"
+#include "restore/stripe_reader.h"
+
+static bool
+read_exact(SbStripeReader *r, void *buf, size_t len, uint64_t offset, SbError *err)
+{
+	ssize_t		n = sb_store_pread(&r->file, buf, len, offset, err);
+
+	if (n < 0)
+		return false;
+	if ((size_t) n != len)
+		return sb_error_set(err, SB_ECORRUPT,
+							"file ends at %" PRIu64 " bytes, inside a structure at offset %" PRIu64,
+							r->file_size, offset);
+	return true;
+}
+
+/* The header must belong to this backup and this stripe. */
+static bool
+check_header(SbStripeReader *r, SbError *err)
+{
+	uint8_t		buf[SB_STRIPE_HEADER_SIZE];
+	const SbManifest *m = r->manifest;
+	SbStripeHeader *h = &r->header;
+
+	if (!read_exact(r, buf, sizeof(buf), 0, err) ||
+		!sb_format_decode_header(buf, h, err))
+		return false;
+	if (memcmp(h->uuid, m->uuid, 16) != 0)
+		return sb_error_set(err, SB_ECORRUPT,
+							"belongs to another backup (its backup id differs from the manifest's)");
+	if (h->number != r->index + 1 || h->count != m->nstripes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"is stripe %u of %u, expected stripe %u of %u",
+							h->number, h->count, r->index + 1, m->nstripes);
+	if (h->chunk_size != m->chunk_size)
+		return sb_error_set(err, SB_ECORRUPT, "chunk size %u differs from the manifest's %u",
+							h->chunk_size, m->chunk_size);
+	return true;
+}
+
+static bool
+check_trailer(SbStripeReader *r, SbError *err)
+{
+	uint8_t		buf[SB_TRAILER_SIZE];
+	const SbTrailer *t = &r->trailer;
+	const SbStripeInfo *info = &r->manifest->stripes[r->index];
+
+	if (!read_exact(r, buf, sizeof(buf), r->file_size - SB_TRAILER_SIZE, err) ||
+		!sb_format_decode_trailer(buf, &r->trailer, err))
+		return false;
+	if (t->number != r->index + 1 || t->count != r->manifest->nstripes ||
+		memcmp(t->uuid, r->manifest->uuid, 16) != 0)
+		return sb_error_set(err, SB_ECORRUPT, "trailer belongs to another stripe or backup");
+	if (memcmp(t->manifest_sha256, r->manifest->json_sha256, SB_SHA256_LEN) != 0 ||
+		t->manifest_length != r->manifest->json_length)
+		return sb_error_set(err, SB_ECORRUPT,
+							"was sealed with another manifest (its trailer records another SHA-256 of manifest.json)");
+	if (t->chunk_count != info->chunks || t->raw_bytes != info->raw_bytes ||
+		t->stored_bytes != info->stored_bytes)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists %" PRIu64 " chunks of %" PRIu64 " bytes stored as %" PRIu64 ", the manifest %" PRIu64 " of %" PRIu64 " stored as %" PRIu64,
+							t->chunk_count, t->raw_bytes, t->stored_bytes, info->chunks,
+							info->raw_bytes, info->stored_bytes);
+	if (t->index_offset < SB_STRIPE_HEADER_SIZE ||
+		t->index_offset + t->chunk_count * SB_INDEX_ENTRY_SIZE + SB_TRAILER_SIZE != r->file_size)
+		return sb_error_set(err, SB_ECORRUPT,
+							"size %" PRIu64 " does not match its index (truncated or appended to)",
+							r->file_size);
+	return true;
+}
+
+/* Each index entry must be a chunk of this stripe, in bounds. */
+static bool
+check_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
+{
+	const SbManifest *m = r->manifest;
+
+	if (sb_manifest_chunk_stripe(m, e->chunk_id) != r->index)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists chunk %" PRIu64 ", which the manifest does not put in this stripe",
+							e->chunk_id);
+	/* Readers size their buffers by the manifest: no compressed chunk without it. */
+	if (e->codec != SB_CODEC_NONE && m->codec == SB_CODEC_NONE)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index says chunk %" PRIu64 " is compressed, but the backup is not",
+							e->chunk_id);
+	/* An encrypted backup's chunks are all sealed, and no other's: none swapped in the clear. */
+	if (e->cipher != (m->encrypted ? SB_CIPHER_AES_256_GCM : SB_CIPHER_NONE))
+		return sb_error_set(err, SB_ECORRUPT, "index says chunk %" PRIu64 " is %s, but the backup is %s",
+							e->chunk_id, e->cipher ? "encrypted" : "not encrypted",
+							m->encrypted ? "encrypted" : "not");
+	if (e->cipher != SB_CIPHER_NONE && e->stored_len < SB_CRYPTO_OVERHEAD)
+		return sb_error_set(err, SB_ECORRUPT, "index entry of chunk %" PRIu64 " is too short to be sealed",
+							e->chunk_id);
+	/* A chunk is stored compressed only when that makes it smaller. */
+	if (e->raw_len != sb_manifest_chunk_length(m, e->chunk_id) ||
+		sb_entry_payload_len(e) > e->raw_len || e->codec > SB_CODEC_ZSTD ||
+		(e->codec == SB_CODEC_NONE && sb_entry_payload_len(e) != e->raw_len) ||
+		e->offset < SB_STRIPE_HEADER_SIZE ||
+		e->offset + SB_CHUNK_HEADER_SIZE + e->stored_len > r->trailer.index_offset)
+		return sb_error_set(err, SB_ECORRUPT, "index entry of chunk %" PRIu64 " is out of bounds",
+							e->chunk_id);
+	return true;
+}
+
+/* No chunk twice: the entries, sorted by chunk, must all differ. */
+static bool
+check_unique(SbStripeReader *r, SbError *err)
+{
+	uint64_t   *ids = sb_alloc((size_t) (r->nentries + 1) * sizeof(uint64_t), err);
+	uint64_t	i;
+	bool		ok = ids != NULL;
+
+	for (i = 0; ok && i < r->nentries; i++)
+		ids[i] = r->entries[i].chunk_id;
+	if (ok)
+		qsort(ids, r->nentries, sizeof(uint64_t), sb_compare_u64);
+	for (i = 1; ok && i < r->nentries; i++)
+		if (ids[i] == ids[i - 1])
+			ok = sb_error_set(err, SB_ECORRUPT, "index lists chunk %" PRIu64 " twice", ids[i]);
+	free(ids);
+	return ok;
+}
+
+/* The index is as long as the file says (trailer checked), so this is real data. */
+static bool
+load_index(SbStripeReader *r, SbError *err)
+{
+	uint64_t	n = r->trailer.chunk_count;
+	size_t		len = (size_t) n * SB_INDEX_ENTRY_SIZE;
+	uint8_t    *raw = sb_alloc(len, err);
+	uint64_t	i;
+	bool		ok;
+
+	r->entries = sb_alloc((size_t) (n ? n : 1) * sizeof(SbIndexEntry), err);
+	ok = raw && r->entries && read_exact(r, raw, len, r->trailer.index_offset, err);
+	if (ok && sb_hash64(raw, len) != r->trailer.index_hash)
+		ok = sb_error_set(err, SB_ECORRUPT, "index checksum mismatch");
+	for (i = 0; ok && i < n; i++)
+	{
+		sb_format_decode_index_entry(raw + i * SB_INDEX_ENTRY_SIZE, &r->entries[i]);
+		ok = check_entry(r, &r->entries[i], err);
+	}
+	r->nentries = ok ? n : 0;
+	free(raw);
+	return ok && check_unique(r, err);
+}
+
+bool
+sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
+			   const char *path, SbError *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->manifest = m;
+	r->index = index;
+	r->path = path;
+	r->file.fd = -1;
+	if (!sb_store_open(&r->file, path, err))
+		return false;
+	r->file_size = r->file.size;
+	if (r->file_size < SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE)
+		return sb_error_set(err, SB_ECORRUPT,
+							"is only %" PRIu64 " bytes long (truncated or incomplete stripe)",
+							r->file_size);
+	return check_header(r, err) && check_trailer(r, err) && load_index(r, err);
+}
+
+size_t
+sb_stripe_record_length(const SbStripeReader *r, uint64_t i)
+{
+	return SB_CHUNK_HEADER_SIZE + (size_t) r->entries[i].stored_len;
+}
+
+bool
+sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const uint8_t *record, size_t got,
+					   SbError *err)
+{
+	const SbIndexEntry *e = &r->entries[i];
+	SbChunkHeader h;
+	uint64_t	hash;
+
+	if (got < sb_stripe_record_length(r, i))
+		return sb_error_set(err, SB_ECORRUPT,
+							"file ends at %llu bytes, inside the chunk record at offset %llu",
+							(unsigned long long) r->file_size, (unsigned long long) e->offset);
+	if (!sb_format_decode_chunk(record, &h, err))
+		return false;
+	if (h.chunk_id != e->chunk_id || h.raw_len != e->raw_len ||
+		h.stored_len != e->stored_len || h.codec != e->codec || h.cipher != e->cipher ||
+		h.raw_hash != e->raw_hash || h.stored_hash != e->stored_hash)
+		return sb_error_set(err, SB_ECORRUPT, "chunk header disagrees with the stripe index");
+	hash = sb_hash64(record + SB_CHUNK_HEADER_SIZE, e->stored_len);
+	if (hash != e->stored_hash)
+		return sb_error_set(err, SB_ECORRUPT,
+							"checksum mismatch (stored %016" PRIx64 ", computed %016" PRIx64 ")",
+							e->stored_hash, hash);
+	return true;
+}
+
+uint32_t
+sb_entry_payload_len(const SbIndexEntry *e)
+{
+	return e->cipher != SB_CIPHER_NONE ? e->stored_len - SB_CRYPTO_OVERHEAD : e->stored_len;
+}
+
+uint64_t
+sb_entry_raw_hash(const SbManifest *m, const SbIndexEntry *e)
+{
+	return m->cipher != NULL ? sb_cipher_mask_hash(m->cipher, e->chunk_id, e->raw_hash) : e->raw_hash;
+}
+
+void
+sb_stripe_close(SbStripeReader *r)
+{
+	sb_store_close(&r->file);
+	free(r->entries);
+	r->entries = NULL;
+}
