@@ -31,7 +31,7 @@ typedef struct SbArchive
 	const SbKey *key;			/* the user's key it was opened with (the
 								 * caller's, kept while it is open), or NULL */
 	SbEntryKeep keep;			/* what it was opened to keep of the entries:
-								 * to plan (sb_archive_open_for_plan), each
+								 * to plan (SB_KEEP_COUNTS), each
 								 * manifest's entries may be counted
 								 * (manifest->tally), not kept */
 	char	   *spool_dir;		/* SB_KEEP_STREAMED: the folder of the private
@@ -69,7 +69,19 @@ typedef struct SbArchiveExpect
 	uint32_t	nfolders;
 } SbArchiveExpect;
 
-/* How an archive is opened (sb_archive_open_with); zero is the whole chain, every field kept. */
+/*
+ * How an archive is opened (sb_archive_open_with), given in place as
+ * &(SbArchiveOpenOptions){.key = key, .keep = SB_KEEP_STREAMED, ...}; zero
+ * is the whole chain, every field kept, no key.  What callers ask for:
+ *	- to restore or verify a window at a time: .keep = SB_KEEP_STREAMED and
+ *	  .spool_dir (the chain's backups each so too);
+ *	- to plan, show or chart: .keep = SB_KEEP_COUNTS (no file table: verify,
+ *	  restore and every reader of entries refuse it), .alone for one backup;
+ *	- to be a child's parent: .keep = SB_KEEP_LOOKUP and .spool_dir (the
+ *	  backups it completes opened for their members alone);
+ *	- to be merged: .keep = SB_KEEP_LOOKUP, .parents_streamed and .spool_dir.
+ * Without the right key an encrypted backup is SB_EKEY.
+ */
 typedef struct SbArchiveOpenOptions
 {
 	const SbKey *key;			/* opens an encrypted backup (the caller keeps
@@ -84,8 +96,8 @@ typedef struct SbArchiveOpenOptions
 } SbArchiveOpenOptions;
 
 /*
- * Open the backup at LOCATION as O says: the one entry point the variants
- * below are shorthand for.  A copy that is not what O->expect says is
+ * Open the backup at LOCATION as O says (sb_archive_open below is the
+ * default options' shorthand).  A copy that is not what O->expect says is
  * SB_ECORRUPT when no other copy is (naming the folder and what differs);
  * a manifest in the clear that claims to be encrypted is refused.
  */
@@ -114,76 +126,6 @@ extern SbArchive *sb_archive_open(const char *location, SbError *err);
  * code when it could not be told (a bucket that refuses the request).
  */
 extern bool sb_archive_has_manifest(const char *location, SbError *err);
-
-/*
- * The same, for an encrypted backup too: KEY (NULL: none) opens its
- * envelope and its chain's.  The caller keeps KEY until the archive is
- * closed.  Without the right key: SB_EKEY.
- */
-extern SbArchive *sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err);
-
-/*
- * The same, its entries kept as KEEP says: SB_KEEP_TO_RESTORE (to restore
- * or verify) without the stamps of the source files (file_id, file_times:
- * checked as they are read, then dropped), which only a child backup or a
- * merge reads, about 70 bytes a file less for a backup of a server (an
- * encrypted backup's are kept); SB_KEEP_COUNTS as sb_archive_open_for_plan.
- */
-extern SbArchive *sb_archive_open_keeping(const char *location, const SbKey *key,
-										  SbEntryKeep keep, SbError *err);
-
-/*
- * The same, to verify (and later to restore) a window at a time: the
- * manifest's entries checked as the whole table would be, then kept in a
- * private file in SPOOL_DIR (SB_KEEP_STREAMED), none in memory, when the
- * manifest is laid out for it (the entries after every other member, as
- * stripebackup writes it); else as SB_KEEP_TO_RESTORE.  The backups it
- * completes, if any, each so too.
- */
-extern SbArchive *sb_archive_open_streamed(const char *location, const SbKey *key,
-										   const char *spool_dir, SbError *err);
-
-/*
- * The same, to be the parent of a backup (SB_KEEP_LOOKUP): its entries, with
- * their file stamps, in a private file in SPOOL_DIR, to be found by path,
- * none in memory (the whole table when the manifest is not laid out for
- * it, or is encrypted); the backups it completes opened for their members
- * alone (SB_KEEP_HEAD), since a child needs them found and authenticated,
- * not read.
- */
-extern SbArchive *sb_archive_open_to_look_up(const char *location, const SbKey *key,
-											 const char *spool_dir, SbError *err);
-
-/*
- * The same, to be merged (sb_merge.h): its entries, with their file stamps,
- * in a private file in SPOOL_DIR, and the backups it completes opened
- * streamed, none in memory (the whole table of each that is not laid out
- * for it, or is encrypted).
- */
-extern SbArchive *sb_archive_open_to_merge(const char *location, const SbKey *key,
-										   const char *spool_dir, SbError *err);
-
-/* The backup at LOCATION alone so (to print its whole manifest a file at a time). */
-extern SbArchive *sb_archive_open_one_to_look_up(const char *location, const SbKey *key,
-												 const char *spool_dir, SbError *err);
-
-/*
- * The same, to plan only (sb_archive_plan, the manifest's members but its
- * entries): each manifest of the chain read as a stream, its entries
- * counted as they come and none kept (manifest->tally), when the manifest
- * puts them after everything else as stripebackup writes it; so a plan of a
- * backup of millions of files holds no file table.  Verify, restore and
- * every reader of entries refuse an archive opened so.
- */
-extern SbArchive *sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err);
-
-/* The backup at LOCATION alone so (to show or chart it: its members but its entries). */
-extern SbArchive *sb_archive_open_one_for_plan(const char *location, const SbKey *key,
-											   SbError *err);
-
-/* The backup at LOCATION alone, not the chain it completes: to show or chart it. */
-extern SbArchive *sb_archive_open_one(const char *location, SbError *err);
-extern SbArchive *sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err);
 
 /*
  * Read stripe NUMBER (1-based) from folder DIR instead.  If the manifest is

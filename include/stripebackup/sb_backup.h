@@ -123,8 +123,8 @@ typedef struct SbBackupOptions
 	SbBackupType type;
 	SbManifest *parent;			/* its parent, opened by sb_archive_open or,
 								 * its entries left in a file,
-								 * sb_archive_open_to_look_up (the backup
-								 * reads that file) */
+								 * SB_KEEP_LOOKUP (the backup reads
+								 * that file) */
 	uint32_t	block_size;		/* what the block filter judges; divides chunk_size */
 	SbFileFilter file_filter;
 	SbBlockFilter block_filter;

@@ -198,7 +198,7 @@ typedef struct SbStripeInfo
 
 /*
  * What a plan needs of the entries, counted as they are read instead of
- * kept, when a manifest is read to plan only (sb_archive_open_for_plan): a
+ * kept, when a manifest is read to plan only (SB_KEEP_COUNTS): a
  * plan of a million files then holds no file table.
  */
 typedef struct SbEntryTally

@@ -36,8 +36,8 @@ typedef struct SbMerge SbMerge;
 
 /*
  * Make the scratch folder, restore CHAIN (opened by sb_archive_open, or
- * sb_archive_open_to_merge to hold no file table) into it and begin the new
- * backup.  CHAIN must stay open until the merge ends.
+ * SB_KEEP_LOOKUP with parents_streamed to hold no file table) into it and
+ * begin the new backup.  CHAIN must stay open until the merge ends.
  */
 extern SbMerge *sb_merge_begin(SbArchive *chain, const SbMergeOptions *options, SbError *err);
 

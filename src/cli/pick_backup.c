@@ -136,10 +136,13 @@ consider(const ReadArgs *args, const char *location, Pick *p)
 	SbError		err;
 	SbPgMeta	meta;
 	SbArchive  *a;
+	/* its members but its entries, without the chain it completes */
+	SbArchiveOpenOptions members = {.key = args->has_key ? &args->key : NULL,
+	.keep = SB_KEEP_COUNTS, .alone = true};
 
 	if (!sb_archive_has_manifest(location, &err))
 		return;					/* not a backup, or one that did not complete */
-	if ((a = sb_archive_open_one_for_plan(location, args->has_key ? &args->key : NULL, &err)) == NULL)
+	if ((a = sb_archive_open_with(location, &members, &err)) == NULL)
 	{
 		fprintf(stderr, "%s: warning: backup \"%s\" passed over: %s\n", progname, location, err.message);
 		return;

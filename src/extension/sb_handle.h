@@ -67,7 +67,7 @@ extern char *sb_archive_used_folder(const SbArchive *a);
 typedef enum SbOpenFor
 {
 	SB_OPEN_TO_READ,			/* verify or restore, a window of files at a
-								 * time (sb_archive_open_streamed): the
+								 * time (SB_KEEP_STREAMED): the
 								 * entries in a private file under
 								 * sb_temp_folder(), none in memory */
 	SB_OPEN_TO_LOOK_UP,			/* the parent of a backup: its entries with

@@ -902,7 +902,8 @@ restore_windowed_too(const char *location, const SbRestoreOptions *ro, bool ok, 
 	th_path(target, "%s.windowed", ro->target);
 	copy.target = target;
 	copy.read.window_files = 2;
-	a = sb_archive_open_streamed(location, NULL, tmp && tmp[0] == '/' ? tmp : "/tmp", &werr);
+	a = sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_STREAMED,
+							 .spool_dir = tmp && tmp[0] == '/' ? tmp : "/tmp"}, &werr);
 	wok = a != NULL && sb_archive_restore(a, &copy, &werr);
 	if (a == NULL && !ok)
 		werr = *err;			/* refused as it opened, as the first was */
@@ -948,7 +949,8 @@ verify_kept(const char *location, SbEntryKeep keep, int workers, uint32_t window
 	const char *tmp = getenv("TMPDIR");
 	SbError		err;
 	SbArchive  *a = keep == SB_KEEP_STREAMED ?
-		sb_archive_open_streamed(location, NULL, tmp && tmp[0] == '/' ? tmp : "/tmp", &err) :
+		sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_STREAMED,
+							 .spool_dir = tmp && tmp[0] == '/' ? tmp : "/tmp"}, &err) :
 		sb_archive_open(location, &err);
 	SbReadOptions ro;
 	uint64_t	n = 0;

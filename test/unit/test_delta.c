@@ -89,7 +89,8 @@ delta_restore(const ThFixture *f, const char *name, SbRestoreStats *stats, SbErr
 	if (!streamed_delta)
 		return th_restore_with(location, &ro, err);
 	ro.read.window_files = 2;
-	a = sb_archive_open_streamed(location, NULL, f->root, err);
+	a = sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.keep = SB_KEEP_STREAMED, .spool_dir = f->root}, err);
 	if (a != NULL && a->manifest->streamed == NULL)
 		sb_error_set(err, SB_EINVAL, "the test's backup was not opened streamed");
 	done = a != NULL && a->manifest->streamed != NULL && sb_archive_restore(a, &ro, err);
@@ -108,7 +109,8 @@ streamed_estimate_is(const char *location, const char *target, const SbDeltaEsti
 	bool		same;
 
 	th_tempdir(spool, "delta-estimate");
-	a = sb_archive_open_streamed(location, NULL, spool, &err);
+	a = sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.keep = SB_KEEP_STREAMED, .spool_dir = spool}, &err);
 	same = a != NULL && a->manifest->streamed != NULL && a->manifest->nentries == 0 &&
 		sb_delta_estimate(a->manifest, target, NULL, 0, &e, &err) &&
 		memcmp(&e, want, sizeof(e)) == 0;
@@ -378,7 +380,7 @@ test_restore_sample(void)
 	th_mkdir(scratch, 0700);
 	memset(&ro, 0, sizeof(ro));
 	ro.workers = 2;
-	a = sb_archive_open_for_plan(location, NULL, &err);
+	a = sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_COUNTS}, &err);
 	done = a != NULL && sb_restore_sample(a, &ro, scratch, true, &sample, &err);
 	if (!ok(done, "the sample restores"))
 		th_diag_error("sample", &err);
@@ -403,14 +405,14 @@ test_restore_sample(void)
 	sb_archive_close(a);
 
 	ok(unlink(th_stripe_path(&f, 2, "sampled", path)) == 0, "stripe 2 removed");
-	a = sb_archive_open_for_plan(location, NULL, &err);
+	a = sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_COUNTS}, &err);
 	done = a != NULL && sb_restore_sample(a, &ro, scratch, true, &sample, &err);
 	ok(!done && err.code == SB_ENOTFOUND && strstr(err.message, "stripe 2 of 2") != NULL,
 	   "a stripe missing fails the sample, naming it: %s", err.message);
 	is_int(th_count_entries(scratch), 0, "and it leaves nothing behind either");
 	sb_archive_close(a);
 	th_path(path, "%s/none/deeper", f.root);
-	a = sb_archive_open_for_plan(location, NULL, &err);
+	a = sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_COUNTS}, &err);
 	ok(a != NULL && !sb_restore_sample(a, &ro, path, false, &sample, &err) && strstr(err.message, path) != NULL,
 	   "a folder that is not there: %s", err.message);
 	sb_archive_close(a);

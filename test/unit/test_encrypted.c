@@ -65,7 +65,7 @@ static bool
 restore_with_key(const char *location, const char *target, const SbKey *key, SbRestoreOptions *ro,
 				 SbError *err)
 {
-	SbArchive  *a = sb_archive_open_with_key(location, key, err);
+	SbArchive  *a = sb_archive_open_with(location, &(SbArchiveOpenOptions){.key = key}, err);
 	bool		ok;
 
 	if (a == NULL)
@@ -81,7 +81,7 @@ static long
 verify_with_key(const char *location, const SbKey *key)
 {
 	SbError		err;
-	SbArchive  *a = sb_archive_open_with_key(location, key, &err);
+	SbArchive  *a = sb_archive_open_with(location, &(SbArchiveOpenOptions){.key = key}, &err);
 	SbReadOptions ro;
 	ThProblems	problems;
 	uint64_t	count = 0;
@@ -112,13 +112,14 @@ damage_envelopes(const ThFixture *f, const SbKey *key)
 	th_location(f, 1, "enc", other);
 	ok(th_edit_file(th_path(path, "%s/manifest.json", location), "\"format_version\":\"2.0\"",
 					"\"format_version\":\"9.0\""), "one envelope's version changed");
-	a = sb_archive_open_with_key(location, key, &err);
+	a = sb_archive_open_with(location, &(SbArchiveOpenOptions){.key = key}, &err);
 	ok(a != NULL && a->nnotes > 0 && strstr(a->notes[0], "format_version 9.0") != NULL,
 	   "the other copy is used, the damaged one named: %s", a && a->nnotes ? a->notes[0] : err.message);
 	sb_archive_close(a);
 	ok(th_edit_file(th_path(path, "%s/manifest.json", other), "\"sealed_manifest\":[\"",
 					"\"sealed_manifest\":[\"AAAA"), "the other's sealed manifest altered");
-	ok(sb_archive_open_with_key(other, key, &err) == NULL && err.code == SB_ECORRUPT,
+	ok(sb_archive_open_with(other,
+				&(SbArchiveOpenOptions){.key = key}, &err) == NULL && err.code == SB_ECORRUPT,
 	   "no copy opens: %s", err.message);
 }
 
@@ -179,7 +180,8 @@ round_trip(SbCodec codec, SbBalance balance)
 
 	ok(sb_archive_open(location, &err) == NULL && err.code == SB_EKEY,
 	   "without its key it does not open: %s", err.message);
-	ok(sb_archive_open_with_key(location, &wrong, &err) == NULL && err.code == SB_EKEY,
+	ok(sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.key = &wrong}, &err) == NULL && err.code == SB_EKEY,
 	   "nor with another: %s", err.message);
 	memset(&ro, 0, sizeof(ro));
 	ok(!restore_with_key(location, f.target, &wrong, &ro, &err) && !th_exists(f.target),
@@ -382,7 +384,8 @@ test_encrypted_segments(void)
 	th_location(&f, 0, "enc", location);
 	th_path(manifest, "%s/manifest.json", location);
 
-	a = sb_archive_open_streamed(location, &key, f.root, &err);
+	a = sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.key = &key, .keep = SB_KEEP_STREAMED, .spool_dir = f.root}, &err);
 	ok(a != NULL && a->manifest->streamed != NULL && a->manifest->nentries == 0,
 	   "opened streamed with its key: no entry kept in memory");
 	memset(&ro, 0, sizeof(ro));

@@ -101,7 +101,8 @@ backup_as(ThFixture *f, const char *name, const char *parent_name, Lsns *l, SbMa
 	{
 		th_location(f, 0, parent_name, location);
 		parent = l->parent_table ? sb_archive_open(location, &err) :
-			sb_archive_open_to_look_up(location, NULL, f->root, &err);
+			sb_archive_open_with(location,
+						&(SbArchiveOpenOptions){.keep = SB_KEEP_LOOKUP, .spool_dir = f->root}, &err);
 		if (parent == NULL)
 		{
 			th_diag_error("open parent", &err);
@@ -496,7 +497,9 @@ begin_merge(ThFixture *f, const char *name, const char *merged, const char *stag
 	char		location[PATH_MAX];
 
 	th_location(f, 0, name, location);
-	*chain = streamed ? sb_archive_open_to_merge(location, NULL, f->root, err) :
+	*chain = streamed ?
+		sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_LOOKUP,
+							 .parents_streamed = true, .spool_dir = f->root}, err) :
 		sb_archive_open(location, err);
 	if (*chain == NULL)
 		return NULL;
@@ -692,7 +695,10 @@ delta_into_copy(ThFixture *f, const char *location, bool streamed)
 	ro.read.window_files = 2;
 	ro.delta = true;
 	ro.stats = &stats;
-	a = streamed ? sb_archive_open_streamed(location, NULL, f->root, &err) : sb_archive_open(location, &err);
+	a = streamed ?
+		sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_STREAMED,
+							 .spool_dir = f->root}, &err) :
+		sb_archive_open(location, &err);
 	done = a != NULL && sb_archive_restore(a, &ro, &err);
 	sb_archive_close(a);
 	if (!ok(done, "%s: the chain restores into the copy, as a delta", how))

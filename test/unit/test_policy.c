@@ -502,8 +502,10 @@ read_window_counted(ThFixture *f, const SbReadOptions *ro)
 	char		location[PATH_MAX];
 	SbError		err;
 	SbArchive  *whole = sb_archive_open(th_location(f, 0, "bk", location), &err);
-	SbArchive  *head = sb_archive_open_keeping(location, NULL, SB_KEEP_HEAD, &err);
-	SbArchive  *streamed = sb_archive_open_streamed(location, NULL, f->root, &err);
+	SbArchive  *head = sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.keep = SB_KEEP_HEAD}, &err);
+	SbArchive  *streamed = sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.keep = SB_KEEP_STREAMED, .spool_dir = f->root}, &err);
 	SbMemoryEstimate table,
 				members,
 				window;

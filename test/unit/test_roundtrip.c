@@ -430,7 +430,7 @@ head_only(ThFixture *f, const char *name, const SbArchive *whole)
 	bool		flipped = true;
 
 	th_location(f, 0, name, location);
-	head = sb_archive_open_keeping(location, NULL, SB_KEEP_HEAD, &err);
+	head = sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_HEAD}, &err);
 	if (head == NULL)
 		th_diag_error("open for the members", &err);
 	h = head ? head->manifest : NULL;
@@ -453,7 +453,8 @@ head_only(ThFixture *f, const char *name, const SbArchive *whole)
 		th_path(path, "%s/%s/" SB_MANIFEST_FILE, f->dests[i], name);
 		flipped = flipped && stat(path, &st) == 0 && th_flip_byte(path, (uint64_t) st.st_size - 12, 0x01);
 	}
-	head = flipped ? sb_archive_open_keeping(location, NULL, SB_KEEP_HEAD, &err) : NULL;
+	head = flipped ? sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.keep = SB_KEEP_HEAD}, &err) : NULL;
 	ok(flipped && (head == NULL || !head->authenticated),
 	   "an entry changed in every copy: not authenticated (%s)", head ? "opened" : err.message);
 	sb_archive_close(head);
@@ -481,7 +482,7 @@ plan_only(ThFixture *f, const char *name)
 
 	th_location(f, 0, name, location);
 	whole = sb_archive_open(location, &err);
-	counted = sb_archive_open_for_plan(location, NULL, &err);
+	counted = sb_archive_open_with(location, &(SbArchiveOpenOptions){.keep = SB_KEEP_COUNTS}, &err);
 	if (counted == NULL)
 		th_diag_error("open to plan", &err);
 	ok(counted != NULL && counted->authenticated && counted->manifest->tally != NULL &&
@@ -500,7 +501,8 @@ plan_only(ThFixture *f, const char *name)
 	ok(counted != NULL && !sb_archive_restore(counted, &ro, &err) && err.code == SB_EINVAL &&
 	   access(target, F_OK) != 0, "restore refuses it, writing nothing (%s)", err.message);
 	sb_archive_close(counted);
-	counted = sb_archive_open_one_for_plan(location, NULL, &err);
+	counted = sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.keep = SB_KEEP_COUNTS, .alone = true}, &err);
 	ok(counted != NULL && counted->manifest->tally != NULL && sb_archive_plan(counted, &plan, &err) &&
 	   plan.files == expected.files, "opened alone to plan (show, report): the same, no file table");
 	sb_archive_close(counted);

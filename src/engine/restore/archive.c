@@ -61,87 +61,10 @@ sb_archive_open_with(const char *location, const SbArchiveOpenOptions *o, SbErro
 	return a;
 }
 
-/* The shorthands: KEY, KEEP and the rest as named, nothing expected but what the key implies. */
-static SbArchive *
-open_as(const char *location, const SbKey *key, SbEntryKeep keep, bool alone,
-		const char *spool_dir, SbError *err)
-{
-	SbArchiveOpenOptions o = {.key = key, .keep = keep, .alone = alone, .spool_dir = spool_dir};
-
-	return sb_archive_open_with(location, &o, err);
-}
-
 SbArchive *
 sb_archive_open(const char *location, SbError *err)
 {
-	return open_as(location, NULL, SB_KEEP_ALL, false, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_with_key(const char *location, const SbKey *key, SbError *err)
-{
-	return open_as(location, key, SB_KEEP_ALL, false, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_keeping(const char *location, const SbKey *key, SbEntryKeep keep, SbError *err)
-{
-	return open_as(location, key, keep, false, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_one(const char *location, SbError *err)
-{
-	return open_as(location, NULL, SB_KEEP_ALL, true, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_for_plan(const char *location, const SbKey *key, SbError *err)
-{
-	return open_as(location, key, SB_KEEP_COUNTS, false, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_one_for_plan(const char *location, const SbKey *key, SbError *err)
-{
-	return open_as(location, key, SB_KEEP_COUNTS, true, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_one_with_key(const char *location, const SbKey *key, SbError *err)
-{
-	return open_as(location, key, SB_KEEP_ALL, true, NULL, err);
-}
-
-SbArchive *
-sb_archive_open_streamed(const char *location, const SbKey *key, const char *spool_dir, SbError *err)
-{
-	/* a chain's backups each so too (chain.c: what each writes follows from lookups) */
-	return open_as(location, key, SB_KEEP_STREAMED, false, spool_dir, err);
-}
-
-SbArchive *
-sb_archive_open_to_merge(const char *location, const SbKey *key, const char *spool_dir,
-						 SbError *err)
-{
-	SbArchiveOpenOptions o = {.key = key, .keep = SB_KEEP_LOOKUP, .parents_streamed = true,
-	.spool_dir = spool_dir};
-
-	return sb_archive_open_with(location, &o, err);
-}
-
-SbArchive *
-sb_archive_open_one_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
-							   SbError *err)
-{
-	return open_as(location, key, SB_KEEP_LOOKUP, true, spool_dir, err);
-}
-
-SbArchive *
-sb_archive_open_to_look_up(const char *location, const SbKey *key, const char *spool_dir,
-						   SbError *err)
-{
-	return open_as(location, key, SB_KEEP_LOOKUP, false, spool_dir, err);
+	return sb_archive_open_with(location, &(SbArchiveOpenOptions){0}, err);
 }
 
 SbArchive *
@@ -255,7 +178,7 @@ count_entries(const SbManifest *m, SbPlan *plan)
 	}
 }
 
-/* The same counts, made as the manifest was read (sb_archive_open_for_plan). */
+/* The same counts, made as the manifest was read (SB_KEEP_COUNTS). */
 static void
 plan_from_tally(const SbEntryTally *t, SbPlan *plan)
 {
