@@ -59,6 +59,41 @@ typedef bool (*SbFileFilter) (void *arg, const char *path);
 typedef bool (*SbBlockFilter) (void *arg, const char *path, int fd, uint64_t file_offset,
 							   const uint8_t *block);
 
+/*
+ * The caller's functions a backup calls, each NULL or called with its own
+ * argument: what it is told (progress, data read, entries recorded) and,
+ * for a backup with a parent, what it decides (which files and blocks to
+ * store).
+ */
+typedef struct SbBackupHooks
+{
+	SbTickFn	tick;
+	void	   *tick_arg;
+	SbReadHook	read;
+	void	   *read_arg;
+	void	   *read_lane_args[SB_MAX_SOURCE_LANES];	/* the read hook's
+														 * argument on each
+														 * source lane */
+	SbEntryHook entry;
+	void	   *entry_arg;
+
+	/* A backup with a parent (type not full): */
+	SbFileFilter file_filter;
+	SbBlockFilter block_filter;
+
+	/*
+	 * Files SKIP_FILTER accepts are taken from the parent unread when their
+	 * identity, size and times are the parent's, and their modification is
+	 * older than the parent's start by two seconds (so that no write after
+	 * the parent looked at them can have left the same time).  The caller
+	 * must be sure every change made before this backup is on disk, as a
+	 * checkpoint makes it, and says NULL when it cannot trust the times (a
+	 * timeline switch since the parent).
+	 */
+	SbFileFilter skip_filter;
+	void	   *filter_arg;		/* the three filters' argument */
+} SbBackupHooks;
+
 typedef struct SbBackupOptions
 {
 	const char *const *destinations;	/* absolute, existing folders */
@@ -75,12 +110,7 @@ typedef struct SbBackupOptions
 	uint32_t	workers;		/* compression workers; 0 = number of CPUs */
 	bool		detect_holes;	/* store sparse files' holes as holes */
 	const char *metadata_json;	/* a JSON object kept in the manifest, or NULL */
-	SbTickFn	tick;			/* may be NULL */
-	void	   *tick_arg;
-	SbReadHook	read_hook;		/* may be NULL */
-	void	   *read_hook_arg;
-	SbEntryHook entry_hook;		/* may be NULL */
-	void	   *entry_hook_arg;
+	SbBackupHooks hooks;		/* what the caller is told, and decides */
 
 	/*
 	 * Source lanes: read the large files (over 64 kB) of up to this many
@@ -91,10 +121,9 @@ typedef struct SbBackupOptions
 	 * caller may go on: a file gone by then is left out, counted by
 	 * sb_backup_files_vanished.  Not with a parent (an incremental file's
 	 * length is known only once read).  With a read hook, lane i calls it
-	 * with read_hook_lane_args[i]; lanes without one are not used.
+	 * with hooks.read_lane_args[i]; lanes without one are not used.
 	 */
 	uint32_t	source_lanes;
-	void	   *read_hook_lane_args[SB_MAX_SOURCE_LANES];
 
 	SbIoMethod	io_method;		/* SB_IO_AUTO: io_uring when the kernel allows */
 	uint32_t	queue_depth;	/* reads or writes in flight per file; 0 = default */
@@ -126,20 +155,6 @@ typedef struct SbBackupOptions
 								 * SB_KEEP_LOOKUP (the backup reads
 								 * that file) */
 	uint32_t	block_size;		/* what the block filter judges; divides chunk_size */
-	SbFileFilter file_filter;
-	SbBlockFilter block_filter;
-	void	   *filter_arg;
-
-	/*
-	 * Files SKIP_FILTER accepts are taken from the parent unread when their
-	 * identity, size and times are the parent's, and their modification is
-	 * older than the parent's start by two seconds (so that no write after
-	 * the parent looked at them can have left the same time).  The caller
-	 * must be sure every change made before this backup is on disk, as a
-	 * checkpoint makes it, and says NULL when it cannot trust the times (a
-	 * timeline switch since the parent).
-	 */
-	SbFileFilter skip_filter;
 } SbBackupOptions;
 
 typedef struct SbBackup SbBackup;

@@ -432,8 +432,8 @@ run_backup(CreateArgs *a, const SourceTree *tree)
 	bool		ok;
 
 	cli_progress_init(&progress, "backed up", a->progress_mode);
-	a->options.tick = cli_progress_tick;
-	a->options.tick_arg = &progress;
+	a->options.hooks.tick = cli_progress_tick;
+	a->options.hooks.tick_arg = &progress;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	b = sb_backup_begin(&a->options, &err);
 	if (b == NULL)

@@ -326,16 +326,16 @@ begin_engine(Run *r)
 	SbError		err;
 
 	sb_backup_args_to_options(r->args, &options, dests);
-	options.tick = sb_control_worker_tick;
-	options.tick_arg = r;
-	options.read_hook = sb_pagecheck_hook;
-	options.read_hook_arg = r->pagecheck;
+	options.hooks.tick = sb_control_worker_tick;
+	options.hooks.tick_arg = r;
+	options.hooks.read = sb_pagecheck_hook;
+	options.hooks.read_arg = r->pagecheck;
 	options.source_lanes = r->source_lanes = source_lanes(r->tablespaces);
 	for (uint32 i = 0; i < r->source_lanes; i++)
-		options.read_hook_lane_args[i] = r->lane_pagecheck[i] = sb_pagecheck_new(r->out->start_lsn);
+		options.hooks.read_lane_args[i] = r->lane_pagecheck[i] = sb_pagecheck_new(r->out->start_lsn);
 	r->pgmanifest = sb_pgmanifest_begin();
-	options.entry_hook = sb_pgmanifest_add;
-	options.entry_hook_arg = r->pgmanifest;
+	options.hooks.entry = sb_pgmanifest_add;
+	options.hooks.entry_arg = r->pgmanifest;
 	options.spill_dir = sb_temp_folder();
 	if (r->args->type != SB_BACKUP_FULL)
 	{
@@ -344,12 +344,12 @@ begin_engine(Run *r)
 		options.type = r->args->type;
 		options.parent = r->parent->manifest;
 		options.block_size = BLCKSZ;
-		options.file_filter = sb_changed_file;
-		options.block_filter = sb_changed_block;
-		options.filter_arg = r->changed;
+		options.hooks.file_filter = sb_changed_file;
+		options.hooks.block_filter = sb_changed_block;
+		options.hooks.filter_arg = r->changed;
 		/* file times are trusted on the parent's timeline only */
 		if (r->args->skip_unchanged && r->args->parent_timeline == r->start_tli)
-			options.skip_filter = sb_changed_relation;
+			options.hooks.skip_filter = sb_changed_relation;
 	}
 	r->handle = sb_handle_new(abort_backup);
 	r->backup = sb_backup_begin(&options, &err);

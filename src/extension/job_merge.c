@@ -158,7 +158,7 @@ fill_options(const SbJob *job, const SbArchive *chain, SbPgManifest *pgmanifest,
 
 	memset(o, 0, sizeof(*o));
 	sb_backup_args_to_options(args, &o->backup, dests);
-	o->backup.tick = sb_control_worker_tick;
+	o->backup.hooks.tick = sb_control_worker_tick;
 	o->backup.metadata_json = merged_metadata(job, chain);
 	o->read.workers = (uint32_t) args->workers;
 	o->read.buffer_count = (uint32_t) args->buffer_count;
@@ -169,8 +169,8 @@ fill_options(const SbJob *job, const SbArchive *chain, SbPgManifest *pgmanifest,
 	o->staging = sb_merge_staging(args->destinations[0], args->name);
 	/* no file table: the entries and PostgreSQL's manifest written as they come */
 	o->backup.spill_dir = sb_temp_folder();
-	o->backup.entry_hook = sb_pgmanifest_add;
-	o->backup.entry_hook_arg = pgmanifest;
+	o->backup.hooks.entry = sb_pgmanifest_add;
+	o->backup.hooks.entry_arg = pgmanifest;
 	o->later = later;
 	o->nlater = lengthof(later);
 }

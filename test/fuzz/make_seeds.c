@@ -186,8 +186,8 @@ incremental_seed(SbBackupOptions *o, const char *src, const char *const *names, 
 	o->type = SB_BACKUP_INCR;
 	o->parent = parent->manifest;
 	o->block_size = 4096;
-	o->file_filter = seed_under_a;
-	o->block_filter = seed_first_block;
+	o->hooks.file_filter = seed_under_a;
+	o->hooks.block_filter = seed_first_block;
 	backup_files(o, src, names, n);
 	snprintf(path, sizeof(path), "%s/incr", o->destinations[0]);
 	manifest_seed(path, "incremental.json");

@@ -126,8 +126,8 @@ back_up(ThFixture *f, const char *name, bool runs, HookSeen *seen, int *gone)
 	int			i;
 
 	th_options(&o, f->dests, f->ndests, name);
-	o.read_hook = check_block;
-	o.read_hook_arg = seen;
+	o.hooks.read = check_block;
+	o.hooks.read_arg = seen;
 	name_files(files, paths, names, folder, sources);
 	b = sb_backup_begin(&o, &err);
 	done = b != NULL && lstat(f->src, &top) == 0 && lstat(folder, &run) == 0 &&

@@ -118,10 +118,10 @@ backup_as(ThFixture *f, const char *name, const char *parent_name, Lsns *l, SbMa
 		o.type = SB_BACKUP_INCR;
 		o.parent = parent->manifest;
 		o.block_size = BLOCK;
-		o.file_filter = under_base;
-		o.block_filter = changed_since;
-		o.filter_arg = l;
-		o.skip_filter = l->skip ? any_file : NULL;
+		o.hooks.file_filter = under_base;
+		o.hooks.block_filter = changed_since;
+		o.hooks.filter_arg = l;
+		o.hooks.skip_filter = l->skip ? any_file : NULL;
 		l->threshold = l->taken;	/* what was written since the parent */
 	}
 	done = th_backup_tree(&o, f->src, m, &err);

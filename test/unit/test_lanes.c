@@ -136,10 +136,10 @@ lane_options(Lanes *l, SbBackupOptions *o, const char *name, uint32_t lanes)
 	th_options(o, l->f.dests, l->f.ndests, name);
 	o->buffer_count = 8;		/* the fewest that allow two lanes */
 	o->source_lanes = lanes;
-	o->read_hook = see_block;
-	o->read_hook_arg = &l->caller;
-	o->read_hook_lane_args[0] = &l->lane[0];
-	o->read_hook_lane_args[1] = &l->lane[1];
+	o->hooks.read = see_block;
+	o->hooks.read_arg = &l->caller;
+	o->hooks.read_lane_args[0] = &l->lane[0];
+	o->hooks.read_lane_args[1] = &l->lane[1];
 }
 
 /* Back both folders up (the tmpfs one first, A's files in one run); B the begun backup. */

@@ -405,8 +405,8 @@ test_options_backup_contract(void)
 	/* The caller's tick says stop (the first tick comes 100 ms after begin). */
 	data = malloc(64 * 4096);
 	th_fill(data, 64 * 4096, 3, false);
-	o.tick = cancel_now;
-	o.tick_arg = &calls;
+	o.hooks.tick = cancel_now;
+	o.hooks.tick_arg = &calls;
 	b = sb_backup_begin(&o, &err);
 	usleep(150 * 1000);
 	done = b != NULL && sb_backup_add_dir(b, ".", 0755, 1, &err) &&
@@ -424,8 +424,8 @@ test_options_backup_contract(void)
 	th_write_pattern(big, 64 * 4096, 9, false, 0644);
 	shrinker.path = big;
 	shrinker.calls = 0;
-	o.tick = shrink_source;
-	o.tick_arg = &shrinker;
+	o.hooks.tick = shrink_source;
+	o.hooks.tick_arg = &shrinker;
 	o.buffer_count = 4;
 	b = sb_backup_begin(&o, &err);
 	usleep(150 * 1000);

@@ -971,7 +971,7 @@ hook_failure(ThFixture *f, const SbBackupOptions *like)
 	bool		done;
 
 	o.name = "hooked";
-	o.entry_hook_arg = &count;
+	o.hooks.entry_arg = &count;
 	done = th_backup_tree(&o, f->src, NULL, &err);
 	ok(!done && strstr(err.message, "the hook failed at") != NULL,
 	   "an entry hook's failure fails the backup with its error: %s", err.message);
@@ -1021,8 +1021,8 @@ test_roundtrip_spilled(void)
 	o.level = 1;
 	o.chunk_size = 64 * 1024;
 	o.spill_dir = f.dests[0];
-	o.entry_hook = count_entry;
-	o.entry_hook_arg = &count;
+	o.hooks.entry = count_entry;
+	o.hooks.entry_arg = &count;
 	done = done && th_backup_tree(&o, f.src, &m, &err);
 	if (!ok(done, "a backup that spills its entries succeeds"))
 		th_diag_error("backup", &err);

@@ -99,7 +99,8 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 								o->max_rates[i], o->destinations[i]);
 	if (o->type != SB_BACKUP_FULL &&
 		(o->parent == NULL || o->block_size == 0 || o->block_size % 512 != 0 ||
-		 chunk_size % o->block_size != 0 || o->file_filter == NULL || o->block_filter == NULL))
+		 chunk_size % o->block_size != 0 ||
+		 o->hooks.file_filter == NULL || o->hooks.block_filter == NULL))
 		return sb_error_set(err, SB_EINVAL,
 							"a %s backup needs its parent, a block size that divides the chunk size (%u), and both filters",
 							sb_backup_type_name(o->type), chunk_size);
@@ -260,7 +261,7 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 		return false;
 	b->caller_filler.reader = sb_source_reader_new(b->io_method, b->queue_depth, b->chunk_size,
 												   b->direct_io, err);
-	b->caller_filler.hook_arg = o->read_hook_arg;
+	b->caller_filler.hook_arg = o->hooks.read_arg;
 	b->caller_filler.caller = true;
 	return b->caller_filler.reader != NULL &&
 		alloc_chunks(b, o->buffer_count ? o->buffer_count : SB_DEFAULT_BUFFER_COUNT, err) &&
@@ -316,10 +317,8 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	b->direct_io = o->direct_io;
 	b->io_method = o->io_method;
 	b->queue_depth = o->queue_depth ? o->queue_depth : SB_DEFAULT_QUEUE_DEPTH;
-	b->read_hook = o->read_hook;
-	b->entry_hook = o->entry_hook;
-	b->entry_hook_arg = o->entry_hook_arg;
-	sb_ticker_init(&b->ticker, o->tick, o->tick_arg);
+	b->hooks = o->hooks;
+	sb_ticker_init(&b->ticker, o->hooks.tick, o->hooks.tick_arg);
 	b->nstripes = o->ndestinations;
 	b->started = sb_monotonic_seconds();
 	if (!setup(b, o, err) ||

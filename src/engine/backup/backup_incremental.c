@@ -40,10 +40,6 @@ sb_incremental_begin(SbBackup *b, const SbBackupOptions *o, SbError *err)
 		return true;
 	b->parent = o->parent;
 	b->block_size = o->block_size;
-	b->file_filter = o->file_filter;
-	b->block_filter = o->block_filter;
-	b->skip_filter = o->skip_filter;
-	b->filter_arg = o->filter_arg;
 	b->parent_started = parse_utc(o->parent->started_at);
 	b->manifest->parent = sb_parent_ref_of(o->parent, err);
 	return b->manifest->parent != NULL &&
@@ -68,12 +64,12 @@ unchanged(const SbBackup *b, const SbEntry *e, const SbEntry *p)
 {
 	int64_t		modified;
 
-	if (b->skip_filter == NULL || e->file_times == NULL || p->file_times == NULL ||
+	if (b->hooks.skip_filter == NULL || e->file_times == NULL || p->file_times == NULL ||
 		strcmp(e->file_times, p->file_times) != 0 || e->size != p->size)
 		return false;
 	modified = strtoll(p->file_times, NULL, 10);
 	return modified + 2 <= b->parent_started && e->mtime <= (int64_t) time(NULL) &&
-		b->skip_filter(b->filter_arg, e->path);
+		b->hooks.skip_filter(b->hooks.filter_arg, e->path);
 }
 
 bool
@@ -94,7 +90,7 @@ sb_incremental_plan(SbBackup *b, const SbEntry *e, SbFilePlan *plan, const SbEnt
 	*base = p;
 	if (unchanged(b, e, p))
 		*plan = SB_FILE_UNCHANGED;
-	else if (b->file_filter(b->filter_arg, e->path))
+	else if (b->hooks.file_filter(b->hooks.filter_arg, e->path))
 		*plan = SB_FILE_BLOCKS;
 	return true;
 }

@@ -135,10 +135,7 @@ struct SbBackup
 	bool		direct_io;
 	SbIoMethod	io_method;
 	uint32_t	queue_depth;
-	SbReadHook	read_hook;
-	void	   *read_hook_arg;
-	SbEntryHook entry_hook;
-	void	   *entry_hook_arg;
+	SbBackupHooks hooks;		/* the caller's, as given */
 	SbTicker	ticker;
 	double		started;
 
@@ -175,7 +172,6 @@ struct SbBackup
 	uint32_t	max_lanes;		/* 0: every file read on the caller's thread */
 	struct SbLane *lanes;		/* max_lanes of them, nlanes started */
 	uint32_t	nlanes;			/* set on the caller's thread only */
-	void	   *lane_hook_args[SB_MAX_SOURCE_LANES];
 	_Atomic uint64_t files_vanished;	/* gone before their lane opened them */
 
 	pthread_mutex_t failure_mutex;
@@ -190,10 +186,6 @@ struct SbBackup
 	SbEntryLookup *parent_files;	/* the parent's entries by path */
 	SbEntry		parent_entry;	/* the one found last */
 	uint32_t	block_size;
-	SbFileFilter file_filter;
-	SbBlockFilter block_filter;
-	SbFileFilter skip_filter;
-	void	   *filter_arg;
 	int64_t		parent_started; /* the parent's start, seconds since the epoch */
 	_Atomic uint64_t bytes_skipped;	/* unchanged blocks not stored */
 };

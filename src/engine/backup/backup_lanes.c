@@ -76,8 +76,8 @@ sb_lanes_allowed(const SbBackupOptions *o)
 		n = SB_MAX_SOURCE_LANES;
 	if (n > by_buffers)
 		n = by_buffers;
-	for (i = 0; o->read_hook != NULL && i < n; i++)
-		if (o->read_hook_lane_args[i] == NULL)
+	for (i = 0; o->hooks.read != NULL && i < n; i++)
+		if (o->hooks.read_lane_args[i] == NULL)
 			n = i;
 	return n < 2 || o->type != SB_BACKUP_FULL ? 0 : n;
 }
@@ -118,7 +118,7 @@ sb_lanes_init(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	for (i = 0; i < n; i++)
 	{
 		b->lanes[i].backup = b;
-		b->lanes[i].filler.hook_arg = o->read_hook_lane_args[i];
+		b->lanes[i].filler.hook_arg = o->hooks.read_lane_args[i];
 	}
 	return true;
 }

@@ -84,7 +84,7 @@ block_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, uint64
 {
 	if (len < b->block_size || offset + len > base->size)
 		return true;			/* a partial block, or past the parent's end */
-	return b->block_filter(b->filter_arg, path, fd, offset, block);
+	return b->hooks.block_filter(b->hooks.filter_arg, path, fd, offset, block);
 }
 
 /*
@@ -155,8 +155,8 @@ stream_ranges(SbBackup *b, const SbFiller *f, int fd, const char *what, const ch
 			ok = err->code == SB_OK;	/* the end, or a read error */
 			break;
 		}
-		ok = b->read_hook == NULL ||
-			b->read_hook(f->hook_arg, path, fd, offset, data, len, err);
+		ok = b->hooks.read == NULL ||
+			b->hooks.read(f->hook_arg, path, fd, offset, data, len, err);
 		if (ok && base != NULL)
 			ok = take_changed(b, f, base, path, fd, e, &cap, &t, offset, data, len, err);
 		else if (ok)
@@ -346,7 +346,7 @@ stream_held(SbBackup *b, const SbFiller *f, int fd, SbEntry *e, const uint8_t *d
 {
 	Taken		t = {SB_CRC32C_INIT, 0, e->stream_offset, false};
 
-	if (b->read_hook != NULL && !b->read_hook(f->hook_arg, e->path, fd, 0, data, e->size, err))
+	if (b->hooks.read != NULL && !b->hooks.read(f->hook_arg, e->path, fd, 0, data, e->size, err))
 		return false;
 	if (!take(b, f, &t, 0, data, e->size, err))
 		return false;
@@ -388,7 +388,7 @@ bool
 sb_backup_record_entry(SbBackup *b, const SbEntry *e, SbError *err)
 {
 	if (!sb_manifest_add_entry(b->manifest, e, err) ||
-		(b->entry_hook != NULL && !b->entry_hook(b->entry_hook_arg, e, err)))
+		(b->hooks.entry != NULL && !b->hooks.entry(b->hooks.entry_arg, e, err)))
 		return false;
 	if (e->type == SB_ENTRY_FILE)
 		atomic_fetch_add(&b->files_done, 1);

@@ -138,8 +138,8 @@ begin_backup(SbMerge *m, const SbBackupOptions *given, SbError *err)
 
 	o.type = SB_BACKUP_FULL;
 	o.parent = NULL;
-	o.file_filter = o.skip_filter = NULL;
-	o.block_filter = NULL;
+	o.hooks.file_filter = o.hooks.skip_filter = NULL;
+	o.hooks.block_filter = NULL;
 	o.file_stamps = false;		/* the chain's are recorded, not the scratch copy's */
 	o.started_at = m->chain->manifest->started_at;
 	m->backup = sb_backup_begin(&o, err);
