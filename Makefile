@@ -82,7 +82,7 @@ include $(PGXS)
 SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include
 SB_ENGINE_CPPFLAGS = -I$(srcdir)/src/engine -I/usr/include/libxml2
 sb_layer_cppflags = $(if $(filter src/engine/% test/%,$<),$(SB_ENGINE_CPPFLAGS)) \
-	$(if $(filter test/unit/%,$<),-I$(UNIT_GEN))
+	$(if $(filter test/unit/%,$<),-I$(srcdir)/test/unit -I$(UNIT_GEN))
 SB_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Werror -Wdeclaration-after-statement \
 	-Wmissing-prototypes -Wpointer-arith -Wvla -Wimplicit-fallthrough \
 	-Wmissing-format-attribute -Wformat-security

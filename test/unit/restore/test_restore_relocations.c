@@ -1,5 +1,5 @@
 /*
- * test_relocations.c
+ * test_restore_relocations.c
  *		Restoring with relocations (SbRelocation, restore.c): tablespaces
  *		restored into directories of their own, found from the manifest's
  *		metadata and --tablespace-mapping (sb_pgmeta), with a link left in

@@ -1,5 +1,5 @@
 /*
- * test_delta.c
+ * test_restore_delta.c
  *		A delta restore (SbRestoreOptions.delta, restore_delta.c) into a
  *		target that holds an older copy: the result is the backup's tree,
  *		byte for byte, whatever the copy had (files changed, cut, grown,

@@ -1,5 +1,5 @@
 /*
- * test_weights.c
+ * test_scheduler.c
  *		How chunks are spread over stripes: in weighted mode each stripe takes
  *		its share of the chunks to within one chunk; in adaptive mode every
  *		chunk still lands in exactly one stripe.

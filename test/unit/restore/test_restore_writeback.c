@@ -1,5 +1,5 @@
 /*
- * test_writeback.c
+ * test_restore_writeback.c
  *		A restore's write-out (restore_writeback.c): a thread per device, on
  *		several devices starting the write-out of the ranges written to its
  *		device (on one, the writer starts it), waiting for those more than 64

@@ -1,5 +1,5 @@
 /*
- * test_file_runs.c
+ * test_backup_prefetch.c
  *		sb_backup_add_files_at: a folder's files opened and read several at
  *		once make the same backup as one file at a time; a file gone is
  *		marked and skipped; anything else wrong stops the backup; a read hook

@@ -1,5 +1,5 @@
 /*
- * test_expect.c
+ * test_archive_expect.c
  *		What the caller knows of a backup (SbArchiveExpect, sb_archive.h) is
  *		checked of every manifest copy: a plaintext backup put under an
  *		encrypted one's folder names, another backup under the same key, a

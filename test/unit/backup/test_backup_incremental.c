@@ -1,5 +1,5 @@
 /*
- * test_incremental.c
+ * test_backup_incremental.c
  *		Backups of changed blocks, and restoring a chain of them: a full
  *		backup, then incrementals of a tree whose "relation files" (under
  *		base/) have an LSN in the first 8 bytes of every 8 KiB block.  A

@@ -1,5 +1,5 @@
 /*
- * test_auth.c
+ * test_archive_auth.c
  *		The manifest an archive is read by is the one the backup wrote: the
  *		stripes' trailers record its SHA-256.  A damaged or edited copy is set
  *		aside for a good one in another destination (with a note, and a

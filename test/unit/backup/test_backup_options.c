@@ -1,5 +1,5 @@
 /*
- * test_options.c
+ * test_backup_options.c
  *		sb_backup_begin refuses bad options before creating anything, refuses
  *		a backup name that already exists, and a backup that fails or is
  *		aborted leaves nothing behind.

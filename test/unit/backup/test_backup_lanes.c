@@ -1,5 +1,5 @@
 /*
- * test_lanes.c
+ * test_backup_lanes.c
  *		Source lanes: the large files of two devices (this test's folder and
  *		one in /dev/shm, a tmpfs) read by a thread each, at once, into places
  *		they claim in the stream.  The backup restores and verifies as one
