@@ -8,6 +8,7 @@
 #   make quickstart      build, then back up and restore a throwaway cluster
 #   make unit            engine unit tests only (no PostgreSQL needed)
 #   make export-check    the library exports what the server looks up by name, nothing else
+#   make layer-check     each engine folder includes only the folders below it (test/layers.sh)
 #   make bench           throughput beside pg_basebackup, pgBackRest and fio
 #   make bench-wal       WAL archiving and fetching beside pgBackRest and basic_archive
 #   make bench-devices   balance and source reads on devices slowed by the kernel (root)
@@ -138,6 +139,12 @@ export-check: $(shlib)
 	bash test/exports.sh $(shlib) $(srcdir)
 	bash test/exports-selftest.sh $(shlib)
 
+# The engine's folders against the arrows of src/engine/README.md, then the
+# check shown failing on a tree made wrong.
+layer-check:
+	bash test/layers.sh $(srcdir)/src/engine
+	bash test/layers.sh --selftest
+
 $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
@@ -257,7 +264,7 @@ bench-encryption:
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
 
-.PHONY: export-check install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
+.PHONY: export-check layer-check install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
 	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------

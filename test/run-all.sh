@@ -33,6 +33,8 @@ else
 fi
 echo "=== the extension library's exports"
 make -s export-check
+echo "=== the engine's layers"
+make -s layer-check
 
 # The tests run from a copy the test user can read, whatever the checkout's permissions.
 scratch=$(mktemp -d /tmp/stripebackup-test.XXXXXX)
