@@ -165,7 +165,7 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 
 	if (!w->checked || w->not_child)
 		return;					/* said by cli_recovery_check */
-	if (w->path[0] != '\0' && !w->refuse)
+	if (w->path[0] != '\0')
 		printf("WAL:     recovery replays %s\n", w->path);
 	if (w->target_looked && !w->refuse && w->target_lsn != 0)
 		printf("WAL:     %s\n", w->target_message);
@@ -187,7 +187,11 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 		fprintf(stderr, "%s: warning: the WAL archive has a gap after the backup: %s; PostgreSQL stops "
 				"with an error at the gap if the %s target lies beyond it\n",
 				progname, w->message, sb_recovery_kind_name(t->kind));
-	else if (!refuse)
+	if (w->refuse && !refuse && w->holding_timeline > 0)
+		printf("WAL:     recovery to the %s target along timeline %u would stop short of it: %s (choose it "
+			   "with --target-timeline %u)\n", sb_recovery_kind_name(t->kind), w->timeline, w->message,
+			   w->holding_timeline);
+	else if (w->refuse && !refuse)
 		printf("WAL:     recovery to the %s target would stop short of it: %s\n",
 			   sb_recovery_kind_name(t->kind), w->message);
 }

@@ -125,8 +125,8 @@ compare_name(const void *key, const void *entry)
 
 /*
  * The archived file of segment SEGNO recovery along H reads, into NAME:
- * the newest timeline of H begun by then whose file the archive holds
- * (XLogFileReadAnyTLI); false when none.
+ * the newest timeline of H whose line holds that segment and whose file
+ * the archive holds (XLogFileReadAnyTLI); false when none.
  */
 static bool
 segment_of(const Look *k, const SbWalHistory *h, uint64_t segno, char *name)
@@ -135,7 +135,8 @@ segment_of(const Look *k, const SbWalHistory *h, uint64_t segno, char *name)
 
 	for (i = h->n; i > 0; i--)
 	{
-		if (h->begin[i - 1] / k->segment_size > segno)
+		/* a timeline's file only within its line: recovery never goes back to an older one past its end */
+		if (h->begin[i - 1] / k->segment_size > segno || (i < h->n && h->begin[i] / k->segment_size < segno))
 			continue;
 		sb_wal_segment_name(h->tli[i - 1], segno, k->segment_size, name);
 		if (bsearch(name, k->l->entries, k->l->count, sizeof(SbWalEntry), compare_name) != NULL)
