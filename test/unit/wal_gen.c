@@ -135,7 +135,8 @@ record(WalGen *g, uint8_t rmid, uint8_t info, uint32_t xid, const uint8_t *hdrs,
 	put32(rec + 4, xid);
 	rec[16] = info;
 	rec[17] = rmid;
-	memcpy(p, hdrs, nhdrs);
+	if (nhdrs > 0)
+		memcpy(p, hdrs, nhdrs);
 	p += nhdrs;
 	if (nmain < 256)
 	{
@@ -148,9 +149,11 @@ record(WalGen *g, uint8_t rmid, uint8_t info, uint32_t xid, const uint8_t *hdrs,
 		put32(p, nmain);
 		p += 4;
 	}
-	memcpy(p, data, ndata);
+	if (ndata > 0)
+		memcpy(p, data, ndata);
 	p += ndata;
-	memcpy(p, main, nmain);
+	if (nmain > 0)
+		memcpy(p, main, nmain);
 	lsn = put_record(g, rec, len);
 	free(rec);
 	return lsn;
