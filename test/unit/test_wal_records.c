@@ -15,6 +15,7 @@
 #include "stripebackup/sb_pgrecovery.h"
 #include "tests.h"
 #include "wal/wal_records.h"
+#include "wal/wal_target.h"
 #include "wal_fixture.h"
 #include "wal_gen.h"
 
@@ -339,4 +340,32 @@ test_wal_target_timelines(void)
 	wg_free(&g1);
 	wg_free(&g2);
 	th_wal_fixture_done(&w);
+}
+
+/* The path recovery replays, as tliOfPointInHistory gives it: PostgreSQL 028's timeline 3, whose line 2 is never followed. */
+void
+test_wal_target_path(void)
+{
+	SbWalHistory *h = calloc(1, sizeof(SbWalHistory));
+	char		out[256];
+
+	h->n = 3;
+	h->tli[0] = 1;
+	h->tli[1] = 2;
+	h->begin[1] = 0x40000D0;
+	h->tli[2] = 3;
+	h->begin[2] = 0x30145D0;
+	sb_wal_describe_path(h, 1, 0x2000100, out, sizeof(out));
+	is_str(out, "timeline 1 to 0/30145D0, then 3", "a line that begins past its successor's start is never followed");
+	sb_wal_describe_path(h, 1, 0x3100000, out, sizeof(out));
+	is_str(out, "", "from past the switch: one timeline, nothing to say");
+	h->n = 3;
+	h->begin[1] = 0x3000000;
+	h->begin[2] = 0x5000000;
+	sb_wal_describe_path(h, 1, 0x2000100, out, sizeof(out));
+	is_str(out, "timeline 1 to 0/3000000, then timeline 2 to 0/5000000, then 3", "two switches");
+	h->n = 1;
+	sb_wal_describe_path(h, 1, 0x2000100, out, sizeof(out));
+	is_str(out, "", "no switch: nothing");
+	free(h);
 }
