@@ -369,3 +369,165 @@ test_wal_target_path(void)
 	is_str(out, "", "no switch: nothing");
 	free(h);
 }
+
+/* Records read from segment 2 of G, one segment, from the start: how many, and how the WAL ended into END. */
+static uint32_t
+count_records(const WalGen *g, uint32_t nseg, char *end, size_t size, uint64_t *skipped)
+{
+	Seen		seen;
+	SbWalReader *r;
+
+	memset(&seen, 0, sizeof(seen));
+	r = read_all(g, 2, nseg, 8192, TH_WAL_SYSID, &seen);
+	snprintf(end, size, "%s", sb_wal_reader_end(r));
+	if (skipped != NULL)
+		*skipped = sb_wal_reader_skipped(r);
+	sb_wal_reader_free(r);
+	return seen.n;
+}
+
+/* The block headers PostgreSQL writes before a record's main data, on a commit: each kind walked. */
+void
+test_wal_records_block_headers(void)
+{
+	/* origin; top-level xid; block 0 with a compressed image with a hole and data, a relation; block 1, same relation, data */
+	uint8_t		hdrs[] = {253, 1, 0,
+		252, 9, 0, 0, 0,
+		0, 0x10 | 0x20, 4, 0, 100, 0, 16, 0, 0x04 | 0x01, 32, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0,
+	1, 0x20 | 0x80, 2, 0, 7, 0, 0, 0};
+	uint8_t		data[100 + 4 + 2] = {0};
+	uint8_t		main[16] = {0};
+	uint8_t		bad[] = {0, 0x20, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0, 0, 0, 0};	/* has data, length 0 */
+	uint8_t		other[] = {99};
+	char		end[160];
+	uint64_t	skipped;
+	WalGen		g;
+	int64_t		t = 4242;
+
+	memcpy(main, &t, 8);
+	wg_init(&g, SEG, 2, 1, 0xD113, 1, TH_WAL_SYSID);
+	wg_record(&g, 1, 0x00, 900, hdrs, sizeof(hdrs), data, sizeof(data), main, sizeof(main));
+	wg_record(&g, 1, 0x00, 901, NULL, 0, NULL, 0, main, 4);	/* too short to be a commit: passed over */
+	wg_record(&g, 0, 0x70, 0, NULL, 0, NULL, 0, main, 16);	/* too short to be a restore point */
+	wg_commit(&g, 902, 5000, 0);
+	wg_switch(&g);
+	is_int(count_records(&g, 1, end, sizeof(end), NULL), 2, "a commit with block headers of every kind read, short ones passed over");
+	wg_free(&g);
+
+	wg_init(&g, SEG, 2, 1, 0xD113, 1, TH_WAL_SYSID);
+	wg_record(&g, 1, 0x00, 900, bad, sizeof(bad), NULL, 0, main, sizeof(main));
+	is_int(count_records(&g, 1, end, sizeof(end), NULL), 0, "a block that says it has data and has none: nothing read");
+	like(end, "block headers do not add up", "the WAL ends there");
+	wg_free(&g);
+
+	wg_init(&g, SEG, 2, 1, 0xD113, 1, TH_WAL_SYSID);
+	wg_record(&g, 1, 0x00, 900, other, sizeof(other), NULL, 0, main, sizeof(main));
+	is_int(count_records(&g, 1, end, sizeof(end), NULL), 0, "a block id PostgreSQL does not use: nothing read");
+	like(end, "block headers do not add up", "the WAL ends there");
+	wg_free(&g);
+
+	/* a commit longer than the reader buffers: skipped, counted */
+	wg_init(&g, SEG, 2, 6, 0xD116, 1, TH_WAL_SYSID);
+	wg_commit(&g, 903, 6000, SB_WAL_RECORD_MAX + 100);
+	wg_commit(&g, 904, 7000, 0);
+	wg_switch(&g);
+	is_int(count_records(&g, 6, end, sizeof(end), &skipped), 1, "a 4 MB commit skipped, the next one read");
+	is_int(skipped, 1, "and counted");
+	wg_free(&g);
+}
+
+/* Pages that break the layout: each ends the WAL where PostgreSQL's reader would stop. */
+void
+test_wal_records_bad_pages(void)
+{
+	WalGen		g;
+	uint64_t	lsns[6];
+	char		end[160];
+	uint8_t    *p;
+	uint16_t	info;
+
+	build(&g, 0xD110, lsns);
+	p = g.bytes + 3 * 8192;		/* page 3 of segment 2: its address */
+	p[8] ^= 0x01;
+	ok(count_records(&g, 2, end, sizeof(end), NULL) < 6, "a page of another address: the WAL ends");
+	like(end, "of another address", "said");
+	p[8] ^= 0x01;
+	p = g.bytes + SEG;			/* segment 3's first page without its long header flag */
+	memcpy(&info, p + 2, 2);
+	info &= (uint16_t) ~0x0002;
+	memcpy(p + 2, &info, 2);
+	ok(count_records(&g, 2, end, sizeof(end), NULL) == 3, "a segment's first page without its long header: the WAL ends");
+	like(end, "without its long header", "said");
+	info |= 0x0002;
+	memcpy(p + 2, &info, 2);
+	/* segment 3's first page goes on with the commit begun in segment 2: without the flag, the WAL ends */
+	info &= (uint16_t) ~0x0001;
+	memcpy(p + 2, &info, 2);
+	ok(count_records(&g, 2, end, sizeof(end), NULL) == 3, "a continuation without its flag: the WAL ends");
+	like(end, "does not go on with the record", "said");
+	/* marked as overwritten: the unfinished record is dropped and reading goes on after the header */
+	info |= 0x0008;
+	memcpy(p + 2, &info, 2);
+	memset(p + 16, 0, 4);
+	(void) count_records(&g, 2, end, sizeof(end), NULL);
+	ok(strstr(end, "does not go on") == NULL, "an overwritten continuation: no complaint about the record dropped");
+	wg_free(&g);
+	/* the first page's long header gives a page size that is not one */
+	build(&g, 0xD110, lsns);
+	memset(g.bytes + 36, 0, 4);
+	is_int(count_records(&g, 2, end, sizeof(end), NULL), 0, "a page size of 0: nothing read");
+	like(end, "without a valid long header", "said");
+	wg_free(&g);
+	sb_wal_reader_free(NULL);
+}
+
+/* A segment whose archived copy is damaged: where the target is cannot be told, and nothing is refused for it. */
+void
+test_wal_target_damaged_segment(void)
+{
+	ThWal		w;
+	WalGen		g1,
+				g2;
+	SbRecoveryWal r;
+	SbError		err;
+	uint64_t	fork;
+	char		history[128],
+				path[PATH_MAX];
+	size_t		len;
+	uint8_t    *bytes;
+
+	th_wal_fixture(&w, "waltargetdamage", 1);
+	wg_init(&g1, SEG, 1, 3, 0xD118, 1, TH_WAL_SYSID);
+	wg_filler(&g1, 300);
+	wg_switch(&g1);
+	wg_commit(&g1, 801, 3000, 0);
+	fork = g1.pos;
+	wg_commit(&g1, 802, 5000, 0);
+	wg_switch(&g1);
+	wg_restore_point(&g1, "after", 9500);
+	wg_switch(&g1);
+	wg_fork(&g2, &g1, fork, 2);
+	wg_commit(&g2, 802, 7000, 0);
+	wg_switch(&g2);
+	archive_segment(&w, &g1, 1, 1);
+	archive_segment(&w, &g1, 1, 2);
+	archive_segment(&w, &g1, 1, 3);
+	archive_segment(&w, &g2, 2, 2);
+	snprintf(history, sizeof(history), "1\t%X/%X\tno recovery target specified\n", (unsigned) (fork >> 32),
+			 (unsigned) fork);
+	ok(th_wal_archive_text(&w, "00000002.history", history), "timeline 2 forks off timeline 1 in segment 2");
+	ok(place(&w, SB_RECOVERY_NAME, "after", 0, NULL, &r, &err) && r.refuse && r.holding_timeline == 1,
+	   "the restore point past the fork: refused, timeline 1 named");
+	/* segment 3 of timeline 1, where the restore point is, damaged in its payload */
+	th_wal_archived(&w, 0, th_wal_name(1, 3), path);
+	bytes = th_read_file(path, &len);
+	ok(bytes != NULL && len > 200 && th_flip_byte(path, len - 100, 0x40), "a byte of its archived copy flipped");
+	free(bytes);
+	ok(place(&w, SB_RECOVERY_NAME, "after", 0, NULL, &r, &err) && !r.refuse && r.target_lsn == 0,
+	   "the restore point cannot be placed: nothing refused");
+	like(r.target_message, "could not be told: segment \"000000010000000000000003\" could not be read",
+		 "saying which segment could not be read");
+	wg_free(&g1);
+	wg_free(&g2);
+	th_wal_fixture_done(&w);
+}

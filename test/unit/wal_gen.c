@@ -121,9 +121,8 @@ put_record(WalGen *g, uint8_t *rec, uint32_t len)
 	return lsn;
 }
 
-/* A record of resource manager RMID and INFO, xid XID, block headers HDRS, main data MAIN. */
-static uint64_t
-record(WalGen *g, uint8_t rmid, uint8_t info, uint32_t xid, const uint8_t *hdrs, uint32_t nhdrs,
+uint64_t
+wg_record(WalGen *g, uint8_t rmid, uint8_t info, uint32_t xid, const uint8_t *hdrs, uint32_t nhdrs,
 	   const uint8_t *data, uint32_t ndata, const uint8_t *main, uint32_t nmain)
 {
 	uint32_t	len = 24 + nhdrs + (nmain < 256 ? 2 : 5) + ndata + nmain;
@@ -167,7 +166,7 @@ wg_commit(WalGen *g, uint32_t xid, int64_t time, uint32_t extra)
 
 	put64(main, (uint64_t) time);
 	memset(main + 8, 0xC3, extra);
-	lsn = record(g, 1, extra > 0 ? 0x80 : 0x00, xid, NULL, 0, NULL, 0, main, 8 + extra);
+	lsn = wg_record(g, 1, extra > 0 ? 0x80 : 0x00, xid, NULL, 0, NULL, 0, main, 8 + extra);
 	free(main);
 	return lsn;
 }
@@ -178,7 +177,7 @@ wg_abort(WalGen *g, uint32_t xid, int64_t time)
 	uint8_t		main[8];
 
 	put64(main, (uint64_t) time);
-	return record(g, 1, 0x20, xid, NULL, 0, NULL, 0, main, sizeof(main));
+	return wg_record(g, 1, 0x20, xid, NULL, 0, NULL, 0, main, sizeof(main));
 }
 
 uint64_t
@@ -188,7 +187,7 @@ wg_restore_point(WalGen *g, const char *name, int64_t time)
 
 	put64(main, (uint64_t) time);
 	strncpy((char *) main + 8, name, 63);
-	return record(g, 0, 0x70, 0, NULL, 0, NULL, 0, main, sizeof(main));
+	return wg_record(g, 0, 0x70, 0, NULL, 0, NULL, 0, main, sizeof(main));
 }
 
 uint64_t
@@ -203,7 +202,7 @@ wg_filler(WalGen *g, uint32_t len)
 	memset(data, 0x5A, len);
 	put16(hdrs + 2, (uint16_t) len);
 	put32(hdrs + 16, 42);
-	lsn = record(g, 10, 0x00, 777, hdrs, sizeof(hdrs), data, len, main, sizeof(main));
+	lsn = wg_record(g, 10, 0x00, 777, hdrs, sizeof(hdrs), data, len, main, sizeof(main));
 	free(data);
 	return lsn;
 }
@@ -211,7 +210,7 @@ wg_filler(WalGen *g, uint32_t len)
 uint64_t
 wg_switch(WalGen *g)
 {
-	uint64_t	lsn = record(g, 0, 0x40, 0, NULL, 0, NULL, 0, NULL, 0);
+	uint64_t	lsn = wg_record(g, 0, 0x40, 0, NULL, 0, NULL, 0, NULL, 0);
 
 	/* the next record at the next segment's start */
 	g->pos = (g->pos + g->segment - 1) / g->segment * g->segment;

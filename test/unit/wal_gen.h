@@ -35,6 +35,14 @@ extern void wg_free(WalGen *g);
 extern void wg_fork(WalGen *g, const WalGen *from, uint64_t at, uint32_t tli);
 
 /* Records: each returns its LSN. */
+/*
+ * A record of resource manager RMID and INFO, xid XID: block headers HDRS
+ * (as access/xlogrecord.h lays them out), then the blocks' data DATA, then
+ * main data MAIN (its header written here).
+ */
+extern uint64_t wg_record(WalGen *g, uint8_t rmid, uint8_t info, uint32_t xid, const uint8_t *hdrs,
+						  uint32_t nhdrs, const uint8_t *data, uint32_t ndata, const uint8_t *main,
+						  uint32_t nmain);
 extern uint64_t wg_commit(WalGen *g, uint32_t xid, int64_t time, uint32_t extra);
 extern uint64_t wg_abort(WalGen *g, uint32_t xid, int64_t time);
 extern uint64_t wg_restore_point(WalGen *g, const char *name, int64_t time);
