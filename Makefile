@@ -344,8 +344,9 @@ FUZZ_DIR = build/fuzz
 FUZZ_SANITIZE = -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer -pthread $(FUZZ_SANITIZE) $(SB_WARNINGS)
 FUZZ_LIB = $(FUZZ_DIR)/libsbengine.a
-FUZZ_TARGETS = $(FUZZ_DIR)/fuzz_manifest $(FUZZ_DIR)/fuzz_stripe $(FUZZ_DIR)/fuzz_wal
-REPLAY_TARGETS = $(ASAN_DIR)/replay_manifest $(ASAN_DIR)/replay_stripe $(ASAN_DIR)/replay_wal
+FUZZ_TARGETS = $(FUZZ_DIR)/fuzz_manifest $(FUZZ_DIR)/fuzz_stripe $(FUZZ_DIR)/fuzz_wal $(FUZZ_DIR)/fuzz_walrec
+REPLAY_TARGETS = $(ASAN_DIR)/replay_manifest $(ASAN_DIR)/replay_stripe $(ASAN_DIR)/replay_wal \
+	$(ASAN_DIR)/replay_walrec
 
 # Every object instrumented for libFuzzer; only the link adds its main().
 $(FUZZ_DIR)/%: private SB_CC = $(FUZZ_CC)
@@ -366,8 +367,11 @@ $(FUZZ_DIR)/fuzz_stripe: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_stripe.c test
 $(FUZZ_DIR)/fuzz_wal: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_wal.c test/fuzz/fixture.c) $(FUZZ_LIB)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(ENGINE_LIBS)
 
+$(FUZZ_DIR)/fuzz_walrec: $(call sb_objs,$(FUZZ_DIR),test/fuzz/fuzz_walrec.c) $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(ENGINE_LIBS)
+
 # The seed generator: a plain program on the normal engine library.
-build/make_seeds: $(call sb_objs,build,test/fuzz/make_seeds.c test/fuzz/fixture.c) $(ENGINE_LIB)
+build/make_seeds: $(call sb_objs,build,test/fuzz/make_seeds.c test/fuzz/fixture.c test/unit/wal_gen.c) $(ENGINE_LIB)
 	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
 
 # The targets without libFuzzer: test/fuzz/replay.c feeds them files.
@@ -378,6 +382,9 @@ $(ASAN_DIR)/replay_stripe: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/fu
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
 
 $(ASAN_DIR)/replay_wal: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/fuzz/fuzz_wal.c test/fuzz/fixture.c) $(ASAN_LIB)
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
+
+$(ASAN_DIR)/replay_walrec: $(call sb_objs,$(ASAN_DIR),test/fuzz/replay.c test/fuzz/fuzz_walrec.c) $(ASAN_LIB)
 	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ENGINE_LIBS)
 
 fuzz: $(FUZZ_TARGETS)
@@ -395,6 +402,7 @@ fuzz-replay: $(REPLAY_TARGETS)
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_manifest test/fuzz/corpus/manifest test/fuzz/regress/manifest
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_stripe test/fuzz/corpus/stripe test/fuzz/regress/stripe
 	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_wal test/fuzz/corpus/wal test/fuzz/regress/wal
+	$(SANITIZER_ENV) ./$(ASAN_DIR)/replay_walrec test/fuzz/corpus/walrec
 
 .PHONY: unit-asan fuzz fuzz-run fuzz-merge fuzz-seeds fuzz-replay
 

@@ -22,7 +22,8 @@ bindir=$(pg_config --bindir)
 pgxs_src=$(dirname "$(pg_config --pgxs)")/..
 
 # The sanitized copies build under build/asan/, apart from the normal objects.
-asan_bins=(build/asan/unit_tests build/asan/replay_manifest build/asan/replay_stripe build/asan/replay_wal)
+asan_bins=(build/asan/unit_tests build/asan/replay_manifest build/asan/replay_stripe build/asan/replay_wal
+	build/asan/replay_walrec)
 make -s all test/unit/unit_tests "${asan_bins[@]}"
 if [[ $(id -u) -eq 0 ]]; then
 	make -s install
@@ -105,6 +106,7 @@ echo "=== fuzz corpus (test/fuzz) under AddressSanitizer and UndefinedBehaviorSa
 "${runner[@]}" "${sanitized[@]}" ./asan/replay_manifest fuzz/corpus/manifest fuzz/regress/manifest
 "${runner[@]}" "${sanitized[@]}" ./asan/replay_stripe fuzz/corpus/stripe fuzz/regress/stripe
 "${runner[@]}" "${sanitized[@]}" ./asan/replay_wal fuzz/corpus/wal fuzz/regress/wal
+"${runner[@]}" "${sanitized[@]}" ./asan/replay_walrec fuzz/corpus/walrec
 
 # As root or the caller (the counts go to build/coverage in the checkout);
 # below SB_COVERAGE_MIN percent of the engine's lines (default 90) the run

@@ -51,6 +51,12 @@ typedef struct SbRecoveryTarget
 	const char *timeline;		/* "latest" (NULL), "current", or a number */
 	const char *action;			/* "promote" (NULL), "pause" or "shutdown" */
 	SbArchiveMode archive_mode; /* the copy's archiving */
+	bool		has_time;		/* TIME below holds a time target's value: set by a
+								 * caller that can read VALUE as PostgreSQL will (the
+								 * server's timestamptz input, the command's zoned
+								 * times); without it a time target is not placed on
+								 * a timeline */
+	int64_t		time;			/* microseconds since 2000-01-01 00:00 UTC */
 } SbRecoveryTarget;
 
 /* WAL segments restore_command fetches ahead of recovery, by default. */
@@ -143,6 +149,15 @@ typedef struct SbRecoveryWal
 								 * cannot follow it (refuse; verify follows
 								 * holding_timeline instead) */
 	uint32_t	passed_over;	/* verify: that newest timeline, not followed */
+	char		path[256];		/* the timelines recovery replays from the backup's
+								 * end when it switches: "timeline 1 to 0/4000000,
+								 * then 2" ("" when it stays on one) */
+	bool		target_looked;	/* a time, xid or name target was looked for in the
+								 * archived WAL (a timeline forks after the backup) */
+	uint64_t	target_lsn;		/* where the record recovery stops at is (0: not found) */
+	uint32_t	target_on;		/* on which timeline */
+	char		target_message[512];	/* what the look found, or why it could not
+										 * look (then nothing is refused for it) */
 	/* What recovery fetches, per destination: segments from FROM to TO (of
 	 * the timelines from the backup's to TIMELINE) and their stored bytes. */
 	uint32_t	held[SB_MAX_STRIPES];

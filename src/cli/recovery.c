@@ -10,11 +10,13 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pick_backup.h"
 #include "recovery.h"
 #include "stripebackup/sb_policy.h"
 #include "stripebackup/sb_store.h"
@@ -163,6 +165,13 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 
 	if (!w->checked || w->not_child)
 		return;					/* said by cli_recovery_check */
+	if (w->path[0] != '\0')
+		printf("WAL:     recovery replays %s\n", w->path);
+	if (w->target_looked && !w->refuse && w->target_lsn != 0)
+		printf("WAL:     %s\n", w->target_message);
+	else if (w->target_looked && !w->refuse)
+		fprintf(stderr, "%s: warning: %s (choose the timeline that holds the target with --target-timeline)\n",
+				progname, w->target_message);
 	if (w->complete)
 	{
 		uint32_t	i;
@@ -178,7 +187,11 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 		fprintf(stderr, "%s: warning: the WAL archive has a gap after the backup: %s; PostgreSQL stops "
 				"with an error at the gap if the %s target lies beyond it\n",
 				progname, w->message, sb_recovery_kind_name(t->kind));
-	else if (!refuse)
+	if (w->refuse && !refuse && w->holding_timeline > 0)
+		printf("WAL:     recovery to the %s target along timeline %u would stop short of it: %s (choose it "
+			   "with --target-timeline %u)\n", sb_recovery_kind_name(t->kind), w->timeline, w->message,
+			   w->holding_timeline);
+	else if (w->refuse && !refuse)
 		printf("WAL:     recovery to the %s target would stop short of it: %s\n",
 			   sb_recovery_kind_name(t->kind), w->message);
 }
@@ -230,13 +243,23 @@ bool
 cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, bool refuse,
 				   CliRecovery *r, SbError *err)
 {
+	SbRecoveryTarget target;
+	double		seconds;
+
 	memset(r, 0, sizeof(*r));
 	if (args->standby.enabled)
 		return standby_archive(args, a, meta, r, err);
 	if (args->recovery.kind == SB_RECOVERY_NONE)
 		return true;
+	target = args->recovery;
+	/* seconds since the epoch to microseconds since 2000-01-01 UTC, PostgreSQL's time */
+	if (target.kind == SB_RECOVERY_TIME && cli_parse_zoned_time(target.value, &seconds))
+	{
+		target.has_time = true;
+		target.time = llround((seconds - 946684800.0) * 1e6);
+	}
 	if (!cli_recovery_archive(args, a, meta, r, err) ||
-		!sb_recovery_check_wal(&r->where, meta->stop_lsn, meta->timeline, &args->recovery, &r->wal, err))
+		!sb_recovery_check_wal(&r->where, meta->stop_lsn, meta->timeline, &target, &r->wal, err))
 		return false;
 	report(&args->recovery, r, refuse);
 	if (r->wal.not_child && refuse && r->wal.holding_timeline > 0)

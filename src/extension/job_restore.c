@@ -110,6 +110,9 @@ sb_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t)
 	t->timeline = args->recovery_timeline[0] ? args->recovery_timeline : NULL;
 	t->action = args->recovery_action[0] ? args->recovery_action : NULL;
 	t->archive_mode = args->archive_mode;
+	/* TimestampTz counts microseconds from 2000-01-01 UTC, as the engine's time does */
+	t->has_time = args->recovery_kind == SB_RECOVERY_TIME;
+	t->time = args->recovery_time;
 }
 
 static void

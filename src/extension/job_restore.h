@@ -36,6 +36,7 @@ typedef struct SbRestoreArgs
 	/* point-in-time recovery: NONE restores to the end of the backup, as without an archive */
 	SbRecoveryKind recovery_kind;
 	char		recovery_value[SB_RECOVERY_VALUE_LEN];
+	int64		recovery_time;	/* a TimestampTz: a time target, as recovery reads it: for placing it on a timeline */
 	bool		recovery_inclusive;
 	char		recovery_timeline[SB_RECOVERY_WORD_LEN];
 	char		recovery_action[SB_RECOVERY_WORD_LEN];

@@ -73,6 +73,7 @@ read_target(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 	{
 		format_time(PG_GETARG_TIMESTAMPTZ(first + ARG_TIME), value, sizeof(value));
 		set_target(args, SB_RECOVERY_TIME, value);
+		args->recovery_time = PG_GETARG_TIMESTAMPTZ(first + ARG_TIME);
 	}
 	if (!PG_ARGISNULL(first + ARG_LSN))
 	{

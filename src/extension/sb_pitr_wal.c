@@ -118,6 +118,14 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 				 r.holding_timeline > 0 ?
 				 errhint("Choose timeline %u with target_timeline => '%u'.", r.holding_timeline, r.holding_timeline) :
 				 errhint("Put the missing WAL file into the archive, or restore to a target before it.")));
+	if (r.path[0] != '\0' && !r.not_child)
+		ereport(NOTICE,
+				(errmsg("recovery replays %s", r.path)));
+	if (r.target_looked && !r.refuse)
+		ereport(r.target_lsn != 0 ? NOTICE : WARNING,
+				(errmsg("%s", r.target_message),
+				 r.target_lsn == 0 ?
+				 errhint("Choose the timeline that holds the target with target_timeline.") : 0));
 	if (r.checked && !r.complete)
 		ereport(WARNING,
 				(errmsg("the WAL archive has a gap after the backup: %s", r.message),

@@ -31,6 +31,7 @@
 #include "fuzz_wal.h"
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_wal.h"
+#include "../unit/wal_gen.h"
 
 static const char *corpus;
 static char work[PATH_MAX];
@@ -444,6 +445,38 @@ wal_seeds(void)
 	sealed_wal_seeds(text);
 }
 
+/*
+ * Synthetic WAL for fuzz_walrec: the first pages of segment 1 of 1 MB
+ * segments (what libFuzzer mutates well), records crossing pages, each
+ * version's page magic, fed whole and in small pieces.
+ */
+static void
+walrec_seeds(void)
+{
+	static const uint16_t magic[] = {0xD110, 0xD113, 0xD116, 0xD118};
+	uint32_t	v;
+
+	for (v = 0; v < 4; v++)
+	{
+		WalGen		g;
+		char		name[32];
+
+		wg_init(&g, (uint32_t) 1 << 20, 1, 1, magic[v], 1, UINT64_C(7301234567890123456));
+		wg_filler(&g, 100);
+		wg_commit(&g, 700, 1000, 0);
+		wg_filler(&g, 9000);
+		wg_restore_point(&g, "rp1", 2000);
+		wg_commit(&g, 701, 3000, 9000);
+		wg_abort(&g, 702, 4000);
+		wg_switch(&g);
+		snprintf(name, sizeof(name), "pg%u", 15 + v);
+		write_seed("walrec", name, 0x06, g.bytes, 4 * 8192);
+		snprintf(name, sizeof(name), "pg%u-bytes", 15 + v);
+		write_seed("walrec", name, 0x02, g.bytes, 3 * 8192);
+		wg_free(&g);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -464,6 +497,8 @@ main(int argc, char **argv)
 	make_dir(path);
 	snprintf(path, sizeof(path), "%s/wal", corpus);
 	make_dir(path);
+	snprintf(path, sizeof(path), "%s/walrec", corpus);
+	make_dir(path);
 	if (!fuzz_tempdir(tmp && tmp[0] ? tmp : "/tmp", "sbfuzz-seeds", work, sizeof(work)))
 		return 1;
 	if (!fuzz_make_fixture(work, FUZZ_NAME_ZSTD, SB_CODEC_ZSTD, &err) ||
@@ -476,6 +511,7 @@ main(int argc, char **argv)
 	other_manifests();
 	stripe_seeds();
 	wal_seeds();
+	walrec_seeds();
 	fuzz_rmtree(work);
 	printf("make_seeds: %d seeds written under %s\n", written, corpus);
 	return 0;

@@ -12,7 +12,7 @@ use Test::More;
 our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
   backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
   check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant
-  damage_page archiving_conf wait_for_archive);
+  damage_page archiving_conf wait_for_archive promote_archiving_copy);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -95,6 +95,25 @@ sub wait_for_archive
 	$node->poll_query_until('postgres',
 		"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
 	  or die $node->name . ' does not archive';
+}
+
+# The trap of issue 42: a copy of NODE restored to TIME (its newest backup,
+# by stripe_restore) with archive_mode => 'keep', started, promoted, written
+# to (INSERT INTO marks VALUES (200)) and stopped once it has archived: its
+# timeline into NODE's archive.  The copy, a PostgreSQL::Test::Cluster NAME.
+sub promote_archiving_copy
+{
+	my ($node, $time, $name) = @_;
+	my $copy = PostgreSQL::Test::Cluster->new($name);
+	$node->safe_psql('postgres', "SELECT stripe_restore(target_dir => '" . $copy->data_dir
+		  . "', target_time => '$time', archive_mode => 'keep')");
+	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
+	$copy->start;
+	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die "$name did not promote";
+	$copy->safe_psql('postgres', 'INSERT INTO marks VALUES (200); SELECT pg_switch_wal()');
+	wait_for_archive($copy);
+	$copy->stop;
+	return $copy;
 }
 
 # ARRAY['a','b'] for SQL.

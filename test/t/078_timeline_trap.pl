@@ -27,15 +27,7 @@ $node->safe_psql('postgres', 'INSERT INTO marks VALUES (2); SELECT pg_switch_wal
 wait_for_archive($node);
 
 # The trap: a test copy promoted on timeline 2, archiving into the same archive.
-my $test_copy = PostgreSQL::Test::Cluster->new('test_copy');
-$node->safe_psql('postgres', "SELECT stripe_restore(target_dir => '" . $test_copy->data_dir
-	  . "', target_time => '$time', archive_mode => 'keep')");
-$test_copy->append_conf('postgresql.conf', 'port = ' . $test_copy->port);
-$test_copy->start;
-$test_copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the test copy did not promote';
-$test_copy->safe_psql('postgres', 'INSERT INTO marks VALUES (200); SELECT pg_switch_wal()');
-wait_for_archive($test_copy);
-$test_copy->stop;
+promote_archiving_copy($node, $time, 'test_copy');
 
 # Timeline 1 goes on, two segments past where timeline 2's archived WAL ends.
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (3); SELECT pg_switch_wal()');

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "stripebackup/sb_pgrecovery.h"
+#include "util/fsutil.h"
 #include "wal/wal_internal.h"
+#include "wal/wal_target.h"
 
 /* "X/X" as a 64-bit position; false when it is not one. */
 static bool
@@ -242,6 +244,25 @@ timeline_asked_for(const SbRecoveryTarget *t)
 	return t->timeline != NULL && strcmp(t->timeline, "latest") != 0;
 }
 
+/* R->path: the timelines recovery along R->timeline replays from STOP on, when it switches. */
+static bool
+describe_path(const SbWalDests *dests, uint32_t backup_timeline, uint64_t stop, SbRecoveryWal *r, SbError *err)
+{
+	SbWalHistory *h;
+	bool		absent;
+	bool		ok;
+
+	if (r->timeline == backup_timeline)
+		return true;
+	if ((h = sb_alloc(sizeof(SbWalHistory), err)) == NULL)
+		return false;
+	ok = sb_wal_history_read(dests, r->timeline, h, &absent, err);
+	if (ok && !absent)
+		sb_wal_describe_path(h, backup_timeline, stop, r->path, sizeof(r->path));
+	free(h);
+	return ok;
+}
+
 /*
  * The check of sb_recovery_check_wal; for VERIFY, a newest timeline that
  * does not hold the backup is passed over for the one that does.
@@ -310,6 +331,11 @@ check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t backup_timelin
 
 		snprintf(r->message + len, sizeof(r->message) - len, "; timeline %u holds the target", r->holding_timeline);
 	}
+	if (ok)
+		ok = describe_path(dests, backup_timeline, stop, r, err);
+	/* a time, xid or name target: which timeline holds it, when one forks off after the backup */
+	if (ok && !r->refuse)
+		ok = sb_wal_place_target(dests, &l, segment_size, stop, backup_timeline, t, r, err);
 	sb_wal_listing_free(&l);
 	return ok;
 }
@@ -326,7 +352,7 @@ sb_recovery_verify_wal(const SbWalDests *dests, const char *start_lsn, uint32_t 
 					   SbWalProblemFn fn, void *arg, SbRecoveryWal *r, uint64_t *files,
 					   uint64_t *problems, SbError *err)
 {
-	SbRecoveryTarget latest = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget latest = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	uint64_t	damaged = 0;
 
 	*files = *problems = 0;

@@ -30,7 +30,6 @@
 #include "util/fsutil.h"
 #include "wal/wal_internal.h"
 
-#define MAX_TIMELINES 1024
 #define MAX_HISTORY_BYTES ((uint64_t) 1 << 20)
 
 /*
@@ -38,12 +37,8 @@
  * LSN where it begins (the previous line's switch point, lower than the
  * one before it when a copy branched below an earlier fork).
  */
-typedef struct TimelinePath
-{
-	uint32_t	tli[MAX_TIMELINES];
-	uint64_t	begin[MAX_TIMELINES];
-	uint32_t	n;
-} TimelinePath;
+typedef SbWalHistory TimelinePath;
+#define MAX_TIMELINES SB_WAL_MAX_TIMELINES
 
 /* A history file read into memory. */
 typedef struct MemOut
@@ -162,6 +157,45 @@ parse_history(char *text, const char *name, uint32_t target, TimelinePath *path,
 	path->tli[path->n] = target;
 	path->begin[path->n++] = begin;
 	return true;
+}
+
+bool
+sb_wal_history_read(const SbWalDests *dests, uint32_t timeline, SbWalHistory *h, bool *absent, SbError *err)
+{
+	char		name[SB_WAL_NAME_MAX + 1];
+	MemOut	   *m;
+	bool		ok;
+
+	h->n = 1;
+	h->tli[0] = timeline;
+	h->begin[0] = 0;
+	*absent = false;
+	if (timeline <= 1)
+		return true;
+	snprintf(name, sizeof(name), "%08X.history", timeline);
+	if ((m = sb_alloc(sizeof(MemOut), err)) == NULL)
+		return false;
+	ok = read_history(dests, name, m, absent, err) && (*absent || parse_history(m->buf, name, timeline, h, err));
+	if (ok && *absent)
+	{
+		h->n = 1;
+		h->tli[0] = timeline;
+		h->begin[0] = 0;
+	}
+	free(m);
+	return ok;
+}
+
+uint32_t
+sb_wal_history_at(const SbWalHistory *h, uint64_t lsn)
+{
+	uint32_t	i;
+
+	/* the newest line whose stretch holds LSN, as PostgreSQL's tliOfPointInHistory */
+	for (i = h->n; i > 0; i--)
+		if (h->begin[i - 1] <= lsn && (i == h->n || lsn < h->begin[i]))
+			return h->tli[i - 1];
+	return 0;
 }
 
 /* ---------- checking ---------- */

@@ -366,6 +366,33 @@ extern bool sb_wal_read_found(SbWalWorker *w, const SbWalDests *dests, const SbW
 							  const char *name, SbWalCopyFn copy, void *arg, uint32_t *used,
 							  SbWalHeader *h, SbError *err);
 
+/* ---------- timeline histories (wal_continuity.c) ---------- */
+
+#define SB_WAL_MAX_TIMELINES 1024
+
+/*
+ * A timeline's history, oldest line first: each timeline that led to it
+ * and the LSN where it begins (the previous line's switch point); the
+ * last line is the timeline itself.
+ */
+typedef struct SbWalHistory
+{
+	uint32_t	tli[SB_WAL_MAX_TIMELINES];
+	uint64_t	begin[SB_WAL_MAX_TIMELINES];
+	uint32_t	n;
+} SbWalHistory;
+
+/*
+ * TIMELINE's history from its history file in DESTS (timeline 1 has
+ * none); *ABSENT, and the timeline alone in H, when the archive does not
+ * hold it.  SB_ECORRUPT for a file PostgreSQL would not read.
+ */
+extern bool sb_wal_history_read(const SbWalDests *dests, uint32_t timeline, SbWalHistory *h,
+								bool *absent, SbError *err);
+
+/* The timeline of H that holds LSN (the newest line whose stretch holds it); 0: none. */
+extern uint32_t sb_wal_history_at(const SbWalHistory *h, uint64_t lsn);
+
 /* ---------- names (wal_name.c) ---------- */
 
 /* The segment size options give (0: SB_WAL_DEFAULT_SEGMENT_SIZE). */

@@ -50,7 +50,7 @@ settings_of(const SbRecoveryTarget *t, SbError *err)
 void
 test_pgrecovery_settings(void)
 {
-	SbRecoveryTarget t = {SB_RECOVERY_TIME, "2026-11-30 14:05:00.123456+00", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget t = {SB_RECOVERY_TIME, "2026-11-30 14:05:00.123456+00", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	SbError		err;
 	const char *s;
 	SbRestoreFile files[2];
@@ -67,22 +67,22 @@ test_pgrecovery_settings(void)
 		 " --archive ''/mnt/a/bk'' --archive ''/mnt/b 100%%/bk'' --system-identifier "
 		 "7300000000000000001 --prefetch 8 %f %p'\n",
 		 "restore_command: quoted for the shell and postgresql.conf, %% doubled");
-	t = (SbRecoveryTarget) {SB_RECOVERY_LSN, "0/5A0003B8", false, "current", "pause", SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_LSN, "0/5A0003B8", false, "current", "pause", SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	s = settings_of(&t, &err);
 	like(s, "recovery_target_lsn = '0/5A0003B8'\nrecovery_target_inclusive = 'off'\n"
 		 "recovery_target_action = 'pause'\nrecovery_target_timeline = 'current'\n", "an LSN target");
-	t = (SbRecoveryTarget) {SB_RECOVERY_XID, "771", true, "2", "shutdown", SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_XID, "771", true, "2", "shutdown", SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	like(settings_of(&t, &err), "recovery_target_xid = '771'", "an xid target");
-	t = (SbRecoveryTarget) {SB_RECOVERY_NAME, "before 'the' upgrade", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_NAME, "before 'the' upgrade", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	like(settings_of(&t, &err), "recovery_target_name = 'before ''the'' upgrade'",
 		 "a restore point's name, quotes doubled");
-	t = (SbRecoveryTarget) {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	like(settings_of(&t, &err), "recovery_target = 'immediate'", "immediate");
-	t = (SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	s = settings_of(&t, &err);
 	ok(strstr(s, "restore_command") != NULL && strstr(s, "recovery_target_action") == NULL &&
 	   strstr(s, "recovery_target_time =") == NULL, "latest: the archive to its end, no target");
-	t = (SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	ok(sb_recovery_files(&t, NULL, &a, files, &n, &err) && n == 0, "no target: nothing to write");
 }
 
@@ -113,7 +113,7 @@ void
 test_pgrecovery_archive_mode(void)
 {
 	static const char off[] = "archive_mode = 'off'\n";
-	SbRecoveryTarget t = {SB_RECOVERY_TIME, "2026-11-30 14:05:00+00", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget t = {SB_RECOVERY_TIME, "2026-11-30 14:05:00+00", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	SbStandby	standby = {true, "host=primary", NULL};
 	SbArchiveMode mode = SB_ARCHIVE_MODE_DEFAULT;
 	char		text[16384];
@@ -129,12 +129,12 @@ test_pgrecovery_archive_mode(void)
 	t.archive_mode = SB_ARCHIVE_MODE_KEEP;
 	ok(files_of(&t, NULL, text, sizeof(text)) == 2 && strstr(text, "archive_mode") == NULL,
 	   "kept when asked: no archive_mode written");
-	t = (SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	ok(files_of(&t, NULL, text, sizeof(text)) == 2 && strstr(text, "archive_mode") == NULL,
 	   "latest (the copy replaces its source): kept");
 	t.archive_mode = SB_ARCHIVE_MODE_OFF;
 	like((files_of(&t, NULL, text, sizeof(text)), text), off, "latest, off when asked");
-	t = (SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	t = (SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	ok(files_of(&t, &standby, text, sizeof(text)) == 2 && strstr(text, "archive_mode") == NULL,
 	   "a standby: kept");
 	t.archive_mode = SB_ARCHIVE_MODE_OFF;
@@ -156,19 +156,19 @@ test_pgrecovery_refused(void)
 		SbRecoveryTarget target;
 		const char *why;
 	}			cases[] = {
-		{{SB_RECOVERY_LSN, "0/XYZ", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "target LSN \"0/XYZ\""},
-		{{SB_RECOVERY_LSN, "123456789/1", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "is not a WAL position"},
-		{{SB_RECOVERY_XID, "12a", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "target xid \"12a\""},
-		{{SB_RECOVERY_TIME, "now'; DROP", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "is not a time"},
-		{{SB_RECOVERY_TIME, "", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "is not a time"},
-		{{SB_RECOVERY_NAME, "", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "is not a restore point name"},
-		{{SB_RECOVERY_NAME, "a\nrestore_command = 'x'", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "is not a restore point name"},
-		{{SB_RECOVERY_IMMEDIATE, "x", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, "takes no value"},
-		{{SB_RECOVERY_TIME, "2026-11-30", true, "2x", NULL, SB_ARCHIVE_MODE_DEFAULT}, "target timeline \"2x\""},
-		{{SB_RECOVERY_TIME, "2026-11-30", true, NULL, "explode", SB_ARCHIVE_MODE_DEFAULT}, "target action \"explode\""},
+		{{SB_RECOVERY_LSN, "0/XYZ", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "target LSN \"0/XYZ\""},
+		{{SB_RECOVERY_LSN, "123456789/1", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "is not a WAL position"},
+		{{SB_RECOVERY_XID, "12a", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "target xid \"12a\""},
+		{{SB_RECOVERY_TIME, "now'; DROP", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "is not a time"},
+		{{SB_RECOVERY_TIME, "", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "is not a time"},
+		{{SB_RECOVERY_NAME, "", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "is not a restore point name"},
+		{{SB_RECOVERY_NAME, "a\nrestore_command = 'x'", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "is not a restore point name"},
+		{{SB_RECOVERY_IMMEDIATE, "x", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "takes no value"},
+		{{SB_RECOVERY_TIME, "2026-11-30", true, "2x", NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, "target timeline \"2x\""},
+		{{SB_RECOVERY_TIME, "2026-11-30", true, NULL, "explode", SB_ARCHIVE_MODE_DEFAULT, false, 0}, "target action \"explode\""},
 	};
 	static const char *const bad_dests[] = {"/mnt/it's"};
-	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	SbRecoveryArchive a = archive();
 	SbRestoreFile files[2];
 	SbError		err;
@@ -192,7 +192,7 @@ test_pgrecovery_refused(void)
 void
 test_pgrecovery_sealed(void)
 {
-	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	SbStandby	standby = {true, NULL, NULL};
 	SbRecoveryArchive a = archive();
 	SbRestoreFile files[2];
@@ -227,7 +227,7 @@ static const char *
 standby_settings_of(const SbStandby *standby, const SbRecoveryArchive *a, SbError *err)
 {
 	static char text[16384];
-	SbRecoveryTarget none = {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget none = {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	SbRestoreFile files[2];
 	uint32_t	n = 0;
 
@@ -249,7 +249,7 @@ test_pgrecovery_standby(void)
 	SbStandby	s = {true, "host=pg1 user=replicator password='it''s'", "copy_1"};
 	SbRecoveryArchive a = archive();
 	SbRecoveryArchive no_archive = archive();
-	SbRecoveryTarget lsn = {SB_RECOVERY_LSN, "0/5A0003B8", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget lsn = {SB_RECOVERY_LSN, "0/5A0003B8", true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	SbRestoreFile files[2];
 	SbError		err;
 	const char *text;
@@ -275,7 +275,7 @@ test_pgrecovery_standby(void)
 	ok(!sb_recovery_files(&lsn, &s, &a, files, &n, &err) && n == 0, "a standby with a target is refused");
 	like(err.message, "takes no recovery target (a lsn target was given)", "saying why");
 	s.primary_conninfo = "host=pg1\nrestore_command = 'rm -rf /'";
-	ok(!sb_recovery_files(&(SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, &s, &a,
+	ok(!sb_recovery_files(&(SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, &s, &a,
 						  files, &n, &err), "a conninfo of two lines is refused");
 	like(err.message, "primary_conninfo \"host=pg1", "naming it");
 	s.primary_conninfo = NULL;
@@ -289,7 +289,7 @@ static const char *
 bucket_settings_of(const SbRecoveryArchive *a, SbError *err)
 {
 	static char text[16384];
-	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	SbRestoreFile files[2];
 	uint32_t	n = 0;
 

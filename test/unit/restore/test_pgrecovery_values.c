@@ -211,9 +211,9 @@ test_pgrecovery_values(void)
 	for (i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++)
 	{
 		SbStandby	s = {true, hostile[i], NULL};
-		SbRecoveryTarget name = {SB_RECOVERY_NAME, hostile[i], true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+		SbRecoveryTarget name = {SB_RECOVERY_NAME, hostile[i], true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 
-		check_read_back(dir, settings_text(&(SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT},
+		check_read_back(dir, settings_text(&(SbRecoveryTarget) {SB_RECOVERY_NONE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0},
 										   &s, &a, text, sizeof(text)),
 						"primary_conninfo", hostile[i], hostile[i]);
 		if (strlen(hostile[i]) <= 63)
@@ -243,7 +243,7 @@ test_pgrecovery_restore_command_words(void)
 	char		echoed[16384];
 	const char *dests[1];
 	SbRecoveryArchive a = {"/bin/echo", dests, 1, 7300000000000000001ULL, 8, NULL};
-	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	struct stat st;
 	FILE	   *p;
 	size_t		n;

@@ -32,7 +32,7 @@ static bool
 check(const ThWal *w, SbRecoveryKind kind, const char *value, const char *timeline, uint32_t backup_timeline,
 	  SbRecoveryWal *r, SbError *err)
 {
-	SbRecoveryTarget t = {kind, value, true, timeline, NULL, SB_ARCHIVE_MODE_DEFAULT};
+	SbRecoveryTarget t = {kind, value, true, timeline, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 
 	return sb_recovery_check_wal(&w->dests, STOP_LSN, backup_timeline, &t, r, err);
 }
@@ -100,7 +100,7 @@ test_recovery_wal_timelines(void)
 	is_str(r.to, th_wal_name(1, 6), "to timeline 1's newest");
 	ok(!check(&w, SB_RECOVERY_LATEST, NULL, "1", 2, &r, &err) && err.code == SB_EINVAL,
 	   "a timeline before the backup's refused");
-	ok(!sb_recovery_check_wal(&w.dests, "zero", 1, &(SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT}, &r, &err) &&
+	ok(!sb_recovery_check_wal(&w.dests, "zero", 1, &(SbRecoveryTarget) {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0}, &r, &err) &&
 	   err.code == SB_ECORRUPT, "a stop LSN that is none refused");
 
 	/*
@@ -121,8 +121,8 @@ test_recovery_wal_timelines(void)
 
 	/* A backup of timeline 1 that ended after timeline 2 branched off (at 0/5000A0). */
 	{
-		SbRecoveryTarget immediate = {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT};
-		SbRecoveryTarget current = {SB_RECOVERY_IMMEDIATE, NULL, true, "current", NULL, SB_ARCHIVE_MODE_DEFAULT};
+		SbRecoveryTarget immediate = {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
+		SbRecoveryTarget current = {SB_RECOVERY_IMMEDIATE, NULL, true, "current", NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 		uint64_t	files,
 					problems;
 
