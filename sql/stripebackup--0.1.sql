@@ -322,6 +322,73 @@ SELECT s.destination, s.files, s.bytes, s.stored_bytes, s.last_archived_wal,
 	   s.lag_bytes, s.failed_count, s.last_failed_wal, s.last_failed_time, s.last_error
 FROM @extschema@.stripe_wal_archive_status() s;
 
+-- How far the WAL archive is behind, from pg_stat_archiver (whatever
+-- archives): finished segments not yet archived, and the seconds since the
+-- newest one was (0 when none waits); NULL before anything was archived.
+CREATE FUNCTION stripe_archive_lag(OUT segments bigint, OUT seconds float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'stripe_archive_lag'
+LANGUAGE C STRICT VOLATILE;
+
+-- One row for monitoring, typed so that a Prometheus SQL exporter reads it
+-- as it is (ages in seconds as float8; NULL where nothing is known): the
+-- newest completed backup and its age, by type too; whether the newest
+-- backup that ended (cancels aside) failed, how many failed since the
+-- newest completed one started, the newest failure; the WAL archive's lag.
+CREATE VIEW stripe_health AS
+WITH backups AS (
+	SELECT v.id, v.type, v.status, v.started_at, v.finished_at, v.error, v.sqlstate
+	FROM @extschema@.stripe_backups v
+), lastc AS (
+	SELECT b.id, b.type, b.started_at, b.finished_at FROM backups b
+	WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+	ORDER BY b.finished_at DESC, b.id DESC LIMIT 1
+), lastf AS (
+	SELECT b.id, b.finished_at, b.error, b.sqlstate FROM backups b
+	WHERE b.status OPERATOR(pg_catalog.=) 'failed'::pg_catalog.text
+	ORDER BY b.started_at DESC, b.id DESC LIMIT 1
+), laste AS (
+	SELECT b.status FROM backups b
+	WHERE b.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text
+	  AND b.status OPERATOR(pg_catalog.<>) 'cancelled'::pg_catalog.text
+	ORDER BY b.started_at DESC, b.id DESC LIMIT 1
+), counts AS (
+	SELECT pg_catalog.max(b.finished_at) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+				AND b.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text) AS full_at,
+		   pg_catalog.max(b.finished_at) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+				AND b.type OPERATOR(pg_catalog.=) 'diff'::pg_catalog.text) AS diff_at,
+		   pg_catalog.max(b.finished_at) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+				AND b.type OPERATOR(pg_catalog.=) 'incr'::pg_catalog.text) AS incr_at,
+		   pg_catalog.count(*) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'failed'::pg_catalog.text
+				AND b.started_at OPERATOR(pg_catalog.>) COALESCE((SELECT c.started_at FROM lastc c),
+					'-infinity'::pg_catalog.timestamptz)) AS failures
+	FROM backups b
+)
+SELECT c.id AS last_backup_id,
+	   c.type AS last_backup_type,
+	   c.finished_at AS last_backup_finished_at,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) c.finished_at))
+		   AS last_backup_age_seconds,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) n.full_at))
+		   AS last_full_age_seconds,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) n.diff_at))
+		   AS last_diff_age_seconds,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) n.incr_at))
+		   AS last_incr_age_seconds,
+	   COALESCE(e.status OPERATOR(pg_catalog.=) 'failed'::pg_catalog.text, false) AS last_backup_failed,
+	   n.failures AS failures_since_last_completed,
+	   f.id AS last_failure_id,
+	   f.finished_at AS last_failure_at,
+	   f.sqlstate AS last_failure_sqlstate,
+	   f.error AS last_failure_error,
+	   l.segments AS archive_lag_segments,
+	   l.seconds AS archive_lag_seconds
+FROM counts n
+CROSS JOIN @extschema@.stripe_archive_lag() l
+LEFT JOIN lastc c ON true
+LEFT JOIN lastf f ON true
+LEFT JOIN laste e ON true;
+
 -- Per destination, its recent runs (the last 10 of each kind since the last
 -- reset): backups measure writing, restores reading.
 CREATE VIEW stripe_throughput AS
@@ -545,6 +612,20 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION stripe_expire(int, interval) IS
 'remove old backups (never the newest completed one, never a running one) and say what went';
 
+-- The checks a DBA runs before trusting the backups and a monitoring job
+-- runs every hour: a row each, ok or not, what was found and what to do;
+-- severity 'warning' stops nothing, 'failure' does.  A WAL segment is
+-- switched and must reach the archive within TIMEOUT.  With raise, failures
+-- end in an ERROR naming them (a pg_cron job then records a failure).
+CREATE FUNCTION stripe_check(timeout interval DEFAULT '1 min', raise boolean DEFAULT false,
+	OUT "check" text, OUT ok boolean, OUT detail text, OUT hint text, OUT severity text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'stripe_check'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION stripe_check(interval, boolean) IS
+'check the configuration, the WAL archive, the destinations and the newest backups: a row per check; raise => true turns failures into an ERROR';
+
 -- Clear the statistics: calibrations and timelines go; throughput counts from now.
 CREATE FUNCTION stripe_stats_reset() RETURNS void
 AS 'MODULE_PATHNAME', 'stripe_stats_reset'
@@ -577,11 +658,14 @@ REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_expire(int, interval) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_wal_archive_status() FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_check(interval, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_archive_lag() FROM PUBLIC;
 REVOKE ALL ON TABLE stripe_backup_history, stripe_backup_stripe_history,
 	stripe_restore_history, stripe_restore_stripe_history, stripe_backup_timeline_history,
 	stripe_calibrations, stripe_stats_reset_history FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION stripebackup_progress() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION stripe_wal_archive_status() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION stripe_archive_lag() TO pg_monitor;
 GRANT SELECT ON stripe_backups, stripe_backup_stripes, stripe_restores, stripe_restore_stripes,
 	stripe_backup_progress, stripe_backup_timeline, stripe_throughput, stripe_calibrations,
-	stripe_wal_archive TO pg_monitor;
+	stripe_wal_archive, stripe_health TO pg_monitor;

@@ -36,6 +36,7 @@ int			sb_guc_archive_compression = SB_CODEC_ZSTD;
 int			sb_guc_archive_level = 1;
 int			sb_guc_archive_workers = 0;
 int			sb_guc_archive_batch = 16;
+int			sb_guc_check_max_backup_age = 0;
 
 static const struct config_enum_entry codecs[] = {
 	{"zstd", SB_CODEC_ZSTD, false},
@@ -236,6 +237,11 @@ sb_guc_define(void)
 							   "Backups write each stripe, restores and verifies read each stripe, at most this fast.",
 							   &sb_guc_max_rate, "0",
 							   PGC_USERSET, 0, check_max_rate, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.check_max_backup_age",
+							"Oldest the newest completed backup may be before stripe_check() fails.",
+							"0 checks no age.",
+							&sb_guc_check_max_backup_age, 0, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("stripebackup.max_memory",
 							"Most memory the buffers of one backup or restore may add up to.",
 							"buffer_count, transfer_size, queue_depth and compression_workers are checked against it before anything starts.",

@@ -249,6 +249,43 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" timelines AS (DELETE FROM @extschema@.stripe_backup_timeline_history)"
 		" INSERT INTO @extschema@.stripe_stats_reset_history VALUES (pg_catalog.now())",
 	0, {InvalidOid}, SPI_OK_INSERT},
+
+	/*
+	 * stripe_check(): the destinations of the newest completed backup, each
+	 * with what the newest full backup stored there (its share of the whole
+	 * when it was written elsewhere): the room the next one needs.
+	 */
+	{SB_SQL_CHECK_DESTINATIONS,
+		"WITH last AS (SELECT h.destinations FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1),"
+		" lastfull AS (SELECT h.id, h.bytes_written, pg_catalog.cardinality(h.destinations) AS n"
+		" FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text"
+		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1)"
+		" SELECT d.destination, COALESCE("
+		" (SELECT pg_catalog.sum(s.stored_bytes)::pg_catalog.int8"
+		" FROM @extschema@.stripe_backup_stripe_history s JOIN lastfull f"
+		" ON s.backup_id OPERATOR(pg_catalog.=) f.id"
+		" WHERE s.destination OPERATOR(pg_catalog.=) d.destination),"
+		" (SELECT (f.bytes_written OPERATOR(pg_catalog./) f.n::pg_catalog.int8) FROM lastfull f))"
+		" FROM last, pg_catalog.unnest(last.destinations) AS d(destination)",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
+	{SB_SQL_CHECK_LAST_COMPLETED,
+		"SELECT b.id, b.type, b.finished_at FROM @extschema@.stripe_backups b"
+		" WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" ORDER BY b.finished_at DESC, b.id DESC LIMIT 1",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
+	/* The newest backup that ended, but by a cancel (one that died with the server counts as failed: the view says so). */
+	{SB_SQL_CHECK_LAST_ENDED,
+		"SELECT b.id, b.status, b.finished_at, b.error, b.sqlstate FROM @extschema@.stripe_backups b"
+		" WHERE b.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text"
+		" AND b.status OPERATOR(pg_catalog.<>) 'cancelled'::pg_catalog.text"
+		" ORDER BY b.started_at DESC, b.id DESC LIMIT 1",
+	0, {InvalidOid}, SPI_OK_SELECT},
 };
 
 const SbStatementDef *

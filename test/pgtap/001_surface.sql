@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(60);
+SELECT plan(66);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
@@ -50,6 +50,20 @@ SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destin
 	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'mb_per_s']);
 SELECT columns_are('stripe_backup_timeline', ARRAY['backup_id', 'stripe', 'seconds', 'stored_bytes',
 	'mb_per_s']);
+SELECT has_function('stripe_check', ARRAY['interval', 'boolean']);
+SELECT is((SELECT pg_get_function_arguments('stripe_check(interval,boolean)'::regprocedure)),
+	'timeout interval DEFAULT ''00:01:00''::interval, raise boolean DEFAULT false, OUT "check" text, OUT ok boolean, OUT detail text, OUT hint text, OUT severity text',
+	'stripe_check: waits a minute for the archive, raises nothing; a row per check (check, ok, detail, hint, severity)');
+SELECT ok(NOT has_function_privilege('public', 'stripe_check(interval,boolean)', 'EXECUTE'),
+	'PUBLIC may not run stripe_check (it writes a file into each destination)');
+SELECT columns_are('stripe_health', ARRAY['last_backup_id', 'last_backup_type', 'last_backup_finished_at',
+	'last_backup_age_seconds', 'last_full_age_seconds', 'last_diff_age_seconds', 'last_incr_age_seconds',
+	'last_backup_failed', 'failures_since_last_completed', 'last_failure_id', 'last_failure_at',
+	'last_failure_sqlstate', 'last_failure_error', 'archive_lag_segments', 'archive_lag_seconds']);
+SELECT ok(has_table_privilege('pg_monitor', 'stripe_health', 'SELECT')
+	AND has_function_privilege('pg_monitor', 'stripe_archive_lag()', 'EXECUTE'),
+	'pg_monitor may read stripe_health');
+SELECT is((SELECT count(*) FROM stripe_health), 1::bigint, 'stripe_health: one row, even with no backup');
 
 -- Defaults, as DESIGN.md gives them.
 SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text)'::regprocedure)),

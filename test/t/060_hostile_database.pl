@@ -6,7 +6,7 @@
 # database's owner also sets what could stall the extension's worker.
 # Then a superuser and oscar call every function of the extension (backups
 # of every type; plan, verify and restore of a chain) and read
-# every view, and the server restarts (its start-up clean-up runs there).
+# every view (stripe_check() and stripe_health too), and the server restarts (its start-up clean-up runs there).
 # No planted object may run with any privileges but its owner's: each one
 # records who ran it and tries to make mallory a superuser.
 use strict;
@@ -99,6 +99,8 @@ sub plant
 			\$\$ BEGIN PERFORM public.sb_trap('round() of $nsp'); RETURN 0; END \$\$;
 		CREATE FUNCTION $nsp.unnest(anyarray) RETURNS SETOF anyelement LANGUAGE plpgsql AS
 			\$\$ BEGIN PERFORM public.sb_trap('unnest() of $nsp'); END \$\$;
+		CREATE FUNCTION $nsp.cardinality(anyarray) RETURNS int4 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('cardinality() of $nsp'); RETURN 0; END \$\$;
 		CREATE FUNCTION $nsp.agg_trap(int8) RETURNS int8 LANGUAGE plpgsql AS
 			\$\$ BEGIN PERFORM public.sb_trap('aggregate of $nsp'); RETURN 0; END \$\$;
 		CREATE FUNCTION $nsp.agg_trap2(float8, float8) RETURNS float8 LANGUAGE plpgsql AS
@@ -241,6 +243,8 @@ sub call_everything
 		sub { 'SELECT public.stripe_cancel_restore(0)' },
 		sub { "SELECT public.stripe_job_is_running('backup', 1)" },
 		sub { 'SELECT public.stripebackup_version()' },
+		sub { "SELECT * FROM public.stripe_check(timeout => '30 s')" },
+		sub { 'SELECT * FROM public.stripe_health' },
 		sub { 'SELECT * FROM public.stripe_expire(keep_last => 1)' },
 		sub { 'SELECT public.stripe_stats_reset()' },
 	);
