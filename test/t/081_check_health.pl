@@ -63,6 +63,17 @@ is($rows->{'archive_mode'}[0], 'ok', 'archive_mode and archive_library fit the d
 is($rows->{'shared_preload_libraries'}[0], 'ok', 'preloaded');
 is($rows->{'stripebackup.database_name'}[0], 'ok', 'database_name names this database');
 
+# The command: the same checks, an exit status, a Nagios line.
+my $conn = 'host=' . $node->host . ' port=' . $node->port . ' dbname=postgres';
+my ($rc, $cmd_out, $cmd_err) = run_stripebackup('check', '-d', $conn);
+is($rc, 0, 'stripebackup check: exit 0 on a good setup');
+like($cmd_out, qr/^warning  device of \Q$dests[0]\E: on the data directory's device/m, 'printing the warnings');
+like($cmd_out, qr/^ok       WAL archived: segment /m, 'and what passed');
+($rc, $cmd_out) = run_stripebackup('check', '-d', $conn, '--nagios');
+is($rc, 1, 'with --nagios: WARNING, 1');
+like($cmd_out, qr/\ASTRIPEBACKUP WARNING - 0 failed, \d+ warnings: device of .* \| failures=0 warnings=\d+ checks=\d+\n\z/,
+	'on one line, with performance data');
+
 my $health = $node->safe_psql('postgres', 'SELECT last_backup_id, last_backup_type, last_backup_failed, '
 	  . 'last_full_age_seconds >= 0, last_diff_age_seconds IS NULL, failures_since_last_completed, '
 	  . 'archive_lag_segments IS NOT NULL FROM stripe_health');
@@ -100,12 +111,21 @@ is($rows->{'WAL archived'}[0], 'failure', 'a segment that does not reach the arc
 like($rows->{'WAL archived'}[1], qr/was not archived within 2\.0 s: the archiver last archived .*failed \d+ times/,
 	'saying how long it waited and what the archiver said');
 is($rows->{'WAL archive lag'}[0], 'failure', 'and the archive\'s lag says archiving fails');
+($rc, $cmd_out) = run_stripebackup('check', '-d', $conn, '--timeout', '1');
+is($rc, 1, 'stripebackup check: exit 1 when a check fails');
+like($cmd_out, qr/^failure  WAL archived: segment .* was not archived within 1\.0 s/m, 'naming it');
+like($cmd_out, qr/^         hint: See the server log/m, 'with its hint');
+($rc, $cmd_out) = run_stripebackup('check', '-d', $conn, '--timeout', '1', '--nagios');
+is($rc, 2, 'with --nagios: CRITICAL, 2');
+like($cmd_out, qr/\ASTRIPEBACKUP CRITICAL - \d+ failed, \d+ warnings: WAL archived: segment /, 'naming the first failure');
 my ($ret, $out, $err) = $node->psql('postgres', "SELECT * FROM stripe_check(timeout => '1 s', raise => true)");
 isnt($ret, 0, 'raise => true: an ERROR');
 like($err, qr/stripebackup check failed: .*WAL archived/, 'naming the failing checks');
 system('chmod', '-R', 'u+w', $archive[0]) == 0 or die;
-$node->safe_psql('postgres', 'SELECT pg_switch_wal()');	# wakes the archiver from its wait after failures
-wait_for_archive($node);
+# Each check switches a segment, which wakes the archiver from its wait after failures.
+ok($node->poll_query_until('postgres',
+	q{SELECT severity = 'ok' FROM stripe_check(timeout => '10 s') WHERE "check" = 'WAL archived'}),
+	'archiving resumes once the archive is writable again');
 is(failures(checks($node)), '', 'archiving again: no failure');
 
 # --- an old last backup
@@ -161,4 +181,12 @@ ok(!exists $rows->{'WAL archived'}, 'no switch is tried without archiving');
 is($rows->{'stripebackup.database_name'}[0], 'failure', 'database_name naming another database fails');
 $off->stop;
 $node->stop;
+($rc, $cmd_out) = run_stripebackup('check', '-d', $conn, '--nagios');
+is($rc, 3, 'with --nagios, a server that does not answer: UNKNOWN, 3');
+like($cmd_out, qr/\ASTRIPEBACKUP UNKNOWN - connection to server .* failed[^\n]*\n\z/, 'on one line');
+($rc, $cmd_out, $cmd_err) = run_stripebackup('check', '-d', $conn);
+is($rc, 1, 'without: exit 1');
+($rc, $cmd_out, $cmd_err) = run_stripebackup('check', '--timeout', 'soon');
+is($rc, 2, 'a bad --timeout is a usage error');
+like($cmd_err, qr/--timeout "soon" must be 1 to 86400 seconds/, 'naming the value');
 done_testing();
