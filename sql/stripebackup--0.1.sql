@@ -48,7 +48,9 @@ CREATE TABLE stripe_backup_history (
 			   (ARRAY['full', 'diff', 'incr']::pg_catalog.text[])),
 	parent_id		bigint,			-- the backup a diff or incr completes
 	merged_from		bigint,			-- stripe_merge(): the chain's newest backup
-	encrypted		boolean NOT NULL DEFAULT false	-- sealed under stripebackup.encryption_key_file
+	encrypted		boolean NOT NULL DEFAULT false,	-- sealed under stripebackup.encryption_key_file
+	keep			boolean NOT NULL DEFAULT false,	-- stripe_keep(): never expired (nor its chain's parents)
+	note			text			-- stripe_keep()'s annotation
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -196,7 +198,9 @@ SELECT h.id,
 	   ((h.destinations[1] OPERATOR(pg_catalog.||) '/'::pg_catalog.text) OPERATOR(pg_catalog.||) h.name)
 		   AS location,
 	   h.requested_by,
-	   h.backup_uuid
+	   h.backup_uuid,
+	   h.keep AS kept,
+	   h.note
 FROM @extschema@.stripe_backup_history h;
 
 CREATE VIEW stripe_backup_stripes AS
@@ -600,17 +604,33 @@ CREATE FUNCTION stripe_backup_svg(backup bigint) RETURNS text
 AS 'MODULE_PATHNAME', 'stripe_backup_svg'
 LANGUAGE C STRICT VOLATILE;
 
--- Retention: remove the files and history of backups beyond the newest
--- KEEP_LAST completed ones and older than OLDER_THAN (every condition given).
+-- Retention: remove the files and history of the backups that meet every
+-- rule given: beyond the newest KEEP_LAST completed ones; started before now
+-- - OLDER_THAN; not needed to recover to any moment of the last
+-- RECOVERY_WINDOW (the newest backup that completed before the window opens
+-- stays, with its chain and the WAL after it); beyond the newest KEEP_FULL
+-- completed full backups (with their diffs and incrs).  Never a kept backup.
 CREATE FUNCTION stripe_expire(keep_last int DEFAULT NULL, older_than interval DEFAULT NULL,
+	recovery_window interval DEFAULT NULL, keep_full int DEFAULT NULL,
 	OUT backup_id bigint, OUT name text, OUT status text, OUT started_at timestamptz,
 	OUT files_removed bigint, OUT bytes_freed bigint, OUT removed boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_expire'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-COMMENT ON FUNCTION stripe_expire(int, interval) IS
-'remove old backups (never the newest completed one, never a running one) and say what went';
+COMMENT ON FUNCTION stripe_expire(int, interval, interval, int) IS
+'remove old backups (never the newest completed one, a running one, a kept one, or one a recovery window needs) and say what went';
+
+-- Keep a backup out of retention (keep => false gives it back), and
+-- annotate it (note NULL leaves the note as it is).  A kept diff or incr
+-- keeps the backups it completes.
+CREATE FUNCTION stripe_keep(backup bigint, keep boolean DEFAULT true, note text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'stripe_keep'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION stripe_keep(bigint, boolean, text) IS
+'keep a completed backup (and the chain it needs) out of retention, or give it back; annotate it';
 
 -- The checks a DBA runs before trusting the backups and a monitoring job
 -- runs every hour: a row each, ok or not, what was found and what to do;
@@ -655,7 +675,8 @@ REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, 
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_expire(int, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_expire(int, interval, interval, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_keep(bigint, boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_wal_archive_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_check(interval, boolean) FROM PUBLIC;

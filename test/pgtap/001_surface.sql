@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(66);
+SELECT plan(67);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
@@ -36,7 +36,8 @@ SELECT has_view('stripe_backup_progress');
 SELECT has_view('stripe_throughput');
 SELECT has_view('stripe_backup_timeline');
 SELECT has_function('stripe_calibrate', ARRAY['text[]', 'integer', 'integer', 'integer', 'boolean', 'boolean']);
-SELECT has_function('stripe_expire', ARRAY['integer', 'interval']);
+SELECT has_function('stripe_expire', ARRAY['integer', 'interval', 'interval', 'integer']);
+SELECT has_function('stripe_keep', ARRAY['bigint', 'boolean', 'text']);
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_progress', 'SELECT')
 	AND has_function_privilege('pg_monitor', 'stripebackup_progress()', 'EXECUTE'),
 	'pg_monitor may watch stripe_backup_progress');
@@ -45,7 +46,7 @@ SELECT has_view('stripe_backup_stripes');
 SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'merged_from', 'encrypted', 'started_at',
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
-	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid']);
+	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid', 'kept', 'note']);
 SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
 	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'mb_per_s']);
 SELECT columns_are('stripe_backup_timeline', ARRAY['backup_id', 'stripe', 'seconds', 'stored_bytes',

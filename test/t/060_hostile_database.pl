@@ -204,6 +204,9 @@ sub call_everything
 	my $target = "$base/restore-$caller";
 	my $target2 = "$base/restore2-$caller";
 	my $last = sub { admin_sql('SELECT max(id) FROM public.stripe_backup_history') };
+	my $last_completed = sub {
+		admin_sql("SELECT max(id) FROM public.stripe_backup_history WHERE status = 'completed'");
+	};
 	my $location = sub {
 		admin_sql('SELECT location FROM public.stripe_backups ORDER BY id DESC LIMIT 1');
 	};
@@ -245,6 +248,8 @@ sub call_everything
 		sub { 'SELECT public.stripebackup_version()' },
 		sub { "SELECT * FROM public.stripe_check(timeout => '30 s')" },
 		sub { 'SELECT * FROM public.stripe_health' },
+		sub { 'SELECT public.stripe_keep(' . $last_completed->() . ", note => 'kept')" },
+		sub { "SELECT * FROM public.stripe_expire(recovery_window => '1 day', keep_full => 1)" },
 		sub { 'SELECT * FROM public.stripe_expire(keep_last => 1)' },
 		sub { 'SELECT public.stripe_stats_reset()' },
 	);
