@@ -657,6 +657,73 @@ LANGUAGE C STRICT IMMUTABLE;
 
 COMMENT ON FUNCTION stripebackup_version() IS 'version of the stripebackup library';
 
+-- ---------------------------------------------------------------------------
+-- What \df+, \dv+ and \d+ say: every function and view, and the columns a
+-- user reads.
+-- ---------------------------------------------------------------------------
+
+COMMENT ON FUNCTION stripe_job_is_running(text, bigint) IS
+'whether job ID of KIND (backup or restore) runs on this server now (the views show a job whose worker died as failed)';
+COMMENT ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
+	text, text, text, text[], text) IS
+'what a restore of a backup (by id; NULL with a target: the newest before it) will read, per stripe, and how long it should take';
+COMMENT ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
+	text, text, text, text[], text, boolean) IS
+'what a restore of the backup in a folder will read, per stripe, and how long it should take';
+COMMENT ON FUNCTION stripe_verify(bigint) IS
+'read every stripe of a backup (by id) and check every checksum: a row per problem, none when good';
+COMMENT ON FUNCTION stripe_verify(text, boolean) IS
+'read every stripe of the backup in a folder and check every checksum: a row per problem, none when good';
+COMMENT ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8, text, text,
+	boolean, text, text, boolean, text, text, boolean, boolean, text) IS
+'restore the backup in a folder into an empty directory while the server runs, to a point in time, or as a standby';
+COMMENT ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) IS
+'measure the sequential write and read MB/s of destinations (random reads, a block size by queue depth matrix when asked)';
+COMMENT ON FUNCTION stripe_backup_svg(bigint) IS 'an SVG chart of each stripe''s throughput over a backup';
+COMMENT ON FUNCTION stripe_stats_reset() IS 'forget calibrations and timelines; throughput statistics count from now';
+COMMENT ON FUNCTION stripebackup_progress() IS 'live: a row per stripe of the running backup or restore (behind stripe_backup_progress)';
+COMMENT ON FUNCTION stripe_wal_archive_status() IS
+'what the WAL archive module archived since the server started, per destination (behind stripe_wal_archive)';
+COMMENT ON FUNCTION stripe_archive_lag() IS
+'finished WAL segments not yet archived, and the seconds since the newest archived one (pg_stat_archiver)';
+
+COMMENT ON VIEW stripe_backups IS 'every backup: status, type and chain, times, bytes, MB/s, LSNs, error, where it is';
+COMMENT ON VIEW stripe_backup_stripes IS 'each stripe of each backup: destination, weight, bytes, seconds, MB/s stored';
+COMMENT ON VIEW stripe_restores IS 'every restore: status, estimated beside actual seconds, bytes, MB/s, error';
+COMMENT ON VIEW stripe_restore_stripes IS 'each stripe of each restore: estimated beside measured seconds, MB/s read';
+COMMENT ON VIEW stripe_backup_timeline IS 'each stripe''s stored bytes and MB/s at each sample of its backup';
+COMMENT ON VIEW stripe_backup_progress IS 'live: the running backup or restore, per stripe: phase, bytes, percent, MB/s, ETA';
+COMMENT ON VIEW stripe_wal_archive IS 'the WAL archive module, per destination: files, bytes, the last archived, lag, failures';
+COMMENT ON VIEW stripe_throughput IS 'per destination and kind (backup writes, restore reads): last, average, best, worst MB/s and the trend';
+COMMENT ON VIEW stripe_health IS
+'one row for monitoring (a Prometheus SQL exporter reads it as it is): newest backups and their ages, failures, WAL archive lag';
+COMMENT ON TABLE stripe_calibrations IS 'what stripe_calibrate() measured, per destination and test';
+
+COMMENT ON COLUMN stripe_backups.status IS 'running, completed, failed or cancelled (a job whose worker died shows failed)';
+COMMENT ON COLUMN stripe_backups.type IS 'full, diff (the blocks changed since the last full backup) or incr (since the last backup)';
+COMMENT ON COLUMN stripe_backups.parent_id IS 'the backup a diff or incr completes';
+COMMENT ON COLUMN stripe_backups.merged_from IS 'stripe_merge(): the newest backup of the chain folded into this one';
+COMMENT ON COLUMN stripe_backups.encrypted IS 'sealed under stripebackup.encryption_key_file';
+COMMENT ON COLUMN stripe_backups.bytes_read IS 'bytes of the cluster read';
+COMMENT ON COLUMN stripe_backups.bytes_written IS 'bytes stored in the stripes (compressed)';
+COMMENT ON COLUMN stripe_backups.mb_per_s IS 'MB of the cluster read per second of the whole backup';
+COMMENT ON COLUMN stripe_backups.error IS 'why it failed or was cancelled';
+COMMENT ON COLUMN stripe_backups.sqlstate IS 'the SQLSTATE of the error that ended it';
+COMMENT ON COLUMN stripe_backups.location IS 'its folder in the first destination: what the command and stripe_verify(location) take';
+COMMENT ON COLUMN stripe_backups.kept IS 'stripe_keep(): never expired, nor the backups it completes';
+COMMENT ON COLUMN stripe_backups.note IS 'stripe_keep()''s note';
+COMMENT ON COLUMN stripe_backup_stripes.raw_bytes IS 'bytes of the cluster in this stripe, before compression';
+COMMENT ON COLUMN stripe_backup_stripes.stored_bytes IS 'bytes this stripe stored';
+COMMENT ON COLUMN stripe_backup_stripes.mb_per_s IS 'MB stored per second of this stripe''s writing';
+COMMENT ON COLUMN stripe_restores.estimated_seconds IS 'what stripe_restore_plan() expected';
+COMMENT ON COLUMN stripe_restores.actual_seconds IS 'what it took';
+COMMENT ON COLUMN stripe_health.last_backup_age_seconds IS 'seconds since the newest completed backup ended (NULL: none)';
+COMMENT ON COLUMN stripe_health.last_backup_failed IS 'the newest backup that ended (cancels aside) failed';
+COMMENT ON COLUMN stripe_health.failures_since_last_completed IS 'backups failed since the newest completed one started';
+COMMENT ON COLUMN stripe_health.last_failure_sqlstate IS 'the SQLSTATE of the newest failed backup';
+COMMENT ON COLUMN stripe_health.archive_lag_segments IS 'finished WAL segments not yet archived (NULL: no archiving, or nothing archived yet)';
+COMMENT ON COLUMN stripe_health.archive_lag_seconds IS 'seconds since the newest archived segment when some wait, else 0';
+
 -- These functions read the whole cluster and write server files.
 REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, text, boolean) FROM PUBLIC;

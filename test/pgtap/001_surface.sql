@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(67);
+SELECT plan(69);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
@@ -65,6 +65,15 @@ SELECT ok(has_table_privilege('pg_monitor', 'stripe_health', 'SELECT')
 	AND has_function_privilege('pg_monitor', 'stripe_archive_lag()', 'EXECUTE'),
 	'pg_monitor may read stripe_health');
 SELECT is((SELECT count(*) FROM stripe_health), 1::bigint, 'stripe_health: one row, even with no backup');
+SELECT is((SELECT string_agg(d.objid::regprocedure::text, ', ')
+			FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'stripebackup'
+			WHERE d.classid = 'pg_proc'::regclass AND obj_description(d.objid, 'pg_proc') IS NULL), NULL,
+	'every function of the extension has a comment');
+SELECT is((SELECT string_agg(d.objid::regclass::text, ', ')
+			FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'stripebackup'
+			JOIN pg_class c ON c.oid = d.objid AND c.relkind = 'v'
+			WHERE d.classid = 'pg_class'::regclass AND obj_description(d.objid, 'pg_class') IS NULL), NULL,
+	'and every view');
 
 -- Defaults, as DESIGN.md gives them.
 SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text)'::regprocedure)),

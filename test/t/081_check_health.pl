@@ -164,8 +164,13 @@ is($health, 't|XX001|t|t', 'stripe_health: the newest backup failed, with its SQ
 $rows = checks($node);
 like($rows->{'last backup'}[1], qr/backup \d+ failed at .*page checksum verification failed.*\(SQLSTATE XX001\)/,
 	'stripe_check names the failed backup, its error and SQLSTATE');
-($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM stripe_check(raise => true)');
-like($err, qr/stripebackup check failed: last backup/, 'a second cron job with raise => true fails too');
+# The README's second cron job: the check, raising; pg_cron records it failed, naming the check.
+$node->safe_psql('postgres', "SELECT cron.schedule('check-backups', '* * * * *', "
+	  . "\$\$SELECT * FROM stripe_check(timeout => '30 s', raise => true)\$\$)");
+ok($node->poll_query_until('postgres', "SELECT count(*) > 0 FROM cron.job_run_details d JOIN cron.job j USING (jobid) "
+	  . "WHERE j.jobname = 'check-backups' AND d.status = 'failed' AND d.return_message LIKE '%stripebackup check failed: %last backup%'"),
+	'a second cron job, stripe_check(raise => true), is recorded as failed, naming the failed backup');
+$node->safe_psql('postgres', "SELECT cron.unschedule('check-backups')");
 $node->safe_psql('postgres', 'DROP TABLE victim');
 $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
 is($node->safe_psql('postgres', 'SELECT last_backup_failed FROM stripe_health'), 'f',
