@@ -25,6 +25,9 @@ $node->append_conf('postgresql.conf', "stripebackup.database_name = 'appdb'");
 my @archive = make_destinations(1);
 $node->append_conf('postgresql.conf',
 	"archive_mode = on\narchive_library = 'stripebackup'\nstripebackup.archive_destinations = '$archive[0]'");
+# Retention after every backup, so that the backup worker runs its statements
+# too (a count no backup here reaches: nothing goes).
+$node->append_conf('postgresql.conf', 'stripebackup.retention_full_count = 100');
 $node->start;
 
 my @dests = make_destinations(2);
@@ -281,6 +284,8 @@ my $trapped = admin_sql(
 	"SELECT string_agg(DISTINCT ran_as::text || ': ' || what, '; ') FROM public.trap_log "
 	  . "WHERE ran_as NOT IN ('mallory'::name, 'oscar'::name)");
 is($trapped, '', 'no planted object ran with any privileges but its owner\'s');
+unlike(slurp_file($node->logfile), qr/retention after the backup failed/,
+	'retention after each backup ran in the workers without an error');
 is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"), 'f',
 	'mallory is not a superuser');
 is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'oscar'"), 'f',
