@@ -14,9 +14,12 @@
 
 #include <sys/stat.h>
 
+#include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/pg_lsn.h"
 
 #include "sb_check.h"
 #include "sb_guc.h"
@@ -90,6 +93,41 @@ check_one(SbCheckOut *out, const char *what, const char *dest, int64 needed)
 	check_device(out, dest, &p);
 }
 
+/* The WAL written since the newest completed full backup started; 0 when unknown. */
+static int64
+wal_since_last_full(void)
+{
+	SbSql		sql;
+	SbRows		rows;
+	bool		isnull = true;
+	XLogRecPtr	start = InvalidXLogRecPtr;
+	XLogRecPtr	now = RecoveryInProgress() ? GetXLogReplayRecPtr(NULL) : GetXLogInsertRecPtr();
+
+	sb_sql_enter(&sql);
+	rows = sb_sql_run(SB_SQL_CHECK_LAST_FULL_START, NULL, NULL);
+	if (rows.count > 0)
+		start = DatumGetLSN(sb_sql_datum(&sql, &rows, 0, 1, &isnull));
+	sb_sql_leave(&sql);
+	return isnull || now <= start ? 0 : (int64) (now - start);
+}
+
+/* A WAL archive destination: reachable and writable, and room for its share of a cycle's WAL (a warning). */
+static void
+check_archive_destination(SbCheckOut *out, const char *dest, int64 share)
+{
+	const char *check = psprintf("WAL archive destination %s", dest);
+	SbStoreProbe p;
+	int			failures = out->failures;
+
+	check_reach(out, check, dest, 0, &p);
+	if (out->failures == failures && p.local && share > 0 && p.free_bytes < (uint64) share)
+		sb_check_put(out, psprintf("room in WAL archive destination %s", dest), SB_CHECK_WARNING,
+					 psprintf("%.1f MB free, less than its share (%.1f MB) of the WAL written since the newest full backup started",
+							  MB(p.free_bytes), MB(share)),
+					 "At this rate it fills before the next cycle: free space there, or expire old backups (their WAL goes with them).");
+	check_device(out, dest, &p);
+}
+
 /* The newest completed backup's destinations; a row saying so when there is none. */
 static void
 check_backup_destinations(SbCheckOut *out)
@@ -127,8 +165,11 @@ sb_check_destinations(SbCheckOut *out)
 	const char *why = "";
 	int			n = sb_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
 	int			i;
+	int64		wal;
 
+	wal = n > 0 ? wal_since_last_full() : 0;
 	check_backup_destinations(out);
+	/* Segments are spread over the destinations by weight: an even share is the estimate. */
 	for (i = 0; i < n; i++)
-		check_one(out, "WAL archive destination", folders[i], 0);
+		check_archive_destination(out, folders[i], wal / n);
 }

@@ -315,6 +315,14 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" AND b.status OPERATOR(pg_catalog.<>) 'cancelled'::pg_catalog.text"
 		" ORDER BY b.started_at DESC, b.id DESC LIMIT 1",
 	0, {InvalidOid}, SPI_OK_SELECT},
+
+	/* Where the newest completed full backup started: the WAL since is what the archive took in one cycle. */
+	{SB_SQL_CHECK_LAST_FULL_START,
+		"SELECT h.start_lsn FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text AND h.start_lsn IS NOT NULL"
+		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1",
+	0, {InvalidOid}, SPI_OK_SELECT},
 };
 
 const SbStatementDef *

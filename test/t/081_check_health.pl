@@ -90,7 +90,7 @@ chmod 0700, $dests[1] or die;
 SKIP:
 {
 	my $small = $ENV{SB_TEST_SMALL_FS};
-	skip 'SB_TEST_SMALL_FS (a small file system to fill) is not set', 2 unless $small && -d $small && -w $small;
+	skip 'SB_TEST_SMALL_FS (a small file system to fill) is not set', 4 unless $small && -d $small && -w $small;
 	my $base = "$small/081";
 	rmtree($base);
 	mkdir $base or die "mkdir $base: $!";
@@ -102,6 +102,30 @@ SKIP:
 	unlink "$small/081-fill";
 	$node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
 	rmtree($base);
+
+	# A WAL archive destination with less room than its share of the WAL
+	# written since the newest full backup started (each check switches a
+	# segment): a warning, not a failure.
+	my $wal = "$small/081-wal";
+	mkdir $wal or die "mkdir $wal: $!";
+	system("dd if=/dev/zero of=$small/081-fill bs=1M count=30 status=none 2>/dev/null");
+	$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.archive_destinations = '$wal'");
+	$node->reload;
+	$node->poll_query_until('postgres', "SELECT current_setting('stripebackup.archive_destinations') = '$wal'")
+	  or die 'the setting does not take';
+	checks($node);
+	$rows = checks($node);
+	is($rows->{"room in WAL archive destination $wal"}[0], 'warning',
+		'an archive destination with less room than a cycle\'s WAL: a warning');
+	like($rows->{"room in WAL archive destination $wal"}[1],
+		qr/[\d.]+ MB free, less than its share \([\d.]+ MB\) of the WAL written since the newest full backup started/,
+		'saying how much');
+	unlink "$small/081-fill";
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET stripebackup.archive_destinations');
+	$node->reload;
+	$node->poll_query_until('postgres', "SELECT current_setting('stripebackup.archive_destinations') = '$archive[0]'")
+	  or die 'the setting does not come back';
+	rmtree($wal);
 }
 
 # --- an archive that takes nothing (its folders, DEST/wal/<system>/, read-only)
