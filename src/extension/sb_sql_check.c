@@ -81,8 +81,11 @@ static void
 check_last_ended(SbCheckOut *out, const SbSql *sql)
 {
 	SbRows		rows = sb_sql_run(SB_SQL_CHECK_LAST_ENDED, NULL, NULL);
-	int64		id;
 	bool		isnull;
+	int64		id;
+	char	   *at,
+			   *error,
+			   *sqlstate;
 
 	if (rows.count == 0 || strcmp(sb_sql_text(sql, &rows, 0, 2), "failed") != 0)
 	{
@@ -91,12 +94,12 @@ check_last_ended(SbCheckOut *out, const SbSql *sql)
 		return;
 	}
 	id = DatumGetInt64(sb_sql_datum(sql, &rows, 0, 1, &isnull));
+	at = sb_sql_text(sql, &rows, 0, 3);	/* NULL: it died with the server */
+	error = sb_sql_text(sql, &rows, 0, 4);
+	sqlstate = sb_sql_text(sql, &rows, 0, 5);
 	sb_check_put(out, "last backup", SB_CHECK_FAILURE,
-				 psprintf("backup %lld failed%s%s: %s (SQLSTATE %s)", (long long) id,
-						  sb_sql_text(sql, &rows, 0, 3) ? " at " : "",
-						  sb_sql_text(sql, &rows, 0, 3) ? sb_sql_text(sql, &rows, 0, 3) : "",
-						  sb_sql_text(sql, &rows, 0, 4) ? sb_sql_text(sql, &rows, 0, 4) : "no error recorded",
-						  sb_sql_text(sql, &rows, 0, 5) ? sb_sql_text(sql, &rows, 0, 5) : "none"),
+				 psprintf("backup %lld failed%s%s: %s (SQLSTATE %s)", (long long) id, at ? " at " : "",
+						  at ? at : "", error ? error : "no error recorded", sqlstate ? sqlstate : "none"),
 				 "See stripe_backups; the failure stays reported until a backup completes.");
 }
 
