@@ -81,9 +81,13 @@ include $(PGXS)
 # (unit, fuzz) only: the command, like the extension, sees include/ alone.
 
 SB_CPPFLAGS = -D_GNU_SOURCE -I$(srcdir)/include
+# "stripebackup check" alone asks a running server: libpq's client header (libpq-dev), no server header.
+LIBPQ_INCLUDEDIR := $(shell $(PG_CONFIG) --includedir)
+CLI_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq
 SB_ENGINE_CPPFLAGS = -I$(srcdir)/src/engine -I/usr/include/libxml2
 sb_layer_cppflags = $(if $(filter src/engine/% test/%,$<),$(SB_ENGINE_CPPFLAGS)) \
-	$(if $(filter test/unit/%,$<),-I$(srcdir)/test/unit -I$(UNIT_GEN))
+	$(if $(filter test/unit/%,$<),-I$(srcdir)/test/unit -I$(UNIT_GEN)) \
+	$(if $(filter src/cli/cmd_check.c,$<),-I$(LIBPQ_INCLUDEDIR))
 SB_WARNINGS = -Wall -Wextra -Wno-unused-parameter -Werror -Wdeclaration-after-statement \
 	-Wmissing-prototypes -Wpointer-arith -Wvla -Wimplicit-fallthrough \
 	-Wmissing-format-attribute -Wformat-security
@@ -146,7 +150,7 @@ layer-check:
 	bash test/layers.sh --selftest
 
 $(CLI): $(CLI_OBJS) $(ENGINE_LIB)
-	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS)
+	$(SB_CC) $(SB_CFLAGS) -o $@ $^ $(SB_LDFLAGS) $(ENGINE_LIBS) $(CLI_LIBS)
 
 # test/unit/syscall_log.c watches (and fails) the engine's syncs, renames and writes;
 # test/unit/fake_euid.c makes the engine believe it runs as another user.

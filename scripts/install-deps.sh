@@ -14,6 +14,7 @@ packages=(
 	postgresql-15 postgresql-client-15 postgresql-server-dev-15
 	liburing-dev libzstd-dev libxxhash-dev libcjson-dev libisal-dev libssl-dev
 	libcurl4-openssl-dev libxml2-dev
+	libpq-dev
 	libipc-run-perl postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
 	zstd libxml2-utils time
 	gcovr

@@ -48,7 +48,9 @@ CREATE TABLE stripe_backup_history (
 			   (ARRAY['full', 'diff', 'incr']::pg_catalog.text[])),
 	parent_id		bigint,			-- the backup a diff or incr completes
 	merged_from		bigint,			-- stripe_merge(): the chain's newest backup
-	encrypted		boolean NOT NULL DEFAULT false	-- sealed under stripebackup.encryption_key_file
+	encrypted		boolean NOT NULL DEFAULT false,	-- sealed under stripebackup.encryption_key_file
+	keep			boolean NOT NULL DEFAULT false,	-- stripe_keep(): never expired (nor its chain's parents)
+	note			text			-- stripe_keep()'s annotation
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -196,7 +198,9 @@ SELECT h.id,
 	   ((h.destinations[1] OPERATOR(pg_catalog.||) '/'::pg_catalog.text) OPERATOR(pg_catalog.||) h.name)
 		   AS location,
 	   h.requested_by,
-	   h.backup_uuid
+	   h.backup_uuid,
+	   h.keep AS kept,
+	   h.note
 FROM @extschema@.stripe_backup_history h;
 
 CREATE VIEW stripe_backup_stripes AS
@@ -321,6 +325,73 @@ SELECT s.destination, s.files, s.bytes, s.stored_bytes, s.last_archived_wal,
 	   s.last_archived_time, pg_catalog.round(s.mb_per_s::pg_catalog.numeric, 1) AS mb_per_s,
 	   s.lag_bytes, s.failed_count, s.last_failed_wal, s.last_failed_time, s.last_error
 FROM @extschema@.stripe_wal_archive_status() s;
+
+-- How far the WAL archive is behind, from pg_stat_archiver (whatever
+-- archives): finished segments not yet archived, and the seconds since the
+-- newest one was (0 when none waits); NULL before anything was archived.
+CREATE FUNCTION stripe_archive_lag(OUT segments bigint, OUT seconds float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'stripe_archive_lag'
+LANGUAGE C STRICT VOLATILE;
+
+-- One row for monitoring, typed so that a Prometheus SQL exporter reads it
+-- as it is (ages in seconds as float8; NULL where nothing is known): the
+-- newest completed backup and its age, by type too; whether the newest
+-- backup that ended (cancels aside) failed, how many failed since the
+-- newest completed one started, the newest failure; the WAL archive's lag.
+CREATE VIEW stripe_health AS
+WITH backups AS (
+	SELECT v.id, v.type, v.status, v.started_at, v.finished_at, v.error, v.sqlstate
+	FROM @extschema@.stripe_backups v
+), lastc AS (
+	SELECT b.id, b.type, b.started_at, b.finished_at FROM backups b
+	WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+	ORDER BY b.finished_at DESC, b.id DESC LIMIT 1
+), lastf AS (
+	SELECT b.id, b.finished_at, b.error, b.sqlstate FROM backups b
+	WHERE b.status OPERATOR(pg_catalog.=) 'failed'::pg_catalog.text
+	ORDER BY b.started_at DESC, b.id DESC LIMIT 1
+), laste AS (
+	SELECT b.status FROM backups b
+	WHERE b.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text
+	  AND b.status OPERATOR(pg_catalog.<>) 'cancelled'::pg_catalog.text
+	ORDER BY b.started_at DESC, b.id DESC LIMIT 1
+), counts AS (
+	SELECT pg_catalog.max(b.finished_at) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+				AND b.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text) AS full_at,
+		   pg_catalog.max(b.finished_at) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+				AND b.type OPERATOR(pg_catalog.=) 'diff'::pg_catalog.text) AS diff_at,
+		   pg_catalog.max(b.finished_at) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
+				AND b.type OPERATOR(pg_catalog.=) 'incr'::pg_catalog.text) AS incr_at,
+		   pg_catalog.count(*) FILTER (WHERE b.status OPERATOR(pg_catalog.=) 'failed'::pg_catalog.text
+				AND b.started_at OPERATOR(pg_catalog.>) COALESCE((SELECT c.started_at FROM lastc c),
+					'-infinity'::pg_catalog.timestamptz)) AS failures
+	FROM backups b
+)
+SELECT c.id AS last_backup_id,
+	   c.type AS last_backup_type,
+	   c.finished_at AS last_backup_finished_at,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) c.finished_at))
+		   AS last_backup_age_seconds,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) n.full_at))
+		   AS last_full_age_seconds,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) n.diff_at))
+		   AS last_diff_age_seconds,
+	   pg_catalog.date_part('epoch'::pg_catalog.text, (pg_catalog.now() OPERATOR(pg_catalog.-) n.incr_at))
+		   AS last_incr_age_seconds,
+	   COALESCE(e.status OPERATOR(pg_catalog.=) 'failed'::pg_catalog.text, false) AS last_backup_failed,
+	   n.failures AS failures_since_last_completed,
+	   f.id AS last_failure_id,
+	   f.finished_at AS last_failure_at,
+	   f.sqlstate AS last_failure_sqlstate,
+	   f.error AS last_failure_error,
+	   l.segments AS archive_lag_segments,
+	   l.seconds AS archive_lag_seconds
+FROM counts n
+CROSS JOIN @extschema@.stripe_archive_lag() l
+LEFT JOIN lastc c ON true
+LEFT JOIN lastf f ON true
+LEFT JOIN laste e ON true;
 
 -- Per destination, its recent runs (the last 10 of each kind since the last
 -- reset): backups measure writing, restores reading.
@@ -533,17 +604,47 @@ CREATE FUNCTION stripe_backup_svg(backup bigint) RETURNS text
 AS 'MODULE_PATHNAME', 'stripe_backup_svg'
 LANGUAGE C STRICT VOLATILE;
 
--- Retention: remove the files and history of backups beyond the newest
--- KEEP_LAST completed ones and older than OLDER_THAN (every condition given).
+-- Retention: remove the files and history of the backups that meet every
+-- rule given: beyond the newest KEEP_LAST completed ones; started before now
+-- - OLDER_THAN; not needed to recover to any moment of the last
+-- RECOVERY_WINDOW (the newest backup that completed before the window opens
+-- stays, with its chain and the WAL after it); beyond the newest KEEP_FULL
+-- completed full backups (with their diffs and incrs).  Never a kept backup.
 CREATE FUNCTION stripe_expire(keep_last int DEFAULT NULL, older_than interval DEFAULT NULL,
+	recovery_window interval DEFAULT NULL, keep_full int DEFAULT NULL,
 	OUT backup_id bigint, OUT name text, OUT status text, OUT started_at timestamptz,
 	OUT files_removed bigint, OUT bytes_freed bigint, OUT removed boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_expire'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-COMMENT ON FUNCTION stripe_expire(int, interval) IS
-'remove old backups (never the newest completed one, never a running one) and say what went';
+COMMENT ON FUNCTION stripe_expire(int, interval, interval, int) IS
+'remove old backups (never the newest completed one, a running one, a kept one, or one a recovery window needs) and say what went';
+
+-- Keep a backup out of retention (keep => false gives it back), and
+-- annotate it (note NULL leaves the note as it is).  A kept diff or incr
+-- keeps the backups it completes.
+CREATE FUNCTION stripe_keep(backup bigint, keep boolean DEFAULT true, note text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'stripe_keep'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION stripe_keep(bigint, boolean, text) IS
+'keep a completed backup (and the chain it needs) out of retention, or give it back; annotate it';
+
+-- The checks a DBA runs before trusting the backups and a monitoring job
+-- runs every hour: a row each, ok or not, what was found and what to do;
+-- severity 'warning' stops nothing, 'failure' does.  A WAL segment is
+-- switched and must reach the archive within TIMEOUT.  With raise, failures
+-- end in an ERROR naming them (a pg_cron job then records a failure).
+CREATE FUNCTION stripe_check(timeout interval DEFAULT '1 min', raise boolean DEFAULT false,
+	OUT "check" text, OUT ok boolean, OUT detail text, OUT hint text, OUT severity text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'stripe_check'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION stripe_check(interval, boolean) IS
+'check the configuration, the WAL archive, the destinations and the newest backups: a row per check; raise => true turns failures into an ERROR';
 
 -- Clear the statistics: calibrations and timelines go; throughput counts from now.
 CREATE FUNCTION stripe_stats_reset() RETURNS void
@@ -555,6 +656,73 @@ AS 'MODULE_PATHNAME', 'stripebackup_version'
 LANGUAGE C STRICT IMMUTABLE;
 
 COMMENT ON FUNCTION stripebackup_version() IS 'version of the stripebackup library';
+
+-- ---------------------------------------------------------------------------
+-- What \df+, \dv+ and \d+ say: every function and view, and the columns a
+-- user reads.
+-- ---------------------------------------------------------------------------
+
+COMMENT ON FUNCTION stripe_job_is_running(text, bigint) IS
+'whether job ID of KIND (backup or restore) runs on this server now (the views show a job whose worker died as failed)';
+COMMENT ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
+	text, text, text, text[], text) IS
+'what a restore of a backup (by id; NULL with a target: the newest before it) will read, per stripe, and how long it should take';
+COMMENT ON FUNCTION stripe_restore_plan(text, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,
+	text, text, text, text[], text, boolean) IS
+'what a restore of the backup in a folder will read, per stripe, and how long it should take';
+COMMENT ON FUNCTION stripe_verify(bigint) IS
+'read every stripe of a backup (by id) and check every checksum: a row per problem, none when good';
+COMMENT ON FUNCTION stripe_verify(text, boolean) IS
+'read every stripe of the backup in a folder and check every checksum: a row per problem, none when good';
+COMMENT ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, pg_lsn, xid8, text, text,
+	boolean, text, text, boolean, text, text, boolean, boolean, text) IS
+'restore the backup in a folder into an empty directory while the server runs, to a point in time, or as a standby';
+COMMENT ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) IS
+'measure the sequential write and read MB/s of destinations (random reads, a block size by queue depth matrix when asked)';
+COMMENT ON FUNCTION stripe_backup_svg(bigint) IS 'an SVG chart of each stripe''s throughput over a backup';
+COMMENT ON FUNCTION stripe_stats_reset() IS 'forget calibrations and timelines; throughput statistics count from now';
+COMMENT ON FUNCTION stripebackup_progress() IS 'live: a row per stripe of the running backup or restore (behind stripe_backup_progress)';
+COMMENT ON FUNCTION stripe_wal_archive_status() IS
+'what the WAL archive module archived since the server started, per destination (behind stripe_wal_archive)';
+COMMENT ON FUNCTION stripe_archive_lag() IS
+'finished WAL segments not yet archived, and the seconds since the newest archived one (pg_stat_archiver)';
+
+COMMENT ON VIEW stripe_backups IS 'every backup: status, type and chain, times, bytes, MB/s, LSNs, error, where it is';
+COMMENT ON VIEW stripe_backup_stripes IS 'each stripe of each backup: destination, weight, bytes, seconds, MB/s stored';
+COMMENT ON VIEW stripe_restores IS 'every restore: status, estimated beside actual seconds, bytes, MB/s, error';
+COMMENT ON VIEW stripe_restore_stripes IS 'each stripe of each restore: estimated beside measured seconds, MB/s read';
+COMMENT ON VIEW stripe_backup_timeline IS 'each stripe''s stored bytes and MB/s at each sample of its backup';
+COMMENT ON VIEW stripe_backup_progress IS 'live: the running backup or restore, per stripe: phase, bytes, percent, MB/s, ETA';
+COMMENT ON VIEW stripe_wal_archive IS 'the WAL archive module, per destination: files, bytes, the last archived, lag, failures';
+COMMENT ON VIEW stripe_throughput IS 'per destination and kind (backup writes, restore reads): last, average, best, worst MB/s and the trend';
+COMMENT ON VIEW stripe_health IS
+'one row for monitoring (a Prometheus SQL exporter reads it as it is): newest backups and their ages, failures, WAL archive lag';
+COMMENT ON TABLE stripe_calibrations IS 'what stripe_calibrate() measured, per destination and test';
+
+COMMENT ON COLUMN stripe_backups.status IS 'running, completed, failed or cancelled (a job whose worker died shows failed)';
+COMMENT ON COLUMN stripe_backups.type IS 'full, diff (the blocks changed since the last full backup) or incr (since the last backup)';
+COMMENT ON COLUMN stripe_backups.parent_id IS 'the backup a diff or incr completes';
+COMMENT ON COLUMN stripe_backups.merged_from IS 'stripe_merge(): the newest backup of the chain folded into this one';
+COMMENT ON COLUMN stripe_backups.encrypted IS 'sealed under stripebackup.encryption_key_file';
+COMMENT ON COLUMN stripe_backups.bytes_read IS 'bytes of the cluster read';
+COMMENT ON COLUMN stripe_backups.bytes_written IS 'bytes stored in the stripes (compressed)';
+COMMENT ON COLUMN stripe_backups.mb_per_s IS 'MB of the cluster read per second of the whole backup';
+COMMENT ON COLUMN stripe_backups.error IS 'why it failed or was cancelled';
+COMMENT ON COLUMN stripe_backups.sqlstate IS 'the SQLSTATE of the error that ended it';
+COMMENT ON COLUMN stripe_backups.location IS 'its folder in the first destination: what the command and stripe_verify(location) take';
+COMMENT ON COLUMN stripe_backups.kept IS 'stripe_keep(): never expired, nor the backups it completes';
+COMMENT ON COLUMN stripe_backups.note IS 'stripe_keep()''s note';
+COMMENT ON COLUMN stripe_backup_stripes.raw_bytes IS 'bytes of the cluster in this stripe, before compression';
+COMMENT ON COLUMN stripe_backup_stripes.stored_bytes IS 'bytes this stripe stored';
+COMMENT ON COLUMN stripe_backup_stripes.mb_per_s IS 'MB stored per second of this stripe''s writing';
+COMMENT ON COLUMN stripe_restores.estimated_seconds IS 'what stripe_restore_plan() expected';
+COMMENT ON COLUMN stripe_restores.actual_seconds IS 'what it took';
+COMMENT ON COLUMN stripe_health.last_backup_age_seconds IS 'seconds since the newest completed backup ended (NULL: none)';
+COMMENT ON COLUMN stripe_health.last_backup_failed IS 'the newest backup that ended (cancels aside) failed';
+COMMENT ON COLUMN stripe_health.failures_since_last_completed IS 'backups failed since the newest completed one started';
+COMMENT ON COLUMN stripe_health.last_failure_sqlstate IS 'the SQLSTATE of the newest failed backup';
+COMMENT ON COLUMN stripe_health.archive_lag_segments IS 'finished WAL segments not yet archived (NULL: no archiving, or nothing archived yet)';
+COMMENT ON COLUMN stripe_health.archive_lag_seconds IS 'seconds since the newest archived segment when some wait, else 0';
 
 -- These functions read the whole cluster and write server files.
 REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) FROM PUBLIC;
@@ -574,14 +742,18 @@ REVOKE ALL ON FUNCTION stripe_restore(text, text, text[], boolean, timestamptz, 
 REVOKE ALL ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_expire(int, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_expire(int, interval, interval, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_keep(bigint, boolean, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_wal_archive_status() FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_check(interval, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_archive_lag() FROM PUBLIC;
 REVOKE ALL ON TABLE stripe_backup_history, stripe_backup_stripe_history,
 	stripe_restore_history, stripe_restore_stripe_history, stripe_backup_timeline_history,
 	stripe_calibrations, stripe_stats_reset_history FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION stripebackup_progress() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION stripe_wal_archive_status() TO pg_monitor;
+GRANT EXECUTE ON FUNCTION stripe_archive_lag() TO pg_monitor;
 GRANT SELECT ON stripe_backups, stripe_backup_stripes, stripe_restores, stripe_restore_stripes,
 	stripe_backup_progress, stripe_backup_timeline, stripe_throughput, stripe_calibrations,
-	stripe_wal_archive TO pg_monitor;
+	stripe_wal_archive, stripe_health TO pg_monitor;

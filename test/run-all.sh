@@ -8,7 +8,7 @@
 #   3. end-to-end TAP tests on real PostgreSQL clusters (test/t/*.pl);
 #   4. the S3 tests once more against Ceph's radosgw (test/s3/radosgw.sh),
 #      which checks signatures: the engine's S3 unit tests, the gateway's
-#      own check (test/s3/selftest_radosgw.pl), test/t/022 and 023.
+#      own check (test/s3/selftest_radosgw.pl), test/t/022, 023 and 083.
 #
 # PostgreSQL refuses to run as root: when run as root, the tests run as the
 # "postgres" user in a scratch directory it owns.  Exits non-zero if any test fails.
@@ -161,5 +161,5 @@ echo "=== engine S3 unit tests against radosgw (test/s3/radosgw.sh)"
 echo "=== the radosgw test tool (test/s3/radosgw.sh)"
 "${runner[@]}" prove -I perl s3/selftest_radosgw.pl
 echo "=== end-to-end S3 tests against radosgw (io_method auto)"
-SB_TEST_S3_SERVER=radosgw TAP_TESTS="t/022_object_storage.pl t/023_wal_object_storage.pl" run_tap auto
+SB_TEST_S3_SERVER=radosgw TAP_TESTS="t/022_object_storage.pl t/023_wal_object_storage.pl t/083_check_s3.pl" run_tap auto
 echo "=== all tests passed"

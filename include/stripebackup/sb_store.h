@@ -10,6 +10,7 @@
 #define SB_STORE_PUBLIC_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "stripebackup/sb_error.h"
 
@@ -69,5 +70,24 @@ extern bool sb_store_is_absolute(const char *dest);
  * location that parses (else ERR says why, SB_EINVAL, WHAT naming it).
  */
 extern bool sb_store_check_destination(const char *dest, const char *what, SbError *err);
+
+/* What sb_store_probe found of a destination. */
+typedef struct SbStoreProbe
+{
+	bool		listed;			/* opened and listed: reachable, with these credentials */
+	bool		writable;		/* a small file made durable there, and removed */
+	bool		local;			/* a folder of this machine: the figures below are known */
+	uint64_t	entries;		/* what the listing held */
+	uint64_t	free_bytes;		/* for an unprivileged writer */
+	uint64_t	device;			/* the file system's device number */
+} SbStoreProbe;
+
+/*
+ * A pre-flight check of DEST: open it with the process's settings, list
+ * it, make a one-block file there and remove it; for a local folder, its
+ * free space and device.  False with ERR at the first step that failed
+ * (P says which passed).
+ */
+extern bool sb_store_probe(const char *dest, SbStoreProbe *p, SbError *err);
 
 #endif							/* SB_STORE_PUBLIC_H */

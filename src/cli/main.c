@@ -29,6 +29,8 @@ usage(void)
 	printf("  %s wal-get    --archive DEST[,DEST...] --system-identifier N WALFILE PATH   restore_command\n", progname);
 	printf("  %s wal-list   --archive DEST[,DEST...] --system-identifier N | LOCATION     what it holds\n", progname);
 	printf("  %s wal-verify --archive ... | LOCATION [--from SEG --to SEG]               check every file\n", progname);
+	printf("\nA running server:\n");
+	printf("  %s check [-d CONNINFO] [--timeout SECONDS] [--nagios]   run stripe_check()\n", progname);
 	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME); for the\n"
 		   "WAL commands, an archive folder DEST/wal/<system identifier>.\n");
 	printf("Run \"%s COMMAND --help\" for a command's options.\n", progname);
@@ -55,6 +57,7 @@ main(int argc, char **argv)
 		{"wal-get", cmd_wal_get},
 		{"wal-list", cmd_wal_list},
 		{"wal-verify", cmd_wal_verify},
+		{"check", cmd_check},
 	};
 	size_t		i;
 

@@ -19,6 +19,7 @@
 
 #include "job_backup.h"
 #include "sb_control.h"
+#include "sb_expire.h"
 #include "stripebackup/sb_merge.h"
 #include "sb_spi.h"
 
@@ -210,6 +211,9 @@ sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outc
 		insert_timelines(job, m);
 	}
 	sb_sql_leave(&sql);
+	/* After the row says completed: retention never sees this backup running. */
+	if (strcmp(end->status, "completed") == 0)
+		sb_expire_after_backup();
 }
 
 /*

@@ -36,6 +36,9 @@ int			sb_guc_archive_compression = SB_CODEC_ZSTD;
 int			sb_guc_archive_level = 1;
 int			sb_guc_archive_workers = 0;
 int			sb_guc_archive_batch = 16;
+int			sb_guc_check_max_backup_age = 0;
+int			sb_guc_retention_full_count = 0;
+int			sb_guc_retention_window = 0;
 
 static const struct config_enum_entry codecs[] = {
 	{"zstd", SB_CODEC_ZSTD, false},
@@ -236,6 +239,22 @@ sb_guc_define(void)
 							   "Backups write each stripe, restores and verifies read each stripe, at most this fast.",
 							   &sb_guc_max_rate, "0",
 							   PGC_USERSET, 0, check_max_rate, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.check_max_backup_age",
+							"Oldest the newest completed backup may be before stripe_check() fails.",
+							"0 checks no age.",
+							&sb_guc_check_max_backup_age, 0, 0, INT_MAX,
+							PGC_USERSET, GUC_UNIT_S, NULL, NULL, NULL);
+	/* Read by the backup worker, from the server's configuration: the administrator's, not a session's. */
+	DefineCustomIntVariable("stripebackup.retention_full_count",
+							"Completed full backups (with their diffs and incrs) kept after each backup.",
+							"0: no count applies; stripe_expire(keep_full => N) does the same by hand.",
+							&sb_guc_retention_full_count, 0, 0, INT_MAX,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.retention_window",
+							"Recovery window kept after each backup: recovery to any moment of it stays possible.",
+							"0: no window applies; stripe_expire(recovery_window => ...) does the same by hand.",
+							&sb_guc_retention_window, 0, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("stripebackup.max_memory",
 							"Most memory the buffers of one backup or restore may add up to.",
 							"buffer_count, transfer_size, queue_depth and compression_workers are checked against it before anything starts.",

@@ -88,6 +88,12 @@ sb_shmem_require(void)
 				 errhint("Add stripebackup to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
+bool
+sb_shmem_loaded(void)
+{
+	return sb_shared != NULL;
+}
+
 static bool
 process_alive(pid_t pid)
 {

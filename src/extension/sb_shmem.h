@@ -103,6 +103,9 @@ extern void sb_shmem_request(void);
 /* ERROR unless the library was preloaded (so the shared state exists). */
 extern void sb_shmem_require(void);
 
+/* Whether it was (stripe_check() says so instead of failing). */
+extern bool sb_shmem_loaded(void);
+
 /* ---------- the calling session ---------- */
 
 /* Claim the one job slot for JOB; false (and who holds it) if taken. */

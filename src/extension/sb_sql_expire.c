@@ -3,10 +3,16 @@
  *		stripe_expire(): retention.  Removes the files of expired backups from
  *		every destination, and their history, and says what it removed.
  *
- * A backup expires when it meets every condition given: not among the
- * newest KEEP_LAST completed backups, and started before now - OLDER_THAN.
- * Never the newest completed backup, never a backup that runs, never the one
- * a running restore reads.  A backup is removed from every destination or
+ * A backup expires when it meets every rule given: not among the newest
+ * KEEP_LAST completed backups; started before now - OLDER_THAN; older than
+ * the newest completed backup that ended before the RECOVERY_WINDOW opened
+ * (recovery to the window's first moment starts from that one, so it
+ * stays, and everything after it); older than the newest KEEP_FULL
+ * completed full backups.  Never the newest completed backup, never a
+ * kept one (stripe_keep), never a backup that runs, never the one a running
+ * restore reads.  A backup worker applies stripebackup.retention_full_count
+ * and stripebackup.retention_window after each backup that completed
+ * (sb_expire_after_backup), as pgBackRest expires after each backup.  A backup is removed from every destination or
  * from none, and only the files it wrote (job_backup_folders.c): a folder
  * or destination that is a link, or holds anything else, keeps the whole
  * backup and its row, with a warning, and retention goes on with the others.
@@ -34,7 +40,11 @@
 #include "utils/pg_lsn.h"
 #include "utils/timestamp.h"
 
+#include "access/xact.h"
+#include "utils/resowner.h"
+
 #include "job_backup.h"
+#include "sb_expire.h"
 #include "sb_control.h"
 #include "sb_guc.h"
 #include "sb_launch.h"
@@ -51,6 +61,15 @@ put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row,
 	Datum		v[7];
 	bool		n[7] = {false, false, false, false, false, false, false};
 
+	if (rs == NULL)
+	{
+		/* After a backup, in its worker: the server log says what went. */
+		if (r->removed)
+			ereport(LOG,
+					(errmsg("retention removed backup \"%s\": %lld files, %lld bytes",
+							sb_sql_text(sql, rows, row, 2), (long long) r->files, (long long) r->bytes)));
+		return;
+	}
 	v[0] = sb_sql_datum(sql, rows, row, 1, &n[0]);
 	v[1] = CStringGetTextDatum(sb_sql_text(sql, rows, row, 2));
 	v[2] = CStringGetTextDatum(sb_sql_text(sql, rows, row, 3));
@@ -161,6 +180,12 @@ put_wal_row(ReturnSetInfo *rs, const char *before, const SbWalRemoval *r)
 	Datum		v[7];
 	bool		n[7] = {true, false, false, true, false, false, false};
 
+	if (rs == NULL)
+	{
+		ereport(LOG, (errmsg("retention removed %llu archived WAL files before %s",
+							 (unsigned long long) r->files, before)));
+		return;
+	}
 	v[1] = CStringGetTextDatum(psprintf("WAL before %s", before));
 	v[2] = CStringGetTextDatum("wal");
 	v[4] = Int64GetDatum((int64) r->files);
@@ -235,30 +260,37 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 }
 
 /*
- * OLDER_THAN must reach into the past: "-1 day" (or "0") would make every
- * backup older than it, and expire all but the newest.  Compared as
- * PostgreSQL compares intervals (a month is 30 days).
+ * An interval rule (older_than, recovery_window) must reach into the past:
+ * "-1 day" (or "0") would make every backup older than it, and expire all
+ * but the newest.  Compared as PostgreSQL compares intervals (a month is 30
+ * days).
  */
 static void
-check_older_than(Datum older_than)
+check_positive(const char *name, Datum value)
 {
 	Interval	zero = {0};
 
-	if (DatumGetBool(DirectFunctionCall2(interval_le, older_than, IntervalPGetDatum(&zero))))
+	if (DatumGetBool(DirectFunctionCall2(interval_le, value, IntervalPGetDatum(&zero))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("older_than \"%s\" must be a positive interval",
-						DatumGetCString(DirectFunctionCall1(interval_out, older_than))),
-				 errhint("For example stripe_expire(older_than => '30 days') removes backups older than 30 days.")));
+				 errmsg("%s \"%s\" must be a positive interval", name,
+						DatumGetCString(DirectFunctionCall1(interval_out, value))),
+				 errhint("For example stripe_expire(%s => '30 days').", name)));
 }
 
-PGDLLEXPORT Datum
-stripe_expire(PG_FUNCTION_ARGS)
+static void
+check_count(const char *name, int value)
 {
-	ReturnSetInfo *rs = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[2];
-	char		nulls[2];
-	SbSql		sql;
+	if (value < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s %d must be at least 1", name, value)));
+}
+
+/* Remove what RULES expire; a row each into RS, or (NULL: a worker) a LOG line. */
+static void
+expire_in(const SbSql *sql, const SbExpireRules *rules, ReturnSetInfo *rs)
+{
 	SbRows		expired;
 	Keep		keep;
 	Datum	   *removed;
@@ -266,35 +298,103 @@ stripe_expire(PG_FUNCTION_ARGS)
 	bool		isnull;
 	uint64		i;
 
-	sb_launch_check_privileges(true, "expire backups");
-	if (PG_ARGISNULL(0) && PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("give keep_last, older_than or both"),
-				 errhint("For example stripe_expire(keep_last => 7) keeps the newest seven completed backups.")));
-	if (!PG_ARGISNULL(0) && PG_GETARG_INT32(0) < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("keep_last %d must be at least 1", PG_GETARG_INT32(0))));
-	if (!PG_ARGISNULL(1))
-		check_older_than(PG_GETARG_DATUM(1));
-	InitMaterializedSRF(fcinfo, 0);
-	values[0] = PG_ARGISNULL(0) ? (Datum) 0 : Int64GetDatum((int64) PG_GETARG_INT32(0));
-	values[1] = PG_GETARG_DATUM(1);
-	nulls[0] = PG_ARGISNULL(0) ? 'n' : ' ';
-	nulls[1] = PG_ARGISNULL(1) ? 'n' : ' ';
-	sb_sql_enter(&sql);
 	/* The DELETEs below replace SPI's last result; this one stays valid until we leave. */
-	expired = sb_sql_run(SB_SQL_EXPIRE_CANDIDATES, values, nulls);
+	expired = sb_sql_run(SB_SQL_EXPIRE_CANDIDATES, (Datum *) rules->values, rules->nulls);
 	removed = palloc(sizeof(Datum) * (expired.count + 1));
 	keep.ids = palloc(sizeof(int64) * (expired.count + 1));
 	keep.because = palloc(sizeof(int64) * (expired.count + 1));
 	keep.n = 0;
 	for (i = 0; i < expired.count; i++)
-		if (expire_one(rs, &sql, &expired, i, &keep))
-			removed[nremoved++] = sb_sql_datum(&sql, &expired, i, 1, &isnull);
-	expire_wal(rs, &sql, PointerGetDatum(construct_array(removed, nremoved, INT8OID, sizeof(int64),
-														 FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)));
+		if (expire_one(rs, sql, &expired, i, &keep))
+			removed[nremoved++] = sb_sql_datum(sql, &expired, i, 1, &isnull);
+	expire_wal(rs, sql, PointerGetDatum(construct_array(removed, nremoved, INT8OID, sizeof(int64),
+														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)));
+}
+
+/* Rule I of RULES: VALUE, or none when ISNULL. */
+static void
+set_rule(SbExpireRules *rules, int i, Datum value, bool isnull)
+{
+	rules->values[i] = isnull ? (Datum) 0 : value;
+	rules->nulls[i] = isnull ? 'n' : ' ';
+}
+
+PGDLLEXPORT Datum
+stripe_expire(PG_FUNCTION_ARGS)
+{
+	SbExpireRules rules;
+	SbSql		sql;
+
+	sb_launch_check_privileges(true, "expire backups");
+	if (PG_ARGISNULL(0) && PG_ARGISNULL(1) && PG_ARGISNULL(2) && PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("give keep_last, older_than, recovery_window or keep_full"),
+				 errhint("For example stripe_expire(recovery_window => '7 days') keeps what recovery to any moment of the last seven days needs.")));
+	if (!PG_ARGISNULL(0))
+		check_count("keep_last", PG_GETARG_INT32(0));
+	if (!PG_ARGISNULL(1))
+		check_positive("older_than", PG_GETARG_DATUM(1));
+	if (!PG_ARGISNULL(2))
+		check_positive("recovery_window", PG_GETARG_DATUM(2));
+	if (!PG_ARGISNULL(3))
+		check_count("keep_full", PG_GETARG_INT32(3));
+	InitMaterializedSRF(fcinfo, 0);
+	set_rule(&rules, 0, PG_ARGISNULL(0) ? 0 : Int64GetDatum((int64) PG_GETARG_INT32(0)), PG_ARGISNULL(0));
+	set_rule(&rules, 1, PG_GETARG_DATUM(1), PG_ARGISNULL(1));
+	set_rule(&rules, 2, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
+	set_rule(&rules, 3, PG_ARGISNULL(3) ? 0 : Int64GetDatum((int64) PG_GETARG_INT32(3)), PG_ARGISNULL(3));
+	sb_sql_enter(&sql);
+	expire_in(&sql, &rules, (ReturnSetInfo *) fcinfo->resultinfo);
 	sb_sql_leave(&sql);
 	return (Datum) 0;
+}
+
+/* The rules of stripebackup.retention_*; false when none is set. */
+static bool
+settings_rules(SbExpireRules *rules)
+{
+	Interval   *window = palloc0(sizeof(Interval));
+
+	window->time = (int64) sb_guc_retention_window * USECS_PER_SEC;
+	set_rule(rules, 0, (Datum) 0, true);
+	set_rule(rules, 1, (Datum) 0, true);
+	set_rule(rules, 2, IntervalPGetDatum(window), sb_guc_retention_window == 0);
+	set_rule(rules, 3, Int64GetDatum((int64) sb_guc_retention_full_count), sb_guc_retention_full_count == 0);
+	return sb_guc_retention_window > 0 || sb_guc_retention_full_count > 0;
+}
+
+void
+sb_expire_after_backup(void)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	SbExpireRules rules;
+
+	if (!settings_rules(&rules))
+		return;
+	/* The backup is completed and recorded: a retention that fails says so and leaves it so. */
+	PG_TRY();
+	{
+		SbSql		sql;
+
+		sb_sql_begin(&sql);
+		expire_in(&sql, &rules, NULL);
+		sb_sql_leave(&sql);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(context);
+		e = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		CurrentResourceOwner = owner;
+		MemoryContextSwitchTo(context);
+		ereport(WARNING,
+				(errmsg("retention after the backup failed: %s", e->message),
+				 errhint("stripebackup.retention_full_count and stripebackup.retention_window apply again after the next backup; stripe_expire() applies any rule now.")));
+	}
+	PG_END_TRY();
 }

@@ -63,6 +63,12 @@ fill_worker(BackgroundWorker *worker, const char *function)
 	strlcpy(worker->bgw_type, "stripebackup start-up", BGW_MAXLEN);
 }
 
+const char *
+sb_startup_database_name(void)
+{
+	return sb_startup_database;
+}
+
 void
 sb_startup_register(void)
 {

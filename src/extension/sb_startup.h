@@ -13,4 +13,7 @@
  */
 extern void sb_startup_register(void);
 
+/* stripebackup.database_name: where the start-up clean-up looks (stripe_check() compares it). */
+extern const char *sb_startup_database_name(void);
+
 #endif							/* SB_STARTUP_H */

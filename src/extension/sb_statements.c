@@ -192,24 +192,43 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	 * The backups that expire, newest first (a chain's children before its
 	 * parents), each with its parent and, when a backup that stays needs it
 	 * (a kept or running diff or incr of it, or of a child of it, ...), the
-	 * nearest such backup: that one is kept, chains stay whole.
+	 * nearest such backup: that one is kept, chains stay whole.  A backup
+	 * expires when it meets every rule given: beyond the newest $1 completed
+	 * backups; started before now - $2; older than the newest completed
+	 * backup that ended before the recovery window (now - $3) opens, which
+	 * recovery to the window's first moment starts from; older than the
+	 * newest $4 completed full backups.  Never one kept (stripe_keep).
 	 */
 	{SB_SQL_EXPIRE_CANDIDATES,
-		"WITH RECURSIVE ranked AS ("
-		" SELECT h.id, h.name, h.status, h.started_at, h.destinations, h.backup_uuid, h.parent_id,"
+		"WITH RECURSIVE anchor AS ("
+		" SELECT h.id, h.started_at FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND h.finished_at OPERATOR(pg_catalog.<=) (pg_catalog.now() OPERATOR(pg_catalog.-) $3)"
+		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1),"
+		" ranked AS ("
+		" SELECT h.id, h.name, h.status, h.started_at, h.destinations, h.backup_uuid, h.parent_id, h.keep,"
 		" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text)"
-		" OVER (ORDER BY h.started_at DESC, h.id DESC) AS newer_completed"
+		" OVER (ORDER BY h.started_at DESC, h.id DESC) AS newer_completed,"
+		" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)"
+		" OVER (ORDER BY h.started_at DESC, h.id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+		" AS newer_full"
 		" FROM @extschema@.stripe_backup_history h),"
 		" expired AS ("
 		" SELECT r.* FROM ranked r"
 		" WHERE (r.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text"
 		" OR NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, r.id))"
+		" AND NOT r.keep"
 		" AND NOT (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND r.newer_completed OPERATOR(pg_catalog.=) 1::pg_catalog.int8)"
 		" AND ($1 IS NULL OR r.newer_completed OPERATOR(pg_catalog.>) $1"
 		" OR (r.status OPERATOR(pg_catalog.<>) 'completed'::pg_catalog.text"
 		" AND r.newer_completed OPERATOR(pg_catalog.>=) $1))"
-		" AND ($2 IS NULL OR r.started_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) $2))),"
+		" AND ($2 IS NULL OR r.started_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) $2))"
+		" AND ($3 IS NULL OR EXISTS (SELECT 1 FROM anchor a"
+		" WHERE r.started_at OPERATOR(pg_catalog.<) a.started_at"
+		" OR (r.started_at OPERATOR(pg_catalog.=) a.started_at AND r.id OPERATOR(pg_catalog.<) a.id)))"
+		" AND ($4 IS NULL OR r.newer_full OPERATOR(pg_catalog.>=) $4)),"
 		" needed AS ("
 		" SELECT r.parent_id AS id, r.id AS needed_by FROM ranked r"
 		" WHERE r.parent_id IS NOT NULL"
@@ -222,7 +241,17 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" SELECT e.id, e.name, e.status, e.started_at, e.destinations, e.backup_uuid, e.parent_id,"
 		" (SELECT pg_catalog.max(n.needed_by) FROM needed n WHERE n.id OPERATOR(pg_catalog.=) e.id)"
 		" FROM expired e ORDER BY e.started_at DESC, e.id DESC",
-	2, {INT8OID, INTERVALOID}, SPI_OK_SELECT},
+	4, {INT8OID, INTERVALOID, INTERVALOID, INT8OID}, SPI_OK_SELECT},
+
+	/* stripe_keep(): a backup's status, before it is kept. */
+	{SB_SQL_BACKUP_STATUS,
+		"SELECT b.status FROM @extschema@.stripe_backups b WHERE b.id OPERATOR(pg_catalog.=) $1",
+	1, {INT8OID}, SPI_OK_SELECT},
+
+	{SB_SQL_BACKUP_KEEP,
+		"UPDATE @extschema@.stripe_backup_history h SET keep = $2, note = COALESCE($3, h.note)"
+		" WHERE h.id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, BOOLOID, TEXTOID}, SPI_OK_UPDATE},
 
 	{SB_SQL_EXPIRE_FORGET,
 		"DELETE FROM @extschema@.stripe_backup_history WHERE id OPERATOR(pg_catalog.=) $1",
@@ -249,6 +278,51 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" timelines AS (DELETE FROM @extschema@.stripe_backup_timeline_history)"
 		" INSERT INTO @extschema@.stripe_stats_reset_history VALUES (pg_catalog.now())",
 	0, {InvalidOid}, SPI_OK_INSERT},
+
+	/*
+	 * stripe_check(): the destinations of the newest completed backup, each
+	 * with what the newest full backup stored there (its share of the whole
+	 * when it was written elsewhere): the room the next one needs.
+	 */
+	{SB_SQL_CHECK_DESTINATIONS,
+		"WITH last AS (SELECT h.destinations FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1),"
+		" lastfull AS (SELECT h.id, h.bytes_written, pg_catalog.cardinality(h.destinations) AS n"
+		" FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text"
+		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1)"
+		" SELECT d.destination, COALESCE("
+		" (SELECT pg_catalog.sum(s.stored_bytes)::pg_catalog.int8"
+		" FROM @extschema@.stripe_backup_stripe_history s JOIN lastfull f"
+		" ON s.backup_id OPERATOR(pg_catalog.=) f.id"
+		" WHERE s.destination OPERATOR(pg_catalog.=) d.destination),"
+		" (SELECT (f.bytes_written OPERATOR(pg_catalog./) f.n::pg_catalog.int8) FROM lastfull f))"
+		" FROM last, pg_catalog.unnest(last.destinations) AS d(destination)",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
+	{SB_SQL_CHECK_LAST_COMPLETED,
+		"SELECT b.id, b.type, b.finished_at FROM @extschema@.stripe_backups b"
+		" WHERE b.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" ORDER BY b.finished_at DESC, b.id DESC LIMIT 1",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
+	/* The newest backup that ended, but by a cancel (one that died with the server counts as failed: the view says so). */
+	{SB_SQL_CHECK_LAST_ENDED,
+		"SELECT b.id, b.status, b.finished_at, b.error, b.sqlstate FROM @extschema@.stripe_backups b"
+		" WHERE b.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text"
+		" AND b.status OPERATOR(pg_catalog.<>) 'cancelled'::pg_catalog.text"
+		" ORDER BY b.started_at DESC, b.id DESC LIMIT 1",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
+	/* Where the newest completed full backup started: the WAL since is what the archive took in one cycle. */
+	{SB_SQL_CHECK_LAST_FULL_START,
+		"SELECT h.start_lsn FROM @extschema@.stripe_backup_history h"
+		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
+		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text AND h.start_lsn IS NOT NULL"
+		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1",
+	0, {InvalidOid}, SPI_OK_SELECT},
 };
 
 const SbStatementDef *

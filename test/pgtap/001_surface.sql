@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(60);
+SELECT plan(69);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
@@ -36,7 +36,8 @@ SELECT has_view('stripe_backup_progress');
 SELECT has_view('stripe_throughput');
 SELECT has_view('stripe_backup_timeline');
 SELECT has_function('stripe_calibrate', ARRAY['text[]', 'integer', 'integer', 'integer', 'boolean', 'boolean']);
-SELECT has_function('stripe_expire', ARRAY['integer', 'interval']);
+SELECT has_function('stripe_expire', ARRAY['integer', 'interval', 'interval', 'integer']);
+SELECT has_function('stripe_keep', ARRAY['bigint', 'boolean', 'text']);
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_progress', 'SELECT')
 	AND has_function_privilege('pg_monitor', 'stripebackup_progress()', 'EXECUTE'),
 	'pg_monitor may watch stripe_backup_progress');
@@ -45,11 +46,34 @@ SELECT has_view('stripe_backup_stripes');
 SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'merged_from', 'encrypted', 'started_at',
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
-	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid']);
+	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid', 'kept', 'note']);
 SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
 	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'mb_per_s']);
 SELECT columns_are('stripe_backup_timeline', ARRAY['backup_id', 'stripe', 'seconds', 'stored_bytes',
 	'mb_per_s']);
+SELECT has_function('stripe_check', ARRAY['interval', 'boolean']);
+SELECT is((SELECT pg_get_function_arguments('stripe_check(interval,boolean)'::regprocedure)),
+	'timeout interval DEFAULT ''00:01:00''::interval, raise boolean DEFAULT false, OUT "check" text, OUT ok boolean, OUT detail text, OUT hint text, OUT severity text',
+	'stripe_check: waits a minute for the archive, raises nothing; a row per check (check, ok, detail, hint, severity)');
+SELECT ok(NOT has_function_privilege('public', 'stripe_check(interval,boolean)', 'EXECUTE'),
+	'PUBLIC may not run stripe_check (it writes a file into each destination)');
+SELECT columns_are('stripe_health', ARRAY['last_backup_id', 'last_backup_type', 'last_backup_finished_at',
+	'last_backup_age_seconds', 'last_full_age_seconds', 'last_diff_age_seconds', 'last_incr_age_seconds',
+	'last_backup_failed', 'failures_since_last_completed', 'last_failure_id', 'last_failure_at',
+	'last_failure_sqlstate', 'last_failure_error', 'archive_lag_segments', 'archive_lag_seconds']);
+SELECT ok(has_table_privilege('pg_monitor', 'stripe_health', 'SELECT')
+	AND has_function_privilege('pg_monitor', 'stripe_archive_lag()', 'EXECUTE'),
+	'pg_monitor may read stripe_health');
+SELECT is((SELECT count(*) FROM stripe_health), 1::bigint, 'stripe_health: one row, even with no backup');
+SELECT is((SELECT string_agg(d.objid::regprocedure::text, ', ')
+			FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'stripebackup'
+			WHERE d.classid = 'pg_proc'::regclass AND obj_description(d.objid, 'pg_proc') IS NULL), NULL,
+	'every function of the extension has a comment');
+SELECT is((SELECT string_agg(d.objid::regclass::text, ', ')
+			FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'stripebackup'
+			JOIN pg_class c ON c.oid = d.objid AND c.relkind = 'v'
+			WHERE d.classid = 'pg_class'::regclass AND obj_description(d.objid, 'pg_class') IS NULL), NULL,
+	'and every view');
 
 -- Defaults, as DESIGN.md gives them.
 SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text)'::regprocedure)),

@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS stripebackup;
 COPY (SELECT 1) TO PROGRAM 'rm -rf /tmp/stripebackup-badinput && mkdir -p /tmp/stripebackup-badinput/ok /tmp/stripebackup-badinput/locked /tmp/stripebackup-badinput/notempty && touch /tmp/stripebackup-badinput/afile /tmp/stripebackup-badinput/notempty/x && chmod 500 /tmp/stripebackup-badinput/locked';
 SELECT count(*) AS backups_before FROM stripe_backups \gset
 BEGIN;
-SELECT plan(15);
+SELECT plan(17);
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/afile'])$$, '22023',
 	'destination "/tmp/stripebackup-badinput/afile" is not a directory', 'a destination that is a file');
 SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/locked'])$$,
@@ -23,6 +23,10 @@ SELECT throws_ok($$SELECT * FROM stripe_expire(older_than => '-1 day')$$, '22023
 	'older_than "-1 days" must be a positive interval', 'an older_than in the future (every backup older than it)');
 SELECT throws_ok($$SELECT * FROM stripe_expire(older_than => '1 month -30 days')$$, '22023',
 	'older_than "1 mon -30 days" must be a positive interval', 'an older_than of zero');
+SELECT throws_ok($$SELECT * FROM stripe_check(timeout => '0')$$, '22023',
+	'timeout "00:00:00" must be a positive interval of at most a day', 'a check that would not wait');
+SELECT throws_ok($$SELECT * FROM stripe_check(timeout => '2 days')$$, '22023',
+	'timeout "2 days" must be a positive interval of at most a day', 'a check that would wait for days');
 SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['/tmp/stripebackup-badinput/ok'], block_kb => 3)$$,
 	'block_kb 3 is out of range%', 'a bad calibration block size');
 SELECT throws_like($$SELECT * FROM stripe_calibrate(ARRAY['relative'])$$,

@@ -20,7 +20,7 @@ my @ids = map { $node->safe_psql('postgres', "SELECT stripe_backup($arr)") } 1 .
 my %name = map { $_ => $node->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $_") } @ids;
 
 my ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM stripe_expire()');
-like($err, qr/give keep_last, older_than or both/, 'no condition is refused');
+like($err, qr/give keep_last, older_than, recovery_window or keep_full/, 'no condition is refused');
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT * FROM stripe_expire(keep_last => 0)');
 like($err, qr/keep_last 0 must be at least 1/, 'keep_last 0 is refused');
 is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_expire(older_than => '1 hour')"), '0',

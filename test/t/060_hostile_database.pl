@@ -6,7 +6,7 @@
 # database's owner also sets what could stall the extension's worker.
 # Then a superuser and oscar call every function of the extension (backups
 # of every type; plan, verify and restore of a chain) and read
-# every view, and the server restarts (its start-up clean-up runs there).
+# every view (stripe_check() and stripe_health too), and the server restarts (its start-up clean-up runs there).
 # No planted object may run with any privileges but its owner's: each one
 # records who ran it and tries to make mallory a superuser.
 use strict;
@@ -25,6 +25,9 @@ $node->append_conf('postgresql.conf', "stripebackup.database_name = 'appdb'");
 my @archive = make_destinations(1);
 $node->append_conf('postgresql.conf',
 	"archive_mode = on\narchive_library = 'stripebackup'\nstripebackup.archive_destinations = '$archive[0]'");
+# Retention after every backup, so that the backup worker runs its statements
+# too (a count no backup here reaches: nothing goes).
+$node->append_conf('postgresql.conf', 'stripebackup.retention_full_count = 100');
 $node->start;
 
 my @dests = make_destinations(2);
@@ -99,6 +102,8 @@ sub plant
 			\$\$ BEGIN PERFORM public.sb_trap('round() of $nsp'); RETURN 0; END \$\$;
 		CREATE FUNCTION $nsp.unnest(anyarray) RETURNS SETOF anyelement LANGUAGE plpgsql AS
 			\$\$ BEGIN PERFORM public.sb_trap('unnest() of $nsp'); END \$\$;
+		CREATE FUNCTION $nsp.cardinality(anyarray) RETURNS int4 LANGUAGE plpgsql AS
+			\$\$ BEGIN PERFORM public.sb_trap('cardinality() of $nsp'); RETURN 0; END \$\$;
 		CREATE FUNCTION $nsp.agg_trap(int8) RETURNS int8 LANGUAGE plpgsql AS
 			\$\$ BEGIN PERFORM public.sb_trap('aggregate of $nsp'); RETURN 0; END \$\$;
 		CREATE FUNCTION $nsp.agg_trap2(float8, float8) RETURNS float8 LANGUAGE plpgsql AS
@@ -202,6 +207,9 @@ sub call_everything
 	my $target = "$base/restore-$caller";
 	my $target2 = "$base/restore2-$caller";
 	my $last = sub { admin_sql('SELECT max(id) FROM public.stripe_backup_history') };
+	my $last_completed = sub {
+		admin_sql("SELECT max(id) FROM public.stripe_backup_history WHERE status = 'completed'");
+	};
 	my $location = sub {
 		admin_sql('SELECT location FROM public.stripe_backups ORDER BY id DESC LIMIT 1');
 	};
@@ -241,6 +249,10 @@ sub call_everything
 		sub { 'SELECT public.stripe_cancel_restore(0)' },
 		sub { "SELECT public.stripe_job_is_running('backup', 1)" },
 		sub { 'SELECT public.stripebackup_version()' },
+		sub { "SELECT * FROM public.stripe_check(timeout => '30 s')" },
+		sub { 'SELECT * FROM public.stripe_health' },
+		sub { 'SELECT public.stripe_keep(' . $last_completed->() . ", note => 'kept')" },
+		sub { "SELECT * FROM public.stripe_expire(recovery_window => '1 day', keep_full => 1)" },
 		sub { 'SELECT * FROM public.stripe_expire(keep_last => 1)' },
 		sub { 'SELECT public.stripe_stats_reset()' },
 	);
@@ -272,6 +284,8 @@ my $trapped = admin_sql(
 	"SELECT string_agg(DISTINCT ran_as::text || ': ' || what, '; ') FROM public.trap_log "
 	  . "WHERE ran_as NOT IN ('mallory'::name, 'oscar'::name)");
 is($trapped, '', 'no planted object ran with any privileges but its owner\'s');
+unlike(slurp_file($node->logfile), qr/retention after the backup failed/,
+	'retention after each backup ran in the workers without an error');
 is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'"), 'f',
 	'mallory is not a superuser');
 is($node->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = 'oscar'"), 'f',

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 #include "store/store.h"
@@ -277,4 +278,31 @@ test_store_destinations(void)
 	ok(sb_store_same_place("s3://bk1/a/b", "s3://bk1/a/b"), "one bucket and prefix: one place");
 	ok(!sb_store_same_place("s3://bk1/a", "s3://bk1/b"), "two prefixes: two places");
 	ok(!sb_store_same_place("/a", "/a"), "local folders are told apart by their inodes, not their text");
+}
+
+/* The pre-flight probe of a local folder: writable, its space and device; read-only; missing. */
+void
+test_store_probe(void)
+{
+	SbStoreProbe p;
+	SbError		err;
+	char		dir[PATH_MAX];
+	char		missing[PATH_MAX + 16];
+	struct stat st;
+
+	th_tempdir(dir, "probe");
+	ok(sb_store_probe(dir, &p, &err), "a folder passes the probe");
+	ok(p.listed && p.writable && p.local, "listed, written, local");
+	ok(p.free_bytes > 0, "its free space is known");
+	ok(stat(dir, &st) == 0 && p.device == (uint64_t) st.st_dev, "so is its device");
+	is_int(th_count_entries(dir), 0, "the probe's file is gone");
+	if (geteuid() != 0 && chmod(dir, 0555) == 0)
+	{
+		ok(!sb_store_probe(dir, &p, &err) && p.listed && !p.writable, "a read-only folder lists but is not writable");
+		like(err.message, "Permission denied", "saying why");
+		chmod(dir, 0700);
+	}
+	snprintf(missing, sizeof(missing), "%s/none", dir);
+	ok(!sb_store_probe(missing, &p, &err) && !p.listed, "a missing folder fails the probe");
+	th_rmtree(dir);
 }
