@@ -17,6 +17,8 @@ packages=(
 	libpq-dev
 	libipc-run-perl postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
 	zstd libxml2-utils time
+	# Test only: t/076 restores as root through sudo (run-all.sh allows the command alone)
+	sudo
 	gcovr
 	# Test only: Ceph's S3 gateway and the one-OSD cluster under it
 	# (test/s3/radosgw.sh), the server that checks signatures.  With
