@@ -267,7 +267,7 @@ cmd_plan(int argc, char **argv)
 	/* the plan of the stripes needs no file table, the WAL check the members: the detail and delta a stream */
 	args.keep = args.detail || args.delta ? SB_KEEP_STREAMED : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
-		return cli_report_error(&err);
+		return cli_report_open_error(args.location, &err);
 	if (!sb_archive_plan(a, &plan, &err))
 	{
 		sb_archive_close(a);

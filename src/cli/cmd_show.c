@@ -157,7 +157,7 @@ cmd_show(int argc, char **argv)
 	/* its plan needs no file table; the whole JSON is printed from a spool a block at a time */
 	args.keep = args.json ? SB_KEEP_LOOKUP : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
-		return cli_report_error(&err);
+		return cli_report_open_error(args.location, &err);
 	if (args.json)
 		sb_manifest_emit(a->manifest, print_text, NULL, &err);
 	else if (sb_archive_plan(a, &plan, &err))

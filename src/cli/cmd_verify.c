@@ -33,7 +33,8 @@ verify_usage(void)
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
 	printf("  -h, --help               show this help\n");
-	printf("\nExit status 0 when the backup is good, 3 when a problem was found.\n");
+	printf("\nExit status 0 when the backup is good, 1 when LOCATION is not there or holds\n"
+		   "no backup, 3 when a problem was found.\n");
 }
 
 static void
@@ -135,7 +136,7 @@ cmd_verify(int argc, char **argv)
 	args.keep = SB_KEEP_STREAMED;	/* a window of files at a time */
 	if ((a = read_args_open(&args, &err)) == NULL)
 	{
-		rc = err.code == SB_EKEY && args.key_file == NULL ? verify_without_key(&args) : cli_report_error(&err);
+		rc = err.code == SB_EKEY && args.key_file == NULL ? verify_without_key(&args) : cli_report_open_error(args.location, &err);
 		read_args_free(&args);
 		return rc;
 	}

@@ -21,8 +21,9 @@ wal_list_usage(void)
 	printf("      --system-identifier=N     the cluster's\n");
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nExit status 0, or 3 when a file or destination could not be listed (said on stderr):\n"
-		   "with a key, a file not sealed with it; without one, a sealed file.\n");
+	printf("\nExit status 0; 1 when a destination is not there; 3 when a\n"
+		   "file could not be listed (said on stderr): damaged, or with a key a file not\n"
+		   "sealed with it, without one a sealed file.\n");
 }
 
 static void
@@ -40,7 +41,8 @@ wal_verify_usage(void)
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key: every file\n"
 		   "                                must be sealed with it\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nExit status 0 when the archive is good, 3 when a problem or a gap was found.\n");
+	printf("\nExit status 0 when the archive is good, 1 when a destination is not there,\n"
+		   "3 when a problem or a gap was found.\n");
 }
 
 static void
@@ -85,6 +87,25 @@ print_listing(const WalArgs *a, const SbWalListing *l)
 		   cli_format_bytes(stored, stored_text, sizeof(stored_text)));
 }
 
+/*
+ * A listing's exit status: 3 when a file could not be listed (damaged, or
+ * sealed otherwise), else 1 when a destination is not there, else 0.
+ */
+static int
+listing_status(const SbWalListing *l)
+{
+	int			rc = EXIT_OK;
+	size_t		i;
+
+	for (i = 0; i < l->nproblems; i++)
+	{
+		if (l->problems[i].name[0] != '\0' || l->problems[i].code != SB_ENOTFOUND)
+			return EXIT_DAMAGED;
+		rc = EXIT_NOT_FOUND;
+	}
+	return rc;
+}
+
 int
 cmd_wal_list(int argc, char **argv)
 {
@@ -114,7 +135,7 @@ cmd_wal_list(int argc, char **argv)
 		print_listing(&a, &l);
 		for (i = 0; i < l.nproblems; i++)
 			fprintf(stderr, "%s: warning: %s\n", progname, l.problems[i].message);
-		rc = l.nproblems > 0 ? EXIT_DAMAGED : EXIT_OK;
+		rc = listing_status(&l);
 		sb_wal_listing_free(&l);
 	}
 	wal_args_free(&a);

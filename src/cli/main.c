@@ -32,8 +32,7 @@ usage(void)
 	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME); for the\n"
 		   "WAL commands, an archive folder DEST/wal/<system identifier>.\n");
 	printf("Run \"%s COMMAND --help\" for a command's options.\n", progname);
-	printf("\nExit status: 0 success, 1 failure (wal-get: not in the archive), 2 bad usage\n"
-		   "or refused input, 3 the backup or WAL archive is damaged or incomplete.\n");
+	cli_print_exit_table();
 }
 
 int

@@ -191,12 +191,19 @@ cli_pick_backup(const ReadArgs *args, char **picked, SbError *err)
 	const SbRecoveryTarget *t = &args->recovery;
 	Pick		p = {0};
 	double		ignored;
+	SbPlaceKind kind;
 
 	*picked = NULL;
 	/* a backup; one in a store without descriptors (a bucket) is not listed here: named, it is the backup */
 	if (!(sb_store_features_of(args->location) & SB_STORE_DESCRIPTORS) ||
 		sb_archive_has_manifest(args->location, err))
 		return true;
+	if (!sb_catalog_probe(args->location, &kind, err))
+		return false;
+	if (kind == SB_PLACE_INCOMPLETE)
+		return true;			/* a backup that did not complete: opening it says what it lacks */
+	if (kind == SB_PLACE_MISSING || kind == SB_PLACE_OTHER)
+		return cli_place_not_found(args->location, kind, err);
 	if (t->kind == SB_RECOVERY_NONE && !args->standby.enabled)
 		return sb_error_set(err, SB_EINVAL, "\"%s\" holds no backup of its own: name one of its backup folders, "
 							"or give a target to choose the backup by", args->location);

@@ -281,13 +281,9 @@ wal_args_dests(const WalArgs *a, SbWalDests *d)
 	d->key = a->has_key ? &a->key : NULL;
 }
 
-/* As cli_report_error, but a destination missing is a failure of the operation (1), not a damaged backup. */
+/* As cli_report_error, but a destination missing is "not found" (1), not a damaged archive. */
 int
 wal_report_error(const SbError *err)
 {
-	int			rc = cli_report_error(err);
-
-	if (err->code == SB_ENOTFOUND)
-		return EXIT_FAILED;
-	return rc;
+	return cli_report_lookup_error(err);
 }

@@ -196,4 +196,24 @@ unlike($err, qr/stripe 1 of 2/, 'stripe 1 is found where --stripe-path says');
 is($rc, 3, 'a folder without a manifest exits 3');
 like($err, qr/no manifest.json/, 'the error says there is no manifest');
 
+# A path that holds no backup is "not found" (1), never "damaged" (3).
+my $nowhere = "$moved/not-there";
+foreach my $cmd ('show', 'plan', 'verify', 'report')
+{
+	($rc, $out, $err) = run_stripebackup($cmd, $nowhere);
+	is($rc, 1, "$cmd of a path that does not exist exits 1");
+	like($err, qr/"\Q$nowhere\E" does not exist/, "$cmd names the missing path");
+}
+($rc, $out, $err) = run_stripebackup('show', $dests[1]);
+is($rc, 1, 'show of a destination exits 1');
+like($err, qr/is a destination, not a backup's folder: "stripebackup list \Q$dests[1]\E"/,
+	'and says how to list its backups');
+($rc, $out, $err) = run_stripebackup('plan', $node->data_dir);
+is($rc, 1, 'plan of a folder that holds no backup exits 1');
+like($err, qr/holds no backup/, 'and says so');
+($rc, $out, $err) = run_stripebackup('restore', $nowhere, '--target', "$moved/t", '--target-latest');
+is($rc, 1, 'restore from a path that does not exist exits 1');
+($rc, $out, $err) = run_stripebackup('wal-list', "$nowhere/wal/1");
+is($rc, 1, 'wal-list of a path that does not exist exits 1');
+
 done_testing();

@@ -123,8 +123,12 @@ is($rc, 1, 'exit status 1 (a failure), not 3 (a damaged or incomplete backup)');
 ($rc, $out, $err) = run_stripebackup('verify', 's3://no-such-bucket/pg/x');
 like($err, qr/bucket "no-such-bucket" does not exist/, 'so does verify');
 ($rc, $out, $err) = run_stripebackup('show', "s3://bk1/pg/main/no-such-backup");
-like($err, qr/no manifest\.json in "s3:\/\/bk1\/pg\/main\/no-such-backup"/,
-	'a backup that is not in a bucket that is: no manifest.json, as before');
+like($err, qr/"s3:\/\/bk1\/pg\/main\/no-such-backup" does not exist/,
+	'a backup that is not in a bucket that is: nothing there');
+is($rc, 1, 'exit status 1 (not found), not 3 (damaged)');
+($rc, $out, $err) = run_stripebackup('show', "s3://bk1/pg/main");
+is($rc, 1, 'show of a destination in a bucket: exit status 1');
+like($err, qr/"s3:\/\/bk1\/pg\/main" is a destination, not a backup's folder/, 'and says it is one');
 my ($ret, $sql_out, $sql_err) = $node->psql('postgres', "SELECT count(*) FROM stripe_verify('s3://no-such-bucket/pg/x')");
 like($sql_err, qr/bucket "no-such-bucket" does not exist/, 'stripe_verify names the missing bucket too');
 
