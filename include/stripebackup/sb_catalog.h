@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_error.h"
 
 /* A folder of a destination that holds (or held) a backup's files. */
@@ -58,5 +59,16 @@ typedef enum SbPlaceKind
  * bucket that refuses the listing, an I/O error).
  */
 extern bool sb_catalog_probe(const char *location, SbPlaceKind *kind, SbError *err);
+
+/*
+ * The cheap checks of the backup A (opened to plan) and its PLAN, without
+ * reading a stripe's contents: the manifest copy in use authenticated and
+ * none set aside, every stripe file there with its recorded size, and a
+ * manifest copy beside each stripe of the same size as the one in use.
+ * True when all pass; else the first problem, naming it, into PROBLEM.
+ * Only "verify" reads everything.
+ */
+extern bool sb_catalog_check_backup(const SbArchive *a, const SbPlan *plan, char *problem,
+									size_t len);
 
 #endif							/* SB_CATALOG_H */

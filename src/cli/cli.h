@@ -41,6 +41,7 @@ extern const char *progname;
 
 extern int	cmd_create(int argc, char **argv);
 extern int	cmd_show(int argc, char **argv);
+extern int	cmd_list(int argc, char **argv);
 extern int	cmd_plan(int argc, char **argv);
 extern int	cmd_verify(int argc, char **argv);
 extern int	cmd_restore(int argc, char **argv);

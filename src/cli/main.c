@@ -20,6 +20,7 @@ usage(void)
 	printf("Usage:\n");
 	printf("  %s create  --source DIR --dest DIR... [OPTION]...  back up a stopped cluster\n", progname);
 	printf("  %s show    LOCATION                                 describe a backup\n", progname);
+	printf("  %s list    DEST... [--output=json]                  the backups in destinations\n", progname);
 	printf("  %s plan    LOCATION [--target DIR]                  what a restore will read\n", progname);
 	printf("  %s verify  LOCATION                                 check every stripe and checksum\n", progname);
 	printf("  %s restore LOCATION --target DIR [OPTION]...        restore into an empty directory\n", progname);
@@ -46,6 +47,7 @@ main(int argc, char **argv)
 	{
 		{"create", cmd_create},
 		{"show", cmd_show},
+		{"list", cmd_list},
 		{"plan", cmd_plan},
 		{"verify", cmd_verify},
 		{"restore", cmd_restore},

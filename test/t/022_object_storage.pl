@@ -12,6 +12,7 @@
 use strict;
 use warnings;
 
+use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SbS3;
@@ -91,6 +92,12 @@ is(pgbench_invariant($restored), 't', 'the command\'s restore from a bucket star
 $restored->stop;
 my ($rc, $out, $err) = run_stripebackup('verify', "s3://bk1/pg/main/$name");
 is($rc, 0, 'the command verifies it from a bucket') or diag($err);
+($rc, $out, $err) = run_stripebackup('list', @remote, '--output=json');
+is($rc, 0, 'list of two buckets\' prefixes: exit 0') or diag($err);
+my @listed = grep { $_->{name} eq $name } @{ decode_json($out)->{backups} };
+is(scalar @listed, 1, 'the backup over two folders and two buckets is one row');
+is($listed[0]{status}, 'complete', 'complete, its stripes found in the folders and the buckets');
+is_deeply([ sort @{ $listed[0]{folders} } ], [ map { "$_/$name" } @remote ], 'its folders in the buckets given');
 ($rc, $out, $err) = run_stripebackup('create', '--source', $restored->data_dir, '--dest', $local[1],
 	'--dest', 's3://bk2/cold', '--name', 'cold', '--no-progress');
 is($rc, 0, 'the command backs up a stopped cluster to a folder and a bucket') or diag($err);

@@ -8,8 +8,10 @@
  * local folder and a bucket's prefix alike: a bucket has no folders to
  * list, only the keys below a prefix, so a backup folder is known by the
  * files in it.  Nothing is opened: whether the files are what their names
- * say is for the readers (the command's list opens each manifest).
+ * say is for the readers (the command's list opens each manifest, then
+ * sb_catalog_check_backup looks at sizes, never at contents).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,5 +187,68 @@ sb_catalog_probe(const char *location, SbPlaceKind *kind, SbError *err)
 	else
 		*kind = SB_PLACE_OTHER;
 	sb_catalog_free(&c);
+	return true;
+}
+
+/* The folder of PATH (a stripe file's): everything before its last slash. */
+static bool
+folder_of_file(const char *path, char *folder, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL || (size_t) (slash - path) >= len)
+		return false;
+	memcpy(folder, path, (size_t) (slash - path));
+	folder[slash - path] = '\0';
+	return true;
+}
+
+/* Beside stripe file STRIPE_PATH, a manifest copy of SIZE bytes; else PROBLEM says what. */
+static bool
+copy_beside(const char *stripe_path, uint32_t number, uint64_t size, char *problem, size_t len)
+{
+	char		folder[PATH_MAX],
+				path[PATH_MAX];
+	uint64_t	found;
+	SbError		err;
+
+	if (!folder_of_file(stripe_path, folder, sizeof(folder)) ||
+		(size_t) snprintf(path, sizeof(path), "%s/%s", folder, SB_MANIFEST_FILE) >= sizeof(path))
+		return true;			/* no folder to look in: the stripe check says the rest */
+	if (!sb_store_file_size(path, &found, &err))
+	{
+		snprintf(problem, len, "no manifest beside stripe %u in \"%s\": %s", number, folder, err.message);
+		return false;
+	}
+	if (found != size)
+	{
+		snprintf(problem, len, "the manifest beside stripe %u, \"%s\", is %llu bytes, not %llu as the "
+				 "copy in use", number, path, (unsigned long long) found, (unsigned long long) size);
+		return false;
+	}
+	return true;
+}
+
+bool
+sb_catalog_check_backup(const SbArchive *a, const SbPlan *plan, char *problem, size_t len)
+{
+	uint64_t	size;
+	SbError		err;
+	uint32_t	i;
+
+	if (a->nnotes > 0)
+		return snprintf(problem, len, "%s", a->notes[0]), false;
+	if (!a->authenticated)
+		return snprintf(problem, len, "no stripe vouches for manifest \"%s\"", a->manifest_path), false;
+	for (i = 0; i < plan->nstripes; i++)
+		if (!plan->stripes[i].present)
+			return snprintf(problem, len, "stripe %u, \"%s\", is missing or not %llu bytes",
+							plan->stripes[i].number, plan->stripes[i].path,
+							(unsigned long long) plan->stripes[i].file_bytes), false;
+	if (!sb_store_file_size(a->manifest_path, &size, &err))
+		return snprintf(problem, len, "%s", err.message), false;
+	for (i = 0; i < plan->nstripes; i++)
+		if (!copy_beside(plan->stripes[i].path, plan->stripes[i].number, size, problem, len))
+			return false;
 	return true;
 }
