@@ -93,11 +93,17 @@ extern int	cli_parse_options(int argc, char **argv, const char *shortopts,
 extern int	cli_usage_error(const char *command, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 
+/* "--output FORMAT": "text" or "json" (json_out.c) into *JSON; false for anything else. */
+extern bool cli_parse_output(const char *value, bool *json);
+
 /* Parse a whole decimal number in [MIN, MAX] (sb_policy_parse_int). */
 extern bool cli_parse_int(const char *text, long min, long max, long *out);
 
 /* Parse a size such as "1048576", "256k", "1M" (sb_policy_parse_size). */
 extern bool cli_parse_size(const char *text, uint64_t *out);
+
+/* A backup's UUID as 32 lowercase hexadecimal digits into OUT. */
+extern char *cli_format_id(const uint8_t uuid[16], char out[33]);
 
 /* "1.5 GiB" and the like. */
 extern const char *cli_format_bytes(uint64_t bytes, char *buf, size_t len);

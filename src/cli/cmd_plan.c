@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 
 #include "stripebackup/sb_policy.h"
+#include "json_out.h"
 #include "read_args.h"
 #include "recovery.h"
 
@@ -33,8 +34,11 @@ plan_usage(void)
 		   "      --target-immediate, --target-latest [--target-timeline=TL] [--archive=DEST[,DEST...]]\n"
 		   "                         also check that the WAL archive holds what recovery to\n"
 		   "                         that target replays (as restore takes them)\n");
+	printf("      --output=FORMAT    text (default) or json (docs/JSON.md): what is read, from\n"
+		   "                         the stripes and the chain; not with --target, --delta,\n"
+		   "                         --detail or a recovery target\n");
 	printf("  -h, --help             show this help\n");
-	printf("\nExit status 3 when a stripe or a WAL file recovery needs is missing, 2 when the\n"
+	printf("\nExit status 1 when LOCATION is not there or holds no backup, 3 when a stripe or a WAL file recovery needs is missing, 2 when the\n"
 		   "target cannot be used.\n");
 }
 
@@ -246,6 +250,53 @@ check_wal(const ReadArgs *args, const SbArchive *a)
 	return rc;
 }
 
+/* Is every stripe of the chain there, and the manifest authenticated? */
+static bool
+chain_ready(const SbArchive *a)
+{
+	const SbArchive *link;
+	SbPlan		plan;
+	SbError		err;
+	uint32_t	i;
+
+	for (link = a; link != NULL; link = link->parent)
+	{
+		if (!link->authenticated || !sb_archive_plan(link, &plan, &err))
+			return false;
+		for (i = 0; i < plan.nstripes; i++)
+			if (!plan.stripes[i].present)
+				return false;
+	}
+	return true;
+}
+
+/* plan --output=json: the stripes and the chain, as a document; the exit status. */
+static int
+plan_json(ReadArgs *args)
+{
+	SbArchive  *a;
+	SbPlan		plan;
+	SbError		err;
+	bool		ready;
+	int			rc;
+
+	if (args->target != NULL || args->delta || args->detail || args->recovery.kind != SB_RECOVERY_NONE)
+		return cli_usage_error("plan", "--output=json takes no --target, --delta, --detail or recovery target");
+	args->keep = SB_KEEP_COUNTS;
+	if ((a = read_args_open(args, &err)) == NULL)
+		return cli_report_open_error(args->location, &err);
+	if (!sb_archive_plan(a, &plan, &err))
+		rc = cli_report_error(&err);
+	else
+	{
+		ready = chain_ready(a);
+		rc = !json_print_plan(a, &plan, ready) ? EXIT_FAILED : ready ? EXIT_OK : EXIT_DAMAGED;
+	}
+	sb_archive_close(a);
+	read_args_free(args);
+	return rc;
+}
+
 int
 cmd_plan(int argc, char **argv)
 {
@@ -261,9 +312,11 @@ cmd_plan(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "plan",
 							  OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH | OPT_RECOVERY | OPT_ARCHIVE |
-							  OPT_DELTA | OPT_TS_MAPPING,
+							  OPT_DELTA | OPT_TS_MAPPING | OPT_OUTPUT,
 							  plan_usage, &args)) >= 0)
 		return rc;
+	if (args.output_json)
+		return plan_json(&args);
 	/* the plan of the stripes needs no file table, the WAL check the members: the detail and delta a stream */
 	args.keep = args.detail || args.delta ? SB_KEEP_STREAMED : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)

@@ -34,15 +34,6 @@ dup_or_null(Gather *g, const char *s)
 	return d;
 }
 
-static void
-hex_uuid(const uint8_t uuid[16], char out[33])
-{
-	int			i;
-
-	for (i = 0; i < 16; i++)
-		sprintf(out + 2 * i, "%02x", uuid[i]);
-}
-
 static bool
 has_string(char *const *list, uint32_t n, const char *s)
 {
@@ -122,13 +113,13 @@ fill_from_manifest(Gather *g, ListRow *row, const SbManifest *m)
 
 	free(row->name);
 	row->name = dup_or_null(g, m->name);
-	hex_uuid(m->uuid, row->uuid);
+	cli_format_id(m->uuid, row->uuid);
 	row->label = dup_or_null(g, m->label);
 	row->type = m->type;
 	if (m->parent != NULL)
 	{
 		row->parent_name = dup_or_null(g, m->parent->name);
-		hex_uuid(m->parent->uuid, row->parent_uuid);
+		cli_format_id(m->parent->uuid, row->parent_uuid);
 	}
 	row->started_at = dup_or_null(g, m->started_at);
 	row->finished_at = dup_or_null(g, m->finished_at);

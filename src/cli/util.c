@@ -111,6 +111,16 @@ cli_parse_size(const char *text, uint64_t *out)
 	return sb_policy_parse_size(text, out, &ignored);
 }
 
+char *
+cli_format_id(const uint8_t uuid[16], char out[33])
+{
+	int			i;
+
+	for (i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", uuid[i]);
+	return out;
+}
+
 const char *
 cli_format_bytes(uint64_t bytes, char *buf, size_t len)
 {

@@ -31,13 +31,16 @@ sub json_of
 }
 
 my @dests = make_destinations(3);
-my $node = backup_node('lister');
+my @archive = make_destinations(2);
+my $node = backup_node('lister', conf => archiving_conf(@archive));
 $node->safe_psql('postgres', 'CREATE TABLE t AS SELECT g, md5(g::text) AS h FROM generate_series(1, 20000) g');
 my $arr = sql_array(@dests);
 my $full = $node->safe_psql('postgres', "SELECT stripe_backup($arr, label => 'base')");
 $node->safe_psql('postgres', 'INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, 5000) g');
 my $incr = $node->safe_psql('postgres', "SELECT stripe_backup($arr, type => 'incr')");
 my $broken = $node->safe_psql('postgres', "SELECT stripe_backup($arr)");
+$node->safe_psql('postgres', 'SELECT pg_switch_wal()');
+wait_for_archive($node);
 my %name;
 for my $id ($full, $incr, $broken)
 {
@@ -62,6 +65,7 @@ like($out, qr/^\Q$name{$broken}\E: damaged: stripe 2, "\Q$dests[1]\/$name{$broke
 	'the damage named: the stripe file');
 
 my $doc;
+my $nowhere = "$dests[0]/not-there";
 ($rc, $doc, $err) = json_of('list', 'list', @dests);
 is($rc, 3, 'list --output=json: the same exit status');
 my %by = map { $_->{name} => $_ } @{ $doc->{backups} };
@@ -80,12 +84,55 @@ is($by{ $name{$broken} }{status}, 'damaged', 'the damaged backup');
 is($by{cut}{status}, 'incomplete', 'the backup that did not complete');
 is($by{cut}{id}, undef, 'which has no id: no manifest was read');
 
+# show, plan and verify of one backup; of the incremental one, its chain.
+my $full_at = "$dests[0]/$name{$full}";
+($rc, $doc, $err) = json_of('show', 'show', $full_at);
+is($rc, 0, 'show --output=json: exit 0');
+is($doc->{backup}{name}, $name{$full}, 'show: the backup');
+is(scalar @{ $doc->{backup}{stripes} }, 3, 'show: its three stripes');
+is($doc->{backup}{cluster}{system_identifier}, $by{ $name{$full} }{system_identifier}, 'show: the cluster');
+cmp_ok(length($out = JSON::PP->new->encode($doc)), '<', 20_000, 'show: a summary, not the manifest');
+($rc, $out, $err) = run_stripebackup('show', $full_at, '--json', '--output=json');
+is($rc, 2, 'show --json --output=json: exit 2');
+($rc, $doc, $err) = json_of('plan', 'plan', "$dests[0]/$name{$incr}");
+is($rc, 0, 'plan --output=json: exit 0');
+is($doc->{status}, 'ready', 'plan: ready');
+is_deeply([ map { $_->{name} } @{ $doc->{chain} } ], [ $name{$full} ], 'plan: the chain it reads after it');
+($rc, $doc, $err) = json_of('plan', 'plan', "$dests[0]/$name{$broken}");
+is($rc, 3, 'plan --output=json of the damaged backup: exit 3');
+is($doc->{status}, 'damaged', 'plan: damaged');
+($rc, $out, $err) = run_stripebackup('plan', $full_at, '--output=json', '--target', $dests[0]);
+is($rc, 2, 'plan --output=json --target: exit 2');
+($rc, $doc, $err) = json_of('verify', 'verify', $full_at);
+is($rc, 0, 'verify --output=json: exit 0') or diag($err);
+is($doc->{status}, 'good', 'verify: good');
+is($doc->{chunks} > 0 && scalar @{ $doc->{problems} }, 0, 'verify: chunks checked, no problem');
+ok(defined $doc->{wal} && $doc->{wal}{files} > 0, 'verify: the WAL archive beside it checked');
+($rc, $doc, $err) = json_of('verify', 'verify', "$dests[0]/$name{$broken}");
+is($rc, 3, 'verify --output=json of the damaged backup: exit 3');
+is($doc->{status}, 'damaged', 'verify: damaged');
+ok((grep { ($_->{stripe} // 0) == 2 } @{ $doc->{problems} }), 'verify: the problem names stripe 2');
+
+# The WAL archive.
+my $sysid = $by{ $name{$full} }{system_identifier};
+my @wal = ('--archive', join(',', @archive), '--system-identifier', $sysid);
+($rc, $doc, $err) = json_of('wal-list', 'wal-list', @wal);
+is($rc, 0, 'wal-list --output=json: exit 0') or diag($err);
+cmp_ok(scalar @{ $doc->{files} }, '>', 0, 'wal-list: the archived files');
+is($doc->{total}{files}, scalar @{ $doc->{files} }, 'wal-list: and their total');
+my @segments = sort map { $_->{name} } grep { $_->{name} =~ /^[0-9A-F]{24}$/ } @{ $doc->{files} };
+($rc, $doc, $err) = json_of('wal-verify', 'wal-verify', @wal, '--from', $segments[0], '--to', $segments[-1]);
+is($rc, 0, 'wal-verify --output=json: exit 0') or diag($err);
+is($doc->{status}, 'good', 'wal-verify: good');
+is($doc->{range}{complete}, JSON::PP::true, 'wal-verify: the range complete');
+($rc, $doc, $err) = json_of('wal-list', 'wal-list', "$nowhere/wal/$sysid");
+is($rc, 1, 'wal-list --output=json of a path that is not there: exit 1');
+
 # One destination: the backup's other folders are where its manifest says.
 ($rc, $doc, $err) = json_of('list', 'list', $dests[0]);
 is(scalar @{ $doc->{backups} }, 3, 'one destination: its three backups');
 
 # Exit statuses.
-my $nowhere = "$dests[0]/not-there";
 ($rc, $out, $err) = run_stripebackup('list', $nowhere);
 is($rc, 1, 'list of a destination that is not there: exit 1');
 like($err, qr/"\Q$nowhere\E" does not exist/, 'named');
