@@ -61,6 +61,13 @@ typedef enum SbPlaceKind
 extern bool sb_catalog_probe(const char *location, SbPlaceKind *kind, SbError *err);
 
 /*
+ * Is PLACE (a destination) known not to be there, without listing it?  A
+ * local folder that does not exist is; a lazy store (a bucket, reached only
+ * at its first request) never is here: its listing tells.
+ */
+extern bool sb_catalog_missing(const char *place);
+
+/*
  * The cheap checks of the backup A (opened to plan) and its PLAN, without
  * reading a stripe's contents: the manifest copy in use authenticated and
  * none set aside, every stripe file there with its recorded size, and a

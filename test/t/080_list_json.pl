@@ -127,6 +127,9 @@ is($doc->{status}, 'good', 'wal-verify: good');
 is($doc->{range}{complete}, JSON::PP::true, 'wal-verify: the range complete');
 ($rc, $doc, $err) = json_of('wal-list', 'wal-list', "$nowhere/wal/$sysid");
 is($rc, 1, 'wal-list --output=json of a path that is not there: exit 1');
+($rc, $out, $err) = run_stripebackup('wal-verify', '--archive', "$archive[0],$nowhere", '--system-identifier', $sysid);
+is($rc, 1, 'wal-verify with a destination that is not there: exit 1, not 3');
+like($err, qr/"\Q$nowhere\E" does not exist/, 'named');
 
 # One destination: the backup's other folders are where its manifest says.
 ($rc, $doc, $err) = json_of('list', 'list', $dests[0]);

@@ -84,5 +84,8 @@ test_catalog_read(void)
 	is_int(probe(dest, "missing"), SB_PLACE_MISSING, "a path that is not there is missing");
 	ok(!sb_catalog_read(th_path(path, "%s/missing", dest), &c, &err) && err.code == SB_ENOTFOUND,
 	   "reading a destination that is not there: SB_ENOTFOUND");
+	ok(sb_catalog_missing(th_path(path, "%s/missing", dest)), "a folder that is not there is missing");
+	ok(!sb_catalog_missing(dest), "the destination is not");
+	ok(!sb_catalog_missing("s3://bucket/prefix"), "a bucket's prefix is not known missing without a request");
 	th_rmtree(dest);
 }

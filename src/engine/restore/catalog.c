@@ -190,6 +190,23 @@ sb_catalog_probe(const char *location, SbPlaceKind *kind, SbError *err)
 	return true;
 }
 
+bool
+sb_catalog_missing(const char *place)
+{
+	SbStoreOptions o = {0};
+	SbStore    *s;
+	SbError		err;
+
+	if (sb_store_features_of(place) & SB_STORE_LAZY)
+		return false;
+	if ((s = sb_store_new(place, &o, &err)) != NULL)
+	{
+		sb_store_free(s);
+		return false;
+	}
+	return err.code == SB_ENOTFOUND;
+}
+
 /* The folder of PATH (a stripe file's): everything before its last slash. */
 static bool
 folder_of_file(const char *path, char *folder, size_t len)
