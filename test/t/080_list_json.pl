@@ -155,4 +155,9 @@ is($rc, 1, 'show of a path that is not there: exit 1');
 ($rc, $out, $err) = run_stripebackup('verify', "$dests[0]/$name{$broken}");
 is($rc, 3, 'verify of the damaged backup: exit 3');
 
+# The manual page is installed beside PostgreSQL's.
+my $mandir = `pg_config --mandir`;
+chomp $mandir;
+ok(-f "$mandir/man1/stripebackup.1", 'stripebackup(1) is installed in pg_config --mandir');
+
 done_testing();
