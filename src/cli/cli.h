@@ -68,6 +68,13 @@ extern int	cli_report_open_error(const char *location, const SbError *err);
 extern bool cli_place_not_found(const char *location, SbPlaceKind kind, SbError *err);
 
 /*
+ * Each of the N destinations DESTS (WHAT they are, for the message) that is
+ * known not to be there without a request (sb_catalog_missing: a local
+ * folder, an unmounted device) is said: EXIT_NOT_FOUND; else EXIT_OK.
+ */
+extern int	cli_destinations_there(const char *what, const char *const *dests, uint32_t n);
+
+/*
  * As cli_report_error, for a failure to find what was asked (a location,
  * a destination, a backup to pick): something missing is EXIT_NOT_FOUND.
  */

@@ -184,26 +184,6 @@ check_range(const WalArgs *a, const SbWalDests *d, JsonWalVerify *v, SbError *er
 	return true;
 }
 
-/*
- * A destination that is not there (an unmounted device) is "not found", 1,
- * before anything is read: whether the archive is whole cannot be told,
- * which is no verdict of damage.
- */
-static int
-destinations_there(const WalArgs *a)
-{
-	uint32_t	i;
-
-	for (i = 0; i < a->ndests; i++)
-		if (sb_catalog_missing(a->dests[i]))
-		{
-			fprintf(stderr, "%s: error: WAL archive destination \"%s\" does not exist (is its device mounted?)\n",
-					progname, a->dests[i]);
-			return EXIT_NOT_FOUND;
-		}
-	return EXIT_OK;
-}
-
 /* The verdict of a wal-verify that ran: said as text or as the JSON document; the exit status. */
 static int
 wal_verdict(const WalArgs *a, const JsonWalVerify *v)
@@ -244,7 +224,9 @@ cmd_wal_verify(int argc, char **argv)
 		fprintf(stderr, "%s: error: out of memory\n", progname);
 		rc = EXIT_FAILED;
 	}
-	else if ((rc = destinations_there(&a)) == EXIT_OK)
+	/* a destination not there: whether the archive is whole cannot be told, no verdict of damage */
+	else if ((rc = cli_destinations_there("WAL archive destination", (const char *const *) a.dests,
+											a.ndests)) == EXIT_OK)
 	{
 		wal_args_dests(&a, &d);
 		if (!sb_wal_verify(&d, print_problem, v.messages, &v.files, &v.problems, &err) ||

@@ -9,10 +9,14 @@
  * The engine says SB_ENOTFOUND for both (a stripe missing, a manifest
  * missing), so a failure to open is looked at again, from a listing of the
  * place (sb_catalog_probe), only when it happened: the common case costs
- * nothing.
+ * nothing.  Destinations written to or read from (create, wal-verify)
+ * are looked at before anything starts, the same way.
  */
+#include <stdio.h>
+
 #include "cli.h"
 #include "stripebackup/sb_catalog.h"
+#include "stripebackup/sb_store.h"
 
 bool
 cli_place_not_found(const char *location, SbPlaceKind kind, SbError *err)
@@ -38,4 +42,20 @@ cli_report_open_error(const char *location, const SbError *err)
 		return cli_report_error(err);
 	cli_place_not_found(location, kind, &probe_err);
 	return cli_report_lookup_error(&probe_err);
+}
+
+int
+cli_destinations_there(const char *what, const char *const *dests, uint32_t n)
+{
+	uint32_t	i;
+
+	for (i = 0; i < n; i++)
+		/* a relative one is refused as bad input by the checks after */
+		if (sb_store_is_absolute(dests[i]) && sb_catalog_missing(dests[i]))
+		{
+			fprintf(stderr, "%s: error: %s \"%s\" does not exist (is its device mounted?)\n", progname, what,
+					dests[i]);
+			return EXIT_NOT_FOUND;
+		}
+	return EXIT_OK;
 }

@@ -109,6 +109,9 @@ ok(!-e "$dests[0]/mem" && !-e "$dests[0]/weights", 'no refused setting created a
 	'--dest', 'relative/dir', '--name', 'rel');
 is($rc, 2, 'a relative destination is refused');
 like($err, qr/not an absolute path/, 'the refusal says the path is not absolute');
+($rc, $out, $err) = run_stripebackup(@create, '--dest', "$dests[0]/not-there", '--name', 'nowhere');
+is($rc, 1, 'a destination that is not there: exit 1 (not found)');
+like($err, qr/"\Q$dests[0]\E\/not-there" does not exist/, 'named');
 
 # A good backup, compressed with zstd at a fast negative level.
 ($rc, $out, $err) = run_stripebackup(@create, '--name', 'good', '--level', '-3', '--chunk-size', '256k');
