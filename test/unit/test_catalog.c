@@ -7,7 +7,9 @@
  */
 #include <limits.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "stripebackup/sb_catalog.h"
 #include "harness.h"
@@ -88,4 +90,68 @@ test_catalog_read(void)
 	ok(!sb_catalog_missing(dest), "the destination is not");
 	ok(!sb_catalog_missing("s3://bucket/prefix"), "a bucket's prefix is not known missing without a request");
 	th_rmtree(dest);
+}
+
+/* The cheap checks of the backup at F's first destination, NAME: their verdict, the problem into PROBLEM. */
+static bool
+check_backup(const ThFixture *f, const char *name, char *problem, size_t len)
+{
+	char		location[PATH_MAX];
+	SbArchive  *a;
+	SbPlan		plan;
+	SbError		err;
+	bool		good = false;
+
+	problem[0] = '\0';
+	if ((a = sb_archive_open_one_for_plan(th_location(f, 0, name, location), NULL, &err)) == NULL)
+	{
+		snprintf(problem, len, "could not open: %.900s", err.message);
+		return false;
+	}
+	if (sb_archive_plan(a, &plan, &err))
+		good = sb_catalog_check_backup(a, &plan, problem, len);
+	else
+		snprintf(problem, len, "could not plan: %.900s", err.message);
+	sb_archive_close(a);
+	return good;
+}
+
+void
+test_catalog_check_backup(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbError		err;
+	char		path[PATH_MAX],
+				problem[1024];
+
+	th_begin("catalog: the cheap checks of a backup");
+	th_fixture(&f, "catalogcheck", 3);
+	th_write_pattern(th_path(path, "%s/data", f.src), 600000, 7, false, 0644);
+	th_options(&o, f.dests, 3, "b");
+	if (!ok(th_backup_tree(&o, f.src, &m, &err), "a backup over three destinations"))
+		th_diag_error("backup", &err);
+	sb_manifest_free(m);
+
+	ok(check_backup(&f, "b", problem, sizeof(problem)), "whole: every check passes (%s)", problem);
+
+	/* a manifest copy of another size beside stripe 3 */
+	th_path(path, "%s/b/manifest.json", f.dest[2]);
+	th_write_file(path, "{}", 2, 0600);
+	ok(!check_backup(&f, "b", problem, sizeof(problem)), "a manifest copy of another size: damaged");
+	like(problem, "beside stripe 3", "the problem names the stripe the copy is beside");
+
+	/* no copy at all there */
+	unlink(path);
+	ok(!check_backup(&f, "b", problem, sizeof(problem)), "no manifest copy beside a stripe: damaged");
+	like(problem, "no manifest beside stripe 3", "and says so");
+
+	/* a stripe of another size */
+	th_stripe_path(&f, 2, "b", path);
+	if (truncate(path, 100) != 0)
+		diag("could not truncate %s", path);
+	ok(!check_backup(&f, "b", problem, sizeof(problem)), "a stripe cut short: damaged");
+	like(problem, "stripe 2", "the problem names the stripe");
+	th_fixture_done(&f);
 }
