@@ -218,6 +218,15 @@ absorb_unopened(Gather *g, ListRow *opened)
 	}
 }
 
+/* The status of a folder whose manifest could not be read (F->open_error), or that has none. */
+static ListStatus
+unopened_status(const CliFolder *f)
+{
+	if (f->open_error == NULL)
+		return LIST_INCOMPLETE;
+	return f->open_error->code == SB_EKEY ? LIST_UNKNOWN : LIST_DAMAGED;
+}
+
 /* A folder whose manifest could not be read, or that has none. */
 static void
 found_unopened(Gather *g, const CliFolder *f)
@@ -230,9 +239,13 @@ found_unopened(Gather *g, const CliFolder *f)
 		add_folder(g, row, f->location);
 		return;
 	}
-	/* the same backup that did not complete, in another destination: one row */
-	for (row = g->rows->rows; f->open_error == NULL && row < g->rows->rows + g->rows->count; row++)
-		if (row->status == LIST_INCOMPLETE && strcmp(row->name, f->entry->name) == 0)
+	/*
+	 * The same backup in another destination, its manifest unread (it did
+	 * not complete, or no key opens it): one row, by its folder's name, as
+	 * one backup's folders are named alike in every destination.
+	 */
+	for (row = g->rows->rows; row < g->rows->rows + g->rows->count; row++)
+		if (row->uuid[0] == '\0' && row->status == unopened_status(f) && strcmp(row->name, f->entry->name) == 0)
 		{
 			add_folder(g, row, f->location);
 			return;
@@ -241,7 +254,7 @@ found_unopened(Gather *g, const CliFolder *f)
 		return;
 	if (f->open_error != NULL)
 	{
-		row->status = f->open_error->code == SB_EKEY ? LIST_UNKNOWN : LIST_DAMAGED;
+		row->status = unopened_status(f);
 		row->encrypted = f->open_error->code == SB_EKEY;
 		row->problem = dup_or_null(g, f->open_error->message);
 		return;

@@ -10,13 +10,15 @@ use PostgreSQL::Test::Utils;
 use StripeBackupTest;
 use Test::More;
 
-for my $cmd (qw(create show plan verify restore))
+for my $cmd (qw(create show list plan verify restore))
 {
 	my ($rc, $out) = run_stripebackup($cmd, '--help');
 	is($rc, 0, "$cmd --help exits 0");
 	like($out, qr/Usage:/, "$cmd --help prints usage");
 }
-my ($rc, $out, $err) = run_stripebackup('frobnicate');
+my ($rc, $out, $err) = run_stripebackup('--help');
+like($out, qr/^  126  wal-get/m, '--help ends with the exit-status table');
+($rc, $out, $err) = run_stripebackup('frobnicate');
 is($rc, 2, 'unknown command exits 2');
 
 my $node = PostgreSQL::Test::Cluster->new('node');
