@@ -14,11 +14,13 @@
 static char *
 location_of(const char *dest, const char *name)
 {
-	size_t		len = strlen(dest) + strlen(name) + 2;
+	size_t		dest_len = strlen(dest);
+	size_t		len = dest_len + strlen(name) + 2;
 	char	   *location = malloc(len);
 
+	/* "DEST/" as given takes no second slash: the name must match the stripes' recorded folders */
 	if (location != NULL)
-		snprintf(location, len, "%s%s%s", dest, dest[strlen(dest) - 1] == '/' ? "" : "/", name);
+		snprintf(location, len, "%s%s%s", dest, dest_len > 0 && dest[dest_len - 1] == '/' ? "" : "/", name);
 	return location;
 }
 

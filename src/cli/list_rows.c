@@ -155,8 +155,12 @@ fill_from_plan(Gather *g, ListRow *row, const SbArchive *a)
 	{
 		const char *slash = strrchr(plan.stripes[i].path, '/');
 
-		if (slash != NULL && (row->stripe_folders[row->nstripe_folders] =
-							  strndup(plan.stripes[i].path, (size_t) (slash - plan.stripes[i].path))) != NULL)
+		if (slash == NULL)
+			continue;
+		if ((row->stripe_folders[row->nstripe_folders] =
+			 strndup(plan.stripes[i].path, (size_t) (slash - plan.stripes[i].path))) == NULL)
+			g->oom = true;
+		else
 			row->nstripe_folders++;
 	}
 	row->status = sb_catalog_check_backup(a, &plan, problem, sizeof(problem)) ? LIST_COMPLETE : LIST_DAMAGED;
