@@ -35,8 +35,8 @@ plan_usage(void)
 		   "                         also check that the WAL archive holds what recovery to\n"
 		   "                         that target replays (as restore takes them)\n");
 	printf("      --output=FORMAT    text (default) or json (docs/JSON.md): what is read, from\n"
-		   "                         the stripes and the chain; not with --target, --delta,\n"
-		   "                         --detail or a recovery target\n");
+		   "                         the stripes and the chain, and the --target; not with\n"
+		   "                         --delta, --detail or a recovery target\n");
 	printf("  -h, --help             show this help\n");
 	printf("\nExit status 1 when LOCATION is not there or holds no backup, 3 when a stripe or a WAL file recovery needs is missing, 2 when the\n"
 		   "target cannot be used.\n");
@@ -137,38 +137,56 @@ print_pieces(const SbManifest *m, SbError *err)
 	return sb_manifest_each_piece(m, print_piece, NULL, err);
 }
 
-/* Can TARGET take the restore (as restore checks it, sb_policy.h)?  Says why not. */
-static bool
-check_target(const char *target, const SbPlan *plan)
+/* What TARGET is for a restore (as restore checks it, sb_policy.h): its state and free space, or why not. */
+static void
+look_at_target(const char *target, const SbPlan *plan, JsonTarget *t)
 {
 	SbDirState	state;
 	SbError		err;
 	struct statvfs vfs;
 	char		where[4096];
-	char		need[32],
-				have[32];
-	uint64_t	free_bytes;
 
+	memset(t, 0, sizeof(*t));
+	t->path = target;
+	t->needed_bytes = plan->raw_bytes;
 	if (!sb_policy_check_empty_or_absent(target, "target", &state, &err))
 	{
-		printf("target:  %s: restore would refuse it\n", err.message);
-		return false;
+		snprintf(t->problem, sizeof(t->problem), "%s: restore would refuse it", err.message);
+		return;
 	}
+	t->will_create = state != SB_DIR_EMPTY;
 	/* An absent target will be made in its parent: that is where space counts. */
 	snprintf(where, sizeof(where), "%s", target);
 	if (statvfs(state == SB_DIR_EMPTY ? target : dirname(where), &vfs) != 0)
 	{
-		printf("target:  cannot check the free space for \"%s\": %s\n", target, strerror(errno));
-		return false;
+		snprintf(t->problem, sizeof(t->problem), "cannot check the free space for \"%s\": %s", target,
+				 strerror(errno));
+		return;
 	}
-	free_bytes = (uint64_t) vfs.f_bavail * vfs.f_frsize;
-	printf("target:  \"%s\" %s; the restore writes %s, %s are free\n", target,
-		   state == SB_DIR_EMPTY ? "is empty" : "will be created",
-		   cli_format_bytes(plan->raw_bytes, need, sizeof(need)),
-		   cli_format_bytes(free_bytes, have, sizeof(have)));
-	if (free_bytes < plan->raw_bytes)
-		printf("target:  not enough free space\n");
-	return free_bytes >= plan->raw_bytes;
+	t->has_free = true;
+	t->free_bytes = (uint64_t) vfs.f_bavail * vfs.f_frsize;
+	if (t->free_bytes < plan->raw_bytes)
+		snprintf(t->problem, sizeof(t->problem), "not enough free space");
+	t->usable = t->free_bytes >= plan->raw_bytes;
+}
+
+/* Can TARGET take the restore?  Says why not. */
+static bool
+check_target(const char *target, const SbPlan *plan)
+{
+	JsonTarget	t;
+	char		need[32],
+				have[32];
+
+	look_at_target(target, plan, &t);
+	if (t.has_free)
+		printf("target:  \"%s\" %s; the restore writes %s, %s are free\n", target,
+			   t.will_create ? "will be created" : "is empty",
+			   cli_format_bytes(t.needed_bytes, need, sizeof(need)),
+			   cli_format_bytes(t.free_bytes, have, sizeof(have)));
+	if (!t.usable)
+		printf("target:  %s\n", t.problem);
+	return t.usable;
 }
 
 /* Of the chunks, what a delta restore compares first and what it reads from each stripe. */
@@ -277,11 +295,12 @@ plan_json(ReadArgs *args)
 	SbArchive  *a;
 	SbPlan		plan;
 	SbError		err;
+	JsonTarget	target;
 	bool		ready;
 	int			rc;
 
-	if (args->target != NULL || args->delta || args->detail || args->recovery.kind != SB_RECOVERY_NONE)
-		return cli_usage_error("plan", "--output=json takes no --target, --delta, --detail or recovery target");
+	if (args->delta || args->detail || args->recovery.kind != SB_RECOVERY_NONE)
+		return cli_usage_error("plan", "--output=json takes no --delta, --detail or recovery target");
 	args->keep = SB_KEEP_COUNTS;
 	if ((a = read_args_open(args, &err)) == NULL)
 		return cli_report_open_error(args->location, &err);
@@ -290,7 +309,14 @@ plan_json(ReadArgs *args)
 	else
 	{
 		ready = chain_ready(a);
-		rc = !json_print_plan(a, &plan, ready) ? EXIT_FAILED : ready ? EXIT_OK : EXIT_DAMAGED;
+		if (args->target != NULL)
+			look_at_target(args->target, &plan, &target);
+		rc = ready ? EXIT_OK : EXIT_DAMAGED;
+		/* as the text: a target that will not do is refused input, unless the backup is damaged */
+		if (rc == EXIT_OK && args->target != NULL && !target.usable)
+			rc = EXIT_USAGE;
+		if (!json_print_plan(a, &plan, ready, args->target != NULL ? &target : NULL))
+			rc = EXIT_FAILED;
 	}
 	sb_archive_close(a);
 	read_args_free(args);

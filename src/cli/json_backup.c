@@ -265,13 +265,29 @@ add_chain(cJSON *doc, const SbArchive *a)
 	return chain != NULL;
 }
 
+/* "target": what plan found of T, or null without --target. */
+static bool
+add_target(cJSON *doc, const JsonTarget *t)
+{
+	cJSON	   *o;
+
+	if (t == NULL)
+		return cJSON_AddNullToObject(doc, "target") != NULL;
+	return (o = cJSON_AddObjectToObject(doc, "target")) != NULL && json_add_string(o, "path", t->path) &&
+		cJSON_AddBoolToObject(o, "usable", t->usable) != NULL &&
+		cJSON_AddBoolToObject(o, "will_create", t->will_create) != NULL &&
+		json_add_count(o, "needed_bytes", t->needed_bytes, true) &&
+		json_add_count(o, "free_bytes", t->free_bytes, t->has_free) &&
+		json_add_string(o, "problem", t->usable ? NULL : t->problem);
+}
+
 bool
-json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready)
+json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready, const JsonTarget *target)
 {
 	cJSON	   *doc = json_document("plan");
 	cJSON	   *backup;
 
 	return json_emit(doc, doc != NULL && json_add_string(doc, "status", ready ? "ready" : "damaged") &&
 					 (backup = plan_link_json(a, plan)) != NULL && cJSON_AddItemToObject(doc, "backup", backup) &&
-					 add_chain(doc, a));
+					 add_chain(doc, a) && add_target(doc, target));
 }

@@ -55,8 +55,24 @@ extern bool json_add_parent(cJSON *obj, const char *name, const char *id);
 /* "show": a summary of the backup A (PLAN its stripes): never its file table. */
 extern bool json_print_show(const SbArchive *a, const SbPlan *plan);
 
-/* "plan": what a restore of A (PLAN) reads, from it and each older backup of its chain; READY or damaged. */
-extern bool json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready);
+/* What plan --target found of the target: whether a restore can go there. */
+typedef struct JsonTarget
+{
+	const char *path;
+	bool		usable;			/* restore would take it, with room enough */
+	bool		will_create;	/* absent: the restore makes it */
+	uint64_t	needed_bytes;	/* what the restore writes */
+	bool		has_free;
+	uint64_t	free_bytes;		/* on its file system, if has_free */
+	char		problem[SB_ERROR_MESSAGE_MAX + 64];	/* unless usable: why not */
+} JsonTarget;
+
+/*
+ * "plan": what a restore of A (PLAN) reads, from it and each older backup
+ * of its chain; READY or damaged; TARGET (NULL: none given) what plan
+ * found of the target.
+ */
+extern bool json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready, const JsonTarget *target);
 
 /* "verify": what it checked and found, gathered as it goes. */
 typedef struct JsonVerify
