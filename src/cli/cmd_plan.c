@@ -35,8 +35,8 @@ plan_usage(void)
 		   "                         also check that the WAL archive holds what recovery to\n"
 		   "                         that target replays (as restore takes them)\n");
 	printf("      --output=FORMAT    text (default) or json (docs/JSON.md): what is read, from\n"
-		   "                         the stripes and the chain, and the --target; not with\n"
-		   "                         --delta, --detail or a recovery target\n");
+		   "                         the stripes and the chain, the --target, the WAL a\n"
+		   "                         recovery target needs; not with --delta or --detail\n");
 	printf("  -h, --help             show this help\n");
 	printf("\nExit status 1 when LOCATION is not there or holds no backup, 3 when a stripe or a WAL file recovery needs is missing, 2 when the\n"
 		   "target cannot be used.\n");
@@ -243,9 +243,13 @@ check_delta_target(const ReadArgs *args, const SbArchive *a)
 	return ok;
 }
 
-/* With a recovery target: does the WAL archive hold what recovery replays?  Says what it found. */
+/*
+ * With a recovery target: does the WAL archive hold what recovery replays?
+ * Says what it found, and copies it into *FOUND (NULL: not wanted), whose
+ * "checked" stays false when it could not be checked.
+ */
 static int
-check_wal(const ReadArgs *args, const SbArchive *a)
+check_wal(const ReadArgs *args, const SbArchive *a, SbRecoveryWal *found)
 {
 	SbPgMeta	info;
 	CliRecovery recovery;
@@ -263,6 +267,10 @@ check_wal(const ReadArgs *args, const SbArchive *a)
 	else if (!recovery.wal.checked)
 		printf("WAL:     the %s target needs only the backup's own WAL\n",
 			   sb_recovery_kind_name(args->recovery.kind));
+	if (found != NULL && rc != EXIT_OK && !recovery.wal.refuse)
+		found->checked = false;
+	else if (found != NULL)
+		*found = recovery.wal;
 	cli_recovery_free(&recovery);
 	sb_pgmeta_free(&info);
 	return rc;
@@ -296,11 +304,19 @@ plan_json(ReadArgs *args)
 	SbPlan		plan;
 	SbError		err;
 	JsonTarget	target;
+	SbRecoveryWal wal;
 	bool		ready;
-	int			rc;
+	int			rc,
+				wal_rc;
 
-	if (args->delta || args->detail || args->recovery.kind != SB_RECOVERY_NONE)
-		return cli_usage_error("plan", "--output=json takes no --delta, --detail or recovery target");
+	if (args->delta || args->detail)
+		return cli_usage_error("plan", "--output=json takes no --delta or --detail");
+	/* what the WAL check says as it goes lands on stderr: stdout is the document's */
+	if (args->recovery.kind != SB_RECOVERY_NONE && !json_take_stdout())
+	{
+		fprintf(stderr, "%s: error: could not set up the JSON output\n", progname);
+		return EXIT_FAILED;
+	}
 	args->keep = SB_KEEP_COUNTS;
 	if ((a = read_args_open(args, &err)) == NULL)
 		return cli_report_open_error(args->location, &err);
@@ -315,7 +331,11 @@ plan_json(ReadArgs *args)
 		/* as the text: a target that will not do is refused input, unless the backup is damaged */
 		if (rc == EXIT_OK && args->target != NULL && !target.usable)
 			rc = EXIT_USAGE;
-		if (!json_print_plan(a, &plan, ready, args->target != NULL ? &target : NULL))
+		memset(&wal, 0, sizeof(wal));
+		if ((wal_rc = check_wal(args, a, &wal)) != EXIT_OK && rc == EXIT_OK)
+			rc = wal_rc;
+		if (!json_print_plan(a, &plan, ready, args->target != NULL ? &target : NULL,
+							 args->recovery.kind != SB_RECOVERY_NONE ? &args->recovery : NULL, &wal))
 			rc = EXIT_FAILED;
 	}
 	sb_archive_close(a);
@@ -376,7 +396,7 @@ cmd_plan(int argc, char **argv)
 			 !(args.delta ? check_delta_target(&args, a) : check_target(args.target, &plan)) &&
 			 rc == EXIT_OK)
 		rc = EXIT_USAGE;
-	if ((wal_rc = check_wal(&args, a)) != EXIT_OK && rc == EXIT_OK)
+	if ((wal_rc = check_wal(&args, a, NULL)) != EXIT_OK && rc == EXIT_OK)
 		rc = wal_rc;
 	if (args.detail && !print_pieces(a->manifest, &err))
 		rc = cli_report_error(&err);

@@ -281,13 +281,35 @@ add_target(cJSON *doc, const JsonTarget *t)
 		json_add_string(o, "problem", t->usable ? NULL : t->problem);
 }
 
+/* "recovery": what the archive holds of the WAL recovery to R replays (W), or null without a target. */
+static bool
+add_recovery(cJSON *doc, const SbRecoveryTarget *r, const SbRecoveryWal *w)
+{
+	cJSON	   *o;
+
+	if (r == NULL)
+		return cJSON_AddNullToObject(doc, "recovery") != NULL;
+	return (o = cJSON_AddObjectToObject(doc, "recovery")) != NULL &&
+		json_add_string(o, "target", sb_recovery_kind_name(r->kind)) &&
+		cJSON_AddBoolToObject(o, "checked", w->checked) != NULL &&
+		cJSON_AddBoolToObject(o, "complete", w->checked && w->complete) != NULL &&
+		cJSON_AddBoolToObject(o, "refused", w->checked && w->refuse) != NULL &&
+		add_number(o, "timeline", w->timeline, w->checked) &&
+		json_add_string(o, "from", w->checked ? w->from : NULL) &&
+		json_add_string(o, "to", w->checked ? w->to : NULL) &&
+		json_add_count(o, "segments", w->segments, w->checked) &&
+		json_add_count(o, "data_bytes", w->raw_bytes, w->checked) &&
+		json_add_string(o, "problem", w->checked && !w->complete ? w->message : NULL);
+}
+
 bool
-json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready, const JsonTarget *target)
+json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready, const JsonTarget *target,
+				const SbRecoveryTarget *recovery, const SbRecoveryWal *wal)
 {
 	cJSON	   *doc = json_document("plan");
 	cJSON	   *backup;
 
 	return json_emit(doc, doc != NULL && json_add_string(doc, "status", ready ? "ready" : "damaged") &&
 					 (backup = plan_link_json(a, plan)) != NULL && cJSON_AddItemToObject(doc, "backup", backup) &&
-					 add_chain(doc, a) && add_target(doc, target));
+					 add_chain(doc, a) && add_target(doc, target) && add_recovery(doc, recovery, wal));
 }

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "stripebackup/sb_pgrecovery.h"
 #include "stripebackup/sb_wal.h"
 #include "list_rows.h"
 
@@ -70,9 +71,11 @@ typedef struct JsonTarget
 /*
  * "plan": what a restore of A (PLAN) reads, from it and each older backup
  * of its chain; READY or damaged; TARGET (NULL: none given) what plan
- * found of the target.
+ * found of the target; with a recovery target RECOVERY (NULL: none), what
+ * the WAL archive holds of what recovery replays (WAL).
  */
-extern bool json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready, const JsonTarget *target);
+extern bool json_print_plan(const SbArchive *a, const SbPlan *plan, bool ready, const JsonTarget *target,
+							const SbRecoveryTarget *recovery, const SbRecoveryWal *wal);
 
 /* "verify": what it checked and found, gathered as it goes. */
 typedef struct JsonVerify

@@ -110,6 +110,14 @@ cmp_ok($doc->{target}{free_bytes}, '>=', $doc->{target}{needed_bytes}, 'plan: th
 is($rc, 2, 'plan --output=json --target of a folder not empty: exit 2');
 is($doc->{target}{usable}, JSON::PP::false, 'plan: the target will not do');
 like($doc->{target}{problem}, qr/not empty/, 'plan: and why');
+($rc, $doc, $err) = json_of('plan', 'plan', $full_at, '--target-latest');
+is($rc, 0, 'plan --output=json --target-latest: exit 0') or diag($err);
+is($doc->{recovery}{target}, 'latest', 'plan: the recovery target');
+is($doc->{recovery}{checked} && $doc->{recovery}{complete}, JSON::PP::true,
+	'plan: the archive it recorded holds every segment recovery replays');
+like($err, qr/WAL/, 'plan: what the text says of the WAL went to stderr');
+($rc, $doc, $err) = json_of('plan', 'plan', $full_at, '--target-immediate');
+is($doc->{recovery}{checked}, JSON::PP::false, 'plan --target-immediate: no archived WAL needed');
 ($rc, $out, $err) = run_stripebackup('plan', $full_at, '--output=json', '--detail');
 is($rc, 2, 'plan --output=json --detail: exit 2');
 ($rc, $doc, $err) = json_of('verify', 'verify', $full_at);
