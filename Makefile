@@ -186,8 +186,15 @@ install: install-cli
 CLI_LINK_DIR ?= /usr/local/bin
 CLI_LINK = $(DESTDIR)$(CLI_LINK_DIR)/stripebackup
 
+# The manual page goes where PostgreSQL's own are (pg_config --mandir), so
+# that "man stripebackup" finds it beside pg_ctl(1) wherever those are read.
+MAN_PAGE = docs/stripebackup.1
+
 install-cli: $(CLI)
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(CLI) '$(DESTDIR)$(bindir)/stripebackup'
+	$(MKDIR_P) '$(DESTDIR)$(mandir)/man1'
+	$(INSTALL_DATA) $(srcdir)/$(MAN_PAGE) '$(DESTDIR)$(mandir)/man1/stripebackup.1'
 ifneq ($(CLI_LINK_DIR),)
 	@if [ -e '$(CLI_LINK)' ] && [ ! -L '$(CLI_LINK)' ]; then \
 		echo "warning: '$(CLI_LINK)' exists and is not a link: left alone" >&2; \
@@ -201,7 +208,7 @@ endif
 uninstall: uninstall-cli
 
 uninstall-cli:
-	rm -f '$(DESTDIR)$(bindir)/stripebackup'
+	rm -f '$(DESTDIR)$(bindir)/stripebackup' '$(DESTDIR)$(mandir)/man1/stripebackup.1'
 ifneq ($(CLI_LINK_DIR),)
 	@if [ -L '$(CLI_LINK)' ] && [ "$$(readlink '$(CLI_LINK)')" = '$(bindir)/stripebackup' ]; then \
 		rm -f '$(CLI_LINK)'; \

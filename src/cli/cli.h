@@ -2,11 +2,16 @@
  * cli.h
  *		The stripebackup command: its subcommands and what they share.
  *
- * Exit status (stable; scripts rely on it):
- *		0  success
- *		1  the operation failed (I/O error, full device, canceled, ...)
- *		2  bad usage or refused input (unknown option, non-empty target, ...)
- *		3  the backup is damaged or incomplete (checksum, missing stripe, ...)
+ * Exit status (stable; scripts rely on it; README's table says the same,
+ * and every command's --help):
+ *		0    success: the backup or archive is good, listed, restored
+ *		1    not found, or the operation could not be done: a path that is
+ *		     not there or holds no backup, a WAL file not in the archive, an
+ *		     I/O error, a full device, a cancel; nothing says a backup is bad
+ *		2    bad usage or refused input (unknown option, non-empty target, ...)
+ *		3    a backup or WAL archive that is there is damaged or incomplete
+ *		     (checksum, missing stripe, no manifest beside its stripes, ...)
+ *		126  wal-get only: recovery must stop (below)
  */
 #ifndef SB_CLI_H
 #define SB_CLI_H
@@ -15,11 +20,13 @@
 #include <stdint.h>
 
 #include "stripebackup/sb_archive.h"
+#include "stripebackup/sb_catalog.h"
 #include "stripebackup/sb_error.h"
 #include "stripebackup/sb_progress.h"
 
 #define EXIT_OK 0
-#define EXIT_FAILED 1
+#define EXIT_NOT_FOUND 1
+#define EXIT_FAILED 1			/* the same status: "try again, or fix the path" */
 #define EXIT_USAGE 2
 #define EXIT_DAMAGED 3
 /*
@@ -34,6 +41,7 @@ extern const char *progname;
 
 extern int	cmd_create(int argc, char **argv);
 extern int	cmd_show(int argc, char **argv);
+extern int	cmd_list(int argc, char **argv);
 extern int	cmd_plan(int argc, char **argv);
 extern int	cmd_verify(int argc, char **argv);
 extern int	cmd_restore(int argc, char **argv);
@@ -46,6 +54,35 @@ extern int	cmd_check(int argc, char **argv);
 
 /* Print "stripebackup: error: MESSAGE" and return the exit status for ERR. */
 extern int	cli_report_error(const SbError *err);
+
+/*
+ * The same for ERR from opening the backup at LOCATION: when it says
+ * something is missing, a LOCATION that is not there or holds no backup
+ * is EXIT_NOT_FOUND (said so), not a damaged backup (location.c).
+ */
+extern int	cli_report_open_error(const char *location, const SbError *err);
+
+/*
+ * ERR says LOCATION, of KIND, holds no backup: it does not exist, is a
+ * destination (list it), or holds something else; SB_ENOTFOUND, false.
+ */
+extern bool cli_place_not_found(const char *location, SbPlaceKind kind, SbError *err);
+
+/*
+ * Each of the N destinations DESTS (WHAT they are, for the message) that is
+ * known not to be there without a request (sb_catalog_missing: a local
+ * folder, an unmounted device) is said: EXIT_NOT_FOUND; else EXIT_OK.
+ */
+extern int	cli_destinations_there(const char *what, const char *const *dests, uint32_t n);
+
+/*
+ * As cli_report_error, for a failure to find what was asked (a location,
+ * a destination, a backup to pick): something missing is EXIT_NOT_FOUND.
+ */
+extern int	cli_report_lookup_error(const SbError *err);
+
+/* The exit-status table, for the end of a command's --help. */
+extern void cli_print_exit_table(void);
 
 struct option;
 
@@ -64,11 +101,17 @@ extern int	cli_parse_options(int argc, char **argv, const char *shortopts,
 extern int	cli_usage_error(const char *command, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 
+/* "--output FORMAT": "text" or "json" (json_out.c) into *JSON; false for anything else. */
+extern bool cli_parse_output(const char *value, bool *json);
+
 /* Parse a whole decimal number in [MIN, MAX] (sb_policy_parse_int). */
 extern bool cli_parse_int(const char *text, long min, long max, long *out);
 
 /* Parse a size such as "1048576", "256k", "1M" (sb_policy_parse_size). */
 extern bool cli_parse_size(const char *text, uint64_t *out);
+
+/* A backup's UUID as 32 lowercase hexadecimal digits into OUT. */
+extern char *cli_format_id(const uint8_t uuid[16], char out[33]);
 
 /* "1.5 GiB" and the like. */
 extern const char *cli_format_bytes(uint64_t bytes, char *buf, size_t len);

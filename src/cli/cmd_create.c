@@ -489,6 +489,12 @@ cmd_create(int argc, char **argv)
 		return cli_report_error(&err);
 	a.options.encryption_key = a.key_file != NULL ? &a.key : NULL;
 	a.options.spill_dir = spill_folder(&a);
+	/* the engine refuses one too, as bad input (what SQL callers are told); here it is "not found" */
+	if ((rc = cli_destinations_there("destination", a.dests, a.ndests)) != EXIT_OK)
+	{
+		sb_key_clear(&a.key);
+		return rc;
+	}
 	if (!check_server_stopped(a.source, &err))
 	{
 		sb_key_clear(&a.key);

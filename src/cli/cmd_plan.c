@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 
 #include "stripebackup/sb_policy.h"
+#include "json_out.h"
 #include "read_args.h"
 #include "recovery.h"
 
@@ -33,8 +34,11 @@ plan_usage(void)
 		   "      --target-immediate, --target-latest [--target-timeline=TL] [--archive=DEST[,DEST...]]\n"
 		   "                         also check that the WAL archive holds what recovery to\n"
 		   "                         that target replays (as restore takes them)\n");
+	printf("      --output=FORMAT    text (default) or json (docs/JSON.md): what is read, from\n"
+		   "                         the stripes and the chain, the --target, the WAL a\n"
+		   "                         recovery target needs; not with --delta or --detail\n");
 	printf("  -h, --help             show this help\n");
-	printf("\nExit status 3 when a stripe or a WAL file recovery needs is missing, 2 when the\n"
+	printf("\nExit status 1 when LOCATION is not there or holds no backup, 3 when a stripe or a WAL file recovery needs is missing, 2 when the\n"
 		   "target cannot be used.\n");
 }
 
@@ -133,38 +137,56 @@ print_pieces(const SbManifest *m, SbError *err)
 	return sb_manifest_each_piece(m, print_piece, NULL, err);
 }
 
-/* Can TARGET take the restore (as restore checks it, sb_policy.h)?  Says why not. */
-static bool
-check_target(const char *target, const SbPlan *plan)
+/* What TARGET is for a restore (as restore checks it, sb_policy.h): its state and free space, or why not. */
+static void
+look_at_target(const char *target, const SbPlan *plan, JsonTarget *t)
 {
 	SbDirState	state;
 	SbError		err;
 	struct statvfs vfs;
 	char		where[4096];
-	char		need[32],
-				have[32];
-	uint64_t	free_bytes;
 
+	memset(t, 0, sizeof(*t));
+	t->path = target;
+	t->needed_bytes = plan->raw_bytes;
 	if (!sb_policy_check_empty_or_absent(target, "target", &state, &err))
 	{
-		printf("target:  %s: restore would refuse it\n", err.message);
-		return false;
+		snprintf(t->problem, sizeof(t->problem), "%s: restore would refuse it", err.message);
+		return;
 	}
+	t->will_create = state != SB_DIR_EMPTY;
 	/* An absent target will be made in its parent: that is where space counts. */
 	snprintf(where, sizeof(where), "%s", target);
 	if (statvfs(state == SB_DIR_EMPTY ? target : dirname(where), &vfs) != 0)
 	{
-		printf("target:  cannot check the free space for \"%s\": %s\n", target, strerror(errno));
-		return false;
+		snprintf(t->problem, sizeof(t->problem), "cannot check the free space for \"%s\": %s", target,
+				 strerror(errno));
+		return;
 	}
-	free_bytes = (uint64_t) vfs.f_bavail * vfs.f_frsize;
-	printf("target:  \"%s\" %s; the restore writes %s, %s are free\n", target,
-		   state == SB_DIR_EMPTY ? "is empty" : "will be created",
-		   cli_format_bytes(plan->raw_bytes, need, sizeof(need)),
-		   cli_format_bytes(free_bytes, have, sizeof(have)));
-	if (free_bytes < plan->raw_bytes)
-		printf("target:  not enough free space\n");
-	return free_bytes >= plan->raw_bytes;
+	t->has_free = true;
+	t->free_bytes = (uint64_t) vfs.f_bavail * vfs.f_frsize;
+	if (t->free_bytes < plan->raw_bytes)
+		snprintf(t->problem, sizeof(t->problem), "not enough free space");
+	t->usable = t->free_bytes >= plan->raw_bytes;
+}
+
+/* Can TARGET take the restore?  Says why not. */
+static bool
+check_target(const char *target, const SbPlan *plan)
+{
+	JsonTarget	t;
+	char		need[32],
+				have[32];
+
+	look_at_target(target, plan, &t);
+	if (t.has_free)
+		printf("target:  \"%s\" %s; the restore writes %s, %s are free\n", target,
+			   t.will_create ? "will be created" : "is empty",
+			   cli_format_bytes(t.needed_bytes, need, sizeof(need)),
+			   cli_format_bytes(t.free_bytes, have, sizeof(have)));
+	if (!t.usable)
+		printf("target:  %s\n", t.problem);
+	return t.usable;
 }
 
 /* Of the chunks, what a delta restore compares first and what it reads from each stripe. */
@@ -221,9 +243,13 @@ check_delta_target(const ReadArgs *args, const SbArchive *a)
 	return ok;
 }
 
-/* With a recovery target: does the WAL archive hold what recovery replays?  Says what it found. */
+/*
+ * With a recovery target: does the WAL archive hold what recovery replays?
+ * Says what it found, and copies it into *FOUND (NULL: not wanted), whose
+ * "checked" stays false when it could not be checked.
+ */
 static int
-check_wal(const ReadArgs *args, const SbArchive *a)
+check_wal(const ReadArgs *args, const SbArchive *a, SbRecoveryWal *found)
 {
 	SbPgMeta	info;
 	CliRecovery recovery;
@@ -241,8 +267,79 @@ check_wal(const ReadArgs *args, const SbArchive *a)
 	else if (!recovery.wal.checked)
 		printf("WAL:     the %s target needs only the backup's own WAL\n",
 			   sb_recovery_kind_name(args->recovery.kind));
+	if (found != NULL && rc != EXIT_OK && !recovery.wal.refuse)
+		found->checked = false;
+	else if (found != NULL)
+		*found = recovery.wal;
 	cli_recovery_free(&recovery);
 	sb_pgmeta_free(&info);
+	return rc;
+}
+
+/* Is every stripe of the chain there, and the manifest authenticated? */
+static bool
+chain_ready(const SbArchive *a)
+{
+	const SbArchive *link;
+	SbPlan		plan;
+	SbError		err;
+	uint32_t	i;
+
+	for (link = a; link != NULL; link = link->parent)
+	{
+		if (!link->authenticated || !sb_archive_plan(link, &plan, &err))
+			return false;
+		for (i = 0; i < plan.nstripes; i++)
+			if (!plan.stripes[i].present)
+				return false;
+	}
+	return true;
+}
+
+/* plan --output=json: the stripes and the chain, as a document; the exit status. */
+static int
+plan_json(ReadArgs *args)
+{
+	SbArchive  *a;
+	SbPlan		plan;
+	SbError		err;
+	JsonTarget	target;
+	SbRecoveryWal wal;
+	bool		ready;
+	int			rc,
+				wal_rc;
+
+	if (args->delta || args->detail)
+		return cli_usage_error("plan", "--output=json takes no --delta or --detail");
+	/* what the WAL check says as it goes lands on stderr: stdout is the document's */
+	if (args->recovery.kind != SB_RECOVERY_NONE && !json_take_stdout())
+	{
+		fprintf(stderr, "%s: error: could not set up the JSON output\n", progname);
+		return EXIT_FAILED;
+	}
+	args->keep = SB_KEEP_COUNTS;
+	if ((a = read_args_open(args, &err)) == NULL)
+		return cli_report_open_error(args->location, &err);
+	if (!sb_archive_plan(a, &plan, &err))
+		rc = cli_report_error(&err);
+	else
+	{
+		ready = chain_ready(a);
+		if (args->target != NULL)
+			look_at_target(args->target, &plan, &target);
+		rc = ready ? EXIT_OK : EXIT_DAMAGED;
+		/* as the text: a target that will not do is refused input, unless the backup is damaged */
+		if (rc == EXIT_OK && args->target != NULL && !target.usable)
+			rc = EXIT_USAGE;
+		memset(&wal, 0, sizeof(wal));
+		if ((wal_rc = check_wal(args, a, &wal)) != EXIT_OK && rc == EXIT_OK)
+			rc = wal_rc;
+		if (!json_print_plan(a, &plan, ready, args->target != NULL ? &target : NULL,
+							 args->recovery.kind != SB_RECOVERY_NONE ? &args->recovery : NULL, &wal))
+			rc = EXIT_FAILED;
+	}
+	sb_archive_close(a);
+	read_args_free(args);
 	return rc;
 }
 
@@ -261,13 +358,15 @@ cmd_plan(int argc, char **argv)
 
 	if ((rc = read_args_parse(argc, argv, "plan",
 							  OPT_TARGET | OPT_DETAIL | OPT_STRIPE_PATH | OPT_RECOVERY | OPT_ARCHIVE |
-							  OPT_DELTA | OPT_TS_MAPPING,
+							  OPT_DELTA | OPT_TS_MAPPING | OPT_OUTPUT,
 							  plan_usage, &args)) >= 0)
 		return rc;
+	if (args.output_json)
+		return plan_json(&args);
 	/* the plan of the stripes needs no file table, the WAL check the members: the detail and delta a stream */
 	args.keep = args.detail || args.delta ? SB_KEEP_STREAMED : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
-		return cli_report_error(&err);
+		return cli_report_open_error(args.location, &err);
 	if (!sb_archive_plan(a, &plan, &err))
 	{
 		sb_archive_close(a);
@@ -297,7 +396,7 @@ cmd_plan(int argc, char **argv)
 			 !(args.delta ? check_delta_target(&args, a) : check_target(args.target, &plan)) &&
 			 rc == EXIT_OK)
 		rc = EXIT_USAGE;
-	if ((wal_rc = check_wal(&args, a)) != EXIT_OK && rc == EXIT_OK)
+	if ((wal_rc = check_wal(&args, a, NULL)) != EXIT_OK && rc == EXIT_OK)
 		rc = wal_rc;
 	if (args.detail && !print_pieces(a->manifest, &err))
 		rc = cli_report_error(&err);

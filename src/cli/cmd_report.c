@@ -111,7 +111,7 @@ cmd_report(int argc, char **argv)
 	if (a == NULL)
 	{
 		sb_key_clear(&key);
-		return cli_report_error(&err);
+		return cli_report_open_error(argv[optind], &err);
 	}
 	cli_print_notes(a);
 	if (svg_path == NULL || strcmp(svg_path, "-") != 0)

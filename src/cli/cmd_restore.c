@@ -233,13 +233,13 @@ cmd_restore(int argc, char **argv)
 	if (!sb_policy_canonical_path(args.target, target, &err) ||
 		!cli_owner_choose(args.owner, target, &owner, &err) ||
 		!cli_pick_backup(&args, &picked, &err))
-		return cli_report_error(&err);
+		return cli_report_lookup_error(&err);
 	if (picked != NULL)
 		args.location = picked;
 	if ((a = read_args_open(&args, &err)) == NULL)
 	{
 		free(picked);
-		return cli_report_error(&err);
+		return cli_report_open_error(args.location, &err);
 	}
 	if (restore(a, &args, target, &owner, &stats, &err))
 	{

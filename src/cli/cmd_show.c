@@ -7,18 +7,22 @@
 #include <stdlib.h>
 
 #include "stripebackup/sb_pgmeta.h"
+#include "json_out.h"
 #include "read_args.h"
 
 static void
 show_usage(void)
 {
 	printf("%s show describes a backup from its manifest.\n\n", progname);
-	printf("Usage:\n  %s show LOCATION [--json]\n\n", progname);
+	printf("Usage:\n  %s show LOCATION [--output=json | --json]\n\n", progname);
 	printf("Options:\n");
-	printf("      --json    print the whole manifest as JSON\n");
+	printf("      --output=FORMAT  text (default) or json: a summary (docs/JSON.md)\n");
+	printf("      --json    print the whole manifest as JSON (docs/FORMAT.md)\n");
 	printf("      --encryption-key-file=FILE  the key of an encrypted backup\n");
 	printf("      --allow-unencrypted         under a key, read a backup in the clear too\n");
 	printf("  -h, --help    show this help\n");
+	printf("\nExit status 0, 1 when LOCATION is not there or holds no backup (a destination:\n"
+		   "\"%s list DEST\"), 3 when its manifest is damaged.\n", progname);
 }
 
 /* For an online backup of a cluster: which cluster, which WAL, which tablespaces. */
@@ -64,24 +68,20 @@ static void
 print_header(const SbManifest *m)
 {
 	char		uuid[33];
-	int			i;
 
-	for (i = 0; i < 16; i++)
-		sprintf(uuid + 2 * i, "%02x", m->uuid[i]);
 	printf("backup:       %s\n", m->name);
 	if (m->label != NULL)
 		printf("label:        %s\n", m->label);
-	printf("backup id:    %s\n", uuid);
+	printf("backup id:    %s\n", cli_format_id(m->uuid, uuid));
 	printf("format:       %u.%u%s%s\n", m->version_major, m->version_minor,
 		   m->tool ? ", written by " : "", m->tool ? m->tool : "");
 	printf("taken:        %s to %s\n", m->started_at ? m->started_at : "?",
 		   m->finished_at ? m->finished_at : "?");
 	if (m->parent != NULL)
 	{
-		for (i = 0; i < 16; i++)
-			sprintf(uuid + 2 * i, "%02x", m->parent->uuid[i]);
 		printf("type:         %s, completes backup \"%s\" (%s)\n",
-			   m->type == SB_BACKUP_DIFF ? "differential" : "incremental", m->parent->name, uuid);
+			   m->type == SB_BACKUP_DIFF ? "differential" : "incremental", m->parent->name,
+			   cli_format_id(m->parent->uuid, uuid));
 	}
 	else
 		printf("type:         full\n");
@@ -151,23 +151,30 @@ cmd_show(int argc, char **argv)
 	SbError		err;
 	int			rc;
 
-	if ((rc = read_args_parse(argc, argv, "show", OPT_JSON | OPT_STRIPE_PATH, show_usage, &args)) >= 0)
+	if ((rc = read_args_parse(argc, argv, "show", OPT_JSON | OPT_OUTPUT | OPT_STRIPE_PATH, show_usage,
+								&args)) >= 0)
 		return rc;
+	if (args.json && args.output_json)
+		return cli_usage_error("show", "--json prints the whole manifest, --output=json a summary: one of them");
 	args.one_backup = true;		/* shown as it is, whether its parents are at hand or not */
 	/* its plan needs no file table; the whole JSON is printed from a spool a block at a time */
 	args.keep = args.json ? SB_KEEP_LOOKUP : SB_KEEP_COUNTS;
 	if ((a = read_args_open(&args, &err)) == NULL)
-		return cli_report_error(&err);
+		return cli_report_open_error(args.location, &err);
 	if (args.json)
-		sb_manifest_emit(a->manifest, print_text, NULL, &err);
-	else if (sb_archive_plan(a, &plan, &err))
+		rc = sb_manifest_emit(a->manifest, print_text, NULL, &err) ? EXIT_OK : cli_report_error(&err);
+	else if (!sb_archive_plan(a, &plan, &err))
+		rc = cli_report_error(&err);
+	else if (args.output_json)
+		rc = json_print_show(a, &plan) ? EXIT_OK : EXIT_FAILED;
+	else
 	{
 		print_header(a->manifest);
 		print_authentication(a);
 		print_contents(&plan);
 		print_stripes(a->manifest, &plan);
+		rc = EXIT_OK;
 	}
-	rc = err.code == SB_OK ? EXIT_OK : cli_report_error(&err);
 	sb_archive_close(a);
 	return rc;
 }

@@ -9,8 +9,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json_out.h"
 #include "read_args.h"
 #include "recovery.h"
+
+/* One verify: its arguments, where its text goes, and its JSON document. */
+typedef struct VerifyRun
+{
+	const ReadArgs *args;
+	FILE	   *say;			/* stdout; stderr under --output=json */
+	JsonVerify	json;			/* problems NULL: no document */
+} VerifyRun;
 
 static void
 verify_usage(void)
@@ -32,28 +41,42 @@ verify_usage(void)
 		   "                           (default: the backup's destinations that hold one)\n");
 	printf("  -P, --progress           show progress (default when stderr is a terminal)\n");
 	printf("      --no-progress        do not show progress\n");
+	printf("      --output=FORMAT      text (default) or json (docs/JSON.md)\n");
 	printf("  -h, --help               show this help\n");
-	printf("\nExit status 0 when the backup is good, 3 when a problem was found.\n");
+	printf("\nExit status 0 when the backup is good, 1 when LOCATION is not there or holds\n"
+		   "no backup, 3 when a problem was found.\n");
 }
 
+/* A problem on stderr, and in the JSON document's problems (VERIFY_RUN's) with --output=json. */
 static void
 print_problem(void *arg, const SbProblem *problem)
 {
-	(void) arg;
+	VerifyRun  *run = arg;
+
 	fprintf(stderr, "%s: problem: %s\n", progname, problem->message);
+	if (run->json.problems != NULL)
+		json_verify_add_problem(&run->json, problem);
 }
 
 static void
 print_wal_problem(void *arg, const char *message)
 {
-	(void) arg;
+	VerifyRun  *run = arg;
+	SbProblem	p = {.stripe = 0, .chunk = -1, .code = SB_ECORRUPT, .message = message};
+
 	fprintf(stderr, "%s: problem: WAL: %s\n", progname, message);
+	if (run->json.problems != NULL)
+	{
+		p.file = "WAL";
+		json_verify_add_problem(&run->json, &p);
+	}
 }
 
 /* Check the backup's WAL archive, adding its problems to *PROBLEMS; the exit status if it could not run. */
 static int
-verify_wal(const ReadArgs *args, const SbArchive *a, uint64_t *problems)
+verify_wal(VerifyRun *run, const SbArchive *a, uint64_t *problems)
 {
+	const ReadArgs *args = run->args;
 	SbPgMeta	meta;
 	CliRecovery r;
 	SbError		err;
@@ -71,18 +94,23 @@ verify_wal(const ReadArgs *args, const SbArchive *a, uint64_t *problems)
 		if (args->narchive > 0 || err.code != SB_EINVAL)
 			rc = cli_report_error(&err);
 		else
-			printf("WAL:     no archive of system %s beside the backup: not checked (--archive DEST[,DEST...])\n",
-				   meta.system_identifier);
+			fprintf(run->say, "WAL:     no archive of system %s beside the backup: not checked "
+					"(--archive DEST[,DEST...])\n", meta.system_identifier);
 	}
-	else if (!sb_recovery_verify_wal(&r.where, meta.start_lsn, meta.timeline, print_wal_problem, NULL,
+	else if (!sb_recovery_verify_wal(&r.where, meta.start_lsn, meta.timeline, print_wal_problem, run,
 									 &r.wal, &files, &found, &err))
 		rc = cli_report_error(&err);
-	else if (found == 0)
-		printf("WAL:     %llu files from %s to %s checked whole: recovery can reach the end of the archive\n",
-			   (unsigned long long) files, r.wal.from, r.wal.to);
+	else
+	{
+		json_verify_set_wal(&run->json, files, r.wal.from, r.wal.to);
+		if (found == 0)
+			fprintf(run->say, "WAL:     %llu files from %s to %s checked whole: recovery can reach the end "
+					"of the archive\n", (unsigned long long) files, r.wal.from, r.wal.to);
+	}
 	if (rc == EXIT_OK && r.wal.passed_over > 0)
-		printf("WAL:     along timeline %u, which holds the backup; timeline %u branched off before the "
-			   "backup's end and is not one recovery from it can follow\n", r.wal.timeline, r.wal.passed_over);
+		fprintf(run->say, "WAL:     along timeline %u, which holds the backup; timeline %u branched off before "
+				"the backup's end and is not one recovery from it can follow\n", r.wal.timeline,
+				r.wal.passed_over);
 	*problems += found;
 	cli_recovery_free(&r);
 	sb_pgmeta_free(&meta);
@@ -94,72 +122,114 @@ verify_wal(const ReadArgs *args, const SbArchive *a, uint64_t *problems)
  * (sb_verify_sealed), and say what cannot.
  */
 static int
-verify_without_key(const ReadArgs *args)
+verify_without_key(VerifyRun *run)
 {
+	const ReadArgs *args = run->args;
 	SbSealedVerifyResult r;
 	SbError		err;
 	const char *name = strrchr(args->location, '/');
 
-	if (!sb_verify_sealed(args->location, print_problem, NULL, &r, &err))
+	if (!sb_verify_sealed(args->location, print_problem, run, &r, &err))
 		return cli_report_error(&err);
 	name = name != NULL ? name + 1 : args->location;
+	json_verify_set_backup(&run->json, name, NULL, r.chunks, r.nstripes, true);
 	if (r.problems > 0)
 	{
-		printf("backup \"%s\" is DAMAGED: %llu problem(s) found (checked without its key)\n", name,
-			   (unsigned long long) r.problems);
+		fprintf(run->say, "backup \"%s\" is DAMAGED: %llu problem(s) found (checked without its key)\n", name,
+				(unsigned long long) r.problems);
 		return EXIT_DAMAGED;
 	}
-	printf("backup \"%s\" is encrypted; without its key: %llu chunks in %u stripes are intact "
-		   "(every checksum, every index, each stripe sealed with this manifest); "
-		   "that they open, and the files, need the key (--encryption-key-file)\n",
-		   name, (unsigned long long) r.chunks, r.nstripes);
+	fprintf(run->say, "backup \"%s\" is encrypted; without its key: %llu chunks in %u stripes are intact "
+			"(every checksum, every index, each stripe sealed with this manifest); "
+			"that they open, and the files, need the key (--encryption-key-file)\n",
+			name, (unsigned long long) r.chunks, r.nstripes);
 	return EXIT_OK;
+}
+
+/* Say the verdict: the exit status, PROBLEMS found in A (or the WAL check's WAL_RC). */
+static int
+verdict(VerifyRun *run, const SbArchive *a, int wal_rc, uint64_t problems)
+{
+	const SbManifest *m = a->manifest;
+
+	json_verify_set_backup(&run->json, m->name, m, m->total_chunks, m->nstripes, false);
+	if (wal_rc != EXIT_OK)
+	{
+		fprintf(run->say, "backup \"%s\": its WAL archive could not be checked\n", m->name);
+		return wal_rc;
+	}
+	if (problems > 0)
+	{
+		fprintf(run->say, "backup \"%s\" is DAMAGED: %llu problem(s) found\n", m->name,
+				(unsigned long long) problems);
+		return EXIT_DAMAGED;
+	}
+	fprintf(run->say, "backup \"%s\" is good: %llu chunks in %u stripes verified\n", m->name,
+			(unsigned long long) m->total_chunks, m->nstripes);
+	return EXIT_OK;
+}
+
+/* With --output=json, the document, once the verdict is known (RC 0 or 3); else RC as it is. */
+static int
+finish(VerifyRun *run, int rc)
+{
+	if (run->json.problems == NULL)
+		return rc;
+	if ((rc == EXIT_OK || rc == EXIT_DAMAGED) && run->json.backup != NULL &&
+		!json_print_verify(&run->json, rc == EXIT_OK))
+		rc = EXIT_FAILED;
+	json_verify_free(&run->json);
+	return rc;
 }
 
 int
 cmd_verify(int argc, char **argv)
 {
 	ReadArgs	args;
+	VerifyRun	run = {.args = &args, .say = stdout};
 	SbArchive  *a;
 	SbReadOptions options = {0};
 	CliProgress progress;
 	SbError		err;
 	uint64_t	problems = 0;
-	bool		ok;
 	int			rc;
 
 	if ((rc = read_args_parse(argc, argv, "verify",
-							  OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_ARCHIVE,
+							  OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_ARCHIVE | OPT_OUTPUT,
 							  verify_usage, &args)) >= 0)
 		return rc;
+	/* the document alone on stdout: what the text says goes to stderr */
+	if (args.output_json && (!json_verify_begin(&run.json) || !json_take_stdout()))
+	{
+		fprintf(stderr, "%s: error: could not set up the JSON output\n", progname);
+		json_verify_free(&run.json);
+		read_args_free(&args);
+		return EXIT_FAILED;
+	}
+	if (args.output_json)
+		run.say = stderr;
 	args.keep = SB_KEEP_STREAMED;	/* a window of files at a time */
 	if ((a = read_args_open(&args, &err)) == NULL)
 	{
-		rc = err.code == SB_EKEY && args.key_file == NULL ? verify_without_key(&args) : cli_report_error(&err);
+		rc = err.code == SB_EKEY && args.key_file == NULL ? verify_without_key(&run) :
+			cli_report_open_error(args.location, &err);
 		read_args_free(&args);
-		return rc;
+		return finish(&run, rc);
 	}
 	cli_progress_init(&progress, "verified", args.progress_mode);
 	read_args_read_options(&args, &progress, &options);
-	ok = sb_archive_verify(a, &options, print_problem, NULL, &problems, &err);
-	cli_progress_done(&progress, NULL);
-	if (!ok)
-		rc = cli_report_error(&err);
-	else if ((rc = verify_wal(&args, a, &problems)) != EXIT_OK)
-		printf("backup \"%s\": its WAL archive could not be checked\n", a->manifest->name);
-	else if (problems > 0)
+	if (!sb_archive_verify(a, &options, print_problem, &run, &problems, &err))
 	{
-		printf("backup \"%s\" is DAMAGED: %llu problem(s) found\n", a->manifest->name,
-			   (unsigned long long) problems);
-		rc = EXIT_DAMAGED;
+		cli_progress_done(&progress, NULL);
+		rc = cli_report_error(&err);
 	}
 	else
 	{
-		printf("backup \"%s\" is good: %llu chunks in %u stripes verified\n", a->manifest->name,
-			   (unsigned long long) a->manifest->total_chunks, a->manifest->nstripes);
-		rc = EXIT_OK;
+		cli_progress_done(&progress, NULL);
+		rc = verify_wal(&run, a, &problems);
+		rc = verdict(&run, a, rc, problems);
 	}
 	sb_archive_close(a);
 	read_args_free(&args);
-	return rc;
+	return finish(&run, rc);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "json_out.h"
 #include "wal_args.h"
 
 static void
@@ -20,9 +21,11 @@ wal_list_usage(void)
 	printf("      --archive=DEST[,DEST...]  the archive's destinations (repeatable)\n");
 	printf("      --system-identifier=N     the cluster's\n");
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key\n");
+	printf("      --output=FORMAT           text (default) or json (docs/JSON.md)\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nExit status 0, or 3 when a file or destination could not be listed (said on stderr):\n"
-		   "with a key, a file not sealed with it; without one, a sealed file.\n");
+	printf("\nExit status 0; 1 when a destination is not there; 3 when a\n"
+		   "file could not be listed (said on stderr): damaged, or with a key a file not\n"
+		   "sealed with it, without one a sealed file.\n");
 }
 
 static void
@@ -39,8 +42,10 @@ wal_verify_usage(void)
 	printf("      --from=SEG, --to=SEG      segments that must all be there, SEG's included\n");
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key: every file\n"
 		   "                                must be sealed with it\n");
+	printf("      --output=FORMAT           text (default) or json (docs/JSON.md)\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nExit status 0 when the archive is good, 3 when a problem or a gap was found.\n");
+	printf("\nExit status 0 when the archive is good, 1 when a destination is not there,\n"
+		   "3 when a problem or a gap was found.\n");
 }
 
 static void
@@ -85,6 +90,25 @@ print_listing(const WalArgs *a, const SbWalListing *l)
 		   cli_format_bytes(stored, stored_text, sizeof(stored_text)));
 }
 
+/*
+ * A listing's exit status: 3 when a file could not be listed (damaged, or
+ * sealed otherwise), else 1 when a destination is not there, else 0.
+ */
+static int
+listing_status(const SbWalListing *l)
+{
+	int			rc = EXIT_OK;
+	size_t		i;
+
+	for (i = 0; i < l->nproblems; i++)
+	{
+		if (l->problems[i].name[0] != '\0' || l->problems[i].code != SB_ENOTFOUND)
+			return EXIT_DAMAGED;
+		rc = EXIT_NOT_FOUND;
+	}
+	return rc;
+}
+
 int
 cmd_wal_list(int argc, char **argv)
 {
@@ -95,7 +119,8 @@ cmd_wal_list(int argc, char **argv)
 	size_t		i;
 	int			rc;
 
-	if ((rc = wal_args_parse(argc, argv, "wal-list", WAL_OPT_LOCATION, 0, 1, wal_list_usage, &a)) >= 0)
+	if ((rc = wal_args_parse(argc, argv, "wal-list", WAL_OPT_LOCATION | WAL_OPT_OUTPUT, 0, 1, wal_list_usage,
+							 &a)) >= 0)
 	{
 		wal_args_free(&a);
 		return rc;
@@ -111,26 +136,33 @@ cmd_wal_list(int argc, char **argv)
 		rc = wal_report_error(&err);
 	else
 	{
-		print_listing(&a, &l);
 		for (i = 0; i < l.nproblems; i++)
 			fprintf(stderr, "%s: warning: %s\n", progname, l.problems[i].message);
-		rc = l.nproblems > 0 ? EXIT_DAMAGED : EXIT_OK;
+		rc = listing_status(&l);
+		if (!a.json)
+			print_listing(&a, &l);
+		else if (!json_print_wal_list((const char *const *) a.dests, a.ndests, a.has_key, &l))
+			rc = EXIT_FAILED;
 		sb_wal_listing_free(&l);
 	}
 	wal_args_free(&a);
 	return rc;
 }
 
+/* A problem on stderr, and among the JSON document's (ARG's array, if any). */
 static void
 print_problem(void *arg, const char *message)
 {
-	(void) arg;
+	cJSON	   *messages = arg;
+
 	fprintf(stderr, "%s: problem: %s\n", progname, message);
+	if (messages != NULL)
+		cJSON_AddItemToArray(messages, cJSON_CreateString(message));
 }
 
-/* --from and --to: every segment between them there; a gap is one more problem. */
+/* --from and --to: every segment between them there; a gap is one more problem (in V). */
 static bool
-check_range(const WalArgs *a, const SbWalDests *d, uint64_t *problems, SbError *err)
+check_range(const WalArgs *a, const SbWalDests *d, JsonWalVerify *v, SbError *err)
 {
 	SbWalContinuity c;
 
@@ -138,14 +170,34 @@ check_range(const WalArgs *a, const SbWalDests *d, uint64_t *problems, SbError *
 		return true;
 	if (!sb_wal_check_continuity(d, a->from, a->to, 0, &c, err))
 		return false;
-	if (c.complete)
-		printf("segments %s to %s: all %llu there\n", a->from, a->to, (unsigned long long) c.segments);
-	else
+	v->from = a->from;
+	v->to = a->to;
+	v->range_complete = c.complete;
+	v->segments = c.segments;
+	if (!c.complete)
 	{
-		print_problem(NULL, c.message);
-		(*problems)++;
+		print_problem(v->messages, c.message);
+		v->problems++;
 	}
+	else if (!a->json)
+		printf("segments %s to %s: all %llu there\n", a->from, a->to, (unsigned long long) c.segments);
 	return true;
+}
+
+/* The verdict of a wal-verify that ran: said as text or as the JSON document; the exit status. */
+static int
+wal_verdict(const WalArgs *a, const JsonWalVerify *v)
+{
+	int			rc = v->problems > 0 ? EXIT_DAMAGED : EXIT_OK;
+
+	if (a->json)
+		return json_print_wal_verify((const char *const *) a->dests, a->ndests, v) ? rc : EXIT_FAILED;
+	if (v->problems > 0)
+		printf("WAL archive is DAMAGED or INCOMPLETE: %llu problem(s) found in %llu files\n",
+			   (unsigned long long) v->problems, (unsigned long long) v->files);
+	else
+		printf("WAL archive is good: %llu files verified\n", (unsigned long long) v->files);
+	return rc;
 }
 
 int
@@ -154,11 +206,10 @@ cmd_wal_verify(int argc, char **argv)
 	WalArgs		a;
 	SbWalDests	d;
 	SbError		err;
-	uint64_t	files = 0,
-				problems = 0;
+	JsonWalVerify v = {0};
 	int			rc;
 
-	if ((rc = wal_args_parse(argc, argv, "wal-verify", WAL_OPT_LOCATION | WAL_OPT_RANGE, 0, 1,
+	if ((rc = wal_args_parse(argc, argv, "wal-verify", WAL_OPT_LOCATION | WAL_OPT_RANGE | WAL_OPT_OUTPUT, 0, 1,
 							 wal_verify_usage, &a)) >= 0)
 	{
 		wal_args_free(&a);
@@ -168,24 +219,23 @@ cmd_wal_verify(int argc, char **argv)
 		rc = cli_usage_error("wal-verify", "--from and --to go together");
 	else if (!wal_args_load_key(&a, &err))
 		rc = cli_report_error(&err);
-	else
+	else if (a.json && (v.messages = cJSON_CreateArray()) == NULL)
+	{
+		fprintf(stderr, "%s: error: out of memory\n", progname);
+		rc = EXIT_FAILED;
+	}
+	/* a destination not there: whether the archive is whole cannot be told, no verdict of damage */
+	else if ((rc = cli_destinations_there("WAL archive destination", (const char *const *) a.dests,
+											a.ndests)) == EXIT_OK)
 	{
 		wal_args_dests(&a, &d);
-		if (!sb_wal_verify(&d, print_problem, NULL, &files, &problems, &err) ||
-			!check_range(&a, &d, &problems, &err))
+		if (!sb_wal_verify(&d, print_problem, v.messages, &v.files, &v.problems, &err) ||
+			!check_range(&a, &d, &v, &err))
 			rc = wal_report_error(&err);
-		else if (problems > 0)
-		{
-			printf("WAL archive is DAMAGED or INCOMPLETE: %llu problem(s) found in %llu files\n",
-				   (unsigned long long) problems, (unsigned long long) files);
-			rc = EXIT_DAMAGED;
-		}
 		else
-		{
-			printf("WAL archive is good: %llu files verified\n", (unsigned long long) files);
-			rc = EXIT_OK;
-		}
+			rc = wal_verdict(&a, &v);
 	}
+	cJSON_Delete(v.messages);
 	wal_args_free(&a);
 	return rc;
 }

@@ -20,6 +20,7 @@ usage(void)
 	printf("Usage:\n");
 	printf("  %s create  --source DIR --dest DIR... [OPTION]...  back up a stopped cluster\n", progname);
 	printf("  %s show    LOCATION                                 describe a backup\n", progname);
+	printf("  %s list    DEST... [--output=json]                  the backups in destinations\n", progname);
 	printf("  %s plan    LOCATION [--target DIR]                  what a restore will read\n", progname);
 	printf("  %s verify  LOCATION                                 check every stripe and checksum\n", progname);
 	printf("  %s restore LOCATION --target DIR [OPTION]...        restore into an empty directory\n", progname);
@@ -33,9 +34,10 @@ usage(void)
 	printf("  %s check [-d CONNINFO] [--timeout SECONDS] [--nagios]   run stripe_check()\n", progname);
 	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME); for the\n"
 		   "WAL commands, an archive folder DEST/wal/<system identifier>.\n");
+	printf("show, list, plan, verify, wal-list and wal-verify take --output=json: one JSON\n"
+		   "document whose fields docs/JSON.md (and stripebackup(1)) describe.\n");
 	printf("Run \"%s COMMAND --help\" for a command's options.\n", progname);
-	printf("\nExit status: 0 success, 1 failure (wal-get: not in the archive), 2 bad usage\n"
-		   "or refused input, 3 the backup or WAL archive is damaged or incomplete.\n");
+	cli_print_exit_table();
 }
 
 int
@@ -49,6 +51,7 @@ main(int argc, char **argv)
 	{
 		{"create", cmd_create},
 		{"show", cmd_show},
+		{"list", cmd_list},
 		{"plan", cmd_plan},
 		{"verify", cmd_verify},
 		{"restore", cmd_restore},

@@ -1,8 +1,9 @@
 /*
  * pick_backup.c
  *		The command's choice of a backup for a target from a destination
- *		folder: each backup folder there with a manifest (a backup that did
- *		not complete has none) is read for its metadata, and the newest that
+ *		(a local folder or a bucket's prefix): each backup folder there with
+ *		a manifest (a backup that did not complete has none) is read for its
+ *		metadata (catalog_walk.c, as "list" reads them), and the newest that
  *		ended before the target is taken.
  *
  * A manifest's finished_at is to the second, cut down: a backup recorded as
@@ -10,17 +11,15 @@
  * by 14:05:01.  A time target must carry its zone: without one PostgreSQL
  * reads it in the copy's time zone, which the command cannot know.
  */
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
+#include "catalog_walk.h"
 #include "pick_backup.h"
 #include "stripebackup/sb_pgmeta.h"
-#include "stripebackup/sb_store.h"
 
 /* "[+-]HH[[:]MM]", "Z" or "UTC" (any case) at S, the rest of S nothing: the offset east of UTC in seconds. */
 static bool
@@ -129,55 +128,44 @@ take(Pick *p, const char *location, const SbManifest *m, const SbPgMeta *meta)
 	p->stop_lsn = meta->stop_lsn ? strdup(meta->stop_lsn) : NULL;
 }
 
-/* Backup folder LOCATION: the pick if it is newer than P's and ended before the target. */
-static void
-consider(const ReadArgs *args, const char *location, Pick *p)
+/* What the walk carries: the arguments (the target) and the pick so far. */
+typedef struct PickWalk
 {
+	const ReadArgs *args;
+	Pick	   *pick;
+} PickWalk;
+
+/* A backup folder of the destination: the pick if it is newer than the pick's and ended before the target. */
+static void
+consider(void *arg, const CliFolder *f)
+{
+	PickWalk   *w = arg;
+	Pick	   *p = w->pick;
 	SbError		err;
 	SbPgMeta	meta;
-	SbArchive  *a;
-	/* its members but its entries, without the chain it completes */
-	SbArchiveOpenOptions members = {.key = args->has_key ? &args->key : NULL,
-	.keep = SB_KEEP_COUNTS, .alone = true};
+	SbArchive  *a = f->archive;
 
-	if (!sb_archive_has_manifest(location, &err))
+	if (f->open_error != NULL)
+		fprintf(stderr, "%s: warning: backup \"%s\" passed over: %s\n", progname, f->location,
+				f->open_error->message);
+	if (a == NULL || !sb_pgmeta_read(a->manifest, &meta, &err))
 		return;					/* not a backup, or one that did not complete */
-	if ((a = sb_archive_open_with(location, &members, &err)) == NULL)
-	{
-		fprintf(stderr, "%s: warning: backup \"%s\" passed over: %s\n", progname, location, err.message);
-		return;
-	}
-	if (sb_pgmeta_read(a->manifest, &meta, &err))
-	{
-		p->considered++;
-		if (ended_before(a->manifest, &meta, &args->recovery) &&
-			(p->location == NULL || strcmp(a->manifest->started_at ? a->manifest->started_at : "",
-										   p->started_at ? p->started_at : "") > 0))
-			take(p, location, a->manifest, &meta);
-		sb_pgmeta_free(&meta);
-	}
-	sb_archive_close(a);
+	p->considered++;
+	if (ended_before(a->manifest, &meta, &w->args->recovery) &&
+		(p->location == NULL || strcmp(a->manifest->started_at ? a->manifest->started_at : "",
+									   p->started_at ? p->started_at : "") > 0))
+		take(p, f->location, a->manifest, &meta);
+	sb_pgmeta_free(&meta);
 }
 
-/* Every folder of DEST (not its WAL archive) considered; false when DEST cannot be listed. */
+/* Every backup folder of DEST (not its WAL archive) considered; false when DEST cannot be listed. */
 static bool
 consider_all(const ReadArgs *args, const char *dest, Pick *p, SbError *err)
 {
-	DIR		   *dir = opendir(dest);
-	struct dirent *de;
-	char		path[4096];
+	PickWalk	pw = {.args = args, .pick = p};
+	CliWalk		w = {.key = args->has_key ? &args->key : NULL, .found = consider, .arg = &pw};
 
-	if (dir == NULL)
-		return sb_error_set_errno(err, errno, "could not list destination \"%s\"", dest);
-	while ((de = readdir(dir)) != NULL)
-	{
-		if (de->d_name[0] == '.' || strcmp(de->d_name, "wal") == 0 ||
-			(size_t) snprintf(path, sizeof(path), "%s/%s", dest, de->d_name) >= sizeof(path))
-			continue;
-		consider(args, path, p);
-	}
-	closedir(dir);
-	return true;
+	return cli_catalog_walk(dest, &w, err);
 }
 
 static void
@@ -194,12 +182,18 @@ cli_pick_backup(const ReadArgs *args, char **picked, SbError *err)
 	const SbRecoveryTarget *t = &args->recovery;
 	Pick		p = {0};
 	double		ignored;
+	SbPlaceKind kind;
 
 	*picked = NULL;
-	/* a backup; one in a store without descriptors (a bucket) is not listed here: named, it is the backup */
-	if (!(sb_store_features_of(args->location) & SB_STORE_DESCRIPTORS) ||
-		sb_archive_has_manifest(args->location, err))
+	/* a backup itself; else a destination (a local folder or a bucket's prefix) to pick from */
+	if (sb_archive_has_manifest(args->location, err))
 		return true;
+	if (!sb_catalog_probe(args->location, &kind, err))
+		return false;
+	if (kind == SB_PLACE_INCOMPLETE)
+		return true;			/* a backup that did not complete: opening it says what it lacks */
+	if (kind == SB_PLACE_MISSING || kind == SB_PLACE_OTHER)
+		return cli_place_not_found(args->location, kind, err);
 	if (t->kind == SB_RECOVERY_NONE && !args->standby.enabled)
 		return sb_error_set(err, SB_EINVAL, "\"%s\" holds no backup of its own: name one of its backup folders, "
 							"or give a target to choose the backup by", args->location);

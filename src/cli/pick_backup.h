@@ -15,8 +15,10 @@
  * manifest of its own): the folder of the newest completed backup there
  * that ended before ARGS' target (a time or an LSN; any other target, or a
  * standby: the newest), said on stdout, into *PICKED (malloc'd); NULL when
- * the location is a backup itself.  SB_ENOTFOUND when none did, SB_EINVAL
- * for a destination with no target to choose by, or a time without a zone.
+ * the location is a backup itself (or one that did not complete).
+ * SB_ENOTFOUND when none did, or the location does not exist or holds no
+ * backup; SB_EINVAL for a destination with no target to choose by, or a
+ * time without a zone.
  */
 extern bool cli_pick_backup(const ReadArgs *args, char **picked, SbError *err);
 

@@ -38,7 +38,8 @@ enum
 	LONG_KEY_FILE,
 	LONG_ALLOW_UNENCRYPTED,
 	LONG_ARCHIVE_MODE,
-	LONG_OWNER
+	LONG_OWNER,
+	LONG_OUTPUT
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -60,6 +61,8 @@ option_flag(int c)
 			return OPT_DETAIL;
 		case LONG_JSON:
 			return OPT_JSON;
+		case LONG_OUTPUT:
+			return OPT_OUTPUT;
 		case LONG_KEEP:
 			return OPT_KEEP;
 		case LONG_TS_MAPPING:
@@ -187,6 +190,10 @@ apply_option(void *args, int c, const char *arg)
 		case LONG_DETAIL:
 			a->detail = true;
 			break;
+		case LONG_OUTPUT:
+			if (!cli_parse_output(arg, &a->output_json))
+				return cli_usage_error(a->command, "--output \"%s\": text or json", arg);
+			break;
 		case LONG_JSON:
 			a->json = true;
 			break;
@@ -307,6 +314,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"no-progress", no_argument, NULL, LONG_NO_PROGRESS},
 		{"detail", no_argument, NULL, LONG_DETAIL},
 		{"json", no_argument, NULL, LONG_JSON},
+		{"output", required_argument, NULL, LONG_OUTPUT},
 		{"keep-on-error", no_argument, NULL, LONG_KEEP},
 		{"tablespace-mapping", required_argument, NULL, LONG_TS_MAPPING},
 		{"io-method", required_argument, NULL, LONG_IO_METHOD},

@@ -24,6 +24,7 @@
 #define OPT_DELTA		(1 << 12)	/* --delta */
 #define OPT_ARCHIVE_MODE (1 << 13)	/* --archive-mode: the copy's archiving */
 #define OPT_OWNER		(1 << 14)	/* --owner: who the files of a restore as root belong to */
+#define OPT_OUTPUT		(1 << 15)	/* --output=text|json */
 
 typedef struct ReadArgs
 {
@@ -42,7 +43,8 @@ typedef struct ReadArgs
 	uint64_t	max_memory;		/* bytes; 0 = the engine's default limit */
 	int			progress_mode;
 	bool		detail;
-	bool		json;
+	bool		json;			/* show --json: the whole manifest */
+	bool		output_json;	/* --output=json (json_out.h) */
 	bool		keep_on_error;
 	SbRecoveryTarget recovery;	/* kind SB_RECOVERY_NONE without a --target-* option */
 	char	   *archive[SB_MAX_STRIPES];	/* --archive (owned); none = the backup's destinations */

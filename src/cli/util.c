@@ -38,6 +38,28 @@ cli_report_error(const SbError *err)
 }
 
 int
+cli_report_lookup_error(const SbError *err)
+{
+	int			rc = cli_report_error(err);
+
+	return err->code == SB_ENOTFOUND ? EXIT_NOT_FOUND : rc;
+}
+
+void
+cli_print_exit_table(void)
+{
+	printf("\nExit status:\n"
+		   "  0    success: good, listed, restored\n"
+		   "  1    not found (a path that is not there or holds no backup, a WAL file not\n"
+		   "       in the archive), or the operation could not be done (I/O error, full\n"
+		   "       device, canceled): nothing says a backup is bad\n"
+		   "  2    bad usage or refused input (an unknown option, a non-empty target)\n"
+		   "  3    a backup or WAL archive that is there is damaged or incomplete\n"
+		   "  126  wal-get: the file is damaged, forged or sealed otherwise, or the archive\n"
+		   "       cannot tell: recovery stops rather than end early\n");
+}
+
+int
 cli_parse_options(int argc, char **argv, const char *shortopts, const struct option *longopts,
 				  const char *command, int allowed, int (*flag_of) (int),
 				  int (*apply) (void *, int, const char *), void *args, void (*usage) (void))
@@ -87,6 +109,16 @@ cli_parse_size(const char *text, uint64_t *out)
 	SbError		ignored;
 
 	return sb_policy_parse_size(text, out, &ignored);
+}
+
+char *
+cli_format_id(const uint8_t uuid[16], char out[33])
+{
+	int			i;
+
+	for (i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", uuid[i]);
+	return out;
 }
 
 const char *

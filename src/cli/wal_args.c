@@ -27,7 +27,8 @@ enum
 	LONG_SPOOL,
 	LONG_FROM,
 	LONG_TO,
-	LONG_KEY_FILE
+	LONG_KEY_FILE,
+	LONG_OUTPUT
 };
 
 /* Which WAL_OPT_ flag each option needs; 0 = every command takes it. */
@@ -51,6 +52,8 @@ option_flag(int c)
 		case LONG_FROM:
 		case LONG_TO:
 			return WAL_OPT_RANGE;
+		case LONG_OUTPUT:
+			return WAL_OPT_OUTPUT;
 	}
 	return 0;
 }
@@ -134,6 +137,10 @@ apply_option(void *args, int c, const char *arg)
 			return -1;
 		case LONG_KEY_FILE:
 			a->key_file = arg;
+			return -1;
+		case LONG_OUTPUT:
+			if (!cli_parse_output(arg, &a->json))
+				return cli_usage_error(a->command, "--output \"%s\": text or json", arg);
 			return -1;
 	}
 	return apply_push_option(a, c, arg);
@@ -233,6 +240,7 @@ wal_args_parse(int argc, char **argv, const char *command, int allowed, int narg
 		{"from", required_argument, NULL, LONG_FROM},
 		{"to", required_argument, NULL, LONG_TO},
 		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},
+		{"output", required_argument, NULL, LONG_OUTPUT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -281,13 +289,9 @@ wal_args_dests(const WalArgs *a, SbWalDests *d)
 	d->key = a->has_key ? &a->key : NULL;
 }
 
-/* As cli_report_error, but a destination missing is a failure of the operation (1), not a damaged backup. */
+/* As cli_report_error, but a destination missing is "not found" (1), not a damaged archive. */
 int
 wal_report_error(const SbError *err)
 {
-	int			rc = cli_report_error(err);
-
-	if (err->code == SB_ENOTFOUND)
-		return EXIT_FAILED;
-	return rc;
+	return cli_report_lookup_error(err);
 }

@@ -20,6 +20,7 @@
 #define WAL_OPT_GET			(1 << 1)	/* --prefetch --spool --jobs */
 #define WAL_OPT_RANGE		(1 << 2)	/* --from --to */
 #define WAL_OPT_LOCATION	(1 << 3)	/* a LOCATION instead of --archive */
+#define WAL_OPT_OUTPUT		(1 << 4)	/* --output=text|json */
 
 typedef struct WalArgs
 {
@@ -27,6 +28,7 @@ typedef struct WalArgs
 	char	   *dests[SB_MAX_STRIPES];	/* owned */
 	uint32_t	ndests;
 	bool		has_sysid;
+	bool		json;			/* --output=json */
 	uint64_t	sysid;
 	SbCodec		codec;
 	int			level;

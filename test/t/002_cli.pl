@@ -10,13 +10,15 @@ use PostgreSQL::Test::Utils;
 use StripeBackupTest;
 use Test::More;
 
-for my $cmd (qw(create show plan verify restore))
+for my $cmd (qw(create show list plan verify restore))
 {
 	my ($rc, $out) = run_stripebackup($cmd, '--help');
 	is($rc, 0, "$cmd --help exits 0");
 	like($out, qr/Usage:/, "$cmd --help prints usage");
 }
-my ($rc, $out, $err) = run_stripebackup('frobnicate');
+my ($rc, $out, $err) = run_stripebackup('--help');
+like($out, qr/^  126  wal-get/m, '--help ends with the exit-status table');
+($rc, $out, $err) = run_stripebackup('frobnicate');
 is($rc, 2, 'unknown command exits 2');
 
 my $node = PostgreSQL::Test::Cluster->new('node');
@@ -109,6 +111,9 @@ ok(!-e "$dests[0]/mem" && !-e "$dests[0]/weights", 'no refused setting created a
 	'--dest', 'relative/dir', '--name', 'rel');
 is($rc, 2, 'a relative destination is refused');
 like($err, qr/not an absolute path/, 'the refusal says the path is not absolute');
+($rc, $out, $err) = run_stripebackup(@create, '--dest', "$dests[0]/not-there", '--name', 'nowhere');
+is($rc, 1, 'a destination that is not there: exit 1 (not found)');
+like($err, qr/"\Q$dests[0]\E\/not-there" does not exist/, 'named');
 
 # A good backup, compressed with zstd at a fast negative level.
 ($rc, $out, $err) = run_stripebackup(@create, '--name', 'good', '--level', '-3', '--chunk-size', '256k');
@@ -195,5 +200,25 @@ unlike($err, qr/stripe 1 of 2/, 'stripe 1 is found where --stripe-path says');
 ($rc, $out, $err) = run_stripebackup('show', $moved);
 is($rc, 3, 'a folder without a manifest exits 3');
 like($err, qr/no manifest.json/, 'the error says there is no manifest');
+
+# A path that holds no backup is "not found" (1), never "damaged" (3).
+my $nowhere = "$moved/not-there";
+foreach my $cmd ('show', 'plan', 'verify', 'report')
+{
+	($rc, $out, $err) = run_stripebackup($cmd, $nowhere);
+	is($rc, 1, "$cmd of a path that does not exist exits 1");
+	like($err, qr/"\Q$nowhere\E" does not exist/, "$cmd names the missing path");
+}
+($rc, $out, $err) = run_stripebackup('show', $dests[1]);
+is($rc, 1, 'show of a destination exits 1');
+like($err, qr/is a destination, not a backup's folder: "stripebackup list \Q$dests[1]\E"/,
+	'and says how to list its backups');
+($rc, $out, $err) = run_stripebackup('plan', $node->data_dir);
+is($rc, 1, 'plan of a folder that holds no backup exits 1');
+like($err, qr/holds no backup/, 'and says so');
+($rc, $out, $err) = run_stripebackup('restore', $nowhere, '--target', "$moved/t", '--target-latest');
+is($rc, 1, 'restore from a path that does not exist exits 1');
+($rc, $out, $err) = run_stripebackup('wal-list', "$nowhere/wal/1");
+is($rc, 1, 'wal-list of a path that does not exist exits 1');
 
 done_testing();

@@ -11,6 +11,7 @@ use strict;
 use warnings;
 
 use File::Find ();
+use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use StripeBackupTest;
@@ -95,6 +96,14 @@ ok(!-e $target, 'and writes nothing');
 ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $target, '--encryption-key-file', $other_key);
 like($err, qr/the encryption key is not the one this backup was encrypted with/, 'another key fails closed');
 ok(!-e $target, 'writing nothing');
+# list: without the key an encrypted backup's status cannot be told; with it, complete.
+($rc, $out, $err) = run_stripebackup('list', @dests, '--output=json');
+is($rc, 0, 'list without the key: exit 0') or diag($err);
+my @statuses = map { "$_->{status}:" . ($_->{encrypted} ? 'encrypted' : 'plain') } @{ decode_json($out)->{backups} };
+is_deeply(\@statuses, [ 'unknown:encrypted', 'unknown:encrypted' ], 'both backups: encrypted, status unknown');
+($rc, $out, $err) = run_stripebackup('list', @dests, '--output=json', '--encryption-key-file', $key);
+@statuses = map { "$_->{status}:" . ($_->{encrypted} ? 'encrypted' : 'plain') } @{ decode_json($out)->{backups} };
+is_deeply(\@statuses, [ 'complete:encrypted', 'complete:encrypted' ], 'with the key: complete, encrypted');
 ($rc, $out, $err) = run_stripebackup('verify', $location, '--encryption-key-file', $open_key);
 like($err, qr/may be read or written by others \(mode 0644\)/, 'a key file others may read is refused');
 unlike($err, qr/\Q$secret\E/, 'without showing its secret');

@@ -12,6 +12,7 @@
 use strict;
 use warnings;
 
+use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SbS3;
@@ -91,6 +92,12 @@ is(pgbench_invariant($restored), 't', 'the command\'s restore from a bucket star
 $restored->stop;
 my ($rc, $out, $err) = run_stripebackup('verify', "s3://bk1/pg/main/$name");
 is($rc, 0, 'the command verifies it from a bucket') or diag($err);
+($rc, $out, $err) = run_stripebackup('list', @remote, '--output=json');
+is($rc, 0, 'list of two buckets\' prefixes: exit 0') or diag($err);
+my @listed = grep { $_->{name} eq $name } @{ decode_json($out)->{backups} };
+is(scalar @listed, 1, 'the backup over two folders and two buckets is one row');
+is($listed[0]{status}, 'complete', 'complete, its stripes found in the folders and the buckets');
+is_deeply([ sort @{ $listed[0]{folders} } ], [ map { "$_/$name" } @remote ], 'its folders in the buckets given');
 ($rc, $out, $err) = run_stripebackup('create', '--source', $restored->data_dir, '--dest', $local[1],
 	'--dest', 's3://bk2/cold', '--name', 'cold', '--no-progress');
 is($rc, 0, 'the command backs up a stopped cluster to a folder and a bucket') or diag($err);
@@ -123,8 +130,12 @@ is($rc, 1, 'exit status 1 (a failure), not 3 (a damaged or incomplete backup)');
 ($rc, $out, $err) = run_stripebackup('verify', 's3://no-such-bucket/pg/x');
 like($err, qr/bucket "no-such-bucket" does not exist/, 'so does verify');
 ($rc, $out, $err) = run_stripebackup('show', "s3://bk1/pg/main/no-such-backup");
-like($err, qr/no manifest\.json in "s3:\/\/bk1\/pg\/main\/no-such-backup"/,
-	'a backup that is not in a bucket that is: no manifest.json, as before');
+like($err, qr/"s3:\/\/bk1\/pg\/main\/no-such-backup" does not exist/,
+	'a backup that is not in a bucket that is: nothing there');
+is($rc, 1, 'exit status 1 (not found), not 3 (damaged)');
+($rc, $out, $err) = run_stripebackup('show', "s3://bk1/pg/main");
+is($rc, 1, 'show of a destination in a bucket: exit status 1');
+like($err, qr/"s3:\/\/bk1\/pg\/main" is a destination, not a backup's folder/, 'and says it is one');
 my ($ret, $sql_out, $sql_err) = $node->psql('postgres', "SELECT count(*) FROM stripe_verify('s3://no-such-bucket/pg/x')");
 like($sql_err, qr/bucket "no-such-bucket" does not exist/, 'stripe_verify names the missing bucket too');
 
