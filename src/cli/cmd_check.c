@@ -21,6 +21,7 @@
 #include <libpq-fe.h>
 
 #include "cli.h"
+#include "json_out.h"
 
 #define NAGIOS_OK 0
 #define NAGIOS_WARNING 1
@@ -32,6 +33,7 @@ typedef struct CheckArgs
 	const char *conninfo;		/* NULL: libpq's defaults (PGHOST, PGDATABASE, ...) */
 	long		timeout;		/* seconds stripe_check() waits for the WAL switch */
 	bool		nagios;
+	bool		json;			/* --output=json: one document (docs/JSON.md) */
 } CheckArgs;
 
 /* What the rows said. */
@@ -49,13 +51,15 @@ check_usage(void)
 	printf("%s check runs stripe_check() on a running server: the settings, the WAL\n"
 		   "archive (a segment switched must reach it), every destination, the newest\n"
 		   "backups.\n\n", progname);
-	printf("Usage:\n  %s check [-d CONNINFO] [--timeout SECONDS] [--nagios]\n\n", progname);
+	printf("Usage:\n  %s check [-d CONNINFO] [--timeout SECONDS] [--nagios | --output=json]\n\n",
+		   progname);
 	printf("Options:\n");
 	printf("  -d, --dbname=CONNINFO  the database where the extension is: a name or a libpq\n"
 		   "                         connection string (else PGHOST, PGPORT, PGDATABASE, ...)\n");
 	printf("      --timeout=SECONDS  how long a switched WAL segment may take to be archived\n"
 		   "                         (default 60)\n");
 	printf("      --nagios           one line, and Nagios's exit statuses\n");
+	printf("      --output=FORMAT    text (default) or json: one document, every check (docs/JSON.md)\n");
 	printf("  -h, --help             show this help\n");
 	printf("\nExit status: 0 no check failed (warnings are printed), 1 a check failed or the\n"
 		   "server could not be asked, 2 bad usage.  With --nagios: 0 OK, 1 WARNING,\n"
@@ -69,6 +73,7 @@ parse_args(int argc, char **argv, CheckArgs *a)
 		{"dbname", required_argument, NULL, 'd'},
 		{"timeout", required_argument, NULL, 't'},
 		{"nagios", no_argument, NULL, 'n'},
+		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -77,6 +82,7 @@ parse_args(int argc, char **argv, CheckArgs *a)
 	a->conninfo = NULL;
 	a->timeout = 60;
 	a->nagios = false;
+	a->json = false;
 	while ((c = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1)
 	{
 		if (c == 'h')
@@ -88,12 +94,19 @@ parse_args(int argc, char **argv, CheckArgs *a)
 			a->conninfo = optarg;
 		else if (c == 'n')
 			a->nagios = true;
+		else if (c == 'o')
+		{
+			if (!cli_parse_output(optarg, &a->json))
+				return cli_usage_error("check", "--output \"%s\" must be text or json", optarg);
+		}
 		else if (c != 't' || !cli_parse_int(optarg, 1, 86400, &a->timeout))
 			return c == 't' ? cli_usage_error("check", "--timeout \"%s\" must be 1 to 86400 seconds", optarg)
 				: cli_usage_error("check", "unknown option");
 	}
 	if (optind < argc)
 		return cli_usage_error("check", "unexpected argument \"%s\"", argv[optind]);
+	if (a->nagios && a->json)
+		return cli_usage_error("check", "--nagios and --output=json are two answers: give one");
 	return -1;
 }
 
@@ -143,9 +156,9 @@ run_check(PGconn *conn, const CheckArgs *a, char *message, size_t len)
 	return NULL;
 }
 
-/* Count row I of R, and print it unless NAGIOS. */
+/* Count row I of R, and print it unless QUIET (a line or a document comes at the end). */
 static void
-take_row(const PGresult *r, int i, bool nagios, CheckTally *t)
+take_row(const PGresult *r, int i, bool quiet, CheckTally *t)
 {
 	const char *check = PQgetvalue(r, i, 0);
 	const char *severity = PQgetvalue(r, i, 1);
@@ -158,7 +171,7 @@ take_row(const PGresult *r, int i, bool nagios, CheckTally *t)
 		snprintf(t->first, sizeof(t->first), "%s: %s", check, detail);
 	t->failures += failure;
 	t->warnings += warning;
-	if (nagios)
+	if (quiet)
 		return;
 	printf("%-8s %s: %s\n", severity, check, detail);
 	if (!PQgetisnull(r, i, 3))
@@ -177,6 +190,42 @@ nagios_report(const CheckTally *t)
 	else
 		printf("STRIPEBACKUP OK - %d checks passed | failures=0 warnings=0 checks=%d\n", t->checks, t->checks);
 	return t->failures > 0 ? NAGIOS_CRITICAL : t->warnings > 0 ? NAGIOS_WARNING : NAGIOS_OK;
+}
+
+/* Row I of R as {"check", "severity", "ok", "detail", "hint"}; false when out of memory. */
+static bool
+json_add_row(cJSON *checks, const PGresult *r, int i)
+{
+	cJSON	   *row = cJSON_CreateObject();
+
+	if (row != NULL &&
+		json_add_string(row, "check", PQgetvalue(r, i, 0)) &&
+		json_add_string(row, "severity", PQgetvalue(r, i, 1)) &&
+		cJSON_AddBoolToObject(row, "ok", strcmp(PQgetvalue(r, i, 1), "ok") == 0) != NULL &&
+		json_add_string(row, "detail", PQgetisnull(r, i, 2) ? NULL : PQgetvalue(r, i, 2)) &&
+		json_add_string(row, "hint", PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3)) &&
+		cJSON_AddItemToArray(checks, row))
+		return true;
+	cJSON_Delete(row);
+	return false;
+}
+
+/* The document of R's rows (T counted them); the exit status as the text's. */
+static int
+json_report(const PGresult *r, const CheckTally *t)
+{
+	cJSON	   *doc = json_document("check");
+	cJSON	   *checks = doc != NULL ? cJSON_AddArrayToObject(doc, "checks") : NULL;
+	bool		complete = checks != NULL &&
+		json_add_string(doc, "status", t->failures > 0 ? "failure" : t->warnings > 0 ? "warning" : "ok") &&
+		json_add_count(doc, "failures", t->failures, true) &&
+		json_add_count(doc, "warnings", t->warnings, true);
+
+	for (int i = 0; complete && i < PQntuples(r); i++)
+		complete = json_add_row(checks, r, i);
+	if (!json_emit(doc, complete))
+		return EXIT_FAILED;
+	return t->failures > 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 /* No answer: said as a Nagios UNKNOWN line, or an error. */
@@ -225,7 +274,13 @@ cmd_check(int argc, char **argv)
 	if (r == NULL)
 		return no_answer(&a, message);
 	for (i = 0; i < PQntuples(r); i++)
-		take_row(r, i, a.nagios, &t);
+		take_row(r, i, a.nagios || a.json, &t);
+	if (a.json)
+	{
+		rc = json_report(r, &t);
+		PQclear(r);
+		return rc;
+	}
 	PQclear(r);
 	if (a.nagios)
 		return nagios_report(&t);

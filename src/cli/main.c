@@ -34,7 +34,7 @@ usage(void)
 	printf("  %s check [-d CONNINFO] [--timeout SECONDS] [--nagios]   run stripe_check()\n", progname);
 	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME); for the\n"
 		   "WAL commands, an archive folder DEST/wal/<system identifier>.\n");
-	printf("show, list, plan, verify, wal-list and wal-verify take --output=json: one JSON\n"
+	printf("show, list, plan, verify, wal-list, wal-verify and check take --output=json: one JSON\n"
 		   "document whose fields docs/JSON.md (and stripebackup(1)) describe.\n");
 	printf("Run \"%s COMMAND --help\" for a command's options.\n", progname);
 	cli_print_exit_table();

@@ -8,7 +8,10 @@
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
 use File::Path qw(rmtree);
+use JSON::PP qw(decode_json);
+use JsonSchemaCheck;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use StripeBackupTest;
@@ -20,6 +23,19 @@ my $node = backup_node('primary', cron => 1,
 $node->append_conf('postgresql.conf', "cron.host = '" . $node->host . "'");
 $node->reload;
 my @dests = make_destinations(2);
+my $schema = JsonSchemaCheck->new(dirname(__FILE__) . '/../json/output.schema.json');
+
+# stripebackup check ARGS --output=json: its status and its document, checked against the schema.
+sub check_json
+{
+	my (@args) = @_;
+	my ($rc, $out, $err) = run_stripebackup('check', @args, '--output=json');
+	my $doc = eval { decode_json($out) };
+	ok(defined $doc, 'check --output=json prints one JSON document') or diag("$err\n$out");
+	my @problems = defined $doc ? $schema->check($doc, 'check') : ('not JSON');
+	is_deeply(\@problems, [], 'check --output=json fits $defs/check of the schema');
+	return ($rc, $doc);
+}
 
 # The rows of stripe_check(ARGS) on NODE: check => [severity, detail].
 sub checks
@@ -73,6 +89,13 @@ like($cmd_out, qr/^ok       WAL archived: segment /m, 'and what passed');
 is($rc, 1, 'with --nagios: WARNING, 1');
 like($cmd_out, qr/\ASTRIPEBACKUP WARNING - 0 failed, \d+ warnings: device of .* \| failures=0 warnings=\d+ checks=\d+\n\z/,
 	'on one line, with performance data');
+my ($json_rc, $doc) = check_json('-d', $conn);
+is($json_rc, 0, 'check --output=json: exit 0 on a good setup');
+is($doc->{status} . '|' . $doc->{failures}, 'warning|0', 'its status the worst severity, no failure');
+my %by_name = map { $_->{check} => $_ } @{ $doc->{checks} };
+ok($by_name{'WAL archived'}{ok} && $by_name{'WAL archived'}{severity} eq 'ok', 'each check with its severity');
+($rc) = run_stripebackup('check', '-d', $conn, '--nagios', '--output=json');
+is($rc, 3, '--nagios with --output=json: two answers, refused (UNKNOWN)');
 
 my $health = $node->safe_psql('postgres', 'SELECT last_backup_id, last_backup_type, last_backup_failed, '
 	  . 'last_full_age_seconds >= 0, last_diff_age_seconds IS NULL, failures_since_last_completed, '
@@ -142,6 +165,11 @@ like($cmd_out, qr/^         hint: See the server log/m, 'with its hint');
 ($rc, $cmd_out) = run_stripebackup('check', '-d', $conn, '--timeout', '1', '--nagios');
 is($rc, 2, 'with --nagios: CRITICAL, 2');
 like($cmd_out, qr/\ASTRIPEBACKUP CRITICAL - \d+ failed, \d+ warnings: WAL archived: segment /, 'naming the first failure');
+($json_rc, $doc) = check_json('-d', $conn, '--timeout', '1');
+is($json_rc, 1, 'check --output=json: exit 1 when a check fails');
+my ($failed) = grep { $_->{check} eq 'WAL archived' } @{ $doc->{checks} };
+ok($doc->{status} eq 'failure' && !$failed->{ok} && $failed->{hint} =~ /server log/,
+	'the document says which check failed, and its hint');
 my ($ret, $out, $err) = $node->psql('postgres', "SELECT * FROM stripe_check(timeout => '1 s', raise => true)");
 isnt($ret, 0, 'raise => true: an ERROR');
 like($err, qr/stripebackup check failed: .*WAL archived/, 'naming the failing checks');
