@@ -510,7 +510,7 @@ COMMENT ON FUNCTION stripe_cancel_restore(bigint) IS 'stop a running restore cle
 CREATE FUNCTION stripe_restore_plan(backup bigint DEFAULT NULL, detail boolean DEFAULT false,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
-	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT NULL,
 	target_action text DEFAULT 'promote', delta_target text DEFAULT NULL,
 	tablespace_mapping text[] DEFAULT NULL, target_directory text DEFAULT NULL,
 	OUT stripe int, OUT location text, OUT present boolean, OUT chunks bigint,
@@ -525,7 +525,7 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 CREATE FUNCTION stripe_restore_plan(location text, detail boolean DEFAULT false,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
-	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT NULL,
 	target_action text DEFAULT 'promote', delta_target text DEFAULT NULL,
 	tablespace_mapping text[] DEFAULT NULL, target_directory text DEFAULT NULL,
 	allow_unencrypted boolean DEFAULT false,
@@ -559,12 +559,13 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 -- newest backup that ended before the target).  archive_mode: whether the
 -- copy archives WAL, 'off' (the default with a target: a test or repair copy
 -- writes nothing into this server's archive) or 'keep' (the default for a
--- standby, target 'latest' and no target).
+-- standby, target 'latest' and no target).  target_timeline NULL: the newest,
+-- or the timeline that holds the target when the newest does not (said).
 CREATE FUNCTION stripe_restore(backup bigint DEFAULT NULL, target_dir text DEFAULT NULL,
 	tablespace_mapping text[] DEFAULT NULL, wait boolean DEFAULT true,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
-	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT NULL,
 	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
 	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false,
 	archive_mode text DEFAULT NULL)
@@ -576,7 +577,7 @@ CREATE FUNCTION stripe_restore(location text, target_dir text,
 	tablespace_mapping text[] DEFAULT NULL, wait boolean DEFAULT true,
 	target_time timestamptz DEFAULT NULL, target_lsn pg_lsn DEFAULT NULL,
 	target_xid xid8 DEFAULT NULL, target_name text DEFAULT NULL, target text DEFAULT NULL,
-	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT 'latest',
+	target_inclusive boolean DEFAULT true, target_timeline text DEFAULT NULL,
 	target_action text DEFAULT 'promote', standby boolean DEFAULT false,
 	primary_conninfo text DEFAULT NULL, primary_slot_name text DEFAULT NULL, delta boolean DEFAULT false,
 	allow_unencrypted boolean DEFAULT false, archive_mode text DEFAULT NULL)

@@ -48,7 +48,9 @@ typedef struct SbRecoveryTarget
 	const char *value;			/* time ("2026-11-30 14:05:00+00"), LSN ("0/5A0003B8"),
 								 * xid (decimal) or name; NULL for the others */
 	bool		inclusive;		/* stop just after the target (true) or just before */
-	const char *timeline;		/* "latest" (NULL), "current", or a number */
+	const char *timeline;		/* "latest", "current", or a number; NULL: none given,
+								 * PostgreSQL's latest unless sb_recovery_check_wal
+								 * chooses the timeline that holds the target */
 	const char *action;			/* "promote" (NULL), "pause" or "shutdown" */
 	SbArchiveMode archive_mode; /* the copy's archiving */
 	bool		has_time;		/* TIME below holds a time target's value: set by a
@@ -149,6 +151,13 @@ typedef struct SbRecoveryWal
 								 * cannot follow it (refuse; verify follows
 								 * holding_timeline instead) */
 	uint32_t	passed_over;	/* verify: that newest timeline, not followed */
+	uint32_t	chosen_timeline;	/* no target timeline given (T->timeline NULL):
+									 * the one chosen because the newest does not
+									 * reach the target or hold the backup and this
+									 * one does; the copy's recovery_target_timeline
+									 * (0: none chosen, PostgreSQL's latest) */
+	uint32_t	newest_timeline;	/* then: the newest, passed over */
+	char		chosen_why[640];	/* then: why it was passed over */
 	char		path[256];		/* the timelines recovery replays from the backup's
 								 * end when it switches: "timeline 1 to 0/4000000,
 								 * then 2" ("" when it stays on one) */
@@ -171,7 +180,10 @@ typedef struct SbRecoveryWal
  * segments from the backup's last to the target's (an LSN target) or to
  * the newest archived on the timeline recovery follows, across timeline
  * switches.  SB_EINVAL when the target comes before the end of the backup
- * or its timeline before the backup's.
+ * or its timeline before the backup's.  With no timeline given (T->timeline
+ * NULL), when the newest would not reach the target and another does,
+ * RESULT describes recovery along that one, RESULT->chosen_timeline: the
+ * caller writes it as recovery_target_timeline.
  */
 extern bool sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn,
 								  uint32_t backup_timeline, const SbRecoveryTarget *t,

@@ -54,7 +54,8 @@ restore_usage(void)
 	printf("      --target-immediate   only until the backup is consistent\n");
 	printf("      --target-latest      all the WAL the archive holds\n");
 	printf("      --target-exclusive   stop just before the target, not just after it\n");
-	printf("      --target-timeline=TL latest (default), current or a number\n");
+	printf("      --target-timeline=TL latest, current or a number (default: latest, or the timeline\n"
+		   "                           that holds the target when the newest does not reach it)\n");
 	printf("      --target-action=A    promote (default), pause or shutdown at the target\n");
 	printf("      --archive=DEST[,DEST...]\n"
 		   "                           the WAL archive's destinations (default: those of the\n"

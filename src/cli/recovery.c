@@ -163,6 +163,10 @@ report(const SbRecoveryTarget *t, const CliRecovery *r, bool refuse)
 {
 	const SbRecoveryWal *w = &r->wal;
 
+	if (w->chosen_timeline > 0)
+		printf("WAL:     recovery follows timeline %u, which holds the %s target: no --target-timeline was "
+			   "given, and the newest, timeline %u, does not reach it (%s)\n", w->chosen_timeline,
+			   sb_recovery_kind_name(t->kind), w->newest_timeline, w->chosen_why);
 	if (!w->checked || w->not_child)
 		return;					/* said by cli_recovery_check */
 	if (w->path[0] != '\0')
@@ -262,6 +266,8 @@ cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *met
 		!sb_recovery_check_wal(&r->where, meta->stop_lsn, meta->timeline, &target, &r->wal, err))
 		return false;
 	report(&args->recovery, r, refuse);
+	if (r->wal.chosen_timeline > 0)
+		snprintf(r->timeline, sizeof(r->timeline), "%u", r->wal.chosen_timeline);
 	if (r->wal.not_child && refuse && r->wal.holding_timeline > 0)
 		return sb_error_set(err, SB_EINVAL, "recovery to the %s target along timeline %u cannot start: %s "
 							"(choose timeline %u with --target-timeline %u)",
@@ -303,6 +309,7 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	char		program[PATH_MAX];
 	char		key_file[PATH_MAX];
 	SbRecoveryArchive archive;
+	SbRecoveryTarget target = args->recovery;
 
 	*n = 0;
 	if (args->recovery.kind == SB_RECOVERY_NONE && !args->standby.enabled &&
@@ -320,5 +327,8 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	archive.system_identifier = r->system_identifier;
 	archive.prefetch = SB_RECOVERY_PREFETCH;
 	archive.key_file = args->has_key ? key_file : NULL;
-	return sb_recovery_files(&args->recovery, &args->standby, &archive, files, n, err);
+	/* no --target-timeline, and the check chose the one that holds the target */
+	if (r->timeline[0] != '\0')
+		target.timeline = r->timeline;
+	return sb_recovery_files(&target, &args->standby, &archive, files, n, err);
 }

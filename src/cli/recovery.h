@@ -18,6 +18,8 @@ typedef struct CliRecovery
 	uint64_t	system_identifier;	/* the backup's */
 	SbWalDests	where;			/* the above, as the engine takes them */
 	SbRecoveryWal wal;			/* what the archive holds */
+	char		timeline[16];	/* no --target-timeline: the one chosen (wal.chosen_timeline),
+								 * for recovery_target_timeline; "" for none */
 } CliRecovery;
 
 /*
@@ -32,7 +34,9 @@ extern bool cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const
  * Find the archive of the backup A (META its metadata) and check that it
  * holds the WAL recovery to ARGS' target asks for, printing what it found.
  * False with ERR when it cannot be checked, or (REFUSE) when recovery would
- * stop short of the target unnoticed.  Free with cli_recovery_free.
+ * stop short of the target unnoticed.  Without --target-timeline, the
+ * timeline that holds the target when the newest does not reach it is
+ * chosen and said (R->timeline).  Free with cli_recovery_free.
  */
 extern bool cli_recovery_check(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta,
 							   bool refuse, CliRecovery *r, SbError *err);

@@ -160,8 +160,11 @@ sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 
 	read_target(fcinfo, first, args);
 	args->recovery_inclusive = PG_ARGISNULL(first + ARG_INCLUSIVE) || PG_GETARG_BOOL(first + ARG_INCLUSIVE);
-	read_word(fcinfo, first + ARG_TIMELINE, "target_timeline", args->recovery_timeline,
-			  sizeof(args->recovery_timeline));
+	/* NULL (the default): none given, the timeline that holds the target is chosen (sb_pitr_check_wal) */
+	args->recovery_timeline[0] = '\0';
+	if (!PG_ARGISNULL(first + ARG_TIMELINE))
+		read_word(fcinfo, first + ARG_TIMELINE, "target_timeline", args->recovery_timeline,
+				  sizeof(args->recovery_timeline));
 	read_word(fcinfo, first + ARG_ACTION, "target_action", args->recovery_action,
 			  sizeof(args->recovery_action));
 	if (args->recovery_kind == SB_RECOVERY_NONE)

@@ -36,7 +36,10 @@ extern int64 sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbR
  * recovery to the target will ask for (sb_recovery_check_wal).  When
  * recovery would stop short of the target unnoticed: ERROR with REFUSE
  * (a restore), else WARNING (a plan); WARNING for a gap PostgreSQL itself
- * will stop at; NOTICE of the segments recovery will replay.
+ * will stop at; NOTICE of the segments recovery will replay.  With no
+ * target_timeline given, when the newest timeline does not reach the
+ * target and another does, that one goes into ARGS' recovery_timeline,
+ * with a NOTICE.
  */
 extern void sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse);
 

@@ -118,6 +118,18 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 				 r.holding_timeline > 0 ?
 				 errhint("Choose timeline %u with target_timeline => '%u'.", r.holding_timeline, r.holding_timeline) :
 				 errhint("Put the missing WAL file into the archive, or restore to a target before it.")));
+	if (r.chosen_timeline > 0)
+	{
+		/* no target_timeline given: the copy follows the one that holds the target */
+		snprintf(args->recovery_timeline, sizeof(args->recovery_timeline), "%u", r.chosen_timeline);
+		ereport(NOTICE,
+				(errmsg("recovery follows timeline %u, which holds the %s target: no target_timeline was given, "
+						"and the newest, timeline %u, does not reach it",
+						r.chosen_timeline, sb_recovery_kind_name(t.kind), r.newest_timeline),
+				 errdetail("%s", r.chosen_why),
+				 errhint("recovery_target_timeline = '%u' goes into the copy's postgresql.auto.conf; "
+						 "target_timeline chooses another.", r.chosen_timeline)));
+	}
 	if (r.path[0] != '\0' && !r.not_child)
 		ereport(NOTICE,
 				(errmsg("recovery replays %s", r.path)));

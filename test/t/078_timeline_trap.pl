@@ -1,13 +1,14 @@
 # The timeline trap (issue 42): a copy restored to a time, promoted and left
 # archiving (archive_mode => 'keep') puts a short timeline 2 into the
 # source's archive.  A later restore to an LSN on timeline 1 past that
-# branch, with the default target timeline latest, would follow timeline 2
-# and stop short: it is refused before anything is written, naming
-# timeline 1 and the option to choose it (SQL and command); chosen, the
-# copy lands exactly at the target.  A backup taken on timeline 1 after the
-# branch, restored to immediate along latest (timeline 2, which is not a
-# child of its history), is refused naming timeline 1; verify of it
-# follows timeline 1 and finds nothing wrong.
+# branch, with target timeline latest given, would follow timeline 2 and
+# stop short: it is refused before anything is written, naming timeline 1
+# and the option to choose it (SQL and command); with no timeline given,
+# timeline 1 is chosen and the copy lands exactly at the target.  A backup
+# taken on timeline 1 after the branch, restored to immediate along latest
+# given (timeline 2, which is not a child of its history), is refused
+# naming timeline 1; with none given, timeline 1 is chosen and the copy
+# starts; verify of it follows timeline 1 and finds nothing wrong.
 use strict;
 use warnings;
 
@@ -36,28 +37,32 @@ my $lsn = $node->safe_psql('postgres', 'INSERT INTO marks VALUES (5); SELECT pg_
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (6); SELECT pg_switch_wal()');
 wait_for_archive($node);
 
-# SQL, the default target timeline (latest, so timeline 2): refused, timeline 1 named.
+# SQL, target timeline latest given (so timeline 2): refused, timeline 1 named.
 my $never = PostgreSQL::Test::Utils::tempdir() . '/never';
 my ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT stripe_restore(backup => $backup, target_dir => '$never', target_lsn => '$lsn')");
+	"SELECT stripe_restore(backup => $backup, target_dir => '$never', target_lsn => '$lsn', "
+	  . "target_timeline => 'latest')");
 like($err, qr/ERROR: +recovery to the lsn target would stop short of it: .*expected on timeline 2.*; timeline 1 holds the target/,
 	'SQL: an LSN on timeline 1 past the branch, along timeline 2: refused, timeline 1 named');
 like($err, qr/HINT: +Choose timeline 1 with target_timeline => '1'/, 'with the argument that chooses it');
 ok(!-e $never, 'nothing created');
 my $location = backup_location($node, $backup);
 ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $never, '--target-lsn', $lsn,
-	'--archive', join(',', @archive));
+	'--archive', join(',', @archive), '--target-timeline', 'latest');
 isnt($rc, 0, 'the command: refused too');
 like($err, qr/along timeline 2 would stop short of it: .*timeline 1 holds the target \(choose it with --target-timeline 1\)/,
 	'naming timeline 1 and the option');
 ok(!-e $never, 'nothing created');
 
-# Chosen: the copy lands exactly at the target, on timeline 1's history.
+# No timeline given: timeline 1 chosen, and the copy lands exactly at the target, on timeline 1's history.
 my $copy = PostgreSQL::Test::Cluster->new('on_timeline1');
 ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT stripe_restore(backup => $backup, target_dir => '" . $copy->data_dir
-	  . "', target_lsn => '$lsn', target_timeline => '1')");
-is($rc, 0, 'target_timeline => \'1\': restored') or diag($err);
+	"SELECT stripe_restore(backup => $backup, target_dir => '" . $copy->data_dir . "', target_lsn => '$lsn')");
+is($rc, 0, 'no target_timeline: restored') or diag($err);
+like($err, qr/NOTICE: +recovery follows timeline 1, which holds the lsn target: no target_timeline was given, and the newest, timeline 2, does not reach it/,
+	'saying timeline 1 was chosen');
+like(slurp_file($copy->data_dir . '/postgresql.auto.conf'), qr/^recovery_target_timeline = '1'$/m,
+	'the copy\'s settings follow timeline 1');
 $copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
 $copy->start;
 $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the copy did not promote';
@@ -71,21 +76,34 @@ my $later = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@de
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (7); SELECT pg_switch_wal()');
 wait_for_archive($node);
 ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT stripe_restore(backup => $later, target_dir => '$never', target => 'immediate')");
+	"SELECT stripe_restore(backup => $later, target_dir => '$never', target => 'immediate', "
+	  . "target_timeline => 'latest')");
 like($err, qr/ERROR: +recovery to the immediate target along timeline 2 cannot start: timeline 2 branched off timeline 1 at [0-9A-F]+\/[0-9A-F]+, before the backup's end/,
 	'SQL: immediate from a later backup along latest (timeline 2): refused');
 like($err, qr/HINT: +Choose timeline 1 with target_timeline => '1'/, 'naming timeline 1 and the argument');
 my $later_location = backup_location($node, $later);
 ($rc, $out, $err) = run_stripebackup('restore', $later_location, '--target', $never, '--target-immediate',
-	'--archive', join(',', @archive));
+	'--archive', join(',', @archive), '--target-timeline', 'latest');
 like($err, qr/along timeline 2 cannot start: .*timeline 1 holds the backup \(choose timeline 1 with --target-timeline 1\)/,
 	'the command: refused too, naming the option');
 ok(!-e $never, 'nothing created');
 my $immediate = PostgreSQL::Test::Cluster->new('immediate');
 ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT stripe_restore(backup => $later, target_dir => '" . $immediate->data_dir
-	  . "', target => 'immediate', target_timeline => '1')");
-is($rc, 0, 'target_timeline => \'1\': restored') or diag($err);
+	"SELECT stripe_restore(backup => $later, target_dir => '" . $immediate->data_dir . "', target => 'immediate')");
+is($rc, 0, 'immediate, no target_timeline: restored') or diag($err);
+like($err, qr/NOTICE: +recovery follows timeline 1, which holds the immediate target: no target_timeline was given, and the newest, timeline 2, does not reach it/,
+	'saying timeline 1 was chosen');
+like($err, qr/DETAIL: +timeline 2 branched off timeline 1 .*; timeline 1 holds the backup/, 'and why');
+like(slurp_file($immediate->data_dir . '/postgresql.auto.conf'), qr/^recovery_target_timeline = '1'$/m,
+	'the copy\'s settings follow timeline 1');
+my $immediate_cmd = PostgreSQL::Test::Utils::tempdir() . '/immediate_cmd';
+($rc, $out, $err) = run_stripebackup('restore', $later_location, '--target', $immediate_cmd, '--target-immediate',
+	'--archive', join(',', @archive));
+is($rc, 0, 'the command, immediate, no --target-timeline: restored') or diag($out . $err);
+like($out, qr/recovery follows timeline 1, which holds the immediate target: no --target-timeline was given/,
+	'saying timeline 1 was chosen');
+like(slurp_file("$immediate_cmd/postgresql.auto.conf"), qr/^recovery_target_timeline = '1'$/m,
+	'the copy\'s settings follow timeline 1');
 $immediate->append_conf('postgresql.conf', 'port = ' . $immediate->port);
 $immediate->start;
 $immediate->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'immediate did not promote';

@@ -2,12 +2,13 @@
 # to a time, promoted and left archiving (archive_mode => 'keep') puts a
 # short timeline 2 into the source's archive.  A later restore to a
 # restore point or a time that timeline 1 reached after that branch, with
-# the default target timeline latest, would follow timeline 2 and die at
-# start ("recovery ended before configured recovery target was reached"):
-# the archived WAL's records are read, and it is refused before anything
-# is written, naming timeline 1 and the option (SQL and the command); the
-# plan shows the timeline path.  With timeline 1 chosen, the copy lands
-# exactly at the target.
+# target timeline latest, would follow timeline 2 and die at start
+# ("recovery ended before configured recovery target was reached"): the
+# archived WAL's records are read.  With latest given, the restore is
+# refused before anything is written, naming timeline 1 and the option
+# (SQL and the command); the plan shows the timeline path.  With no
+# timeline given, timeline 1 is chosen and said, written as
+# recovery_target_timeline, and each copy lands exactly at its target.
 use strict;
 use warnings;
 
@@ -42,66 +43,101 @@ my $never = PostgreSQL::Test::Utils::tempdir() . '/never';
 my $location = backup_location($node, $backup);
 my $archive = join(',', @archive);
 
-# The plan says the path and why the target is not reached.
+# The plan, timeline latest given: the path, and why the target is not reached.
 my ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT count(*) FROM stripe_restore_plan($backup, target_name => 'after_fork')");
-is($rc, 0, 'SQL plan to the restore point: runs');
+	"SELECT count(*) FROM stripe_restore_plan($backup, target_name => 'after_fork', target_timeline => 'latest')");
+is($rc, 0, 'SQL plan to the restore point along latest: runs');
 like($err, qr/WARNING: +recovery to the name target would stop short of it: timeline 2's WAL does not reach it past [0-9A-F]+\/[0-9A-F]+, where it parts from timeline 1; timeline 1 holds the target/,
 	'SQL plan: the restore point is not on timeline 2, timeline 1 holds it');
-($rc, $out, $err) = run_stripebackup('plan', $location, '--target-name', 'after_fork', '--archive', $archive);
+($rc, $out, $err) = run_stripebackup('plan', $location, '--target-name', 'after_fork', '--archive', $archive,
+	'--target-timeline', 'latest');
 like($out, qr/recovery replays timeline 1 to [0-9A-F]+\/[0-9A-F]+, then 2/, 'the command\'s plan: the timeline path')
   or diag($out . $err);
 
-# SQL, the default target timeline (latest): refused before writing, timeline 1 named.
+# The plan, no timeline given: the choice shown.
 ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT stripe_restore(backup => $backup, target_dir => '$never', target_name => 'after_fork')");
+	"SELECT count(*) FROM stripe_restore_plan($backup, target_name => 'after_fork')");
+is($rc, 0, 'SQL plan to the restore point, no timeline given: runs');
+like($err, qr/NOTICE: +recovery follows timeline 1, which holds the name target: no target_timeline was given, and the newest, timeline 2, does not reach it/,
+	'SQL plan: timeline 1 chosen, and why');
+unlike($err, qr/WARNING/, 'no warning');
+($rc, $out, $err) = run_stripebackup('plan', $location, '--target-name', 'after_fork', '--archive', $archive);
+is($rc, 0, 'the command\'s plan, no timeline given: exit 0') or diag($out . $err);
+like($out, qr/recovery follows timeline 1, which holds the name target: no --target-timeline was given, and the newest, timeline 2, does not reach it/,
+	'the command\'s plan: timeline 1 chosen');
+
+# Timeline latest given: honoured, so refused before writing, timeline 1 named.
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $backup, target_dir => '$never', target_name => 'after_fork', "
+	  . "target_timeline => 'latest')");
 like($err, qr/ERROR: +recovery to the name target would stop short of it: timeline 2's WAL does not reach it.*timeline 1 holds the target/,
-	'SQL: a restore point on timeline 1 past the branch, along timeline 2: refused, timeline 1 named');
+	'SQL: a restore point on timeline 1 past the branch, latest given: refused, timeline 1 named');
 like($err, qr/HINT: +Choose timeline 1 with target_timeline => '1'/, 'with the argument that chooses it');
 ok(!-e $never, 'nothing created');
 ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT stripe_restore(backup => $backup, target_dir => '$never', target_time => '$time1')");
+	"SELECT stripe_restore(backup => $backup, target_dir => '$never', target_time => '$time1', "
+	  . "target_timeline => 'latest')");
 like($err, qr/ERROR: +recovery to the time target would stop short of it: .*timeline 1 holds the target/,
-	'SQL: a time on timeline 1 past the branch: refused too');
+	'SQL: a time on timeline 1 past the branch, latest given: refused too');
 ok(!-e $never, 'nothing created');
-
-# The command: the same refusals, naming the option.
 ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $never, '--target-name', 'after_fork',
-	'--archive', $archive);
-isnt($rc, 0, 'the command, to the restore point: refused');
+	'--archive', $archive, '--target-timeline', 'latest');
+isnt($rc, 0, 'the command, to the restore point, --target-timeline latest: refused');
 like($err, qr/along timeline 2 would stop short of it: .*timeline 1 holds the target.*\(choose it with --target-timeline 1\)/,
 	'naming timeline 1 and the option');
 ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $never, '--target-time', $time1,
-	'--archive', $archive);
-isnt($rc, 0, 'the command, to the time: refused');
+	'--archive', $archive, '--target-timeline', 'latest');
+isnt($rc, 0, 'the command, to the time, --target-timeline latest: refused');
 like($err, qr/timeline 1 holds the target.*--target-timeline 1/, 'naming timeline 1 and the option');
 ok(!-e $never, 'nothing created');
 
-# Chosen: each copy lands exactly at its target, on timeline 1's history.
+# No timeline given: timeline 1 chosen, and each copy lands exactly at its
+# target, on timeline 1's history, with recovery_target_timeline = '1'.
+sub lands
+{
+	my ($copy, $marks, $what) = @_;
+	my $auto = slurp_file($copy->data_dir . '/postgresql.auto.conf');
+	like($auto, qr/^recovery_target_timeline = '1'$/m, "$what: the copy's settings follow timeline 1");
+	$copy->append_conf('postgresql.conf', 'port = ' . $copy->port);
+	$copy->start;
+	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die "$what: the copy did not promote";
+	is($copy->safe_psql('postgres', "SELECT string_agg(n::text, ',' ORDER BY n) FROM marks"), $marks,
+		"$what: the copy stopped at the target on timeline 1");
+	$copy->stop;
+}
+
 my $named = PostgreSQL::Test::Cluster->new('named');
 ($rc, $out, $err) = $node->psql('postgres',
-	"SELECT stripe_restore(backup => $backup, target_dir => '" . $named->data_dir
-	  . "', target_name => 'after_fork', target_timeline => '1')");
-is($rc, 0, 'SQL, target_timeline => \'1\': restored') or diag($err);
-like($err, qr/NOTICE: +the name target is at [0-9A-F]+\/[0-9A-F]+ on timeline 1, past the fork/, 'saying where the target is');
-$named->append_conf('postgresql.conf', 'port = ' . $named->port);
-$named->start;
-$named->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the named copy did not promote';
-is($named->safe_psql('postgres', "SELECT string_agg(n::text, ',' ORDER BY n) FROM marks"), '1,2,3',
-	'the copy stopped at the restore point of timeline 1');
-$named->stop;
+	"SELECT stripe_restore(backup => $backup, target_dir => '" . $named->data_dir . "', target_name => 'after_fork')");
+is($rc, 0, 'SQL, no target_timeline, to the restore point: restored') or diag($err);
+like($err, qr/NOTICE: +recovery follows timeline 1, which holds the name target: no target_timeline was given, and the newest, timeline 2, does not reach it/,
+	'saying timeline 1 was chosen');
+like($err, qr/DETAIL: +timeline 2's WAL does not reach it past/, 'and why');
+like($err, qr/NOTICE: +the name target is at [0-9A-F]+\/[0-9A-F]+ on timeline 1, past the fork/, 'and where the target is');
+lands($named, '1,2,3', 'SQL, restore point');
+
+my $timed_sql = PostgreSQL::Test::Cluster->new('timed_sql');
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $backup, target_dir => '" . $timed_sql->data_dir . "', target_time => '$time1')");
+is($rc, 0, 'SQL, no target_timeline, to the time: restored') or diag($err);
+like($err, qr/NOTICE: +recovery follows timeline 1, which holds the time target/, 'saying timeline 1 was chosen');
+lands($timed_sql, '1,2,3,4', 'SQL, time');
+
+my $named_cmd = PostgreSQL::Test::Cluster->new('named_cmd');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $named_cmd->data_dir, '--target-name',
+	'after_fork', '--archive', $archive);
+is($rc, 0, 'the command, no --target-timeline, to the restore point: restored') or diag($out . $err);
+like($out, qr/recovery follows timeline 1, which holds the name target: no --target-timeline was given/,
+	'saying timeline 1 was chosen');
+lands($named_cmd, '1,2,3', 'the command, restore point');
 
 my $timed = PostgreSQL::Test::Cluster->new('timed');
 ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $timed->data_dir, '--target-time', $time1,
-	'--target-timeline', '1', '--archive', $archive);
-is($rc, 0, 'the command, --target-timeline 1: restored') or diag($out . $err);
-like($out, qr/the time target is at [0-9A-F]+\/[0-9A-F]+ on timeline 1/, 'saying where the target is');
-$timed->append_conf('postgresql.conf', 'port = ' . $timed->port);
-$timed->start;
-$timed->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the timed copy did not promote';
-is($timed->safe_psql('postgres', "SELECT string_agg(n::text, ',' ORDER BY n) FROM marks"), '1,2,3,4',
-	'the copy stopped at the time on timeline 1');
-$timed->stop;
+	'--archive', $archive);
+is($rc, 0, 'the command, no --target-timeline, to the time: restored') or diag($out . $err);
+like($out, qr/recovery follows timeline 1, which holds the time target/, 'saying timeline 1 was chosen');
+like($out, qr/the time target is at [0-9A-F]+\/[0-9A-F]+ on timeline 1/, 'and where the target is');
+lands($timed, '1,2,3,4', 'the command, time');
 
 # A target before the fork: every timeline reaches it, nothing refused.
 ($rc, $out, $err) = $node->psql('postgres',

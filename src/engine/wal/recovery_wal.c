@@ -344,7 +344,36 @@ bool
 sb_recovery_check_wal(const SbWalDests *dests, const char *stop_lsn, uint32_t backup_timeline,
 					  const SbRecoveryTarget *t, SbRecoveryWal *r, SbError *err)
 {
-	return check_wal(dests, stop_lsn, backup_timeline, t, false, r, err);
+	SbRecoveryTarget chosen;
+	char		number[16];
+	char		why[sizeof(r->message)];
+	uint32_t	newest,
+				holder;
+
+	if (!check_wal(dests, stop_lsn, backup_timeline, t, false, r, err))
+		return false;
+
+	/*
+	 * A timeline given, even "latest", is honoured: refused above when it
+	 * does not reach the target.  None given: the newest would not reach
+	 * it (or not hold the backup), and the look found the one that does,
+	 * so follow that one.  It is checked again as if given by number, so
+	 * that the segments, the path and the target's place said are its own.
+	 */
+	if (t->timeline != NULL || !r->refuse || r->holding_timeline == 0)
+		return true;
+	newest = r->timeline;
+	holder = r->holding_timeline;
+	snprintf(why, sizeof(why), "%s", r->message);
+	chosen = *t;
+	snprintf(number, sizeof(number), "%u", holder);
+	chosen.timeline = number;
+	if (!check_wal(dests, stop_lsn, backup_timeline, &chosen, false, r, err))
+		return false;
+	r->chosen_timeline = holder;
+	r->newest_timeline = newest;
+	snprintf(r->chosen_why, sizeof(r->chosen_why), "%s", why);
+	return true;
 }
 
 bool

@@ -110,18 +110,24 @@ test_recovery_wal_timelines(void)
 	 */
 	for (s = 7; s <= 9; s++)
 		push_segment(&w, 1, s);
-	ok(check(&w, SB_RECOVERY_LSN, "0/900010", NULL, 1, &r, &err) && r.refuse && r.timeline == 2,
-	   "an LSN timeline 2 does not reach: refused along it");
+	ok(check(&w, SB_RECOVERY_LSN, "0/900010", "latest", 1, &r, &err) && r.refuse && r.timeline == 2,
+	   "an LSN timeline 2 does not reach, latest given: refused along it");
 	is_int(r.holding_timeline, 1, "timeline 1 named as the one that holds it");
 	like(r.message, "timeline 1 holds the target", "said in the message");
+	ok(check(&w, SB_RECOVERY_LSN, "0/900010", NULL, 1, &r, &err) && !r.refuse && r.complete &&
+	   r.timeline == 1 && r.chosen_timeline == 1 && r.newest_timeline == 2,
+	   "none given: timeline 1 chosen, every segment to the target's on it");
+	like(r.chosen_why, "timeline 1 holds the target", "saying why timeline 2 was passed over");
+	is_str(r.to, th_wal_name(1, 9), "to the target's segment on timeline 1");
 	ok(check(&w, SB_RECOVERY_LSN, "0/900010", "2", 1, &r, &err) && r.refuse && r.holding_timeline == 0,
 	   "timeline 2 asked for by number: refused, no other offered");
-	ok(check(&w, SB_RECOVERY_LSN, "0/700010", NULL, 1, &r, &err) && !r.refuse && r.timeline == 2,
-	   "an LSN timeline 2 does reach: along it, as PostgreSQL goes");
+	ok(check(&w, SB_RECOVERY_LSN, "0/700010", NULL, 1, &r, &err) && !r.refuse && r.timeline == 2 &&
+	   r.chosen_timeline == 0, "an LSN timeline 2 does reach: along it, as PostgreSQL goes, nothing chosen");
 
 	/* A backup of timeline 1 that ended after timeline 2 branched off (at 0/5000A0). */
 	{
-		SbRecoveryTarget immediate = {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
+		SbRecoveryTarget immediate = {SB_RECOVERY_IMMEDIATE, NULL, true, "latest", NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
+		SbRecoveryTarget chosen = {SB_RECOVERY_IMMEDIATE, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 		SbRecoveryTarget current = {SB_RECOVERY_IMMEDIATE, NULL, true, "current", NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 		uint64_t	files,
 					problems;
@@ -130,6 +136,12 @@ test_recovery_wal_timelines(void)
 		   r.timeline == 2 && r.holding_timeline == 1, "immediate along latest: timeline 2 is not a child, 1 holds it");
 		like(r.message, "timeline 2 branched off timeline 1 at 0/5000A0, before the backup's end at 0/700100",
 			 "said with both positions");
+		ok(sb_recovery_check_wal(&w.dests, "0/700100", 1, &chosen, &r, &err) && !r.not_child && !r.refuse &&
+		   r.chosen_timeline == 1 && r.newest_timeline == 2 && r.timeline == 1,
+		   "immediate, no timeline given: timeline 1, which holds the backup, chosen");
+		like(r.chosen_why, "timeline 1 holds the backup", "saying why");
+		ok(sb_recovery_check_wal(&w.dests, "0/400100", 1, &chosen, &r, &err) && r.chosen_timeline == 0,
+		   "a backup that the newest holds: nothing chosen");
 		ok(sb_recovery_check_wal(&w.dests, "0/400100", 1, &immediate, &r, &err) && !r.not_child && !r.refuse,
 		   "a backup that ended before the branch: timeline 2 holds it");
 		ok(sb_recovery_check_wal(&w.dests, "0/700100", 1, &current, &r, &err) && !r.not_child && !r.refuse,

@@ -288,12 +288,18 @@ test_wal_target_timelines(void)
 			 (unsigned) (fork >> 32), (unsigned) fork);
 	ok(th_wal_archive_text(&w, "00000002.history", history), "timeline 2 forks off timeline 1 in segment 2");
 
-	ok(place(&w, SB_RECOVERY_NAME, "after", 0, NULL, &r, &err) && r.refuse && r.holding_timeline == 1,
-	   "a restore point on timeline 1 past the fork, along latest: refused, timeline 1 named");
+	ok(place(&w, SB_RECOVERY_NAME, "after", 0, "latest", &r, &err) && r.refuse && r.holding_timeline == 1,
+	   "a restore point on timeline 1 past the fork, along latest given: refused, timeline 1 named");
 	like(r.message, "timeline 2's WAL does not reach it", "saying timeline 2 does not reach it");
 	ok(r.target_lsn == rp_after && r.target_on == 1, "and where it is on timeline 1");
 	like(r.path, "timeline 1 to 0/2", "the path recovery replays named");
 	like(r.path, ", then 2", "ending on timeline 2");
+	ok(r.chosen_timeline == 0, "latest given: nothing chosen in its place");
+	ok(place(&w, SB_RECOVERY_NAME, "after", 0, NULL, &r, &err) && !r.refuse && r.chosen_timeline == 1 &&
+	   r.newest_timeline == 2 && r.timeline == 1, "no timeline given: timeline 1 chosen, not refused");
+	like(r.chosen_why, "timeline 2's WAL does not reach it", "saying why the newest was passed over");
+	ok(r.target_lsn == rp_after && r.target_on == 1 && r.path[0] == '\0',
+	   "checked along timeline 1: the target on it, no switch on the way");
 	ok(place(&w, SB_RECOVERY_NAME, "after", 0, "1", &r, &err) && !r.refuse && r.target_lsn == rp_after,
 	   "timeline 1 chosen: found, not refused");
 	ok(place(&w, SB_RECOVERY_NAME, "before", 0, NULL, &r, &err) && !r.refuse && r.target_looked &&
@@ -303,16 +309,25 @@ test_wal_target_timelines(void)
 	   "a restore point of the copy's, along latest: found on timeline 2");
 	ok(place(&w, SB_RECOVERY_NAME, "copy", 0, "1", &r, &err) && r.refuse && r.holding_timeline == 2,
 	   "and along timeline 1: refused, timeline 2 named");
-	ok(place(&w, SB_RECOVERY_XID, "803", 0, NULL, &r, &err) && r.refuse && r.holding_timeline == 1,
-	   "an xid on timeline 1 past the fork: refused");
+	ok(place(&w, SB_RECOVERY_XID, "803", 0, "latest", &r, &err) && r.refuse && r.holding_timeline == 1,
+	   "an xid on timeline 1 past the fork, latest given: refused");
+	ok(place(&w, SB_RECOVERY_XID, "803", 0, NULL, &r, &err) && !r.refuse && r.chosen_timeline == 1 &&
+	   r.target_on == 1, "and with none given: timeline 1 chosen");
+	ok(place(&w, SB_RECOVERY_NAME, "copy", 0, NULL, &r, &err) && r.chosen_timeline == 0 && r.target_on == 2,
+	   "none given and the newest holds the target: nothing chosen");
 	ok(place(&w, SB_RECOVERY_XID, "802", 0, NULL, &r, &err) && !r.refuse && r.target_on == 2,
 	   "an xid both timelines used past the fork: latest's, as PostgreSQL follows it");
 	/* times: timeline 2's first commit is at 7000 */
-	ok(place(&w, SB_RECOVERY_TIME, "t", 6000, NULL, &r, &err) && r.refuse && r.holding_timeline == 1,
+	ok(place(&w, SB_RECOVERY_TIME, "t", 6000, "latest", &r, &err) && r.refuse && r.holding_timeline == 1,
 	   "a time past the fork that timeline 2 began after: refused, timeline 1 named");
 	like(r.message, "began after the target time", "saying timeline 2 began after it");
-	ok(place(&w, SB_RECOVERY_TIME, "t", 10000, NULL, &r, &err) && r.refuse && r.holding_timeline == 1,
+	ok(place(&w, SB_RECOVERY_TIME, "t", 6000, NULL, &r, &err) && !r.refuse && r.chosen_timeline == 1 &&
+	   r.target_on == 1, "and with none given: timeline 1 chosen");
+	like(r.chosen_why, "began after the target time", "saying why");
+	ok(place(&w, SB_RECOVERY_TIME, "t", 10000, "latest", &r, &err) && r.refuse && r.holding_timeline == 1,
 	   "a time past every commit of timeline 2: refused, timeline 1 named");
+	ok(place(&w, SB_RECOVERY_TIME, "t", 10000, NULL, &r, &err) && !r.refuse && r.chosen_timeline == 1,
+	   "and with none given: timeline 1 chosen");
 	ok(place(&w, SB_RECOVERY_TIME, "t", 7200, NULL, &r, &err) && !r.refuse && r.target_on == 2,
 	   "a time while timeline 2 was live: latest holds it");
 	ok(place(&w, SB_RECOVERY_TIME, "t", 2500, NULL, &r, &err) && !r.refuse && r.target_on == 1,
@@ -516,15 +531,16 @@ test_wal_target_damaged_segment(void)
 	snprintf(history, sizeof(history), "1\t%X/%X\tno recovery target specified\n", (unsigned) (fork >> 32),
 			 (unsigned) fork);
 	ok(th_wal_archive_text(&w, "00000002.history", history), "timeline 2 forks off timeline 1 in segment 2");
-	ok(place(&w, SB_RECOVERY_NAME, "after", 0, NULL, &r, &err) && r.refuse && r.holding_timeline == 1,
+	ok(place(&w, SB_RECOVERY_NAME, "after", 0, "latest", &r, &err) && r.refuse && r.holding_timeline == 1,
 	   "the restore point past the fork: refused, timeline 1 named");
 	/* segment 3 of timeline 1, where the restore point is, damaged in its payload */
 	th_wal_archived(&w, 0, th_wal_name(1, 3), path);
 	bytes = th_read_file(path, &len);
 	ok(bytes != NULL && len > 200 && th_flip_byte(path, len - 100, 0x40), "a byte of its archived copy flipped");
 	free(bytes);
-	ok(place(&w, SB_RECOVERY_NAME, "after", 0, NULL, &r, &err) && !r.refuse && r.target_lsn == 0,
-	   "the restore point cannot be placed: nothing refused");
+	ok(place(&w, SB_RECOVERY_NAME, "after", 0, NULL, &r, &err) && !r.refuse && r.target_lsn == 0 &&
+	   r.chosen_timeline == 0 && r.timeline == 2,
+	   "the restore point cannot be placed: nothing refused, nothing chosen (latest, as PostgreSQL)");
 	like(r.target_message, "could not be told: segment \"000000010000000000000003\" could not be read",
 		 "saying which segment could not be read");
 	wg_free(&g1);
