@@ -17,6 +17,8 @@ packages=(
 	libipc-run-perl postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-15-cron
 	zstd libxml2-utils time
 	gcovr
+	# To build PostgreSQL 16 and 18 for their tests (scripts/build-postgres.sh)
+	bison flex liblz4-dev zlib1g-dev pkg-config
 	# Test only: Ceph's S3 gateway and the one-OSD cluster under it
 	# (test/s3/radosgw.sh), the server that checks signatures.  With
 	# --no-install-recommends, 52 packages (lvm2, cryptsetup, parted,
