@@ -22,6 +22,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+. test/sql-tests.sh
 
 bash scripts/install-deps.sh
 bindir=$(pg_config --bindir)
@@ -87,9 +88,6 @@ cp -r test "$scratch/test"
 logs="$scratch/logs"
 mkdir "$logs"
 matrix="$scratch/matrix"
-counts() {		# LOG: "N files, M tests" from prove's or pg_prove's summary
-	sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\1 files, \2 tests/p' "$1" | tail -1
-}
 part_start=$SECONDS
 took() {		# NAME: t_NAME, the seconds since the last call (or the start)
 	printf -v "t_$1" '%d' $((SECONDS - part_start))
@@ -155,18 +153,7 @@ echo "=== engine coverage by the unit tests (both I/O methods)"
 make -C "$repo" -s coverage-check COVERAGE_MIN="${SB_COVERAGE_MIN:-90}"
 took unit
 
-echo "=== SQL output (pg_regress)"
-regress_tests=$(cd "$scratch/regress/expected" && ls *.out | sed 's/\.out$//')
-if ! "${runner[@]}" "$pgxs_src/test/regress/pg_regress" --inputdir="$scratch/regress" \
-	--outputdir="$scratch/regress" --bindir="$bindir" --temp-instance="$scratch/regress/instance" \
-	--temp-config="$scratch/test/regress.conf" --port="${REGRESS_PORT:-65430}" $regress_tests \
-	2>&1 | tee "$logs/regress.log"; then
-	cat "$scratch/regress/regression.diffs"
-	exit 1
-fi
-
-echo "=== SQL behaviour (pgTAP)"
-"${runner[@]}" env PATH="$bindir:$PATH" bash ./pgtap/run.sh "$scratch" 2>&1 | tee "$logs/pgtap.log"
+sb_sql_tests runner "$scratch" "$bindir" "$pgxs_src" "$logs"
 took sql
 
 # The end-to-end tests run twice: with the default I/O (io_uring where the
@@ -214,9 +201,9 @@ SB_TEST_S3_SERVER=radosgw TAP_TESTS="t/022_object_storage.pl t/023_wal_object_st
 	2>&1 | tee "$logs/radosgw.log"
 took radosgw
 printf '%-18s unit %s, pg_regress %s tests, pgTAP %s, TAP auto %s, TAP sync %s, radosgw TAP %s | unit+asan+coverage %ss, SQL %ss, TAP auto %ss, sync %ss, radosgw %ss\n' \
-	"$(pg_config --version)" "$(counts "$logs/unit.log")" \
-	"$(sed -n 's/.*All \([0-9]*\) tests passed.*/\1/p' "$logs/regress.log")" "$(counts "$logs/pgtap.log")" \
-	"$(counts "$logs/tap-auto.log")" "$(counts "$logs/tap-sync.log")" "$(counts "$logs/radosgw.log")" \
+	"$(pg_config --version)" "$(sb_counts "$logs/unit.log")" \
+	"$(sb_regress_count "$logs/regress.log")" "$(sb_counts "$logs/pgtap.log")" \
+	"$(sb_counts "$logs/tap-auto.log")" "$(sb_counts "$logs/tap-sync.log")" "$(sb_counts "$logs/radosgw.log")" \
 	"$t_unit" "$t_sql" "$t_tap_auto" "$t_tap_sync" "$t_radosgw" >>"$matrix"
 
 # The other versions: their servers were building meanwhile.

@@ -21,6 +21,7 @@ set -euo pipefail
 version=${1:?usage: test/run-version.sh VERSION MATRIX_FILE}
 matrix=${2:?usage: test/run-version.sh VERSION MATRIX_FILE}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$repo/test/sql-tests.sh"
 
 # The TAP files run on these versions: every area once (docs/DECISIONS.md,
 # "PostgreSQL 15 to 18 from one tree", has each file's time).  The full
@@ -72,29 +73,10 @@ cp -r "$work/tree/src/extension" "$work/source/src/"
 cp -r "$work/tree/sql" "$work/source/"
 [[ $(id -u) -eq 0 ]] && chown -R postgres: "$work"
 
-# The pass counts of the row; each part's log is kept in $work until the end.
-summary() {		# LOG: "Files=N, Tests=M" of prove / pg_prove
-	sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\1 files, \2 tests/p' "$1" | tail -1
-}
-
-echo "=== $release: SQL output (pg_regress)"
 t0=$SECONDS
-regress_tests=$(cd "$work/regress/expected" && ls *.out | sed 's/\.out$//')
-if ! "${runner[@]}" "$pgxs_src/test/regress/pg_regress" --inputdir="$work/regress" \
-	--outputdir="$work/regress" --bindir="$bindir" --temp-instance="$work/regress/instance" \
-	--temp-config="$work/test/regress.conf" --port="${REGRESS_PORT:-65430}" $regress_tests \
-	2>&1 | tee "$work/part-regress.log"; then
-	cat "$work/regress/regression.diffs"
-	exit 1
-fi
-regress=$(sed -n 's/.*All \([0-9]*\) tests passed.*/\1/p' "$work/part-regress.log")
-t_regress=$((SECONDS - t0))
-
-echo "=== $release: SQL behaviour (pgTAP)"
-t0=$SECONDS
-"${runner[@]}" env PATH="$bindir:$PATH" PGTAP_PORT="${PGTAP_PORT:-65431}" \
-	bash "$work/test/pgtap/run.sh" "$work" 2>&1 | tee "$work/part-pgtap.log"
-t_pgtap=$((SECONDS - t0))
+mkdir "$work/logs"
+sb_sql_tests runner "$work" "$bindir" "$pgxs_src" "$work/logs"
+t_sql=$((SECONDS - t0))
 
 echo "=== $release: end-to-end tests (io_method auto)"
 t0=$SECONDS
@@ -111,9 +93,9 @@ echo "stripebackup.io_method = 'auto'" >"$conf"
 		STRIPEBACKUP_IO_METHOD=auto SB_SOURCE_DIR="$work/source" SB_TEST_S3_SERVER=s3rver \
 		SB_TEST_POSTGRES="$bindir/postgres" \
 		prove -I "$pgxs_src/test/perl" -I perl ${PROVE_FLAGS:-} ${TAP_TESTS:-$VERSION_TAP_TESTS}
-) 2>&1 | tee "$work/part-tap.log"
+) 2>&1 | tee "$work/logs/tap.log"
 t_tap=$((SECONDS - t0))
 
-printf '%-18s pg_regress %s tests, pgTAP %s, TAP %s | build PostgreSQL %ss, extension %ss, pg_regress %ss, pgTAP %ss, TAP %ss\n' \
-	"$release" "$regress" "$(summary "$work/part-pgtap.log")" "$(summary "$work/part-tap.log")" \
-	"$t_build" "$t_ext" "$t_regress" "$t_pgtap" "$t_tap" >>"$matrix"
+printf '%-18s pg_regress %s tests, pgTAP %s, TAP %s | build PostgreSQL %ss, extension %ss, SQL %ss, TAP %ss\n' \
+	"$release" "$(sb_regress_count "$work/logs/regress.log")" "$(sb_counts "$work/logs/pgtap.log")" \
+	"$(sb_counts "$work/logs/tap.log")" "$t_build" "$t_ext" "$t_sql" "$t_tap" >>"$matrix"
