@@ -20,6 +20,8 @@ packages=(
 	# Test only: t/076 restores as root through sudo (run-all.sh allows the command alone)
 	sudo
 	gcovr
+	# To build PostgreSQL 16 and 18 for their tests (scripts/build-postgres.sh)
+	bison flex liblz4-dev zlib1g-dev pkg-config
 	# Test only: Ceph's S3 gateway and the one-OSD cluster under it
 	# (test/s3/radosgw.sh), the server that checks signatures.  With
 	# --no-install-recommends, 52 packages (lvm2, cryptsetup, parted,

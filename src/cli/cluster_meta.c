@@ -5,9 +5,10 @@
  *		(PG_VERSION), data directory and tablespaces (the walk).
  *
  * No PostgreSQL code is linked here, so pg_control is read at the offsets
- * of its layout 1300 (PostgreSQL 13 to 16), and trusted only when it is of
- * that layout and its CRC-32C (its last field, over every byte before it)
- * holds: the system identifier decides which WAL archive a restore reads
+ * of each layout this command knows (its pg_control_version: 1300 for
+ * PostgreSQL 13 to 16, 1700 for 17, 1800 for 18), and trusted only when it
+ * is of one of them and its CRC-32C (its last field, over every byte before
+ * it) holds: the system identifier decides which WAL archive a restore reads
  * and which copies a delta restore may rewrite, so one read from a damaged
  * or unknown file is left out, with a warning, rather than recorded.  What
  * cannot be known is left out: a cold backup has no WAL range or backup
@@ -24,11 +25,65 @@
 #include "cluster_meta.h"
 #include "stripebackup/sb_crc32c.h"
 
-#define PG_CONTROL_LAYOUT 1300
+/* The same in every layout since 9.3 (system_identifier, pg_control_version). */
 #define PG_CONTROL_SYSID_OFFSET 0
 #define PG_CONTROL_VERSION_OFFSET 8
-#define PG_CONTROL_TIMELINE_OFFSET 48	/* checkPointCopy.ThisTimeLineID */
-#define PG_CONTROL_CRC_OFFSET 288	/* crc: offsetof(ControlFileData, crc) */
+
+/*
+ * The layouts, from each version's catalog/pg_control.h (offsets on the
+ * 64-bit platforms the command builds for).  17 added CheckPoint.wal_level
+ * into padding after fullPageWrites, moving nothing; 18 added
+ * default_char_signedness before crc, moving crc by 4 bytes.
+ */
+typedef struct ControlLayout
+{
+	uint32_t	version;		/* pg_control_version */
+	const char *servers;		/* the PostgreSQL releases that write it */
+	size_t		timeline_offset;	/* checkPointCopy.ThisTimeLineID */
+	size_t		crc_offset;		/* offsetof(ControlFileData, crc) */
+} ControlLayout;
+
+static const ControlLayout layouts[] = {
+	{1300, "PostgreSQL 13 to 16", 48, 288},
+	{1700, "PostgreSQL 17", 48, 288},
+	{1800, "PostgreSQL 18", 48, 292},
+};
+
+/* Older layouts, named when met (their offsets differ and are not read). */
+static const struct
+{
+	uint32_t	version;
+	const char *servers;
+}			old_layouts[] = {
+	{942, "PostgreSQL 9.3 to 9.5"}, {960, "PostgreSQL 9.6"}, {1002, "PostgreSQL 10"},
+	{1100, "PostgreSQL 11"}, {1201, "PostgreSQL 12"},
+};
+
+#define LAYOUTS_READ "PostgreSQL 13 to 18"
+#define CONTROL_READ_MAX 512	/* more than any layout's crc_offset + 4 */
+
+static const ControlLayout *
+find_layout(uint32_t version)
+{
+	size_t		i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].version == version)
+			return &layouts[i];
+	return NULL;
+}
+
+/* The releases that write pg_control_version VERSION, for a warning; NULL if none known. */
+static const char *
+old_layout_servers(uint32_t version)
+{
+	size_t		i;
+
+	for (i = 0; i < sizeof(old_layouts) / sizeof(old_layouts[0]); i++)
+		if (old_layouts[i].version == version)
+			return old_layouts[i].servers;
+	return NULL;
+}
 
 /* The first bytes of ROOT/NAME into BUF; how many were read (0 if none). */
 static size_t
@@ -46,30 +101,47 @@ read_start(const char *root, const char *name, void *buf, size_t len)
 	return n;
 }
 
-/* Is CONTROL (ROOT's pg_control, LEN bytes read) one to trust?  If not, a warning says why. */
-static bool
-control_trusted(const uint8_t *control, size_t len, const char *root)
+/* A layout this command reads, named by its version; NULL with a warning if none. */
+static const ControlLayout *
+control_layout(const uint8_t *control, size_t len, const char *root)
 {
-	uint32_t	version,
-				stored,
-				computed;
+	uint32_t	version;
+	const ControlLayout *layout;
+	const char *old;
 
-	if (len < PG_CONTROL_CRC_OFFSET + sizeof(stored))
+	if (len < PG_CONTROL_VERSION_OFFSET + sizeof(version))
 	{
 		fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is %zu bytes, too short for a control "
 				"file: the backup records no system identifier or timeline\n", progname, root, len);
-		return false;
+		return NULL;
 	}
 	memcpy(&version, control + PG_CONTROL_VERSION_OFFSET, sizeof(version));
-	if (version != PG_CONTROL_LAYOUT)
+	if ((layout = find_layout(version)) != NULL)
+		return layout;
+	old = old_layout_servers(version);
+	fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is of version %u (%s%s), a layout this command "
+			"does not read (it reads those of " LAYOUTS_READ "): the backup records no system identifier "
+			"or timeline\n", progname, root, version, old ? old : "no PostgreSQL release it knows",
+			old ? "" : ", or a damaged file");
+	return NULL;
+}
+
+/* Is CONTROL (ROOT's pg_control, LEN bytes read) one to trust?  If not, a warning says why. */
+static bool
+control_trusted(const uint8_t *control, size_t len, const char *root, const ControlLayout *layout)
+{
+	uint32_t	stored,
+				computed;
+
+	if (len < layout->crc_offset + sizeof(stored))
 	{
-		fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is of layout %u, not %u (PostgreSQL 13 "
-				"to 16): the backup records no system identifier or timeline\n", progname, root, version,
-				PG_CONTROL_LAYOUT);
+		fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is %zu bytes, too short for a control "
+				"file of %s: the backup records no system identifier or timeline\n", progname, root, len,
+				layout->servers);
 		return false;
 	}
-	memcpy(&stored, control + PG_CONTROL_CRC_OFFSET, sizeof(stored));
-	computed = sb_crc32c_final(sb_crc32c_update(SB_CRC32C_INIT, control, PG_CONTROL_CRC_OFFSET));
+	memcpy(&stored, control + layout->crc_offset, sizeof(stored));
+	computed = sb_crc32c_final(sb_crc32c_update(SB_CRC32C_INIT, control, layout->crc_offset));
 	if (stored != computed)
 	{
 		fprintf(stderr, "%s: warning: \"%s/global/pg_control\" is damaged (its CRC-32C is %08x, its "
@@ -84,16 +156,18 @@ control_trusted(const uint8_t *control, size_t len, const char *root)
 static bool
 add_control_data(cJSON *meta, const char *root)
 {
-	uint8_t		control[PG_CONTROL_CRC_OFFSET + 8];
+	uint8_t		control[CONTROL_READ_MAX];
 	size_t		len = read_start(root, "global/pg_control", control, sizeof(control));
+	const ControlLayout *layout;
 	uint64_t	sysid;
 	uint32_t	timeline;
 	char		text[32];
 
-	if (len == 0 || !control_trusted(control, len, root))
+	if (len == 0 || (layout = control_layout(control, len, root)) == NULL ||
+		!control_trusted(control, len, root, layout))
 		return true;
 	memcpy(&sysid, control + PG_CONTROL_SYSID_OFFSET, sizeof(sysid));
-	memcpy(&timeline, control + PG_CONTROL_TIMELINE_OFFSET, sizeof(timeline));
+	memcpy(&timeline, control + layout->timeline_offset, sizeof(timeline));
 	snprintf(text, sizeof(text), "%" PRIu64, sysid);
 	return cJSON_AddStringToObject(meta, "system_identifier", text) != NULL &&
 		cJSON_AddNumberToObject(meta, "timeline", timeline) != NULL;

@@ -74,10 +74,8 @@ typedef struct Run
 	SbChanged  *changed;		/* a diff or incr: which blocks changed */
 	SbArchive  *parent;
 	SbWalk		walk;
-	StringInfo	label;
-	StringInfo	tablespace_map;
+	SbCompatBackup server;		/* backup start's label, map and timeline */
 	List	   *tablespaces;
-	TimeLineID	start_tli;
 } Run;
 
 void
@@ -178,7 +176,7 @@ create_slot(const SbJob *job)
 	char		name[NAMEDATALEN];
 
 	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) job->id);
-	ReplicationSlotCreate(name, false, RS_TEMPORARY, false);
+	sb_compat_slot_create_temporary(name);
 	ReplicationSlotReserveWal();
 	SpinLockAcquire(&MyReplicationSlot->mutex);
 	MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
@@ -199,7 +197,7 @@ wal_slot_lost(const SbJob *job, char *name, size_t len)
 {
 	ReplicationSlot *slot;
 	XLogRecPtr	restart_lsn;
-	XLogRecPtr	invalidated_at;
+	bool		invalidated;
 	WALAvailability availability;
 
 	snprintf(name, len, SB_WAL_SLOT_FORMAT, (long long) job->id);
@@ -208,9 +206,9 @@ wal_slot_lost(const SbJob *job, char *name, size_t len)
 		return false;
 	SpinLockAcquire(&slot->mutex);
 	restart_lsn = slot->data.restart_lsn;
-	invalidated_at = slot->data.invalidated_at;
+	invalidated = sb_compat_slot_invalidated(slot);
 	SpinLockRelease(&slot->mutex);
-	if (!XLogRecPtrIsInvalid(invalidated_at) || XLogRecPtrIsInvalid(restart_lsn))
+	if (invalidated || XLogRecPtrIsInvalid(restart_lsn))
 		return true;
 	availability = GetWALAvailability(restart_lsn);
 	return availability == WALAVAIL_UNRESERVED || availability == WALAVAIL_REMOVED;
@@ -348,7 +346,7 @@ begin_engine(Run *r)
 		options.hooks.block_filter = sb_changed_block;
 		options.hooks.filter_arg = r->changed;
 		/* file times are trusted on the parent's timeline only */
-		if (r->args->skip_unchanged && r->args->parent_timeline == r->start_tli)
+		if (r->args->skip_unchanged && r->args->parent_timeline == r->server.start_tli)
 			options.hooks.skip_filter = sb_changed_relation;
 	}
 	r->handle = sb_handle_new(abort_backup);
@@ -423,7 +421,7 @@ copy_cluster(Run *r)
 	sb_pagecheck_report(r->pagecheck);
 	if (r->changed != NULL)
 		sb_changed_report(r->changed);
-	add_data(r, BACKUP_LABEL_FILE, r->label->data, r->label->len);
+	add_data(r, BACKUP_LABEL_FILE, r->server.label->data, r->server.label->len);
 }
 
 static void
@@ -524,13 +522,13 @@ metadata_json(Run *r, XLogRecPtr stop)
 	escape_json(&s, DataDir);
 	appendStringInfo(&s, ", \"backup_id\": %lld, \"timeline\": %u, \"start_lsn\": \"%X/%X\", "
 					 "\"stop_lsn\": \"%X/%X\", \"data_checksums\": %s, \"pages_checked\": %lld, ",
-					 (long long) r->job->id, r->start_tli, LSN_FORMAT_ARGS(r->out->start_lsn),
+					 (long long) r->job->id, r->server.start_tli, LSN_FORMAT_ARGS(r->out->start_lsn),
 					 LSN_FORMAT_ARGS(stop), DataChecksumsEnabled() ? "true" : "false",
 					 (long long) sb_pagecheck_pages(r->pagecheck));
 	appendStringInfoString(&s, "\"backup_label\": ");
-	escape_json(&s, r->label->data);
+	escape_json(&s, r->server.label->data);
 	appendStringInfoString(&s, ", \"tablespace_map\": ");
-	escape_json(&s, r->tablespace_map->data);
+	escape_json(&s, r->server.tablespace_map->data);
 	appendStringInfoString(&s, ", ");
 	append_tablespaces_json(&s, r->tablespaces);
 	append_archive_json(&s);
@@ -570,19 +568,19 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 	File		pgmanifest;
 	SbError		err;
 
-	if (stop_tli != r->start_tli)
+	if (stop_tli != r->server.start_tli)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the timeline changed during the backup (from %u to %u)",
-						r->start_tli, stop_tli)));
-	copy_wal(r, r->out->start_lsn, stop, r->start_tli);
+						r->server.start_tli, stop_tli)));
+	copy_wal(r, r->out->start_lsn, stop, r->server.start_tli);
 	sb_shmem_set_phase("finishing");
-	pgmanifest = sb_pgmanifest_finish(r->pgmanifest, r->start_tli, r->out->start_lsn, stop);
+	pgmanifest = sb_pgmanifest_finish(r->pgmanifest, r->server.start_tli, r->out->start_lsn, stop);
 	add_required_file(r, "backup_manifest", FilePathName(pgmanifest));
 	if (!sb_backup_set_metadata(r->backup, metadata_json(r, stop), &err))
 		sb_control_raise(&err);
 	r->out->stop_lsn = stop;
-	r->out->timeline = r->start_tli;
+	r->out->timeline = r->server.start_tli;
 	finish_engine(r);
 	sb_pgmanifest_close(r->pgmanifest);
 }
@@ -594,16 +592,14 @@ between_start_and_stop(Run *r, TimeLineID *stop_tli)
 	const char *id = r->args->has_label ? r->args->label : r->args->name;
 
 	sb_shmem_set_phase("starting");
-	r->label = makeStringInfo();
-	r->tablespace_map = makeStringInfo();
-	r->out->start_lsn = do_pg_backup_start(id, r->args->fast_checkpoint, &r->start_tli,
-										   r->label, NULL, r->tablespace_map);
+	sb_compat_backup_start(&r->server, id, r->args->fast_checkpoint);
+	r->out->start_lsn = r->server.start_lsn;
 	r->tablespaces = list_tablespaces();
 	r->pagecheck = sb_pagecheck_new(r->out->start_lsn);
 	begin_engine(r);
 	copy_cluster(r);
 	sb_shmem_set_phase("stopping");
-	return do_pg_backup_stop(r->label->data, false, stop_tli);
+	return sb_compat_backup_stop(&r->server, stop_tli);
 }
 
 static void
@@ -631,7 +627,7 @@ run_backup(const SbJob *job, void *outcome)
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(do_pg_abort_backup, BoolGetDatum(false));
 	complete(r, stop, stop_tli);
-	ReplicationSlotCleanup();
+	sb_compat_slot_cleanup();
 }
 
 const SbJobOps sb_backup_job = {

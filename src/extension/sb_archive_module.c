@@ -2,7 +2,7 @@
  * sb_archive_module.c
  *		The WAL archive module (archive_library = 'stripebackup').
  *
- * PostgreSQL 15's archiver hands the module one WAL file at a time.  The
+ * PostgreSQL's archiver (15 to 18) hands the module one WAL file at a time.  The
  * module archives that file and, beside it, the files already marked ready
  * after it (up to stripebackup.archive_batch), in parallel over the
  * destinations with the engine's sb_wal_push_many: a busy server's WAL
@@ -34,18 +34,16 @@
 #include "access/xlog_internal.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
-#include "postmaster/pgarch.h"
 #include "utils/memutils.h"
 
 #include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_store.h"
 #include "stripebackup/sb_wal.h"
+#include "sb_compat.h"
 #include "sb_guc.h"
 #include "sb_key.h"
 #include "sb_s3_settings.h"
 #include "sb_shmem.h"
-
-PGDLLEXPORT void _PG_archive_module_init(ArchiveModuleCallbacks *cb);
 
 #define READY_SUFFIX ".ready"
 
@@ -302,6 +300,47 @@ archive_shutdown(void)
 	close_archive();
 }
 
+/*
+ * The server's entry point.  The module keeps no state of the server's
+ * kind (ArchiveModuleState, 16+): one archiver process, one module.
+ */
+#if PG_VERSION_NUM >= 160000
+
+static bool
+archive_configured_cb(ArchiveModuleState *state)
+{
+	return archive_configured();
+}
+
+static bool
+archive_file_cb(ArchiveModuleState *state, const char *file, const char *path)
+{
+	return archive_file(file, path);
+}
+
+static void
+archive_shutdown_cb(ArchiveModuleState *state)
+{
+	archive_shutdown();
+}
+
+static const ArchiveModuleCallbacks callbacks = {
+	.check_configured_cb = archive_configured_cb,
+	.archive_file_cb = archive_file_cb,
+	.shutdown_cb = archive_shutdown_cb,
+};
+
+const ArchiveModuleCallbacks *
+_PG_archive_module_init(void)
+{
+	AssertVariableIsOfType(&_PG_archive_module_init, ArchiveModuleInit);
+	return &callbacks;
+}
+
+#else
+
+PGDLLEXPORT void _PG_archive_module_init(ArchiveModuleCallbacks *cb);
+
 void
 _PG_archive_module_init(ArchiveModuleCallbacks *cb)
 {
@@ -310,3 +349,5 @@ _PG_archive_module_init(ArchiveModuleCallbacks *cb)
 	cb->archive_file_cb = archive_file;
 	cb->shutdown_cb = archive_shutdown;
 }
+
+#endif

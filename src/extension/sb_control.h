@@ -9,6 +9,7 @@
 
 #include "stripebackup/sb_error.h"
 #include "stripebackup/sb_progress.h"
+#include "sb_compat.h"
 #include "sb_job.h"
 
 /* ---------- anywhere ---------- */
@@ -25,7 +26,7 @@ extern int	sb_sqlstate(const SbError *err);
 extern bool sb_control_interrupted(void);
 
 /* ereport(ERROR) an engine error with the SQLSTATE that fits it; a pending interrupt is served first. */
-extern void sb_raise(const SbError *err) pg_attribute_noreturn();
+SB_NORETURN extern void sb_raise(const SbError *err);
 
 /* The engine's tick in a caller's session: stop when the session has an interrupt. */
 extern bool sb_control_session_tick(void *arg, const SbProgress *progress);
@@ -45,10 +46,10 @@ extern bool sb_control_stop_requested(void);
 extern int	sb_control_stop_cause(const char **reason);
 
 /* ereport(ERROR) saying why the job stops. */
-extern void sb_control_raise_stop(void) pg_attribute_noreturn();
+SB_NORETURN extern void sb_control_raise_stop(void);
 
 /* ereport(ERROR) an engine error; a cancel says why the job was stopped. */
-extern void sb_control_raise(const SbError *err) pg_attribute_noreturn();
+SB_NORETURN extern void sb_control_raise(const SbError *err);
 
 /* The engine's tick in a worker: publish progress; false when the job must stop. */
 extern bool sb_control_worker_tick(void *arg, const SbProgress *progress);

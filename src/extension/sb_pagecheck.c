@@ -23,9 +23,9 @@
 #include "pgstat.h"
 #include "storage/bufpage.h"
 #include "storage/checksum.h"
-#include "storage/reinit.h"
 #include "utils/memutils.h"
 
+#include "sb_compat.h"
 #include "sb_pagecheck.h"
 
 #define MAX_REPORTED 5
@@ -80,17 +80,16 @@ bool
 sb_relation_file(const char *path, ForkNumber *fork, Oid *database, BlockNumber *first_block)
 {
 	const char *name = strrchr(path, '/');
-	const char *dot;
-	int			oidchars;
+	Oid			relation;
+	unsigned	segno;
 
 	name = name ? name + 1 : path;
 	if (strncmp(path, "global/", 7) != 0 && strncmp(path, "base/", 5) != 0 &&
 		strncmp(path, "pg_tblspc/", 10) != 0)
 		return false;
-	if (!parse_filename_for_nontemp_relation(name, &oidchars, fork))
+	if (!sb_compat_parse_relation_file(name, &relation, fork, &segno))
 		return false;
-	dot = strchr(name, '.');
-	*first_block = dot ? (BlockNumber) strtoul(dot + 1, NULL, 10) * RELSEG_SIZE : 0;
+	*first_block = (BlockNumber) segno * RELSEG_SIZE;
 	*database = path_database(path, name);
 	return true;
 }

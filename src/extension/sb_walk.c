@@ -24,7 +24,6 @@
 #include "storage/dsm_impl.h"
 #include "storage/fd.h"
 #include "utils/guc.h"
-#include "storage/reinit.h"
 #include "utils/relmapper.h"
 
 #include "sb_control.h"
@@ -129,12 +128,13 @@ list_init_forks(const char *disk_dir)
 	struct dirent *de;
 	InitForks	f = {palloc(16 * sizeof(Oid)), 0};
 	int			allocated = 16;
-	int			oidchars;
+	Oid			relation;
 	ForkNumber	fork;
+	unsigned	segno;
 
 	while ((de = ReadDir(dir, disk_dir)) != NULL)
 	{
-		if (!parse_filename_for_nontemp_relation(de->d_name, &oidchars, &fork) ||
+		if (!sb_compat_parse_relation_file(de->d_name, &relation, &fork, &segno) ||
 			fork != INIT_FORKNUM)
 			continue;
 		if (f.count == allocated)
@@ -142,7 +142,7 @@ list_init_forks(const char *disk_dir)
 			allocated *= 2;
 			f.relations = repalloc(f.relations, allocated * sizeof(Oid));
 		}
-		f.relations[f.count++] = (Oid) strtoul(de->d_name, NULL, 10);
+		f.relations[f.count++] = relation;
 	}
 	FreeDir(dir);
 	qsort(f.relations, f.count, sizeof(Oid), compare_oids);
@@ -159,14 +159,13 @@ list_init_forks(const char *disk_dir)
 static bool
 is_unlogged_fork(const InitForks *forks, const char *name)
 {
-	int			oidchars;
 	ForkNumber	fork;
 	Oid			relation;
+	unsigned	segno;
 
-	if (forks->count == 0 || !parse_filename_for_nontemp_relation(name, &oidchars, &fork) ||
+	if (forks->count == 0 || !sb_compat_parse_relation_file(name, &relation, &fork, &segno) ||
 		fork == INIT_FORKNUM)
 		return false;
-	relation = (Oid) strtoul(name, NULL, 10);
 	return bsearch(&relation, forks->relations, forks->count, sizeof(Oid), compare_oids) != NULL;
 }
 
@@ -283,9 +282,17 @@ walk_special(SbWalk *w, const char *archive, const char *name, const struct stat
 {
 	if (strcmp(archive, XLOGDIR) == 0)
 	{
+		static const char *const subdirs[] = SB_WAL_SUBDIRS;
+		char		path[MAXPGPATH];
+		int			i;
+
 		/* Needed segments are added after the backup stops. */
 		add_dir(w, XLOGDIR, st);
-		add_dir(w, XLOGDIR "/archive_status", st);
+		for (i = 0; subdirs[i] != NULL; i++)
+		{
+			snprintf(path, sizeof(path), XLOGDIR "/%s", subdirs[i]);
+			add_dir(w, path, st);
+		}
 		return true;
 	}
 	if (strcmp(archive, TBLSPC_DIR) == 0)

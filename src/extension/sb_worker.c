@@ -107,7 +107,7 @@ run(const SbJob *job, const SbJobOps *ops, void *outcome, SbJobEnd *end)
 	MemoryContextDelete(job_context);
 	if (MyReplicationSlot != NULL)
 		ReplicationSlotRelease();
-	ReplicationSlotCleanup();
+	sb_compat_slot_cleanup();
 	ereport(LOG,
 			(errmsg("stripebackup: %s %lld %s%s%s (peak memory %ld MiB)", ops->name,
 					(long long) job->id, end->status, end->message[0] ? ": " : "", end->message,

@@ -119,4 +119,26 @@ like($err, qr/warning: ".*global\/pg_control" is damaged \(its CRC-32C is [0-9a-
 $meta = decode_json($out)->{metadata};
 ok(!exists $meta->{system_identifier} && !exists $meta->{timeline},
 	'and no system identifier or timeline from it in the manifest');
+
+# A pg_control of a layout the command does not read (PostgreSQL 12's, then
+# one of no release): named, and nothing read from it.
+for my $case ([1201, qr/\(PostgreSQL 12\)/], [1900, qr/\(no PostgreSQL release it knows, or a damaged file\)/])
+{
+	my ($version, $named) = @$case;
+	open($fh, '+<', $control) or die "open: $!";
+	binmode $fh;
+	sysseek($fh, 8, 0);
+	syswrite($fh, pack('L', $version));
+	close($fh);
+	my @layout_dests = make_destinations(1);
+	($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
+		'--dest', $layout_dests[0], '--name', "layout$version");
+	is($rc, 0, "a cluster whose pg_control is of version $version is still copied");
+	like($err, qr/warning: ".*global\/pg_control" is of version $version $named, a layout this command does not read \(it reads those of PostgreSQL 13 to 18\): the backup records no system identifier or timeline/,
+		"with a warning naming version $version");
+	($rc, $out) = run_stripebackup('show', '--json', "$layout_dests[0]/layout$version");
+	$meta = decode_json($out)->{metadata};
+	ok(!exists $meta->{system_identifier} && !exists $meta->{timeline},
+		"and no system identifier or timeline from a pg_control of version $version");
+}
 done_testing();

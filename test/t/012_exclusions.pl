@@ -19,12 +19,17 @@ $node->safe_psql('postgres', q{
 my $dbdir = 'base/' . $node->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = 'postgres'");
 my $unlogged = $node->safe_psql('postgres', "SELECT pg_relation_filenode('scratch')");
 my $data = $node->data_dir;
+# PostgreSQL 17 and later keep WAL summaries in pg_wal/summaries: the folder
+# is copied empty, as pg_basebackup copies it.
+my $summaries = $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000;
 
 # Files that must not be copied, planted where PostgreSQL would put them.
 mkdir "$data/base/pgsql_tmp";
-for my $f ("base/pgsql_tmp/pgsql_tmp123.0", "pg_stat_tmp/planted", "pg_replslot/planted",
+my @planted = ("base/pgsql_tmp/pgsql_tmp123.0", "pg_stat_tmp/planted", "pg_replslot/planted",
 	"pg_notify/0001", "pg_snapshots/planted", "pg_subtrans/planted", "$dbdir/t3_99999",
-	"$dbdir/pg_internal.init", "postgresql.auto.conf.tmp", "pg_wal/planted")
+	"$dbdir/pg_internal.init", "postgresql.auto.conf.tmp", "pg_wal/planted");
+push @planted, "pg_wal/summaries/planted" if $summaries;
+for my $f (@planted)
 {
 	open my $fh, '>', "$data/$f" or die "$f: $!";
 	print $fh "x" x 100;
@@ -44,17 +49,20 @@ my %paths = map { ($_->{path} // '') => 1 } @{ $manifest->{entries} };
 for my $absent ("base/pgsql_tmp", "base/pgsql_tmp/pgsql_tmp123.0", "pg_stat_tmp/planted",
 	"pg_replslot/planted", "pg_notify/0001", "pg_snapshots/planted", "pg_subtrans/planted",
 	"$dbdir/t3_99999", $temp_file, "$dbdir/pg_internal.init", "postgresql.auto.conf.tmp",
-	"postmaster.pid", "postmaster.opts", "pg_wal/planted", "$dbdir/$unlogged")
+	"postmaster.pid", "postmaster.opts", "pg_wal/planted", "$dbdir/$unlogged",
+	$summaries ? ("pg_wal/summaries/planted") : ())
 {
 	ok(!$paths{$absent}, "$absent is not copied");
 }
 for my $present ("pg_stat_tmp", "pg_replslot", "pg_notify", "pg_snapshots", "pg_subtrans",
-	"pg_wal", "pg_wal/archive_status", "pg_tblspc", "$dbdir/${unlogged}_init")
+	"pg_wal", "pg_wal/archive_status", "pg_tblspc", "$dbdir/${unlogged}_init",
+	$summaries ? ("pg_wal/summaries") : ())
 {
 	ok($paths{$present}, "$present is copied");
 }
 
 my $copy = restore_node('copy', $location);
+ok(-d $copy->data_dir . '/pg_wal/summaries', 'the restored copy has pg_wal/summaries') if $summaries;
 $copy->start;
 is($copy->safe_psql('postgres', 'SELECT count(*) FROM scratch'), '0', 'the unlogged table comes back empty');
 $copy->safe_psql('postgres', "INSERT INTO scratch VALUES (1, 'usable')");

@@ -175,7 +175,8 @@ my @paths = map { "stripebackup.$_" }
 for my $setting (@paths)
 {
 	($ret, $stdout, $stderr) = $node->psql('postgres', "SHOW $setting", extra_params => [ '-U', 'oscar' ]);
-	like($stderr, qr/must be superuser or have privileges of pg_read_all_settings to examine "\Q$setting\E"/,
+	# PostgreSQL 15's words, then 16's and later
+	like($stderr, qr/(?:must be superuser or have privileges of pg_read_all_settings to examine|permission denied to examine) "\Q$setting\E"/,
 		"$setting: hidden from SHOW for a role that is no superuser");
 }
 is($node->safe_psql('postgres', "SELECT count(*) FROM pg_settings WHERE setting LIKE '%main.key%'",

@@ -85,7 +85,11 @@ print $fh "\0" x (16 * 1024 * 1024);
 close $fh;
 $log_offset = -s $node->logfile;
 append_to_file($node->data_dir . "/pg_wal/archive_status/$old.ready", '');
-$node->safe_psql('postgres', 'SELECT pg_switch_wal()');
+# A segment made ready by the server wakes the archiver, which then finds
+# the planted one; a switch with nothing written since makes none, and the
+# archiver would look only after its minute of sleep (60 s of this test on
+# 15 and 16; 18 looks sooner).
+$node->safe_psql('postgres', "INSERT INTO t VALUES (0, 'wake'); SELECT pg_switch_wal()");
 ok($node->wait_for_log(qr/could not archive WAL file "$old": .*with other contents/, $log_offset),
 	'other contents under an archived name are refused, saying so');
 unlink($fake, $node->data_dir . "/pg_wal/archive_status/$old.ready");
