@@ -17,12 +17,12 @@
 #include "access/xlog_internal.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/pgarch.h"
 #include "storage/latch.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "sb_check.h"
+#include "sb_compat.h"
 #include "sb_guc.h"
 #include "sb_shmem.h"
 

@@ -48,7 +48,7 @@
 #include "storage/fd.h"
 #endif
 
-/* ArchiveModuleCallbacks and _PG_archive_module_init's type */
+/* ArchiveModuleCallbacks, _PG_archive_module_init's type and XLogArchiveLibrary */
 #if PG_VERSION_NUM >= 160000
 #include "archive/archive_module.h"
 #else
