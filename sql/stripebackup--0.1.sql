@@ -307,8 +307,7 @@ LANGUAGE C STRICT VOLATILE;
 
 CREATE VIEW stripe_backup_progress AS
 SELECT p.kind, p.id, p.phase, p.scope, p.stripe, p.location, p.bytes_done, p.bytes_total,
-	   pg_catalog.round(LEAST(100::pg_catalog.float8,
-			(100::pg_catalog.float8 OPERATOR(pg_catalog.*) p.bytes_done::pg_catalog.float8)
+	   pg_catalog.round(((100::pg_catalog.float8 OPERATOR(pg_catalog.*) p.bytes_done::pg_catalog.float8)
 			OPERATOR(pg_catalog./) (CASE WHEN (p.bytes_total) OPERATOR(pg_catalog.<>) 0::pg_catalog.int8 THEN (p.bytes_total) END)::pg_catalog.float8)::pg_catalog.numeric, 1)
 		   AS percent,
 	   p.stored_bytes,

@@ -348,12 +348,36 @@ test_report_svg_large(void)
 	th_rmtree(dir);
 }
 
+/* What a backup's ticks saw of its stripes' writing, the last tick's figures. */
+typedef struct LiveSeen
+{
+	int			ticks;
+	double		busy[2];
+	uint64_t	raw[2];
+} LiveSeen;
+
+static bool
+note_live(void *arg, const SbProgress *p)
+{
+	LiveSeen   *seen = arg;
+	uint32_t	i;
+
+	seen->ticks++;
+	for (i = 0; i < p->nstripes && i < 2; i++)
+	{
+		seen->busy[i] = p->stripes[i].busy_seconds;
+		seen->raw[i] = p->stripes[i].raw_bytes;
+	}
+	return true;
+}
+
 /*
  * A backup in fixture F (made here) of a file of BYTES over two
- * destinations, at most RATES MB/s each (or NULL); NULL if it failed.
+ * destinations, at most RATES MB/s each (or NULL), its ticks noted into
+ * SEEN (or not, NULL); NULL if it failed.
  */
 static SbManifest *
-backup_of(ThFixture *f, const char *tag, size_t bytes, const double *rates)
+backup_seen(ThFixture *f, const char *tag, size_t bytes, const double *rates, LiveSeen *seen)
 {
 	SbBackupOptions o;
 	SbManifest *m = NULL;
@@ -364,9 +388,20 @@ backup_of(ThFixture *f, const char *tag, size_t bytes, const double *rates)
 	th_write_pattern(th_path(path, "%s/data", f->src), bytes, 7, true, 0600);
 	th_options(&o, f->dests, 2, "bk");
 	o.max_rates = rates;
+	if (seen != NULL)
+	{
+		o.hooks.tick = note_live;
+		o.hooks.tick_arg = seen;
+	}
 	if (!ok(th_backup_tree(&o, f->src, &m, &err), "%s: a backup of %zu bytes on two stripes", tag, bytes))
 		th_diag_error("backup", &err);
 	return m;
+}
+
+static SbManifest *
+backup_of(ThFixture *f, const char *tag, size_t bytes, const double *rates)
+{
+	return backup_seen(f, tag, bytes, rates, NULL);
 }
 
 /* The report of a real two-stripe backup: a series and a legend line per destination. */
@@ -491,4 +526,36 @@ test_report_smoothing(void)
 	is_int((int) (sb_report_window(&s) * 10), 32, "two intervals when figures are further apart than 0.5 s");
 	s.ntimeline = 0;
 	ok(sb_report_rate_at(&s, 1) == 0, "no timeline: 0");
+}
+
+/*
+ * Live progress counts a stripe's busy period under way: a writer held at
+ * 2 MB/s keeps writes in flight most of the time, and a tick near the end
+ * sees about as many seconds of writing as the backup has run, not the few
+ * milliseconds of the periods that had ended (which made the live data
+ * MB/s thousands).
+ */
+void
+test_report_live_busy_seconds(void)
+{
+	static const double rates[] = {2, 2};
+	ThFixture	f;
+	LiveSeen	seen;
+	SbManifest *m;
+	uint32_t	i;
+
+	memset(&seen, 0, sizeof(seen));
+	m = backup_seen(&f, "report-live-busy", 6 * 1000 * 1000, rates, &seen);
+	ok(seen.ticks >= 5, "ticks while it ran: %d", seen.ticks);
+	for (i = 0; m != NULL && i < 2; i++)
+	{
+		double		rate = seen.busy[i] > 0 ? (double) seen.raw[i] / 1e6 / seen.busy[i] : 0;
+
+		ok(seen.busy[i] > 0.3 * m->stripes[i].seconds && seen.busy[i] <= m->stripes[i].seconds + 0.01,
+		   "stripe %u: the last tick saw %.2f s of writing (%.2f s in all)", i + 1, seen.busy[i],
+		   m->stripes[i].seconds);
+		ok(rate > 0 && rate < 10, "stripe %u: so its live data MB/s is near the limit of 2: %.1f", i + 1, rate);
+	}
+	sb_manifest_free(m);
+	th_fixture_done(&f);
 }
