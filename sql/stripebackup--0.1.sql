@@ -702,7 +702,7 @@ COMMENT ON VIEW stripe_backups IS 'every backup: status, type and chain, times, 
 COMMENT ON VIEW stripe_backup_stripes IS 'each stripe of each backup: destination, weight, bytes, seconds of writing, data MB/s and stored MB/s';
 COMMENT ON VIEW stripe_restores IS 'every restore: status, estimated beside actual seconds, bytes, MB/s, error';
 COMMENT ON VIEW stripe_restore_stripes IS 'each stripe of each restore: estimated beside measured seconds, MB/s read';
-COMMENT ON VIEW stripe_backup_timeline IS 'each stripe''s stored bytes and MB/s at each sample of its backup';
+COMMENT ON VIEW stripe_backup_timeline IS 'each stripe''s stored bytes at each sample of its backup, and its stored MB/s (bytes written to it) since the sample before: what the chart smooths';
 COMMENT ON VIEW stripe_backup_progress IS 'live: the running backup or restore, a total row (scope total) and one per stripe: phase, bytes, percent (at most 100), data and stored MB/s, ETA';
 COMMENT ON VIEW stripe_wal_archive IS 'the WAL archive module, per destination: files, bytes, the last archived, lag, failures';
 COMMENT ON VIEW stripe_throughput IS 'per destination and kind (backup writes, restore reads): last, average, best, worst MB/s and the trend';
