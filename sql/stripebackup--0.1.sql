@@ -214,9 +214,12 @@ SELECT s.backup_id,
 	   s.raw_bytes,
 	   s.stored_bytes,
 	   s.seconds,
+	   pg_catalog.round(((s.raw_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
+			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END))::pg_catalog.numeric, 1)
+		   AS data_mb_per_s,
 	   pg_catalog.round(((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
 			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END))::pg_catalog.numeric, 1)
-		   AS mb_per_s
+		   AS stored_mb_per_s
 FROM @extschema@.stripe_backup_stripe_history s
 JOIN @extschema@.stripe_backup_history h ON h.id OPERATOR(pg_catalog.=) s.backup_id;
 
@@ -288,24 +291,32 @@ FROM (SELECT t.backup_id, t.stripe, t.sample, t.seconds, t.stored_bytes,
 	  FROM @extschema@.stripe_backup_timeline_history t
 	  WINDOW w AS (PARTITION BY t.backup_id, t.stripe ORDER BY t.sample)) d;
 
--- Live: a row per stripe of the running backup or restore; none otherwise.
+-- Live: a row for the whole running backup or restore (scope 'total', stripe
+-- and location NULL) and a row per stripe (scope 'stripe'); none otherwise.
+-- bytes_total is the estimate taken before the walk, raised to bytes_done
+-- when the job outruns it, so percent never passes 100.
 CREATE FUNCTION stripebackup_progress(
-	OUT kind text, OUT id bigint, OUT phase text, OUT stripe int, OUT location text,
+	OUT kind text, OUT id bigint, OUT phase text, OUT scope text, OUT stripe int, OUT location text,
 	OUT bytes_done bigint, OUT bytes_total bigint, OUT stored_bytes bigint,
-	OUT mb_per_s float8, OUT mb_per_s_average float8, OUT queue_depth int,
-	OUT eta_seconds float8, OUT updated_at timestamptz)
+	OUT data_mb_per_s float8, OUT stored_mb_per_s float8, OUT recent_data_mb_per_s float8,
+	OUT queue_depth int, OUT eta_seconds float8, OUT updated_at timestamptz,
+	OUT elapsed_seconds float8)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripebackup_progress'
 LANGUAGE C STRICT VOLATILE;
 
 CREATE VIEW stripe_backup_progress AS
-SELECT p.kind, p.id, p.phase, p.stripe, p.location, p.bytes_done, p.bytes_total,
+SELECT p.kind, p.id, p.phase, p.scope, p.stripe, p.location, p.bytes_done, p.bytes_total,
 	   pg_catalog.round(((100::pg_catalog.float8 OPERATOR(pg_catalog.*) p.bytes_done::pg_catalog.float8)
 			OPERATOR(pg_catalog./) (CASE WHEN (p.bytes_total) OPERATOR(pg_catalog.<>) 0::pg_catalog.int8 THEN (p.bytes_total) END)::pg_catalog.float8)::pg_catalog.numeric, 1)
 		   AS percent,
-	   p.stored_bytes, pg_catalog.round(p.mb_per_s::pg_catalog.numeric, 1) AS mb_per_s,
-	   pg_catalog.round(p.mb_per_s_average::pg_catalog.numeric, 1) AS mb_per_s_average, p.queue_depth,
-	   pg_catalog.round(p.eta_seconds::pg_catalog.numeric, 1) AS eta_seconds, p.updated_at
+	   p.stored_bytes,
+	   pg_catalog.round(p.data_mb_per_s::pg_catalog.numeric, 1) AS data_mb_per_s,
+	   pg_catalog.round(p.stored_mb_per_s::pg_catalog.numeric, 1) AS stored_mb_per_s,
+	   pg_catalog.round(p.recent_data_mb_per_s::pg_catalog.numeric, 1) AS recent_data_mb_per_s,
+	   p.queue_depth,
+	   pg_catalog.round(p.eta_seconds::pg_catalog.numeric, 1) AS eta_seconds, p.updated_at,
+	   pg_catalog.round(p.elapsed_seconds::pg_catalog.numeric, 1) AS elapsed_seconds
 FROM @extschema@.stripebackup_progress() p;
 
 -- The WAL archive module (archive_library = 'stripebackup'): per destination,
@@ -682,18 +693,18 @@ COMMENT ON FUNCTION stripe_calibrate(text[], int, int, int, boolean, boolean) IS
 'measure the sequential write and read MB/s of destinations (random reads, a block size by queue depth matrix when asked)';
 COMMENT ON FUNCTION stripe_backup_svg(bigint) IS 'an SVG chart of each stripe''s throughput over a backup';
 COMMENT ON FUNCTION stripe_stats_reset() IS 'forget calibrations and timelines; throughput statistics count from now';
-COMMENT ON FUNCTION stripebackup_progress() IS 'live: a row per stripe of the running backup or restore (behind stripe_backup_progress)';
+COMMENT ON FUNCTION stripebackup_progress() IS 'live: a row for the whole running backup or restore and a row per stripe (behind stripe_backup_progress)';
 COMMENT ON FUNCTION stripe_wal_archive_status() IS
 'what the WAL archive module archived since the server started, per destination (behind stripe_wal_archive)';
 COMMENT ON FUNCTION stripe_archive_lag() IS
 'finished WAL segments not yet archived, and the seconds since the newest archived one (pg_stat_archiver)';
 
 COMMENT ON VIEW stripe_backups IS 'every backup: status, type and chain, times, bytes, MB/s, LSNs, error, where it is';
-COMMENT ON VIEW stripe_backup_stripes IS 'each stripe of each backup: destination, weight, bytes, seconds, MB/s stored';
+COMMENT ON VIEW stripe_backup_stripes IS 'each stripe of each backup: destination, weight, bytes, seconds of writing, data MB/s and stored MB/s';
 COMMENT ON VIEW stripe_restores IS 'every restore: status, estimated beside actual seconds, bytes, MB/s, error';
 COMMENT ON VIEW stripe_restore_stripes IS 'each stripe of each restore: estimated beside measured seconds, MB/s read';
-COMMENT ON VIEW stripe_backup_timeline IS 'each stripe''s stored bytes and MB/s at each sample of its backup';
-COMMENT ON VIEW stripe_backup_progress IS 'live: the running backup or restore, per stripe: phase, bytes, percent, MB/s, ETA';
+COMMENT ON VIEW stripe_backup_timeline IS 'each stripe''s stored bytes at each sample of its backup, and its stored MB/s (bytes written to it) since the sample before: what the chart smooths';
+COMMENT ON VIEW stripe_backup_progress IS 'live: the running backup or restore, a total row (scope total) and one per stripe: phase, bytes, percent (at most 100), data and stored MB/s, ETA';
 COMMENT ON VIEW stripe_wal_archive IS 'the WAL archive module, per destination: files, bytes, the last archived, lag, failures';
 COMMENT ON VIEW stripe_throughput IS 'per destination and kind (backup writes, restore reads): last, average, best, worst MB/s and the trend';
 COMMENT ON VIEW stripe_health IS
@@ -715,7 +726,15 @@ COMMENT ON COLUMN stripe_backups.kept IS 'stripe_keep(): never expired, nor the 
 COMMENT ON COLUMN stripe_backups.note IS 'stripe_keep()''s note';
 COMMENT ON COLUMN stripe_backup_stripes.raw_bytes IS 'bytes of the cluster in this stripe, before compression';
 COMMENT ON COLUMN stripe_backup_stripes.stored_bytes IS 'bytes this stripe stored';
-COMMENT ON COLUMN stripe_backup_stripes.mb_per_s IS 'MB stored per second of this stripe''s writing';
+COMMENT ON COLUMN stripe_backup_stripes.seconds IS 'seconds of this stripe''s writing: its writer''s time with writes in flight';
+COMMENT ON COLUMN stripe_backup_stripes.data_mb_per_s IS 'MB of source data (before compression) this stripe carried per second of its writing; the figure stripebackup report and its chart show';
+COMMENT ON COLUMN stripe_backup_stripes.stored_mb_per_s IS 'MB written to this stripe (after compression) per second of its writing';
+COMMENT ON COLUMN stripe_backup_progress.scope IS 'total: the whole backup or restore (stripe and location NULL); stripe: one destination';
+COMMENT ON COLUMN stripe_backup_progress.bytes_total IS 'the estimate taken before the walk, raised to bytes_done when the job outruns it';
+COMMENT ON COLUMN stripe_backup_progress.percent IS 'bytes_done of bytes_total, never above 100';
+COMMENT ON COLUMN stripe_backup_progress.data_mb_per_s IS 'MB of source data per second of writing (total row: per second since the job began)';
+COMMENT ON COLUMN stripe_backup_progress.stored_mb_per_s IS 'MB written to the destination per second of writing (total row: per second since the job began)';
+COMMENT ON COLUMN stripe_backup_progress.recent_data_mb_per_s IS 'MB of source data per second over the last few seconds, what eta_seconds assumes';
 COMMENT ON COLUMN stripe_restores.estimated_seconds IS 'what stripe_restore_plan() expected';
 COMMENT ON COLUMN stripe_restores.actual_seconds IS 'what it took';
 COMMENT ON COLUMN stripe_health.last_backup_age_seconds IS 'seconds since the newest completed backup ended (NULL: none)';

@@ -42,7 +42,10 @@ plan_usage(void)
 		   "target cannot be used.\n");
 }
 
-/* The stripe's write speed at backup time: what is known of its device here. */
+/*
+ * The stripe's stored MB/s at backup time (sb_stripe_stored_mb_per_s's
+ * definition, as in stripebackup report): what is known of its device here.
+ */
 static void
 format_backup_speed(const SbPlanStripe *s, char *buf, size_t len)
 {
@@ -58,7 +61,7 @@ print_stripe_rows(const SbPlan *plan)
 	uint32_t	i;
 
 	printf("  %-3s %-8s %-10s %-12s %-12s %-8s %-11s %s\n",
-		   "#", "present", "chunks", "stored", "data", "files", "backup MB/s", "stripe file");
+		   "#", "present", "chunks", "stored", "data", "files", "stored MB/s", "stripe file");
 	for (i = 0; i < plan->nstripes; i++)
 	{
 		const SbPlanStripe *s = &plan->stripes[i];

@@ -25,6 +25,10 @@ report_usage(void)
 	printf("  -h, --help       show this help\n");
 }
 
+/*
+ * A row per stripe with its two rates (sb_stripe_data_mb_per_s: the same
+ * figures as stripe_backup_stripes), then how close the stripes ended.
+ */
 static void
 print_table(const SbManifest *m)
 {
@@ -33,19 +37,24 @@ print_table(const SbManifest *m)
 	uint32_t	i;
 
 	printf("backup \"%s\": %u stripes\n", m->name, m->nstripes);
-	printf("  %-3s %-12s %-10s %-12s %s\n", "#", "stored MB", "MB/s", "done after s", "destination");
+	printf("  %-3s %-10s %-10s %-11s %-13s %-9s %-12s %s\n", "#", "data MB", "stored MB", "data MB/s",
+		   "stored MB/s", "writing s", "done after s", "destination");
 	for (i = 0; i < m->nstripes; i++)
 	{
 		const SbStripeInfo *s = &m->stripes[i];
-		double		rate = s->finished_after > 0 ? (double) s->stored_bytes / 1e6 / s->finished_after : 0;
 
-		printf("  %-3u %-12.1f %-10.1f %-12.2f %s\n", s->number, (double) s->stored_bytes / 1e6,
-			   rate, s->finished_after, s->destination);
+		printf("  %-3u %-10.1f %-10.1f %-11.1f %-13.1f %-9.2f %-12.2f %s\n", s->number,
+			   (double) s->raw_bytes / 1e6, (double) s->stored_bytes / 1e6,
+			   sb_stripe_data_mb_per_s(s), sb_stripe_stored_mb_per_s(s), s->seconds,
+			   s->finished_after, s->destination);
 		if (i == 0 || s->finished_after < first)
 			first = s->finished_after;
 		if (s->finished_after > last)
 			last = s->finished_after;
 	}
+	printf("data MB/s: source data a stripe carried, before compression; stored MB/s: bytes\n"
+		   "written to it; both per second of its writing (writing s: its writer's time with\n"
+		   "writes in flight)\n");
 	if (last > 0)
 		printf("the stripes finished within %.2f s of each other (%.1f%% of the backup)\n",
 			   last - first, 100 * (last - first) / last);

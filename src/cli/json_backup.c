@@ -112,6 +112,8 @@ stripe_json(const SbManifest *m, const SbPlanStripe *s)
 		json_add_count(o, "stored_bytes", s->stored_bytes, true) && json_add_count(o, "files", s->files, true) &&
 		add_number(o, "write_seconds", s->write_seconds, s->write_seconds > 0) &&
 		add_number(o, "backup_stored_mbps", (double) s->stored_bytes / 1e6 / s->write_seconds,
+				   s->write_seconds > 0) &&
+		add_number(o, "backup_data_mbps", (double) s->raw_bytes / 1e6 / s->write_seconds,
 				   s->write_seconds > 0));
 }
 

@@ -337,6 +337,7 @@ sb_shmem_progress_begin(int nstripes, const char *const *locations, const uint64
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	sb_shared->live.nstripes = nstripes;
 	sb_shared->live.bytes_total = total;
+	sb_shared->live.elapsed = 0;
 	for (i = 0; i < nstripes; i++)
 	{
 		SbStripeLive *l = &sb_shared->live.stripes[i];
@@ -366,6 +367,7 @@ sample(SbStripeLive *l, double now)
 		return;
 	l->sample_time[l->nsamples % SB_PROGRESS_SAMPLES] = now;
 	l->sample_done[l->nsamples % SB_PROGRESS_SAMPLES] = l->done;
+	l->sample_stored[l->nsamples % SB_PROGRESS_SAMPLES] = l->stored;
 	l->nsamples++;
 }
 
@@ -378,6 +380,7 @@ sb_shmem_progress_update(const SbProgress *p)
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	live->bytes_done = p->raw_bytes_done;
 	live->files_done = p->files_done;
+	live->elapsed = p->elapsed_seconds;
 	live->updated_at = GetCurrentTimestamp();
 	for (i = 0; i < p->nstripes && i < (uint32_t) live->nstripes; i++)
 	{
@@ -386,6 +389,7 @@ sb_shmem_progress_update(const SbProgress *p)
 		l->done = p->stripes[i].raw_bytes;
 		l->stored = p->stripes[i].stored_bytes;
 		l->in_flight = p->stripes[i].in_flight;
+		l->busy_seconds = p->stripes[i].busy_seconds;
 		sample(l, p->elapsed_seconds);
 	}
 	LWLockRelease(sb_shared->lock);

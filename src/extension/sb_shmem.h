@@ -33,9 +33,11 @@ typedef struct SbStripeLive
 	uint64		done;			/* raw bytes moved */
 	uint64		stored;			/* bytes on its device */
 	uint32		in_flight;		/* transfers queued to its device now */
+	double		busy_seconds;	/* its writer's (reader's) time with I/O in flight */
 	/* about one sample a second, for the recent rate */
 	double		sample_time[SB_PROGRESS_SAMPLES];
 	uint64		sample_done[SB_PROGRESS_SAMPLES];
+	uint64		sample_stored[SB_PROGRESS_SAMPLES];
 	int			nsamples;
 } SbStripeLive;
 
@@ -46,6 +48,7 @@ typedef struct SbLive
 	uint64		bytes_done;
 	uint64		bytes_total;	/* 0 when unknown */
 	uint64		files_done;
+	double		elapsed;		/* seconds since the job's pipeline began */
 	TimestampTz updated_at;
 	int			nstripes;
 	SbStripeLive stripes[SB_MAX_STRIPES];

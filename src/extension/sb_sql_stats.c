@@ -183,30 +183,57 @@ stripe_stats_reset(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(stripebackup_progress);
 
-#define PROGRESS_COLUMNS 13
+#define PROGRESS_COLUMNS 16
 
-/* MB/s over the samples kept (the last few seconds); the average if too few. */
+/*
+ * The columns of a progress row: per stripe, or for the whole job (scope
+ * 'total', stripe and location NULL).
+ */
+typedef struct ProgressRow
+{
+	const char *scope;
+	int			stripe;			/* 0 for the whole job */
+	const char *location;
+	uint64		done;
+	uint64		total;			/* the estimate, 0 when unknown */
+	uint64		stored;
+	double		busy_seconds;	/* the seconds its rates are per; 0 none yet */
+	double		recent;			/* data MB/s over the last few seconds */
+	uint32		in_flight;
+} ProgressRow;
+
+/* Data MB/s over the samples kept (the last few seconds); the average over ELAPSED if too few. */
 static double
-recent_rate(const SbStripeLive *l, double average)
+recent_rate(const SbStripeLive *l, double elapsed)
 {
 	int			newest = (l->nsamples - 1) % SB_PROGRESS_SAMPLES;
 	int			oldest = l->nsamples <= SB_PROGRESS_SAMPLES ? 0 : l->nsamples % SB_PROGRESS_SAMPLES;
 	double		dt;
 
 	if (l->nsamples < 2)
-		return average;
+		return elapsed > 0 ? (double) l->done / 1e6 / elapsed : 0;
 	dt = l->sample_time[newest] - l->sample_time[oldest];
-	return dt > 0 ? (double) (l->sample_done[newest] - l->sample_done[oldest]) / 1e6 / dt : average;
+	return dt > 0 ? (double) (l->sample_done[newest] - l->sample_done[oldest]) / 1e6 / dt : 0;
+}
+
+/*
+ * The total shown: the estimate, raised to what is done when the job has
+ * outrun it.  The estimate is taken before the walk (the files' sizes then,
+ * each stripe's share by its weight); tables grow and WAL is written while
+ * the backup reads, and an adaptive stripe takes more than its share, so
+ * done may pass it.  A total that is at least done keeps the percentage at
+ * or below 100 and the remainder (and so the ETA) at 0 rather than negative.
+ */
+static uint64
+shown_total(uint64 estimate, uint64 done)
+{
+	return estimate > done ? estimate : done;
 }
 
 static void
-put_stripe(ReturnSetInfo *rs, const SbLiveSnapshot *snap, int i)
+put_row(ReturnSetInfo *rs, const SbLiveSnapshot *snap, const ProgressRow *r)
 {
-	const SbStripeLive *l = &snap->live.stripes[i];
-	double		elapsed = l->nsamples > 0 ?
-		l->sample_time[(l->nsamples - 1) % SB_PROGRESS_SAMPLES] : 0;
-	double		average = elapsed > 0 ? (double) l->done / 1e6 / elapsed : 0;
-	double		recent = recent_rate(l, average);
+	uint64		total = r->total == 0 ? 0 : shown_total(r->total, r->done);
 	Datum		v[PROGRESS_COLUMNS];
 	bool		n[PROGRESS_COLUMNS];
 
@@ -214,21 +241,65 @@ put_stripe(ReturnSetInfo *rs, const SbLiveSnapshot *snap, int i)
 	v[0] = CStringGetTextDatum(sb_job_ops(snap->kind)->name);
 	v[1] = Int64GetDatum(snap->id);
 	v[2] = CStringGetTextDatum(snap->live.phase);
-	v[3] = Int32GetDatum(i + 1);
-	v[4] = CStringGetTextDatum(l->location);
-	v[5] = Int64GetDatum((int64) l->done);
-	v[6] = Int64GetDatum((int64) l->total);
-	n[6] = l->total == 0;
-	v[7] = Int64GetDatum((int64) l->stored);
-	v[8] = Float8GetDatum(recent);
-	v[9] = Float8GetDatum(average);
-	v[10] = Int32GetDatum((int32) l->in_flight);
-	v[11] = Float8GetDatum(l->total > l->done && recent > 0 ?
-						   (double) (l->total - l->done) / 1e6 / recent : 0);
-	n[11] = l->total == 0 || recent <= 0;
-	v[12] = TimestampTzGetDatum(snap->live.updated_at);
-	n[12] = snap->live.updated_at == 0;
+	v[3] = CStringGetTextDatum(r->scope);
+	v[4] = Int32GetDatum(r->stripe);
+	n[4] = r->stripe == 0;
+	v[5] = CStringGetTextDatum(r->location != NULL ? r->location : "");
+	n[5] = r->location == NULL;
+	v[6] = Int64GetDatum((int64) r->done);
+	v[7] = Int64GetDatum((int64) total);
+	n[7] = total == 0;
+	v[8] = Int64GetDatum((int64) r->stored);
+	/* the one definition of a rate (sb_stripe_data_mb_per_s): bytes per second of writing */
+	v[9] = Float8GetDatum((double) r->done / 1e6 / r->busy_seconds);
+	v[10] = Float8GetDatum((double) r->stored / 1e6 / r->busy_seconds);
+	n[9] = n[10] = r->busy_seconds <= 0;
+	v[11] = Float8GetDatum(r->recent);
+	v[12] = Int32GetDatum((int32) r->in_flight);
+	v[13] = Float8GetDatum(total > r->done && r->recent > 0 ?
+						   (double) (total - r->done) / 1e6 / r->recent : 0);
+	n[13] = total == 0 || r->recent <= 0;
+	v[14] = TimestampTzGetDatum(snap->live.updated_at);
+	n[14] = snap->live.updated_at == 0;
+	v[15] = Float8GetDatum(snap->live.elapsed);
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
+}
+
+/* Stripe I's row. */
+static void
+put_stripe(ReturnSetInfo *rs, const SbLiveSnapshot *snap, int i)
+{
+	const SbStripeLive *l = &snap->live.stripes[i];
+	ProgressRow r = {"stripe", i + 1, l->location, l->done, l->total, l->stored,
+	l->busy_seconds, recent_rate(l, snap->live.elapsed), l->in_flight};
+
+	put_row(rs, snap, &r);
+}
+
+/*
+ * The whole job's row: the stripes' sums, the job's total estimate, its
+ * rates per second since it began (the stripes write side by side, so
+ * their seconds do not add up).
+ */
+static void
+put_whole(ReturnSetInfo *rs, const SbLiveSnapshot *snap)
+{
+	ProgressRow r = {"total", 0, NULL, 0, snap->live.bytes_total, 0,
+	snap->live.elapsed, 0, 0};
+	int			i;
+
+	for (i = 0; i < snap->live.nstripes; i++)
+	{
+		const SbStripeLive *l = &snap->live.stripes[i];
+
+		r.done += l->done;
+		r.stored += l->stored;
+		r.recent += recent_rate(l, snap->live.elapsed);
+		r.in_flight += l->in_flight;
+	}
+	if (snap->live.bytes_done > r.done)
+		r.done = snap->live.bytes_done;
+	put_row(rs, snap, &r);
 }
 
 /* A row per stripe of the running job; none when nothing runs. */
@@ -241,7 +312,10 @@ stripebackup_progress(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	sb_shmem_live_snapshot(snap);
-	for (i = 0; snap->running && i < snap->live.nstripes; i++)
+	if (!snap->running)
+		return (Datum) 0;
+	put_whole(rs, snap);
+	for (i = 0; i < snap->live.nstripes; i++)
 		put_stripe(rs, snap, i);
 	return (Datum) 0;
 }

@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(69);
+SELECT plan(70);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
@@ -48,7 +48,11 @@ SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'typ
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
 	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid', 'kept', 'note']);
 SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
-	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'mb_per_s']);
+	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'data_mb_per_s',
+	'stored_mb_per_s']);
+SELECT columns_are('stripe_backup_progress', ARRAY['kind', 'id', 'phase', 'scope', 'stripe', 'location',
+	'bytes_done', 'bytes_total', 'percent', 'stored_bytes', 'data_mb_per_s', 'stored_mb_per_s',
+	'recent_data_mb_per_s', 'queue_depth', 'eta_seconds', 'updated_at', 'elapsed_seconds']);
 SELECT columns_are('stripe_backup_timeline', ARRAY['backup_id', 'stripe', 'seconds', 'stored_bytes',
 	'mb_per_s']);
 SELECT has_function('stripe_check', ARRAY['interval', 'boolean']);

@@ -28,14 +28,14 @@ my @samples;
 for (my $i = 0; $i < 200; $i++)
 {
 	my $rows = $node->safe_psql('postgres',
-		"SELECT stripe, bytes_done, coalesce(bytes_total, 0), mb_per_s, percent, mb_per_s_average,
+		"SELECT stripe, bytes_done, coalesce(bytes_total, 0), recent_data_mb_per_s, percent, data_mb_per_s,
 		        queue_depth, eta_seconds, phase
-		 FROM stripe_backup_progress WHERE id = $id ORDER BY stripe");
+		 FROM stripe_backup_progress WHERE id = $id AND scope = 'stripe' ORDER BY stripe");
 	last if $rows eq '' && @samples > 0;
 	push @samples, $rows if $rows ne '';
 	sleep 0.25;
 }
-note("a progress sample (stripe|bytes done|bytes total|MB/s|percent|MB/s average|queue depth|seconds left|phase):\n" . $samples[int(@samples / 2)])
+note("a progress sample (stripe|bytes done|bytes total|recent data MB/s|percent|data MB/s|queue depth|seconds left|phase):\n" . $samples[int(@samples / 2)])
 	if @samples;
 cmp_ok(scalar @samples, '>=', 4, 'progress rows appear while the backup runs (' . scalar(@samples) . ' samples)');
 my ($monotonic, $two_rows, $moving) = (1, 1, 0);

@@ -544,6 +544,21 @@ sb_backup_abort(SbBackup *b)
 	free_backup(b, false);
 }
 
+/*
+ * Writer W's busy seconds so far, the period under way included: a writer
+ * whose queue never drains adds its busy time only at the end, and rates
+ * per second of writing would otherwise be divided by almost nothing.
+ */
+static double
+busy_seconds_now(SbStripeWriter *w)
+{
+	uint64_t	busy = atomic_load(&w->busy_usec);
+	uint64_t	since = atomic_load(&w->busy_since_usec);
+	uint64_t	now = (uint64_t) (sb_monotonic_seconds() * 1e6);
+
+	return (double) (busy + (since != 0 && now > since ? now - since : 0)) / 1e6;
+}
+
 void
 sb_backup_progress(SbBackup *b, SbProgress *p)
 {
@@ -561,7 +576,7 @@ sb_backup_progress(SbBackup *b, SbProgress *p)
 		p->stripes[i].chunks = atomic_load(&w->chunks);
 		p->stripes[i].raw_bytes = atomic_load(&w->raw_bytes);
 		p->stripes[i].stored_bytes = atomic_load(&w->stored_bytes);
-		p->stripes[i].busy_seconds = (double) atomic_load(&w->busy_usec) / 1e6;
+		p->stripes[i].busy_seconds = busy_seconds_now(w);
 		p->stripes[i].in_flight = atomic_load(&w->in_flight_count);
 	}
 }

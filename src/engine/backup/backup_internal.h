@@ -85,7 +85,10 @@ typedef struct SbStripeWriter
 	_Atomic uint32_t in_flight_count;	/* read by progress on other threads */
 	uint64_t	durable_offset; /* written back and dropped from the cache */
 	SbRate		rate;
-	double		busy_since;		/* when writes went from none to some */
+	_Atomic uint64_t busy_since_usec;	/* when writes went from none to some
+										 * (monotonic us); 0 while none are: read
+										 * by progress, to count the busy period
+										 * under way */
 	double		finished_at;	/* when its last write completed */
 	SbTimeline	timeline;		/* its stored bytes over time, for the manifest */
 	_Atomic uint64_t chunks;

@@ -6,11 +6,17 @@
  *
  * Drawn from the timeline every stripe keeps in the manifest: a point per
  * sampling interval (0.1 s for a short backup, longer for a long one), at
- * the stripe's MB/s in that interval.  Each stripe is one <polyline
- * class="series">, listed in the legend with its destination, its average
- * rate and when it finished.  The axes are labelled at round values (1, 2
- * or 5 times a power of ten; round seconds, minutes or hours), four to six
- * of them, so a reader can tell "40 MB/s" at a glance.
+ * the stripe's stored MB/s around that interval, averaged over a moving
+ * window (SB_REPORT_WINDOW seconds, or two intervals when the figures are
+ * further apart): a 1 MB chunk lands in one 0.1 s interval and not the
+ * next, so raw intervals draw a saw, not a rate.  Each stripe is one
+ * <polyline class="series"> with its own dash pattern, so stripes that run
+ * at the same rate stay visible on top of each other, listed in the legend
+ * (with the same dash) with its destination and its two rates, data MB/s
+ * and stored MB/s, defined once here (sb_stripe_data_mb_per_s) for the
+ * report, the views and the JSON.  The axes are labelled at round values
+ * (1, 2 or 5 times a power of ten; round seconds, minutes or hours), four
+ * to six of them, so a reader can tell "40 MB/s" at a glance.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -28,12 +34,55 @@
 #define TOP 50
 #define BOTTOM 60
 #define LEGEND_ROW 18
+#define LEGEND_STRIPE 34		/* two lines: the destination, then the figures */
 #define PLOT_W (WIDTH - LEFT - RIGHT)
 #define PLOT_H (HEIGHT - TOP - BOTTOM)
 
 static const char *const colors[] = {
 	"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"
 };
+
+/*
+ * A dash pattern per stripe (with the colour, by its number): the first
+ * solid and widest, the next ones drawn over it in dashes, so two stripes
+ * with the same rates show both.
+ */
+static const char *const dashes[] = {
+	"none", "9 5", "2 4", "12 4 2 4", "5 5", "1 3", "16 6", "6 3 1 3"
+};
+
+#define SERIES_STYLES 8
+
+/* Stripe S's colour, dash and line width. */
+static const char *
+series_color(const SbStripeInfo *s)
+{
+	return colors[(s->number - 1) % SERIES_STYLES];
+}
+
+static const char *
+series_dash(const SbStripeInfo *s)
+{
+	return dashes[(s->number - 1) % SERIES_STYLES];
+}
+
+static double
+series_width(const SbStripeInfo *s)
+{
+	return s->number == 1 ? 3.5 : 2;
+}
+
+double
+sb_stripe_data_mb_per_s(const SbStripeInfo *s)
+{
+	return s->seconds > 0 ? (double) s->raw_bytes / 1e6 / s->seconds : 0;
+}
+
+double
+sb_stripe_stored_mb_per_s(const SbStripeInfo *s)
+{
+	return s->seconds > 0 ? (double) s->stored_bytes / 1e6 / s->seconds : 0;
+}
 
 /* A growing text buffer whose failures stick. */
 typedef struct Svg
@@ -238,15 +287,57 @@ tick_label(const Axis *a, int i, char *buf, size_t len)
 	snprintf(end, len - (size_t) (end - buf), " %s", a->unit_name);
 }
 
-/* MB/s of stripe S in interval I of its timeline (from figure I - 1 to figure I). */
+/* Stripe S's stored bytes T seconds into the backup, straight between its figures. */
 static double
-rate_at(const SbStripeInfo *s, uint32_t i)
+bytes_at(const SbStripeInfo *s, double t)
+{
+	double		start = 0;
+	uint64_t	before = 0;
+	uint32_t	i;
+
+	for (i = 0; i < s->ntimeline; i++)
+	{
+		double		end = sb_stripe_timeline_seconds(s, i);
+
+		if (t < end)
+		{
+			double		part = end - start > MIN_SPAN ? (t - start) / (end - start) : 1;
+
+			return before + (t < start ? 0 : part) * (double) (s->timeline[i] - before);
+		}
+		start = end;
+		before = s->timeline[i];
+	}
+	return (double) before;		/* after the last figure: the total */
+}
+
+double
+sb_report_window(const SbStripeInfo *s)
+{
+	return s->timeline_interval * 2 > SB_REPORT_WINDOW ? s->timeline_interval * 2 : SB_REPORT_WINDOW;
+}
+
+double
+sb_report_rate_at(const SbStripeInfo *s, double t)
+{
+	double		half = sb_report_window(s) / 2;
+	double		end = s->ntimeline > 0 ? sb_stripe_timeline_seconds(s, s->ntimeline - 1) : 0;
+	double		from = t - half < 0 ? 0 : t - half;
+	double		to = t + half > end ? end : t + half;
+
+	/* The window is cut at the stripe's start and end: its rate is over the time it has there. */
+	if (to - from < MIN_SPAN)
+		return 0;
+	return (bytes_at(s, to) - bytes_at(s, from)) / 1e6 / (to - from);
+}
+
+/* The middle of interval I of stripe S's timeline, where its point is drawn. */
+static double
+middle_of(const SbStripeInfo *s, uint32_t i)
 {
 	double		start = i > 0 ? sb_stripe_timeline_seconds(s, i - 1) : 0;
-	double		span = sb_stripe_timeline_seconds(s, i) - start;
-	uint64_t	before = i > 0 ? s->timeline[i - 1] : 0;
 
-	return (double) (s->timeline[i] - before) / 1e6 / (span < MIN_SPAN ? MIN_SPAN : span);
+	return (start + sb_stripe_timeline_seconds(s, i)) / 2;
 }
 
 /* The longest run and the highest rate of any stripe (at least 1 s and 1 MB/s when none). */
@@ -266,7 +357,7 @@ data_range(const SbManifest *m, double *max_seconds, double *max_rate)
 		if (s->ntimeline > 0)
 			*max_seconds = fmax(*max_seconds, sb_stripe_timeline_seconds(s, s->ntimeline - 1));
 		for (t = 0; t < s->ntimeline; t++)
-			*max_rate = fmax(*max_rate, rate_at(s, t));
+			*max_rate = fmax(*max_rate, sb_report_rate_at(s, middle_of(s, t)));
 	}
 	if (*max_seconds <= 0)
 		*max_seconds = 1;
@@ -351,6 +442,15 @@ static void
 axes(Svg *svg, const SbManifest *m, const Axis *x, const Axis *y)
 {
 	double		interval = sampling_interval(m);
+	double		window = 0;
+	uint32_t	i;
+
+	for (i = 0; i < m->nstripes; i++)
+		if (m->stripes[i].ntimeline > 0)
+		{
+			window = sb_report_window(&m->stripes[i]);
+			break;
+		}
 
 	y_ticks(svg, y);
 	x_ticks(svg, x);
@@ -359,53 +459,66 @@ axes(Svg *svg, const SbManifest *m, const Axis *x, const Axis *y)
 		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n</g>\n",
 		LEFT, TOP + PLOT_H, LEFT + PLOT_W, TOP + PLOT_H, LEFT, TOP, LEFT, TOP + PLOT_H);
 	out(svg, "<g class=\"axis-titles\" font-size=\"11\" fill=\"#444\" text-anchor=\"middle\">\n"
-		"<text x=\"%d\" y=\"%d\">time since the backup began", LEFT + PLOT_W / 2, TOP + PLOT_H + 34);
+		"<text class=\"x-title\" x=\"%d\" y=\"%d\">time since the backup began (%s)",
+		LEFT + PLOT_W / 2, TOP + PLOT_H + 34, x->unit_name);
 	if (interval > 0)
-		out(svg, " (a point every %g s)", interval);
-	out(svg, "</text>\n<text x=\"14\" y=\"%d\" transform=\"rotate(-90 14 %d)\">"
-		"write throughput</text>\n</g>\n", TOP + PLOT_H / 2, TOP + PLOT_H / 2);
+		out(svg, ", a point every %g s", interval);
+	out(svg, "</text>\n<text class=\"y-title\" x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\">"
+		"stored %s: bytes written to the stripe", TOP + PLOT_H / 2, TOP + PLOT_H / 2, y->unit_name);
+	if (window > 0)
+		out(svg, ", %g s moving average", window);
+	out(svg, "</text>\n</g>\n");
 }
 
-/* One stripe: a polyline through its rate at the middle of each interval. */
+/* One stripe: a polyline through its smoothed rate at the middle of each interval. */
 static void
 series(Svg *svg, const SbStripeInfo *s, const Axis *x, const Axis *y)
 {
 	uint32_t	i;
 
-	out(svg, "<polyline class=\"series\" data-stripe=\"%u\" fill=\"none\" stroke-width=\"2\" "
-		"stroke=\"%s\" points=\"", s->number, colors[(s->number - 1) % 8]);
+	out(svg, "<polyline class=\"series\" data-stripe=\"%u\" fill=\"none\" stroke-width=\"%g\" "
+		"stroke=\"%s\" stroke-dasharray=\"%s\" stroke-linejoin=\"round\" points=\"",
+		s->number, series_width(s), series_color(s), series_dash(s));
 	for (i = 0; i < s->ntimeline; i++)
 	{
 		double		start = i > 0 ? sb_stripe_timeline_seconds(s, i - 1) : 0;
 		double		end = sb_stripe_timeline_seconds(s, i);
-		double		rate_y = y_at(y, rate_at(s, i));
+		double		rate_y = y_at(y, sb_report_rate_at(s, middle_of(s, i)));
 
 		if (s->ntimeline == 1)	/* one point draws nothing: a level line over its interval */
 			out(svg, "%.1f,%.1f %.1f,%.1f", x_at(x, start), rate_y, x_at(x, end), rate_y);
 		else
-			out(svg, "%s%.1f,%.1f", i > 0 ? " " : "", x_at(x, (start + end) / 2), rate_y);
+			out(svg, "%s%.1f,%.1f", i > 0 ? " " : "", x_at(x, middle_of(s, i)), rate_y);
 	}
 	out(svg, "\"/>\n");
 }
 
+/* A row per stripe: its line as drawn, its destination, what it carried and its two rates. */
 static void
 legend(Svg *svg, const SbManifest *m)
 {
 	uint32_t	i;
 
-	out(svg, "<g class=\"legend\" font-size=\"12\">\n");
+	out(svg, "<g class=\"legend\" font-size=\"12\">\n"
+		"<text x=\"%d\" y=\"%d\" fill=\"#444\">data MB/s: source data the stripe carried, "
+		"before compression; stored MB/s: bytes written to it; both per second of its writing</text>\n",
+		LEFT, HEIGHT + 4);
 	for (i = 0; i < m->nstripes; i++)
 	{
 		const SbStripeInfo *s = &m->stripes[i];
-		int			y = HEIGHT + 10 + LEGEND_ROW * (int) i;
-		double		rate = s->finished_after > 0 ? (double) s->stored_bytes / 1e6 / s->finished_after : 0;
+		int			y = HEIGHT + 10 + LEGEND_ROW + LEGEND_STRIPE * (int) i;
 
-		out(svg, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n",
-			LEFT, y - 10, colors[(s->number - 1) % 8]);
-		out(svg, "<text x=\"%d\" y=\"%d\">stripe %u: ", LEFT + 18, y, s->number);
+		out(svg, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"%g\" "
+			"stroke-dasharray=\"%s\"/>\n", LEFT, y - 4, LEFT + 30, y - 4, series_color(s),
+			series_width(s), series_dash(s));
+		out(svg, "<text class=\"legend-stripe\" data-stripe=\"%u\" x=\"%d\" y=\"%d\">stripe %u: ",
+			s->number, LEFT + 38, y, s->number);
 		out_text(svg, s->destination);
-		out(svg, ", %.1f MB at %.1f MB/s, done after %.2f s</text>\n",
-			(double) s->stored_bytes / 1e6, rate, s->finished_after);
+		/* a second line (a destination can be long), read as one text with the first */
+		out(svg, ",<tspan x=\"%d\" dy=\"15\"> %.1f MB data, %.1f MB stored; %.1f data MB/s, "
+			"%.1f stored MB/s; done after %.2f s</tspan></text>\n", LEFT + 38,
+			(double) s->raw_bytes / 1e6, (double) s->stored_bytes / 1e6,
+			sb_stripe_data_mb_per_s(s), sb_stripe_stored_mb_per_s(s), s->finished_after);
 	}
 	out(svg, "</g>\n");
 }
@@ -430,8 +543,8 @@ sb_report_svg(const SbManifest *m, SbError *err)
 	out(&svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n",
-		WIDTH, HEIGHT + 20 + LEGEND_ROW * (int) m->nstripes,
-		WIDTH, HEIGHT + 20 + LEGEND_ROW * (int) m->nstripes);
+		WIDTH, HEIGHT + 20 + LEGEND_ROW + LEGEND_STRIPE * (int) m->nstripes,
+		WIDTH, HEIGHT + 20 + LEGEND_ROW + LEGEND_STRIPE * (int) m->nstripes);
 	out(&svg, "<title>");
 	out_text(&svg, m->name);
 	out(&svg, "</title>\n<text x=\"%d\" y=\"24\" font-size=\"15\">Backup ", LEFT);

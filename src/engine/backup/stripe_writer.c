@@ -119,7 +119,7 @@ start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
 	slot = (w->in_flight_head + w->in_flight_count) % w->backup->queue_depth;
 	w->in_flight[slot] = c;
 	if (w->in_flight_count++ == 0)
-		w->busy_since = sb_monotonic_seconds();
+		atomic_store(&w->busy_since_usec, (uint64_t) (sb_monotonic_seconds() * 1e6) | 1);
 	return sb_io_start(io, &c->op, err);
 }
 
@@ -155,8 +155,13 @@ retire_written(SbStripeWriter *w)
 		sb_queue_push(&b->free_queue, c);
 	}
 	if (w->in_flight_count == 0)
-		atomic_fetch_add(&w->busy_usec,
-						 (uint64_t) ((sb_monotonic_seconds() - w->busy_since) * 1e6));
+	{
+		/* the period leaves busy_since first: progress may miss it for an instant, never count it twice */
+		uint64_t	since = atomic_exchange(&w->busy_since_usec, 0);
+		uint64_t	now = (uint64_t) (sb_monotonic_seconds() * 1e6);
+
+		atomic_fetch_add(&w->busy_usec, now > since ? now - since : 0);
+	}
 	if (complete_upto > 0)
 		drop_written(w, complete_upto);
 }

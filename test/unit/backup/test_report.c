@@ -4,7 +4,10 @@
  *		libxml2-utils, reads it back), one series per stripe plotted at the
  *		right place, axes labelled at round values, text escaped, a report
  *		larger than its first buffer, and the reports of real backups: a
- *		point per tenth of a second for a backup of two seconds.
+ *		point per tenth of a second for a backup of two seconds.  The
+ *		stripe's two rates (data and stored MB/s per second of writing),
+ *		the moving window that smooths a jagged timeline, and the dash
+ *		patterns that keep equal stripes apart.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,14 @@ set_stripe(SbStripeInfo *s, uint32_t number, const char *destination, uint64_t s
 		memcpy(s->timeline, timeline, n * sizeof(uint64_t));
 	s->ntimeline = n;
 	s->timeline_interval = interval;
+}
+
+/* What stripe S carried before compression (RAW) and its writer's busy SECONDS. */
+static void
+set_writing(SbStripeInfo *s, uint64_t raw, double seconds)
+{
+	s->raw_bytes = raw;
+	s->seconds = seconds;
 }
 
 static SbManifest *
@@ -145,6 +156,8 @@ test_report_svg_series(void)
 	set_stripe(&m->stripes[0], 1, "/dest/<one>", 3500000, 2.5, 1.0, t1, 3);
 	set_stripe(&m->stripes[1], 2, "/dest/caf\xc3\xa9", 2000000, 0.8, 1.0, t2, 1);
 	set_stripe(&m->stripes[2], 3, "/dest/three", 0, 0, 0, NULL, 0);
+	set_writing(&m->stripes[0], 7000000, 0.5);
+	set_writing(&m->stripes[1], 4000000, 0.8);
 	svg = draw(m, dir, file);
 	if (svg != NULL)
 	{
@@ -162,11 +175,13 @@ test_report_svg_series(void)
 		 * The plot is 760 x 310 from (80, 50), 2.5 s wide (stripe 1's last
 		 * figure), up to 2.5 MB/s (stripe 2's rate): x = 80 + 304 t, y = 360
 		 * - 124 r.  Stripe 1: 1 MB/s over [0, 1), 2 over [1, 2), 0.5 MB in
-		 * [2, 2.5).
+		 * [2, 2.5); its window is two intervals (2 s), cut at 0 and 2.5 s:
+		 * at 0.5 s 2 MB in [0, 1.5] (1.33 MB/s), at 1.5 s 3 MB in [0.5,
+		 * 2.5] (1.5), at 2.25 s 2 MB in [1.25, 2.5] (1.6).
 		 */
 		ok(xpath(file, "string(" SERIES "[@data-stripe='1']/@points)", out, sizeof(out)), "stripe 1's points");
-		is_str(out, "232.0,236.0 536.0,112.0 764.0,236.0",
-			   "stripe 1: its rate at the middle of each interval, the last one half a second");
+		is_str(out, "232.0,194.7 536.0,174.0 764.0,161.6",
+			   "stripe 1: its rate over the window around the middle of each interval");
 		ok(xpath(file, "string(" SERIES "[@data-stripe='2']/@points)", out, sizeof(out)), "stripe 2's points");
 		is_str(out, "80.0,50.0 323.2,50.0",
 			   "stripe 2: one figure drawn as a line at 2.5 MB/s from the start until it finished (0.8 s)");
@@ -174,18 +189,27 @@ test_report_svg_series(void)
 		is_str(out, "", "stripe 3, without a timeline: an empty series");
 
 		ok(xpath(file, "string(//*[local-name()='g'][@class='legend'])", out, sizeof(out)), "a legend");
-		like(out, "stripe 1: /dest/<one>, 3.5 MB at 1.4 MB/s, done after 2.50 s",
-			 "legend: stripe 1's destination, size, average rate, end");
-		like(out, "stripe 2: /dest/caf??, 2.0 MB at 2.5 MB/s", "legend: bytes that are not ASCII as '?'");
-		like(out, "stripe 3: /dest/three, 0.0 MB at 0.0 MB/s, done after 0.00 s",
-			 "legend: a stripe that wrote nothing");
+		like(out, "stripe 1: /dest/<one>, 7.0 MB data, 3.5 MB stored; 14.0 data MB/s, 7.0 stored MB/s; "
+			 "done after 2.50 s", "legend: stripe 1's destination, sizes, both rates labelled, end");
+		like(out, "stripe 2: /dest/caf??, 4.0 MB data, 2.0 MB stored; 5.0 data MB/s, 2.5 stored MB/s",
+			 "legend: bytes that are not ASCII as '?'");
+		like(out, "stripe 3: /dest/three, 0.0 MB data, 0.0 MB stored; 0.0 data MB/s, 0.0 stored MB/s; "
+			 "done after 0.00 s", "legend: a stripe that wrote nothing");
+		like(out, "data MB/s: source data the stripe carried, before compression; stored MB/s: bytes "
+			 "written to it; both per second of its writing", "legend: what each rate counts");
+		ok(xpath(file, "count(//*[local-name()='g'][@class='legend']/*[local-name()='line'])", out,
+				 sizeof(out)) && strcmp(out, "3") == 0, "legend: a line sample per stripe (got %s)", out);
+		ok(xpath(file, "string(//*[local-name()='g'][@class='legend']/*[local-name()='line'][2]/@stroke-dasharray)",
+				 out, sizeof(out)) && strcmp(out, "9 5") == 0, "dashed as stripe 2's series is: %s", out);
 		tick_labels(file, "y-ticks", out, sizeof(out));
 		is_str(out, "0 MB/s, 0.5 MB/s, 1 MB/s, 1.5 MB/s, 2 MB/s, 2.5 MB/s", "the rate axis, to 2.5 MB/s");
 		tick_labels(file, "x-ticks", out, sizeof(out));
 		is_str(out, "0 s, 0.5 s, 1 s, 1.5 s, 2 s, 2.5 s", "the time axis, to 2.5 s");
 		ok(xpath(file, "string(//*[local-name()='g'][@class='axis-titles'])", out, sizeof(out)), "axis titles");
-		like(out, "time since the backup began (a point every 1 s)", "the time axis is named, with the interval");
-		like(out, "write throughput", "the rate axis is named");
+		like(out, "time since the backup began (s), a point every 1 s",
+			 "the time axis is named, with its unit and the interval");
+		like(out, "stored MB/s: bytes written to the stripe, 2 s moving average",
+			 "the rate axis is named, with its unit, what it counts and the window");
 	}
 	free(svg);
 	sb_manifest_free(m);
@@ -302,8 +326,8 @@ test_report_svg_large(void)
 		ok(xpath(file, "count(" SERIES ")", out, sizeof(out)) && strcmp(out, "12") == 0,
 		   "twelve series (got %s)", out);
 		is_int(series_points(file, 12), FIGURES, "a point per figure");
-		ok(xpath(file, "count(//*[local-name()='g'][@class='legend']/*[local-name()='text'])", out,
-				 sizeof(out)) && strcmp(out, "12") == 0, "twelve legend lines (got %s)", out);
+		ok(xpath(file, "count(//*[local-name()='g'][@class='legend']/*[local-name()='text'][@class='legend-stripe'])",
+				 out, sizeof(out)) && strcmp(out, "12") == 0, "twelve legend lines (got %s)", out);
 		ok(xpath(file, "string(//*[local-name()='text'][starts-with(., 'Backup ')])", out, sizeof(out)),
 		   "a heading");
 		is_str(out, "Backup bk-large: write throughput of each stripe", "no label, no parentheses");
@@ -313,6 +337,10 @@ test_report_svg_large(void)
 		is_str(out, stroke1, "stripe 9 has stripe 1's colour (eight colours)");
 		ok(xpath(file, "string(" SERIES "[@data-stripe='2']/@stroke)", out, sizeof(out)) &&
 		   strcmp(out, stroke1) != 0, "stripe 2 has another");
+		ok(xpath(file, "string(" SERIES "[@data-stripe='1']/@stroke-dasharray)", stroke1, sizeof(stroke1)) &&
+		   xpath(file, "string(" SERIES "[@data-stripe='2']/@stroke-dasharray)", out, sizeof(out)) &&
+		   strcmp(stroke1, "none") == 0 && strcmp(out, "none") != 0,
+		   "stripe 1 is solid, stripe 2 dashed over it (%s)", out);
 	}
 	free(svg);
 	free(timeline);
@@ -320,12 +348,36 @@ test_report_svg_large(void)
 	th_rmtree(dir);
 }
 
+/* What a backup's ticks saw of its stripes' writing, the last tick's figures. */
+typedef struct LiveSeen
+{
+	int			ticks;
+	double		busy[2];
+	uint64_t	raw[2];
+} LiveSeen;
+
+static bool
+note_live(void *arg, const SbProgress *p)
+{
+	LiveSeen   *seen = arg;
+	uint32_t	i;
+
+	seen->ticks++;
+	for (i = 0; i < p->nstripes && i < 2; i++)
+	{
+		seen->busy[i] = p->stripes[i].busy_seconds;
+		seen->raw[i] = p->stripes[i].raw_bytes;
+	}
+	return true;
+}
+
 /*
  * A backup in fixture F (made here) of a file of BYTES over two
- * destinations, at most RATES MB/s each (or NULL); NULL if it failed.
+ * destinations, at most RATES MB/s each (or NULL), its ticks noted into
+ * SEEN (or not, NULL); NULL if it failed.
  */
 static SbManifest *
-backup_of(ThFixture *f, const char *tag, size_t bytes, const double *rates)
+backup_seen(ThFixture *f, const char *tag, size_t bytes, const double *rates, LiveSeen *seen)
 {
 	SbBackupOptions o;
 	SbManifest *m = NULL;
@@ -336,9 +388,20 @@ backup_of(ThFixture *f, const char *tag, size_t bytes, const double *rates)
 	th_write_pattern(th_path(path, "%s/data", f->src), bytes, 7, true, 0600);
 	th_options(&o, f->dests, 2, "bk");
 	o.max_rates = rates;
+	if (seen != NULL)
+	{
+		o.hooks.tick = note_live;
+		o.hooks.tick_arg = seen;
+	}
 	if (!ok(th_backup_tree(&o, f->src, &m, &err), "%s: a backup of %zu bytes on two stripes", tag, bytes))
 		th_diag_error("backup", &err);
 	return m;
+}
+
+static SbManifest *
+backup_of(ThFixture *f, const char *tag, size_t bytes, const double *rates)
+{
+	return backup_seen(f, tag, bytes, rates, NULL);
 }
 
 /* The report of a real two-stripe backup: a series and a legend line per destination. */
@@ -399,6 +462,100 @@ test_report_svg_two_seconds(void)
 		like(out, "0 s, 0.5 s, 1 s, 1.5 s", "the time axis in half seconds: %s", out);
 	}
 	free(svg);
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}
+
+/*
+ * The one definition of a stripe's rates: source data and stored bytes per
+ * second of its writing (not of the backup), 0 when it wrote nothing.
+ */
+void
+test_report_stripe_rates(void)
+{
+	SbStripeInfo s;
+
+	memset(&s, 0, sizeof(s));
+	s.raw_bytes = 230400000;
+	s.stored_bytes = 21600000;
+	s.seconds = 1.0;
+	s.finished_after = 10.0;
+	ok(sb_stripe_data_mb_per_s(&s) == 230.4, "data MB/s: 230.4 MB of data in 1 s of writing");
+	ok(sb_stripe_stored_mb_per_s(&s) == 21.6, "stored MB/s: 21.6 MB stored in that second");
+	s.seconds = 0;
+	ok(sb_stripe_data_mb_per_s(&s) == 0 && sb_stripe_stored_mb_per_s(&s) == 0,
+	   "no time writing: both 0, not a division by zero");
+}
+
+/*
+ * A jagged timeline, as 1 MB chunks sampled every 0.1 s make it at 5 MB/s
+ * (1 MB in every other interval): the chart's window of 1 s draws it level
+ * at 5 MB/s within half a window of each end, where the raw intervals swing
+ * between 0 and 10.
+ */
+void
+test_report_smoothing(void)
+{
+	enum
+	{
+		FIGURES = 40
+	};
+	uint64_t	timeline[FIGURES];
+	SbStripeInfo s;
+	double		lo = 1e9,
+				hi = 0;
+	uint32_t	i;
+
+	for (i = 0; i < FIGURES; i++)
+		timeline[i] = (uint64_t) ((i + 1) / 2) * 1000000;
+	memset(&s, 0, sizeof(s));
+	s.timeline = timeline;
+	s.ntimeline = FIGURES;
+	s.timeline_interval = 0.1;
+	s.finished_after = 4.0;
+	is_int((int) (sb_report_window(&s) * 10), 10, "a window of 1 s over 0.1 s figures");
+	for (i = 5; i + 5 < FIGURES; i++)
+	{
+		double		r = sb_report_rate_at(&s, 0.1 * i + 0.05);
+
+		lo = r < lo ? r : lo;
+		hi = r > hi ? r : hi;
+	}
+	ok(lo > 4.4 && hi < 5.6, "level at 5 MB/s away from the ends: %.2f to %.2f MB/s", lo, hi);
+	s.timeline_interval = 1.6;
+	is_int((int) (sb_report_window(&s) * 10), 32, "two intervals when figures are further apart than 0.5 s");
+	s.ntimeline = 0;
+	ok(sb_report_rate_at(&s, 1) == 0, "no timeline: 0");
+}
+
+/*
+ * Live progress counts a stripe's busy period under way: a writer held at
+ * 2 MB/s keeps writes in flight most of the time, and a tick near the end
+ * sees about as many seconds of writing as the backup has run, not the few
+ * milliseconds of the periods that had ended (which made the live data
+ * MB/s thousands).
+ */
+void
+test_report_live_busy_seconds(void)
+{
+	static const double rates[] = {2, 2};
+	ThFixture	f;
+	LiveSeen	seen;
+	SbManifest *m;
+	uint32_t	i;
+
+	memset(&seen, 0, sizeof(seen));
+	m = backup_seen(&f, "report-live-busy", 6 * 1000 * 1000, rates, &seen);
+	ok(seen.ticks >= 5, "ticks while it ran: %d", seen.ticks);
+	for (i = 0; m != NULL && i < 2; i++)
+	{
+		double		rate = seen.busy[i] > 0 ? (double) seen.raw[i] / 1e6 / seen.busy[i] : 0;
+
+		ok(seen.busy[i] > 0.3 * m->stripes[i].seconds && seen.busy[i] <= m->stripes[i].seconds + 0.01,
+		   "stripe %u: the last tick saw %.2f s of writing (%.2f s in all)", i + 1, seen.busy[i],
+		   m->stripes[i].seconds);
+		ok(rate > 0 && rate < 10, "stripe %u: so its live data MB/s is near the limit of 2: %.1f", i + 1, rate);
+	}
 	sb_manifest_free(m);
 	th_fixture_done(&f);
 }
