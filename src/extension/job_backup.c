@@ -79,7 +79,7 @@ typedef struct Run
 } Run;
 
 void
-sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const char **dest_ptrs)
+sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const char **dest_ptrs)
 {
 	int			i;
 
@@ -105,7 +105,7 @@ sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const ch
 	o->direct_io = args->direct_io;
 	o->max_rates = args->max_rates;
 	o->max_memory = args->max_memory;
-	o->encryption_key = sb_key_current();	/* the caller's file, which it captured */
+	o->encryption_key = sbx_key_current();	/* the caller's file, which it captured */
 	StaticAssertStmt(sizeof(o->uuid) == sizeof(args->uuid), "backup uuid sizes differ");
 	memcpy(o->uuid, args->uuid, sizeof(o->uuid));
 }
@@ -130,16 +130,16 @@ cluster_size(void)
 	bool		isnull = true;
 	uint64		size = 0;
 
-	sb_sql_begin(&sql);
-	rows = sb_sql_run(SB_SQL_CLUSTER_SIZE, NULL, NULL);
+	sbx_sql_begin(&sql);
+	rows = sbx_sql_run(SB_SQL_CLUSTER_SIZE, NULL, NULL);
 	if (rows.count == 1)
 	{
-		Datum		d = sb_sql_datum(&sql, &rows, 0, 1, &isnull);
+		Datum		d = sbx_sql_datum(&sql, &rows, 0, 1, &isnull);
 
 		if (!isnull)
 			size = (uint64) DatumGetInt64(d);
 	}
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	return size;
 }
 
@@ -160,7 +160,7 @@ begin_progress(const SbBackupArgs *args)
 		locations[i] = args->destinations[i];
 		totals[i] = (uint64) ((double) total * args->weights[i] / sum);
 	}
-	sb_shmem_progress_begin(args->ndestinations, locations, totals, total);
+	sbx_shmem_progress_begin(args->ndestinations, locations, totals, total);
 }
 
 /*
@@ -176,7 +176,7 @@ create_slot(const SbJob *job)
 	char		name[NAMEDATALEN];
 
 	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) job->id);
-	sb_compat_slot_create_temporary(name);
+	sbx_compat_slot_create_temporary(name);
 	ReplicationSlotReserveWal();
 	SpinLockAcquire(&MyReplicationSlot->mutex);
 	MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
@@ -206,7 +206,7 @@ wal_slot_lost(const SbJob *job, char *name, size_t len)
 		return false;
 	SpinLockAcquire(&slot->mutex);
 	restart_lsn = slot->data.restart_lsn;
-	invalidated = sb_compat_slot_invalidated(slot);
+	invalidated = sbx_compat_slot_invalidated(slot);
 	SpinLockRelease(&slot->mutex);
 	if (invalidated || XLogRecPtrIsInvalid(restart_lsn))
 		return true;
@@ -323,37 +323,37 @@ begin_engine(Run *r)
 	const char *dests[SB_MAX_STRIPES];
 	SbError		err;
 
-	sb_backup_args_to_options(r->args, &options, dests);
-	options.hooks.tick = sb_control_worker_tick;
+	sbx_backup_args_to_options(r->args, &options, dests);
+	options.hooks.tick = sbx_control_worker_tick;
 	options.hooks.tick_arg = r;
-	options.hooks.read = sb_pagecheck_hook;
+	options.hooks.read = sbx_pagecheck_hook;
 	options.hooks.read_arg = r->pagecheck;
 	options.source_lanes = r->source_lanes = source_lanes(r->tablespaces);
 	for (uint32 i = 0; i < r->source_lanes; i++)
-		options.hooks.read_lane_args[i] = r->lane_pagecheck[i] = sb_pagecheck_new(r->out->start_lsn);
-	r->pgmanifest = sb_pgmanifest_begin();
-	options.hooks.entry = sb_pgmanifest_add;
+		options.hooks.read_lane_args[i] = r->lane_pagecheck[i] = sbx_pagecheck_new(r->out->start_lsn);
+	r->pgmanifest = sbx_pgmanifest_begin();
+	options.hooks.entry = sbx_pgmanifest_add;
 	options.hooks.entry_arg = r->pgmanifest;
-	options.spill_dir = sb_temp_folder();
+	options.spill_dir = sbx_temp_folder();
 	if (r->args->type != SB_BACKUP_FULL)
 	{
-		r->parent = sb_backup_open_parent(r->args, r->out->start_lsn);
-		r->changed = sb_changed_new(r->args->parent_start_lsn);
+		r->parent = sbx_backup_open_parent(r->args, r->out->start_lsn);
+		r->changed = sbx_changed_new(r->args->parent_start_lsn);
 		options.type = r->args->type;
 		options.parent = r->parent->manifest;
 		options.block_size = BLCKSZ;
-		options.hooks.file_filter = sb_changed_file;
-		options.hooks.block_filter = sb_changed_block;
+		options.hooks.file_filter = sbx_changed_file;
+		options.hooks.block_filter = sbx_changed_block;
 		options.hooks.filter_arg = r->changed;
 		/* file times are trusted on the parent's timeline only */
 		if (r->args->skip_unchanged && r->args->parent_timeline == r->server.start_tli)
-			options.hooks.skip_filter = sb_changed_relation;
+			options.hooks.skip_filter = sbx_changed_relation;
 	}
-	r->handle = sb_handle_new(abort_backup);
+	r->handle = sbx_handle_new(abort_backup);
 	r->backup = sb_backup_begin(&options, &err);
 	if (r->backup == NULL)
-		sb_control_raise(&err);
-	sb_handle_own(r->handle, r->backup);
+		sbx_control_raise(&err);
+	sbx_handle_own(r->handle, r->backup);
 	log_source_lanes(r);
 }
 
@@ -364,7 +364,7 @@ add_data(Run *r, const char *path, const char *data, size_t len)
 
 	if (!sb_backup_add_data(r->backup, path, data, len, pg_file_create_mode,
 							(int64_t) time(NULL), &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 }
 
 /* A file that must be there (pg_control, WAL): its absence is an error. */
@@ -374,7 +374,7 @@ add_required_file(Run *r, const char *archive_path, const char *disk_path)
 	SbError		err;
 
 	if (!sb_backup_add_file(r->backup, archive_path, disk_path, &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 }
 
 /*
@@ -387,10 +387,10 @@ wait_for_lanes(Run *r)
 	SbError		err;
 
 	if (!sb_backup_files_read(r->backup, &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 	r->walk.skipped_files += (int64) sb_backup_files_vanished(r->backup);
 	for (uint32 i = 0; i < r->source_lanes; i++)
-		sb_pagecheck_merge(r->pagecheck, r->lane_pagecheck[i]);
+		sbx_pagecheck_merge(r->pagecheck, r->lane_pagecheck[i]);
 }
 
 /* The data directory and its tablespaces, pg_control last, then backup_label. */
@@ -399,9 +399,9 @@ copy_cluster(Run *r)
 {
 	ListCell   *lc;
 
-	sb_shmem_set_phase("copying files");
+	sbx_shmem_set_phase("copying files");
 	r->walk.backup = r->backup;
-	sb_walk_root(&r->walk);
+	sbx_walk_root(&r->walk);
 
 	/*
 	 * The tablespaces before the rest of the data directory: with source
@@ -413,14 +413,14 @@ copy_cluster(Run *r)
 	{
 		Tablespace *ts = lfirst(lc);
 
-		sb_walk_tablespace(&r->walk, ts->oid, ts->location);
+		sbx_walk_tablespace(&r->walk, ts->oid, ts->location);
 	}
-	sb_walk_data_directory(&r->walk);
+	sbx_walk_data_directory(&r->walk);
 	wait_for_lanes(r);
 	add_required_file(r, XLOG_CONTROL_FILE, XLOG_CONTROL_FILE);
-	sb_pagecheck_report(r->pagecheck);
+	sbx_pagecheck_report(r->pagecheck);
 	if (r->changed != NULL)
-		sb_changed_report(r->changed);
+		sbx_changed_report(r->changed);
 	add_data(r, BACKUP_LABEL_FILE, r->server.label->data, r->server.label->len);
 }
 
@@ -445,7 +445,7 @@ copy_wal(Run *r, XLogRecPtr start, XLogRecPtr stop, TimeLineID tli)
 	DIR		   *dir;
 	struct dirent *de;
 
-	sb_shmem_set_phase("copying WAL");
+	sbx_shmem_set_phase("copying WAL");
 	XLByteToSeg(start, first, wal_segment_size);
 	XLByteToPrevSeg(stop, last, wal_segment_size);
 	for (seg = first; seg <= last; seg++)
@@ -492,7 +492,7 @@ append_archive_json(StringInfo s)
 {
 	char		dests[SB_MAX_STRIPES][MAXPGPATH];
 	const char *why = NULL;
-	int			n = sb_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why);
+	int			n = sbx_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why);
 	int			i;
 
 	if (n <= 0)
@@ -524,7 +524,7 @@ metadata_json(Run *r, XLogRecPtr stop)
 					 "\"stop_lsn\": \"%X/%X\", \"data_checksums\": %s, \"pages_checked\": %lld, ",
 					 (long long) r->job->id, r->server.start_tli, LSN_FORMAT_ARGS(r->out->start_lsn),
 					 LSN_FORMAT_ARGS(stop), DataChecksumsEnabled() ? "true" : "false",
-					 (long long) sb_pagecheck_pages(r->pagecheck));
+					 (long long) sbx_pagecheck_pages(r->pagecheck));
 	appendStringInfoString(&s, "\"backup_label\": ");
 	escape_json(&s, r->server.label->data);
 	appendStringInfoString(&s, ", \"tablespace_map\": ");
@@ -549,16 +549,16 @@ free_manifest(void *object)
 static void
 finish_engine(Run *r)
 {
-	SbBackup   *b = sb_handle_release(r->handle);
+	SbBackup   *b = sbx_handle_release(r->handle);
 	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(r->out));
-	SbHandle   *manifest = sb_handle_new(free_manifest);
+	SbHandle   *manifest = sbx_handle_new(free_manifest);
 	SbError		err;
 
 	MemoryContextSwitchTo(old);
 	/* finish consumes the backup, whether it succeeds or not */
 	if (!sb_backup_finish(b, &r->out->manifest, &err))
-		sb_control_raise(&err);
-	sb_handle_own(manifest, r->out->manifest);
+		sbx_control_raise(&err);
+	sbx_handle_own(manifest, r->out->manifest);
 }
 
 /* After stop: WAL, PostgreSQL's manifest, metadata, then the engine's finish. */
@@ -574,15 +574,15 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 				 errmsg("the timeline changed during the backup (from %u to %u)",
 						r->server.start_tli, stop_tli)));
 	copy_wal(r, r->out->start_lsn, stop, r->server.start_tli);
-	sb_shmem_set_phase("finishing");
-	pgmanifest = sb_pgmanifest_finish(r->pgmanifest, r->server.start_tli, r->out->start_lsn, stop);
+	sbx_shmem_set_phase("finishing");
+	pgmanifest = sbx_pgmanifest_finish(r->pgmanifest, r->server.start_tli, r->out->start_lsn, stop);
 	add_required_file(r, "backup_manifest", FilePathName(pgmanifest));
 	if (!sb_backup_set_metadata(r->backup, metadata_json(r, stop), &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 	r->out->stop_lsn = stop;
 	r->out->timeline = r->server.start_tli;
 	finish_engine(r);
-	sb_pgmanifest_close(r->pgmanifest);
+	sbx_pgmanifest_close(r->pgmanifest);
 }
 
 /* Backup start to backup stop; the engine is created and filled in between. */
@@ -591,15 +591,15 @@ between_start_and_stop(Run *r, TimeLineID *stop_tli)
 {
 	const char *id = r->args->has_label ? r->args->label : r->args->name;
 
-	sb_shmem_set_phase("starting");
-	sb_compat_backup_start(&r->server, id, r->args->fast_checkpoint);
+	sbx_shmem_set_phase("starting");
+	sbx_compat_backup_start(&r->server, id, r->args->fast_checkpoint);
 	r->out->start_lsn = r->server.start_lsn;
 	r->tablespaces = list_tablespaces();
-	r->pagecheck = sb_pagecheck_new(r->out->start_lsn);
+	r->pagecheck = sbx_pagecheck_new(r->out->start_lsn);
 	begin_engine(r);
 	copy_cluster(r);
-	sb_shmem_set_phase("stopping");
-	return sb_compat_backup_stop(&r->server, stop_tli);
+	sbx_shmem_set_phase("stopping");
+	return sbx_compat_backup_stop(&r->server, stop_tli);
 }
 
 static void
@@ -612,10 +612,10 @@ run_backup(const SbJob *job, void *outcome)
 	r->job = job;
 	r->args = SB_JOB_ARGS(job, SbBackupArgs);
 	r->out = outcome;
-	sb_key_file_use_for_job(r->args->encryption_key_file);
+	sbx_key_file_use_for_job(r->args->encryption_key_file);
 	if (r->args->merge.id != 0)
 	{
-		sb_merge_run(job, outcome);		/* from a chain, not from the server */
+		sbx_merge_run(job, outcome);		/* from a chain, not from the server */
 		return;
 	}
 	check_server();
@@ -627,7 +627,7 @@ run_backup(const SbJob *job, void *outcome)
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(do_pg_abort_backup, BoolGetDatum(false));
 	complete(r, stop, stop_tli);
-	sb_compat_slot_cleanup();
+	sbx_compat_slot_cleanup();
 }
 
 const SbJobOps sb_backup_job = {
@@ -635,9 +635,9 @@ const SbJobOps sb_backup_job = {
 	.id_sequence = "stripe_backup_id_seq",
 	.cancel_function = "stripe_cancel",
 	.outcome_size = sizeof(SbBackupOutcome),
-	.history_insert = sb_backup_history_insert,
+	.history_insert = sbx_backup_history_insert,
 	.run = run_backup,
-	.history_finish = sb_backup_history_finish,
+	.history_finish = sbx_backup_history_finish,
 	.stop_reason = backup_stop_reason,
-	.crash_cleanup = sb_backup_crash_cleanup,
+	.crash_cleanup = sbx_backup_crash_cleanup,
 };

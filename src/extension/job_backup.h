@@ -84,7 +84,7 @@ typedef struct SbBackupOutcome
 extern const SbJobOps sb_backup_job;
 
 /* Engine options for ARGS; DEST_PTRS must have room for SB_MAX_STRIPES. */
-extern void sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *options,
+extern void sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *options,
 									  const char **dest_ptrs);
 
 /* ---------- job_backup_parent.c ---------- */
@@ -94,13 +94,13 @@ extern void sb_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions 
  * parent a diff or incr completes; a full backup instead, said in a
  * NOTICE, when there is none fit to be one.
  */
-extern void sb_backup_choose_parent(SbBackupArgs *args, const char *type);
+extern void sbx_backup_choose_parent(SbBackupArgs *args, const char *type);
 
 /*
  * In the worker, after the backup started at START_LSN: the parent the
  * caller chose, opened with its chain; ERROR if it changed or is not older.
  */
-extern SbArchive *sb_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn);
+extern SbArchive *sbx_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn);
 
 /* ---------- job_merge.c ---------- */
 
@@ -109,21 +109,21 @@ extern SbArchive *sb_backup_open_parent(const SbBackupArgs *args, XLogRecPtr sta
  * whose chain opens whole, into ARGS->merge, and its destinations into
  * ARGS (the default for the merged backup's).
  */
-extern void sb_merge_choose_source(SbBackupArgs *args, int64 id);
+extern void sbx_merge_choose_source(SbBackupArgs *args, int64 id);
 
 /* The worker's part: the chain restored into a scratch folder, written again as a full backup. */
-extern void sb_merge_run(const SbJob *job, SbBackupOutcome *outcome);
+extern void sbx_merge_run(const SbJob *job, SbBackupOutcome *outcome);
 
 /* The scratch folder of the merge writing backup NAME whose first destination is DEST. */
-extern char *sb_merge_staging(const char *dest, const char *name);
+extern char *sbx_merge_staging(const char *dest, const char *name);
 
 /* ---------- job_backup_history.c ---------- */
 
-extern void sb_backup_history_insert(const SbJob *job);
-extern void sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome);
+extern void sbx_backup_history_insert(const SbJob *job);
+extern void sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome);
 
 /* Rows left running by a crash: marked failed, their partial folders removed. */
-extern void sb_backup_crash_cleanup(void);
+extern void sbx_backup_crash_cleanup(void);
 
 /*
  * Completed backup ID as its history row records it: its folder in the
@@ -133,14 +133,14 @@ extern void sb_backup_crash_cleanup(void);
  * (a transaction of its own if none is open); ERROR if there is no such
  * backup, or no destination holds a manifest of it.
  */
-extern SbBackupRef *sb_backup_recorded(int64 backup_id);
+extern SbBackupRef *sbx_backup_recorded(int64 backup_id);
 
 /*
  * The same, its location NULL instead of an ERROR when no destination holds
  * a manifest of it; *FAILURE says why when a destination could not tell
  * (a bucket that refuses us), else is SB_OK.
  */
-extern SbBackupRef *sb_backup_find_recorded(int64 backup_id, SbError *failure);
+extern SbBackupRef *sbx_backup_find_recorded(int64 backup_id, SbError *failure);
 
 /* ---------- job_backup_folders.c ---------- */
 
@@ -160,7 +160,7 @@ typedef struct SbBackupRemoval
  * destination does); one that did not is not kept for a missing bucket,
  * which holds nothing of it.
  */
-extern SbBackupRemoval sb_backup_remove_folders(const char *name, Datum destinations, bool completed,
+extern SbBackupRemoval sbx_backup_remove_folders(const char *name, Datum destinations, bool completed,
 												const pg_uuid_t *uuid, int elevel);
 
 #endif							/* JOB_BACKUP_H */

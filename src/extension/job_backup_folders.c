@@ -59,7 +59,7 @@ remove_one(const char *dest, const char *name, const uint8 *uuid, bool completed
 	{
 		/* a cancel stops retention, rather than keep this backup and go on to the next */
 		if (err.code == SB_ECANCELED)
-			sb_raise(&err);
+			sbx_raise(&err);
 		ereport(elevel,
 				(errmsg("could not remove backup folder \"%s/%s\": %s", dest, name, err.message)));
 		return false;
@@ -81,7 +81,7 @@ remove_one(const char *dest, const char *name, const uint8 *uuid, bool completed
 }
 
 SbBackupRemoval
-sb_backup_remove_folders(const char *name, Datum destinations, bool completed, const pg_uuid_t *uuid,
+sbx_backup_remove_folders(const char *name, Datum destinations, bool completed, const pg_uuid_t *uuid,
 						 int elevel)
 {
 	SbBackupRemoval total = {0, 0, false};

@@ -31,7 +31,7 @@ destinations_array(const SbBackupArgs *a)
 
 	for (i = 0; i < a->ndestinations; i++)
 		elems[i] = CStringGetTextDatum(a->destinations[i]);
-	return sb_sql_array(elems, NULL, a->ndestinations, TEXTOID);
+	return sbx_sql_array(elems, NULL, a->ndestinations, TEXTOID);
 }
 
 static Datum
@@ -42,11 +42,11 @@ weights_array(const SbBackupArgs *a)
 
 	for (i = 0; i < a->ndestinations; i++)
 		elems[i] = Float8GetDatum(a->weights[i]);
-	return sb_sql_array(elems, NULL, a->ndestinations, FLOAT8OID);
+	return sbx_sql_array(elems, NULL, a->ndestinations, FLOAT8OID);
 }
 
 void
-sb_backup_history_insert(const SbJob *job)
+sbx_backup_history_insert(const SbJob *job)
 {
 	const SbBackupArgs *a = SB_JOB_ARGS(job, SbBackupArgs);
 	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
@@ -54,7 +54,7 @@ sb_backup_history_insert(const SbJob *job)
 	char		nulls[16];
 	SbSql		sql;
 
-	sb_sql_begin(&sql);
+	sbx_sql_begin(&sql);
 	memset(nulls, ' ', sizeof(nulls));
 	memcpy(uuid->data, a->uuid, UUID_LEN);
 	values[0] = Int64GetDatum(job->id);
@@ -76,8 +76,8 @@ sb_backup_history_insert(const SbJob *job)
 	values[14] = Int64GetDatum(a->merge.id);
 	nulls[14] = a->merge.id == 0 ? 'n' : ' ';
 	values[15] = BoolGetDatum(a->encryption_key_file[0] != '\0');
-	(void) sb_sql_run(SB_SQL_BACKUP_INSERT, values, nulls);
-	sb_sql_leave(&sql);
+	(void) sbx_sql_run(SB_SQL_BACKUP_INSERT, values, nulls);
+	sbx_sql_leave(&sql);
 }
 
 /* A row per stripe, as one statement over arrays. */
@@ -105,14 +105,14 @@ insert_stripes(const SbJob *job, const SbManifest *m)
 		cols[6][i] = Float8GetDatum(s->seconds);
 	}
 	values[0] = Int64GetDatum(job->id);
-	values[1] = sb_sql_array(cols[0], NULL, n, INT4OID);
-	values[2] = sb_sql_array(cols[1], NULL, n, TEXTOID);
-	values[3] = sb_sql_array(cols[2], NULL, n, FLOAT8OID);
-	values[4] = sb_sql_array(cols[3], NULL, n, INT8OID);
-	values[5] = sb_sql_array(cols[4], NULL, n, INT8OID);
-	values[6] = sb_sql_array(cols[5], NULL, n, INT8OID);
-	values[7] = sb_sql_array(cols[6], NULL, n, FLOAT8OID);
-	(void) sb_sql_run(SB_SQL_BACKUP_STRIPES_INSERT, values, NULL);
+	values[1] = sbx_sql_array(cols[0], NULL, n, INT4OID);
+	values[2] = sbx_sql_array(cols[1], NULL, n, TEXTOID);
+	values[3] = sbx_sql_array(cols[2], NULL, n, FLOAT8OID);
+	values[4] = sbx_sql_array(cols[3], NULL, n, INT8OID);
+	values[5] = sbx_sql_array(cols[4], NULL, n, INT8OID);
+	values[6] = sbx_sql_array(cols[5], NULL, n, INT8OID);
+	values[7] = sbx_sql_array(cols[6], NULL, n, FLOAT8OID);
+	(void) sbx_sql_run(SB_SQL_BACKUP_STRIPES_INSERT, values, NULL);
 }
 
 /*
@@ -151,11 +151,11 @@ insert_timelines(const SbJob *job, const SbManifest *m)
 		}
 	}
 	values[0] = Int64GetDatum(job->id);
-	values[1] = sb_sql_array(stripes, NULL, n, INT4OID);
-	values[2] = sb_sql_array(samples, NULL, n, INT4OID);
-	values[3] = sb_sql_array(seconds, NULL, n, FLOAT8OID);
-	values[4] = sb_sql_array(bytes, NULL, n, INT8OID);
-	(void) sb_sql_run(SB_SQL_BACKUP_TIMELINE_INSERT, values, NULL);
+	values[1] = sbx_sql_array(stripes, NULL, n, INT4OID);
+	values[2] = sbx_sql_array(samples, NULL, n, INT4OID);
+	values[3] = sbx_sql_array(seconds, NULL, n, FLOAT8OID);
+	values[4] = sbx_sql_array(bytes, NULL, n, INT8OID);
+	(void) sbx_sql_run(SB_SQL_BACKUP_TIMELINE_INSERT, values, NULL);
 }
 
 static int64
@@ -183,7 +183,7 @@ end_values(const SbJob *job, const SbJobEnd *end, Datum *values, char *nulls)
 }
 
 void
-sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome)
+sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome)
 {
 	const SbBackupOutcome *o = outcome;
 	const SbManifest *m = o->manifest;
@@ -191,7 +191,7 @@ sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outc
 	char		nulls[10];
 	SbSql		sql;
 
-	sb_sql_begin(&sql);
+	sbx_sql_begin(&sql);
 	memset(nulls, ' ', sizeof(nulls));
 	end_values(job, end, values, nulls);
 	values[4] = m ? Int64GetDatum((int64) sb_manifest_file_count(m)) : (Datum) 0;
@@ -204,16 +204,16 @@ sb_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *outc
 	nulls[8] = XLogRecPtrIsInvalid(o->stop_lsn) ? 'n' : ' ';
 	values[9] = Int32GetDatum((int32) o->timeline);
 	nulls[9] = o->timeline == 0 ? 'n' : ' ';
-	(void) sb_sql_run(SB_SQL_BACKUP_FINISH, values, nulls);
+	(void) sbx_sql_run(SB_SQL_BACKUP_FINISH, values, nulls);
 	if (m != NULL)
 	{
 		insert_stripes(job, m);
 		insert_timelines(job, m);
 	}
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	/* After the row says completed: retention never sees this backup running. */
 	if (strcmp(end->status, "completed") == 0)
-		sb_expire_after_backup();
+		sbx_expire_after_backup();
 }
 
 /*
@@ -247,28 +247,28 @@ read_recorded(int64 backup_id, char **name, Datum *destinations, SbArchiveExpect
 	SbRows		rows;
 
 	if (IsTransactionState())
-		sb_sql_enter(&sql);
+		sbx_sql_enter(&sql);
 	else
-		sb_sql_begin(&sql);
-	rows = sb_sql_run(SB_SQL_BACKUP_FOLDERS, values, NULL);
+		sbx_sql_begin(&sql);
+	rows = sbx_sql_run(SB_SQL_BACKUP_FOLDERS, values, NULL);
 	if (rows.count == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("there is no completed backup %lld", (long long) backup_id),
 				 errhint("See SELECT id, status FROM stripe_backups.")));
-	*name = sb_sql_text(&sql, &rows, 0, 1);
-	*destinations = sb_sql_datum(&sql, &rows, 0, 2, &isnull);
-	uuid = sb_sql_datum(&sql, &rows, 0, 3, &no_uuid);
+	*name = sbx_sql_text(&sql, &rows, 0, 1);
+	*destinations = sbx_sql_datum(&sql, &rows, 0, 2, &isnull);
+	uuid = sbx_sql_datum(&sql, &rows, 0, 3, &no_uuid);
 	expect->has_uuid = !no_uuid;
 	if (!no_uuid)
 		memcpy(expect->uuid, DatumGetUUIDP(uuid)->data, SB_UUID_LEN);
-	expect->encryption = DatumGetBool(sb_sql_datum(&sql, &rows, 0, 4, &isnull)) ?
+	expect->encryption = DatumGetBool(sbx_sql_datum(&sql, &rows, 0, 4, &isnull)) ?
 		SB_EXPECT_ENCRYPTED : SB_EXPECT_PLAIN;
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 }
 
 SbBackupRef *
-sb_backup_find_recorded(int64 backup_id, SbError *failure)
+sbx_backup_find_recorded(int64 backup_id, SbError *failure)
 {
 	SbBackupRef *ref = palloc0(sizeof(SbBackupRef));
 	char	  **folders;
@@ -297,13 +297,13 @@ sb_backup_find_recorded(int64 backup_id, SbError *failure)
 }
 
 SbBackupRef *
-sb_backup_recorded(int64 backup_id)
+sbx_backup_recorded(int64 backup_id)
 {
 	SbError		failure;
-	SbBackupRef *ref = sb_backup_find_recorded(backup_id, &failure);
+	SbBackupRef *ref = sbx_backup_find_recorded(backup_id, &failure);
 
 	if (ref->location == NULL && failure.code != SB_OK)
-		sb_raise(&failure);
+		sbx_raise(&failure);
 	if (ref->location == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
@@ -316,7 +316,7 @@ sb_backup_recorded(int64 backup_id)
 static void
 remove_merge_staging(const char *dest, const char *name)
 {
-	char	   *staging = sb_merge_staging(dest, name);
+	char	   *staging = sbx_merge_staging(dest, name);
 	bool		removed;
 	SbError		err;
 
@@ -364,35 +364,35 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 				(errmsg("stripebackup: left the folders of backup \"%s\": %s", name, failure.message)));
 		return;
 	}
-	if (sb_backup_remove_folders(name, destinations, false, uuid, LOG).removed)
+	if (sbx_backup_remove_folders(name, destinations, false, uuid, LOG).removed)
 		ereport(LOG, (errmsg("stripebackup: removed the partial folders of backup \"%s\"", name)));
 }
 
 void
-sb_backup_crash_cleanup(void)
+sbx_backup_crash_cleanup(void)
 {
 	SbSql		sql;
 	SbRows		rows;
 	uint64		i;
 
-	sb_sql_begin(&sql);
-	rows = sb_sql_run(SB_SQL_BACKUP_MARK_STALE, NULL, NULL);
+	sbx_sql_begin(&sql);
+	rows = sbx_sql_run(SB_SQL_BACKUP_MARK_STALE, NULL, NULL);
 	for (i = 0; i < rows.count; i++)
 	{
 		bool		no_dests,
 					no_uuid,
 					not_merged;
-		char	   *id = sb_sql_text(&sql, &rows, i, 1);
-		char	   *name = sb_sql_text(&sql, &rows, i, 2);
-		Datum		dests = sb_sql_datum(&sql, &rows, i, 3, &no_dests);
-		Datum		uuid = sb_sql_datum(&sql, &rows, i, 4, &no_uuid);
+		char	   *id = sbx_sql_text(&sql, &rows, i, 1);
+		char	   *name = sbx_sql_text(&sql, &rows, i, 2);
+		Datum		dests = sbx_sql_datum(&sql, &rows, i, 3, &no_dests);
+		Datum		uuid = sbx_sql_datum(&sql, &rows, i, 4, &no_uuid);
 
-		(void) sb_sql_datum(&sql, &rows, i, 5, &not_merged);
+		(void) sbx_sql_datum(&sql, &rows, i, 5, &not_merged);
 
 		ereport(LOG,
 				(errmsg("stripebackup: backup %s was running when the server stopped; marked failed", id)));
 		if (!no_dests && name != NULL)
 			remove_partial_backup(name, dests, no_uuid ? NULL : DatumGetUUIDP(uuid), !not_merged);
 	}
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 }

@@ -46,14 +46,14 @@ find_candidate(SbBackupType type, Candidate *c)
 	SbRows		rows;
 	int			i;
 
-	sb_sql_enter(&sql);
-	rows = sb_sql_run(SB_SQL_BACKUP_PARENT, values, NULL);
+	sbx_sql_enter(&sql);
+	rows = sbx_sql_run(SB_SQL_BACKUP_PARENT, values, NULL);
 	if (rows.count == 1)
 	{
 		Datum		d[5];
 
 		for (i = 0; i < 5; i++)
-			d[i] = sb_sql_datum(&sql, &rows, 0, i + 1, &isnull[i]);
+			d[i] = sbx_sql_datum(&sql, &rows, 0, i + 1, &isnull[i]);
 		c->id = DatumGetInt64(d[0]);
 		if (!isnull[1])
 			memcpy(c->uuid, DatumGetUUIDP(d[1])->data, SB_UUID_LEN);
@@ -61,7 +61,7 @@ find_candidate(SbBackupType type, Candidate *c)
 		c->stop_lsn = isnull[3] ? InvalidXLogRecPtr : DatumGetLSN(d[3]);
 		c->timeline = isnull[4] ? 0 : DatumGetInt32(d[4]);
 	}
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	return rows.count == 1;
 }
 
@@ -74,10 +74,10 @@ static SbArchive *
 open_candidate(const Candidate *c, SbArchiveExpect *expect, char **why)
 {
 	SbError		err;
-	SbBackupRef *ref = sb_backup_find_recorded(c->id, &err);
+	SbBackupRef *ref = sbx_backup_find_recorded(c->id, &err);
 	SbArchive  *a;
 
-	sb_backup_expect_copy(expect, &ref->expect);
+	sbx_backup_expect_copy(expect, &ref->expect);
 	if (ref->location == NULL)
 	{
 		*why = err.code != SB_OK ?
@@ -85,7 +85,7 @@ open_candidate(const Candidate *c, SbArchiveExpect *expect, char **why)
 			psprintf("no destination of backup %lld holds it any more", (long long) c->id);
 		return NULL;
 	}
-	a = sb_handle_open_archive(ref, SB_OPEN_TO_CHECK, &err);
+	a = sbx_handle_open_archive(ref, SB_OPEN_TO_CHECK, &err);
 	if (a == NULL)
 		*why = psprintf("backup %lld cannot be read: %s", (long long) c->id, err.message);
 	else if (!a->authenticated)
@@ -148,7 +148,7 @@ parse_type(const char *name, SbBackupType *type)
 }
 
 void
-sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
+sbx_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 {
 	SbBackupType type;
 	Candidate	c;
@@ -179,7 +179,7 @@ sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 	}
 	args->type = type;
 	args->parent_id = c.id;
-	strlcpy(args->parent_location, sb_archive_used_folder(a), sizeof(args->parent_location));
+	strlcpy(args->parent_location, sbx_archive_used_folder(a), sizeof(args->parent_location));
 	memcpy(args->parent_uuid, c.uuid, SB_UUID_LEN);
 	args->parent_start_lsn = c.start_lsn;
 	args->parent_timeline = c.timeline;
@@ -187,11 +187,11 @@ sb_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 }
 
 SbArchive *
-sb_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn)
+sbx_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn)
 {
-	SbBackupRef *ref = sb_backup_ref_found(args->parent_location, args->parent_id,
+	SbBackupRef *ref = sbx_backup_ref_found(args->parent_location, args->parent_id,
 										   &args->parent_expect);
-	SbArchive  *a = sb_handle_open_archive(ref, SB_OPEN_TO_LOOK_UP, NULL);
+	SbArchive  *a = sbx_handle_open_archive(ref, SB_OPEN_TO_LOOK_UP, NULL);
 
 	if (!a->authenticated || memcmp(a->manifest->uuid, args->parent_uuid, SB_UUID_LEN) != 0)
 		ereport(ERROR,

@@ -38,7 +38,7 @@
 #define PG_BACKUP_MANIFEST "backup_manifest"
 
 char *
-sb_merge_staging(const char *dest, const char *name)
+sbx_merge_staging(const char *dest, const char *name)
 {
 	return psprintf("%s/%s.merging", dest, name);
 }
@@ -55,18 +55,18 @@ read_source(int64 id, SbMergeSource *s, SbBackupArgs *args)
 	SbRows		rows;
 	int			i;
 
-	sb_sql_enter(&sql);
-	rows = sb_sql_run(SB_SQL_MERGE_SOURCE, values, NULL);
+	sbx_sql_enter(&sql);
+	rows = sbx_sql_run(SB_SQL_MERGE_SOURCE, values, NULL);
 	if (rows.count == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("there is no completed backup %lld", (long long) id),
 				 errhint("See SELECT id, status FROM stripe_backups.")));
 	for (i = 0; i < 6; i++)
-		d[i] = sb_sql_datum(&sql, &rows, 0, i + 1, &isnull[i]);
-	type = sb_sql_text(&sql, &rows, 0, 7);
+		d[i] = sbx_sql_datum(&sql, &rows, 0, i + 1, &isnull[i]);
+	type = sbx_sql_text(&sql, &rows, 0, 7);
 	strlcpy(s->name, TextDatumGetCString(d[0]), sizeof(s->name));
-	args->ndestinations = sb_args_read_destinations(DatumGetArrayTypeP(d[1]), args->destinations);
+	args->ndestinations = sbx_args_read_destinations(DatumGetArrayTypeP(d[1]), args->destinations);
 	if (isnull[2] || isnull[3] || isnull[4] || isnull[5])
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -75,7 +75,7 @@ read_source(int64 id, SbMergeSource *s, SbBackupArgs *args)
 	s->start_lsn = DatumGetLSN(d[3]);
 	s->stop_lsn = DatumGetLSN(d[4]);
 	s->timeline = (TimeLineID) DatumGetInt32(d[5]);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	s->id = id;
 	return type;
 }
@@ -89,7 +89,7 @@ read_source(int64 id, SbMergeSource *s, SbBackupArgs *args)
 static SbArchive *
 open_chain(const SbMergeSource *s, const SbBackupRef *ref, bool to_merge)
 {
-	SbArchive  *a = sb_handle_open_archive(ref, to_merge ? SB_OPEN_TO_MERGE : SB_OPEN_TO_CHECK, NULL);
+	SbArchive  *a = sbx_handle_open_archive(ref, to_merge ? SB_OPEN_TO_MERGE : SB_OPEN_TO_CHECK, NULL);
 
 	if (!a->authenticated || memcmp(a->manifest->uuid, s->uuid, SB_UUID_LEN) != 0)
 		ereport(ERROR,
@@ -104,7 +104,7 @@ open_chain(const SbMergeSource *s, const SbBackupRef *ref, bool to_merge)
 }
 
 void
-sb_merge_choose_source(SbBackupArgs *args, int64 id)
+sbx_merge_choose_source(SbBackupArgs *args, int64 id)
 {
 	SbMergeSource *s = &args->merge;
 	char	   *type = read_source(id, s, args);
@@ -116,12 +116,12 @@ sb_merge_choose_source(SbBackupArgs *args, int64 id)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("backup %lld is a full backup: there is no chain to merge", (long long) id),
 				 errhint("Merge a diff or incr backup: its chain becomes one full backup.")));
-	ref = sb_backup_recorded(id);
-	sb_backup_expect_copy(&s->expect, &ref->expect);
+	ref = sbx_backup_recorded(id);
+	sbx_backup_expect_copy(&s->expect, &ref->expect);
 	/* a missing or damaged link is refused here, before anything is written */
 	a = open_chain(s, ref, false);
 	/* the worker opens what was found here (a recorded folder, if the first was set aside) */
-	strlcpy(s->location, sb_archive_used_folder(a), sizeof(s->location));
+	strlcpy(s->location, sbx_archive_used_folder(a), sizeof(s->location));
 }
 
 /* The chain's metadata, as this backup's: its id, and where it came from. */
@@ -157,19 +157,19 @@ fill_options(const SbJob *job, const SbArchive *chain, SbPgManifest *pgmanifest,
 	static const char *const later[] = {PG_BACKUP_MANIFEST};
 
 	memset(o, 0, sizeof(*o));
-	sb_backup_args_to_options(args, &o->backup, dests);
-	o->backup.hooks.tick = sb_control_worker_tick;
+	sbx_backup_args_to_options(args, &o->backup, dests);
+	o->backup.hooks.tick = sbx_control_worker_tick;
 	o->backup.metadata_json = merged_metadata(job, chain);
 	o->read.workers = (uint32_t) args->workers;
 	o->read.buffer_count = (uint32_t) args->buffer_count;
 	o->read.io_method = args->io_method;
 	o->read.queue_depth = (uint32_t) args->queue_depth;
 	o->read.max_memory = args->max_memory;
-	o->read.tick = sb_control_worker_tick;
-	o->staging = sb_merge_staging(args->destinations[0], args->name);
+	o->read.tick = sbx_control_worker_tick;
+	o->staging = sbx_merge_staging(args->destinations[0], args->name);
 	/* no file table: the entries and PostgreSQL's manifest written as they come */
-	o->backup.spill_dir = sb_temp_folder();
-	o->backup.hooks.entry = sb_pgmanifest_add;
+	o->backup.spill_dir = sbx_temp_folder();
+	o->backup.hooks.entry = sbx_pgmanifest_add;
 	o->backup.hooks.entry_arg = pgmanifest;
 	o->later = later;
 	o->nlater = lengthof(later);
@@ -193,13 +193,13 @@ begin_progress(const SbBackupArgs *args, const SbArchive *chain)
 	SbError		err;
 
 	if (!sb_manifest_each_entry(chain->manifest, add_file_size, &total, &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 	for (i = 0; i < (size_t) args->ndestinations; i++)
 	{
 		locations[i] = args->destinations[i];
 		totals[i] = total / (uint64) args->ndestinations;
 	}
-	sb_shmem_progress_begin(args->ndestinations, locations, totals, total);
+	sbx_shmem_progress_begin(args->ndestinations, locations, totals, total);
 }
 
 /* PostgreSQL's backup_manifest, written anew as the merged backup recorded its files. */
@@ -207,12 +207,12 @@ static void
 add_pg_manifest(SbMerge *m, SbPgManifest *pgmanifest, const SbMergeSource *s)
 {
 	SbBackup   *b = sb_merge_backup(m);
-	File		f = sb_pgmanifest_finish(pgmanifest, s->timeline, s->start_lsn, s->stop_lsn);
+	File		f = sbx_pgmanifest_finish(pgmanifest, s->timeline, s->start_lsn, s->stop_lsn);
 	SbError		err;
 
 	if (!sb_backup_add_file(b, PG_BACKUP_MANIFEST, FilePathName(f), &err))
-		sb_control_raise(&err);
-	sb_pgmanifest_close(pgmanifest);
+		sbx_control_raise(&err);
+	sbx_pgmanifest_close(pgmanifest);
 }
 
 static void
@@ -222,16 +222,16 @@ free_manifest(void *object)
 }
 
 void
-sb_merge_run(const SbJob *job, SbBackupOutcome *out)
+sbx_merge_run(const SbJob *job, SbBackupOutcome *out)
 {
 	const SbBackupArgs *args = SB_JOB_ARGS(job, SbBackupArgs);
 	SbArchive  *chain = open_chain(&args->merge,
-								   sb_backup_ref_found(args->merge.location, args->merge.id,
+								   sbx_backup_ref_found(args->merge.location, args->merge.id,
 													   &args->merge.expect), true);
-	SbPgManifest *pgmanifest = sb_pgmanifest_begin();
+	SbPgManifest *pgmanifest = sbx_pgmanifest_begin();
 	SbMergeOptions o;
 	const char *dests[SB_MAX_STRIPES];
-	SbHandle   *handle = sb_handle_new(abort_merge);
+	SbHandle   *handle = sbx_handle_new(abort_merge);
 	SbHandle   *manifest;
 	SbMerge    *m;
 	SbError		err;
@@ -239,24 +239,24 @@ sb_merge_run(const SbJob *job, SbBackupOutcome *out)
 
 	begin_progress(args, chain);
 	fill_options(job, chain, pgmanifest, &o, dests);
-	sb_shmem_set_phase("restoring the chain");
+	sbx_shmem_set_phase("restoring the chain");
 	m = sb_merge_begin(chain, &o, &err);
 	if (m == NULL)
-		sb_control_raise(&err);
-	sb_handle_own(handle, m);
-	sb_shmem_set_phase("copying files");
+		sbx_control_raise(&err);
+	sbx_handle_own(handle, m);
+	sbx_shmem_set_phase("copying files");
 	if (!sb_merge_copy(m, &err))
-		sb_control_raise(&err);
-	sb_shmem_set_phase("finishing");
+		sbx_control_raise(&err);
+	sbx_shmem_set_phase("finishing");
 	add_pg_manifest(m, pgmanifest, &args->merge);
 	out->start_lsn = args->merge.start_lsn;
 	out->stop_lsn = args->merge.stop_lsn;
 	out->timeline = args->merge.timeline;
 	/* the manifest is part of the outcome, which outlives the job's memory */
 	old = MemoryContextSwitchTo(GetMemoryChunkContext(out));
-	manifest = sb_handle_new(free_manifest);
+	manifest = sbx_handle_new(free_manifest);
 	MemoryContextSwitchTo(old);
-	if (!sb_merge_finish(sb_handle_release(handle), &out->manifest, &err))
-		sb_control_raise(&err);
-	sb_handle_own(manifest, out->manifest);
+	if (!sb_merge_finish(sbx_handle_release(handle), &out->manifest, &err))
+		sbx_control_raise(&err);
+	sbx_handle_own(manifest, out->manifest);
 }

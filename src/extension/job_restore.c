@@ -19,14 +19,14 @@
 #include "sb_spi.h"
 
 char *
-sb_restore_marker(int64 id)
+sbx_restore_marker(int64 id)
 {
 	return psprintf("stripebackup restore %lld of the cluster with system identifier " UINT64_FORMAT,
 					(long long) id, GetSystemIdentifier());
 }
 
 SbRelocation *
-sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n)
+sbx_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n)
 {
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs = palloc0(sizeof(SbRelocation) * (meta->ntablespaces + 1));
@@ -36,7 +36,7 @@ sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n)
 	for (i = 0; i < args->nmappings; i++)
 		mappings[i] = args->mappings[i];
 	if (!sb_pgmeta_relocations(meta, mappings, (uint32_t) args->nmappings, "tablespace_mapping", relocs, n, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	return relocs;
 }
 
@@ -48,17 +48,17 @@ free_pgmeta(void *object)
 }
 
 SbPgMeta *
-sb_restore_read_pgmeta(const SbArchive *a)
+sbx_restore_read_pgmeta(const SbArchive *a)
 {
-	SbHandle   *h = sb_handle_new(free_pgmeta);
+	SbHandle   *h = sbx_handle_new(free_pgmeta);
 	SbPgMeta   *meta = calloc(1, sizeof(SbPgMeta));
 	SbError		err;
 
 	if (meta == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	sb_handle_own(h, meta);
+	sbx_handle_own(h, meta);
 	if (!sb_pgmeta_read(a->manifest, meta, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	return meta;
 }
 
@@ -74,7 +74,7 @@ begin_progress(const SbArchive *a)
 		locations[i] = a->stripe_paths[i];
 		totals[i] = a->manifest->stripes[i].raw_bytes;
 	}
-	sb_shmem_progress_begin((int) a->manifest->nstripes, locations, totals,
+	sbx_shmem_progress_begin((int) a->manifest->nstripes, locations, totals,
 							a->manifest->stream_bytes);
 }
 
@@ -87,22 +87,22 @@ plan(const SbArchive *a, SbRestoreOutcome *out)
 	SbSql		sql;
 	uint32_t	i;
 
-	sb_sql_begin(&sql);
-	sb_restore_plan_with_history(a, &out->plan, NULL);
+	sbx_sql_begin(&sql);
+	sbx_restore_plan_with_history(a, &out->plan, NULL);
 	out->bytes_to_write = a->parent != NULL ? out->plan.logical_bytes : out->plan.raw_bytes;
 	for (link = a->parent; link != NULL; link = link->parent)
 	{
-		sb_restore_plan_with_history(link, older, NULL);
-		sb_restore_plan_add_link(&out->plan, older);
+		sbx_restore_plan_with_history(link, older, NULL);
+		sbx_restore_plan_add_link(&out->plan, older);
 	}
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	for (i = 0; i < out->plan.nstripes; i++)
-		sb_restore_stripe_destination(a, i, out->destinations[i], MAXPGPATH);
+		sbx_restore_stripe_destination(a, i, out->destinations[i], MAXPGPATH);
 	out->planned = true;
 }
 
 void
-sb_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t)
+sbx_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t)
 {
 	t->kind = args->recovery_kind;
 	t->value = args->recovery_value[0] ? args->recovery_value : NULL;
@@ -131,7 +131,7 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	SbStandby	standby = {args->standby,
 		args->primary_conninfo[0] ? args->primary_conninfo : NULL,
 	args->primary_slot_name[0] ? args->primary_slot_name : NULL};
-	SbHandle   *h = sb_handle_new(free_recovery_files);
+	SbHandle   *h = sbx_handle_new(free_recovery_files);
 	SbRestoreFile *files = calloc(2, sizeof(SbRestoreFile));
 	const char *dests[SB_MAX_STRIPES];
 	SbRecoveryTarget t;
@@ -143,10 +143,10 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 
 	if (files == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	sb_handle_own(h, files);
+	sbx_handle_own(h, files);
 	for (i = 0; i < args->narchive; i++)
 		dests[i] = args->archive[i];
-	sb_restore_recovery_target(args, &t);
+	sbx_restore_recovery_target(args, &t);
 	a.program = args->program;
 	a.destinations = dests;
 	a.ndestinations = (uint32_t) args->narchive;
@@ -160,7 +160,7 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	ok = sb_recovery_files(&t, &standby, &a, files, &options->nextra_files, &err);
 	free(key_path);
 	if (!ok)
-		sb_raise(&err);
+		sbx_raise(&err);
 	options->extra_files = files;
 }
 
@@ -175,7 +175,7 @@ record_directories(const SbJob *job, const SbRestoreArgs *args, const SbRelocati
 	dirs[0] = args->target;
 	for (i = 0; i < n; i++)
 		dirs[i + 1] = relocs[i].to;
-	sb_restore_history_directories(job, dirs, (int) n + 1);
+	sbx_restore_history_directories(job, dirs, (int) n + 1);
 }
 
 /* A delta restore's history records its own estimate, not a plain restore's. */
@@ -194,10 +194,10 @@ estimate_delta(const SbRestoreArgs *args, const SbArchive *a, const SbRestoreOpt
 		out->plan.estimated_seconds = -1;
 		return;
 	}
-	sb_sql_begin(&sql);
-	out->plan.estimated_seconds = sb_restore_delta_seconds(&out->plan, e, a->parent != NULL,
+	sbx_sql_begin(&sql);
+	out->plan.estimated_seconds = sbx_restore_delta_seconds(&out->plan, e, a->parent != NULL,
 														   args->target, &compare_mbps);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 }
 
 static void
@@ -208,16 +208,16 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 	uint32_t	i;
 
 	memset(&options, 0, sizeof(options));
-	options.relocations = sb_restore_relocations(args, sb_restore_read_pgmeta(a), &options.nrelocations);
+	options.relocations = sbx_restore_relocations(args, sbx_restore_read_pgmeta(a), &options.nrelocations);
 	for (i = 0; i < options.nrelocations; i++)
-		sb_check_outside_cluster(options.relocations[i].to, options.relocations[i].what);
+		sbx_check_outside_cluster(options.relocations[i].to, options.relocations[i].what);
 	record_directories(job, args, options.relocations, options.nrelocations);
 	if (args->delta)
 		estimate_delta(args, a, &options, out);
 	options.target = args->target;
 	options.delta = args->delta;
 	options.delta_guard = SB_DELTA_GUARD;
-	options.marker = sb_restore_marker(job->id);
+	options.marker = sbx_restore_marker(job->id);
 	recovery_files(args, &options);
 	options.read.workers = (uint32_t) args->workers;
 	options.read.buffer_count = (uint32_t) args->buffer_count;
@@ -225,7 +225,7 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 	options.read.queue_depth = (uint32_t) args->queue_depth;
 	options.read.max_rates = args->max_rates;
 	options.read.max_memory = args->max_memory;
-	options.read.tick = sb_control_worker_tick;
+	options.read.tick = sbx_control_worker_tick;
 	options.stats = &out->stats;
 	if (sb_archive_restore(a, &options, &err))
 	{
@@ -237,15 +237,15 @@ restore(const SbJob *job, const SbRestoreArgs *args, SbArchive *a, SbRestoreOutc
 				(errcode(ERRCODE_DUPLICATE_FILE), errmsg("%s", err.message),
 				 errhint("Restore into an empty or new directory; map each tablespace in use "
 						 "with tablespace_mapping => ARRAY['OLD=NEW'].")));
-	sb_control_raise(&err);
+	sbx_control_raise(&err);
 }
 
 SbBackupRef *
-sb_restore_backup_ref(const SbRestoreArgs *args)
+sbx_restore_backup_ref(const SbRestoreArgs *args)
 {
 	if (args->backup_id == 0)
-		return sb_backup_ref_at(args->location, args->allow_unencrypted);
-	return sb_backup_ref_found(args->location, args->backup_id, &args->expect);
+		return sbx_backup_ref_at(args->location, args->allow_unencrypted);
+	return sbx_backup_ref_found(args->location, args->backup_id, &args->expect);
 }
 
 static void
@@ -254,14 +254,14 @@ run_restore(const SbJob *job, void *outcome)
 	const SbRestoreArgs *args = SB_JOB_ARGS(job, SbRestoreArgs);
 	SbArchive  *a;
 
-	sb_key_file_use_for_job(args->encryption_key_file);
+	sbx_key_file_use_for_job(args->encryption_key_file);
 	/* a window of files at a time, a delta restore and each backup of a chain too */
-	a = sb_handle_open_archive(sb_restore_backup_ref(args), SB_OPEN_TO_READ, NULL);
+	a = sbx_handle_open_archive(sbx_restore_backup_ref(args), SB_OPEN_TO_READ, NULL);
 
-	sb_check_outside_cluster(args->target, "restore target");
+	sbx_check_outside_cluster(args->target, "restore target");
 	begin_progress(a);
 	plan(a, outcome);
-	sb_shmem_set_phase("restoring");
+	sbx_shmem_set_phase("restoring");
 	restore(job, args, a, outcome);
 }
 
@@ -270,9 +270,9 @@ const SbJobOps sb_restore_job = {
 	.id_sequence = "stripe_restore_id_seq",
 	.cancel_function = "stripe_cancel_restore",
 	.outcome_size = sizeof(SbRestoreOutcome),
-	.history_insert = sb_restore_history_insert,
+	.history_insert = sbx_restore_history_insert,
 	.run = run_restore,
-	.history_finish = sb_restore_history_finish,
+	.history_finish = sbx_restore_history_finish,
 	.stop_reason = NULL,
-	.crash_cleanup = sb_restore_crash_cleanup,
+	.crash_cleanup = sbx_restore_crash_cleanup,
 };

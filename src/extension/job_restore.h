@@ -72,35 +72,35 @@ extern const SbJobOps sb_restore_job;
 #define SB_DELTA_GUARD "global/pg_control"
 
 /* The words restore ID leaves in the directories it writes into while it runs. */
-extern char *sb_restore_marker(int64 id);
+extern char *sbx_restore_marker(int64 id);
 
 /*
  * The backup ARGS restore and what it must be: by id, as its history row
  * records it (ARGS->expect, kept by the caller); else the location, as the
  * caller allowed.
  */
-extern SbBackupRef *sb_restore_backup_ref(const SbRestoreArgs *args);
+extern SbBackupRef *sbx_restore_backup_ref(const SbRestoreArgs *args);
 
 /* The PostgreSQL metadata of A's backup, freed with the current memory context. */
-extern SbPgMeta *sb_restore_read_pgmeta(const SbArchive *a);
+extern SbPgMeta *sbx_restore_read_pgmeta(const SbArchive *a);
 
 /* The recovery target ARGS name, as the engine takes it (pointing into ARGS). */
-extern void sb_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t);
+extern void sbx_restore_recovery_target(const SbRestoreArgs *args, SbRecoveryTarget *t);
 
 /*
  * Where the tablespaces of the backup described by META go: their original
  * locations, or where ARGS' mappings say.  ERROR on a mapping that names no
  * tablespace.  *N receives the number of relocations.
  */
-extern SbRelocation *sb_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n);
+extern SbRelocation *sbx_restore_relocations(const SbRestoreArgs *args, SbPgMeta *meta, uint32_t *n);
 
 /* ---------- job_restore_history.c ---------- */
 
 /* The read speed (stored MB/s) the latest restore measured for DESTINATION; 0 when none did. */
-extern double sb_restore_measured_speed(const char *destination);
+extern double sbx_restore_measured_speed(const char *destination);
 
 /* The destination folder a stripe was read from (DEST of DEST/NAME/stripe-K.sbs). */
-extern void sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf,
+extern void sbx_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf,
 										  size_t len);
 
 /* Where and how a plan samples a restore (sb_restore_sample). */
@@ -120,13 +120,13 @@ typedef struct SbPlanSampling
  * calibration's, what the rest of a restore costs is measured on a sample of
  * A.  Needs a transaction.
  */
-extern void sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *sampling);
+extern void sbx_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *sampling);
 
 /*
  * An older backup of a chain, planned with history: its totals added into
  * PLAN's (the fixed part, creating and finishing the files, is paid once).
  */
-extern void sb_restore_plan_add_link(SbPlan *plan, const SbPlan *older);
+extern void sbx_restore_plan_add_link(SbPlan *plan, const SbPlan *older);
 
 /*
  * A delta restore's time into TARGET (seconds; < 0 unknown), from PLAN
@@ -134,17 +134,17 @@ extern void sb_restore_plan_add_link(SbPlan *plan, const SbPlan *older);
  * as the latest delta restore compared (into TARGET if one did), which
  * *COMPARE_MBPS returns (0: none did).  Needs a transaction.
  */
-extern double sb_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chain,
+extern double sbx_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chain,
 									   const char *target, double *compare_mbps);
 
-extern void sb_restore_history_insert(const SbJob *job);
+extern void sbx_restore_history_insert(const SbJob *job);
 
 /* The directories restore JOB writes into, kept for the clean-up after a crash. */
-extern void sb_restore_history_directories(const SbJob *job, const char *const *dirs, int n);
+extern void sbx_restore_history_directories(const SbJob *job, const char *const *dirs, int n);
 
-extern void sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome);
+extern void sbx_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome);
 
 /* Rows left running by a crash: marked failed. */
-extern void sb_restore_crash_cleanup(void);
+extern void sbx_restore_crash_cleanup(void);
 
 #endif							/* JOB_RESTORE_H */

@@ -31,7 +31,7 @@
 #include "sb_spi.h"
 
 void
-sb_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf, size_t len)
+sbx_restore_stripe_destination(const SbArchive *a, uint32_t stripe, char *buf, size_t len)
 {
 	char		path[MAXPGPATH];
 
@@ -45,7 +45,7 @@ static double
 float_result(const SbSql *sql, const SbRows *rows, int column, double fallback)
 {
 	bool		isnull = true;
-	Datum		d = rows->count == 1 ? sb_sql_datum(sql, rows, 0, column, &isnull) : (Datum) 0;
+	Datum		d = rows->count == 1 ? sbx_sql_datum(sql, rows, 0, column, &isnull) : (Datum) 0;
 
 	return isnull ? fallback : DatumGetFloat8(d);
 }
@@ -55,7 +55,7 @@ static double
 measured_speed(const SbSql *sql, const char *destination)
 {
 	Datum		values[1] = {CStringGetTextDatum(destination)};
-	SbRows		rows = sb_sql_run(SB_SQL_RESTORE_SPEED, values, NULL);
+	SbRows		rows = sbx_sql_run(SB_SQL_RESTORE_SPEED, values, NULL);
 
 	return float_result(sql, &rows, 1, 0);
 }
@@ -76,19 +76,19 @@ expected_speed(const SbSql *sql, const char *destination, SbEstimateFrom *from)
 	if (speed > 0)
 		return speed;
 	*from = SB_ESTIMATE_CALIBRATION;
-	rows = sb_sql_run(SB_SQL_CALIBRATED_SPEED, values, NULL);
+	rows = sbx_sql_run(SB_SQL_CALIBRATED_SPEED, values, NULL);
 	return float_result(sql, &rows, 1, 0);
 }
 
 double
-sb_restore_measured_speed(const char *destination)
+sbx_restore_measured_speed(const char *destination)
 {
 	SbSql		sql;
 	double		speed;
 
-	sb_sql_enter(&sql);
+	sbx_sql_enter(&sql);
 	speed = measured_speed(&sql, destination);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	return speed;
 }
 
@@ -96,7 +96,7 @@ sb_restore_measured_speed(const char *destination)
 static void
 fixed_costs(const SbSql *sql, SbRestoreCosts *costs)
 {
-	SbRows		rows = sb_sql_run(SB_SQL_RESTORE_FIXED_COSTS, NULL, NULL);
+	SbRows		rows = sbx_sql_run(SB_SQL_RESTORE_FIXED_COSTS, NULL, NULL);
 
 	memset(costs, 0, sizeof(*costs));
 	costs->setup_per_file = float_result(sql, &rows, 1, -1);
@@ -115,8 +115,8 @@ sample_costs(const SbArchive *a, SbPlanSampling *sampling)
 	double		rates[SB_MAX_STRIPES];
 	SbError		err;
 
-	sb_guc_read_options(&o, rates);
-	o.tick = sb_control_session_tick;
+	sbx_guc_read_options(&o, rates);
+	o.tick = sbx_control_session_tick;
 	/* the engine's read pipeline takes the archive it reads as writable; a sample writes nothing to it */
 	if (sb_restore_sample(unconstify(SbArchive *, a), &o, sampling->dir, sampling->sync_fs, &sampling->taken,
 						  &err))
@@ -145,7 +145,7 @@ needs_sample(const SbPlan *plan, const double *speeds, const SbEstimateFrom *fro
 }
 
 void
-sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *sampling)
+sbx_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *sampling)
 {
 	double		speeds[SB_MAX_STRIPES];
 	SbEstimateFrom from[SB_MAX_STRIPES];
@@ -157,17 +157,17 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *s
 	if (sampling != NULL)
 		memset(&sampling->taken, 0, sizeof(sampling->taken));
 	if (!sb_archive_plan(a, plan, &err))
-		sb_raise(&err);
-	sb_sql_enter(&sql);
+		sbx_raise(&err);
+	sbx_sql_enter(&sql);
 	for (i = 0; i < plan->nstripes; i++)
 	{
 		char		destination[MAXPGPATH];
 
-		sb_restore_stripe_destination(a, i, destination, sizeof(destination));
+		sbx_restore_stripe_destination(a, i, destination, sizeof(destination));
 		speeds[i] = expected_speed(&sql, destination, &from[i]);
 	}
 	fixed_costs(&sql, &costs);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 
 	/*
 	 * A calibrated speed is of reading alone: what the rest costs, measured
@@ -196,7 +196,7 @@ sb_restore_plan_with_history(const SbArchive *a, SbPlan *plan, SbPlanSampling *s
 }
 
 void
-sb_restore_plan_add_link(SbPlan *plan, const SbPlan *older)
+sbx_restore_plan_add_link(SbPlan *plan, const SbPlan *older)
 {
 	plan->chunks += older->chunks;
 	plan->stored_bytes += older->stored_bytes;
@@ -210,7 +210,7 @@ sb_restore_plan_add_link(SbPlan *plan, const SbPlan *older)
 }
 
 double
-sb_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chain, const char *target,
+sbx_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chain, const char *target,
 						 double *compare_mbps)
 {
 	Datum		values[1] = {CStringGetTextDatum(target)};
@@ -218,11 +218,11 @@ sb_restore_delta_seconds(const SbPlan *plan, const SbDeltaEstimate *e, bool chai
 	SbSql		sql;
 	SbRows		rows;
 
-	sb_sql_enter(&sql);
-	rows = sb_sql_run(SB_SQL_DELTA_COMPARE_SPEED, values, NULL);
+	sbx_sql_enter(&sql);
+	rows = sbx_sql_run(SB_SQL_DELTA_COMPARE_SPEED, values, NULL);
 	*compare_mbps = float_result(&sql, &rows, 1, 0);
 	fixed_costs(&sql, &costs);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	return sb_delta_plan_seconds(plan, e, chain, *compare_mbps, costs.setup_per_file, costs.finish_per_byte);
 }
 
@@ -234,11 +234,11 @@ text_array(const char *const *texts, int n)
 
 	for (i = 0; i < n; i++)
 		elems[i] = CStringGetTextDatum(texts[i]);
-	return sb_sql_array(elems, NULL, n, TEXTOID);
+	return sbx_sql_array(elems, NULL, n, TEXTOID);
 }
 
 void
-sb_restore_history_insert(const SbJob *job)
+sbx_restore_history_insert(const SbJob *job)
 {
 	const SbRestoreArgs *a = SB_JOB_ARGS(job, SbRestoreArgs);
 	const char *mappings[SB_MAX_MAPPINGS];
@@ -247,7 +247,7 @@ sb_restore_history_insert(const SbJob *job)
 	SbSql		sql;
 	int			i;
 
-	sb_sql_begin(&sql);
+	sbx_sql_begin(&sql);
 	memset(nulls, ' ', sizeof(nulls));
 	for (i = 0; i < a->nmappings; i++)
 		mappings[i] = a->mappings[i];
@@ -263,21 +263,21 @@ sb_restore_history_insert(const SbJob *job)
 	values[7] = TimestampTzGetDatum(GetCurrentTimestamp());
 	values[8] = BoolGetDatum(a->standby);
 	values[9] = BoolGetDatum(a->delta);
-	(void) sb_sql_run(SB_SQL_RESTORE_INSERT, values, nulls);
-	sb_sql_leave(&sql);
+	(void) sbx_sql_run(SB_SQL_RESTORE_INSERT, values, nulls);
+	sbx_sql_leave(&sql);
 }
 
 void
-sb_restore_history_directories(const SbJob *job, const char *const *dirs, int n)
+sbx_restore_history_directories(const SbJob *job, const char *const *dirs, int n)
 {
 	Datum		values[2];
 	SbSql		sql;
 
-	sb_sql_begin(&sql);
+	sbx_sql_begin(&sql);
 	values[0] = Int64GetDatum(job->id);
 	values[1] = text_array(dirs, n);
-	(void) sb_sql_run(SB_SQL_RESTORE_DIRECTORIES, values, NULL);
-	sb_sql_leave(&sql);
+	(void) sbx_sql_run(SB_SQL_RESTORE_DIRECTORIES, values, NULL);
+	sbx_sql_leave(&sql);
 }
 
 /* A plan's estimate, or NULL when unknown. */
@@ -314,18 +314,18 @@ insert_stripes(const SbJob *job, const SbRestoreOutcome *o)
 		cols[6][i] = Float8GetDatum(o->stats.stripe_seconds[i]);
 	}
 	values[0] = Int64GetDatum(job->id);
-	values[1] = sb_sql_array(cols[0], NULL, n, INT4OID);
-	values[2] = sb_sql_array(cols[1], NULL, n, TEXTOID);
-	values[3] = sb_sql_array(cols[2], NULL, n, INT8OID);
-	values[4] = sb_sql_array(cols[3], NULL, n, INT8OID);
-	values[5] = sb_sql_array(cols[4], NULL, n, INT8OID);
-	values[6] = sb_sql_array(cols[5], estimate_nulls, n, FLOAT8OID);
-	values[7] = sb_sql_array(cols[6], NULL, n, FLOAT8OID);
-	(void) sb_sql_run(SB_SQL_RESTORE_STRIPES_INSERT, values, NULL);
+	values[1] = sbx_sql_array(cols[0], NULL, n, INT4OID);
+	values[2] = sbx_sql_array(cols[1], NULL, n, TEXTOID);
+	values[3] = sbx_sql_array(cols[2], NULL, n, INT8OID);
+	values[4] = sbx_sql_array(cols[3], NULL, n, INT8OID);
+	values[5] = sbx_sql_array(cols[4], NULL, n, INT8OID);
+	values[6] = sbx_sql_array(cols[5], estimate_nulls, n, FLOAT8OID);
+	values[7] = sbx_sql_array(cols[6], NULL, n, FLOAT8OID);
+	(void) sbx_sql_run(SB_SQL_RESTORE_STRIPES_INSERT, values, NULL);
 }
 
 void
-sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome)
+sbx_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *outcome)
 {
 	const SbRestoreOutcome *o = outcome;
 	bool		failed = strcmp(end->status, "completed") != 0;
@@ -335,7 +335,7 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	char		nulls[14];
 	SbSql		sql;
 
-	sb_sql_begin(&sql);
+	sbx_sql_begin(&sql);
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(job->id);
 	values[1] = CStringGetTextDatum(end->status);
@@ -357,11 +357,11 @@ sb_restore_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	values[12] = Int64GetDatum((int64) o->stats.delta_removed);
 	values[13] = Float8GetDatum(o->stats.delta_compare_seconds);
 	nulls[11] = nulls[12] = nulls[13] = delta && o->completed ? ' ' : 'n';
-	(void) sb_sql_run(SB_SQL_RESTORE_FINISH, values, nulls);
+	(void) sbx_sql_run(SB_SQL_RESTORE_FINISH, values, nulls);
 	/* each stripe's read speed is measured by whole restores only */
 	if (o->completed && !delta)
 		insert_stripes(job, o);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 }
 
 /* Restore ID wrote into DIR when it stopped: what it wrote goes, if its marker says it is its. */
@@ -371,7 +371,7 @@ remove_incomplete(int64 id, const char *dir)
 	SbIncompleteRestore found;
 	SbError		err;
 
-	if (!sb_restore_remove_incomplete(dir, sb_restore_marker(id), &found, &err))
+	if (!sb_restore_remove_incomplete(dir, sbx_restore_marker(id), &found, &err))
 		ereport(LOG,
 				(errmsg("stripebackup: could not remove what restore %lld left in \"%s\": %s",
 						(long long) id, dir, err.message)));
@@ -393,8 +393,8 @@ static void
 clean_restore_row(const SbSql *sql, const SbRows *rows, uint64 row)
 {
 	bool		isnull;
-	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
-	Datum		array = sb_sql_datum(sql, rows, row, 3, &isnull);
+	int64		id = DatumGetInt64(sbx_sql_datum(sql, rows, row, 1, &isnull));
+	Datum		array = sbx_sql_datum(sql, rows, row, 3, &isnull);
 	Datum	   *dirs;
 	int			ndirs,
 				i;
@@ -411,15 +411,15 @@ clean_restore_row(const SbSql *sql, const SbRows *rows, uint64 row)
 }
 
 void
-sb_restore_crash_cleanup(void)
+sbx_restore_crash_cleanup(void)
 {
 	SbSql		sql;
 	SbRows		rows;
 	uint64		i;
 
-	sb_sql_begin(&sql);
-	rows = sb_sql_run(SB_SQL_RESTORE_MARK_STALE, NULL, NULL);
+	sbx_sql_begin(&sql);
+	rows = sbx_sql_run(SB_SQL_RESTORE_MARK_STALE, NULL, NULL);
 	for (i = 0; i < rows.count; i++)
 		clean_restore_row(&sql, &rows, i);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 }

@@ -1,5 +1,5 @@
 /*
- * sb_archive_lag.c
+ * sbx_archive_lag.c
  *		How far the WAL archive is behind the server's WAL, as
  *		pg_stat_archiver tells it, whatever archives (our module, another
  *		library, an archive_command): stripe_check() judges it and
@@ -30,7 +30,7 @@ archived_segment(const char *name, XLogSegNo *segno)
 }
 
 void
-sb_archive_lag(SbArchiveLag *lag)
+sbx_archive_lag(SbArchiveLag *lag)
 {
 	PgStat_ArchiverStats *s;
 	XLogSegNo	archived;
@@ -71,7 +71,7 @@ stripe_archive_lag(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "stripe_archive_lag must return a row");
-	sb_archive_lag(&lag);
+	sbx_archive_lag(&lag);
 	if (lag.known)
 	{
 		v[0] = Int64GetDatum(lag.segments);

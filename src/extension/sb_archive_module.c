@@ -60,7 +60,7 @@ archive_configured(void)
 	static char dests[SB_MAX_STRIPES][MAXPGPATH];
 	const char *why = NULL;
 
-	return sb_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why) > 0;
+	return sbx_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why) > 0;
 }
 
 /*
@@ -90,7 +90,7 @@ current_settings(void)
 {
 	return psprintf("%s|%d|%d|%d|%d|%llu|%s", sb_guc_archive_destinations,
 					sb_guc_archive_compression, sb_guc_archive_level, sb_guc_archive_workers,
-					sb_guc_archive_batch, (unsigned long long) sb_guc_max_memory_bytes(),
+					sb_guc_archive_batch, (unsigned long long) sbx_guc_max_memory_bytes(),
 					key_file_state());
 }
 
@@ -120,7 +120,7 @@ ensure_open(void)
 	if (archive != NULL && strcmp(settings, archive_settings) == 0)
 		return;
 	close_archive();
-	n = sb_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why);
+	n = sbx_guc_archive_destination_list(sb_guc_archive_destinations, dests, &why);
 	if (n <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -129,7 +129,7 @@ ensure_open(void)
 	{
 		paths[i] = dests[i];
 		if (sb_store_features_of(paths[i]) & SB_STORE_CONNECTION)
-			sb_s3_settings_check_location(paths[i], true);
+			sbx_s3_settings_check_location(paths[i], true);
 	}
 	memset(&o, 0, sizeof(o));
 	o.destinations = paths;
@@ -140,16 +140,16 @@ ensure_open(void)
 	o.level = sb_guc_archive_level;
 	o.workers = (uint32_t) sb_guc_archive_workers;
 	o.segment_size = (uint32_t) wal_segment_size;
-	o.max_memory = sb_guc_max_memory_bytes();
+	o.max_memory = sbx_guc_max_memory_bytes();
 	/* ERROR when the key file is set and cannot be loaded: the call fails, nothing goes in the clear. */
-	o.encryption_key = sb_key_current();
+	o.encryption_key = sbx_key_current();
 	archive = sb_wal_archive_open(&o, &err);
 	if (archive == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("could not open the WAL archive: %s", err.message)));
 	archive_settings = MemoryContextStrdup(TopMemoryContext, settings);
-	sb_shmem_archive_destinations(n, (const char (*)[MAXPGPATH]) dests);
+	sbx_shmem_archive_destinations(n, (const char (*)[MAXPGPATH]) dests);
 }
 
 /* History files first, then by name: the order PostgreSQL's archiver takes them in. */
@@ -215,11 +215,11 @@ record(const SbWalFile *file, const SbWalPushResult *r)
 {
 	if (r->archived)
 	{
-		sb_shmem_archive_done(file->name, r->destination, r->raw_bytes, r->stored_bytes,
+		sbx_shmem_archive_done(file->name, r->destination, r->raw_bytes, r->stored_bytes,
 							  segment_end(file->name));
 		return;
 	}
-	sb_shmem_archive_failed(file->name, r->error.message);
+	sbx_shmem_archive_failed(file->name, r->error.message);
 	ereport(WARNING, (errmsg("stripebackup: %s", r->error.message)));
 }
 
@@ -278,7 +278,7 @@ archive_file(const char *file, const char *path)
 		edata = CopyErrorData();
 		EmitErrorReport();
 		FlushErrorState();
-		sb_shmem_archive_failed(file, edata->message ? edata->message : "unknown error");
+		sbx_shmem_archive_failed(file, edata->message ? edata->message : "unknown error");
 		PG_exception_stack = saved_stack;
 		MemoryContextSwitchTo(caller);
 		MemoryContextReset(call_context);

@@ -49,7 +49,7 @@ text_array_elements(ArrayType *array, char ***out)
 }
 
 int
-sb_args_read_destinations(ArrayType *array, char (*destinations)[MAXPGPATH])
+sbx_args_read_destinations(ArrayType *array, char (*destinations)[MAXPGPATH])
 {
 	char	  **dests;
 	int			n = text_array_elements(array, &dests);
@@ -115,19 +115,19 @@ weights_from_calibrations(SbBackupArgs *args)
 	SbSql		sql;
 	int			i;
 
-	sb_sql_enter(&sql);
+	sbx_sql_enter(&sql);
 	for (i = 0; i < args->ndestinations && all; i++)
 	{
 		Datum		values[2] = {CStringGetTextDatum(args->destinations[i]),
 		CStringGetTextDatum("sequential write")};
-		SbRows		rows = sb_sql_run(SB_SQL_CALIBRATED_SPEED, values, NULL);
+		SbRows		rows = sbx_sql_run(SB_SQL_CALIBRATED_SPEED, values, NULL);
 		bool		isnull = true;
 
 		if (rows.count == 1)
-			args->weights[i] = DatumGetFloat8(sb_sql_datum(&sql, &rows, 0, 1, &isnull));
+			args->weights[i] = DatumGetFloat8(sbx_sql_datum(&sql, &rows, 0, 1, &isnull));
 		all = !isnull && args->weights[i] > 0;
 	}
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	for (i = 0; i < args->ndestinations && !all; i++)
 		args->weights[i] = 1.0;
 }
@@ -166,7 +166,7 @@ read_choices(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 }
 
 void
-sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
+sbx_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 {
 	SbBackupOptions options;
 	const char *dest_ptrs[SB_MAX_STRIPES];
@@ -174,7 +174,7 @@ sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 	int			i;
 
 	if (!PG_ARGISNULL(first))
-		args->ndestinations = sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(first),
+		args->ndestinations = sbx_args_read_destinations(PG_GETARG_ARRAYTYPE_P(first),
 														args->destinations);
 	else if (args->ndestinations == 0)
 		ereport(ERROR,
@@ -200,24 +200,24 @@ sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 	args->chunk_size = sb_guc_transfer_size_kb * 1024;
 	args->workers = sb_guc_compression_workers;
 	args->fast_checkpoint = sb_guc_fast_checkpoint;
-	args->io_method = (SbIoMethod) sb_guc_io_method_checked();
+	args->io_method = (SbIoMethod) sbx_guc_io_method_checked();
 	args->queue_depth = sb_guc_queue_depth;
 	args->direct_io = sb_guc_direct_io;
-	sb_guc_max_rates(args->ndestinations, args->max_rates);
-	args->max_memory = sb_guc_max_memory_bytes();
-	sb_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
+	sbx_guc_max_rates(args->ndestinations, args->max_rates);
+	args->max_memory = sbx_guc_max_memory_bytes();
+	sbx_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
 	/* The name is made later from the id; a placeholder passes the check. */
 	strlcpy(args->name, "check", sizeof(args->name));
-	sb_backup_args_to_options(args, &options, dest_ptrs);
+	sbx_backup_args_to_options(args, &options, dest_ptrs);
 	if (!sb_backup_check_options(&options, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	/*
 	 * An object-storage destination is no path of this machine (the engine
 	 * checked its form), but must be a bucket the server allows.
 	 */
 	for (i = 0; i < args->ndestinations; i++)
 		if (sb_store_features_of(args->destinations[i]) & SB_STORE_DESCRIPTORS)
-			sb_check_outside_cluster(args->destinations[i], "destination");
+			sbx_check_outside_cluster(args->destinations[i], "destination");
 		else
-			sb_s3_settings_check_location(args->destinations[i], true);
+			sbx_s3_settings_check_location(args->destinations[i], true);
 }

@@ -12,7 +12,7 @@
 #include "job_backup.h"
 
 /* Read a destinations array (one-dimensional, no NULLs, 1 to 64 of them); returns how many. */
-extern int	sb_args_read_destinations(ArrayType *array, char (*destinations)[MAXPGPATH]);
+extern int	sbx_args_read_destinations(ArrayType *array, char (*destinations)[MAXPGPATH]);
 
 /*
  * Read and check the arguments of stripe_backup() (or stripe_merge()) from
@@ -20,6 +20,6 @@ extern int	sb_args_read_destinations(ArrayType *array, char (*destinations)[MAXP
  * compression_level, balance; ERROR naming the bad value.  NULL
  * destinations keep those already in ARGS, if there are any.
  */
-extern void sb_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args);
+extern void sbx_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args);
 
 #endif							/* SB_ARGS_H */

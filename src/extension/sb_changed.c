@@ -17,7 +17,7 @@
  * theirs raises their LSN (clearing a visibility map bit does not).
  *
  * This runs inside the engine on the worker's main thread: it never raises
- * an ERROR; sb_changed_report() warns afterwards.
+ * an ERROR; sbx_changed_report() warns afterwards.
  */
 #include "postgres.h"
 
@@ -43,7 +43,7 @@ struct SbChanged
 };
 
 SbChanged *
-sb_changed_new(XLogRecPtr since)
+sbx_changed_new(XLogRecPtr since)
 {
 	SbChanged  *c = palloc0(sizeof(SbChanged));
 
@@ -53,25 +53,25 @@ sb_changed_new(XLogRecPtr since)
 }
 
 bool
-sb_changed_file(void *arg, const char *path)
+sbx_changed_file(void *arg, const char *path)
 {
 	ForkNumber	fork;
 	Oid			database;
 	BlockNumber first_block;
 
 	(void) arg;
-	return sb_relation_file(path, &fork, &database, &first_block) && fork == MAIN_FORKNUM;
+	return sbx_relation_file(path, &fork, &database, &first_block) && fork == MAIN_FORKNUM;
 }
 
 bool
-sb_changed_relation(void *arg, const char *path)
+sbx_changed_relation(void *arg, const char *path)
 {
 	ForkNumber	fork;
 	Oid			database;
 	BlockNumber first_block;
 
 	(void) arg;
-	return sb_relation_file(path, &fork, &database, &first_block);
+	return sbx_relation_file(path, &fork, &database, &first_block);
 }
 
 /*
@@ -114,7 +114,7 @@ page_changed(SbChanged *c, const char *path, const PageHeaderData *page, BlockNu
 }
 
 bool
-sb_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
+sbx_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
 				 const uint8_t *block)
 {
 	SbChanged  *c = arg;
@@ -134,14 +134,14 @@ sb_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
 }
 
 void
-sb_changed_counts(const SbChanged *c, int64 *judged, int64 *copied)
+sbx_changed_counts(const SbChanged *c, int64 *judged, int64 *copied)
 {
 	*judged = c->judged;
 	*copied = c->copied;
 }
 
 void
-sb_changed_report(const SbChanged *c)
+sbx_changed_report(const SbChanged *c)
 {
 	StringInfoData list;
 	int64		i;

@@ -12,22 +12,22 @@
 typedef struct SbChanged SbChanged;
 
 /* Blocks whose page LSN is at or after SINCE (the parent's start) changed. */
-extern SbChanged *sb_changed_new(XLogRecPtr since);
+extern SbChanged *sbx_changed_new(XLogRecPtr since);
 
 /* Only a relation's main fork is judged block by block; anything else is copied whole. */
-extern bool sb_changed_file(void *arg, const char *path);
+extern bool sbx_changed_file(void *arg, const char *path);
 
 /* Any fork of a relation: what may be taken from the parent unread when its times did not change. */
-extern bool sb_changed_relation(void *arg, const char *path);
+extern bool sbx_changed_relation(void *arg, const char *path);
 
 /* Did the block at FILE_OFFSET of PATH change (or can it not be told)? */
-extern bool sb_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
+extern bool sbx_changed_block(void *arg, const char *path, int fd, uint64_t file_offset,
 							 const uint8_t *block);
 
 /* Blocks judged, and copied, so far. */
-extern void sb_changed_counts(const SbChanged *c, int64 *judged, int64 *copied);
+extern void sbx_changed_counts(const SbChanged *c, int64 *judged, int64 *copied);
 
 /* A WARNING if any page had an LSN past the end of WAL (copied, as changed). */
-extern void sb_changed_report(const SbChanged *c);
+extern void sbx_changed_report(const SbChanged *c);
 
 #endif							/* SB_CHANGED_H */

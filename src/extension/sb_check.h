@@ -2,9 +2,9 @@
  * sb_check.h
  *		stripe_check(): the pre-flight and monitoring checks, a row each
  *		(sb_sql_check.c, the configuration and the backups' history;
- *		sb_check_archive.c, the WAL archive; sb_check_dest.c, the
+ *		sbx_check_archive.c, the WAL archive; sb_check_dest.c, the
  *		destinations), and the WAL archive's lag that stripe_health shows
- *		too (sb_archive_lag.c).
+ *		too (sbx_archive_lag.c).
  */
 #ifndef SB_CHECK_H
 #define SB_CHECK_H
@@ -33,14 +33,14 @@ typedef struct SbCheckOut
 } SbCheckOut;
 
 /* A row: CHECK, its LEVEL, DETAIL (what was found) and HINT (what to do, NULL when ok). */
-extern void sb_check_put(SbCheckOut *out, const char *check, SbCheckLevel level, const char *detail,
+extern void sbx_check_put(SbCheckOut *out, const char *check, SbCheckLevel level, const char *detail,
 						 const char *hint);
 
 /* The WAL archive's rows: archive_mode and archive_library against the destinations, a WAL switch archived within TIMEOUT_MS, the lag. */
-extern void sb_check_archive(SbCheckOut *out, long timeout_ms);
+extern void sbx_check_archive(SbCheckOut *out, long timeout_ms);
 
 /* A row (or two) per destination of the last completed backup and of the WAL archive. */
-extern void sb_check_destinations(SbCheckOut *out);
+extern void sbx_check_destinations(SbCheckOut *out);
 
 /* How far the WAL archive is behind the server's WAL (pg_stat_archiver). */
 typedef struct SbArchiveLag
@@ -58,6 +58,6 @@ typedef struct SbArchiveLag
 } SbArchiveLag;
 
 /* The lag as pg_stat_archiver tells it now (a fresh snapshot, not the transaction's). */
-extern void sb_archive_lag(SbArchiveLag *lag);
+extern void sbx_archive_lag(SbArchiveLag *lag);
 
 #endif							/* SB_CHECK_H */

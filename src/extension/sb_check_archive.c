@@ -1,5 +1,5 @@
 /*
- * sb_check_archive.c
+ * sbx_check_archive.c
  *		stripe_check()'s rows on the WAL archive: whether the settings send
  *		WAL where stripebackup.archive_destinations says, whether a segment
  *		switched now reaches the archive in time (as pgbackrest check does:
@@ -50,27 +50,27 @@ check_settings(SbCheckOut *out, int ndest, const char *why)
 	const char *hint = "Set archive_mode = on and archive_library = 'stripebackup' in postgresql.conf and restart the server.";
 
 	if (ndest < 0)
-		sb_check_put(out, "archive_mode", SB_CHECK_FAILURE,
+		sbx_check_put(out, "archive_mode", SB_CHECK_FAILURE,
 					 psprintf("stripebackup.archive_destinations is not valid: %s", why),
 					 "Give absolute folders or s3:// locations, separated by commas.");
 	else if (!XLogArchivingActive() && ndest > 0)
-		sb_check_put(out, "archive_mode", SB_CHECK_FAILURE,
+		sbx_check_put(out, "archive_mode", SB_CHECK_FAILURE,
 					 "archive_mode is off but stripebackup.archive_destinations is set: no WAL reaches them, and no restore to a point in time can start",
 					 hint);
 	else if (!XLogArchivingActive())
-		sb_check_put(out, "archive_mode", SB_CHECK_WARNING,
+		sbx_check_put(out, "archive_mode", SB_CHECK_WARNING,
 					 "WAL is not archived: a restore reaches only the end of a backup", hint);
 	else if (library_is_ours() && ndest == 0)
-		sb_check_put(out, "archive_mode", SB_CHECK_FAILURE,
+		sbx_check_put(out, "archive_mode", SB_CHECK_FAILURE,
 					 "archive_library is stripebackup but stripebackup.archive_destinations is empty: every segment fails to archive and pg_wal grows",
 					 "Set stripebackup.archive_destinations and reload the server.");
 	else if (!library_is_ours() && ndest > 0)
-		sb_check_put(out, "archive_mode", SB_CHECK_FAILURE,
+		sbx_check_put(out, "archive_mode", SB_CHECK_FAILURE,
 					 psprintf("stripebackup.archive_destinations is set but WAL goes to %s: the destinations receive nothing",
 							  archiver_name()),
 					 hint);
 	else
-		sb_check_put(out, "archive_mode", SB_CHECK_OK,
+		sbx_check_put(out, "archive_mode", SB_CHECK_OK,
 					 library_is_ours() ? psprintf("WAL is archived by stripebackup into %d destination%s", ndest,
 												  ndest == 1 ? "" : "s")
 					 : psprintf("WAL is archived by %s", archiver_name()),
@@ -97,7 +97,7 @@ wait_archived(const char *segment, long timeout_ms, SbArchiveLag *lag)
 
 	for (;;)
 	{
-		sb_archive_lag(lag);
+		sbx_archive_lag(lag);
 		if (archived_past(lag, segment))
 			return true;
 		if (GetCurrentTimestamp() >= deadline)
@@ -121,10 +121,10 @@ archiver_story(const SbArchiveLag *lag)
 	if (lag->last_failed_time != 0)
 		appendStringInfo(&s, "; it failed %lld times, last on %s at %s", (long long) lag->failed_count,
 						 lag->last_failed_wal, timestamptz_to_str(lag->last_failed_time));
-	if (!library_is_ours() || !sb_shmem_loaded())
+	if (!library_is_ours() || !sbx_shmem_loaded())
 		return s.data;
 	live = palloc(sizeof(SbArchiveLive));
-	sb_shmem_archive_snapshot(live);
+	sbx_shmem_archive_snapshot(live);
 	if (live->last_error[0] != '\0')
 		appendStringInfo(&s, ": %s", live->last_error);
 	return s.data;
@@ -141,7 +141,7 @@ check_switch(SbCheckOut *out, long timeout_ms)
 
 	if (RecoveryInProgress())
 	{
-		sb_check_put(out, "WAL archived", SB_CHECK_OK,
+		sbx_check_put(out, "WAL archived", SB_CHECK_OK,
 					 "this server is a standby: the switch is checked on its primary", NULL);
 		return;
 	}
@@ -150,12 +150,12 @@ check_switch(SbCheckOut *out, long timeout_ms)
 	XLByteToPrevSeg(RequestXLogSwitch(false), segno, wal_segment_size);
 	XLogFileName(segment, GetWALInsertionTimeLine(), segno, wal_segment_size);
 	if (wait_archived(segment, timeout_ms, &lag))
-		sb_check_put(out, "WAL archived", SB_CHECK_OK,
+		sbx_check_put(out, "WAL archived", SB_CHECK_OK,
 					 psprintf("segment %s, switched now, was archived in %.1f s", segment,
 							  (double) (GetCurrentTimestamp() - start) / USECS_PER_SEC),
 					 NULL);
 	else
-		sb_check_put(out, "WAL archived", SB_CHECK_FAILURE,
+		sbx_check_put(out, "WAL archived", SB_CHECK_FAILURE,
 					 psprintf("segment %s, switched now, was not archived within %.1f s: %s", segment,
 							  (double) timeout_ms / 1000.0, archiver_story(&lag)),
 					 "See the server log and stripe_wal_archive.last_error; check that every archive destination is mounted and writable.");
@@ -167,26 +167,26 @@ check_lag(SbCheckOut *out)
 {
 	SbArchiveLag lag;
 
-	sb_archive_lag(&lag);
+	sbx_archive_lag(&lag);
 	if (lag.last_failed_time > lag.last_archived_time)
-		sb_check_put(out, "WAL archive lag", SB_CHECK_FAILURE,
+		sbx_check_put(out, "WAL archive lag", SB_CHECK_FAILURE,
 					 psprintf("archiving fails: %s", archiver_story(&lag)),
 					 "See the server log; WAL accumulates in pg_wal until archiving succeeds.");
 	else if (!lag.known)
-		sb_check_put(out, "WAL archive lag", SB_CHECK_OK, "nothing archived since the statistics began", NULL);
+		sbx_check_put(out, "WAL archive lag", SB_CHECK_OK, "nothing archived since the statistics began", NULL);
 	else
-		sb_check_put(out, "WAL archive lag", SB_CHECK_OK,
+		sbx_check_put(out, "WAL archive lag", SB_CHECK_OK,
 					 psprintf("%lld finished segments not yet archived (%.0f s); the newest archived is %s",
 							  (long long) lag.segments, lag.seconds, lag.last_archived_wal),
 					 NULL);
 }
 
 void
-sb_check_archive(SbCheckOut *out, long timeout_ms)
+sbx_check_archive(SbCheckOut *out, long timeout_ms)
 {
 	char		folders[SB_MAX_STRIPES][MAXPGPATH];
 	const char *why = "";
-	int			n = sb_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
+	int			n = sbx_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
 
 	if (!check_settings(out, n, why))
 		return;

@@ -39,27 +39,27 @@ check_reach(SbCheckOut *out, const char *check, const char *dest, int64 needed, 
 	if ((sb_store_features_of(dest) & SB_STORE_CONNECTION) && !sb_s3_location_allowed(dest, &err))
 	{
 		memset(p, 0, sizeof(*p));
-		sb_check_put(out, check, SB_CHECK_FAILURE, err.message,
+		sbx_check_put(out, check, SB_CHECK_FAILURE, err.message,
 					 "The buckets s3:// destinations may be are set by stripebackup.s3_allowed_buckets.");
 	}
 	else if (!sb_store_probe(dest, p, &err))
-		sb_check_put(out, check, SB_CHECK_FAILURE,
+		sbx_check_put(out, check, SB_CHECK_FAILURE,
 					 psprintf("%s: %s", p->listed ? "not writable" : "not reachable", err.message),
 					 p->listed ? "Make it writable by the server's operating-system user, with room for a backup."
 					 : "Check that it is mounted, or that the bucket exists and stripebackup.s3_* (endpoint, credentials) reach it.");
 	else if (p->local && needed > 0 && p->free_bytes < (uint64) needed)
-		sb_check_put(out, check, SB_CHECK_FAILURE,
+		sbx_check_put(out, check, SB_CHECK_FAILURE,
 					 psprintf("%.1f MB free, less than the %.1f MB the newest full backup stored there",
 							  MB(p->free_bytes), MB(needed)),
 					 "Free space there, or expire old backups (stripe_expire).");
 	else if (p->local)
-		sb_check_put(out, check, SB_CHECK_OK,
+		sbx_check_put(out, check, SB_CHECK_OK,
 					 needed > 0 ? psprintf("writable, %.1f MB free for the %.1f MB the newest full backup stored there",
 										   MB(p->free_bytes), MB(needed))
 					 : psprintf("writable, %.1f MB free", MB(p->free_bytes)),
 					 NULL);
 	else
-		sb_check_put(out, check, SB_CHECK_OK,
+		sbx_check_put(out, check, SB_CHECK_OK,
 					 psprintf("reachable (listed, %llu entries) and writable", (unsigned long long) p->entries),
 					 NULL);
 }
@@ -76,12 +76,12 @@ check_device(SbCheckOut *out, const char *dest, const SbStoreProbe *p)
 	if (stat(DataDir, &st) != 0)
 		ereport(ERROR, (errcode_for_file_access(), errmsg("could not stat directory \"%s\": %m", DataDir)));
 	if ((uint64) st.st_dev == p->device)
-		sb_check_put(out, check, SB_CHECK_WARNING,
+		sbx_check_put(out, check, SB_CHECK_WARNING,
 					 psprintf("on the data directory's device (\"%s\"): a failure of that device takes the cluster and this copy together",
 							  DataDir),
 					 "Put backups and the WAL archive on other devices, or on object storage.");
 	else
-		sb_check_put(out, check, SB_CHECK_OK, "another device than the data directory's", NULL);
+		sbx_check_put(out, check, SB_CHECK_OK, "another device than the data directory's", NULL);
 }
 
 static void
@@ -103,11 +103,11 @@ wal_since_last_full(void)
 	XLogRecPtr	start = InvalidXLogRecPtr;
 	XLogRecPtr	now = RecoveryInProgress() ? GetXLogReplayRecPtr(NULL) : GetXLogInsertRecPtr();
 
-	sb_sql_enter(&sql);
-	rows = sb_sql_run(SB_SQL_CHECK_LAST_FULL_START, NULL, NULL);
+	sbx_sql_enter(&sql);
+	rows = sbx_sql_run(SB_SQL_CHECK_LAST_FULL_START, NULL, NULL);
 	if (rows.count > 0)
-		start = DatumGetLSN(sb_sql_datum(&sql, &rows, 0, 1, &isnull));
-	sb_sql_leave(&sql);
+		start = DatumGetLSN(sbx_sql_datum(&sql, &rows, 0, 1, &isnull));
+	sbx_sql_leave(&sql);
 	return isnull || now <= start ? 0 : (int64) (now - start);
 }
 
@@ -121,7 +121,7 @@ check_archive_destination(SbCheckOut *out, const char *dest, int64 share)
 
 	check_reach(out, check, dest, 0, &p);
 	if (out->failures == failures && p.local && share > 0 && p.free_bytes < (uint64) share)
-		sb_check_put(out, psprintf("room in WAL archive destination %s", dest), SB_CHECK_WARNING,
+		sbx_check_put(out, psprintf("room in WAL archive destination %s", dest), SB_CHECK_WARNING,
 					 psprintf("%.1f MB free, less than its share (%.1f MB) of the WAL written since the newest full backup started",
 							  MB(p.free_bytes), MB(share)),
 					 "At this rate it fills before the next cycle: free space there, or expire old backups (their WAL goes with them).");
@@ -139,31 +139,31 @@ check_backup_destinations(SbCheckOut *out)
 	char	  **dests;
 	int64	   *needed;
 
-	sb_sql_enter(&sql);
-	rows = sb_sql_run(SB_SQL_CHECK_DESTINATIONS, NULL, NULL);
+	sbx_sql_enter(&sql);
+	rows = sbx_sql_run(SB_SQL_CHECK_DESTINATIONS, NULL, NULL);
 	n = (int) rows.count;
 	dests = palloc(sizeof(char *) * (n + 1));
 	needed = palloc(sizeof(int64) * (n + 1));
 	for (i = 0; i < rows.count; i++)
 	{
 		bool		isnull;
-		Datum		d = sb_sql_datum(&sql, &rows, i, 2, &isnull);
+		Datum		d = sbx_sql_datum(&sql, &rows, i, 2, &isnull);
 
-		dests[i] = sb_sql_text(&sql, &rows, i, 1);
+		dests[i] = sbx_sql_text(&sql, &rows, i, 1);
 		needed[i] = isnull ? 0 : DatumGetInt64(d);
 	}
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	/* Probed outside the statement's scope: a slow bucket holds no SPI state. */
 	for (i = 0; i < (uint64) n; i++)
 		check_one(out, "destination", dests[i], needed[i]);
 }
 
 void
-sb_check_destinations(SbCheckOut *out)
+sbx_check_destinations(SbCheckOut *out)
 {
 	char		folders[SB_MAX_STRIPES][MAXPGPATH];
 	const char *why = "";
-	int			n = sb_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
+	int			n = sbx_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
 	int			i;
 	int64		wal;
 

@@ -15,7 +15,7 @@
 #include "sb_compat.h"
 
 void
-sb_compat_backup_start(SbCompatBackup *b, const char *id, bool fast)
+sbx_compat_backup_start(SbCompatBackup *b, const char *id, bool fast)
 {
 	b->tablespace_map = makeStringInfo();
 #if PG_VERSION_NUM >= 160000
@@ -38,7 +38,7 @@ sb_compat_backup_start(SbCompatBackup *b, const char *id, bool fast)
 }
 
 XLogRecPtr
-sb_compat_backup_stop(SbCompatBackup *b, TimeLineID *stop_tli)
+sbx_compat_backup_stop(SbCompatBackup *b, TimeLineID *stop_tli)
 {
 #if PG_VERSION_NUM >= 160000
 	BackupState *state = b->state;
@@ -52,7 +52,7 @@ sb_compat_backup_stop(SbCompatBackup *b, TimeLineID *stop_tli)
 }
 
 void
-sb_compat_slot_create_temporary(const char *name)
+sbx_compat_slot_create_temporary(const char *name)
 {
 #if PG_VERSION_NUM >= 170000
 	ReplicationSlotCreate(name, false, RS_TEMPORARY, false, false, false);
@@ -62,7 +62,7 @@ sb_compat_slot_create_temporary(const char *name)
 }
 
 void
-sb_compat_slot_cleanup(void)
+sbx_compat_slot_cleanup(void)
 {
 #if PG_VERSION_NUM >= 170000
 	/* all of them, not only those a standby's slot sync made */
@@ -73,7 +73,7 @@ sb_compat_slot_cleanup(void)
 }
 
 bool
-sb_compat_slot_invalidated(const ReplicationSlot *slot)
+sbx_compat_slot_invalidated(const ReplicationSlot *slot)
 {
 #if PG_VERSION_NUM >= 160000
 	return slot->data.invalidated != RS_INVAL_NONE;
@@ -83,7 +83,7 @@ sb_compat_slot_invalidated(const ReplicationSlot *slot)
 }
 
 bool
-sb_compat_parse_relation_file(const char *name, Oid *relation, ForkNumber *fork, unsigned *segno)
+sbx_compat_parse_relation_file(const char *name, Oid *relation, ForkNumber *fork, unsigned *segno)
 {
 #if PG_VERSION_NUM >= 170000
 	RelFileNumber number;

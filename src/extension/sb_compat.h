@@ -76,27 +76,27 @@ typedef struct SbCompatBackup
 } SbCompatBackup;
 
 /* Start an online backup (a checkpoint; fast asks for it at once). */
-extern void sb_compat_backup_start(SbCompatBackup *b, const char *id, bool fast);
+extern void sbx_compat_backup_start(SbCompatBackup *b, const char *id, bool fast);
 
 /* Stop it (switches WAL, does not wait for archiving): its stop LSN and timeline. */
-extern XLogRecPtr sb_compat_backup_stop(SbCompatBackup *b, TimeLineID *stop_tli);
+extern XLogRecPtr sbx_compat_backup_stop(SbCompatBackup *b, TimeLineID *stop_tli);
 
 /* Create a temporary physical slot, not for failover, as MyReplicationSlot. */
-extern void sb_compat_slot_create_temporary(const char *name);
+extern void sbx_compat_slot_create_temporary(const char *name);
 
 /* Drop this process's temporary slots. */
-extern void sb_compat_slot_cleanup(void);
+extern void sbx_compat_slot_cleanup(void);
 
 struct ReplicationSlot;
 
 /* Has a checkpoint invalidated SLOT (the caller holds its mutex)? */
-extern bool sb_compat_slot_invalidated(const struct ReplicationSlot *slot);
+extern bool sbx_compat_slot_invalidated(const struct ReplicationSlot *slot);
 
 /*
  * A relation file's name, of no temporary relation: its relation number,
  * fork and segment; false for any other name.
  */
-extern bool sb_compat_parse_relation_file(const char *name, Oid *relation,
+extern bool sbx_compat_parse_relation_file(const char *name, Oid *relation,
 										  ForkNumber *fork, unsigned *segno);
 
 #endif							/* SB_COMPAT_H */

@@ -10,11 +10,11 @@
  * query cancel ends whatever PostgreSQL code the job waits in (a spread
  * start checkpoint), and the worker turns its ERROR into the stop reason.
  *
- * The engine's S3 requests ask sb_control_interrupted() every 100 ms, in a
+ * The engine's S3 requests ask sbx_control_interrupted() every 100 ms, in a
  * session's own thread and in the engine's threads alike: it reads the
  * signal flags and nothing else, so that a cancel, a statement timeout or a
  * terminate ends a request that no server answers.  The error the engine
- * then returns is raised as PostgreSQL's own (sb_raise serves the pending
+ * then returns is raised as PostgreSQL's own (sbx_raise serves the pending
  * interrupt first).
  */
 #include "postgres.h"
@@ -38,7 +38,7 @@ static const SbJob *current_job = NULL;
 static SbStopReasonFn current_stop_reason = NULL;
 
 int
-sb_sqlstate(const SbError *err)
+sbx_sqlstate(const SbError *err)
 {
 	switch (err->code)
 	{
@@ -101,13 +101,13 @@ interrupt_pending(void)
  * more archiving: its S3 requests end then too, the segment staying ready.
  */
 bool
-sb_control_interrupted(void)
+sbx_control_interrupted(void)
 {
 	return got_sigterm || ShutdownRequestPending || interrupt_pending();
 }
 
 void
-sb_raise(const SbError *err)
+sbx_raise(const SbError *err)
 {
 	/*
 	 * An engine operation that stopped for a pending cancel, statement
@@ -116,18 +116,18 @@ sb_raise(const SbError *err)
 	 */
 	if (interrupt_pending())
 		CHECK_FOR_INTERRUPTS();
-	ereport(ERROR, (errcode(sb_sqlstate(err)), errmsg("%s", err->message)));
+	ereport(ERROR, (errcode(sbx_sqlstate(err)), errmsg("%s", err->message)));
 	pg_unreachable();
 }
 
 bool
-sb_control_session_tick(void *arg, const SbProgress *progress)
+sbx_control_session_tick(void *arg, const SbProgress *progress)
 {
 	return !interrupt_pending();
 }
 
 void
-sb_control_handle_sigterm(SIGNAL_ARGS)
+sbx_control_handle_sigterm(SIGNAL_ARGS)
 {
 	int			save_errno = errno;
 
@@ -142,27 +142,27 @@ sb_control_handle_sigterm(SIGNAL_ARGS)
 }
 
 void
-sb_control_begin(const SbJob *job, SbStopReasonFn stop_reason)
+sbx_control_begin(const SbJob *job, SbStopReasonFn stop_reason)
 {
 	current_job = job;
 	current_stop_reason = stop_reason;
 }
 
 bool
-sb_control_stop_requested(void)
+sbx_control_stop_requested(void)
 {
-	return got_sigterm || sb_shmem_cancel_requested(NULL, 0) || !PostmasterIsAlive();
+	return got_sigterm || sbx_shmem_cancel_requested(NULL, 0) || !PostmasterIsAlive();
 }
 
 int
-sb_control_stop_cause(const char **reason)
+sbx_control_stop_cause(const char **reason)
 {
 	static char cancel_reason[SB_MESSAGE_LEN];
 	int			sqlstate = ERRCODE_QUERY_CANCELED;
 
 	if (!PostmasterIsAlive())
 		*reason = "canceled: the server stopped";
-	else if (sb_shmem_cancel_requested(cancel_reason, sizeof(cancel_reason)))
+	else if (sbx_shmem_cancel_requested(cancel_reason, sizeof(cancel_reason)))
 		*reason = cancel_reason;
 	else if (got_sigterm && current_stop_reason != NULL &&
 			 (*reason = current_stop_reason(current_job, &sqlstate)) != NULL)
@@ -173,35 +173,35 @@ sb_control_stop_cause(const char **reason)
 }
 
 void
-sb_control_raise_stop(void)
+sbx_control_raise_stop(void)
 {
 	const char *reason;
-	int			sqlstate = sb_control_stop_cause(&reason);
+	int			sqlstate = sbx_control_stop_cause(&reason);
 
 	ereport(ERROR, (errcode(sqlstate), errmsg("%s", reason)));
 	pg_unreachable();
 }
 
 void
-sb_control_raise(const SbError *err)
+sbx_control_raise(const SbError *err)
 {
 	if (err->code == SB_ECANCELED && current_job != NULL)
-		sb_control_raise_stop();
-	sb_raise(err);
+		sbx_control_raise_stop();
+	sbx_raise(err);
 }
 
 bool
-sb_control_worker_tick(void *arg, const SbProgress *progress)
+sbx_control_worker_tick(void *arg, const SbProgress *progress)
 {
-	sb_shmem_progress_update(progress);
-	return !sb_control_stop_requested();
+	sbx_shmem_progress_update(progress);
+	return !sbx_control_stop_requested();
 }
 
 void
-sb_control_check_stop(void)
+sbx_control_check_stop(void)
 {
-	if (sb_control_stop_requested())
-		sb_control_raise_stop();
+	if (sbx_control_stop_requested())
+		sbx_control_raise_stop();
 }
 
 /*
@@ -231,7 +231,7 @@ static const struct
 };
 
 void
-sb_control_pin_settings(void)
+sbx_control_pin_settings(void)
 {
 	int			i;
 

@@ -15,7 +15,7 @@
 /* ---------- anywhere ---------- */
 
 /* The SQLSTATE for an engine error (its code, and the errno behind it). */
-extern int	sb_sqlstate(const SbError *err);
+extern int	sbx_sqlstate(const SbError *err);
 
 /*
  * The engine's stop check (sb_s3_set_stop_check): a cancel, a statement
@@ -23,41 +23,41 @@ extern int	sb_sqlstate(const SbError *err);
  * archiver was asked to shut down.  Reads signal flags only: any thread
  * may call it.
  */
-extern bool sb_control_interrupted(void);
+extern bool sbx_control_interrupted(void);
 
 /* ereport(ERROR) an engine error with the SQLSTATE that fits it; a pending interrupt is served first. */
-SB_NORETURN extern void sb_raise(const SbError *err);
+SB_NORETURN extern void sbx_raise(const SbError *err);
 
 /* The engine's tick in a caller's session: stop when the session has an interrupt. */
-extern bool sb_control_session_tick(void *arg, const SbProgress *progress);
+extern bool sbx_control_session_tick(void *arg, const SbProgress *progress);
 
 /* ---------- in a job's worker ---------- */
 
 /* SIGTERM: stop the job (and cancel what PostgreSQL's code waits for). */
-extern void sb_control_handle_sigterm(SIGNAL_ARGS);
+extern void sbx_control_handle_sigterm(SIGNAL_ARGS);
 
 /* The job this worker runs, and how its kind explains a stop (may be NULL). */
-extern void sb_control_begin(const SbJob *job, SbStopReasonFn stop_reason);
+extern void sbx_control_begin(const SbJob *job, SbStopReasonFn stop_reason);
 
 /* Should the job stop (cancel, SIGTERM, postmaster gone)? */
-extern bool sb_control_stop_requested(void);
+extern bool sbx_control_stop_requested(void);
 
 /* Why it stops, as an SQLSTATE (a cancel, or a failure) and words. */
-extern int	sb_control_stop_cause(const char **reason);
+extern int	sbx_control_stop_cause(const char **reason);
 
 /* ereport(ERROR) saying why the job stops. */
-SB_NORETURN extern void sb_control_raise_stop(void);
+SB_NORETURN extern void sbx_control_raise_stop(void);
 
 /* ereport(ERROR) an engine error; a cancel says why the job was stopped. */
-SB_NORETURN extern void sb_control_raise(const SbError *err);
+SB_NORETURN extern void sbx_control_raise(const SbError *err);
 
 /* The engine's tick in a worker: publish progress; false when the job must stop. */
-extern bool sb_control_worker_tick(void *arg, const SbProgress *progress);
+extern bool sbx_control_worker_tick(void *arg, const SbProgress *progress);
 
 /* After connecting: settings the database's owner chose that could redirect us are pinned. */
-extern void sb_control_pin_settings(void);
+extern void sbx_control_pin_settings(void);
 
 /* ERROR if the job must stop (for loops outside the engine). */
-extern void sb_control_check_stop(void);
+extern void sbx_control_check_stop(void);
 
 #endif							/* SB_CONTROL_H */

@@ -23,6 +23,6 @@ typedef struct SbExpireRules
  * stripebackup.retention_window when set, in a transaction of its own; a
  * failure is a WARNING and leaves the backup completed.
  */
-extern void sb_expire_after_backup(void);
+extern void sbx_expire_after_backup(void);
 
 #endif							/* SB_EXPIRE_H */

@@ -69,7 +69,7 @@ check_max_rate(char **newval, void **extra, GucSource source)
 }
 
 void
-sb_guc_max_rates(int n, double *out)
+sbx_guc_max_rates(int n, double *out)
 {
 	SbNumberList rates;
 	SbError		err;
@@ -82,16 +82,16 @@ sb_guc_max_rates(int n, double *out)
 }
 
 void
-sb_guc_read_options(SbReadOptions *o, double *rates)
+sbx_guc_read_options(SbReadOptions *o, double *rates)
 {
 	memset(o, 0, sizeof(*o));
 	o->workers = (uint32_t) sb_guc_compression_workers;
 	o->buffer_count = (uint32_t) sb_guc_buffer_count;
-	o->io_method = (SbIoMethod) sb_guc_io_method_checked();
+	o->io_method = (SbIoMethod) sbx_guc_io_method_checked();
 	o->queue_depth = (uint32_t) sb_guc_queue_depth;
-	sb_guc_max_rates(SB_MAX_STRIPES, rates);
+	sbx_guc_max_rates(SB_MAX_STRIPES, rates);
 	o->max_rates = rates;
-	o->max_memory = sb_guc_max_memory_bytes();
+	o->max_memory = sbx_guc_max_memory_bytes();
 }
 
 /* Is TEXT an object-storage location the engine takes? */
@@ -105,7 +105,7 @@ valid_location(const char *text)
 }
 
 int
-sb_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const char **why)
+sbx_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const char **why)
 {
 	const char *p = text ? text : "";
 	int			n = 0;
@@ -148,7 +148,7 @@ check_archive_destinations(char **newval, void **extra, GucSource source)
 {
 	static char dests[SB_MAX_STRIPES][MAXPGPATH];
 	const char *why = NULL;
-	int			n = sb_guc_archive_destination_list(*newval, dests, &why);
+	int			n = sbx_guc_archive_destination_list(*newval, dests, &why);
 
 	if (n >= 0)
 		return true;
@@ -158,13 +158,13 @@ check_archive_destinations(char **newval, void **extra, GucSource source)
 }
 
 uint64
-sb_guc_max_memory_bytes(void)
+sbx_guc_max_memory_bytes(void)
 {
 	return (uint64) sb_guc_max_memory_kb * 1024;
 }
 
 int
-sb_guc_io_method_checked(void)
+sbx_guc_io_method_checked(void)
 {
 	static bool told = false;
 	const char *why;
@@ -192,7 +192,7 @@ check_transfer_size(int *newval, void **extra, GucSource source)
 }
 
 void
-sb_guc_define(void)
+sbx_guc_define(void)
 {
 	DefineCustomIntVariable("stripebackup.buffer_count",
 							"Number of transfer buffers a backup or restore keeps in flight.",
@@ -297,6 +297,6 @@ sb_guc_define(void)
 							&sb_guc_archive_batch, 16, 1, 256,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	/* Before reserving the prefix, which drops the placeholders of settings not defined yet. */
-	sb_s3_settings_define();
+	sbx_s3_settings_define();
 	MarkGUCPrefixReserved("stripebackup");
 }

@@ -31,24 +31,24 @@ extern int	sb_guc_retention_window;
  * The folders of stripebackup.archive_destinations (TEXT) into OUT (room for
  * SB_MAX_STRIPES): how many, 0 when none is set, -1 with *WHY when wrong.
  */
-extern int	sb_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const char **why);
+extern int	sbx_guc_archive_destination_list(const char *text, char (*out)[MAXPGPATH], const char **why);
 
 /* stripebackup.max_memory in bytes. */
-extern uint64 sb_guc_max_memory_bytes(void);
+extern uint64 sbx_guc_max_memory_bytes(void);
 
 /* Rate limits for N destinations (MB/s, 0 = none) from stripebackup.max_rate. */
-extern void sb_guc_max_rates(int n, double *rates);
+extern void sbx_guc_max_rates(int n, double *rates);
 
 /* The I/O method to use; a NOTICE, once per session, when io_uring is not available. */
-extern int	sb_guc_io_method_checked(void);
+extern int	sbx_guc_io_method_checked(void);
 
 /*
  * Read options from the settings, for the engine's threads run in this
  * session (RATES: room for SB_MAX_STRIPES, the limits); no tick set.
  */
-extern void sb_guc_read_options(SbReadOptions *o, double *rates);
+extern void sbx_guc_read_options(SbReadOptions *o, double *rates);
 
 /* Define every stripebackup.* setting. */
-extern void sb_guc_define(void);
+extern void sbx_guc_define(void);
 
 #endif							/* SB_GUC_H */

@@ -38,7 +38,7 @@ free_object(void *arg)
 }
 
 SbHandle *
-sb_handle_new(SbFreeFn free_fn)
+sbx_handle_new(SbFreeFn free_fn)
 {
 	SbHandle   *h = palloc0(sizeof(SbHandle));
 
@@ -50,13 +50,13 @@ sb_handle_new(SbFreeFn free_fn)
 }
 
 void
-sb_handle_own(SbHandle *handle, void *object)
+sbx_handle_own(SbHandle *handle, void *object)
 {
 	handle->object = object;
 }
 
 void *
-sb_handle_release(SbHandle *handle)
+sbx_handle_release(SbHandle *handle)
 {
 	void	   *object = handle->object;
 
@@ -65,7 +65,7 @@ sb_handle_release(SbHandle *handle)
 }
 
 void
-sb_handle_free(SbHandle *handle)
+sbx_handle_free(SbHandle *handle)
 {
 	free_object(handle);
 }
@@ -77,7 +77,7 @@ close_archive(void *object)
 }
 
 void
-sb_handle_warn(const SbArchive *a)
+sbx_handle_warn(const SbArchive *a)
 {
 	uint32_t	i;
 
@@ -99,7 +99,7 @@ sb_handle_warn(const SbArchive *a)
  * a walk of the data directory skips in any case).
  */
 const char *
-sb_temp_folder(void)
+sbx_temp_folder(void)
 {
 	static char path[MAXPGPATH];
 
@@ -119,11 +119,11 @@ check_location(const char *location)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("location \"%s\" is neither an absolute path nor s3://bucket/prefix", location)));
 	if (sb_store_features_of(location) & SB_STORE_CONNECTION)
-		sb_s3_settings_check_location(location, false);
+		sbx_s3_settings_check_location(location, false);
 }
 
 SbBackupRef *
-sb_backup_ref_at(const char *location, bool allow_unencrypted)
+sbx_backup_ref_at(const char *location, bool allow_unencrypted)
 {
 	SbBackupRef *ref = palloc0(sizeof(SbBackupRef));
 
@@ -134,7 +134,7 @@ sb_backup_ref_at(const char *location, bool allow_unencrypted)
 }
 
 void
-sb_backup_expect_copy(SbArchiveExpect *to, const SbArchiveExpect *expect)
+sbx_backup_expect_copy(SbArchiveExpect *to, const SbArchiveExpect *expect)
 {
 	*to = *expect;
 	to->folders = NULL;
@@ -142,18 +142,18 @@ sb_backup_expect_copy(SbArchiveExpect *to, const SbArchiveExpect *expect)
 }
 
 SbBackupRef *
-sb_backup_ref_found(const char *location, int64 backup_id, const SbArchiveExpect *expect)
+sbx_backup_ref_found(const char *location, int64 backup_id, const SbArchiveExpect *expect)
 {
 	SbBackupRef *ref = palloc0(sizeof(SbBackupRef));
 
 	ref->location = pstrdup(location);
 	ref->backup_id = backup_id;
-	sb_backup_expect_copy(&ref->expect, expect);
+	sbx_backup_expect_copy(&ref->expect, expect);
 	return ref;
 }
 
 char *
-sb_archive_used_folder(const SbArchive *a)
+sbx_archive_used_folder(const SbArchive *a)
 {
 	const char *path = a->manifest_path ? a->manifest_path : a->location;
 	const char *slash = strrchr(path, '/');
@@ -185,11 +185,11 @@ options_for(SbOpenFor purpose, SbArchiveOpenOptions *o)
 			break;
 	}
 	if (o->keep == SB_KEEP_STREAMED || o->keep == SB_KEEP_LOOKUP)
-		o->spool_dir = sb_temp_folder();
+		o->spool_dir = sbx_temp_folder();
 }
 
 SbArchive *
-sb_handle_open_archive(const SbBackupRef *ref, SbOpenFor purpose, SbError *err)
+sbx_handle_open_archive(const SbBackupRef *ref, SbOpenFor purpose, SbError *err)
 {
 	SbArchiveOpenOptions o = {0};
 	SbHandle   *h;
@@ -198,16 +198,16 @@ sb_handle_open_archive(const SbBackupRef *ref, SbOpenFor purpose, SbError *err)
 	SbError    *e = err ? err : &own_err;
 
 	check_location(ref->location);
-	o.key = sb_key_current();
+	o.key = sbx_key_current();
 	o.expect = ref->expect;
 	options_for(purpose, &o);
-	h = sb_handle_new(close_archive);
+	h = sbx_handle_new(close_archive);
 	a = sb_archive_open_with(ref->location, &o, e);
 	/* a backup named by id whose folders hold another, or a damaged one: say which it is */
 	if (a == NULL && ref->backup_id != 0 && e->code == SB_ECORRUPT)
 		sb_error_prefix(e, "backup %lld", (long long) ref->backup_id);
 	if (a == NULL && err == NULL)
-		sb_raise(&own_err);
-	sb_handle_own(h, a);
+		sbx_raise(&own_err);
+	sbx_handle_own(h, a);
 	return a;
 }

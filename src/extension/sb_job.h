@@ -82,9 +82,9 @@ typedef struct SbJobOps
 } SbJobOps;
 
 /* The operations of KIND. */
-extern const SbJobOps *sb_job_ops(SbJobKind kind);
+extern const SbJobOps *sbx_job_ops(SbJobKind kind);
 
 /* The kind called NAME ("backup"); false if there is none. */
-extern bool sb_job_kind_by_name(const char *name, SbJobKind *kind);
+extern bool sbx_job_kind_by_name(const char *name, SbJobKind *kind);
 
 #endif							/* SB_JOB_H */

@@ -14,7 +14,7 @@ static const SbJobOps *const job_kinds[SB_JOB_NKINDS] = {
 };
 
 const SbJobOps *
-sb_job_ops(SbJobKind kind)
+sbx_job_ops(SbJobKind kind)
 {
 	if ((int) kind < 0 || kind >= SB_JOB_NKINDS)
 		elog(ERROR, "unknown stripebackup job kind %d", (int) kind);
@@ -22,7 +22,7 @@ sb_job_ops(SbJobKind kind)
 }
 
 bool
-sb_job_kind_by_name(const char *name, SbJobKind *kind)
+sbx_job_kind_by_name(const char *name, SbJobKind *kind)
 {
 	int			k;
 

@@ -36,7 +36,7 @@ free_key(void *object)
 }
 
 const SbKey *
-sb_key_current(void)
+sbx_key_current(void)
 {
 	const char *path = key_file_in_force();
 	SbHandle   *h;
@@ -45,28 +45,28 @@ sb_key_current(void)
 
 	if (path == NULL)
 		return NULL;
-	h = sb_handle_new(free_key);
+	h = sbx_handle_new(free_key);
 	key = malloc(sizeof(SbKey));
 	if (key == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	sb_handle_own(h, key);
+	sbx_handle_own(h, key);
 	if (!sb_key_load(path, key, &err))
 		ereport(ERROR,
-				(errcode(sb_sqlstate(&err)), errmsg("%s", err.message),
+				(errcode(sbx_sqlstate(&err)), errmsg("%s", err.message),
 				 errhint("stripebackup.encryption_key_file names a file of 32 or more bytes of secret "
 						 "that only the server's user may read, e.g. made with: openssl rand -base64 48")));
 	return key;
 }
 
 void
-sb_key_file_capture(char *buf, size_t len)
+sbx_key_file_capture(char *buf, size_t len)
 {
 	const char *path = key_file_in_force();
 
 	buf[0] = '\0';
 	if (path == NULL)
 		return;
-	(void) sb_key_current();
+	(void) sbx_key_current();
 	if (strlen(path) >= len)
 		ereport(ERROR,
 				(errcode(ERRCODE_NAME_TOO_LONG),
@@ -75,7 +75,7 @@ sb_key_file_capture(char *buf, size_t len)
 }
 
 void
-sb_key_file_use_for_job(const char *path)
+sbx_key_file_use_for_job(const char *path)
 {
 	strlcpy(job_key_file, path, sizeof(job_key_file));
 	in_job = true;

@@ -14,15 +14,15 @@
  * none) for its job's worker, after checking that it loads: a key file that
  * cannot be used is an ERROR here, before any row or file.
  */
-extern void sb_key_file_capture(char *buf, size_t len);
+extern void sbx_key_file_capture(char *buf, size_t len);
 
 /* In a job's worker: the key file its caller captured is the one in force. */
-extern void sb_key_file_use_for_job(const char *path);
+extern void sbx_key_file_use_for_job(const char *path);
 
 /*
  * The key in force, loaded (wiped and freed with the current memory
  * context), or NULL when no key file is set.  ERROR if it cannot be loaded.
  */
-extern const SbKey *sb_key_current(void);
+extern const SbKey *sbx_key_current(void);
 
 #endif							/* SB_KEY_H */

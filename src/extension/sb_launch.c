@@ -32,7 +32,7 @@
 #include "sb_spi.h"
 
 void
-sb_launch_check_privileges(bool write, const char *what)
+sbx_launch_check_privileges(bool write, const char *what)
 {
 	Oid			role = GetUserId();
 
@@ -50,7 +50,7 @@ sb_launch_check_privileges(bool write, const char *what)
 }
 
 void
-sb_launch_check_primary(SbJobKind kind)
+sbx_launch_check_primary(SbJobKind kind)
 {
 	if (!RecoveryInProgress())
 		return;
@@ -63,19 +63,19 @@ sb_launch_check_primary(SbJobKind kind)
 	ereport(ERROR,
 			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 			 errmsg("a %s cannot run on a standby: it records its history in tables a standby cannot write",
-					sb_job_ops(kind)->name),
+					sbx_job_ops(kind)->name),
 			 errhint("Run it on the primary, or restore with the stripebackup command.")));
 }
 
 SbJob *
-sb_launch_new_job(SbJobKind kind)
+sbx_launch_new_job(SbJobKind kind)
 {
-	const SbJobOps *ops = sb_job_ops(kind);
+	const SbJobOps *ops = sbx_job_ops(kind);
 	SbJob	   *job = palloc0(sizeof(SbJob));
-	Oid			seq = get_relname_relid(ops->id_sequence, sb_sql_schema());
+	Oid			seq = get_relname_relid(ops->id_sequence, sbx_sql_schema());
 
 	/* nextval() would say "cannot execute nextval() in a read-only transaction" */
-	sb_launch_check_primary(kind);
+	sbx_launch_check_primary(kind);
 	if (!OidIsValid(seq))
 		elog(ERROR, "sequence %s of extension stripebackup is missing", ops->id_sequence);
 	job->kind = kind;
@@ -91,9 +91,9 @@ claim(const SbJob *job)
 	SbSlotHolder holder;
 	const SbJobOps *running;
 
-	if (sb_shmem_claim(job, &holder))
+	if (sbx_shmem_claim(job, &holder))
 		return;
-	running = sb_job_ops(holder.kind);
+	running = sbx_job_ops(holder.kind);
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_IN_USE),
 			 errmsg("%s %lld is already running", running->name, (long long) holder.id),
@@ -106,7 +106,7 @@ claim(const SbJob *job)
 static BackgroundWorkerHandle *
 start_worker(const SbJob *job)
 {
-	const char *kind = sb_job_ops(job->kind)->name;
+	const char *kind = sbx_job_ops(job->kind)->name;
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	pid_t		pid;
@@ -146,8 +146,8 @@ worker_stopped(BackgroundWorkerHandle *handle)
 static void
 check_not_blocking(const SbJob *job)
 {
-	pid_t		worker = sb_shmem_worker_pid(job->kind, job->id);
-	const char *kind = sb_job_ops(job->kind)->name;
+	pid_t		worker = sbx_shmem_worker_pid(job->kind, job->id);
+	const char *kind = sbx_job_ops(job->kind)->name;
 	Datum	   *pids;
 	int			npids,
 				i;
@@ -174,7 +174,7 @@ cancel_waited_job(int code, Datum arg)
 {
 	const SbJob *job = (const SbJob *) DatumGetPointer(arg);
 
-	sb_shmem_request_cancel(job->kind, job->id,
+	sbx_shmem_request_cancel(job->kind, job->id,
 							"canceled: the session waiting for it was interrupted or ended "
 							"(cancel request, statement_timeout, pg_terminate_backend or disconnection)");
 }
@@ -189,7 +189,7 @@ wait_for_worker(const SbJob *job, BackgroundWorkerHandle *handle, bool until_don
 	PG_ENSURE_ERROR_CLEANUP(cancel_waited_job, PointerGetDatum(job));
 	{
 		while (!worker_stopped(handle) &&
-			   (until_done || !sb_shmem_is_registered(job->kind, job->id)))
+			   (until_done || !sbx_shmem_is_registered(job->kind, job->id)))
 		{
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 until_done ? 1000 : 50, PG_WAIT_EXTENSION);
@@ -208,10 +208,10 @@ wait_for_worker(const SbJob *job, BackgroundWorkerHandle *handle, bool until_don
 static void
 report_end(const SbJob *job)
 {
-	const char *kind = sb_job_ops(job->kind)->name;
+	const char *kind = sbx_job_ops(job->kind)->name;
 	SbJobEnd	end;
 
-	if (!sb_shmem_job_end(job->kind, job->id, &end))
+	if (!sbx_shmem_job_end(job->kind, job->id, &end))
 		ereport(ERROR,
 				(errcode(ERRCODE_INTERNAL_ERROR),
 				 errmsg("the worker of %s %lld exited without recording how it ended",
@@ -227,7 +227,7 @@ report_end(const SbJob *job)
 }
 
 void
-sb_launch_run(const SbJob *job, bool wait)
+sbx_launch_run(const SbJob *job, bool wait)
 {
 	BackgroundWorkerHandle *handle = NULL;
 
@@ -238,7 +238,7 @@ sb_launch_run(const SbJob *job, bool wait)
 	}
 	PG_CATCH();
 	{
-		sb_shmem_release(job->kind, job->id);
+		sbx_shmem_release(job->kind, job->id);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

@@ -9,7 +9,7 @@
 #include "sb_job.h"
 
 /* ERROR unless the caller may read (and, if WRITE, also write) server files. */
-extern void sb_launch_check_privileges(bool write, const char *what);
+extern void sbx_launch_check_privileges(bool write, const char *what);
 
 /*
  * A new job of KIND in this database for the current user, with the next id
@@ -21,9 +21,9 @@ extern void sb_launch_check_privileges(bool write, const char *what);
  * its history in tables only a primary can write; a backup says that
  * backups from a standby are not supported yet.
  */
-extern void sb_launch_check_primary(SbJobKind kind);
+extern void sbx_launch_check_primary(SbJobKind kind);
 
-extern SbJob *sb_launch_new_job(SbJobKind kind);
+extern SbJob *sbx_launch_new_job(SbJobKind kind);
 
 /*
  * Claim the job slot for JOB, start its worker, and wait: until the job ends
@@ -31,6 +31,6 @@ extern SbJob *sb_launch_new_job(SbJobKind kind);
  * detail and hint if it failed or was cancelled.  Whatever ends the wait
  * (a cancel, statement_timeout, the session's end) cancels the job.
  */
-extern void sb_launch_run(const SbJob *job, bool wait);
+extern void sbx_launch_run(const SbJob *job, bool wait);
 
 #endif							/* SB_LAUNCH_H */

@@ -12,7 +12,7 @@
  * This runs inside the engine, on the worker's main thread or (one checker
  * each) on a source lane's thread: it never raises an ERROR nor calls
  * anything but pure functions, it only counts and remembers; the lanes'
- * findings are merged into the main one, and sb_pagecheck_report() raises.
+ * findings are merged into the main one, and sbx_pagecheck_report() raises.
  */
 #include "postgres.h"
 
@@ -49,7 +49,7 @@ struct SbPageCheck
 };
 
 SbPageCheck *
-sb_pagecheck_new(XLogRecPtr start_lsn)
+sbx_pagecheck_new(XLogRecPtr start_lsn)
 {
 	SbPageCheck *pc = palloc0(sizeof(SbPageCheck));
 
@@ -77,7 +77,7 @@ path_database(const char *path, const char *name)
  * parse_filename_for_nontemp_relation() accepts none of them.
  */
 bool
-sb_relation_file(const char *path, ForkNumber *fork, Oid *database, BlockNumber *first_block)
+sbx_relation_file(const char *path, ForkNumber *fork, Oid *database, BlockNumber *first_block)
 {
 	const char *name = strrchr(path, '/');
 	Oid			relation;
@@ -87,7 +87,7 @@ sb_relation_file(const char *path, ForkNumber *fork, Oid *database, BlockNumber 
 	if (strncmp(path, "global/", 7) != 0 && strncmp(path, "base/", 5) != 0 &&
 		strncmp(path, "pg_tblspc/", 10) != 0)
 		return false;
-	if (!sb_compat_parse_relation_file(name, &relation, fork, &segno))
+	if (!sbx_compat_parse_relation_file(name, &relation, fork, &segno))
 		return false;
 	*first_block = (BlockNumber) segno * RELSEG_SIZE;
 	*database = path_database(path, name);
@@ -139,11 +139,11 @@ start_file(SbPageCheck *pc, const char *path)
 
 	strlcpy(pc->path, path, sizeof(pc->path));
 	pc->carry_len = 0;
-	pc->checked = sb_relation_file(path, &fork, &pc->database, &pc->first_block);
+	pc->checked = sbx_relation_file(path, &fork, &pc->database, &pc->first_block);
 }
 
 bool
-sb_pagecheck_hook(void *arg, const char *path, int fd, uint64_t offset,
+sbx_pagecheck_hook(void *arg, const char *path, int fd, uint64_t offset,
 				  const uint8_t *data, size_t len, SbError *err)
 {
 	SbPageCheck *pc = arg;
@@ -177,7 +177,7 @@ sb_pagecheck_hook(void *arg, const char *path, int fd, uint64_t offset,
 }
 
 void
-sb_pagecheck_merge(SbPageCheck *into, const SbPageCheck *from)
+sbx_pagecheck_merge(SbPageCheck *into, const SbPageCheck *from)
 {
 	int64		i;
 
@@ -191,13 +191,13 @@ sb_pagecheck_merge(SbPageCheck *into, const SbPageCheck *from)
 }
 
 int64
-sb_pagecheck_pages(const SbPageCheck *pc)
+sbx_pagecheck_pages(const SbPageCheck *pc)
 {
 	return pc->pages;
 }
 
 void
-sb_pagecheck_report(SbPageCheck *pc)
+sbx_pagecheck_report(SbPageCheck *pc)
 {
 	StringInfoData list;
 	int64		i;

@@ -29,7 +29,7 @@ check_outside(const char *path, const char *resolved, const char *dir, const cha
 }
 
 void
-sb_check_outside_cluster(const char *path, const char *what)
+sbx_check_outside_cluster(const char *path, const char *what)
 {
 	char		resolved[PATH_MAX];
 	SbError		err;
@@ -57,12 +57,12 @@ sb_check_outside_cluster(const char *path, const char *what)
 }
 
 const char *
-sb_restore_sample_folder(const char *target)
+sbx_restore_sample_folder(const char *target)
 {
 	struct stat st;
 	char	   *parent;
 
-	sb_check_outside_cluster(target, "target_directory");
+	sbx_check_outside_cluster(target, "target_directory");
 	if (stat(target, &st) == 0)
 	{
 		if (!S_ISDIR(st.st_mode))

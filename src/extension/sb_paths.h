@@ -10,7 +10,7 @@
  * ERROR unless PATH (WHAT, for messages: "destination", "restore target") is
  * absolute and outside the data directory and every tablespace.
  */
-extern void sb_check_outside_cluster(const char *path, const char *what);
+extern void sbx_check_outside_cluster(const char *path, const char *what);
 
 /*
  * Where a plan's sample of a restore into TARGET is written, on the file
@@ -19,6 +19,6 @@ extern void sb_check_outside_cluster(const char *path, const char *what);
  * it: not absolute, inside the cluster, not a directory, no folder to make
  * it in.
  */
-extern const char *sb_restore_sample_folder(const char *target);
+extern const char *sbx_restore_sample_folder(const char *target);
 
 #endif							/* SB_PATHS_H */

@@ -61,7 +61,7 @@ flush_or_raise(SbPgManifest *pm)
 	SbError		err;
 
 	if (!flush(pm, &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 }
 
 /* pg_verifybackup ignores WAL files: they are checked with pg_waldump. */
@@ -139,11 +139,11 @@ append_checksum(SbPgManifest *pm)
 static void
 close_on_reset(void *arg)
 {
-	sb_pgmanifest_close(arg);
+	sbx_pgmanifest_close(arg);
 }
 
 SbPgManifest *
-sb_pgmanifest_begin(void)
+sbx_pgmanifest_begin(void)
 {
 	SbPgManifest *pm = palloc0(sizeof(SbPgManifest));
 
@@ -170,7 +170,7 @@ sb_pgmanifest_begin(void)
  * errors return, they do not jump through the engine's frames.
  */
 bool
-sb_pgmanifest_add(void *arg, const SbEntry *e, SbError *err)
+sbx_pgmanifest_add(void *arg, const SbEntry *e, SbError *err)
 {
 	SbPgManifest *pm = arg;
 
@@ -182,7 +182,7 @@ sb_pgmanifest_add(void *arg, const SbEntry *e, SbError *err)
 }
 
 File
-sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli, XLogRecPtr start, XLogRecPtr stop)
+sbx_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli, XLogRecPtr start, XLogRecPtr stop)
 {
 	File		file = pm->file;
 
@@ -197,7 +197,7 @@ sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli, XLogRecPtr start, XLogRec
 }
 
 void
-sb_pgmanifest_close(SbPgManifest *pm)
+sbx_pgmanifest_close(SbPgManifest *pm)
 {
 	if (pm->file < 0)
 		return;

@@ -15,21 +15,21 @@
  * A backup_manifest (version 1) listing every file outside pg_wal, written
  * into a temporary file as the files are recorded (its size follows the
  * number of files, without limit; its memory does not).  The file is open,
- * at FilePathName(), until sb_pgmanifest_close or the end of the current
+ * at FilePathName(), until sbx_pgmanifest_close or the end of the current
  * memory context, on an error too; closing it removes it.
  */
 typedef struct SbPgManifest SbPgManifest;
 
-extern SbPgManifest *sb_pgmanifest_begin(void);
+extern SbPgManifest *sbx_pgmanifest_begin(void);
 
 /* List E (an SbEntryHook, ARG the SbPgManifest); entries after the finish are not listed. */
-extern bool sb_pgmanifest_add(void *arg, const SbEntry *e, SbError *err);
+extern bool sbx_pgmanifest_add(void *arg, const SbEntry *e, SbError *err);
 
 /* The WAL range START..STOP on timeline TLI, and the checksum: the file, complete. */
-extern File sb_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli,
+extern File sbx_pgmanifest_finish(SbPgManifest *pm, TimeLineID tli,
 								 XLogRecPtr start, XLogRecPtr stop);
 
 /* Close (and so remove) the file, once it is no longer needed; again is nothing. */
-extern void sb_pgmanifest_close(SbPgManifest *pm);
+extern void sbx_pgmanifest_close(SbPgManifest *pm);
 
 #endif							/* SB_PGMANIFEST_H */

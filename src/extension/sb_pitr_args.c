@@ -125,7 +125,7 @@ read_archive(SbRestoreArgs *args)
 {
 	const char *why = "it is empty";
 
-	args->narchive = sb_guc_archive_destination_list(sb_guc_archive_destinations, args->archive, &why);
+	args->narchive = sbx_guc_archive_destination_list(sb_guc_archive_destinations, args->archive, &why);
 	if (args->narchive <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -153,14 +153,14 @@ find_program(SbRestoreArgs *args)
 }
 
 void
-sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
+sbx_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 {
 	SbRecoveryTarget t;
 	SbError		err;
 
 	read_target(fcinfo, first, args);
 	args->recovery_inclusive = PG_ARGISNULL(first + ARG_INCLUSIVE) || PG_GETARG_BOOL(first + ARG_INCLUSIVE);
-	/* NULL (the default): none given, the timeline that holds the target is chosen (sb_pitr_check_wal) */
+	/* NULL (the default): none given, the timeline that holds the target is chosen (sbx_pitr_check_wal) */
 	args->recovery_timeline[0] = '\0';
 	if (!PG_ARGISNULL(first + ARG_TIMELINE))
 		read_word(fcinfo, first + ARG_TIMELINE, "target_timeline", args->recovery_timeline,
@@ -169,9 +169,9 @@ sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 			  sizeof(args->recovery_action));
 	if (args->recovery_kind == SB_RECOVERY_NONE)
 		return;
-	sb_restore_recovery_target(args, &t);
+	sbx_restore_recovery_target(args, &t);
 	if (!sb_recovery_check_target(&t, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	read_archive(args);
 	find_program(args);
 }
@@ -194,7 +194,7 @@ read_optional(FunctionCallInfo fcinfo, int n, const char *name, char *out, size_
 }
 
 void
-sb_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
+sbx_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 {
 	SbStandby	s;
 	SbError		err;
@@ -222,9 +222,9 @@ sb_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 	s.primary_conninfo = args->primary_conninfo[0] ? args->primary_conninfo : NULL;
 	s.primary_slot_name = args->primary_slot_name[0] ? args->primary_slot_name : NULL;
 	if (!sb_standby_check(&s, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	/* the archive, when there is one, is where the standby catches up from too */
-	args->narchive = sb_guc_archive_destination_list(sb_guc_archive_destinations, args->archive, &why);
+	args->narchive = sbx_guc_archive_destination_list(sb_guc_archive_destinations, args->archive, &why);
 	if (args->narchive > 0)
 		find_program(args);
 	else
@@ -232,7 +232,7 @@ sb_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args)
 }
 
 int64
-sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args)
+sbx_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args)
 {
 	Datum		values[2];
 	char		nulls[2] = {'n', 'n'};
@@ -250,11 +250,11 @@ sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *a
 		values[0] = PG_GETARG_DATUM(first + ARG_TIME), nulls[0] = ' ';
 	if (args->recovery_kind == SB_RECOVERY_LSN)
 		values[1] = PG_GETARG_DATUM(first + ARG_LSN), nulls[1] = ' ';
-	sb_sql_enter(&sql);
-	rows = sb_sql_run(SB_SQL_BACKUP_FOR_TARGET, values, nulls);
+	sbx_sql_enter(&sql);
+	rows = sbx_sql_run(SB_SQL_BACKUP_FOR_TARGET, values, nulls);
 	if (rows.count == 1)
-		id = DatumGetInt64(sb_sql_datum(&sql, &rows, 0, 1, &isnull));
-	sb_sql_leave(&sql);
+		id = DatumGetInt64(sbx_sql_datum(&sql, &rows, 0, 1, &isnull));
+	sbx_sql_leave(&sql);
 	if (id == 0 && args->standby)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),

@@ -17,18 +17,18 @@
  * and those after it) into ARGS, with the WAL archive and the command
  * restore_command runs; ERROR naming a bad one.
  */
-extern void sb_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args);
+extern void sbx_pitr_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args);
 
 /*
  * The standby arguments of stripe_restore() from argument FIRST on
- * (standby, primary_conninfo, primary_slot_name), after sb_pitr_read: a
+ * (standby, primary_conninfo, primary_slot_name), after sbx_pitr_read: a
  * standby takes no target, and restore_command when the WAL archive
  * (stripebackup.archive_destinations) is usable.
  */
-extern void sb_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args);
+extern void sbx_standby_read(FunctionCallInfo fcinfo, int first, SbRestoreArgs *args);
 
 /* The newest completed backup that ended before ARGS' target (a standby: the newest); ERROR if none did. */
-extern int64 sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args);
+extern int64 sbx_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbRestoreArgs *args);
 
 /*
  * Before a point-in-time restore of the backup META describes: take the
@@ -41,7 +41,7 @@ extern int64 sb_pitr_choose_backup(FunctionCallInfo fcinfo, int first, const SbR
  * target and another does, that one goes into ARGS' recovery_timeline,
  * with a NOTICE.
  */
-extern void sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse);
+extern void sbx_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse);
 
 /*
  * With a WAL archive (stripebackup.archive_destinations): verify every file
@@ -50,6 +50,6 @@ extern void sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool re
  * must not raise an ERROR (an engine frame is below it).  NOTICE when all
  * is well.
  */
-extern void sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg);
+extern void sbx_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg);
 
 #endif							/* SB_PITR_ARGS_H */

@@ -59,7 +59,7 @@ fetch_detail(const SbWalDests *where, const SbRecoveryWal *r)
 	appendStringInfo(&out, "%.1f MB of WAL to replay.", (double) r->raw_bytes / 1e6);
 	for (i = 0; i < where->count; i++)
 	{
-		double		speed = sb_restore_measured_speed(where->paths[i]);
+		double		speed = sbx_restore_measured_speed(where->paths[i]);
 
 		if (r->held[i] == 0)
 			continue;
@@ -78,7 +78,7 @@ fetch_detail(const SbWalDests *where, const SbRecoveryWal *r)
 }
 
 void
-sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
+sbx_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 {
 	const char *dests[SB_MAX_STRIPES];
 	SbWalDests	where;
@@ -97,10 +97,10 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 	where.paths = dests;
 	where.count = (uint32_t) args->narchive;
 	where.system_identifier = args->system_identifier;
-	where.key = sb_key_current();	/* the key restore_command will name */
-	sb_restore_recovery_target(args, &t);
+	where.key = sbx_key_current();	/* the key restore_command will name */
+	sbx_restore_recovery_target(args, &t);
 	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &t, &r, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	if (r.not_child)
 		ereport(refuse ? ERROR : WARNING,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -151,7 +151,7 @@ sb_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 }
 
 void
-sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
+sbx_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
 {
 	char		folders[SB_MAX_STRIPES][MAXPGPATH];
 	const char *paths[SB_MAX_STRIPES];
@@ -164,7 +164,7 @@ sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
 	int			n,
 				i;
 
-	n = sb_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
+	n = sbx_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
 	if (n <= 0 || !meta->is_postgresql || meta->start_lsn == NULL)
 		return;					/* no archive, or a cold backup: no WAL goes with it */
 	for (i = 0; i < n; i++)
@@ -172,9 +172,9 @@ sb_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
 	where.paths = paths;
 	where.count = (uint32_t) n;
 	where.system_identifier = backup_system(meta);
-	where.key = sb_key_current();
+	where.key = sbx_key_current();
 	if (!sb_recovery_verify_wal(&where, meta->start_lsn, meta->timeline, fn, arg, &r, &files, &problems, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	if (problems == 0)
 		ereport(NOTICE,
 				(errmsg("the WAL archive holds every file from \"%s\" to \"%s\" (%llu read whole) for recovery "

@@ -178,7 +178,7 @@ first_write_to(const char *bucket)
 }
 
 void
-sb_s3_settings_check_location(const char *location, bool writes)
+sbx_s3_settings_check_location(const char *location, bool writes)
 {
 	SbS3Location loc;
 	SbError		err;
@@ -196,7 +196,7 @@ sb_s3_settings_check_location(const char *location, bool writes)
 }
 
 void
-sb_s3_settings_define(void)
+sbx_s3_settings_define(void)
 {
 	/* where the server's requests go and its credentials are: superusers and pg_read_all_settings only */
 	DefineCustomStringVariable("stripebackup.s3_endpoint",

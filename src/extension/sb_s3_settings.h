@@ -10,7 +10,7 @@
  * s3_credentials_file, s3_ca_file, s3_bucket_endpoints, s3_allowed_buckets
  * and s3_timeout.
  */
-extern void sb_s3_settings_define(void);
+extern void sbx_s3_settings_define(void);
 
 /*
  * Before anything is sent to LOCATION (s3://bucket/prefix): ERROR when
@@ -18,6 +18,6 @@ extern void sb_s3_settings_define(void);
  * or the WAL archive (WRITES) to a bucket says so in a NOTICE, the first
  * time in this process for that bucket.
  */
-extern void sb_s3_settings_check_location(const char *location, bool writes);
+extern void sbx_s3_settings_check_location(const char *location, bool writes);
 
 #endif							/* SB_S3_SETTINGS_H */

@@ -44,7 +44,7 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 static void
-sb_shmem_request_hook(void)
+sbx_shmem_request_hook(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
@@ -53,7 +53,7 @@ sb_shmem_request_hook(void)
 }
 
 static void
-sb_shmem_startup_hook(void)
+sbx_shmem_startup_hook(void)
 {
 	bool		found;
 
@@ -70,16 +70,16 @@ sb_shmem_startup_hook(void)
 }
 
 void
-sb_shmem_request(void)
+sbx_shmem_request(void)
 {
 	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = sb_shmem_request_hook;
+	shmem_request_hook = sbx_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = sb_shmem_startup_hook;
+	shmem_startup_hook = sbx_shmem_startup_hook;
 }
 
 void
-sb_shmem_require(void)
+sbx_shmem_require(void)
 {
 	if (sb_shared == NULL)
 		ereport(ERROR,
@@ -89,7 +89,7 @@ sb_shmem_require(void)
 }
 
 bool
-sb_shmem_loaded(void)
+sbx_shmem_loaded(void)
 {
 	return sb_shared != NULL;
 }
@@ -138,11 +138,11 @@ take_slot(const SbJob *job)
 }
 
 bool
-sb_shmem_claim(const SbJob *job, SbSlotHolder *holder)
+sbx_shmem_claim(const SbJob *job, SbSlotHolder *holder)
 {
 	bool		free_slot;
 
-	sb_shmem_require();
+	sbx_shmem_require();
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	free_slot = sb_shared->state == SB_SLOT_IDLE || claim_is_stale();
 	if (free_slot)
@@ -159,7 +159,7 @@ sb_shmem_claim(const SbJob *job, SbSlotHolder *holder)
 }
 
 void
-sb_shmem_release(SbJobKind kind, int64 id)
+sbx_shmem_release(SbJobKind kind, int64 id)
 {
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	if (holds(kind, id))
@@ -173,7 +173,7 @@ sb_shmem_release(SbJobKind kind, int64 id)
 }
 
 bool
-sb_shmem_is_registered(SbJobKind kind, int64 id)
+sbx_shmem_is_registered(SbJobKind kind, int64 id)
 {
 	bool		registered;
 
@@ -184,7 +184,7 @@ sb_shmem_is_registered(SbJobKind kind, int64 id)
 }
 
 pid_t
-sb_shmem_worker_pid(SbJobKind kind, int64 id)
+sbx_shmem_worker_pid(SbJobKind kind, int64 id)
 {
 	pid_t		pid = 0;
 
@@ -196,7 +196,7 @@ sb_shmem_worker_pid(SbJobKind kind, int64 id)
 }
 
 bool
-sb_shmem_job_end(SbJobKind kind, int64 id, SbJobEnd *end)
+sbx_shmem_job_end(SbJobKind kind, int64 id, SbJobEnd *end)
 {
 	bool		found;
 
@@ -210,7 +210,7 @@ sb_shmem_job_end(SbJobKind kind, int64 id, SbJobEnd *end)
 }
 
 bool
-sb_shmem_is_running(SbJobKind kind, int64 id)
+sbx_shmem_is_running(SbJobKind kind, int64 id)
 {
 	bool		running;
 
@@ -223,7 +223,7 @@ sb_shmem_is_running(SbJobKind kind, int64 id)
 }
 
 bool
-sb_shmem_backup_in_use(int64 backup_id)
+sbx_shmem_backup_in_use(int64 backup_id)
 {
 	bool		busy;
 
@@ -237,12 +237,12 @@ sb_shmem_backup_in_use(int64 backup_id)
 }
 
 bool
-sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason)
+sbx_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason)
 {
 	bool		found;
 	pid_t		worker = 0;
 
-	sb_shmem_require();
+	sbx_shmem_require();
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	found = holds(kind, id);
 	if (found && !sb_shared->cancel_requested)
@@ -261,7 +261,7 @@ sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason)
 }
 
 void
-sb_shmem_live_snapshot(SbLiveSnapshot *snap)
+sbx_shmem_live_snapshot(SbLiveSnapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
 	if (sb_shared == NULL)
@@ -275,7 +275,7 @@ sb_shmem_live_snapshot(SbLiveSnapshot *snap)
 }
 
 bool
-sb_shmem_attach(int64 id, SbJob *job)
+sbx_shmem_attach(int64 id, SbJob *job)
 {
 	bool		ours;
 
@@ -293,7 +293,7 @@ sb_shmem_attach(int64 id, SbJob *job)
 }
 
 void
-sb_shmem_mark_registered(void)
+sbx_shmem_mark_registered(void)
 {
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	sb_shared->registered = true;
@@ -303,7 +303,7 @@ sb_shmem_mark_registered(void)
 }
 
 bool
-sb_shmem_cancel_requested(char *reason, size_t len)
+sbx_shmem_cancel_requested(char *reason, size_t len)
 {
 	bool		requested;
 
@@ -316,7 +316,7 @@ sb_shmem_cancel_requested(char *reason, size_t len)
 }
 
 void
-sb_shmem_finish(const SbJob *job, const SbJobEnd *end)
+sbx_shmem_finish(const SbJob *job, const SbJobEnd *end)
 {
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	sb_shared->last_kind = job->kind;
@@ -325,11 +325,11 @@ sb_shmem_finish(const SbJob *job, const SbJobEnd *end)
 	if (sb_shared->requester_latch != NULL)
 		SetLatch(sb_shared->requester_latch);
 	LWLockRelease(sb_shared->lock);
-	sb_shmem_release(job->kind, job->id);
+	sbx_shmem_release(job->kind, job->id);
 }
 
 void
-sb_shmem_progress_begin(int nstripes, const char *const *locations, const uint64 *totals,
+sbx_shmem_progress_begin(int nstripes, const char *const *locations, const uint64 *totals,
 						uint64 total)
 {
 	int			i;
@@ -350,7 +350,7 @@ sb_shmem_progress_begin(int nstripes, const char *const *locations, const uint64
 }
 
 void
-sb_shmem_set_phase(const char *phase)
+sbx_shmem_set_phase(const char *phase)
 {
 	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
 	strlcpy(sb_shared->live.phase, phase, SB_PHASE_LEN);
@@ -372,7 +372,7 @@ sample(SbStripeLive *l, double now)
 }
 
 void
-sb_shmem_progress_update(const SbProgress *p)
+sbx_shmem_progress_update(const SbProgress *p)
 {
 	SbLive	   *live = &sb_shared->live;
 	uint32_t	i;
@@ -407,7 +407,7 @@ count_into(SbArchiveDestLive *d, const char *file, uint64 raw, uint64 stored, Ti
 }
 
 void
-sb_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH])
+sbx_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH])
 {
 	SbArchiveLive *a;
 	int			i;
@@ -427,7 +427,7 @@ sb_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH])
 }
 
 void
-sb_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored, uint64 end_lsn)
+sbx_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored, uint64 end_lsn)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	SbArchiveLive *a;
@@ -448,7 +448,7 @@ sb_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored, uin
 }
 
 void
-sb_shmem_archive_failed(const char *file, const char *error)
+sbx_shmem_archive_failed(const char *file, const char *error)
 {
 	SbArchiveLive *a;
 
@@ -462,7 +462,7 @@ sb_shmem_archive_failed(const char *file, const char *error)
 }
 
 void
-sb_shmem_archive_snapshot(SbArchiveLive *live)
+sbx_shmem_archive_snapshot(SbArchiveLive *live)
 {
 	memset(live, 0, sizeof(*live));
 	if (sb_shared == NULL)

@@ -101,86 +101,86 @@ typedef struct SbArchiveLive
 } SbArchiveLive;
 
 /* Ask for the shared memory and lock (from _PG_init). */
-extern void sb_shmem_request(void);
+extern void sbx_shmem_request(void);
 
 /* ERROR unless the library was preloaded (so the shared state exists). */
-extern void sb_shmem_require(void);
+extern void sbx_shmem_require(void);
 
 /* Whether it was (stripe_check() says so instead of failing). */
-extern bool sb_shmem_loaded(void);
+extern bool sbx_shmem_loaded(void);
 
 /* ---------- the calling session ---------- */
 
 /* Claim the one job slot for JOB; false (and who holds it) if taken. */
-extern bool sb_shmem_claim(const SbJob *job, SbSlotHolder *holder);
+extern bool sbx_shmem_claim(const SbJob *job, SbSlotHolder *holder);
 
 /* Give the slot back (a worker that could not start, or one that ended). */
-extern void sb_shmem_release(SbJobKind kind, int64 id);
+extern void sbx_shmem_release(SbJobKind kind, int64 id);
 
 /* Has the worker of job ID of KIND written its history row? */
-extern bool sb_shmem_is_registered(SbJobKind kind, int64 id);
+extern bool sbx_shmem_is_registered(SbJobKind kind, int64 id);
 
 /* The pid of job ID's worker, or 0 when it has none (yet). */
-extern pid_t sb_shmem_worker_pid(SbJobKind kind, int64 id);
+extern pid_t sbx_shmem_worker_pid(SbJobKind kind, int64 id);
 
 /* How job ID of KIND ended; false if its worker recorded nothing. */
-extern bool sb_shmem_job_end(SbJobKind kind, int64 id, SbJobEnd *end);
+extern bool sbx_shmem_job_end(SbJobKind kind, int64 id, SbJobEnd *end);
 
 /* Is job ID of KIND running now? */
-extern bool sb_shmem_is_running(SbJobKind kind, int64 id);
+extern bool sbx_shmem_is_running(SbJobKind kind, int64 id);
 
 /* Is backup ID being written, or read by a running restore? */
-extern bool sb_shmem_backup_in_use(int64 backup_id);
+extern bool sbx_shmem_backup_in_use(int64 backup_id);
 
 /*
  * Ask job ID of KIND to stop, saying why: the worker's own checks see the
  * flag, and a query cancel (SIGINT) ends whatever PostgreSQL code it waits
  * in.  False if that job is not running.
  */
-extern bool sb_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason);
+extern bool sbx_shmem_request_cancel(SbJobKind kind, int64 id, const char *reason);
 
 /* The running job and its progress (none running: RUNNING false). */
-extern void sb_shmem_live_snapshot(SbLiveSnapshot *snap);
+extern void sbx_shmem_live_snapshot(SbLiveSnapshot *snap);
 
 /* ---------- the worker ---------- */
 
 /* Take job ID's arguments into JOB and mark it running; false if not ours. */
-extern bool sb_shmem_attach(int64 id, SbJob *job);
+extern bool sbx_shmem_attach(int64 id, SbJob *job);
 
 /* The history row is written: a caller with wait => false may return. */
-extern void sb_shmem_mark_registered(void);
+extern void sbx_shmem_mark_registered(void);
 
 /* Has someone asked the running job to stop?  Its reason, if so. */
-extern bool sb_shmem_cancel_requested(char *reason, size_t len);
+extern bool sbx_shmem_cancel_requested(char *reason, size_t len);
 
 /* Record how the job ended, wake its caller and release the slot. */
-extern void sb_shmem_finish(const SbJob *job, const SbJobEnd *end);
+extern void sbx_shmem_finish(const SbJob *job, const SbJobEnd *end);
 
 /* The job's stripes: where each is, and the raw bytes each should move (0 unknown). */
-extern void sb_shmem_progress_begin(int nstripes, const char *const *locations,
+extern void sbx_shmem_progress_begin(int nstripes, const char *const *locations,
 									const uint64 *totals, uint64 total);
 
-extern void sb_shmem_set_phase(const char *phase);
+extern void sbx_shmem_set_phase(const char *phase);
 
 /* The engine's latest figures. */
-extern void sb_shmem_progress_update(const SbProgress *progress);
+extern void sbx_shmem_progress_update(const SbProgress *progress);
 
 /* ---------- the WAL archive module (in the archiver) ---------- */
 
 /* The destinations archived to now; their figures start anew if they changed. */
-extern void sb_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH]);
+extern void sbx_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH]);
 
 /*
  * FILE is archived: into destination DEST (0-based), or every one (-1);
  * RAW and STORED bytes; END_LSN the end of the segment it is (0 otherwise).
  */
-extern void sb_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored,
+extern void sbx_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored,
 								  uint64 end_lsn);
 
 /* FILE could not be archived, for the reason ERROR. */
-extern void sb_shmem_archive_failed(const char *file, const char *error);
+extern void sbx_shmem_archive_failed(const char *file, const char *error);
 
 /* A copy of the figures. */
-extern void sb_shmem_archive_snapshot(SbArchiveLive *live);
+extern void sbx_shmem_archive_snapshot(SbArchiveLive *live);
 
 #endif							/* SB_SHMEM_H */

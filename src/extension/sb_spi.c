@@ -44,7 +44,7 @@
 #define SB_PINNED_SEARCH_PATH "pg_catalog, pg_temp"
 
 void
-sb_sql_enter(SbSql *sql)
+sbx_sql_enter(SbSql *sql)
 {
 	sql->caller_context = CurrentMemoryContext;
 	sql->own_transaction = false;
@@ -60,7 +60,7 @@ sb_sql_enter(SbSql *sql)
 }
 
 void
-sb_sql_begin(SbSql *sql)
+sbx_sql_begin(SbSql *sql)
 {
 	/* Commit leaves no resource owner and TopMemoryContext current: both come back. */
 	ResourceOwner owner = CurrentResourceOwner;
@@ -69,14 +69,14 @@ sb_sql_begin(SbSql *sql)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	sb_sql_enter(sql);
+	sbx_sql_enter(sql);
 	sql->own_transaction = true;
 	sql->saved_owner = owner;
 	sql->caller_context = context;
 }
 
 void
-sb_sql_leave(SbSql *sql)
+sbx_sql_leave(SbSql *sql)
 {
 	SPI_finish();
 	AtEOXact_GUC(true, sql->guc_level);
@@ -111,7 +111,7 @@ extension_namespace(Oid ext)
 }
 
 Oid
-sb_sql_schema(void)
+sbx_sql_schema(void)
 {
 	Oid			ext = get_extension_oid("stripebackup", true);
 
@@ -127,7 +127,7 @@ sb_sql_schema(void)
 static char *
 expand_schema(const char *text)
 {
-	const char *schema = quote_identifier(get_namespace_name(sb_sql_schema()));
+	const char *schema = quote_identifier(get_namespace_name(sbx_sql_schema()));
 	const char *marker = "@extschema@";
 	StringInfoData buf;
 	const char *p = text;
@@ -145,9 +145,9 @@ expand_schema(const char *text)
 }
 
 SbRows
-sb_sql_run(SbStatement id, Datum *values, const char *nulls)
+sbx_sql_run(SbStatement id, Datum *values, const char *nulls)
 {
-	const SbStatementDef *def = sb_statement(id);
+	const SbStatementDef *def = sbx_statement(id);
 	SbRows		rows;
 	int			rc;
 
@@ -161,7 +161,7 @@ sb_sql_run(SbStatement id, Datum *values, const char *nulls)
 }
 
 Datum
-sb_sql_datum(const SbSql *sql, const SbRows *rows, uint64 row, int column, bool *isnull)
+sbx_sql_datum(const SbSql *sql, const SbRows *rows, uint64 row, int column, bool *isnull)
 {
 	TupleDesc	desc = rows->table->tupdesc;
 	Form_pg_attribute attr = TupleDescAttr(desc, column - 1);
@@ -177,7 +177,7 @@ sb_sql_datum(const SbSql *sql, const SbRows *rows, uint64 row, int column, bool 
 }
 
 char *
-sb_sql_text(const SbSql *sql, const SbRows *rows, uint64 row, int column)
+sbx_sql_text(const SbSql *sql, const SbRows *rows, uint64 row, int column)
 {
 	char	   *value = SPI_getvalue(rows->table->vals[row], rows->table->tupdesc, column);
 
@@ -185,7 +185,7 @@ sb_sql_text(const SbSql *sql, const SbRows *rows, uint64 row, int column)
 }
 
 Datum
-sb_sql_array(Datum *elems, bool *nulls, int n, Oid type)
+sbx_sql_array(Datum *elems, bool *nulls, int n, Oid type)
 {
 	int16		typlen;
 	bool		typbyval;

@@ -59,7 +59,7 @@ typedef struct SbStatementDef
 } SbStatementDef;
 
 /* The statement ID (sb_statements.c). */
-extern const SbStatementDef *sb_statement(SbStatement id);
+extern const SbStatementDef *sbx_statement(SbStatement id);
 
 /* A scope in which statements may run. */
 typedef struct SbSql
@@ -72,7 +72,7 @@ typedef struct SbSql
 	MemoryContext caller_context;
 } SbSql;
 
-/* The rows a statement returned (valid until sb_sql_leave). */
+/* The rows a statement returned (valid until sbx_sql_leave). */
 typedef struct SbRows
 {
 	SPITupleTable *table;
@@ -80,26 +80,26 @@ typedef struct SbRows
 } SbRows;
 
 /* In a caller's session (a transaction is open): enter a scope. */
-extern void sb_sql_enter(SbSql *sql);
+extern void sbx_sql_enter(SbSql *sql);
 
 /* In a worker outside any transaction: a transaction of its own, and a scope. */
-extern void sb_sql_begin(SbSql *sql);
+extern void sbx_sql_begin(SbSql *sql);
 
 /* Leave the scope (and commit its own transaction, if it has one). */
-extern void sb_sql_leave(SbSql *sql);
+extern void sbx_sql_leave(SbSql *sql);
 
 /* Run statement ID with VALUES (NULLS: ' ' or 'n' each, or NULL); ERROR if it fails. */
-extern SbRows sb_sql_run(SbStatement id, Datum *values, const char *nulls);
+extern SbRows sbx_sql_run(SbStatement id, Datum *values, const char *nulls);
 
 /* Values of a row, copied into the caller's memory where they are not by value. */
-extern Datum sb_sql_datum(const SbSql *sql, const SbRows *rows, uint64 row, int column,
+extern Datum sbx_sql_datum(const SbSql *sql, const SbRows *rows, uint64 row, int column,
 						  bool *isnull);
-extern char *sb_sql_text(const SbSql *sql, const SbRows *rows, uint64 row, int column);
+extern char *sbx_sql_text(const SbSql *sql, const SbRows *rows, uint64 row, int column);
 
 /* A one-dimensional array of N Datums of TYPE, an argument (NULLS may be NULL). */
-extern Datum sb_sql_array(Datum *elems, bool *nulls, int n, Oid type);
+extern Datum sbx_sql_array(Datum *elems, bool *nulls, int n, Oid type);
 
 /* The extension's schema in this database; ERROR if it is not installed. */
-extern Oid	sb_sql_schema(void);
+extern Oid	sbx_sql_schema(void);
 
 #endif							/* SB_SPI_H */

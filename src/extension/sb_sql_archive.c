@@ -75,7 +75,7 @@ stripe_wal_archive_status(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	sb_shmem_archive_snapshot(a);
+	sbx_shmem_archive_snapshot(a);
 	for (i = 0; i < a->ndests; i++)
 		put_destination(rs, a, i, insert_lsn);
 	return (Datum) 0;

@@ -55,16 +55,16 @@ stripe_backup(PG_FUNCTION_ARGS)
 	bool		wait = PG_ARGISNULL(6) ? true : PG_GETARG_BOOL(6);
 	SbJob	   *job;
 
-	sb_launch_check_privileges(true, "take a backup");
-	sb_launch_check_primary(SB_JOB_BACKUP);
-	sb_args_from_call(fcinfo, 0, args);
-	sb_backup_choose_parent(args, PG_ARGISNULL(7) ? "full" : text_to_cstring(PG_GETARG_TEXT_PP(7)));
-	job = sb_launch_new_job(SB_JOB_BACKUP);
+	sbx_launch_check_privileges(true, "take a backup");
+	sbx_launch_check_primary(SB_JOB_BACKUP);
+	sbx_args_from_call(fcinfo, 0, args);
+	sbx_backup_choose_parent(args, PG_ARGISNULL(7) ? "full" : text_to_cstring(PG_GETARG_TEXT_PP(7)));
+	job = sbx_launch_new_job(SB_JOB_BACKUP);
 	make_name(args, job->id);
 	make_uuid(args->uuid);
 	job->backup_in_use = job->id;
 	memcpy(SB_JOB_ARGS(job, SbBackupArgs), args, sizeof(SbBackupArgs));
-	sb_launch_run(job, wait);
+	sbx_launch_run(job, wait);
 	PG_RETURN_INT64(job->id);
 }
 
@@ -80,19 +80,19 @@ stripe_merge(PG_FUNCTION_ARGS)
 	bool		wait = PG_ARGISNULL(7) ? true : PG_GETARG_BOOL(7);
 	SbJob	   *job;
 
-	sb_launch_check_privileges(true, "merge backups");
+	sbx_launch_check_privileges(true, "merge backups");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
-	sb_merge_choose_source(args, PG_GETARG_INT64(0));
-	sb_args_from_call(fcinfo, 1, args);
+	sbx_merge_choose_source(args, PG_GETARG_INT64(0));
+	sbx_args_from_call(fcinfo, 1, args);
 	args->type = SB_BACKUP_FULL;
-	job = sb_launch_new_job(SB_JOB_BACKUP);
+	job = sbx_launch_new_job(SB_JOB_BACKUP);
 	make_name(args, job->id);
 	make_uuid(args->uuid);
 	job->backup_in_use = args->merge.id;	/* the chain stays while it is read */
 	memcpy(SB_JOB_ARGS(job, SbBackupArgs), args, sizeof(SbBackupArgs));
-	sb_launch_run(job, wait);
+	sbx_launch_run(job, wait);
 	PG_RETURN_INT64(job->id);
 }
 
@@ -100,25 +100,25 @@ stripe_merge(PG_FUNCTION_ARGS)
 static bool
 cancel(SbJobKind kind, int64 id, const char *function)
 {
-	if (sb_shmem_request_cancel(kind, id,
+	if (sbx_shmem_request_cancel(kind, id,
 								psprintf("canceled by %s() in the session of \"%s\"", function,
 										 GetUserNameFromId(GetUserId(), false))))
 		return true;
-	ereport(NOTICE, (errmsg("%s %lld is not running", sb_job_ops(kind)->name, (long long) id)));
+	ereport(NOTICE, (errmsg("%s %lld is not running", sbx_job_ops(kind)->name, (long long) id)));
 	return false;
 }
 
 PGDLLEXPORT Datum
 stripe_cancel(PG_FUNCTION_ARGS)
 {
-	sb_launch_check_privileges(true, "cancel a backup");
+	sbx_launch_check_privileges(true, "cancel a backup");
 	PG_RETURN_BOOL(cancel(SB_JOB_BACKUP, PG_GETARG_INT64(0), "stripe_cancel"));
 }
 
 PGDLLEXPORT Datum
 stripe_cancel_restore(PG_FUNCTION_ARGS)
 {
-	sb_launch_check_privileges(true, "cancel a restore");
+	sbx_launch_check_privileges(true, "cancel a restore");
 	PG_RETURN_BOOL(cancel(SB_JOB_RESTORE, PG_GETARG_INT64(0), "stripe_cancel_restore"));
 }
 
@@ -128,8 +128,8 @@ stripe_job_is_running(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	SbJobKind	kind;
 
-	if (!sb_job_kind_by_name(name, &kind))
+	if (!sbx_job_kind_by_name(name, &kind))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("unknown job kind \"%s\"", name)));
-	PG_RETURN_BOOL(sb_shmem_is_running(kind, PG_GETARG_INT64(1)));
+	PG_RETURN_BOOL(sbx_shmem_is_running(kind, PG_GETARG_INT64(1)));
 }

@@ -4,7 +4,7 @@
  *		what a monitoring job checks every hour, a row each (check, ok,
  *		detail, hint, severity): the library preloaded and
  *		stripebackup.database_name naming this database; the WAL archive
- *		(sb_check_archive.c); every destination (sb_check_dest.c); the
+ *		(sbx_check_archive.c); every destination (sb_check_dest.c); the
  *		newest backup that ended not failed, and the newest completed one
  *		not older than stripebackup.check_max_backup_age.
  *
@@ -34,7 +34,7 @@ PG_FUNCTION_INFO_V1(stripe_check);
 static const char *const level_names[] = {"ok", "warning", "failure"};
 
 void
-sb_check_put(SbCheckOut *out, const char *check, SbCheckLevel level, const char *detail, const char *hint)
+sbx_check_put(SbCheckOut *out, const char *check, SbCheckLevel level, const char *detail, const char *hint)
 {
 	Datum		v[CHECK_COLUMNS];
 	bool		n[CHECK_COLUMNS] = {false, false, false, hint == NULL, false};
@@ -58,19 +58,19 @@ static void
 check_loading(SbCheckOut *out)
 {
 	const char *here = get_database_name(MyDatabaseId);
-	const char *named = sb_startup_database_name();
+	const char *named = sbx_startup_database_name();
 
-	if (sb_shmem_loaded())
-		sb_check_put(out, "shared_preload_libraries", SB_CHECK_OK, "stripebackup is loaded at server start", NULL);
+	if (sbx_shmem_loaded())
+		sbx_check_put(out, "shared_preload_libraries", SB_CHECK_OK, "stripebackup is loaded at server start", NULL);
 	else
-		sb_check_put(out, "shared_preload_libraries", SB_CHECK_FAILURE,
+		sbx_check_put(out, "shared_preload_libraries", SB_CHECK_FAILURE,
 					 "stripebackup is not loaded at server start: no backup can run",
 					 "Add stripebackup to shared_preload_libraries in postgresql.conf and restart the server.");
 	if (named != NULL && strcmp(named, here) == 0)
-		sb_check_put(out, "stripebackup.database_name", SB_CHECK_OK,
+		sbx_check_put(out, "stripebackup.database_name", SB_CHECK_OK,
 					 psprintf("\"%s\", where the extension is", here), NULL);
 	else
-		sb_check_put(out, "stripebackup.database_name", SB_CHECK_FAILURE,
+		sbx_check_put(out, "stripebackup.database_name", SB_CHECK_FAILURE,
 					 psprintf("\"%s\", but the extension is in \"%s\": backups left running by a crash are never marked failed",
 							  named ? named : "", here),
 					 psprintf("Set stripebackup.database_name = '%s' and reload the server.", here));
@@ -80,24 +80,24 @@ check_loading(SbCheckOut *out)
 static void
 check_last_ended(SbCheckOut *out, const SbSql *sql)
 {
-	SbRows		rows = sb_sql_run(SB_SQL_CHECK_LAST_ENDED, NULL, NULL);
+	SbRows		rows = sbx_sql_run(SB_SQL_CHECK_LAST_ENDED, NULL, NULL);
 	bool		isnull;
 	int64		id;
 	char	   *at,
 			   *error,
 			   *sqlstate;
 
-	if (rows.count == 0 || strcmp(sb_sql_text(sql, &rows, 0, 2), "failed") != 0)
+	if (rows.count == 0 || strcmp(sbx_sql_text(sql, &rows, 0, 2), "failed") != 0)
 	{
-		sb_check_put(out, "last backup", SB_CHECK_OK,
+		sbx_check_put(out, "last backup", SB_CHECK_OK,
 					 rows.count == 0 ? "no backup has ended yet" : "the newest backup that ended completed", NULL);
 		return;
 	}
-	id = DatumGetInt64(sb_sql_datum(sql, &rows, 0, 1, &isnull));
-	at = sb_sql_text(sql, &rows, 0, 3);	/* NULL: it died with the server */
-	error = sb_sql_text(sql, &rows, 0, 4);
-	sqlstate = sb_sql_text(sql, &rows, 0, 5);
-	sb_check_put(out, "last backup", SB_CHECK_FAILURE,
+	id = DatumGetInt64(sbx_sql_datum(sql, &rows, 0, 1, &isnull));
+	at = sbx_sql_text(sql, &rows, 0, 3);	/* NULL: it died with the server */
+	error = sbx_sql_text(sql, &rows, 0, 4);
+	sqlstate = sbx_sql_text(sql, &rows, 0, 5);
+	sbx_check_put(out, "last backup", SB_CHECK_FAILURE,
 				 psprintf("backup %lld failed%s%s: %s (SQLSTATE %s)", (long long) id, at ? " at " : "",
 						  at ? at : "", error ? error : "no error recorded", sqlstate ? sqlstate : "none"),
 				 "See stripe_backups; the failure stays reported until a backup completes.");
@@ -107,29 +107,29 @@ check_last_ended(SbCheckOut *out, const SbSql *sql)
 static void
 check_age(SbCheckOut *out, const SbSql *sql)
 {
-	SbRows		rows = sb_sql_run(SB_SQL_CHECK_LAST_COMPLETED, NULL, NULL);
+	SbRows		rows = sbx_sql_run(SB_SQL_CHECK_LAST_COMPLETED, NULL, NULL);
 	bool		isnull;
 	int64		id;
 	double		age;
 
 	if (rows.count == 0)
 	{
-		sb_check_put(out, "backup age", SB_CHECK_FAILURE, "no backup has completed",
+		sbx_check_put(out, "backup age", SB_CHECK_FAILURE, "no backup has completed",
 					 "Take one: SELECT stripe_backup(ARRAY['/backup/a', '/backup/b']);");
 		return;
 	}
-	id = DatumGetInt64(sb_sql_datum(sql, &rows, 0, 1, &isnull));
+	id = DatumGetInt64(sbx_sql_datum(sql, &rows, 0, 1, &isnull));
 	age = (double) (GetCurrentTimestamp() -
-					DatumGetTimestampTz(sb_sql_datum(sql, &rows, 0, 3, &isnull))) / USECS_PER_SEC;
+					DatumGetTimestampTz(sbx_sql_datum(sql, &rows, 0, 3, &isnull))) / USECS_PER_SEC;
 	if (sb_guc_check_max_backup_age > 0 && age > sb_guc_check_max_backup_age)
-		sb_check_put(out, "backup age", SB_CHECK_FAILURE,
+		sbx_check_put(out, "backup age", SB_CHECK_FAILURE,
 					 psprintf("the newest completed backup, %lld (%s), ended %.0f s ago, more than stripebackup.check_max_backup_age (%d s)",
-							  (long long) id, sb_sql_text(sql, &rows, 0, 2), age, sb_guc_check_max_backup_age),
+							  (long long) id, sbx_sql_text(sql, &rows, 0, 2), age, sb_guc_check_max_backup_age),
 					 "Check the backup schedule (cron.job_run_details) and stripe_backups for failures.");
 	else
-		sb_check_put(out, "backup age", SB_CHECK_OK,
+		sbx_check_put(out, "backup age", SB_CHECK_OK,
 					 psprintf("the newest completed backup, %lld (%s), ended %.0f s ago%s", (long long) id,
-							  sb_sql_text(sql, &rows, 0, 2), age,
+							  sbx_sql_text(sql, &rows, 0, 2), age,
 							  sb_guc_check_max_backup_age > 0 ? "" : " (stripebackup.check_max_backup_age is not set)"),
 					 NULL);
 }
@@ -139,10 +139,10 @@ check_backups(SbCheckOut *out)
 {
 	SbSql		sql;
 
-	sb_sql_enter(&sql);
+	sbx_sql_enter(&sql);
 	check_last_ended(out, &sql);
 	check_age(out, &sql);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 }
 
 /* TIMEOUT in milliseconds: positive, at most a day (a check that waits longer checks nothing). */
@@ -167,7 +167,7 @@ stripe_check(PG_FUNCTION_ARGS)
 	SbCheckOut	out;
 	long		ms;
 
-	sb_launch_check_privileges(true, "check backups");
+	sbx_launch_check_privileges(true, "check backups");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -178,8 +178,8 @@ stripe_check(PG_FUNCTION_ARGS)
 	out.rs = (ReturnSetInfo *) fcinfo->resultinfo;
 	initStringInfo(&out.failed);
 	check_loading(&out);
-	sb_check_archive(&out, ms);
-	sb_check_destinations(&out);
+	sbx_check_archive(&out, ms);
+	sbx_check_destinations(&out);
 	check_backups(&out);
 	if (PG_GETARG_BOOL(1) && out.failures > 0)
 		ereport(ERROR,

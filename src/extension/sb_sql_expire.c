@@ -12,7 +12,7 @@
  * kept one (stripe_keep), never a backup that runs, never the one a running
  * restore reads.  A backup worker applies stripebackup.retention_full_count
  * and stripebackup.retention_window after each backup that completed
- * (sb_expire_after_backup), as pgBackRest expires after each backup.  A backup is removed from every destination or
+ * (sbx_expire_after_backup), as pgBackRest expires after each backup.  A backup is removed from every destination or
  * from none, and only the files it wrote (job_backup_folders.c): a folder
  * or destination that is a link, or holds anything else, keeps the whole
  * backup and its row, with a warning, and retention goes on with the others.
@@ -67,13 +67,13 @@ put_row(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row,
 		if (r->removed)
 			ereport(LOG,
 					(errmsg("retention removed backup \"%s\": %lld files, %lld bytes",
-							sb_sql_text(sql, rows, row, 2), (long long) r->files, (long long) r->bytes)));
+							sbx_sql_text(sql, rows, row, 2), (long long) r->files, (long long) r->bytes)));
 		return;
 	}
-	v[0] = sb_sql_datum(sql, rows, row, 1, &n[0]);
-	v[1] = CStringGetTextDatum(sb_sql_text(sql, rows, row, 2));
-	v[2] = CStringGetTextDatum(sb_sql_text(sql, rows, row, 3));
-	v[3] = sb_sql_datum(sql, rows, row, 4, &n[3]);
+	v[0] = sbx_sql_datum(sql, rows, row, 1, &n[0]);
+	v[1] = CStringGetTextDatum(sbx_sql_text(sql, rows, row, 2));
+	v[2] = CStringGetTextDatum(sbx_sql_text(sql, rows, row, 3));
+	v[3] = sbx_sql_datum(sql, rows, row, 4, &n[3]);
 	v[4] = Int64GetDatum(r->files);
 	v[5] = Int64GetDatum(r->bytes);
 	v[6] = BoolGetDatum(r->removed);
@@ -105,9 +105,9 @@ kept_for_child(Keep *k, const SbSql *sql, const SbRows *rows, uint64 row)
 {
 	bool		isnull,
 				no_parent;
-	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
-	Datum		parent = sb_sql_datum(sql, rows, row, 7, &no_parent);
-	Datum		needed_by = sb_sql_datum(sql, rows, row, 8, &isnull);
+	int64		id = DatumGetInt64(sbx_sql_datum(sql, rows, row, 1, &isnull));
+	Datum		parent = sbx_sql_datum(sql, rows, row, 7, &no_parent);
+	Datum		needed_by = sbx_sql_datum(sql, rows, row, 8, &isnull);
 	int64		child = isnull ? 0 : DatumGetInt64(needed_by);
 	int			i;
 
@@ -132,8 +132,8 @@ static bool
 expire_one(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row, Keep *k)
 {
 	bool		isnull;
-	int64		id = DatumGetInt64(sb_sql_datum(sql, rows, row, 1, &isnull));
-	Datum		parent = sb_sql_datum(sql, rows, row, 7, &isnull);
+	int64		id = DatumGetInt64(sbx_sql_datum(sql, rows, row, 1, &isnull));
+	Datum		parent = sbx_sql_datum(sql, rows, row, 7, &isnull);
 
 	if (kept_for_child(k, sql, rows, row))
 		return false;
@@ -151,24 +151,24 @@ static bool
 expire_backup(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 row, int64 id)
 {
 	bool		isnull;
-	char	   *name = sb_sql_text(sql, rows, row, 2);
-	bool		completed = strcmp(sb_sql_text(sql, rows, row, 3), "completed") == 0;
-	Datum		destinations = sb_sql_datum(sql, rows, row, 5, &isnull);
-	Datum		uuid = sb_sql_datum(sql, rows, row, 6, &isnull);
+	char	   *name = sbx_sql_text(sql, rows, row, 2);
+	bool		completed = strcmp(sbx_sql_text(sql, rows, row, 3), "completed") == 0;
+	Datum		destinations = sbx_sql_datum(sql, rows, row, 5, &isnull);
+	Datum		uuid = sbx_sql_datum(sql, rows, row, 6, &isnull);
 	SbBackupRemoval r;
 
-	if (sb_shmem_backup_in_use(id))
+	if (sbx_shmem_backup_in_use(id))
 	{
 		ereport(NOTICE, (errmsg("backup %lld is in use by a running job; kept", (long long) id)));
 		return false;
 	}
-	r = sb_backup_remove_folders(name, destinations, completed, isnull ? NULL : DatumGetUUIDP(uuid), WARNING);
+	r = sbx_backup_remove_folders(name, destinations, completed, isnull ? NULL : DatumGetUUIDP(uuid), WARNING);
 	put_row(rs, sql, rows, row, &r);
 	if (r.removed)
 	{
 		Datum		values[1] = {Int64GetDatum(id)};
 
-		(void) sb_sql_run(SB_SQL_EXPIRE_FORGET, values, NULL);
+		(void) sbx_sql_run(SB_SQL_EXPIRE_FORGET, values, NULL);
 	}
 	return r.removed;
 }
@@ -199,14 +199,14 @@ static void
 say_window(const SbSql *sql, const SbRows *oldest)
 {
 	bool		isnull;
-	Datum		finished = sb_sql_datum(sql, oldest, 0, 4, &isnull);
+	Datum		finished = sbx_sql_datum(sql, oldest, 0, 4, &isnull);
 
-	if (isnull || strcmp(sb_sql_text(sql, oldest, 0, 5), "completed") != 0)
+	if (isnull || strcmp(sbx_sql_text(sql, oldest, 0, 5), "completed") != 0)
 		return;
 	ereport(NOTICE,
 			(errmsg("point-in-time recovery reaches back to %s, the end of backup %lld",
 					timestamptz_to_str(DatumGetTimestampTz(finished)),
-					(long long) DatumGetInt64(sb_sql_datum(sql, oldest, 0, 3, &isnull)))));
+					(long long) DatumGetInt64(sbx_sql_datum(sql, oldest, 0, 3, &isnull)))));
 }
 
 /*
@@ -229,14 +229,14 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	int			n,
 				i;
 
-	n = sb_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
+	n = sbx_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
 	if (n <= 0)
 		return;
-	oldest = sb_sql_run(SB_SQL_EXPIRE_OLDEST_START, &removed, NULL);
+	oldest = sbx_sql_run(SB_SQL_EXPIRE_OLDEST_START, &removed, NULL);
 	if (oldest.count == 0)
 		return;
-	XLByteToSeg(DatumGetLSN(sb_sql_datum(sql, &oldest, 0, 1, &isnull)), segno, wal_segment_size);
-	XLogFileName(before, DatumGetInt32(sb_sql_datum(sql, &oldest, 0, 2, &isnull)), segno, wal_segment_size);
+	XLByteToSeg(DatumGetLSN(sbx_sql_datum(sql, &oldest, 0, 1, &isnull)), segno, wal_segment_size);
+	XLogFileName(before, DatumGetInt32(sbx_sql_datum(sql, &oldest, 0, 2, &isnull)), segno, wal_segment_size);
 	for (i = 0; i < n; i++)
 		paths[i] = folders[i];
 	dests.paths = paths;
@@ -247,7 +247,7 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	if (!sb_wal_remove_before(&dests, before, false, &r, &err))
 	{
 		if (err.code == SB_ECANCELED)
-			sb_raise(&err);		/* raised as the cancel it is */
+			sbx_raise(&err);		/* raised as the cancel it is */
 		ereport(WARNING, (errmsg("archived WAL before %s could not be removed: %s", before, err.message)));
 		return;
 	}
@@ -299,14 +299,14 @@ expire_in(const SbSql *sql, const SbExpireRules *rules, ReturnSetInfo *rs)
 	uint64		i;
 
 	/* The DELETEs below replace SPI's last result; this one stays valid until we leave. */
-	expired = sb_sql_run(SB_SQL_EXPIRE_CANDIDATES, (Datum *) rules->values, rules->nulls);
+	expired = sbx_sql_run(SB_SQL_EXPIRE_CANDIDATES, (Datum *) rules->values, rules->nulls);
 	removed = palloc(sizeof(Datum) * (expired.count + 1));
 	keep.ids = palloc(sizeof(int64) * (expired.count + 1));
 	keep.because = palloc(sizeof(int64) * (expired.count + 1));
 	keep.n = 0;
 	for (i = 0; i < expired.count; i++)
 		if (expire_one(rs, sql, &expired, i, &keep))
-			removed[nremoved++] = sb_sql_datum(sql, &expired, i, 1, &isnull);
+			removed[nremoved++] = sbx_sql_datum(sql, &expired, i, 1, &isnull);
 	expire_wal(rs, sql, PointerGetDatum(construct_array(removed, nremoved, INT8OID, sizeof(int64),
 														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)));
 }
@@ -325,7 +325,7 @@ stripe_expire(PG_FUNCTION_ARGS)
 	SbExpireRules rules;
 	SbSql		sql;
 
-	sb_launch_check_privileges(true, "expire backups");
+	sbx_launch_check_privileges(true, "expire backups");
 	if (PG_ARGISNULL(0) && PG_ARGISNULL(1) && PG_ARGISNULL(2) && PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -344,9 +344,9 @@ stripe_expire(PG_FUNCTION_ARGS)
 	set_rule(&rules, 1, PG_GETARG_DATUM(1), PG_ARGISNULL(1));
 	set_rule(&rules, 2, PG_GETARG_DATUM(2), PG_ARGISNULL(2));
 	set_rule(&rules, 3, PG_ARGISNULL(3) ? 0 : Int64GetDatum((int64) PG_GETARG_INT32(3)), PG_ARGISNULL(3));
-	sb_sql_enter(&sql);
+	sbx_sql_enter(&sql);
 	expire_in(&sql, &rules, (ReturnSetInfo *) fcinfo->resultinfo);
-	sb_sql_leave(&sql);
+	sbx_sql_leave(&sql);
 	return (Datum) 0;
 }
 
@@ -365,7 +365,7 @@ settings_rules(SbExpireRules *rules)
 }
 
 void
-sb_expire_after_backup(void)
+sbx_expire_after_backup(void)
 {
 	MemoryContext context = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -378,9 +378,9 @@ sb_expire_after_backup(void)
 	{
 		SbSql		sql;
 
-		sb_sql_begin(&sql);
+		sbx_sql_begin(&sql);
 		expire_in(&sql, &rules, NULL);
-		sb_sql_leave(&sql);
+		sbx_sql_leave(&sql);
 	}
 	PG_CATCH();
 	{

@@ -22,14 +22,14 @@ static char *
 backup_status(const SbSql *sql, int64 id)
 {
 	Datum		values[1] = {Int64GetDatum(id)};
-	SbRows		rows = sb_sql_run(SB_SQL_BACKUP_STATUS, values, NULL);
+	SbRows		rows = sbx_sql_run(SB_SQL_BACKUP_STATUS, values, NULL);
 
 	if (rows.count == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("backup %lld does not exist", (long long) id),
 				 errhint("stripe_backups lists the backups.")));
-	return sb_sql_text(sql, &rows, 0, 1);
+	return sbx_sql_text(sql, &rows, 0, 1);
 }
 
 PGDLLEXPORT Datum
@@ -40,7 +40,7 @@ stripe_keep(PG_FUNCTION_ARGS)
 	SbSql		sql;
 	char	   *status;
 
-	sb_launch_check_privileges(true, "keep backups");
+	sbx_launch_check_privileges(true, "keep backups");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -49,7 +49,7 @@ stripe_keep(PG_FUNCTION_ARGS)
 	values[1] = PG_GETARG_DATUM(1);
 	values[2] = PG_GETARG_DATUM(2);
 	nulls[2] = PG_ARGISNULL(2) ? 'n' : ' ';
-	sb_sql_enter(&sql);
+	sbx_sql_enter(&sql);
 	status = backup_status(&sql, PG_GETARG_INT64(0));
 	/* Keeping what never completed would keep nothing restorable, and its files forever. */
 	if (PG_GETARG_BOOL(1) && strcmp(status, "completed") != 0)
@@ -57,7 +57,7 @@ stripe_keep(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("backup %lld is %s: only a completed backup can be kept", (long long) PG_GETARG_INT64(0),
 						status)));
-	(void) sb_sql_run(SB_SQL_BACKUP_KEEP, values, nulls);
-	sb_sql_leave(&sql);
+	(void) sbx_sql_run(SB_SQL_BACKUP_KEEP, values, nulls);
+	sbx_sql_leave(&sql);
 	PG_RETURN_VOID();
 }

@@ -109,13 +109,13 @@ put_chain_stripes(ReturnSetInfo *rs, const SbArchive *a, SbPlan *plan, const SbP
 
 		appendStringInfo(&chain, " <- \"%s\"", link->manifest->name);
 		*own = *sampling;
-		sb_restore_plan_with_history(link, older, own);
+		sbx_restore_plan_with_history(link, older, own);
 		for (i = 0; i < older->nstripes; i++)
 		{
 			put_plan_stripe(rs, link, &older->stripes[i]);
 			*present = *present && older->stripes[i].present;
 		}
-		sb_restore_plan_add_link(plan, older);
+		sbx_restore_plan_add_link(plan, older);
 	}
 	if (a->parent != NULL)
 		ereport(NOTICE,
@@ -214,7 +214,7 @@ put_plan_pieces(ReturnSetInfo *rs, const SbManifest *m)
 	SbError		err;
 
 	if (!sb_manifest_each_piece(m, put_plan_piece, rs, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 }
 
 static void read_mappings(ArrayType *array, SbRestoreArgs *args);
@@ -224,7 +224,7 @@ static char *
 delta_time(const SbPlan *plan, const SbDeltaEstimate *e, bool chain, const char *target)
 {
 	double		compare_mbps;
-	double		seconds = sb_restore_delta_seconds(plan, e, chain, target, &compare_mbps);
+	double		seconds = sbx_restore_delta_seconds(plan, e, chain, target, &compare_mbps);
 
 	if (seconds >= 0)
 		return psprintf("estimated %.1f s (into an empty directory: %.1f s)", seconds,
@@ -242,7 +242,7 @@ delta_time(const SbPlan *plan, const SbDeltaEstimate *e, bool chain, const char 
 static void
 delta_notice(FunctionCallInfo fcinfo, const SbArchive *a, const SbPlan *plan, SbRestoreArgs *args)
 {
-	SbPgMeta   *meta = sb_restore_read_pgmeta(a);
+	SbPgMeta   *meta = sbx_restore_read_pgmeta(a);
 	SbRelocation *relocs;
 	SbDeltaEstimate *e = palloc(sizeof(SbDeltaEstimate));
 	SbError		err;
@@ -252,7 +252,7 @@ delta_notice(FunctionCallInfo fcinfo, const SbArchive *a, const SbPlan *plan, Sb
 	strlcpy(args->target, text_to_cstring(PG_GETARG_TEXT_PP(PLAN_DELTA_TARGET_ARG)), sizeof(args->target));
 	if (!PG_ARGISNULL(PLAN_MAPPING_ARG))
 		read_mappings(PG_GETARG_ARRAYTYPE_P(PLAN_MAPPING_ARG), args);
-	relocs = sb_restore_relocations(args, meta, &n);
+	relocs = sbx_restore_relocations(args, meta, &n);
 	if (!sb_policy_check_delta_places(args->target, relocs, n, meta->system_identifier, &err) ||
 		!sb_delta_estimate(a->manifest, args->target, relocs, n, e, &err))
 	{
@@ -317,23 +317,23 @@ plan_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref, SbRestoreArgs *pitr)
 	 * the target) a stream of it.
 	 */
 	INSTR_TIME_SET_CURRENT(opening);
-	a = sb_handle_open_archive(ref, detail || delta ? SB_OPEN_TO_READ : SB_OPEN_TO_PLAN, NULL);
+	a = sbx_handle_open_archive(ref, detail || delta ? SB_OPEN_TO_READ : SB_OPEN_TO_PLAN, NULL);
 	INSTR_TIME_SET_CURRENT(opened);
 	INSTR_TIME_SUBTRACT(opened, opening);
-	sb_handle_warn(a);
+	sbx_handle_warn(a);
 	/* a sample written where the restore will write: a right a plan alone does not need */
-	sampling->dir = sb_temp_folder();
+	sampling->dir = sbx_temp_folder();
 	if (!PG_ARGISNULL(PLAN_TARGET_DIRECTORY_ARG))
 	{
-		sb_launch_check_privileges(true, "write a restore's sample into target_directory");
-		sampling->dir = sb_restore_sample_folder(text_to_cstring(PG_GETARG_TEXT_PP(PLAN_TARGET_DIRECTORY_ARG)));
+		sbx_launch_check_privileges(true, "write a restore's sample into target_directory");
+		sampling->dir = sbx_restore_sample_folder(text_to_cstring(PG_GETARG_TEXT_PP(PLAN_TARGET_DIRECTORY_ARG)));
 		sampling->sync_fs = true;
 	}
 	/* With a target: does the WAL archive hold what recovery to it replays?  Said, not raised. */
 	if (pitr->recovery_kind != SB_RECOVERY_NONE)
-		sb_pitr_check_wal(pitr, sb_restore_read_pgmeta(a), false);
+		sbx_pitr_check_wal(pitr, sbx_restore_read_pgmeta(a), false);
 	InitMaterializedSRF(fcinfo, 0);
-	sb_restore_plan_with_history(a, plan, sampling);
+	sbx_restore_plan_with_history(a, plan, sampling);
 	for (i = 0; i < plan->nstripes; i++)
 		put_plan_stripe(rs, a, &plan->stripes[i]);
 	put_chain_stripes(rs, a, plan, sampling, &present);
@@ -353,18 +353,18 @@ stripe_restore_plan_id(PG_FUNCTION_ARGS)
 	SbRestoreArgs *pitr = palloc0(sizeof(SbRestoreArgs));
 	int64		id;
 
-	sb_launch_check_privileges(false, "plan a restore");
-	sb_pitr_read(fcinfo, PLAN_TARGET_ARGS, pitr);
+	sbx_launch_check_privileges(false, "plan a restore");
+	sbx_pitr_read(fcinfo, PLAN_TARGET_ARGS, pitr);
 	if (PG_ARGISNULL(0))
 	{
-		id = sb_pitr_choose_backup(fcinfo, PLAN_TARGET_ARGS, pitr);
+		id = sbx_pitr_choose_backup(fcinfo, PLAN_TARGET_ARGS, pitr);
 		ereport(NOTICE,
 				(errmsg("backup %lld is the newest that ended before the %s target", (long long) id,
 						sb_recovery_kind_name(pitr->recovery_kind))));
 	}
 	else
 		id = PG_GETARG_INT64(0);
-	plan_rows(fcinfo, sb_backup_recorded(id), pitr);
+	plan_rows(fcinfo, sbx_backup_recorded(id), pitr);
 	return (Datum) 0;
 }
 
@@ -373,11 +373,11 @@ stripe_restore_plan_location(PG_FUNCTION_ARGS)
 {
 	SbRestoreArgs *pitr = palloc0(sizeof(SbRestoreArgs));
 
-	sb_launch_check_privileges(false, "plan a restore");
+	sbx_launch_check_privileges(false, "plan a restore");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
-	sb_pitr_read(fcinfo, PLAN_TARGET_ARGS, pitr);
-	plan_rows(fcinfo, sb_backup_ref_at(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+	sbx_pitr_read(fcinfo, PLAN_TARGET_ARGS, pitr);
+	plan_rows(fcinfo, sbx_backup_ref_at(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 									   arg_true(fcinfo, PLAN_ALLOW_UNENCRYPTED_ARG)), pitr);
 	return (Datum) 0;
 }
@@ -462,12 +462,12 @@ verify(SbArchive *a, Findings *found)
 	uint64_t	problems;
 	SbError		err;
 
-	sb_guc_read_options(&options, rates);
-	options.tick = sb_control_session_tick;
+	sbx_guc_read_options(&options, rates);
+	options.tick = sbx_control_session_tick;
 	if (sb_archive_verify(a, &options, collect_problem, found, &problems, &err))
 		return;
 	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */
-	sb_raise(&err);
+	sbx_raise(&err);
 }
 
 /*
@@ -482,7 +482,7 @@ verify_without_key(const SbBackupRef *ref, Findings *found)
 	SbError		err;
 
 	if (!sb_verify_sealed(ref->location, collect_problem, found, &r, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 	/* without the key, the envelope's uuid is what tells the recorded backup from another */
 	if (ref->expect.has_uuid && memcmp(r.uuid, ref->expect.uuid, sizeof(r.uuid)) != 0)
 	{
@@ -511,9 +511,9 @@ verify_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref)
 	size_t		i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	a = sb_handle_open_archive(ref, SB_OPEN_TO_READ, &err);
-	sb_handle_own(sb_handle_new(free_findings), found);
-	if (a == NULL && err.code == SB_EKEY && sb_key_current() == NULL)
+	a = sbx_handle_open_archive(ref, SB_OPEN_TO_READ, &err);
+	sbx_handle_own(sbx_handle_new(free_findings), found);
+	if (a == NULL && err.code == SB_EKEY && sbx_key_current() == NULL)
 		verify_without_key(ref, found);
 	else if (a == NULL)
 	{
@@ -521,14 +521,14 @@ verify_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref)
 
 		/* No manifest at all is bad input; a damaged one is a finding. */
 		if (err.code != SB_ECORRUPT && err.code != SB_EVERSION)
-			sb_raise(&err);
+			sbx_raise(&err);
 		put_problem(rs, &p);
 		return;
 	}
 	else
 	{
 		verify(a, found);
-		sb_pitr_verify_wal(sb_restore_read_pgmeta(a), collect_wal_problem, found);
+		sbx_pitr_verify_wal(sbx_restore_read_pgmeta(a), collect_wal_problem, found);
 	}
 	for (i = 0; i < found->n; i++)
 		put_problem(rs, &found->items[i]);
@@ -537,20 +537,20 @@ verify_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref)
 PGDLLEXPORT Datum
 stripe_verify_id(PG_FUNCTION_ARGS)
 {
-	sb_launch_check_privileges(false, "verify a backup");
+	sbx_launch_check_privileges(false, "verify a backup");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
-	verify_rows(fcinfo, sb_backup_recorded(PG_GETARG_INT64(0)));
+	verify_rows(fcinfo, sbx_backup_recorded(PG_GETARG_INT64(0)));
 	return (Datum) 0;
 }
 
 PGDLLEXPORT Datum
 stripe_verify_location(PG_FUNCTION_ARGS)
 {
-	sb_launch_check_privileges(false, "verify a backup");
+	sbx_launch_check_privileges(false, "verify a backup");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
-	verify_rows(fcinfo, sb_backup_ref_at(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+	verify_rows(fcinfo, sbx_backup_ref_at(text_to_cstring(PG_GETARG_TEXT_PP(0)),
 										 arg_true(fcinfo, VERIFY_ALLOW_UNENCRYPTED_ARG)));
 	return (Datum) 0;
 }
@@ -597,7 +597,7 @@ raise_place(const SbError *err)
 				(errcode(ERRCODE_DUPLICATE_FILE), errmsg("%s", err->message),
 				 errhint("Restore into an empty or new directory; map each tablespace in use "
 						 "with tablespace_mapping => ARRAY['OLD=NEW'].")));
-	sb_raise(err);
+	sbx_raise(err);
 }
 
 /* What the restore's settings would allocate for A, against stripebackup.max_memory. */
@@ -613,7 +613,7 @@ check_memory(const SbArchive *a, const SbRestoreArgs *args)
 	read.queue_depth = (uint32_t) args->queue_depth;
 	read.max_memory = args->max_memory;
 	if (!sb_policy_check_read_memory(a->manifest, &read, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 }
 
 /*
@@ -628,7 +628,7 @@ check_restore(SbRestoreArgs *args, const SbBackupRef *ref)
 	 * worker reads and checks those (parsed here too, they cost a restore of
 	 * a million files seconds before its worker starts).
 	 */
-	SbArchive  *a = sb_handle_open_archive(ref, SB_OPEN_TO_CHECK, NULL);
+	SbArchive  *a = sbx_handle_open_archive(ref, SB_OPEN_TO_CHECK, NULL);
 	const char *mappings[SB_MAX_MAPPINGS];
 	SbRelocation *relocs;
 	SbPgMeta   *meta;
@@ -636,9 +636,9 @@ check_restore(SbRestoreArgs *args, const SbBackupRef *ref)
 	uint32_t	n,
 				i;
 
-	sb_handle_warn(a);
+	sbx_handle_warn(a);
 	/* the worker opens what was found here (a recorded folder, if the first was set aside) */
-	strlcpy(args->location, sb_archive_used_folder(a), sizeof(args->location));
+	strlcpy(args->location, sbx_archive_used_folder(a), sizeof(args->location));
 	if (!a->authenticated)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
@@ -648,19 +648,19 @@ check_restore(SbRestoreArgs *args, const SbBackupRef *ref)
 	for (i = 0; i < (uint32_t) args->nmappings; i++)
 		mappings[i] = args->mappings[i];
 	if (!sb_policy_check_mappings(mappings, (uint32_t) args->nmappings, args->target, "tablespace_mapping", &err))
-		sb_raise(&err);
-	meta = sb_restore_read_pgmeta(a);
-	relocs = sb_restore_relocations(args, meta, &n);
-	sb_check_outside_cluster(args->target, "restore target");
+		sbx_raise(&err);
+	meta = sbx_restore_read_pgmeta(a);
+	relocs = sbx_restore_relocations(args, meta, &n);
+	sbx_check_outside_cluster(args->target, "restore target");
 	for (i = 0; i < n; i++)
-		sb_check_outside_cluster(relocs[i].to, relocs[i].what);
+		sbx_check_outside_cluster(relocs[i].to, relocs[i].what);
 	if (args->delta ?
 		!sb_policy_check_delta_places(args->target, relocs, n, meta->system_identifier, &err) :
 		!sb_policy_check_restore_places(args->target, relocs, n, &err))
 		raise_place(&err);
 
 	check_memory(a, args);
-	sb_pitr_check_wal(args, meta, true);
+	sbx_pitr_check_wal(args, meta, true);
 }
 
 /* archive_mode => 'off' or 'keep' (argument N); NULL: as the target says. */
@@ -672,7 +672,7 @@ read_archive_mode(FunctionCallInfo fcinfo, int n, SbRestoreArgs *args)
 	args->archive_mode = SB_ARCHIVE_MODE_DEFAULT;
 	if (PG_NARGS() > n && !PG_ARGISNULL(n) &&
 		!sb_archive_mode_parse(text_to_cstring(PG_GETARG_TEXT_PP(n)), "archive_mode", &args->archive_mode, &err))
-		sb_raise(&err);
+		sbx_raise(&err);
 }
 
 /* A copy that will not archive: said, with why and how to keep it when that was not asked for. */
@@ -681,7 +681,7 @@ archiving_notice(const SbRestoreArgs *args)
 {
 	SbRecoveryTarget t;
 
-	sb_restore_recovery_target(args, &t);
+	sbx_restore_recovery_target(args, &t);
 	if (sb_recovery_archive_mode(&t, args->standby) != SB_ARCHIVE_MODE_OFF)
 		return;
 	ereport(NOTICE,
@@ -703,21 +703,21 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id, int arch
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("target_dir must not be NULL")));
-	sb_pitr_read(fcinfo, RESTORE_TARGET_ARGS, args);
-	sb_standby_read(fcinfo, RESTORE_STANDBY_ARGS, args);
+	sbx_pitr_read(fcinfo, RESTORE_TARGET_ARGS, args);
+	sbx_standby_read(fcinfo, RESTORE_STANDBY_ARGS, args);
 	read_archive_mode(fcinfo, archive_mode_arg, args);
 	args->delta = !PG_ARGISNULL(RESTORE_DELTA_ARG) && PG_GETARG_BOOL(RESTORE_DELTA_ARG);
 	if (location == NULL)
 	{
 		if (backup_id == 0)
-			backup_id = sb_pitr_choose_backup(fcinfo, RESTORE_TARGET_ARGS, args);
-		ref = sb_backup_recorded(backup_id);
-		sb_backup_expect_copy(&args->expect, &ref->expect);
+			backup_id = sbx_pitr_choose_backup(fcinfo, RESTORE_TARGET_ARGS, args);
+		ref = sbx_backup_recorded(backup_id);
+		sbx_backup_expect_copy(&args->expect, &ref->expect);
 	}
 	else
 	{
 		args->allow_unencrypted = arg_true(fcinfo, RESTORE_ALLOW_UNENCRYPTED_ARG);
-		ref = sb_backup_ref_at(location, args->allow_unencrypted);
+		ref = sbx_backup_ref_at(location, args->allow_unencrypted);
 	}
 	args->backup_id = backup_id;
 	strlcpy(args->location, ref->location, sizeof(args->location));
@@ -726,17 +726,17 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id, int arch
 		read_mappings(PG_GETARG_ARRAYTYPE_P(2), args);
 	args->buffer_count = sb_guc_buffer_count;
 	args->workers = sb_guc_compression_workers;
-	args->io_method = (SbIoMethod) sb_guc_io_method_checked();
+	args->io_method = (SbIoMethod) sbx_guc_io_method_checked();
 	args->queue_depth = sb_guc_queue_depth;
-	sb_guc_max_rates(SB_MAX_STRIPES, args->max_rates);
-	args->max_memory = sb_guc_max_memory_bytes();
-	sb_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
+	sbx_guc_max_rates(SB_MAX_STRIPES, args->max_rates);
+	args->max_memory = sbx_guc_max_memory_bytes();
+	sbx_key_file_capture(args->encryption_key_file, sizeof(args->encryption_key_file));
 	check_restore(args, ref);
 	archiving_notice(args);
-	job = sb_launch_new_job(SB_JOB_RESTORE);
+	job = sbx_launch_new_job(SB_JOB_RESTORE);
 	job->backup_in_use = backup_id;
 	memcpy(SB_JOB_ARGS(job, SbRestoreArgs), args, sizeof(SbRestoreArgs));
-	sb_launch_run(job, wait);
+	sbx_launch_run(job, wait);
 	PG_RETURN_INT64(job->id);
 }
 
@@ -744,14 +744,14 @@ restore(FunctionCallInfo fcinfo, const char *location, int64 backup_id, int arch
 PGDLLEXPORT Datum
 stripe_restore_id(PG_FUNCTION_ARGS)
 {
-	sb_launch_check_privileges(true, "restore a backup");
+	sbx_launch_check_privileges(true, "restore a backup");
 	return restore(fcinfo, NULL, PG_ARGISNULL(0) ? 0 : PG_GETARG_INT64(0), RESTORE_ID_ARCHIVE_MODE_ARG);
 }
 
 PGDLLEXPORT Datum
 stripe_restore_location(PG_FUNCTION_ARGS)
 {
-	sb_launch_check_privileges(true, "restore a backup");
+	sbx_launch_check_privileges(true, "restore a backup");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("location must not be NULL")));
 	return restore(fcinfo, text_to_cstring(PG_GETARG_TEXT_PP(0)), 0, RESTORE_LOCATION_ARCHIVE_MODE_ARG);

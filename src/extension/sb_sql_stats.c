@@ -58,7 +58,7 @@ remember(const char *destination, const SbCalibrationResult *r, int size_mb)
 	Datum		values[8];
 	SbSql		sql;
 
-	sb_sql_enter(&sql);
+	sbx_sql_enter(&sql);
 	values[0] = CStringGetTextDatum(destination);
 	values[1] = CStringGetTextDatum(sb_calibration_test_name(r->test));
 	values[2] = Int32GetDatum((int32) (r->block_size / 1024));
@@ -67,8 +67,8 @@ remember(const char *destination, const SbCalibrationResult *r, int size_mb)
 	values[5] = Float8GetDatum(r->mb_per_s);
 	values[6] = Float8GetDatum(r->iops);
 	values[7] = BoolGetDatum(r->direct);
-	(void) sb_sql_run(SB_SQL_CALIBRATION_INSERT, values, NULL);
-	sb_sql_leave(&sql);
+	(void) sbx_sql_run(SB_SQL_CALIBRATION_INSERT, values, NULL);
+	sbx_sql_leave(&sql);
 }
 
 static void
@@ -99,7 +99,7 @@ calibrate_one(ReturnSetInfo *rs, SbCalibrationOptions *o, bool random, bool matr
 	if (!sb_calibrate(o, random, matrix, results, &n, &err))
 	{
 		CHECK_FOR_INTERRUPTS();
-		sb_raise(&err);
+		sbx_raise(&err);
 	}
 	for (i = 0; i < n; i++)
 	{
@@ -122,20 +122,20 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 	double		rates[SB_MAX_STRIPES];
 	int			i;
 
-	sb_launch_check_privileges(true, "calibrate destinations");
+	sbx_launch_check_privileges(true, "calibrate destinations");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("destinations must not be NULL")));
-	ndests = sb_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), dests);
+	ndests = sbx_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), dests);
 	memset(&o, 0, sizeof(o));
 	o.size = (uint64) size_mb * 1024 * 1024;
 	o.block_size = (uint32) block_kb * 1024;
 	o.queue_depth = (uint32) int_arg(fcinfo, 3, "queue_depth", 1, 256);
-	o.io_method = (SbIoMethod) sb_guc_io_method_checked();
-	o.tick = sb_control_session_tick;
+	o.io_method = (SbIoMethod) sbx_guc_io_method_checked();
+	o.tick = sbx_control_session_tick;
 	for (i = 0; i < ndests; i++)
 		if (sb_store_features_of(dests[i]) & SB_STORE_DESCRIPTORS)
-			sb_check_outside_cluster(dests[i], "destination");
-	sb_guc_max_rates(ndests, rates);
+			sbx_check_outside_cluster(dests[i], "destination");
+	sbx_guc_max_rates(ndests, rates);
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < ndests; i++)
 	{
@@ -154,11 +154,11 @@ stripe_backup_svg(PG_FUNCTION_ARGS)
 	text	   *result;
 	SbError		err;
 
-	sb_launch_check_privileges(false, "read a backup");
-	a = sb_handle_open_archive(sb_backup_recorded(PG_GETARG_INT64(0)), SB_OPEN_TO_PLAN, NULL);
+	sbx_launch_check_privileges(false, "read a backup");
+	a = sbx_handle_open_archive(sbx_backup_recorded(PG_GETARG_INT64(0)), SB_OPEN_TO_PLAN, NULL);
 	svg = sb_report_svg(a->manifest, &err);
 	if (svg == NULL)
-		sb_raise(&err);
+		sbx_raise(&err);
 	result = cstring_to_text(svg);
 	free(svg);
 	PG_RETURN_TEXT_P(result);
@@ -172,10 +172,10 @@ stripe_stats_reset(PG_FUNCTION_ARGS)
 {
 	SbSql		sql;
 
-	sb_launch_check_privileges(true, "reset the statistics");
-	sb_sql_enter(&sql);
-	(void) sb_sql_run(SB_SQL_STATS_RESET, NULL, NULL);
-	sb_sql_leave(&sql);
+	sbx_launch_check_privileges(true, "reset the statistics");
+	sbx_sql_enter(&sql);
+	(void) sbx_sql_run(SB_SQL_STATS_RESET, NULL, NULL);
+	sbx_sql_leave(&sql);
 	PG_RETURN_VOID();
 }
 
@@ -238,7 +238,7 @@ put_row(ReturnSetInfo *rs, const SbLiveSnapshot *snap, const ProgressRow *r)
 	bool		n[PROGRESS_COLUMNS];
 
 	memset(n, false, sizeof(n));
-	v[0] = CStringGetTextDatum(sb_job_ops(snap->kind)->name);
+	v[0] = CStringGetTextDatum(sbx_job_ops(snap->kind)->name);
 	v[1] = Int64GetDatum(snap->id);
 	v[2] = CStringGetTextDatum(snap->live.phase);
 	v[3] = CStringGetTextDatum(r->scope);
@@ -311,7 +311,7 @@ stripebackup_progress(PG_FUNCTION_ARGS)
 	int			i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	sb_shmem_live_snapshot(snap);
+	sbx_shmem_live_snapshot(snap);
 	if (!snap->running)
 		return (Datum) 0;
 	put_whole(rs, snap);

@@ -64,13 +64,13 @@ fill_worker(BackgroundWorker *worker, const char *function)
 }
 
 const char *
-sb_startup_database_name(void)
+sbx_startup_database_name(void)
 {
 	return sb_startup_database;
 }
 
 void
-sb_startup_register(void)
+sbx_startup_register(void)
 {
 	BackgroundWorker worker;
 
@@ -168,7 +168,7 @@ stripebackup_cleanup_main(Datum main_arg)
 
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(main_arg), BOOTSTRAP_SUPERUSERID, 0);
-	sb_control_pin_settings();
+	sbx_control_pin_settings();
 	pgstat_report_appname("stripebackup start-up");
 	if (!extension_installed())
 	{
@@ -181,5 +181,5 @@ stripebackup_cleanup_main(Datum main_arg)
 	/* Files and buffers used outside a transaction need an owner. */
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "stripebackup start-up");
 	for (kind = 0; kind < SB_JOB_NKINDS; kind++)
-		sb_job_ops((SbJobKind) kind)->crash_cleanup();
+		sbx_job_ops((SbJobKind) kind)->crash_cleanup();
 }

@@ -11,9 +11,9 @@
  * start-up worker.  From _PG_init, before the stripebackup.* prefix is
  * reserved.
  */
-extern void sb_startup_register(void);
+extern void sbx_startup_register(void);
 
 /* stripebackup.database_name: where the start-up clean-up looks (stripe_check() compares it). */
-extern const char *sb_startup_database_name(void);
+extern const char *sbx_startup_database_name(void);
 
 #endif							/* SB_STARTUP_H */

@@ -326,7 +326,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 };
 
 const SbStatementDef *
-sb_statement(SbStatement id)
+sbx_statement(SbStatement id)
 {
 	const SbStatementDef *def = &statements[id];
 

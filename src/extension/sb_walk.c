@@ -134,7 +134,7 @@ list_init_forks(const char *disk_dir)
 
 	while ((de = ReadDir(dir, disk_dir)) != NULL)
 	{
-		if (!sb_compat_parse_relation_file(de->d_name, &relation, &fork, &segno) ||
+		if (!sbx_compat_parse_relation_file(de->d_name, &relation, &fork, &segno) ||
 			fork != INIT_FORKNUM)
 			continue;
 		if (f.count == allocated)
@@ -163,7 +163,7 @@ is_unlogged_fork(const InitForks *forks, const char *name)
 	Oid			relation;
 	unsigned	segno;
 
-	if (forks->count == 0 || !sb_compat_parse_relation_file(name, &relation, &fork, &segno) ||
+	if (forks->count == 0 || !sbx_compat_parse_relation_file(name, &relation, &fork, &segno) ||
 		fork == INIT_FORKNUM)
 		return false;
 	return bsearch(&relation, forks->relations, forks->count, sizeof(Oid), compare_oids) != NULL;
@@ -173,7 +173,7 @@ static void
 check_stop(void)
 {
 	CHECK_FOR_INTERRUPTS();
-	sb_control_check_stop();
+	sbx_control_check_stop();
 }
 
 static void
@@ -183,7 +183,7 @@ add_dir(SbWalk *w, const char *archive_path, const struct stat *st)
 	mode_t		mode = S_ISDIR(st->st_mode) ? st->st_mode : pg_dir_create_mode;
 
 	if (!sb_backup_add_dir(w->backup, archive_path, mode & 07777, st->st_mtime, &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 }
 
 /* The file NAME of the directory open at DIRFD (DISK_PATH), if it is still there. */
@@ -195,7 +195,7 @@ add_file_at(SbWalk *w, const char *archive_path, int dirfd, const char *name, co
 	if (sb_backup_add_file_at(w->backup, archive_path, dirfd, name, disk_path, &err))
 		return;
 	if (err.code != SB_ENOTFOUND)
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 	w->skipped_files++;			/* dropped while we walked: not an error */
 }
 
@@ -231,7 +231,7 @@ flush_files(SbWalk *w)
 	run->count = 0;				/* the run is over, added or not */
 	run->used = 0;
 	if (!sb_backup_add_files_at(w->backup, run->dirfd, run->files, (uint32_t) n, &err))
-		sb_control_raise(&err);
+		sbx_control_raise(&err);
 	for (i = 0; i < n; i++)
 		if (run->files[i].gone)
 			w->skipped_files++; /* dropped while we walked: not an error */
@@ -269,7 +269,7 @@ gather_file(SbWalk *w, const char *archive_path, int dirfd, const char *name, co
 }
 
 void
-sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
+sbx_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path)
 {
 	add_file_at(w, archive_path, AT_FDCWD, disk_path, disk_path);
 }
@@ -384,7 +384,7 @@ walk_dir(SbWalk *w, const char *disk_dir, const char *archive_dir)
 }
 
 void
-sb_walk_root(SbWalk *w)
+sbx_walk_root(SbWalk *w)
 {
 	struct stat st;
 
@@ -394,13 +394,13 @@ sb_walk_root(SbWalk *w)
 }
 
 void
-sb_walk_data_directory(SbWalk *w)
+sbx_walk_data_directory(SbWalk *w)
 {
 	walk_dir(w, ".", ".");
 }
 
 void
-sb_walk_tablespace(SbWalk *w, const char *oid, const char *location)
+sbx_walk_tablespace(SbWalk *w, const char *oid, const char *location)
 {
 	char		archive[MAXPGPATH];
 	char		disk[MAXPGPATH];

@@ -21,15 +21,15 @@ typedef struct SbWalk
 } SbWalk;
 
 /* Add the data directory itself ("."), first. */
-extern void sb_walk_root(SbWalk *w);
+extern void sbx_walk_root(SbWalk *w);
 
 /* Add what the data directory holds, except global/pg_control and the tablespaces. */
-extern void sb_walk_data_directory(SbWalk *w);
+extern void sbx_walk_data_directory(SbWalk *w);
 
 /* Add one tablespace as pg_tblspc/<oid>/<version directory>/... */
-extern void sb_walk_tablespace(SbWalk *w, const char *oid, const char *location);
+extern void sbx_walk_tablespace(SbWalk *w, const char *oid, const char *location);
 
 /* Add one file (vanished files are skipped); ERROR on failure. */
-extern void sb_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path);
+extern void sbx_walk_add_file(SbWalk *w, const char *archive_path, const char *disk_path);
 
 #endif							/* SB_WALK_H */

@@ -7,7 +7,7 @@
  *
  * The worker connects to the caller's database as the bootstrap superuser,
  * to act for the extension, and pins the settings that database's owner
- * could use to redirect or stall it (sb_control_pin_settings()).
+ * could use to redirect or stall it (sbx_control_pin_settings()).
  *
  * The job runs in a memory context of its own.  Engine objects belong to it
  * (sb_handle.c): when the job fails, deleting that context aborts them
@@ -44,11 +44,11 @@ end_from_error(SbJobEnd *end, MemoryContext context)
 	edata = CopyErrorData();
 	FlushErrorState();
 	/* A cancel by our own signals inside PostgreSQL's code: say why. */
-	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && sb_control_stop_requested())
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && sbx_control_stop_requested())
 	{
 		const char *reason;
 
-		edata->sqlerrcode = sb_control_stop_cause(&reason);
+		edata->sqlerrcode = sbx_control_stop_cause(&reason);
 		edata->message = pstrdup(reason);
 		edata->detail = NULL;
 		edata->hint = NULL;
@@ -93,7 +93,7 @@ run(const SbJob *job, const SbJobOps *ops, void *outcome, SbJobEnd *end)
 	PG_TRY();
 	{
 		MemoryContextSwitchTo(job_context);
-		sb_control_check_stop();
+		sbx_control_check_stop();
 		ops->run(job, outcome);
 		MemoryContextSwitchTo(outer);
 	}
@@ -107,7 +107,7 @@ run(const SbJob *job, const SbJobOps *ops, void *outcome, SbJobEnd *end)
 	MemoryContextDelete(job_context);
 	if (MyReplicationSlot != NULL)
 		ReplicationSlotRelease();
-	sb_compat_slot_cleanup();
+	sbx_compat_slot_cleanup();
 	ereport(LOG,
 			(errmsg("stripebackup: %s %lld %s%s%s (peak memory %ld MiB)", ops->name,
 					(long long) job->id, end->status, end->message[0] ? ": " : "", end->message,
@@ -170,17 +170,17 @@ stripebackup_worker_main(Datum main_arg)
 	SbJobEnd   *end = palloc0(sizeof(SbJobEnd));
 	void	   *outcome;
 
-	pqsignal(SIGTERM, sb_control_handle_sigterm);
+	pqsignal(SIGTERM, sbx_control_handle_sigterm);
 	/* Only the job itself is cancelled (run()), not its bookkeeping. */
 	HOLD_CANCEL_INTERRUPTS();
 	BackgroundWorkerUnblockSignals();
-	if (!sb_shmem_attach(DatumGetInt64(main_arg), job))
+	if (!sbx_shmem_attach(DatumGetInt64(main_arg), job))
 		return;
-	ops = sb_job_ops(job->kind);
-	sb_control_begin(job, ops->stop_reason);
+	ops = sbx_job_ops(job->kind);
+	sbx_control_begin(job, ops->stop_reason);
 	/* The caller was checked; the worker acts for the extension itself. */
 	BackgroundWorkerInitializeConnectionByOid(job->database, BOOTSTRAP_SUPERUSERID, 0);
-	sb_control_pin_settings();
+	sbx_control_pin_settings();
 	pgstat_report_appname("stripebackup");
 	outcome = palloc0(ops->outcome_size);
 	/* Files and buffers used outside a transaction need an owner. */
@@ -188,12 +188,12 @@ stripebackup_worker_main(Datum main_arg)
 	CurrentResourceOwner = owner;
 	if (insert_history(job, ops, end))
 	{
-		sb_shmem_mark_registered();
+		sbx_shmem_mark_registered();
 		run(job, ops, outcome, end);
 		CurrentResourceOwner = owner;
 		finish_history(job, ops, end, outcome);
 	}
-	sb_shmem_finish(job, end);
+	sbx_shmem_finish(job, end);
 	CurrentResourceOwner = NULL;
 	ResourceOwnerRelease(owner, RESOURCE_RELEASE_BEFORE_LOCKS, false, true);
 	ResourceOwnerRelease(owner, RESOURCE_RELEASE_LOCKS, false, true);

@@ -23,14 +23,14 @@ PGDLLEXPORT void _PG_init(void);
 void
 _PG_init(void)
 {
-	sb_startup_register();
-	sb_guc_define();
+	sbx_startup_register();
+	sbx_guc_define();
 	/* every S3 request of this process (and of those it forks) stops on an interrupt */
-	sb_s3_set_stop_check(sb_control_interrupted);
+	sb_s3_set_stop_check(sbx_control_interrupted);
 	/* Without preloading, the SQL functions say how to fix it. */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
-	sb_shmem_request();
+	sbx_shmem_request();
 }
 
 PG_FUNCTION_INFO_V1(stripebackup_version);
