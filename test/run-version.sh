@@ -52,7 +52,7 @@ trap cleanup EXIT
 # the command's objects (build/, no PostgreSQL in them) are reused.
 echo "=== $release: build with -Werror"
 mkdir "$work/tree"
-(cd "$repo" && cp -a Makefile stripebackup.control include src sql expected test "$work/tree/")
+(cd "$repo" && cp -a Makefile stripebackup.control include src sql expected test docs "$work/tree/")
 find "$work/tree/src/extension" \( -name '*.o' -o -name '*.d' -o -name '*.bc' \) -delete
 if [[ -d $repo/build ]]; then
 	mkdir "$work/tree/build"
