@@ -61,7 +61,7 @@ wait "$pgbench_pid" || true
 step "the backup, as SQL sees it"
 sql 55432 -c "SELECT id, status, label, duration, files, pg_size_pretty(bytes_read) AS read,
 	pg_size_pretty(bytes_written) AS written, mb_per_s, start_lsn, stop_lsn FROM stripe_backups" \
-	-c "SELECT stripe, destination, weight, chunks, pg_size_pretty(stored_bytes) AS stored, mb_per_s
+	-c "SELECT stripe, destination, weight, chunks, pg_size_pretty(stored_bytes) AS stored, data_mb_per_s, stored_mb_per_s
 	FROM stripe_backup_stripes"
 location=$(sql 55432 -Atc "SELECT location FROM stripe_backups ORDER BY id DESC LIMIT 1")
 
