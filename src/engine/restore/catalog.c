@@ -129,7 +129,8 @@ gather(const char *place, Gather *g, SbError *err)
 		return false;
 	ok = sb_store_list_all(s, gather_entry, g, err);
 	sb_store_free(s);
-	if (ok)
+	/* qsort's array may not be NULL, even for no element (an empty place has none) */
+	if (ok && g->catalog->nfolders > 1)
 		qsort(g->catalog->folders, g->catalog->nfolders, sizeof(SbCatalogFolder), compare_folders);
 	return ok;
 }
