@@ -213,14 +213,10 @@ diag(sprintf('slow bucket %.1f MB in %.1f s, fast bucket %.1f MB in %.1f s',
 # connection, a loaded moment gave the slow one 33.6 MB to the fast one's
 # 54.8.)
 cmp_ok($slow_bytes, '<', $fast_bytes * 0.6, 'adaptive balance gives the slow bucket much less than the fast one\'s share');
-# A writer takes the next chunk only when its last is written, so the two
-# end apart by at most the slow bucket's last part (8 MiB, or all it holds)
-# at the rate it went, and the requests that complete an upload: a bound
-# that holds however loaded the machine is, where a fraction of a backup
-# this short (under a second) did not.
-my $last_part_s = ($slow_bytes < 8 * 1024 * 1024 ? $slow_bytes : 8 * 1024 * 1024) / ($slow_bytes / $slow_s);
-cmp_ok(abs($slow_s - $fast_s), '<=', $last_part_s + 0.5,
-	sprintf('and both stripes finish within the slow bucket\'s last part (%.2f s) of each other', $last_part_s));
+# When the two stripes end is a timing, which a test on a loaded machine
+# cannot bound (the stripes' seconds count each writer's busy time, not its
+# end): the balance of mismatched devices is measured by make bench-devices,
+# beside the best possible; here the shares above prove the mechanism.
 $proxy->set_rules([]);
 set_s3($s3->endpoint, $credentials);
 $proxy->stop;
