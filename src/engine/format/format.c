@@ -10,6 +10,7 @@
 #include "stripebackup/sb_manifest.h"
 #include "format/checksum.h"
 #include "format/format.h"
+#include "format/parity.h"
 
 void
 sb_format_put16(uint8_t *p, uint16_t v)
@@ -120,6 +121,7 @@ sb_format_encode_chunk(const SbChunkHeader *h, uint8_t *out)
 	memcpy(out, SB_CHUNK_MAGIC, 4);
 	out[4] = h->codec;
 	out[5] = h->cipher;
+	out[6] = h->kind;
 	sb_format_put64(out + 8, h->chunk_id);
 	sb_format_put32(out + 16, h->raw_len);
 	sb_format_put32(out + 20, h->stored_len);
@@ -137,6 +139,9 @@ sb_format_decode_chunk(const uint8_t *in, SbChunkHeader *h, SbError *err)
 		return sb_error_set(err, SB_ECORRUPT, "chunk header checksum mismatch");
 	h->codec = in[4];
 	h->cipher = in[5];
+	h->kind = in[6];
+	if (h->kind > SB_CHUNK_KIND_PARITY)
+		return sb_error_set(err, SB_ECORRUPT, "chunk record of unknown kind %u", h->kind);
 	h->chunk_id = sb_format_get64(in + 8);
 	h->raw_len = sb_format_get32(in + 16);
 	h->stored_len = sb_format_get32(in + 20);
@@ -155,6 +160,7 @@ sb_format_encode_index_entry(const SbIndexEntry *e, uint8_t *out)
 	sb_format_put32(out + 20, e->stored_len);
 	out[24] = e->codec;
 	out[25] = e->cipher;
+	out[26] = e->kind;
 	sb_format_put64(out + 32, e->raw_hash);
 	sb_format_put64(out + 40, e->stored_hash);
 }
@@ -168,6 +174,7 @@ sb_format_decode_index_entry(const uint8_t *in, SbIndexEntry *e)
 	e->stored_len = sb_format_get32(in + 20);
 	e->codec = in[24];
 	e->cipher = in[25];
+	e->kind = in[26];
 	e->raw_hash = sb_format_get64(in + 32);
 	e->stored_hash = sb_format_get64(in + 40);
 }

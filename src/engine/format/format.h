@@ -47,6 +47,7 @@ typedef struct SbChunkHeader
 {
 	uint8_t		codec;
 	uint8_t		cipher;			/* SB_CIPHER_*: the payload is sealed */
+	uint8_t		kind;			/* SB_CHUNK_KIND_* (format/parity.h): byte 6 */
 	uint64_t	chunk_id;
 	uint32_t	raw_len;
 	uint32_t	stored_len;
@@ -62,6 +63,7 @@ typedef struct SbIndexEntry
 	uint32_t	stored_len;
 	uint8_t		codec;
 	uint8_t		cipher;
+	uint8_t		kind;			/* SB_CHUNK_KIND_* (format/parity.h): byte 26 */
 	uint64_t	raw_hash;		/* masked when sealed (sb_cipher_mask_hash) */
 	uint64_t	stored_hash;
 } SbIndexEntry;
@@ -99,6 +101,7 @@ extern void sb_format_encode_chunk(const SbChunkHeader *h, uint8_t *out);
 extern bool sb_format_decode_chunk(const uint8_t *in, SbChunkHeader *h, SbError *err);
 
 extern void sb_format_encode_index_entry(const SbIndexEntry *e, uint8_t *out);
+/* E's KIND as stored: a reader refuses one above SB_CHUNK_KIND_PARITY. */
 extern void sb_format_decode_index_entry(const uint8_t *in, SbIndexEntry *e);
 
 extern void sb_format_encode_trailer(const SbTrailer *t, uint8_t *out);
