@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "format/checksum.h"
+#include "format/parity.h"
 #include "crypto/crypto.h"
 #include "util/fsutil.h"
 #include "restore/stripe_reader.h"
@@ -93,6 +94,9 @@ check_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
 {
 	const SbManifest *m = r->manifest;
 
+	if (e->kind != SB_CHUNK_KIND_DATA)
+		return sb_error_set(err, SB_ECORRUPT, "index entry of chunk %" PRIu64 " is of kind %u, not a data chunk",
+							e->chunk_id, e->kind);
 	if (sb_manifest_chunk_stripe(m, e->chunk_id) != r->index)
 		return sb_error_set(err, SB_ECORRUPT,
 							"index lists chunk %" PRIu64 ", which the manifest does not put in this stripe",
