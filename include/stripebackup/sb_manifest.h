@@ -194,7 +194,23 @@ typedef struct SbStripeInfo
 	double		timeline_interval;	/* seconds between figures */
 	SbChunkRange *ranges;
 	uint32_t	nranges;
+	/* With redundancy (manifest 3.1, docs/FORMAT.md section 10): its parity records */
+	uint64_t	parity_chunks;
+	uint64_t	parity_bytes;	/* their payloads: the group's longest record each */
+	SbChunkRange *parity_ranges;	/* parity ids, ascending */
+	uint32_t	nparity_ranges;
 } SbStripeInfo;
+
+/*
+ * A backup's redundancy (docs/FORMAT.md section 10): any PARITY of its
+ * stripes may be lost.  PARITY 0: none (every stripe is needed).
+ */
+typedef struct SbRedundancy
+{
+	uint32_t	parity;			/* M */
+	uint32_t	data;			/* K = stripes - M */
+	uint32_t	run;			/* groups per block */
+} SbRedundancy;
 
 /*
  * What a plan needs of the entries, counted as they are read instead of
@@ -256,6 +272,8 @@ typedef struct SbManifest
 	uint64_t	stream_bytes;	/* total raw data bytes */
 	uint64_t	stored_bytes;	/* total chunk payload bytes in all stripes */
 	uint64_t	total_chunks;
+	SbRedundancy redundancy;	/* parity 0: none */
+	uint64_t	parity_bytes;	/* sum of the stripes' parity_bytes */
 
 	/* Derived by sb_manifest_index() for readers; not serialized. */
 	struct SbChunkOwner *chunk_map; /* every range of chunks and its stripe, sorted */
