@@ -12,7 +12,7 @@ use Test::More;
 our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
   backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
   check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant
-  damage_page archiving_conf wait_for_archive promote_archiving_copy);
+  damage_page archiving_conf wait_for_archive archived_segment_target promote_archiving_copy);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -92,9 +92,24 @@ sub archiving_conf
 sub wait_for_archive
 {
 	my ($node) = @_;
-	$node->poll_query_until('postgres',
-		"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-	  or die $node->name . ' does not archive';
+	my $segment = archived_segment_target($node);
+	$node->poll_query_until('postgres', "SELECT last_archived_wal >= '$segment' FROM pg_stat_archiver")
+	  or die $node->name . " does not archive (waiting for $segment): "
+	  . $node->safe_psql('postgres', 'SELECT last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver');
+}
+
+# The segment NODE has to archive for everything written so far to be in the
+# archive, completed now if need be.  Not the one holding
+# pg_current_wal_lsn() - 1: any record written after the caller's switch
+# (the background writer's every 15 s, a checkpoint) puts that in a segment
+# nothing completes, and a wait for it never ends.  pg_switch_wal() returns
+# the end of the segment it completed, or, with nothing written since the
+# last switch, the start of the segment in use: one byte before either is
+# in the segment to wait for.
+sub archived_segment_target
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal() - 1)');
 }
 
 # The trap of issue 42: a copy of NODE restored to TIME (its newest backup,

@@ -51,10 +51,8 @@ my $time = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
 my $expected = $node->safe_psql('postgres', $fingerprint);
 usleep(200_000);
 load();
-$node->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (2); SELECT pg_switch_wal()');
-$node->poll_query_until('postgres',
-	"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-  or die 'the archive does not catch up';
+$node->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (2)');
+wait_for_archive($node);
 
 is($node->safe_psql('postgres', 'SELECT failed_count FROM pg_stat_archiver'), '0', 'no archiving failed');
 my @objects = $s3->list_objects('bk1', "pg/main/wal/$sysid/");
@@ -135,8 +133,8 @@ SKIP:
 	unlike($log, qr/not-the-wal-secret/, 'without the secret');
 	$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.s3_credentials_file = '$credentials'");
 	$node->reload;
-	ok($node->poll_query_until('postgres',
-			"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver"),
+	my $segment = archived_segment_target($node);
+	ok($node->poll_query_until('postgres', "SELECT last_archived_wal >= '$segment' FROM pg_stat_archiver"),
 		'with the right one again it catches up');
 }
 unlike(slurp_file($node->logfile), qr/\Q$secret\E/, 'the secret key is not in the server log');

@@ -54,10 +54,7 @@ $at{name} = [ 'before-upgrade', $node->safe_psql('postgres', $fingerprint) ];
 $node->safe_psql('postgres', "SELECT pg_create_restore_point('before-upgrade')");
 load();
 $node->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (5)');
-$node->safe_psql('postgres', 'SELECT pg_switch_wal()');
-$node->poll_query_until('postgres',
-	"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-  or die 'the archive does not catch up';
+wait_for_archive($node);
 
 # pgbench's invariant: every transaction moved the same delta in all four tables.
 my $invariant = 'SELECT (SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(bbalance) FROM pgbench_branches) '
@@ -108,10 +105,8 @@ $copy->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (42)');
 my $t2 = $copy->safe_psql('postgres', 'SELECT clock_timestamp()');
 my $expected = $copy->safe_psql('postgres', $fingerprint);
 usleep(200_000);
-$copy->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (43); SELECT pg_switch_wal()');
-$copy->poll_query_until('postgres',
-	"SELECT last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-  or die 'the copy does not archive';
+$copy->safe_psql('postgres', 'INSERT INTO marks (n) VALUES (43)');
+wait_for_archive($copy);
 my ($second, $got2) = restored_fingerprint('along_timeline2', "backup => $backup, target_time => '$t2'");
 is($got2, $expected, 'PITR along timeline 2, to a point after the switch');
 $second->stop;
