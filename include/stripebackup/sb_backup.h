@@ -147,6 +147,11 @@ typedef struct SbBackupOptions
 	const SbKey *encryption_key;	/* the user's key (sb_crypto.h): chunks and
 									 * manifest sealed under keys it wraps;
 									 * NULL: in the clear */
+	uint32_t	redundancy;		/* any this many destinations may be lost
+								 * (docs/FORMAT.md section 10): 1 to 8, fewer
+								 * than the destinations; 0: none.  Chunks then
+								 * go to the stripes by count, whatever the
+								 * balance and weights */
 
 	/* A differential or incremental backup (type not full): */
 	SbBackupType type;
