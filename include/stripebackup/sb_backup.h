@@ -24,6 +24,8 @@
 
 #define SB_DEFAULT_CHUNK_SIZE (1024 * 1024)
 #define SB_DEFAULT_BUFFER_COUNT 16
+/* Destinations a backup's redundancy may let be lost, at most (docs/FORMAT.md section 10). */
+#define SB_MAX_REDUNDANCY 8
 #define SB_DEFAULT_QUEUE_DEPTH 4
 #define SB_MAX_SOURCE_LANES 4
 
