@@ -8,13 +8,13 @@ BEGIN;
 SELECT plan(70);
 
 SELECT has_function('stripe_backup',
-	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'],
-	'stripe_backup(destinations, weights, label, compression, compression_level, balance, wait, type)');
+	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text', 'integer'],
+	'stripe_backup(destinations, weights, label, compression, compression_level, balance, wait, type, redundancy)');
 SELECT function_returns('stripe_backup',
-	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text'], 'bigint');
+	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text', 'integer'], 'bigint');
 SELECT has_function('stripe_cancel', ARRAY['bigint']);
 SELECT function_returns('stripe_merge',
-	ARRAY['bigint', 'text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean'], 'bigint');
+	ARRAY['bigint', 'text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'integer'], 'bigint');
 SELECT has_function('stripe_cancel_restore', ARRAY['bigint']);
 SELECT has_function('stripe_restore_plan', ARRAY['bigint', 'boolean', 'timestamp with time zone', 'pg_lsn', 'xid8',
 	'text', 'text', 'boolean', 'text', 'text', 'text', 'text[]', 'text']);
