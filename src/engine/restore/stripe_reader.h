@@ -24,6 +24,8 @@ typedef struct SbStripeReader
 	SbTrailer	trailer;
 	SbIndexEntry *entries;		/* in file order */
 	uint64_t	nentries;
+	SbIndexEntry *parity_entries;	/* with redundancy: its parity records, in file order */
+	uint64_t	nparity_entries;
 } SbStripeReader;
 
 /* Open stripe INDEX at PATH and load and check its index. */
