@@ -40,7 +40,7 @@ open_link(const char *location, const SbArchiveOpenOptions *o, SbError *err)
 	a->location = sb_strdup(location, err);
 	if (a->location == NULL ||
 		(o->spool_dir != NULL && (a->spool_dir = sb_strdup(o->spool_dir, err)) == NULL) ||
-		!sb_archive_authenticate(a, &o->expect, err))
+		!sb_archive_authenticate(a, &o->expect, err) || !sb_archive_survey(a, err))
 	{
 		sb_archive_close(a);
 		return NULL;
@@ -90,7 +90,8 @@ sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir, SbErro
 		return false;
 	free(a->stripe_paths[number - 1]);
 	a->stripe_paths[number - 1] = path;
-	return sb_archive_recheck_stripe(a, number - 1, err);
+	return sb_archive_recheck_stripe(a, number - 1, err) &&
+		sb_archive_survey_stripe(a, number - 1, err);
 }
 
 bool
@@ -113,7 +114,10 @@ sb_archive_close(SbArchive *a)
 		return;
 	sb_archive_close(a->parent);
 	for (i = 0; i < SB_MAX_STRIPES; i++)
+	{
 		free(a->stripe_paths[i]);
+		free(a->lost_why[i]);
+	}
 	for (i = 0; i < a->nnotes; i++)
 		free(a->notes[i]);
 	free(a->notes);
