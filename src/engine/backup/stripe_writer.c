@@ -24,6 +24,7 @@
 
 #include "backup/backup_internal.h"
 #include "store/store.h"
+#include "format/parity.h"
 #include "format/checksum.h"
 #include "util/fsutil.h"
 #include "util/rate.h"
@@ -50,6 +51,7 @@ remember_entry(SbStripeWriter *w, const SbChunk *c, uint64_t offset, SbError *er
 	e->stored_len = c->stored_len;
 	e->codec = (uint8_t) c->codec;
 	e->cipher = c->cipher;
+	e->kind = SB_CHUNK_KIND_DATA;	/* sb_grow does not zero: byte 26 must be the kind */
 	e->raw_hash = c->raw_hash;
 	e->stored_hash = c->stored_hash;
 	return true;
