@@ -192,6 +192,10 @@ typedef struct SbPlanStripe
 	double		expected_mbps;	/* stored MB it reads per second; <= 0 unknown */
 	SbEstimateFrom estimate_from;	/* where EXPECTED_MBPS came from */
 	double		estimated_seconds;	/* < 0 unknown */
+	/* with redundancy (docs/FORMAT.md 10.4): */
+	const char *lost_why;		/* lost, and why; NULL when not */
+	bool		recoverable;	/* lost, and its chunks recovered from the others */
+	uint64_t	recovery_bytes; /* what it reads besides its own, for lost stripes' chunks */
 } SbPlanStripe;
 
 typedef struct SbPlan
