@@ -50,7 +50,10 @@ CREATE TABLE stripe_backup_history (
 	merged_from		bigint,			-- stripe_merge(): the chain's newest backup
 	encrypted		boolean NOT NULL DEFAULT false,	-- sealed under stripebackup.encryption_key_file
 	keep			boolean NOT NULL DEFAULT false,	-- stripe_keep(): never expired (nor its chain's parents)
-	note			text			-- stripe_keep()'s annotation
+	note			text,			-- stripe_keep()'s annotation
+	redundancy		int NOT NULL DEFAULT 0,	-- destinations that may be lost (docs/FORMAT.md section 10)
+	parity_bytes	bigint,			-- its parity records' bytes, when finished
+	stored_bytes	bigint			-- its chunks' bytes as stored (parity_bytes' base)
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -200,7 +203,13 @@ SELECT h.id,
 	   h.requested_by,
 	   h.backup_uuid,
 	   h.keep AS kept,
-	   h.note
+	   h.note,
+	   h.redundancy,
+	   h.parity_bytes,
+	   pg_catalog.round((100::pg_catalog.float8 OPERATOR(pg_catalog.*) h.parity_bytes::pg_catalog.float8
+			OPERATOR(pg_catalog./) (CASE WHEN h.stored_bytes OPERATOR(pg_catalog.>) 0::pg_catalog.int8
+				THEN h.stored_bytes::pg_catalog.float8 END))::pg_catalog.numeric, 1)
+		   AS parity_overhead_pct
 FROM @extschema@.stripe_backup_history h;
 
 CREATE VIEW stripe_backup_stripes AS
@@ -467,13 +476,14 @@ CREATE FUNCTION stripe_backup(
 	compression_level int DEFAULT 1,
 	balance text DEFAULT 'adaptive',
 	wait boolean DEFAULT true,
-	type text DEFAULT 'full')
+	type text DEFAULT 'full',
+	redundancy int DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_backup'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-COMMENT ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) IS
-'online backup of the cluster, striped over the destinations by weight: full, or of the blocks changed since the last full (diff) or the last backup (incr)';
+COMMENT ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text, int) IS
+'online backup of the cluster, striped over the destinations by weight: full, or of the blocks changed since the last full (diff) or the last backup (incr); with redundancy m (default stripebackup.redundancy) any m destinations may be lost';
 
 -- A chain (a diff or incr and the backups it completes) folded into a new full
 -- backup of the same moment, without touching the cluster: restored into a
@@ -487,12 +497,13 @@ CREATE FUNCTION stripe_merge(
 	compression text DEFAULT 'zstd',
 	compression_level int DEFAULT 1,
 	balance text DEFAULT 'adaptive',
-	wait boolean DEFAULT true)
+	wait boolean DEFAULT true,
+	redundancy int DEFAULT NULL)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'stripe_merge'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 
-COMMENT ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, text, boolean) IS
+COMMENT ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, text, boolean, int) IS
 'fold the chain of a diff or incr backup into a new full backup of the same moment (in the same destinations unless given)';
 
 CREATE FUNCTION stripe_cancel(backup bigint) RETURNS boolean
@@ -745,8 +756,8 @@ COMMENT ON COLUMN stripe_health.archive_lag_segments IS 'finished WAL segments n
 COMMENT ON COLUMN stripe_health.archive_lag_seconds IS 'seconds since the newest archived segment when some wait, else 0';
 
 -- These functions read the whole cluster and write server files.
-REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, text, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text, int) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_merge(bigint, text[], float8[], text, text, int, text, boolean, int) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_cancel_restore(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean,

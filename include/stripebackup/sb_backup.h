@@ -24,6 +24,8 @@
 
 #define SB_DEFAULT_CHUNK_SIZE (1024 * 1024)
 #define SB_DEFAULT_BUFFER_COUNT 16
+/* Destinations a backup's redundancy may let be lost, at most (docs/FORMAT.md section 10). */
+#define SB_MAX_REDUNDANCY 8
 #define SB_DEFAULT_QUEUE_DEPTH 4
 #define SB_MAX_SOURCE_LANES 4
 
@@ -147,6 +149,11 @@ typedef struct SbBackupOptions
 	const SbKey *encryption_key;	/* the user's key (sb_crypto.h): chunks and
 									 * manifest sealed under keys it wraps;
 									 * NULL: in the clear */
+	uint32_t	redundancy;		/* any this many destinations may be lost
+								 * (docs/FORMAT.md section 10): 1 to 8, fewer
+								 * than the destinations; 0: none.  Chunks then
+								 * go to the stripes by count, whatever the
+								 * balance and weights */
 
 	/* A differential or incremental backup (type not full): */
 	SbBackupType type;

@@ -27,9 +27,13 @@
 /*
  * The manifest's: 3.0 added backups of changed blocks, which a reader of
  * 2.x would take for sparse files.  Readers read 2.x (always full) too.
+ * 3.1 added redundancy (docs/FORMAT.md section 10): written only for a
+ * backup with it, so a backup without is 3.0 byte for byte; readers read
+ * any 3.x, and refuse the keys of 3.1 in a manifest that says 3.0.
  */
 #define SB_MANIFEST_MAJOR 3
 #define SB_MANIFEST_MINOR 0
+#define SB_MANIFEST_MINOR_REDUNDANCY 1
 #define SB_MANIFEST_OLDEST_MAJOR 2
 
 /* Longest file identity a manifest records ("inode:birth seconds.nanoseconds"). */
@@ -205,6 +209,8 @@ typedef struct SbStripeInfo
  * A backup's redundancy (docs/FORMAT.md section 10): any PARITY of its
  * stripes may be lost.  PARITY 0: none (every stripe is needed).
  */
+#define SB_REDUNDANCY_CODE "rs-cauchy-gf256"
+
 typedef struct SbRedundancy
 {
 	uint32_t	parity;			/* M */

@@ -60,6 +60,10 @@ create_usage(void)
 	printf("      --max-rate=R[,R...]  write at most R MB/s, to every destination or one each\n");
 	printf("      --encryption-key-file=FILE  encrypt with the key this file holds (32+ bytes,\n"
 		   "                           readable by its owner only)\n");
+	printf("      --redundancy=M       any M destinations may be lost and the backup still\n"
+		   "                           restores (parity: about M/(destinations - M) more\n"
+		   "                           bytes; chunks then go to the destinations by count,\n"
+		   "                           whatever --balance says; default 0, none)\n");
 	printf("      --io-method=METHOD   auto (io_uring when allowed), io_uring or sync\n");
 	printf("      --queue-depth=N      reads or writes in flight per file (default %d)\n",
 		   SB_DEFAULT_QUEUE_DEPTH);
@@ -166,6 +170,12 @@ parse_value_option(CreateArgs *a, int c, const char *arg)
 			return true;
 		case 9:
 			return cli_parse_max_memory("create", arg, &a->options.max_memory);
+		case 12:
+			/* past the destinations' count the engine refuses it, naming both */
+			if (!cli_parse_int(arg, 0, SB_MAX_REDUNDANCY, &v))
+				return bad_value(arg, "--redundancy (0 to 8)");
+			a->options.redundancy = (uint32_t) v;
+			return true;
 	}
 	return false;
 }
@@ -195,6 +205,7 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		{"max-rate", required_argument, NULL, 8},
 		{"max-memory", required_argument, NULL, 9},
 		{"encryption-key-file", required_argument, NULL, 11},
+		{"redundancy", required_argument, NULL, 12},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};

@@ -64,6 +64,23 @@ print_authentication(const SbArchive *a)
 		   "NOT authenticated: no stripe could be read to check it");
 }
 
+/* How many destinations may be lost, and what the parity costs. */
+static void
+print_redundancy(const SbManifest *m)
+{
+	char		parity[32];
+
+	if (m->redundancy.parity == 0)
+	{
+		printf("redundancy:   none (every destination is needed)\n");
+		return;
+	}
+	printf("redundancy:   any %u of the %u destinations may be lost; parity %s, %.1f %% of stored\n",
+		   m->redundancy.parity, m->nstripes,
+		   cli_format_bytes(m->parity_bytes, parity, sizeof(parity)),
+		   m->stored_bytes ? 100.0 * (double) m->parity_bytes / (double) m->stored_bytes : 0.0);
+}
+
 static void
 print_header(const SbManifest *m)
 {
@@ -91,6 +108,7 @@ print_header(const SbManifest *m)
 	printf(", chunks of %u bytes, %s balance\n", m->chunk_size, sb_balance_name(m->balance));
 	if (m->encrypted)
 		printf("encryption:   AES-256-GCM, chunks and manifest (opened with the key file given)\n");
+	print_redundancy(m);
 	print_cluster(m);
 }
 

@@ -68,7 +68,20 @@ add_cluster(cJSON *o, const SbManifest *m)
 	return ok;
 }
 
-/* "compression": {method, level}, "chunk_bytes", "balance", "encrypted". */
+/*
+ * "redundancy" (destinations that may be lost, 0: none), "parity_bytes" and
+ * what they add to the stored bytes, in percent (null with nothing stored).
+ */
+static bool
+add_redundancy(cJSON *o, const SbManifest *m)
+{
+	return json_add_count(o, "redundancy", m->redundancy.parity, true) &&
+		json_add_count(o, "parity_bytes", m->parity_bytes, true) &&
+		add_number(o, "parity_overhead_percent",
+				   100.0 * (double) m->parity_bytes / (double) m->stored_bytes, m->stored_bytes > 0);
+}
+
+/* "compression": {method, level}, "chunk_bytes", "balance", "encrypted", redundancy. */
 static bool
 add_format(cJSON *o, const SbManifest *m)
 {
@@ -82,7 +95,7 @@ add_format(cJSON *o, const SbManifest *m)
 		add_number(c, "level", m->level, m->codec == SB_CODEC_ZSTD) &&
 		json_add_count(o, "chunk_bytes", m->chunk_size, true) &&
 		json_add_string(o, "balance", sb_balance_name(m->balance)) &&
-		cJSON_AddBoolToObject(o, "encrypted", m->encrypted) != NULL;
+		cJSON_AddBoolToObject(o, "encrypted", m->encrypted) != NULL && add_redundancy(o, m);
 }
 
 /* What PLAN counts of the files and the stream. */

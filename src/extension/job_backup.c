@@ -106,6 +106,7 @@ sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const c
 	o->max_rates = args->max_rates;
 	o->max_memory = args->max_memory;
 	o->encryption_key = sbx_key_current();	/* the caller's file, which it captured */
+	o->redundancy = (uint32_t) args->redundancy;
 	StaticAssertStmt(sizeof(o->uuid) == sizeof(args->uuid), "backup uuid sizes differ");
 	memcpy(o->uuid, args->uuid, sizeof(o->uuid));
 }

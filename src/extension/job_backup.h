@@ -60,6 +60,7 @@ typedef struct SbBackupArgs
 	double		max_rates[SB_MAX_STRIPES];
 	uint64		max_memory;
 	char		encryption_key_file[MAXPGPATH];	/* the caller's; empty: in the clear */
+	int			redundancy;		/* destinations that may be lost; 0: none */
 	/* a differential or incremental backup: the parent the caller chose */
 	SbBackupType type;
 	int64		parent_id;

@@ -50,8 +50,8 @@ sbx_backup_history_insert(const SbJob *job)
 {
 	const SbBackupArgs *a = SB_JOB_ARGS(job, SbBackupArgs);
 	pg_uuid_t  *uuid = palloc(sizeof(pg_uuid_t));
-	Datum		values[16];
-	char		nulls[16];
+	Datum		values[17];
+	char		nulls[17];
 	SbSql		sql;
 
 	sbx_sql_begin(&sql);
@@ -76,6 +76,7 @@ sbx_backup_history_insert(const SbJob *job)
 	values[14] = Int64GetDatum(a->merge.id);
 	nulls[14] = a->merge.id == 0 ? 'n' : ' ';
 	values[15] = BoolGetDatum(a->encryption_key_file[0] != '\0');
+	values[16] = Int32GetDatum(a->redundancy);
 	(void) sbx_sql_run(SB_SQL_BACKUP_INSERT, values, nulls);
 	sbx_sql_leave(&sql);
 }
@@ -187,8 +188,8 @@ sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 {
 	const SbBackupOutcome *o = outcome;
 	const SbManifest *m = o->manifest;
-	Datum		values[10];
-	char		nulls[10];
+	Datum		values[12];
+	char		nulls[12];
 	SbSql		sql;
 
 	sbx_sql_begin(&sql);
@@ -204,6 +205,9 @@ sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	nulls[8] = XLogRecPtrIsInvalid(o->stop_lsn) ? 'n' : ' ';
 	values[9] = Int32GetDatum((int32) o->timeline);
 	nulls[9] = o->timeline == 0 ? 'n' : ' ';
+	values[10] = m ? Int64GetDatum((int64) m->parity_bytes) : (Datum) 0;
+	values[11] = m ? Int64GetDatum((int64) m->stored_bytes) : (Datum) 0;
+	nulls[10] = nulls[11] = m ? ' ' : 'n';
 	(void) sbx_sql_run(SB_SQL_BACKUP_FINISH, values, nulls);
 	if (m != NULL)
 	{

@@ -166,7 +166,7 @@ read_choices(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 }
 
 void
-sbx_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
+sbx_args_from_call(FunctionCallInfo fcinfo, int first, int redundancy, SbBackupArgs *args)
 {
 	SbBackupOptions options;
 	const char *dest_ptrs[SB_MAX_STRIPES];
@@ -196,6 +196,12 @@ sbx_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args)
 		strlcpy(args->label, label, SB_LABEL_LEN);
 	}
 	read_choices(fcinfo, first, args);
+	args->redundancy = PG_ARGISNULL(redundancy) ? sb_guc_redundancy : PG_GETARG_INT32(redundancy);
+	/* the engine names a value too large for the destinations; a negative one is no uint32 */
+	if (args->redundancy < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("redundancy %d is out of range (0 to %d)", args->redundancy, SB_MAX_REDUNDANCY)));
 	args->buffer_count = sb_guc_buffer_count;
 	args->chunk_size = sb_guc_transfer_size_kb * 1024;
 	args->workers = sb_guc_compression_workers;

@@ -17,9 +17,11 @@ extern int	sbx_args_read_destinations(ArrayType *array, char (*destinations)[MAX
 /*
  * Read and check the arguments of stripe_backup() (or stripe_merge()) from
  * argument FIRST on: destinations, weights, label, compression,
- * compression_level, balance; ERROR naming the bad value.  NULL
- * destinations keep those already in ARGS, if there are any.
+ * compression_level, balance; and argument REDUNDANCY (NULL:
+ * stripebackup.redundancy); ERROR naming the bad value.  NULL destinations
+ * keep those already in ARGS, if there are any.
  */
-extern void sbx_args_from_call(FunctionCallInfo fcinfo, int first, SbBackupArgs *args);
+extern void sbx_args_from_call(FunctionCallInfo fcinfo, int first, int redundancy,
+							   SbBackupArgs *args);
 
 #endif							/* SB_ARGS_H */

@@ -21,6 +21,7 @@
 #include "sb_s3_settings.h"
 
 int			sb_guc_buffer_count = 16;
+int			sb_guc_redundancy = 0;
 int			sb_guc_transfer_size_kb = 1024;
 int			sb_guc_compression_workers = 0;
 bool		sb_guc_fast_checkpoint = true;
@@ -194,6 +195,11 @@ check_transfer_size(int *newval, void **extra, GucSource source)
 void
 sbx_guc_define(void)
 {
+	DefineCustomIntVariable("stripebackup.redundancy",
+							"Destinations a backup may lose and still restore, when stripe_backup() does not say.",
+							"Each backup then stores parity (about redundancy / (destinations - redundancy) of its data) and needs more destinations than this; 0: none.",
+							&sb_guc_redundancy, 0, 0, SB_MAX_REDUNDANCY,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("stripebackup.buffer_count",
 							"Number of transfer buffers a backup or restore keeps in flight.",
 							"Memory used is buffer_count times transfer_size (twice that with compression).",

@@ -8,6 +8,7 @@
 #include "stripebackup/sb_archive.h"
 
 extern int	sb_guc_buffer_count;
+extern int	sb_guc_redundancy;
 extern int	sb_guc_transfer_size_kb;
 extern int	sb_guc_compression_workers;
 extern bool sb_guc_fast_checkpoint;

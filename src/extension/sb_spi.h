@@ -47,7 +47,7 @@ typedef enum SbStatement
 	SB_SQL_NSTATEMENTS
 } SbStatement;
 
-#define SB_SQL_MAX_ARGS 16
+#define SB_SQL_MAX_ARGS 17
 
 typedef struct SbStatementDef
 {

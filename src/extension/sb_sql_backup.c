@@ -57,7 +57,7 @@ stripe_backup(PG_FUNCTION_ARGS)
 
 	sbx_launch_check_privileges(true, "take a backup");
 	sbx_launch_check_primary(SB_JOB_BACKUP);
-	sbx_args_from_call(fcinfo, 0, args);
+	sbx_args_from_call(fcinfo, 0, 8, args);
 	sbx_backup_choose_parent(args, PG_ARGISNULL(7) ? "full" : text_to_cstring(PG_GETARG_TEXT_PP(7)));
 	job = sbx_launch_new_job(SB_JOB_BACKUP);
 	make_name(args, job->id);
@@ -70,8 +70,10 @@ stripe_backup(PG_FUNCTION_ARGS)
 
 /*
  * stripe_merge(backup, destinations, weights, label, compression,
- * compression_level, balance, wait): the chain of BACKUP folded into a new
- * full backup (job_merge.c), in its destinations unless others are given.
+ * compression_level, balance, wait, redundancy): the chain of BACKUP folded
+ * into a new full backup (job_merge.c), in its destinations unless others
+ * are given, with the redundancy asked for (NULL: stripebackup.redundancy),
+ * not the chain's: a merged backup is a new backup.
  */
 PGDLLEXPORT Datum
 stripe_merge(PG_FUNCTION_ARGS)
@@ -85,7 +87,7 @@ stripe_merge(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("backup must not be NULL")));
 	sbx_merge_choose_source(args, PG_GETARG_INT64(0));
-	sbx_args_from_call(fcinfo, 1, args);
+	sbx_args_from_call(fcinfo, 1, 8, args);
 	args->type = SB_BACKUP_FULL;
 	job = sbx_launch_new_job(SB_JOB_BACKUP);
 	make_name(args, job->id);

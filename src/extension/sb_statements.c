@@ -38,10 +38,11 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	{SB_SQL_BACKUP_INSERT,
 		"INSERT INTO @extschema@.stripe_backup_history (id, name, label, status, destinations,"
 		" weights, compression, compression_level, balance, requested_by, worker_pid, started_at,"
-		" backup_uuid, type, parent_id, merged_from, encrypted)"
-		" VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
-	16, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
-	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID, TEXTOID, INT8OID, INT8OID, BOOLOID}, SPI_OK_INSERT},
+		" backup_uuid, type, parent_id, merged_from, encrypted, redundancy)"
+		" VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
+		" $17)",
+	17, {INT8OID, TEXTOID, TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, TEXTOID, INT4OID, TEXTOID,
+	NAMEOID, INT4OID, TIMESTAMPTZOID, UUIDOID, TEXTOID, INT8OID, INT8OID, BOOLOID, INT4OID}, SPI_OK_INSERT},
 
 	/*
 	 * The backup a new one of changed blocks completes: the newest completed
@@ -58,10 +59,11 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	{SB_SQL_BACKUP_FINISH,
 		"UPDATE @extschema@.stripe_backup_history SET status = $2, error = $3, sqlstate = $4,"
 		" files = $5, bytes_read = $6, bytes_written = $7, start_lsn = $8, stop_lsn = $9,"
-		" timeline = $10, finished_at = pg_catalog.clock_timestamp()"
+		" timeline = $10, parity_bytes = $11, stored_bytes = $12,"
+		" finished_at = pg_catalog.clock_timestamp()"
 		" WHERE id OPERATOR(pg_catalog.=) $1",
-	10, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, PG_LSNOID, PG_LSNOID,
-	INT4OID}, SPI_OK_UPDATE},
+	12, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, PG_LSNOID, PG_LSNOID,
+	INT4OID, INT8OID, INT8OID}, SPI_OK_UPDATE},
 
 	{SB_SQL_BACKUP_STRIPES_INSERT,
 		"INSERT INTO @extschema@.stripe_backup_stripe_history (backup_id, stripe, destination,"

@@ -272,6 +272,14 @@ other_manifests(void)
 	snprintf(path, sizeof(path), "%s/three", dests[0]);
 	manifest_seed(path, "three-stripes-odd-names.json");
 
+	/* The same over three stripes with redundancy 1, a run of groups of one block (3.1). */
+	o.name = "redundant";
+	o.redundancy = 1;
+	backup_files(&o, src, names, sizeof(names) / sizeof(names[0]));
+	snprintf(path, sizeof(path), "%s/redundant", dests[0]);
+	manifest_seed(path, "three-stripes-redundancy.json");
+	o.redundancy = 0;
+
 	/* The same tree, adaptive, uncompressed, bigger chunks, one destination. */
 	o.ndestinations = 1;
 	o.weights = NULL;

@@ -46,7 +46,8 @@ SELECT has_view('stripe_backup_stripes');
 SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'type', 'parent_id', 'merged_from', 'encrypted', 'started_at',
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
-	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid', 'kept', 'note']);
+	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid', 'kept', 'note',
+	'redundancy', 'parity_bytes', 'parity_overhead_pct']);
 SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
 	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'data_mb_per_s',
 	'stored_mb_per_s']);
@@ -80,17 +81,17 @@ SELECT is((SELECT string_agg(d.objid::regclass::text, ', ')
 	'and every view');
 
 -- Defaults, as DESIGN.md gives them.
-SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text)'::regprocedure)),
-	'destinations text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true, type text DEFAULT ''full''::text',
+SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text,int)'::regprocedure)),
+	'destinations text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true, type text DEFAULT ''full''::text, redundancy integer DEFAULT NULL::integer',
 	'stripe_backup defaults: zstd level 1, adaptive balance, wait, full');
-SELECT is((SELECT pg_get_function_arguments('stripe_merge(bigint,text[],float8[],text,text,int,text,boolean)'::regprocedure)),
-	'backup bigint, destinations text[] DEFAULT NULL::text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true',
+SELECT is((SELECT pg_get_function_arguments('stripe_merge(bigint,text[],float8[],text,text,int,text,boolean,int)'::regprocedure)),
+	'backup bigint, destinations text[] DEFAULT NULL::text[], weights double precision[] DEFAULT NULL::double precision[], label text DEFAULT NULL::text, compression text DEFAULT ''zstd''::text, compression_level integer DEFAULT 1, balance text DEFAULT ''adaptive''::text, wait boolean DEFAULT true, redundancy integer DEFAULT NULL::integer',
 	'stripe_merge defaults: the chain''s destinations, zstd level 1, adaptive balance, wait');
 
 -- EXECUTE is not for PUBLIC.
-SELECT ok(NOT has_function_privilege('public', 'stripe_backup(text[],float8[],text,text,int,text,boolean,text)', 'EXECUTE'),
+SELECT ok(NOT has_function_privilege('public', 'stripe_backup(text[],float8[],text,text,int,text,boolean,text,int)', 'EXECUTE'),
 	'PUBLIC may not run stripe_backup');
-SELECT ok(NOT has_function_privilege('public', 'stripe_merge(bigint,text[],float8[],text,text,int,text,boolean)', 'EXECUTE'),
+SELECT ok(NOT has_function_privilege('public', 'stripe_merge(bigint,text[],float8[],text,text,int,text,boolean,int)', 'EXECUTE'),
 	'PUBLIC may not run stripe_merge');
 SELECT ok(NOT has_function_privilege('public', 'stripe_cancel(bigint)', 'EXECUTE'),
 	'PUBLIC may not run stripe_cancel');
@@ -130,7 +131,7 @@ SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'], balance => 'even')$$, '22
 CREATE ROLE sb_plain;
 CREATE ROLE sb_reader IN ROLE pg_read_server_files;
 CREATE ROLE sb_monitor IN ROLE pg_monitor;
-GRANT EXECUTE ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) TO sb_plain, sb_reader;
+GRANT EXECUTE ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text, int) TO sb_plain, sb_reader;
 CREATE ROLE sb_nogrant IN ROLE pg_read_server_files, pg_write_server_files;
 SET ROLE sb_plain;
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp'])$$, '42501', 'permission denied to take a backup');

@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 COPY (SELECT 1) TO PROGRAM 'mkdir -p /tmp/stripebackup-pgtap/one /tmp/stripebackup-pgtap/two';
 CREATE ROLE sb_operator IN ROLE pg_read_server_files, pg_write_server_files;
-GRANT EXECUTE ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text) TO sb_operator;
+GRANT EXECUTE ON FUNCTION stripe_backup(text[], float8[], text, text, int, text, boolean, text, int) TO sb_operator;
 GRANT SELECT ON stripe_backups TO sb_operator;
 GRANT EXECUTE ON FUNCTION stripe_restore_plan(bigint, boolean, timestamptz, pg_lsn, xid8, text, text, boolean, text, text, text, text[], text), stripe_verify(bigint) TO sb_operator;
 SELECT plan(6);

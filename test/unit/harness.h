@@ -119,7 +119,7 @@ extern int	th_run(const char *const *argv, char *out, size_t outlen);
 
 /* ---------- a test's folders ---------- */
 
-#define TH_MAX_DESTS 3
+#define TH_MAX_DESTS 5
 
 /*
  * ROOT (a new temporary folder) holds SRC (created, empty), destinations

@@ -62,6 +62,7 @@ bool
 sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 {
 	uint32_t	chunk_size = chunk_size_of(o);
+	SbParityLayout layout;
 	uint32_t	i;
 
 	if (!sb_backup_check_destinations(o, err))
@@ -97,6 +98,9 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 			return sb_error_set(err, SB_EINVAL,
 								"rate limit %g MB/s of destination \"%s\" is not a number of MB/s (0 for none)",
 								o->max_rates[i], o->destinations[i]);
+	if (o->redundancy > 0 && !sb_parity_layout_init(&layout, o->ndestinations, o->redundancy,
+													SB_PARITY_DEFAULT_RUN, err))
+		return false;
 	if (o->type != SB_BACKUP_FULL &&
 		(o->parent == NULL || o->block_size == 0 || o->block_size % 512 != 0 ||
 		 chunk_size % o->block_size != 0 ||
@@ -172,6 +176,15 @@ init_manifest(SbBackup *b, const SbBackupOptions *o, SbError *err)
 	m->codec = o->codec;
 	m->level = o->codec == SB_CODEC_ZSTD ? o->level : 0;
 	m->balance = o->balance;
+	if (b->parity != NULL)
+	{
+		const SbParityLayout *l = sb_parity_writer_layout(b->parity);
+
+		m->version_minor = SB_MANIFEST_MINOR_REDUNDANCY;
+		m->redundancy.parity = l->parity;
+		m->redundancy.data = l->data;
+		m->redundancy.run = l->run;
+	}
 	if (m->name == NULL || m->started_at == NULL || (o->label && !m->label) ||
 		(o->tool && !m->tool) || (o->metadata_json && !m->metadata_json))
 		return sb_error_set(err, SB_ENOMEM, "out of memory");
@@ -223,6 +236,7 @@ init_queues(SbBackup *b, SbError *err)
 	ok = sb_queue_init_pool(&b->free_queue, b->nchunks) &&
 		sb_queue_init(&b->seal_queue, b->nchunks) &&
 		sb_queue_init(&b->ready_queue, b->nchunks);
+	/* with redundancy a writer's queue also grows for parity records (parity_writer.c) */
 	for (i = 0; ok && i < b->nstripes; i++)
 		ok = sb_queue_init(&b->writers[i].queue, b->nchunks);
 	for (i = 0; ok && i < b->nchunks; i++)
@@ -239,7 +253,11 @@ setup(SbBackup *b, const SbBackupOptions *o, SbError *err)
 
 	b->nworkers = o->workers ? o->workers : sb_cpu_count();
 	b->workers = sb_alloc(b->nworkers * sizeof(pthread_t), err);
-	if (b->workers == NULL || !init_manifest(b, o, err))
+	if (b->workers == NULL)
+		return false;
+	if (o->redundancy > 0 && (b->parity = sb_parity_writer_new(b, o->redundancy, err)) == NULL)
+		return false;
+	if (!init_manifest(b, o, err))
 		return false;
 	for (i = 0; i < b->nstripes; i++)
 		equal[i] = 1.0;
@@ -330,35 +348,45 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	return b;
 }
 
-/* The chunk ids a writer stored, as sorted inclusive ranges. */
+/*
+ * The ids of the records of KIND a writer stored (data chunks, or parity
+ * records), as sorted inclusive ranges, adjacent ones merged (as readers
+ * expect them, manifest_redundancy.c).
+ */
 static bool
-build_ranges(const SbStripeWriter *w, SbStripeInfo *s, SbError *err)
+build_ranges(const SbStripeWriter *w, int kind, SbChunkRange **ranges, uint32_t *nranges,
+			 SbError *err)
 {
 	uint64_t   *ids = sb_alloc((w->nentries + 1) * sizeof(uint64_t), err);
+	SbChunkRange *r = sb_alloc((w->nentries + 1) * sizeof(SbChunkRange), err);
+	size_t		nids = 0;
+	uint32_t	n = 0;
 	size_t		i;
 
-	s->ranges = sb_alloc((w->nentries + 1) * sizeof(SbChunkRange), err);
-	if (ids == NULL || s->ranges == NULL)
+	if (ids == NULL || r == NULL)
 	{
 		free(ids);
+		free(r);
 		return false;
 	}
 	for (i = 0; i < w->nentries; i++)
-		ids[i] = w->entries[i].chunk_id;
-	qsort(ids, w->nentries, sizeof(uint64_t), sb_compare_u64);
-	s->nranges = 0;
-	for (i = 0; i < w->nentries; i++)
+		if (w->entries[i].kind == kind)
+			ids[nids++] = w->entries[i].chunk_id;
+	qsort(ids, nids, sizeof(uint64_t), sb_compare_u64);
+	for (i = 0; i < nids; i++)
 	{
-		if (s->nranges > 0 && s->ranges[s->nranges - 1].last + 1 == ids[i])
-			s->ranges[s->nranges - 1].last = ids[i];
+		if (n > 0 && r[n - 1].last + 1 == ids[i])
+			r[n - 1].last = ids[i];
 		else
 		{
-			s->ranges[s->nranges].first = ids[i];
-			s->ranges[s->nranges].last = ids[i];
-			s->nranges++;
+			r[n].first = ids[i];
+			r[n].last = ids[i];
+			n++;
 		}
 	}
 	free(ids);
+	*ranges = r;
+	*nranges = n;
 	return true;
 }
 
@@ -394,6 +422,7 @@ complete_manifest(SbBackup *b, SbError *err)
 	m->total_chunks = b->total_chunks;
 	m->stream_bytes = 0;
 	m->stored_bytes = 0;
+	m->parity_bytes = 0;
 	for (i = 0; i < b->nstripes; i++)
 	{
 		SbStripeWriter *w = &b->writers[i];
@@ -408,9 +437,14 @@ complete_manifest(SbBackup *b, SbError *err)
 		sb_timeline_coarsen_to(&w->timeline, interval);
 		if (!sb_timeline_export(&w->timeline, s->finished_after, s->stored_bytes, s, err))
 			return false;
+		s->parity_chunks = atomic_load(&w->parity_chunks);
+		s->parity_bytes = atomic_load(&w->parity_bytes);
 		m->stream_bytes += s->raw_bytes;
 		m->stored_bytes += s->stored_bytes;
-		if (!build_ranges(w, s, err))
+		m->parity_bytes += s->parity_bytes;
+		if (!build_ranges(w, SB_CHUNK_KIND_DATA, &s->ranges, &s->nranges, err) ||
+			(b->parity != NULL &&
+			 !build_ranges(w, SB_CHUNK_KIND_PARITY, &s->parity_ranges, &s->nparity_ranges, err)))
 			return false;
 	}
 	/*
@@ -433,8 +467,9 @@ write_trailer(SbBackup *b, SbStripeWriter *w, SbError *err)
 	memset(&t, 0, sizeof(t));
 	t.index_offset = w->index_offset;
 	t.chunk_count = w->nentries;
-	t.raw_bytes = atomic_load(&w->raw_bytes);
-	t.stored_bytes = atomic_load(&w->stored_bytes);
+	/* parity records count as records of length L (FORMAT.md 10.2) */
+	t.raw_bytes = atomic_load(&w->raw_bytes) + atomic_load(&w->parity_bytes);
+	t.stored_bytes = atomic_load(&w->stored_bytes) + atomic_load(&w->parity_bytes);
 	t.index_hash = w->index_hash;
 	t.number = w->index + 1;
 	t.count = b->nstripes;
@@ -485,6 +520,7 @@ free_backup(SbBackup *b, bool keep_manifest)
 	}
 	free(b->chunks);
 	free(b->workers);
+	sb_parity_writer_free(b->parity);
 	sb_prefetch_free(b->prefetch);
 	sb_lanes_free(b);
 	sb_source_reader_free(b->caller_filler.reader);

@@ -31,6 +31,7 @@
 #include "manifest/entry_lookup.h"
 #include "util/queue.h"
 #include "util/rate.h"
+#include "backup/parity_writer.h"
 #include "backup/scheduler.h"
 #include "util/ticker.h"
 #include "backup/timeline.h"
@@ -50,6 +51,9 @@ typedef struct SbChunk
 	const uint8_t *payload;		/* what is written: raw, compressed or sealed */
 	uint8_t    *sealed;			/* an encrypted backup's: the payload sealed */
 	uint8_t		cipher;			/* SB_CIPHER_*, as stored */
+	uint8_t		kind;			/* SB_CHUNK_KIND_*: a parity record's buffer is its
+								 * group's (parity_writer.c), never in the free queue */
+	struct SbParityGroup *parity_group;	/* a parity record's group */
 	/* while its stripe writer writes it */
 	uint8_t		header[SB_CHUNK_HEADER_SIZE];
 	SbIoOp		op;
@@ -95,6 +99,8 @@ typedef struct SbStripeWriter
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;
 	_Atomic uint64_t busy_usec;
+	_Atomic uint64_t parity_chunks;	/* parity records written, and their bytes */
+	_Atomic uint64_t parity_bytes;
 } SbStripeWriter;
 
 /* A chunk being filled (backup_stream.c): its buffer, and how many of its bytes are in. */
@@ -132,6 +138,8 @@ struct SbBackup
 	SbCodec		codec;
 	int			level;
 	SbBalance	balance;
+	struct SbParityWriter *parity;	/* with redundancy: chunks placed by its
+									 * layout, parity records made; else NULL */
 	uint32_t	chunk_size;
 	bool		detect_holes;
 	bool		file_stamps;
@@ -361,6 +369,16 @@ extern void sb_backup_remove_created(SbBackup *b, SbStripeWriter *w);
 
 /* Close W's descriptors, free its upload. */
 extern void sb_stripe_sink_close(SbStripeWriter *w);
+
+/*
+ * Does each stripe writer take its chunks from a queue of its own (weighted
+ * balance, or redundancy: a chunk's stripe is known when it is made)?
+ */
+static inline bool
+sb_backup_stripe_queues(const SbBackup *b)
+{
+	return b->balance == SB_BALANCE_WEIGHTED || b->parity != NULL;
+}
 
 /* Record the first failure of any thread and stop every queue. */
 extern void sb_backup_fail(SbBackup *b, const SbError *err);

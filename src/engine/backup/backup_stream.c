@@ -131,7 +131,11 @@ static bool
 submit_locked(SbBackup *b, SbChunk *c, uint32_t len)
 {
 	c->raw_len = len;
-	c->stripe = b->balance == SB_BALANCE_WEIGHTED ? sb_schedule_next(&b->schedule) : 0;
+	c->kind = SB_CHUNK_KIND_DATA;
+	if (b->parity != NULL)
+		c->stripe = sb_parity_chunk_stripe(sb_parity_writer_layout(b->parity), c->id);
+	else
+		c->stripe = b->balance == SB_BALANCE_WEIGHTED ? sb_schedule_next(&b->schedule) : 0;
 	return sb_queue_push(&b->seal_queue, c);	/* never waits: it holds every buffer */
 }
 

@@ -31,6 +31,8 @@ sb_backup_fail(SbBackup *b, const SbError *err)
 	sb_queue_abort(&b->ready_queue);
 	for (i = 0; i < b->nstripes; i++)
 		sb_queue_abort(&b->writers[i].queue);
+	if (b->parity != NULL)
+		sb_parity_writer_wake(b->parity);
 	sb_stream_wake(b);			/* the source lanes, and the caller waiting on them */
 }
 
@@ -74,8 +76,8 @@ worker_main(void *arg)
 	}
 	while ((c = sb_queue_pop(&b->seal_queue)) != NULL)
 	{
-		SbQueue    *next = b->balance == SB_BALANCE_ADAPTIVE ?
-		&b->ready_queue : &b->writers[c->stripe].queue;
+		SbQueue    *next = sb_backup_stripe_queues(b) ?
+		&b->writers[c->stripe].queue : &b->ready_queue;
 
 		if (!seal_chunk(b, ctx, c, &err))
 		{
@@ -136,6 +138,9 @@ sb_backup_join_threads(SbBackup *b)
 	for (i = 0; i < b->workers_started; i++)
 		pthread_join(b->workers[i], NULL);
 	b->workers_started = 0;
+	/* every data chunk is with the writers: the last groups' parity records follow them */
+	if (b->parity != NULL && !atomic_load(&b->failed))
+		sb_parity_writer_finish(b->parity);
 	sb_queue_close(&b->ready_queue);
 	for (i = 0; i < b->nstripes; i++)
 		sb_queue_close(&b->writers[i].queue);

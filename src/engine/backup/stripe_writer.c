@@ -10,7 +10,9 @@
  * In adaptive mode every writer takes from one shared queue, so a device
  * takes the next chunk as soon as it has room for it: fast devices take more
  * and all stripes finish together.  In weighted mode each writer has its own
- * queue, filled in exact proportion to its weight.
+ * queue, filled in exact proportion to its weight; with redundancy too, each
+ * chunk to the stripe its group's layout gives, and the parity records of
+ * each group (parity_writer.c) to theirs.
  *
  * With direct I/O asked for, what is written is pushed to the device and
  * dropped from the page cache as the stripe grows, so a backup does not evict
@@ -24,7 +26,6 @@
 
 #include "backup/backup_internal.h"
 #include "store/store.h"
-#include "format/parity.h"
 #include "format/checksum.h"
 #include "util/fsutil.h"
 #include "util/rate.h"
@@ -51,7 +52,7 @@ remember_entry(SbStripeWriter *w, const SbChunk *c, uint64_t offset, SbError *er
 	e->stored_len = c->stored_len;
 	e->codec = (uint8_t) c->codec;
 	e->cipher = c->cipher;
-	e->kind = SB_CHUNK_KIND_DATA;	/* sb_grow does not zero: byte 26 must be the kind */
+	e->kind = c->kind;
 	e->raw_hash = c->raw_hash;
 	e->stored_hash = c->stored_hash;
 	return true;
@@ -93,8 +94,10 @@ start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
 	SbChunkHeader h;
 	uint32_t	slot;
 
-	if (!seal_payload(w, c, err))
+	memset(&h, 0, sizeof(h));
+	if (c->kind == SB_CHUNK_KIND_DATA && !seal_payload(w, c, err))
 		return false;
+	h.kind = c->kind;
 	h.codec = (uint8_t) c->codec;
 	h.cipher = c->cipher;
 	h.chunk_id = c->id;
@@ -103,6 +106,10 @@ start_write(SbStripeWriter *w, SbIo *io, SbChunk *c, SbError *err)
 	h.raw_hash = c->raw_hash;
 	h.stored_hash = c->stored_hash;
 	sb_format_encode_chunk(&h, c->header);
+	/* parity is of the record as written: the header and the payload as stored */
+	if (c->kind == SB_CHUNK_KIND_DATA && w->backup->parity != NULL &&
+		!sb_parity_writer_add(w->backup->parity, c, c->header, err))
+		return false;
 	if (!remember_entry(w, c, w->offset, err))
 		return false;
 	sb_rate_wait(&w->rate, SB_CHUNK_HEADER_SIZE + c->stored_len, backup_failed, w->backup);
@@ -154,7 +161,10 @@ retire_written(SbStripeWriter *w)
 		complete_upto = c->op.offset;	/* advanced past the record */
 		w->in_flight_head = (w->in_flight_head + 1) % b->queue_depth;
 		w->in_flight_count--;
-		sb_queue_push(&b->free_queue, c);
+		if (c->kind == SB_CHUNK_KIND_PARITY)
+			sb_parity_writer_written(b->parity, c);
+		else
+			sb_queue_push(&b->free_queue, c);
 	}
 	if (w->in_flight_count == 0)
 	{
@@ -200,6 +210,12 @@ reap_writes(SbStripeWriter *w, SbIo *io, int min, SbError *err)
 		if (done[i]->error != 0)
 			return sb_error_set_errno(err, done[i]->error, "could not write \"%s\"", w->path);
 		c->written = true;
+		if (c->kind == SB_CHUNK_KIND_PARITY)
+		{
+			atomic_fetch_add(&w->parity_chunks, 1);
+			atomic_fetch_add(&w->parity_bytes, c->stored_len);
+			continue;
+		}
 		atomic_fetch_add(&w->chunks, 1);
 		atomic_fetch_add(&w->raw_bytes, c->raw_len);
 		atomic_fetch_add(&w->stored_bytes, c->stored_len);
@@ -282,7 +298,7 @@ sb_stripe_writer_main(void *arg)
 {
 	SbStripeWriter *w = arg;
 	SbBackup   *b = w->backup;
-	SbQueue    *source = b->balance == SB_BALANCE_ADAPTIVE ? &b->ready_queue : &w->queue;
+	SbQueue    *source = sb_backup_stripe_queues(b) ? &w->queue : &b->ready_queue;
 	SbIo	   *io;
 	SbError		err;
 	bool		ok;

@@ -29,7 +29,7 @@
 #include "stripebackup/sb_error.h"
 
 /* At most this many parity records per group, and stripes per backup with redundancy. */
-#define SB_PARITY_MAX 8
+#define SB_PARITY_MAX 8			/* SB_MAX_REDUNDANCY (sb_backup.h) */
 #define SB_PARITY_MAX_STRIPES 64
 
 /* Groups per block when the writer is not told otherwise. */

@@ -24,6 +24,7 @@
 #include "util/fsutil.h"
 #include "manifest/entry_spool.h"
 #include "manifest/manifest_tally.h"
+#include "manifest/manifest_redundancy.h"
 #include "manifest/path_set.h"
 
 static bool check_extents(const SbEntry *e, SbError *err);
@@ -115,6 +116,7 @@ sb_manifest_free(SbManifest *m)
 		free(m->stripes[i].destination);
 		free(m->stripes[i].file_name);
 		free(m->stripes[i].ranges);
+		free(m->stripes[i].parity_ranges);
 		free(m->stripes[i].timeline);
 	}
 	free(m->entries);
@@ -587,12 +589,14 @@ check_stripe_bytes(const SbManifest *m, const SbStripeInfo *st, SbError *err)
 		return sb_error_set(err, SB_ECORRUPT,
 							"manifest: stripe %u stores %" PRIu64 " bytes for %" PRIu64 " bytes of data",
 							st->number, st->stored_bytes, st->raw_bytes);
-	file_bytes = SB_STRIPE_HEADER_SIZE + st->chunks * (SB_CHUNK_HEADER_SIZE + SB_INDEX_ENTRY_SIZE) +
-		st->stored_bytes + SB_TRAILER_SIZE;
+	/* parity records (3.1) are records too: a header, an index entry, their payload */
+	file_bytes = SB_STRIPE_HEADER_SIZE +
+		(st->chunks + st->parity_chunks) * (SB_CHUNK_HEADER_SIZE + SB_INDEX_ENTRY_SIZE) +
+		st->stored_bytes + st->parity_bytes + SB_TRAILER_SIZE;
 	if (st->file_bytes != file_bytes)
 		return sb_error_set(err, SB_ECORRUPT,
-							"manifest: stripe %u is %" PRIu64 " bytes long, its %" PRIu64 " chunks make %" PRIu64,
-							st->number, st->file_bytes, st->chunks, file_bytes);
+							"manifest: stripe %u is %" PRIu64 " bytes long, its %" PRIu64 " chunks and %" PRIu64 " parity records make %" PRIu64,
+							st->number, st->file_bytes, st->chunks, st->parity_chunks, file_bytes);
 	return true;
 }
 
@@ -686,8 +690,8 @@ check_sizes(const SbManifest *m, SbError *err)
 bool
 sb_manifest_index_layout(SbManifest *m, SbError *err)
 {
-	return check_sizes(m, err) && index_chunks(m, err) && check_bytes(m, err) &&
-		check_timelines(m, err);
+	return check_sizes(m, err) && index_chunks(m, err) && sb_manifest_check_redundancy(m, err) &&
+		check_bytes(m, err) && check_timelines(m, err);
 }
 
 /*
@@ -732,8 +736,8 @@ sb_manifest_index(SbManifest *m, SbError *err)
 		return sb_manifest_index_layout(m, err) && sb_manifest_tally_finish(m, err) &&
 			(m->streamed == NULL || check_streamed(m, err));
 	return check_sizes(m, err) && check_paths(m, err) && check_entry_kinds(m, err) &&
-		index_stream(m, err) && index_chunks(m, err) && check_bytes(m, err) &&
-		check_timelines(m, err);
+		index_stream(m, err) && index_chunks(m, err) && sb_manifest_check_redundancy(m, err) &&
+		check_bytes(m, err) && check_timelines(m, err);
 }
 
 uint32_t

@@ -596,11 +596,21 @@ text_entries(Text *t, const SbManifest *m)
 	text_puts(t, "]}");
 }
 
+/* A range list under KEY: [[first, last], ...]. */
 static void
-add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
+add_ranges(Builder *b, cJSON *o, const char *key, const SbChunkRange *ranges, uint32_t n)
+{
+	cJSON	   *array = add(b, o, key, cJSON_CreateArray());
+	uint32_t	i;
+
+	for (i = 0; array != NULL && i < n; i++)
+		add_pair(b, array, ranges[i].first, ranges[i].last);
+}
+
+static void
+add_stripe(Builder *b, cJSON *array, const SbManifest *m, const SbStripeInfo *s)
 {
 	cJSON	   *o = add(b, array, NULL, cJSON_CreateObject());
-	cJSON	   *ranges;
 	uint32_t	i;
 
 	if (o == NULL)
@@ -615,9 +625,14 @@ add_stripe(Builder *b, cJSON *array, const SbStripeInfo *s)
 	add_u64(b, o, "file_bytes", s->file_bytes);
 	add(b, o, "seconds", cJSON_CreateNumber(s->seconds));
 	add(b, o, "finished_after", cJSON_CreateNumber(s->finished_after));
-	ranges = add(b, o, "chunk_ranges", cJSON_CreateArray());
-	for (i = 0; ranges != NULL && i < s->nranges; i++)
-		add_pair(b, ranges, s->ranges[i].first, s->ranges[i].last);
+	add_ranges(b, o, "chunk_ranges", s->ranges, s->nranges);
+	/* 3.1's keys only with redundancy: a backup without is 3.0, byte for byte */
+	if (m->redundancy.parity > 0)
+	{
+		add_u64(b, o, "parity_chunks", s->parity_chunks);
+		add_u64(b, o, "parity_bytes", s->parity_bytes);
+		add_ranges(b, o, "parity_ranges", s->parity_ranges, s->nparity_ranges);
+	}
 	if (s->ntimeline > 0)
 	{
 		cJSON	   *timeline;
@@ -665,6 +680,22 @@ add_parent(Builder *b, cJSON *root, const SbParentRef *ref)
 	}
 }
 
+/* FORMAT.md 10.3: the redundancy object and the parity records' bytes (3.1). */
+static void
+add_redundancy(Builder *b, cJSON *root, const SbManifest *m)
+{
+	cJSON	   *o = add(b, root, "redundancy", cJSON_CreateObject());
+
+	if (o != NULL)
+	{
+		add_u64(b, o, "parity", m->redundancy.parity);
+		add_u64(b, o, "data", m->redundancy.data);
+		add_u64(b, o, "run", m->redundancy.run);
+		add_str(b, o, "code", SB_REDUNDANCY_CODE);
+	}
+	add_u64(b, root, "parity_bytes", m->parity_bytes);
+}
+
 static void
 add_header(Builder *b, cJSON *root, const SbManifest *m)
 {
@@ -702,6 +733,8 @@ add_header(Builder *b, cJSON *root, const SbManifest *m)
 	add_u64(b, root, "stream_bytes", m->stream_bytes);
 	add_u64(b, root, "stored_bytes", m->stored_bytes);
 	add_u64(b, root, "chunks", m->total_chunks);
+	if (m->redundancy.parity > 0)
+		add_redundancy(b, root, m);
 }
 
 static bool
@@ -743,7 +776,7 @@ print_head(const SbManifest *m, SbError *err)
 	}
 	array = add(&b, root, "stripes", cJSON_CreateArray());
 	for (i = 0; array != NULL && i < m->nstripes; i++)
-		add_stripe(&b, array, &m->stripes[i]);
+		add_stripe(&b, array, m, &m->stripes[i]);
 	if (b.ok)
 		text = cJSON_PrintUnformatted(root);
 	cJSON_Delete(root);
@@ -1122,8 +1155,28 @@ get_timeline(const cJSON *o, SbStripeInfo *s, SbError *err)
 	return s->ntimeline > 0 ? true : bad(err, "empty array", "timeline");
 }
 
+/*
+ * A stripe's parity records (3.1): their keys all there with redundancy,
+ * none without (a reader would otherwise ignore records a stripe claims).
+ */
 static bool
-parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
+parse_stripe_parity(const cJSON *o, const SbManifest *m, SbStripeInfo *s, SbError *err)
+{
+	static const char *const keys[] = {"parity_chunks", "parity_bytes", "parity_ranges"};
+	size_t		i;
+
+	if (m->redundancy.parity > 0)
+		return get_u64(o, "parity_chunks", &s->parity_chunks, err) &&
+			get_u64(o, "parity_bytes", &s->parity_bytes, err) &&
+			get_pairs(o, "parity_ranges", (uint64_t **) &s->parity_ranges, &s->nparity_ranges, err);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (cJSON_GetObjectItemCaseSensitive(o, keys[i]) != NULL)
+			return bad(err, "stripe of a backup without redundancy has", keys[i]);
+	return true;
+}
+
+static bool
+parse_stripe(const cJSON *o, const SbManifest *m, SbStripeInfo *s, SbError *err)
 {
 	const cJSON *weight = cJSON_GetObjectItemCaseSensitive(o, "weight");
 	const cJSON *seconds = cJSON_GetObjectItemCaseSensitive(o, "seconds");
@@ -1150,6 +1203,7 @@ parse_stripe(const cJSON *o, SbStripeInfo *s, SbError *err)
 		get_u64(o, "stored_bytes", &s->stored_bytes, err) &&
 		get_u64(o, "file_bytes", &s->file_bytes, err) &&
 		get_pairs(o, "chunk_ranges", (uint64_t **) &s->ranges, &s->nranges, err) &&
+		parse_stripe_parity(o, m, s, err) &&
 		get_timeline(o, s, err);
 }
 
@@ -1258,6 +1312,41 @@ parse_type_and_parent(const cJSON *root, SbManifest *m, SbError *err)
 	return ok;
 }
 
+/*
+ * "redundancy" and "parity_bytes" (3.1, FORMAT.md 10.3): both or neither,
+ * in a manifest of 3.1 or later, parity at least 1 (0 is said by leaving
+ * them out), and the code ours.  The layout's other rules are checked with
+ * the stripes (manifest_redundancy.c).
+ */
+static bool
+parse_redundancy(const cJSON *root, SbManifest *m, SbError *err)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "redundancy");
+	char	   *code = NULL;
+	bool		ok;
+
+	if (o == NULL)
+		return cJSON_GetObjectItemCaseSensitive(root, "parity_bytes") == NULL ||
+			bad(err, "parity bytes without", "redundancy");
+	if (!cJSON_IsObject(o))
+		return bad(err, "bad field", "redundancy");
+	if (m->version_major < 3 || (m->version_major == 3 && m->version_minor < 1))
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: \"redundancy\" in a manifest of format version %u.%u (it came with 3.1)",
+							m->version_major, m->version_minor);
+	ok = get_u32(o, "parity", &m->redundancy.parity, err) &&
+		get_u32(o, "data", &m->redundancy.data, err) &&
+		get_u32(o, "run", &m->redundancy.run, err) &&
+		get_str(o, "code", false, &code, err) &&
+		(strcmp(code, SB_REDUNDANCY_CODE) == 0 || bad(err, "unknown redundancy code", code)) &&
+		get_u64(root, "parity_bytes", &m->parity_bytes, err);
+	free(code);
+	if (ok && m->redundancy.parity == 0)
+		return sb_error_set(err, SB_ECORRUPT,
+							"manifest: redundancy with parity 0 (a backup without redundancy has no \"redundancy\")");
+	return ok;
+}
+
 static bool
 parse_header(const cJSON *root, SbManifest *m, SbError *err)
 {
@@ -1301,6 +1390,7 @@ parse_header(const cJSON *root, SbManifest *m, SbError *err)
 		free(text);
 		m->encrypted = ok;
 	}
+	ok = ok && parse_redundancy(root, m, err);
 	if (ok && cJSON_IsObject(meta))
 		ok = (m->metadata_json = cJSON_PrintUnformatted(meta)) != NULL ||
 			sb_error_set(err, SB_ENOMEM, "out of memory");
@@ -1321,7 +1411,7 @@ parse_stripes(const cJSON *root, SbManifest *m, SbError *err)
 		return false;
 	cJSON_ArrayForEach(item, array)
 	{
-		if (!cJSON_IsObject(item) || !parse_stripe(item, &m->stripes[m->nstripes++], err))
+		if (!cJSON_IsObject(item) || !parse_stripe(item, m, &m->stripes[m->nstripes++], err))
 			return err->code != SB_OK ? false : bad(err, "bad item in", "stripes");
 	}
 	return true;

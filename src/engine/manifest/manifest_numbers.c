@@ -24,7 +24,7 @@
 static const char *const unsigned_keys[] = {
 	"chunk_size", "stream_bytes", "stored_bytes", "chunks", "number", "raw_bytes",
 	"file_bytes", "chunk_ranges", "timeline", "size", "stream_offset", "stream_length",
-	"extents"
+	"extents", "parity", "data", "run", "parity_chunks", "parity_bytes", "parity_ranges"
 };
 
 /* Keys whose numbers are integers that may be negative. */

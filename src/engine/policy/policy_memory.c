@@ -22,6 +22,7 @@
 #include "crypto/crypto.h"
 #include "backup/backup_prefetch.h"
 #include "backup/backup_lanes.h"
+#include "backup/parity_writer.h"
 #include "restore/read_pipeline.h"
 #include "util/thread.h"
 #include "wal/wal_internal.h"
@@ -116,6 +117,24 @@ add_lanes(SbMemoryEstimate *e, const SbBackupOptions *o, uint64_t read_ahead)
 	add_term(e, line, "%d entries in line", SB_PENDING_ENTRIES_MAX);
 }
 
+/* With redundancy, the groups' parity buffers (backup/parity_writer.h): M each, of a record's bound. */
+static void
+add_parity(SbMemoryEstimate *e, const SbBackupOptions *o, uint32_t buffers)
+{
+	uint64_t	groups = sb_parity_groups_estimate(buffers, o->redundancy);
+	uint64_t	record = sb_parity_record_bound(o->codec, o->chunk_size ? o->chunk_size :
+												SB_DEFAULT_CHUNK_SIZE);
+	uint64_t	bytes = groups * o->redundancy * record;
+	char		size[32];
+
+	if (o->redundancy == 0 || o->redundancy > SB_PARITY_MAX)
+		return;
+	format_size(record, size, sizeof(size));
+	e->buffers += bytes;
+	add_term(e, bytes, "redundancy %u x %llu parity groups x %s", o->redundancy,
+			 (unsigned long long) groups, size);
+}
+
 void
 sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 {
@@ -143,6 +162,7 @@ sb_policy_backup_memory(const SbBackupOptions *o, SbMemoryEstimate *e)
 	snprintf(level, sizeof(level), "zstd level %d", o->level);
 	add_contexts(e, workers, sb_codec_compress_memory(o->codec, o->level, chunk), level);
 	add_upload_parts(e, o);
+	add_parity(e, o, buffers);
 	/* Each writer keeps an index entry per chunk until the stripe is finished. */
 	e->index = (o->expected_bytes + chunk - 1) / chunk * SB_INDEX_ENTRY_SIZE;
 	if (e->index > 0)

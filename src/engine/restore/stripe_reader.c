@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "format/checksum.h"
+#include "format/codec.h"
 #include "format/parity.h"
 #include "crypto/crypto.h"
 #include "util/fsutil.h"
@@ -74,17 +75,76 @@ check_trailer(SbStripeReader *r, SbError *err)
 		t->manifest_length != r->manifest->json_length)
 		return sb_error_set(err, SB_ECORRUPT,
 							"was sealed with another manifest (its trailer records another SHA-256 of manifest.json)");
-	if (t->chunk_count != info->chunks || t->raw_bytes != info->raw_bytes ||
-		t->stored_bytes != info->stored_bytes)
+	/* parity records count in the trailer as records of L bytes (FORMAT.md 10.2) */
+	if (t->chunk_count != info->chunks + info->parity_chunks ||
+		t->raw_bytes != info->raw_bytes + info->parity_bytes ||
+		t->stored_bytes != info->stored_bytes + info->parity_bytes)
 		return sb_error_set(err, SB_ECORRUPT,
 							"index lists %" PRIu64 " chunks of %" PRIu64 " bytes stored as %" PRIu64 ", the manifest %" PRIu64 " of %" PRIu64 " stored as %" PRIu64,
-							t->chunk_count, t->raw_bytes, t->stored_bytes, info->chunks,
-							info->raw_bytes, info->stored_bytes);
+							t->chunk_count, t->raw_bytes, t->stored_bytes,
+							info->chunks + info->parity_chunks, info->raw_bytes + info->parity_bytes,
+							info->stored_bytes + info->parity_bytes);
 	if (t->index_offset < SB_STRIPE_HEADER_SIZE ||
 		t->index_offset + t->chunk_count * SB_INDEX_ENTRY_SIZE + SB_TRAILER_SIZE != r->file_size)
 		return sb_error_set(err, SB_ECORRUPT,
 							"size %" PRIu64 " does not match its index (truncated or appended to)",
 							r->file_size);
+	return true;
+}
+
+/* Is ID in one of RANGES? */
+static bool
+in_ranges(const SbChunkRange *ranges, uint32_t n, uint64_t id)
+{
+	uint32_t	lo = 0,
+				hi = n;
+
+	while (lo < hi)
+	{
+		uint32_t	mid = lo + (hi - lo) / 2;
+
+		if (ranges[mid].last < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ranges[lo].first <= id;
+}
+
+/*
+ * A parity record's entry (FORMAT.md 10.2): of a backup with redundancy, one
+ * the manifest's parity_ranges put in this stripe (where the layout puts its
+ * group's member), never compressed nor sealed, raw length its stored one,
+ * at least a chunk header long and at most the longest record, in bounds.
+ */
+static bool
+check_parity_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
+{
+	const SbManifest *m = r->manifest;
+	const SbStripeInfo *info = &m->stripes[r->index];
+	SbParityLayout l;
+	SbParityPlace place;
+	size_t		bound = sb_codec_bound(m->codec, m->chunk_size);
+
+	if (m->redundancy.parity == 0)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists parity record %" PRIu64 ", but the backup has no redundancy",
+							e->chunk_id);
+	if (!sb_parity_layout_init(&l, m->nstripes, m->redundancy.parity, m->redundancy.run, err))
+		return false;
+	place = sb_parity_place_of_parity(&l, e->chunk_id);
+	if (!in_ranges(info->parity_ranges, info->nparity_ranges, e->chunk_id) ||
+		sb_parity_stripe(&l, place.group, place.member) != r->index)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists parity record %" PRIu64 ", which the manifest does not put in this stripe",
+							e->chunk_id);
+	if (e->codec != SB_CODEC_NONE || e->cipher != SB_CIPHER_NONE || e->raw_len != e->stored_len ||
+		e->stored_len < SB_CHUNK_HEADER_SIZE ||
+		e->stored_len > SB_CHUNK_HEADER_SIZE + (bound > m->chunk_size ? bound : m->chunk_size) + SB_CRYPTO_OVERHEAD ||
+		e->offset < SB_STRIPE_HEADER_SIZE ||
+		e->offset + SB_CHUNK_HEADER_SIZE + e->stored_len > r->trailer.index_offset)
+		return sb_error_set(err, SB_ECORRUPT, "index entry of parity record %" PRIu64 " is out of bounds",
+							e->chunk_id);
 	return true;
 }
 
@@ -94,6 +154,8 @@ check_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
 {
 	const SbManifest *m = r->manifest;
 
+	if (e->kind == SB_CHUNK_KIND_PARITY)
+		return check_parity_entry(r, e, err);
 	if (e->kind != SB_CHUNK_KIND_DATA)
 		return sb_error_set(err, SB_ECORRUPT, "index entry of chunk %" PRIu64 " is of kind %u, not a data chunk",
 							e->chunk_id, e->kind);
@@ -125,23 +187,55 @@ check_entry(SbStripeReader *r, const SbIndexEntry *e, SbError *err)
 	return true;
 }
 
-/* No chunk twice: the entries, sorted by chunk, must all differ. */
+/* No chunk (WHAT) twice: the N ENTRIES, sorted by id, must all differ. */
 static bool
-check_unique(SbStripeReader *r, SbError *err)
+check_unique(const SbIndexEntry *entries, uint64_t n, const char *what, SbError *err)
 {
-	uint64_t   *ids = sb_alloc((size_t) (r->nentries + 1) * sizeof(uint64_t), err);
+	uint64_t   *ids = sb_alloc((size_t) (n + 1) * sizeof(uint64_t), err);
 	uint64_t	i;
 	bool		ok = ids != NULL;
 
-	for (i = 0; ok && i < r->nentries; i++)
-		ids[i] = r->entries[i].chunk_id;
+	for (i = 0; ok && i < n; i++)
+		ids[i] = entries[i].chunk_id;
 	if (ok)
-		qsort(ids, r->nentries, sizeof(uint64_t), sb_compare_u64);
-	for (i = 1; ok && i < r->nentries; i++)
+		qsort(ids, n, sizeof(uint64_t), sb_compare_u64);
+	for (i = 1; ok && i < n; i++)
 		if (ids[i] == ids[i - 1])
-			ok = sb_error_set(err, SB_ECORRUPT, "index lists chunk %" PRIu64 " twice", ids[i]);
+			ok = sb_error_set(err, SB_ECORRUPT, "index lists %s %" PRIu64 " twice", what, ids[i]);
 	free(ids);
 	return ok;
+}
+
+/*
+ * Parity records out of the entries, into their own array (data chunks
+ * keep their order); as many of each kind as the manifest says.
+ */
+static bool
+split_parity(SbStripeReader *r, SbError *err)
+{
+	const SbStripeInfo *info = &r->manifest->stripes[r->index];
+	uint64_t	parity = 0;
+	uint64_t	data = 0;
+	uint64_t	i;
+
+	for (i = 0; i < r->nentries; i++)
+		parity += r->entries[i].kind == SB_CHUNK_KIND_PARITY;
+	if (parity != info->parity_chunks || r->nentries - parity != info->chunks)
+		return sb_error_set(err, SB_ECORRUPT,
+							"index lists %" PRIu64 " chunks and %" PRIu64 " parity records, the manifest %" PRIu64 " and %" PRIu64,
+							r->nentries - parity, parity, info->chunks, info->parity_chunks);
+	r->parity_entries = sb_alloc((size_t) (parity + 1) * sizeof(SbIndexEntry), err);
+	if (r->parity_entries == NULL)
+		return false;
+	for (i = 0; i < r->nentries; i++)
+	{
+		if (r->entries[i].kind == SB_CHUNK_KIND_PARITY)
+			r->parity_entries[r->nparity++] = r->entries[i];
+		else
+			r->entries[data++] = r->entries[i];
+	}
+	r->nentries = data;
+	return true;
 }
 
 /* The index is as long as the file says (trailer checked), so this is real data. */
@@ -165,7 +259,8 @@ load_index(SbStripeReader *r, SbError *err)
 	}
 	r->nentries = ok ? n : 0;
 	free(raw);
-	return ok && check_unique(r, err);
+	return ok && split_parity(r, err) && check_unique(r->entries, r->nentries, "chunk", err) &&
+		check_unique(r->parity_entries, r->nparity, "parity record", err);
 }
 
 bool
@@ -237,4 +332,6 @@ sb_stripe_close(SbStripeReader *r)
 	sb_store_close(&r->file);
 	free(r->entries);
 	r->entries = NULL;
+	free(r->parity_entries);
+	r->parity_entries = NULL;
 }

@@ -22,10 +22,12 @@ typedef struct SbStripeReader
 	uint64_t	file_size;
 	SbStripeHeader header;
 	SbTrailer	trailer;
-	SbIndexEntry *entries;		/* in file order */
+	SbIndexEntry *entries;		/* its data chunks, in file order */
 	uint64_t	nentries;
-	SbIndexEntry *parity_entries;	/* with redundancy: its parity records, in file order */
-	uint64_t	nparity_entries;
+	SbIndexEntry *parity_entries;	/* its parity records (redundancy, FORMAT.md
+									 * section 10), in file order: never in
+									 * ENTRIES, which readers of data walk */
+	uint64_t	nparity;
 } SbStripeReader;
 
 /* Open stripe INDEX at PATH and load and check its index. */

@@ -21,6 +21,7 @@
 
 #include "stripebackup/sb_archive.h"
 #include "format/checksum.h"
+#include "format/parity.h"
 #include "crypto/crypto.h"
 #include "format/format.h"
 #include "util/fsutil.h"
@@ -114,7 +115,10 @@ load_index(Check *c, SbStoreFile *f, uint32_t number, const SbTrailer *t)
 	for (uint64_t i = 0; ok && i < t->chunk_count; i++)
 	{
 		sb_format_decode_index_entry(raw + i * SB_INDEX_ENTRY_SIZE, &e[i]);
-		if (e[i].cipher != SB_CIPHER_AES_256_GCM || e[i].stored_len < SB_CRYPTO_OVERHEAD ||
+		/* a parity record (redundancy) is made of sealed records, and not sealed itself */
+		if ((e[i].kind == SB_CHUNK_KIND_PARITY ? e[i].cipher != SB_CIPHER_NONE :
+			 e[i].kind != SB_CHUNK_KIND_DATA || e[i].cipher != SB_CIPHER_AES_256_GCM ||
+			 e[i].stored_len < SB_CRYPTO_OVERHEAD) ||
 			e[i].offset < SB_STRIPE_HEADER_SIZE ||
 			e[i].offset + SB_CHUNK_HEADER_SIZE + e[i].stored_len > t->index_offset ||
 			(i > 0 && e[i].offset < e[i - 1].offset + SB_CHUNK_HEADER_SIZE + e[i - 1].stored_len))

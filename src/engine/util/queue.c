@@ -67,6 +67,42 @@ sb_queue_push(SbQueue *q, void *item)
 	return ok;
 }
 
+/* Twice the room, the items kept in order from the head (the caller holds the mutex). */
+static bool
+grow_locked(SbQueue *q)
+{
+	size_t		capacity = q->capacity ? 2 * q->capacity : 16;
+	void	  **items = malloc(capacity * sizeof(void *));
+	size_t		i;
+
+	if (items == NULL)
+		return false;
+	for (i = 0; i < q->count; i++)
+		items[i] = q->items[(q->head + i) % q->capacity];
+	free(q->items);
+	q->items = items;
+	q->capacity = capacity;
+	q->head = 0;
+	return true;
+}
+
+bool
+sb_queue_push_growing(SbQueue *q, void *item)
+{
+	bool		ok;
+
+	pthread_mutex_lock(&q->mutex);
+	ok = !q->aborted && (q->count < q->capacity || grow_locked(q));
+	if (ok)
+	{
+		q->items[(q->head + q->count) % q->capacity] = item;
+		q->count++;
+		pthread_cond_signal(&q->not_empty);
+	}
+	pthread_mutex_unlock(&q->mutex);
+	return ok;
+}
+
 /* Take the head item (a pool's: the tail); the caller holds the mutex and has checked count. */
 static void *
 take_locked(SbQueue *q)

@@ -43,6 +43,13 @@ extern void sb_queue_destroy(SbQueue *q);
 /* Add an item, waiting for room; false if the queue was aborted. */
 extern bool sb_queue_push(SbQueue *q, void *item);
 
+/*
+ * Add an item without ever waiting: the queue grows when full (a thread
+ * that must not wait on its consumer, who may be waiting on it).  False if
+ * aborted, or out of memory.
+ */
+extern bool sb_queue_push_growing(SbQueue *q, void *item);
+
 /* Take an item, waiting for one; NULL once closed and empty, or aborted. */
 extern void *sb_queue_pop(SbQueue *q);
 
