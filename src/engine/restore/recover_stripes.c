@@ -107,11 +107,11 @@ static SbMemberStatus
 read_parity(SbRecovery *r, SbStripeReader *reader, uint64_t parity_id, uint8_t *buf,
 			size_t cap, size_t *len, SbError *why)
 {
-	uint64_t	i = find_entry(reader->parity_entries, reader->nparity_entries, parity_id);
+	uint64_t	i = find_entry(reader->parity_entries, reader->nparity, parity_id);
 	const SbIndexEntry *e;
 	size_t		got = 0;
 
-	if (i == reader->nparity_entries)
+	if (i == reader->nparity)
 	{
 		sb_error_set(why, SB_ECORRUPT, "stripe %u does not list parity record %" PRIu64,
 					 reader->index + 1, parity_id);

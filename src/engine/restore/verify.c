@@ -140,9 +140,9 @@ tally_problem(void *arg, const SbProblem *problem)
 {
 	Tally	   *t = arg;
 
-	if (problem->recovered && problem->stripe > 0)
+	if (problem->stripe > 0)
 		t->a->damaged[problem->stripe - 1] = true;
-	else if (problem->stripe > 0 || problem->chunk >= 0 || problem->file != NULL)
+	if (!problem->recovered && (problem->stripe > 0 || problem->chunk >= 0 || problem->file != NULL))
 		t->a->unrecovered++;
 	if (t->on_problem != NULL)
 		t->on_problem(t->problem_arg, problem);
