@@ -37,6 +37,16 @@ typedef struct SbArchive
 	char	   *spool_dir;		/* SB_KEEP_STREAMED: the folder of the private
 								 * file its entries are kept in */
 	SbEntryKeep parents_keep;	/* how the backups it completes are opened */
+	/*
+	 * A backup with redundancy (docs/FORMAT.md section 10.4): why each lost
+	 * stripe is lost (missing, unreadable, cut short, failing a check of its
+	 * header, trailer or index), NULL for the others; read from the others.
+	 */
+	char	   *lost_why[SB_MAX_STRIPES];
+	uint32_t	nlost;
+	/* what sb_archive_verify found: stripes with chunks recovered, problems not made up for */
+	bool		damaged[SB_MAX_STRIPES];
+	uint64_t	unrecovered;
 } SbArchive;
 
 /*
@@ -138,6 +148,21 @@ extern bool sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char 
 extern void sb_archive_close(SbArchive *a);
 
 /*
+ * Can A and every backup it completes be read whole?  With no stripe lost,
+ * or no more than each one's redundancy: true.  Else SB_ECORRUPT naming
+ * every lost stripe of every link and why: a restore asks before it
+ * writes anything.
+ */
+extern bool sb_archive_check_lost(const SbArchive *a, SbError *err);
+
+/*
+ * "restorable: 1 of 4 destinations lost, 0 more may be lost" into BUF: the
+ * stripes lost, and (after a verify) those with damaged chunks, against
+ * A's redundancy.  Returns whether A restores (as far as is known).
+ */
+extern bool sb_archive_describe_redundancy(const SbArchive *a, char *buf, size_t len);
+
+/*
  * Does A (and its chain) hold its files, in a table or a spool (streamed),
  * not only their counts?  Else SB_EINVAL.
  */
@@ -167,6 +192,10 @@ typedef struct SbPlanStripe
 	double		expected_mbps;	/* stored MB it reads per second; <= 0 unknown */
 	SbEstimateFrom estimate_from;	/* where EXPECTED_MBPS came from */
 	double		estimated_seconds;	/* < 0 unknown */
+	/* with redundancy (docs/FORMAT.md 10.4): */
+	const char *lost_why;		/* lost, and why; NULL when not */
+	bool		recoverable;	/* lost, and its chunks recovered from the others */
+	uint64_t	recovery_bytes; /* what it reads besides its own, for lost stripes' chunks */
 } SbPlanStripe;
 
 typedef struct SbPlan
@@ -235,6 +264,8 @@ typedef struct SbProblem
 	const char *file;			/* first file the chunk holds, or NULL */
 	SbErrorCode code;
 	const char *message;		/* names stripe, chunk and files */
+	bool		recovered;		/* a lost stripe or damaged chunk the backup's
+								 * redundancy made up for: it still restores */
 } SbProblem;
 
 typedef void (*SbProblemFn) (void *arg, const SbProblem *problem);

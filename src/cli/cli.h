@@ -29,6 +29,7 @@
 #define EXIT_FAILED 1			/* the same status: "try again, or fix the path" */
 #define EXIT_USAGE 2
 #define EXIT_DAMAGED 3
+#define EXIT_DEGRADED 4			/* damaged, but its redundancy made up for all of it: it restores */
 /*
  * wal-get only: a WAL file damaged, or a destination missing so that its
  * absence cannot be told.  PostgreSQL takes any status below 126 from

@@ -71,10 +71,15 @@ print_stripe_rows(const SbPlan *plan)
 
 		format_backup_speed(s, speed, sizeof(speed));
 		printf("  %-3u %-8s %-10llu %-12s %-12s %-8llu %-11s %s\n", s->number,
-			   s->present ? "yes" : "NO", (unsigned long long) s->chunks,
+			   s->recoverable ? "LOST" : s->present && s->lost_why == NULL ? "yes" : "NO",
+			   (unsigned long long) s->chunks,
 			   cli_format_bytes(s->stored_bytes, stored, sizeof(stored)),
 			   cli_format_bytes(s->raw_bytes, raw, sizeof(raw)),
 			   (unsigned long long) s->files, speed, s->path);
+		if (s->lost_why != NULL)
+			printf("      stripe %u is lost (%s): %s\n", s->number, s->lost_why,
+				   s->recoverable ? "its chunks are recovered from the other stripes (the backup's redundancy)" :
+				   "more stripes are lost than the backup's redundancy makes up for");
 	}
 }
 
@@ -115,7 +120,8 @@ print_chain(const SbArchive *a, int *rc)
 			   cli_format_bytes(plan.stored_bytes, stored, sizeof(stored)), plan.nstripes);
 		print_stripe_rows(&plan);
 		for (i = 0; i < plan.nstripes; i++)
-			if (!plan.stripes[i].present)
+			if ((!plan.stripes[i].present || plan.stripes[i].lost_why != NULL) &&
+				!plan.stripes[i].recoverable)
 				*rc = EXIT_DAMAGED;
 	}
 }
@@ -293,7 +299,8 @@ chain_ready(const SbArchive *a)
 		if (!link->authenticated || !sb_archive_plan(link, &plan, &err))
 			return false;
 		for (i = 0; i < plan.nstripes; i++)
-			if (!plan.stripes[i].present)
+			if ((!plan.stripes[i].present || plan.stripes[i].lost_why != NULL) &&
+				!plan.stripes[i].recoverable)
 				return false;
 	}
 	return true;
@@ -382,7 +389,8 @@ cmd_plan(int argc, char **argv)
 	print_stripes(&plan);
 	rc = EXIT_OK;
 	for (i = 0; i < plan.nstripes; i++)
-		if (!plan.stripes[i].present)
+		if ((!plan.stripes[i].present || plan.stripes[i].lost_why != NULL) &&
+			!plan.stripes[i].recoverable)
 			rc = EXIT_DAMAGED;
 	print_chain(a, &rc);
 	if (rc == EXIT_DAMAGED)

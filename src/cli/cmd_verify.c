@@ -44,7 +44,8 @@ verify_usage(void)
 	printf("      --output=FORMAT      text (default) or json (docs/JSON.md)\n");
 	printf("  -h, --help               show this help\n");
 	printf("\nExit status 0 when the backup is good, 1 when LOCATION is not there or holds\n"
-		   "no backup, 3 when a problem was found.\n");
+		   "no backup, 3 when a problem was found, 4 when every problem found was made up\n"
+		   "for by the backup's redundancy (it restores: rebuild what was lost).\n");
 }
 
 /* A problem on stderr, and in the JSON document's problems (VERIFY_RUN's) with --output=json. */
@@ -158,6 +159,20 @@ verdict(VerifyRun *run, const SbArchive *a, int wal_rc, uint64_t problems)
 		fprintf(run->say, "backup \"%s\": its WAL archive could not be checked\n", m->name);
 		return wal_rc;
 	}
+	if (m->redundancy.parity > 0)
+	{
+		char		left[256];
+		bool		restores = sb_archive_describe_redundancy(a, left, sizeof(left));
+
+		/* damage the redundancy made up for: it restores, but is no longer what it was */
+		if (problems > 0 && restores)
+		{
+			fprintf(run->say, "backup \"%s\" is DEGRADED: %llu problem(s) found; %s\n", m->name,
+					(unsigned long long) problems, left);
+			return EXIT_DEGRADED;
+		}
+		fprintf(run->say, "backup \"%s\": %s\n", m->name, left);
+	}
 	if (problems > 0)
 	{
 		fprintf(run->say, "backup \"%s\" is DAMAGED: %llu problem(s) found\n", m->name,
@@ -175,7 +190,7 @@ finish(VerifyRun *run, int rc)
 {
 	if (run->json.problems == NULL)
 		return rc;
-	if ((rc == EXIT_OK || rc == EXIT_DAMAGED) && run->json.backup != NULL &&
+	if ((rc == EXIT_OK || rc == EXIT_DAMAGED || rc == EXIT_DEGRADED) && run->json.backup != NULL &&
 		!json_print_verify(&run->json, rc == EXIT_OK))
 		rc = EXIT_FAILED;
 	json_verify_free(&run->json);

@@ -418,7 +418,7 @@ collect_problem(void *arg, const SbProblem *problem)
 static void
 collect_wal_problem(void *arg, const char *message)
 {
-	SbProblem	p = {0, -1, NULL, SB_ECORRUPT, message};
+	SbProblem	p = {0, -1, NULL, SB_ECORRUPT, message, false};
 
 	collect_problem(arg, &p);
 }
@@ -465,7 +465,17 @@ verify(SbArchive *a, Findings *found)
 	sbx_guc_read_options(&options, rates);
 	options.tick = sbx_control_session_tick;
 	if (sb_archive_verify(a, &options, collect_problem, found, &problems, &err))
+	{
+		char		left[256];
+
+		/* with redundancy: whether it restores, and how many more destinations may go */
+		if (a->manifest->redundancy.parity > 0)
+		{
+			sb_archive_describe_redundancy(a, left, sizeof(left));
+			ereport(NOTICE, (errmsg("backup \"%s\": %s", a->manifest->name, left)));
+		}
 		return;
+	}
 	CHECK_FOR_INTERRUPTS();		/* a cancel: raise it as PostgreSQL does */
 	sbx_raise(&err);
 }
@@ -488,7 +498,7 @@ verify_without_key(const SbBackupRef *ref, Findings *found)
 	{
 		SbProblem	p = {0, -1, NULL, SB_ECORRUPT,
 			psprintf("backup %lld: \"%s\" holds another backup than its history records (another uuid)",
-					 (long long) ref->backup_id, ref->location)};
+					 (long long) ref->backup_id, ref->location), false};
 
 		collect_problem(found, &p);
 		r.problems++;
@@ -517,7 +527,7 @@ verify_rows(FunctionCallInfo fcinfo, const SbBackupRef *ref)
 		verify_without_key(ref, found);
 	else if (a == NULL)
 	{
-		SbProblem	p = {0, -1, NULL, err.code, err.message};
+		SbProblem	p = {0, -1, NULL, err.code, err.message, false};
 
 		/* No manifest at all is bad input; a damaged one is a finding. */
 		if (err.code != SB_ECORRUPT && err.code != SB_EVERSION)

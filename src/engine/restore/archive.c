@@ -40,7 +40,7 @@ open_link(const char *location, const SbArchiveOpenOptions *o, SbError *err)
 	a->location = sb_strdup(location, err);
 	if (a->location == NULL ||
 		(o->spool_dir != NULL && (a->spool_dir = sb_strdup(o->spool_dir, err)) == NULL) ||
-		!sb_archive_authenticate(a, &o->expect, err))
+		!sb_archive_authenticate(a, &o->expect, err) || !sb_archive_survey(a, err))
 	{
 		sb_archive_close(a);
 		return NULL;
@@ -90,7 +90,8 @@ sb_archive_set_stripe_dir(SbArchive *a, uint32_t number, const char *dir, SbErro
 		return false;
 	free(a->stripe_paths[number - 1]);
 	a->stripe_paths[number - 1] = path;
-	return sb_archive_recheck_stripe(a, number - 1, err);
+	return sb_archive_recheck_stripe(a, number - 1, err) &&
+		sb_archive_survey_stripe(a, number - 1, err);
 }
 
 bool
@@ -113,7 +114,10 @@ sb_archive_close(SbArchive *a)
 		return;
 	sb_archive_close(a->parent);
 	for (i = 0; i < SB_MAX_STRIPES; i++)
+	{
 		free(a->stripe_paths[i]);
+		free(a->lost_why[i]);
+	}
 	for (i = 0; i < a->nnotes; i++)
 		free(a->notes[i]);
 	free(a->notes);
@@ -192,6 +196,28 @@ plan_from_tally(const SbEntryTally *t, SbPlan *plan)
 		plan->stripes[s].files = t->stripe_files[s];
 }
 
+/*
+ * A lost stripe is not read: each of its chunks is recovered from K others
+ * of its group, about a record from every stripe that is not lost (all of
+ * them with M = 1), so each of those reads about the lost one's share
+ * more.
+ */
+static void
+plan_lost_stripes(const SbArchive *a, SbPlan *plan)
+{
+	uint32_t	s,
+				t;
+
+	for (s = 0; s < plan->nstripes; s++)
+	{
+		if (!plan->stripes[s].recoverable)
+			continue;
+		for (t = 0; t < plan->nstripes; t++)
+			if (a->lost_why[t] == NULL)
+				plan->stripes[t].recovery_bytes += plan->stripes[s].stored_bytes;
+	}
+}
+
 bool
 sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 {
@@ -214,7 +240,10 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 		p->raw_bytes = info->raw_bytes;
 		p->stored_bytes = info->stored_bytes;
 		p->write_seconds = info->seconds;
+		p->lost_why = a->lost_why[s];
+		p->recoverable = p->lost_why != NULL && a->nlost <= m->redundancy.parity;
 	}
+	plan_lost_stripes(a, plan);
 	plan->raw_bytes = m->stream_bytes;
 	plan->stored_bytes = m->stored_bytes;
 	plan->chunks = m->total_chunks;
@@ -244,10 +273,13 @@ sb_plan_estimate(SbPlan *plan, const double *read_mbps, const SbEstimateFrom *fr
 		p->expected_mbps = read_mbps ? read_mbps[s] : 0;
 		p->estimate_from = SB_ESTIMATE_NONE;
 		p->estimated_seconds = -1;
+		if (p->recoverable)
+			continue;			/* not read: the others read its share (recovery_bytes) */
 		if (p->expected_mbps > 0)
 		{
 			p->estimate_from = from ? from[s] : SB_ESTIMATE_RESTORE;
-			p->estimated_seconds = (double) p->stored_bytes / 1e6 / p->expected_mbps;
+			p->estimated_seconds = (double) (p->stored_bytes + p->recovery_bytes) / 1e6 /
+				p->expected_mbps;
 			if (p->estimate_from > plan->estimate_from)
 				plan->estimate_from = p->estimate_from;
 		}

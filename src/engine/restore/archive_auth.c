@@ -409,6 +409,12 @@ add_note(SbArchive *a, const char *note, const char *suffix_folder, SbError *err
 	return true;
 }
 
+bool
+sb_archive_add_note(SbArchive *a, const char *note, SbError *err)
+{
+	return add_note(a, note, NULL, err);
+}
+
 /* Use C's manifest: its stripes, from the location first. */
 static bool
 adopt(SbArchive *a, Candidate *c, bool authenticated, SbError *err)

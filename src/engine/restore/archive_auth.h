@@ -40,4 +40,15 @@ extern bool sb_archive_recheck_stripe(SbArchive *a, uint32_t i, SbError *err);
 extern uint64_t sb_archive_report_copies(const SbArchive *a, SbProblemFn on_problem,
 										 void *problem_arg);
 
+/* Add NOTE to what opening A found amiss (a->notes). */
+extern bool sb_archive_add_note(SbArchive *a, const char *note, SbError *err);
+
+/*
+ * With redundancy: which of A's stripes are lost, and why (a->lost_why,
+ * a->nlost), each one a note (stripe_survey.c).  False only when memory
+ * runs out.
+ */
+extern bool sb_archive_survey(SbArchive *a, SbError *err);
+extern bool sb_archive_survey_stripe(SbArchive *a, uint32_t i, SbError *err);
+
 #endif							/* SB_ARCHIVE_AUTH_H */

@@ -35,6 +35,7 @@
 #include "util/queue.h"
 #include "util/rate.h"
 #include "restore/read_pipeline.h"
+#include "restore/recover.h"
 #include "restore/stripe_reader.h"
 #include "util/thread.h"
 #include "util/ticker.h"
@@ -76,6 +77,8 @@ typedef struct StripeState
 	_Atomic uint64_t raw_bytes;
 	_Atomic uint64_t stored_bytes;
 	_Atomic uint64_t busy_usec;
+	SbRecovery *recovery;		/* with redundancy, once a chunk needed it: the
+								 * reader's own handles on the other stripes */
 } StripeState;
 
 typedef struct Pipeline
@@ -102,6 +105,7 @@ typedef struct Pipeline
 	_Atomic uint64_t raw_bytes_done;
 	double		started;
 	SbWorkerCpu worker_cpu;		/* the workers' sum (under MUTEX) */
+	_Atomic uint64_t recovered;	/* chunks recovered from their parity groups */
 } Pipeline;
 
 /* Stop the run with ERR (the first failure wins), but for the window. */
@@ -130,10 +134,12 @@ fail(Pipeline *p, const SbError *err)
 
 /* Report a problem; when not collecting problems, it also stops the run. */
 static void
-report(Pipeline *p, uint32_t stripe, int64_t chunk, const char *file, const SbError *err)
+report_as(Pipeline *p, uint32_t stripe, int64_t chunk, const char *file, const SbError *err,
+		  bool recovered)
 {
 	SbProblem	problem;
 
+	problem.recovered = recovered;
 	problem.stripe = stripe + 1;
 	problem.chunk = chunk;
 	problem.file = file;
@@ -146,6 +152,12 @@ report(Pipeline *p, uint32_t stripe, int64_t chunk, const char *file, const SbEr
 	pthread_mutex_unlock(&p->mutex);
 	if (!p->config->collect_problems)
 		fail(p, err);
+}
+
+static void
+report(Pipeline *p, uint32_t stripe, int64_t chunk, const char *file, const SbError *err)
+{
+	report_as(p, stripe, chunk, file, err, false);
 }
 
 /* A problem with a whole stripe (missing, truncated, foreign). */
@@ -194,9 +206,10 @@ describe_from_window(Pipeline *p, uint64_t chunk_id, char *buf, size_t buflen, c
 	free(pieces);
 }
 
-/* A problem with one chunk: name the stripe, the chunk and its files. */
+/* A problem with one chunk: name the stripe, the chunk and its files (the window left as it is). */
 static void
-report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
+report_chunk_only(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err,
+				  bool recovered)
 {
 	char		files[1024] = "";
 	char		first_file[4096];
@@ -223,7 +236,14 @@ report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
 	len = strlen(err->message);
 	if (files[0] != '\0')
 		snprintf(err->message + len, sizeof(err->message) - len, "; it holds %s", files);
-	report(p, stripe, (int64_t) e->chunk_id, file, err);
+	report_as(p, stripe, (int64_t) e->chunk_id, file, err, recovered);
+}
+
+/* A problem with one chunk, which will not be read: the window is done with it. */
+static void
+report_chunk(Pipeline *p, uint32_t stripe, const SbIndexEntry *e, SbError *err)
+{
+	report_chunk_only(p, stripe, e, err, false);
 	if (p->window != NULL)
 		sb_entry_window_done(p->window, e->chunk_id);
 }
@@ -340,6 +360,91 @@ start_read(SbIo *io, StripeState *s, ReadSlot *slot, uint64_t k, SbError *err)
 	return sb_io_start(io, &slot->op, err);
 }
 
+/*
+ * The stripe's own recovery, opened the first time it is needed: every
+ * stripe the archive found lost, and this one when it is (its reader
+ * could not open it), left out.
+ */
+static SbRecovery *
+recovery_of(Pipeline *p, StripeState *s, bool self_lost, SbError *err)
+{
+	const SbArchive *a = p->config->archive;
+	bool		lost[SB_MAX_STRIPES];
+	uint32_t	i;
+
+	if (s->recovery != NULL)
+		return s->recovery;
+	if (p->manifest->redundancy.parity == 0)
+	{
+		sb_error_set(err, SB_ECORRUPT, "the backup has no redundancy to recover it from");
+		return NULL;
+	}
+	for (i = 0; i < p->manifest->nstripes; i++)
+		lost[i] = a->lost_why[i] != NULL || (self_lost && i == s->index);
+	s->recovery = sb_alloc(sizeof(SbRecovery), err);
+	if (s->recovery != NULL && !sb_recovery_open(s->recovery, p->manifest, a->stripe_paths, lost, err))
+	{
+		sb_recovery_close(s->recovery);
+		free(s->recovery);
+		s->recovery = NULL;
+	}
+	return s->recovery;
+}
+
+/* Chunk CHUNK_ID recovered into SLOT as if read from stripe S (ENTRY its recovered index entry). */
+static bool
+recover_into(Pipeline *p, StripeState *s, ReadSlot *slot, uint64_t chunk_id, bool self_lost,
+			 SbError *err)
+{
+	SbRecovery *r = recovery_of(p, s, self_lost, err);
+	SbChunkHeader h;
+	size_t		len;
+	uint64_t	offset = slot->entry.offset;
+
+	slot->stripe = s->index;
+	slot->lead = 0;
+	slot->record = slot->buffer;
+	slot->stored = slot->record + SB_CHUNK_HEADER_SIZE;
+	if (r == NULL || !sb_recovery_chunk(r, chunk_id, slot->record, &len, &h, err))
+		return false;
+	sb_recover_entry(&h, &slot->entry);
+	slot->entry.offset = offset;
+	atomic_fetch_add(&p->recovered, 1);
+	return true;
+}
+
+/*
+ * A record of a present stripe failed its check (ERR says how): with
+ * redundancy it is recovered from its group instead.  Verify reports it
+ * all the same (the stripe is damaged); a restore goes on.
+ */
+static bool
+recover_damaged(Pipeline *p, StripeState *s, ReadSlot *slot, SbError *err)
+{
+	SbError		why;
+
+	if (p->manifest->redundancy.parity == 0)
+		return false;
+	if (!recover_into(p, s, slot, slot->entry.chunk_id, false, &why))
+	{
+		size_t		len = strlen(err->message);
+
+		snprintf(err->message + len, sizeof(err->message) - len,
+				 "; it could not be recovered from its parity group: %.300s", why.message);
+		return false;
+	}
+	if (p->config->collect_problems)
+	{
+		SbIndexEntry e = slot->entry;
+		size_t		len = strlen(err->message);
+
+		snprintf(err->message + len, sizeof(err->message) - len,
+				 "; recovered from its parity group");
+		report_chunk_only(p, s->index, &e, err, true);
+	}
+	return true;
+}
+
 /* A record has been read: check it, then on to the workers (or report it). */
 static bool
 finish_read(Pipeline *p, StripeState *s, SbIo *io, ReadSlot *slot)
@@ -350,9 +455,10 @@ finish_read(Pipeline *p, StripeState *s, SbIo *io, ReadSlot *slot)
 		sb_error_set(&err, SB_EIO, "could not read \"%s\": %s", s->reader.path, sb_io_error_detail(io));
 	else if (slot->op.error != 0)
 		sb_error_set_errno(&err, slot->op.error, "could not read \"%s\"", s->reader.path);
-	if (slot->op.error != 0 ||
-		!sb_stripe_check_record(&s->reader, slot->position, slot->record,
-								slot->op.done > slot->lead ? slot->op.done - slot->lead : 0, &err))
+	if ((slot->op.error != 0 ||
+		 !sb_stripe_check_record(&s->reader, slot->position, slot->record,
+								 slot->op.done > slot->lead ? slot->op.done - slot->lead : 0, &err)) &&
+		!recover_damaged(p, s, slot, &err))
 	{
 		/* Report before the buffer goes back: another reader may take it at once. */
 		report_chunk(p, s->index, &slot->entry, &err);
@@ -522,6 +628,84 @@ give_up_rest(Pipeline *p, StripeState *s)
 			sb_entry_window_done(p->window, k);
 }
 
+/*
+ * Chunk C of a lost stripe, recovered and handed on as if read; false when
+ * the run stopped.  One that cannot be recovered is reported.
+ */
+static bool
+recover_one(Pipeline *p, StripeState *s, uint64_t c)
+{
+	ReadSlot   *slot;
+	SbError		err;
+
+	if (p->window != NULL && sb_entry_window_admit(p->window, c, true) != SB_ADMITTED)
+	{
+		if (!sb_entry_window_check(p->window, &err))
+			fail(p, &err);
+		return false;
+	}
+	if ((slot = sb_queue_pop(&p->free_queue)) == NULL)
+		return false;
+	memset(&slot->entry, 0, sizeof(slot->entry));
+	slot->entry.chunk_id = c;
+	if (!recover_into(p, s, slot, c, true, &err))
+	{
+		report_chunk(p, s->index, &slot->entry, &err);
+		return sb_queue_push(&p->free_queue, slot);
+	}
+	atomic_fetch_add(&s->chunks, 1);
+	atomic_fetch_add(&s->stored_bytes, slot->entry.stored_len);
+	return sb_queue_push(&p->work_queue, slot);
+}
+
+/*
+ * A lost stripe (docs/FORMAT.md 10.4): each of its data chunks, as the
+ * manifest lists them (in chunk order: what the window wants), recovered
+ * from the other members of its group.  Windowed, the chunks it never
+ * reached are done with as it stops.
+ */
+static void
+recover_stripe(Pipeline *p, StripeState *s)
+{
+	const SbStripeInfo *info = &p->manifest->stripes[s->index];
+	const uint8_t *skip = p->config->skip;
+	bool		going = true;
+	uint32_t	i;
+	uint64_t	c;
+
+	for (i = 0; i < info->nranges; i++)
+		for (c = info->ranges[i].first; c <= info->ranges[i].last; c++)
+		{
+			if (going && (skip == NULL || !skip[c]))
+				going = recover_one(p, s, c);
+			else if (!going && p->window != NULL && (skip == NULL || !skip[c]))
+				sb_entry_window_done(p->window, c);
+		}
+}
+
+/*
+ * With redundancy: is the stripe lost?  As the archive found it when it
+ * opened (verify reported it then), or now, failing to open: reported
+ * when collecting problems (a restore goes on without it; had it been
+ * lost before, the restore would have been refused when too many are).
+ */
+static bool
+lost_at_open(Pipeline *p, StripeState *s)
+{
+	const SbArchive *a = p->config->archive;
+	SbError		err;
+
+	if (a->lost_why[s->index] != NULL)
+		return true;
+	if (sb_stripe_open(&s->reader, p->manifest, s->index, a->stripe_paths[s->index], &err))
+		return false;
+	sb_error_prefix(&err, "stripe %u of %u (\"%s\") is lost", s->index + 1, p->manifest->nstripes,
+					a->stripe_paths[s->index]);
+	if (p->config->collect_problems)
+		report_as(p, s->index, -1, NULL, &err, true);
+	return true;
+}
+
 /* Open and check the stripe, then read it; in-flight reads end before we do. */
 static void
 read_stripe(Pipeline *p, StripeState *s)
@@ -533,8 +717,14 @@ read_stripe(Pipeline *p, StripeState *s)
 	int			n,
 				i;
 
-	if (!sb_stripe_open(&s->reader, p->manifest, s->index,
-						p->config->archive->stripe_paths[s->index], &err) ||
+	if (p->manifest->redundancy.parity > 0 && lost_at_open(p, s))
+	{
+		recover_stripe(p, s);
+		return;
+	}
+	if ((p->manifest->redundancy.parity == 0 &&
+		 !sb_stripe_open(&s->reader, p->manifest, s->index,
+						 p->config->archive->stripe_paths[s->index], &err)) ||
 		!order_by_chunk(p, s, &err))
 	{
 		report_stripe(p, s->index, &err);
@@ -571,6 +761,10 @@ reader_main(void *arg)
 	s->order = NULL;
 	s->seconds = sb_monotonic_seconds() - s->pipeline->started;
 	sb_stripe_close(&s->reader);
+	if (s->recovery != NULL)
+		sb_recovery_close(s->recovery);
+	free(s->recovery);
+	s->recovery = NULL;
 	thread_finished(s->pipeline, true);
 	return NULL;
 }

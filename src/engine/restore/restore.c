@@ -1121,6 +1121,9 @@ sb_archive_restore(SbArchive *a, const SbRestoreOptions *o, SbError *err)
 		return sb_error_set(err, SB_ENOTFOUND,
 							"backup \"%s\" cannot be restored: no stripe was found to authenticate its manifest \"%s\" (stripe 1 is expected at \"%s\")",
 							a->manifest->name, a->manifest_path, a->stripe_paths[0]);
+	/* more stripes lost than the redundancy covers: refused before anything is written */
+	if (!sb_archive_check_lost(a, err))
+		return false;
 	memset(&t, 0, sizeof(t));
 	t.manifest = a->manifest;
 	t.root.path = o->target;

@@ -289,6 +289,12 @@ load_hashes(RestoreDelta *d, SbArchive *a, SbError *err)
 	{
 		SbStripeReader r;
 
+		/*
+		 * A lost stripe's chunks are compared with nothing (no hash: not
+		 * held), so they are all recovered and written.
+		 */
+		if (a->lost_why[s] != NULL)
+			continue;
 		if (!sb_stripe_open(&r, m, s, a->stripe_paths[s], err))
 			return false;
 		for (k = 0; k < r.nentries; k++)

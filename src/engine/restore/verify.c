@@ -93,6 +93,61 @@ report_in_parent(void *arg, const SbProblem *problem)
 		in->on_problem(in->problem_arg, &p);
 }
 
+/*
+ * With redundancy, each stripe the archive found lost is a problem, which
+ * the redundancy makes up for while no more than M are lost.
+ */
+static uint64_t
+report_lost(const SbArchive *a, SbProblemFn on_problem, void *problem_arg)
+{
+	const SbManifest *m = a->manifest;
+	SbProblem	problem;
+	char		message[1024];
+	uint64_t	found = 0;
+	uint32_t	i;
+
+	for (i = 0; i < m->nstripes; i++)
+	{
+		if (a->lost_why[i] == NULL)
+			continue;
+		snprintf(message, sizeof(message),
+				 "stripe %u of %u (\"%s\", destination \"%s\") is lost: %.400s; its chunks are %s from the other stripes",
+				 i + 1, m->nstripes, a->stripe_paths[i], m->stripes[i].destination, a->lost_why[i],
+				 a->nlost <= m->redundancy.parity ? "recovered" : "NOT all recoverable");
+		memset(&problem, 0, sizeof(problem));
+		problem.stripe = i + 1;
+		problem.chunk = -1;
+		problem.code = SB_ECORRUPT;
+		problem.message = message;
+		problem.recovered = a->nlost <= m->redundancy.parity;
+		if (on_problem != NULL)
+			on_problem(problem_arg, &problem);
+		found++;
+	}
+	return found;
+}
+
+/* What verify_one passes on, and tallies into the archive: damaged stripes, problems not made up for. */
+typedef struct Tally
+{
+	SbArchive  *a;
+	SbProblemFn on_problem;
+	void	   *problem_arg;
+} Tally;
+
+static void
+tally_problem(void *arg, const SbProblem *problem)
+{
+	Tally	   *t = arg;
+
+	if (problem->stripe > 0)
+		t->a->damaged[problem->stripe - 1] = true;
+	if (!problem->recovered && (problem->stripe > 0 || problem->chunk >= 0 || problem->file != NULL))
+		t->a->unrecovered++;
+	if (t->on_problem != NULL)
+		t->on_problem(t->problem_arg, problem);
+}
+
 static bool verify_one(SbArchive *a, const SbReadOptions *options, SbProblemFn on_problem,
 					   void *problem_arg, uint64_t *problems, SbError *err);
 
@@ -140,9 +195,17 @@ verify_one(SbArchive *a, const SbReadOptions *options,
 {
 	SbReadPipelineConfig config;
 	SbFileCheck fc;
-	uint64_t	found = sb_archive_report_copies(a, on_problem, problem_arg) +
-		report_unauthenticated(a, on_problem, problem_arg);
+	Tally		tally = {a, on_problem, problem_arg};
+	uint64_t	found;
 	bool		ok;
+
+	memset(a->damaged, 0, sizeof(a->damaged));
+	a->unrecovered = 0;
+	on_problem = tally_problem;
+	problem_arg = &tally;
+	found = sb_archive_report_copies(a, on_problem, problem_arg) +
+		report_unauthenticated(a, on_problem, problem_arg) +
+		report_lost(a, on_problem, problem_arg);
 
 	*problems = 0;
 	memset(&fc, 0, sizeof(fc));

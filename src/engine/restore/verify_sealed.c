@@ -51,7 +51,7 @@ static void
 problem(Check *c, uint32_t stripe, int64_t chunk, const char *fmt,...)
 {
 	char		message[SB_ERROR_MESSAGE_MAX];
-	SbProblem	p = {stripe, chunk, NULL, SB_ECORRUPT, message};
+	SbProblem	p = {stripe, chunk, NULL, SB_ECORRUPT, message, false};
 	size_t		len;
 	va_list		ap;
 
