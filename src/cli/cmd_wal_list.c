@@ -43,9 +43,12 @@ wal_verify_usage(void)
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key: every file\n"
 		   "                                must be sealed with it\n");
 	printf("      --output=FORMAT           text (default) or json (docs/JSON.md)\n");
+	printf("      --redundancy=M            the archive was written with M: a segment in fewer\n"
+		   "                                than M + 1 destinations is under-replicated, and a\n"
+		   "                                destination not there is a problem, not the end\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nExit status 0 when the archive is good, 1 when a destination is not there,\n"
-		   "3 when a problem or a gap was found.\n");
+	printf("\nExit status 0 when the archive is good, 1 when a destination is not there\n"
+		   "(without --redundancy), 3 when a problem or a gap was found.\n");
 }
 
 static void
@@ -209,7 +212,8 @@ cmd_wal_verify(int argc, char **argv)
 	JsonWalVerify v = {0};
 	int			rc;
 
-	if ((rc = wal_args_parse(argc, argv, "wal-verify", WAL_OPT_LOCATION | WAL_OPT_RANGE | WAL_OPT_OUTPUT, 0, 1,
+	if ((rc = wal_args_parse(argc, argv, "wal-verify",
+							 WAL_OPT_LOCATION | WAL_OPT_RANGE | WAL_OPT_OUTPUT | WAL_OPT_REDUNDANCY, 0, 1,
 							 wal_verify_usage, &a)) >= 0)
 	{
 		wal_args_free(&a);
@@ -224,9 +228,14 @@ cmd_wal_verify(int argc, char **argv)
 		fprintf(stderr, "%s: error: out of memory\n", progname);
 		rc = EXIT_FAILED;
 	}
-	/* a destination not there: whether the archive is whole cannot be told, no verdict of damage */
-	else if ((rc = cli_destinations_there("WAL archive destination", (const char *const *) a.dests,
-											a.ndests)) == EXIT_OK)
+	/*
+	 * A destination not there: whether the archive is whole cannot be told,
+	 * no verdict of damage.  With copies (--redundancy) the others may hold
+	 * everything: the verify runs, the destination is one of its problems.
+	 */
+	else if (a.redundancy > 0 ||
+			 (rc = cli_destinations_there("WAL archive destination", (const char *const *) a.dests,
+										  a.ndests)) == EXIT_OK)
 	{
 		wal_args_dests(&a, &d);
 		if (!sb_wal_verify(&d, print_problem, v.messages, &v.files, &v.problems, &err) ||
