@@ -68,6 +68,9 @@ wal_get_usage(void)
 	printf("  -j, --jobs=N                  fetches at once (default K + 1, at most 8)\n");
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key: only files\n"
 		   "                                sealed with it are taken\n");
+	printf("      --redundancy=M            the archive was written with M: a file in none of\n"
+		   "                                the destinations there is not in the archive while\n"
+		   "                                at most M are missing\n");
 	printf("  -h, --help                    show this help\n");
 	printf("\nExit status 0 restored, 1 not in the archive (quietly: recovery asks for files\n"
 		   "that may not exist), 2 bad usage, 126 damaged, forged, sealed without the key\n"
@@ -158,12 +161,13 @@ default_spool(const char *path, char *spool, size_t len)
  * How a get that failed ends: quietly 1 when the archive lacks the file, 2
  * for a name that is none; anything else (damage, a forgery, a file that
  * needs the key, a destination missing, a full pg_wal) stops recovery
- * rather than end it early.
+ * rather than end it early.  With --redundancy M, up to M destinations
+ * missing still let the others say the archive lacks the file.
  */
 static int
-get_failed(const SbWalGetResult *r, const SbError *err)
+get_failed(const SbWalGetResult *r, uint32_t redundancy, const SbError *err)
 {
-	if (err->code == SB_ENOTFOUND && r->unreachable == 0)
+	if (err->code == SB_ENOTFOUND && (uint32_t) __builtin_popcountll(r->unreachable) <= redundancy)
 		return EXIT_FAILED;
 	if (err->code == SB_EINVAL)
 		return cli_report_error(err);
@@ -181,7 +185,8 @@ cmd_wal_get(int argc, char **argv)
 	char		spool[4096];
 	int			rc;
 
-	if ((rc = wal_args_parse(argc, argv, "wal-get", WAL_OPT_GET, 2, 2, wal_get_usage, &a)) >= 0)
+	if ((rc = wal_args_parse(argc, argv, "wal-get", WAL_OPT_GET | WAL_OPT_REDUNDANCY, 2, 2, wal_get_usage,
+							 &a)) >= 0)
 	{
 		wal_args_free(&a);
 		return rc;
@@ -204,7 +209,7 @@ cmd_wal_get(int argc, char **argv)
 		default_spool(a.args[1], spool, sizeof(spool));
 		o.spool = spool;
 	}
-	rc = sb_wal_get(&o, a.args[0], a.args[1], &r, &err) ? EXIT_OK : get_failed(&r, &err);
+	rc = sb_wal_get(&o, a.args[0], a.args[1], &r, &err) ? EXIT_OK : get_failed(&r, a.redundancy, &err);
 	wal_args_free(&a);
 	return rc;
 }
