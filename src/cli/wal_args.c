@@ -29,7 +29,8 @@ enum
 	LONG_TO,
 	LONG_KEY_FILE,
 	LONG_OUTPUT,
-	LONG_REDUNDANCY
+	LONG_REDUNDANCY,
+	LONG_REPAIR
 };
 
 /* Which WAL_OPT_ flag each option needs; 0 = every command takes it. */
@@ -57,6 +58,8 @@ option_flag(int c)
 			return WAL_OPT_OUTPUT;
 		case LONG_REDUNDANCY:
 			return WAL_OPT_REDUNDANCY;
+		case LONG_REPAIR:
+			return WAL_OPT_REPAIR;
 	}
 	return 0;
 }
@@ -124,6 +127,9 @@ apply_option(void *args, int c, const char *arg)
 			if (!sb_policy_parse_int(arg, 0, SB_MAX_STRIPES - 1, &v, &err))
 				return bad_value(a, "--redundancy", arg, &err);
 			a->redundancy = (uint32_t) v;
+			return -1;
+		case LONG_REPAIR:
+			a->repair = true;
 			return -1;
 		case LONG_SYSID:
 			if (!sb_policy_parse_uint64(arg, &a->sysid, &err) || a->sysid == 0)
@@ -251,6 +257,7 @@ wal_args_parse(int argc, char **argv, const char *command, int allowed, int narg
 		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},
 		{"output", required_argument, NULL, LONG_OUTPUT},
 		{"redundancy", required_argument, NULL, LONG_REDUNDANCY},
+		{"repair", no_argument, NULL, LONG_REPAIR},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};

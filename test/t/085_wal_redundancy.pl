@@ -6,7 +6,8 @@
 # is back.  Then with one destination gone: a point-in-time restore through
 # the archive recovers the rows, wal-verify names the destination and the
 # under-replicated segments, and WAL retention removes every copy of what
-# expired from the destinations that are left.  The command's wal-push
+# expired from the destinations that are left; the destination replaced,
+# wal-verify --repair makes the copies again.  The command's wal-push
 # --redundancy with a destination missing, and one too many asked.
 use strict;
 use warnings;
@@ -146,6 +147,19 @@ like($expired, qr/^$backup:completed:true,-:wal:true$/, 'expire with a destinati
 %where = where_segments();
 my @left = grep { substr($_, 8) lt substr($start_segment, 8) } keys %where;
 is(scalar(@left), 0, 'no copy before the newer backup is left in any destination') or diag("@left");
+
+# The destination replaced (empty): wal-verify --repair copies again what
+# has one copy left, and the archive is whole again.
+mkdir $archive[1] or die "mkdir: $!";
+($rc, $out, $err) = run_stripebackup('wal-verify', '--archive', join(',', @archive),
+	'--system-identifier', $sysid, '--redundancy', '1', '--repair');
+is($rc, 0, 'wal-verify --repair: the archive is whole again') or diag($out, $err);
+like($out, qr/repaired "[0-9A-F]{24}": in 1 destination\(s\) before, 2 now/, 'saying what it copied again');
+%where = where_segments();
+@not_two = grep { @{ $where{$_} } < 2 } sort keys %where;
+is_deeply(\@not_two, [], 'every segment is on two destinations again')
+  or diag(join(' ', map { "$_: @{$where{$_}}" } @not_two));
+rmtree($archive[1]);
 
 # The command: a missing destination done without, and a redundancy too high.
 my $seg = "$archive[0]/segment";
