@@ -230,9 +230,10 @@ typedef struct SbWalFound
 
 /*
  * Which destinations hold NAME: every destination is looked at.  False with
- * SB_ENOTFOUND when none does (and none is missing); SB_ECORRUPT when two
- * copies differ, or when every copy's header is damaged; SB_EIO when a
- * destination is missing and no other holds it (it might be there).
+ * SB_ENOTFOUND when none does (and none is missing, or at most
+ * DESTS->redundancy are); SB_ECORRUPT when two copies differ, or when every
+ * copy's header is damaged; SB_EIO when more destinations are missing and
+ * no other holds it (it might be there).
  */
 extern bool sb_wal_find(const SbWalDests *dests, const char *name, SbWalFound *found,
 						SbError *err);

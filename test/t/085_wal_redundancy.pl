@@ -137,17 +137,6 @@ like($err, qr/"[0-9A-F]{24}" is under-replicated: in 1 of the 3 destinations; WA
 	'--system-identifier', $sysid);
 is($rc, 0, 'without the redundancy check, what is left reads whole') or diag($err);
 
-# Retention with the destination gone: every copy before the newer backup goes.
-my $newer = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
-my $start_segment = $node->safe_psql('postgres', "SELECT pg_walfile_name(start_lsn) FROM stripe_backups WHERE id = $newer");
-my $expired = $node->safe_psql('postgres',
-	"SELECT string_agg(coalesce(backup_id::text, '-') || ':' || status || ':' || removed, ',' ORDER BY backup_id) "
-	  . 'FROM stripe_expire(keep_last => 1)');
-like($expired, qr/^$backup:completed:true,-:wal:true$/, 'expire with a destination gone: the WAL goes too');
-%where = where_segments();
-my @left = grep { substr($_, 8) lt substr($start_segment, 8) } keys %where;
-is(scalar(@left), 0, 'no copy before the newer backup is left in any destination') or diag("@left");
-
 # The destination replaced (empty): wal-verify --repair copies again what
 # has one copy left, and the archive is whole again.
 mkdir $archive[1] or die "mkdir: $!";
@@ -160,6 +149,17 @@ like($out, qr/repaired "[0-9A-F]{24}": in 1 destination\(s\) before, 2 now/, 'sa
 is_deeply(\@not_two, [], 'every segment is on two destinations again')
   or diag(join(' ', map { "$_: @{$where{$_}}" } @not_two));
 rmtree($archive[1]);
+
+# Retention with the destination gone: every copy before the newer backup goes.
+my $newer = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+my $start_segment = $node->safe_psql('postgres', "SELECT pg_walfile_name(start_lsn) FROM stripe_backups WHERE id = $newer");
+my $expired = $node->safe_psql('postgres',
+	"SELECT string_agg(coalesce(backup_id::text, '-') || ':' || status || ':' || removed, ',' ORDER BY backup_id) "
+	  . 'FROM stripe_expire(keep_last => 1)');
+like($expired, qr/^$backup:completed:true,-:wal:true$/, 'expire with a destination gone: the WAL goes too');
+%where = where_segments();
+my @left = grep { substr($_, 8) lt substr($start_segment, 8) } keys %where;
+is(scalar(@left), 0, 'no copy before the newer backup is left in any destination') or diag("@left");
 
 # The command: a missing destination done without, and a redundancy too high.
 my $seg = "$archive[0]/segment";
