@@ -331,11 +331,15 @@ FROM @extschema@.stripebackup_progress() p;
 -- The WAL archive module (archive_library = 'stripebackup'): per destination,
 -- what it archived since the server started; the lag is how far the server's
 -- WAL is ahead of the newest segment archived.  Joins pg_stat_archiver as is.
+-- failed_count and the last_* failure columns are the archive's (the same on
+-- every row); destination_failures counts the files this destination failed,
+-- archived or not (with stripebackup.archive_redundancy, done without).
 CREATE FUNCTION stripe_wal_archive_status(
 	OUT destination text, OUT files bigint, OUT bytes bigint, OUT stored_bytes bigint,
 	OUT last_archived_wal text, OUT last_archived_time timestamptz, OUT mb_per_s float8,
 	OUT lag_bytes bigint, OUT failed_count bigint, OUT last_failed_wal text,
-	OUT last_failed_time timestamptz, OUT last_error text)
+	OUT last_failed_time timestamptz, OUT last_error text, OUT destination_failures bigint,
+	OUT destination_last_error text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'stripe_wal_archive_status'
 LANGUAGE C STRICT VOLATILE;
@@ -343,7 +347,8 @@ LANGUAGE C STRICT VOLATILE;
 CREATE VIEW stripe_wal_archive AS
 SELECT s.destination, s.files, s.bytes, s.stored_bytes, s.last_archived_wal,
 	   s.last_archived_time, pg_catalog.round(s.mb_per_s::pg_catalog.numeric, 1) AS mb_per_s,
-	   s.lag_bytes, s.failed_count, s.last_failed_wal, s.last_failed_time, s.last_error
+	   s.lag_bytes, s.failed_count, s.last_failed_wal, s.last_failed_time, s.last_error,
+	   s.destination_failures, s.destination_last_error
 FROM @extschema@.stripe_wal_archive_status() s;
 
 -- How far the WAL archive is behind, from pg_stat_archiver (whatever

@@ -72,6 +72,9 @@ typedef struct SbRecoveryArchive
 	uint32_t	ndestinations;
 	uint64_t	system_identifier;
 	uint32_t	prefetch;		/* segments wal-get fetches ahead */
+	uint32_t	redundancy;		/* the archive's copies (wal-get --redundancy): up to this
+								 * many destinations missing still let it say "not
+								 * in the archive"; 0: none may be */
 	const char *key_file;		/* absolute path of the key the archive is sealed with
 								 * (the path goes into restore_command, never the
 								 * key); NULL: an archive in the clear */

@@ -5,7 +5,8 @@
  *
  * Every destination holds DEST/wal/<system identifier>/<name>.sbw, one file
  * per archived WAL file (docs/FORMAT.md, "The WAL archive").  A segment is
- * written to one destination, chosen by weight; a timeline history file and
+ * written to one destination, chosen by weight (to M + 1 distinct ones, each
+ * chosen so, with redundancy M); a timeline history file and
  * a backup history file to every destination, since recovery asks for them
  * first and a lost one would hide whole timelines.
  *
@@ -115,6 +116,10 @@ typedef struct SbWalArchiveOptions
 	uint32_t	segment_size;	/* the cluster's WAL segment size; 0 = 16 MB */
 	uint64_t	max_memory;		/* bytes the settings may allocate; 0 = 1 GB (sb_policy.h) */
 	const SbKey *encryption_key;	/* seal every file with it (copied); NULL: in the clear */
+	uint32_t	redundancy;		/* M: each segment in M + 1 distinct destinations, and a
+								 * destination that fails is done without while M + 1
+								 * others take the file; below ndestinations.  0: one
+								 * destination, and any failure fails the file */
 } SbWalArchiveOptions;
 
 typedef struct SbWalArchive SbWalArchive;
@@ -134,7 +139,13 @@ typedef struct SbWalPushResult
 	bool		remembered;		/* this archive made it durable moments ago (a push
 								 * ahead) and its file is untouched: not read again */
 	uint32_t	written;		/* destinations written now (a damaged copy is rewritten) */
-	int32_t		destination;	/* 0-based destination of a segment; -1 for a file in every one */
+	int32_t		destination;	/* 0-based destination of a segment (the first, with
+								 * redundancy); -1 for a file in every one */
+	uint64_t	holders;		/* bit i: destination i holds a good copy now (not set
+								 * when remembered) */
+	uint64_t	skipped;		/* bit i: destination i failed and was done without
+								 * (redundancy only) */
+	SbError		skip_error;		/* when skipped: each such destination and why */
 	uint64_t	raw_bytes;		/* the file's length */
 	uint64_t	stored_bytes;	/* its payload as stored (per copy) */
 	SbCodec		codec;			/* as stored: none when compression did not help */
@@ -159,7 +170,9 @@ extern void sb_wal_archive_close(SbWalArchive *archive);
  * Each call opens the destinations afresh: a destination missing (an
  * unmounted device) fails every file of the call, naming it (SB_ENOTFOUND),
  * since the file might be there; a full one fails the files it was to take
- * (SB_ENOSPC), leaving no partial file.  A file that is already archived
+ * (SB_ENOSPC), leaving no partial file.  With redundancy M, a destination
+ * that is missing or fails is done without (RESULTS[i].skipped, skip_error)
+ * while M + 1 others hold the file; fewer fails it, naming both numbers.  A file that is already archived
  * with other contents fails with SB_EEXIST, saying what differs.  One
  * caller at a time per archive (the archiver process is one).
  */
@@ -187,6 +200,8 @@ typedef struct SbWalDests
 	uint32_t	count;			/* 1 to SB_MAX_STRIPES */
 	uint64_t	system_identifier;
 	const SbKey *key;			/* NULL: an archive in the clear */
+	uint32_t	redundancy;		/* M the archive was written with: a verify reports a
+								 * segment in fewer than M + 1 destinations; 0: not checked */
 } SbWalDests;
 
 /* What the header of an archived file says. */
@@ -215,9 +230,10 @@ typedef struct SbWalFound
 
 /*
  * Which destinations hold NAME: every destination is looked at.  False with
- * SB_ENOTFOUND when none does (and none is missing); SB_ECORRUPT when two
- * copies differ, or when every copy's header is damaged; SB_EIO when a
- * destination is missing and no other holds it (it might be there).
+ * SB_ENOTFOUND when none does (and none is missing, or at most
+ * DESTS->redundancy are); SB_ECORRUPT when two copies differ, or when every
+ * copy's header is damaged; SB_EIO when more destinations are missing and
+ * no other holds it (it might be there).
  */
 extern bool sb_wal_find(const SbWalDests *dests, const char *name, SbWalFound *found,
 						SbError *err);

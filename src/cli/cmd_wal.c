@@ -40,11 +40,15 @@ wal_push_usage(void)
 	printf("      --segment-size=SIZE       the cluster's WAL segment size (default: the file's)\n");
 	printf("      --max-memory=SIZE         refuse settings that need more memory (default 1GB)\n");
 	printf("      --encryption-key-file=FILE  seal the file (AES-256-GCM) with this key\n");
+	printf("      --redundancy=M            each segment in M + 1 destinations (default 0);\n"
+		   "                                a failing destination is then done without\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nA segment goes to one destination, a history file to every one.  A file\n"
-		   "already archived with the same contents is success; with other contents it\n"
-		   "is refused (exit status 2).  Exit status 0 archived, 1 failed (a destination\n"
-		   "full or missing: PostgreSQL keeps the file and tries again), 2 refused.\n");
+	printf("\nA segment goes to one destination (M + 1 with --redundancy), a history file\n"
+		   "to every one.  A file already archived with the same contents is success;\n"
+		   "with other contents it is refused (exit status 2).  With --redundancy M, a\n"
+		   "destination that fails is done without, with a warning, while M + 1 others\n"
+		   "take the file.  Exit status 0 archived, 1 failed (a destination full or\n"
+		   "missing: PostgreSQL keeps the file and tries again), 2 refused.\n");
 }
 
 static void
@@ -64,6 +68,9 @@ wal_get_usage(void)
 	printf("  -j, --jobs=N                  fetches at once (default K + 1, at most 8)\n");
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key: only files\n"
 		   "                                sealed with it are taken\n");
+	printf("      --redundancy=M            the archive was written with M: a file in none of\n"
+		   "                                the destinations there is not in the archive while\n"
+		   "                                at most M are missing\n");
 	printf("  -h, --help                    show this help\n");
 	printf("\nExit status 0 restored, 1 not in the archive (quietly: recovery asks for files\n"
 		   "that may not exist), 2 bad usage, 126 damaged, forged, sealed without the key\n"
@@ -92,6 +99,7 @@ push_options(const WalArgs *a, const char *name, const char *path, SbWalArchiveO
 	o->max_memory = a->max_memory;
 	o->segment_size = a->segment_size;
 	o->encryption_key = a->has_key ? &a->key : NULL;
+	o->redundancy = a->redundancy;
 	/* One file: its own size is the segment size, unless told; the engine checks it is one. */
 	if (o->segment_size == 0 && sb_wal_name_parse(name, &parsed, &ignored) &&
 		(parsed.kind == SB_WAL_SEGMENT || parsed.kind == SB_WAL_PARTIAL) &&
@@ -109,7 +117,8 @@ cmd_wal_push(int argc, char **argv)
 	SbError		err;
 	int			rc;
 
-	if ((rc = wal_args_parse(argc, argv, "wal-push", WAL_OPT_PUSH, 2, 2, wal_push_usage, &a)) >= 0)
+	if ((rc = wal_args_parse(argc, argv, "wal-push", WAL_OPT_PUSH | WAL_OPT_REDUNDANCY, 2, 2,
+							 wal_push_usage, &a)) >= 0)
 	{
 		wal_args_free(&a);
 		return rc;
@@ -127,6 +136,10 @@ cmd_wal_push(int argc, char **argv)
 		rc = wal_report_error(&r.error);
 	else
 		rc = EXIT_OK;
+	/* Archived without some destinations: the redundancy holds, but the user must hear of it. */
+	if (archive != NULL && r.archived && r.skipped != 0)
+		fprintf(stderr, "%s: warning: WAL file \"%s\" archived without %d destination(s): %s\n",
+				progname, a.args[0], __builtin_popcountll(r.skipped), r.skip_error.message);
 	sb_wal_archive_close(archive);
 	wal_args_free(&a);
 	return rc;
@@ -148,12 +161,13 @@ default_spool(const char *path, char *spool, size_t len)
  * How a get that failed ends: quietly 1 when the archive lacks the file, 2
  * for a name that is none; anything else (damage, a forgery, a file that
  * needs the key, a destination missing, a full pg_wal) stops recovery
- * rather than end it early.
+ * rather than end it early.  With --redundancy M, up to M destinations
+ * missing still let the others say the archive lacks the file.
  */
 static int
-get_failed(const SbWalGetResult *r, const SbError *err)
+get_failed(const SbWalGetResult *r, uint32_t redundancy, const SbError *err)
 {
-	if (err->code == SB_ENOTFOUND && r->unreachable == 0)
+	if (err->code == SB_ENOTFOUND && (uint32_t) __builtin_popcountll(r->unreachable) <= redundancy)
 		return EXIT_FAILED;
 	if (err->code == SB_EINVAL)
 		return cli_report_error(err);
@@ -171,7 +185,8 @@ cmd_wal_get(int argc, char **argv)
 	char		spool[4096];
 	int			rc;
 
-	if ((rc = wal_args_parse(argc, argv, "wal-get", WAL_OPT_GET, 2, 2, wal_get_usage, &a)) >= 0)
+	if ((rc = wal_args_parse(argc, argv, "wal-get", WAL_OPT_GET | WAL_OPT_REDUNDANCY, 2, 2, wal_get_usage,
+							 &a)) >= 0)
 	{
 		wal_args_free(&a);
 		return rc;
@@ -194,7 +209,7 @@ cmd_wal_get(int argc, char **argv)
 		default_spool(a.args[1], spool, sizeof(spool));
 		o.spool = spool;
 	}
-	rc = sb_wal_get(&o, a.args[0], a.args[1], &r, &err) ? EXIT_OK : get_failed(&r, &err);
+	rc = sb_wal_get(&o, a.args[0], a.args[1], &r, &err) ? EXIT_OK : get_failed(&r, a.redundancy, &err);
 	wal_args_free(&a);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "json_out.h"
 #include "wal_args.h"
+#include "wal_repair.h"
 
 static void
 wal_list_usage(void)
@@ -43,9 +44,15 @@ wal_verify_usage(void)
 	printf("      --encryption-key-file=FILE  the archive is sealed with this key: every file\n"
 		   "                                must be sealed with it\n");
 	printf("      --output=FORMAT           text (default) or json (docs/JSON.md)\n");
+	printf("      --redundancy=M            the archive was written with M: a segment in fewer\n"
+		   "                                than M + 1 destinations is under-replicated, and a\n"
+		   "                                destination not there is a problem, not the end\n");
+	printf("      --repair                  first copy again, from a good copy, each segment in\n"
+		   "                                fewer than M + 1 destinations and each history file\n"
+		   "                                not in all of them (to the destinations there)\n");
 	printf("  -h, --help                    show this help\n");
-	printf("\nExit status 0 when the archive is good, 1 when a destination is not there,\n"
-		   "3 when a problem or a gap was found.\n");
+	printf("\nExit status 0 when the archive is good, 1 when a destination is not there\n"
+		   "(without --redundancy), 3 when a problem or a gap was found.\n");
 }
 
 static void
@@ -184,6 +191,20 @@ check_range(const WalArgs *a, const SbWalDests *d, JsonWalVerify *v, SbError *er
 	return true;
 }
 
+/* --repair: copies made again where too few are; a file that could not be is said, and is a problem of the verify too. */
+static bool
+repair(const WalArgs *a, const SbWalDests *d, SbError *err)
+{
+	uint64_t	repaired,
+				failed;
+
+	if (!wal_repair(a, d, &repaired, &failed, err))
+		return false;
+	fprintf(a->json ? stderr : stdout, "repair: %llu file(s) copied again, %llu could not be\n",
+			(unsigned long long) repaired, (unsigned long long) failed);
+	return true;
+}
+
 /* The verdict of a wal-verify that ran: said as text or as the JSON document; the exit status. */
 static int
 wal_verdict(const WalArgs *a, const JsonWalVerify *v)
@@ -209,7 +230,9 @@ cmd_wal_verify(int argc, char **argv)
 	JsonWalVerify v = {0};
 	int			rc;
 
-	if ((rc = wal_args_parse(argc, argv, "wal-verify", WAL_OPT_LOCATION | WAL_OPT_RANGE | WAL_OPT_OUTPUT, 0, 1,
+	if ((rc = wal_args_parse(argc, argv, "wal-verify",
+							 WAL_OPT_LOCATION | WAL_OPT_RANGE | WAL_OPT_OUTPUT | WAL_OPT_REDUNDANCY |
+							 WAL_OPT_REPAIR, 0, 1,
 							 wal_verify_usage, &a)) >= 0)
 	{
 		wal_args_free(&a);
@@ -224,12 +247,19 @@ cmd_wal_verify(int argc, char **argv)
 		fprintf(stderr, "%s: error: out of memory\n", progname);
 		rc = EXIT_FAILED;
 	}
-	/* a destination not there: whether the archive is whole cannot be told, no verdict of damage */
-	else if ((rc = cli_destinations_there("WAL archive destination", (const char *const *) a.dests,
-											a.ndests)) == EXIT_OK)
+	/*
+	 * A destination not there: whether the archive is whole cannot be told,
+	 * no verdict of damage.  With copies (--redundancy) the others may hold
+	 * everything: the verify runs, the destination is one of its problems.
+	 */
+	else if (a.redundancy > 0 ||
+			 (rc = cli_destinations_there("WAL archive destination", (const char *const *) a.dests,
+										  a.ndests)) == EXIT_OK)
 	{
 		wal_args_dests(&a, &d);
-		if (!sb_wal_verify(&d, print_problem, v.messages, &v.files, &v.problems, &err) ||
+		/* Repaired first: the verdict is then of the archive as it is left. */
+		if ((a.repair && !repair(&a, &d, &err)) ||
+			!sb_wal_verify(&d, print_problem, v.messages, &v.files, &v.problems, &err) ||
 			!check_range(&a, &d, &v, &err))
 			rc = wal_report_error(&err);
 		else

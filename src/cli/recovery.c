@@ -326,6 +326,7 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	archive.ndestinations = r->ndests;
 	archive.system_identifier = r->system_identifier;
 	archive.prefetch = SB_RECOVERY_PREFETCH;
+	archive.redundancy = 0;		/* the command's restore has no --redundancy yet */
 	archive.key_file = args->has_key ? key_file : NULL;
 	/* no --target-timeline, and the check chose the one that holds the target */
 	if (r->timeline[0] != '\0')

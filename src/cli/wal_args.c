@@ -28,7 +28,9 @@ enum
 	LONG_FROM,
 	LONG_TO,
 	LONG_KEY_FILE,
-	LONG_OUTPUT
+	LONG_OUTPUT,
+	LONG_REDUNDANCY,
+	LONG_REPAIR
 };
 
 /* Which WAL_OPT_ flag each option needs; 0 = every command takes it. */
@@ -54,6 +56,10 @@ option_flag(int c)
 			return WAL_OPT_RANGE;
 		case LONG_OUTPUT:
 			return WAL_OPT_OUTPUT;
+		case LONG_REDUNDANCY:
+			return WAL_OPT_REDUNDANCY;
+		case LONG_REPAIR:
+			return WAL_OPT_REPAIR;
 	}
 	return 0;
 }
@@ -116,6 +122,15 @@ apply_option(void *args, int c, const char *arg)
 	{
 		case LONG_ARCHIVE:
 			return cli_add_destinations(a->command, "--archive", arg, a->dests, &a->ndests);
+		case LONG_REDUNDANCY:
+			/* Below the number of destinations: the engine says so, naming both. */
+			if (!sb_policy_parse_int(arg, 0, SB_MAX_STRIPES - 1, &v, &err))
+				return bad_value(a, "--redundancy", arg, &err);
+			a->redundancy = (uint32_t) v;
+			return -1;
+		case LONG_REPAIR:
+			a->repair = true;
+			return -1;
 		case LONG_SYSID:
 			if (!sb_policy_parse_uint64(arg, &a->sysid, &err) || a->sysid == 0)
 				return bad_value(a, "--system-identifier", arg, a->sysid == 0 ? NULL : &err);
@@ -241,6 +256,8 @@ wal_args_parse(int argc, char **argv, const char *command, int allowed, int narg
 		{"to", required_argument, NULL, LONG_TO},
 		{"encryption-key-file", required_argument, NULL, LONG_KEY_FILE},
 		{"output", required_argument, NULL, LONG_OUTPUT},
+		{"redundancy", required_argument, NULL, LONG_REDUNDANCY},
+		{"repair", no_argument, NULL, LONG_REPAIR},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
@@ -287,6 +304,7 @@ wal_args_dests(const WalArgs *a, SbWalDests *d)
 	d->count = a->ndests;
 	d->system_identifier = a->sysid;
 	d->key = a->has_key ? &a->key : NULL;
+	d->redundancy = a->redundancy;
 }
 
 /* As cli_report_error, but a destination missing is "not found" (1), not a damaged archive. */

@@ -21,6 +21,8 @@
 #define WAL_OPT_RANGE		(1 << 2)	/* --from --to */
 #define WAL_OPT_LOCATION	(1 << 3)	/* a LOCATION instead of --archive */
 #define WAL_OPT_OUTPUT		(1 << 4)	/* --output=text|json */
+#define WAL_OPT_REDUNDANCY	(1 << 5)	/* --redundancy */
+#define WAL_OPT_REPAIR		(1 << 6)	/* --repair */
 
 typedef struct WalArgs
 {
@@ -38,6 +40,8 @@ typedef struct WalArgs
 	uint32_t	jobs;			/* 0 = default */
 	uint32_t	segment_size;	/* 0 = the file's size (wal-push) */
 	uint64_t	max_memory;
+	uint32_t	redundancy;		/* --redundancy M: each segment in M + 1 destinations */
+	bool		repair;			/* --repair: copies made again where too few are */
 	uint32_t	prefetch;
 	const char *spool;
 	const char *from;

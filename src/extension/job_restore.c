@@ -12,6 +12,7 @@
 
 #include "job_restore.h"
 #include "sb_control.h"
+#include "sb_guc.h"
 #include "sb_handle.h"
 #include "sb_key.h"
 #include "sb_paths.h"
@@ -152,6 +153,8 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	a.ndestinations = (uint32_t) args->narchive;
 	a.system_identifier = args->system_identifier;
 	a.prefetch = SB_RECOVERY_PREFETCH;
+	/* The archive's copies: wal-get may then do without that many destinations. */
+	a.redundancy = (uint32_t) sb_guc_archive_redundancy;
 	/* The caller's key file, by the path restore_command can use from the copy's folder. */
 	a.key_file = NULL;
 	if (args->encryption_key_file[0] != '\0' &&

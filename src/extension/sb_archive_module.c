@@ -8,8 +8,9 @@
  * destinations with the engine's sb_wal_push_many: a busy server's WAL
  * keeps up although the archiver asks one file at a time, and the later
  * calls find their file done (the engine remembers what it wrote, and
- * takes it as archived when the file in pg_wal is still the one it read).  A segment goes to one destination, a
- * timeline or backup history file to every one (docs/FORMAT.md).
+ * takes it as archived when the file in pg_wal is still the one it read).  A segment goes to one destination
+ * (stripebackup.archive_redundancy + 1 of them), a timeline or backup history file to every one
+ * (docs/FORMAT.md); a destination done without is counted per destination and logged.
  *
  * The callback runs in the archiver process: no transaction, no database.
  * An ERROR inside it would become FATAL and restart the archiver, so it runs
@@ -34,6 +35,7 @@
 #include "access/xlog_internal.h"
 #include "miscadmin.h"
 #include "nodes/pg_list.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 #include "stripebackup/sb_s3.h"
@@ -88,9 +90,10 @@ key_file_state(void)
 static char *
 current_settings(void)
 {
-	return psprintf("%s|%d|%d|%d|%d|%llu|%s", sb_guc_archive_destinations,
+	return psprintf("%s|%d|%d|%d|%d|%d|%llu|%s", sb_guc_archive_destinations,
 					sb_guc_archive_compression, sb_guc_archive_level, sb_guc_archive_workers,
-					sb_guc_archive_batch, (unsigned long long) sbx_guc_max_memory_bytes(),
+					sb_guc_archive_batch, sb_guc_archive_redundancy,
+					(unsigned long long) sbx_guc_max_memory_bytes(),
 					key_file_state());
 }
 
@@ -141,6 +144,7 @@ ensure_open(void)
 	o.workers = (uint32_t) sb_guc_archive_workers;
 	o.segment_size = (uint32_t) wal_segment_size;
 	o.max_memory = sbx_guc_max_memory_bytes();
+	o.redundancy = (uint32_t) sb_guc_archive_redundancy;
 	/* ERROR when the key file is set and cannot be loaded: the call fails, nothing goes in the clear. */
 	o.encryption_key = sbx_key_current();
 	archive = sb_wal_archive_open(&o, &err);
@@ -209,13 +213,33 @@ segment_end(const char *file)
 	return (sb_wal_segment_number(&name, (uint32_t) wal_segment_size) + 1) * (uint64) wal_segment_size;
 }
 
+/*
+ * Destinations FILE went without (archive_redundancy): counted against
+ * each, and a WARNING, so that fewer copies than asked never go unseen.
+ */
+static void
+record_skipped(const SbWalFile *file, const SbWalPushResult *r)
+{
+	int			d;
+
+	for (d = 0; d < SB_MAX_STRIPES; d++)
+		if (r->skipped & ((uint64) 1 << d))
+			sbx_shmem_archive_dest_failed(d, r->skip_error.message);
+	if (r->archived)
+		ereport(WARNING,
+				(errmsg("stripebackup: WAL file \"%s\" archived without %d destination(s): %s",
+						file->name, pg_popcount64(r->skipped), r->skip_error.message)));
+}
+
 /* What became of FILE: counted, or logged with its reason. */
 static void
 record(const SbWalFile *file, const SbWalPushResult *r)
 {
+	if (r->skipped != 0)
+		record_skipped(file, r);
 	if (r->archived)
 	{
-		sbx_shmem_archive_done(file->name, r->destination, r->raw_bytes, r->stored_bytes,
+		sbx_shmem_archive_done(file->name, r->holders, r->raw_bytes, r->stored_bytes,
 							  segment_end(file->name));
 		return;
 	}

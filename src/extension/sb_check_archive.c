@@ -69,6 +69,12 @@ check_settings(SbCheckOut *out, int ndest, const char *why)
 					 psprintf("stripebackup.archive_destinations is set but WAL goes to %s: the destinations receive nothing",
 							  archiver_name()),
 					 hint);
+	else if (library_is_ours() && sb_guc_archive_redundancy >= ndest)
+		sbx_check_put(out, "archive_mode", SB_CHECK_FAILURE,
+					 psprintf("stripebackup.archive_redundancy is %d but stripebackup.archive_destinations has %d destination%s: each segment needs %d, so none is archived",
+							  sb_guc_archive_redundancy, ndest, ndest == 1 ? "" : "s",
+							  sb_guc_archive_redundancy + 1),
+					 "Add archive destinations or lower stripebackup.archive_redundancy, and reload the server.");
 	else
 		sbx_check_put(out, "archive_mode", SB_CHECK_OK,
 					 library_is_ours() ? psprintf("WAL is archived by stripebackup into %d destination%s", ndest,

@@ -37,6 +37,7 @@ int			sb_guc_archive_compression = SB_CODEC_ZSTD;
 int			sb_guc_archive_level = 1;
 int			sb_guc_archive_workers = 0;
 int			sb_guc_archive_batch = 16;
+int			sb_guc_archive_redundancy = 0;
 int			sb_guc_check_max_backup_age = 0;
 int			sb_guc_retention_full_count = 0;
 int			sb_guc_retention_window = 0;
@@ -301,6 +302,17 @@ sbx_guc_define(void)
 							"How many WAL files marked ready the archive module takes at once.",
 							"Beside the file PostgreSQL asks for, the ones ready after it are archived ahead, in parallel.",
 							&sb_guc_archive_batch, 16, 1, 256,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	/*
+	 * No check hook against the number of destinations: a hook sees the
+	 * other setting's old value when both change in one reload.  The
+	 * archive refuses a redundancy too high at its next call, naming both
+	 * numbers, and stripe_check() says so.
+	 */
+	DefineCustomIntVariable("stripebackup.archive_redundancy",
+							"How many WAL archive destinations may be lost: each segment is written to this many plus one.",
+							"0 writes each segment to one destination.  A destination that fails is done without, with a WARNING, while enough others take the segment.",
+							&sb_guc_archive_redundancy, 0, 0, SB_MAX_STRIPES - 1,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	/* Before reserving the prefix, which drops the placeholders of settings not defined yet. */
 	sbx_s3_settings_define();

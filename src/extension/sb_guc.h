@@ -24,6 +24,7 @@ extern int	sb_guc_archive_compression;
 extern int	sb_guc_archive_level;
 extern int	sb_guc_archive_workers;
 extern int	sb_guc_archive_batch;
+extern int	sb_guc_archive_redundancy;
 extern int	sb_guc_check_max_backup_age;
 extern int	sb_guc_retention_full_count;
 extern int	sb_guc_retention_window;

@@ -98,6 +98,7 @@ sbx_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 	where.count = (uint32_t) args->narchive;
 	where.system_identifier = args->system_identifier;
 	where.key = sbx_key_current();	/* the key restore_command will name */
+	where.redundancy = 0;			/* a check of what is there, not of its copies */
 	sbx_restore_recovery_target(args, &t);
 	if (!sb_recovery_check_wal(&where, meta->stop_lsn, meta->timeline, &t, &r, &err))
 		sbx_raise(&err);
@@ -173,6 +174,8 @@ sbx_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
 	where.count = (uint32_t) n;
 	where.system_identifier = backup_system(meta);
 	where.key = sbx_key_current();
+	/* Segments with fewer copies than the archive writes are problems of the verify. */
+	where.redundancy = (uint32_t) sb_guc_archive_redundancy;
 	if (!sb_recovery_verify_wal(&where, meta->start_lsn, meta->timeline, fn, arg, &r, &files, &problems, &err))
 		sbx_raise(&err);
 	if (problems == 0)

@@ -427,7 +427,7 @@ sbx_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH])
 }
 
 void
-sbx_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored, uint64 end_lsn)
+sbx_shmem_archive_done(const char *file, uint64 dests, uint64 raw, uint64 stored, uint64 end_lsn)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	SbArchiveLive *a;
@@ -438,12 +438,27 @@ sbx_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored, ui
 	if (a->started_at == 0)
 		a->started_at = now;
 	for (i = 0; i < a->ndests; i++)
-		if (dest < 0 || dest == i)
+		if (dests & ((uint64) 1 << i))
 			count_into(&a->dests[i], file, raw, stored, now);
 	strlcpy(a->last_file, file, sizeof(a->last_file));
 	a->last_time = now;
 	if (end_lsn > a->last_end_lsn)
 		a->last_end_lsn = end_lsn;
+	LWLockRelease(sb_shared->lock);
+}
+
+void
+sbx_shmem_archive_dest_failed(int dest, const char *error)
+{
+	SbArchiveLive *a;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	a = &sb_shared->archive;
+	if (dest >= 0 && dest < a->ndests)
+	{
+		a->dests[dest].failures++;
+		strlcpy(a->dests[dest].last_error, error, sizeof(a->dests[dest].last_error));
+	}
 	LWLockRelease(sb_shared->lock);
 }
 

@@ -83,6 +83,8 @@ typedef struct SbArchiveDestLive
 	uint64		stored_bytes;	/* as stored, compressed */
 	char		last_file[SB_WAL_FILE_LEN];
 	TimestampTz last_time;
+	uint64		failures;		/* files it failed (archive_redundancy: done without) */
+	char		last_error[SB_MESSAGE_LEN];	/* why, the last time */
 } SbArchiveDestLive;
 
 /* The WAL archive module's figures since the server started. */
@@ -171,11 +173,14 @@ extern void sbx_shmem_progress_update(const SbProgress *progress);
 extern void sbx_shmem_archive_destinations(int n, const char (*paths)[MAXPGPATH]);
 
 /*
- * FILE is archived: into destination DEST (0-based), or every one (-1);
+ * FILE is archived: into the destinations of DESTS (bit i: destination i);
  * RAW and STORED bytes; END_LSN the end of the segment it is (0 otherwise).
  */
-extern void sbx_shmem_archive_done(const char *file, int dest, uint64 raw, uint64 stored,
+extern void sbx_shmem_archive_done(const char *file, uint64 dests, uint64 raw, uint64 stored,
 								  uint64 end_lsn);
+
+/* Destination DEST (0-based) failed FILE, for the reason ERROR (the file may still be archived elsewhere). */
+extern void sbx_shmem_archive_dest_failed(int dest, const char *error);
 
 /* FILE could not be archived, for the reason ERROR. */
 extern void sbx_shmem_archive_failed(const char *file, const char *error);

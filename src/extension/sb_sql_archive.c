@@ -16,7 +16,7 @@
 
 PG_FUNCTION_INFO_V1(stripe_wal_archive_status);
 
-#define ARCHIVE_COLUMNS 12
+#define ARCHIVE_COLUMNS 14
 
 /* MB/s over the time D has been archived to; NULL (false) before a second has passed. */
 static bool
@@ -62,6 +62,9 @@ put_destination(ReturnSetInfo *rs, const SbArchiveLive *a, int i, uint64 insert_
 	n[10] = a->last_failed_time == 0;
 	v[11] = CStringGetTextDatum(a->last_error);
 	n[11] = a->last_error[0] == '\0';
+	v[12] = Int64GetDatum((int64) d->failures);
+	v[13] = CStringGetTextDatum(d->last_error);
+	n[13] = d->last_error[0] == '\0';
 	tuplestore_putvalues(rs->setResult, rs->setDesc, v, n);
 }
 

@@ -244,6 +244,7 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	dests.system_identifier = GetSystemIdentifier();
 	/* Retention recognises sealed files by their fields: no key needed, and a broken key file stops nothing. */
 	dests.key = NULL;
+	dests.redundancy = 0;
 	if (!sb_wal_remove_before(&dests, before, false, &r, &err))
 	{
 		if (err.code == SB_ECANCELED)

@@ -240,6 +240,9 @@ restore_command(const SbRecoveryArchive *a, char *buf, SbError *err)
 		if (!add_shell_path(buf, a->key_file, err))
 			return false;
 	}
+	snprintf(number, sizeof(number), "%u", a->redundancy);
+	if (a->redundancy > 0 && !add(buf, " --redundancy %s", number, ""))
+		return sb_error_set(err, SB_EINVAL, "restore_command is too long");
 	snprintf(number, sizeof(number), "%u", a->prefetch);
 	return add(buf, " --prefetch %s %%f %%p", number, "") ||
 		sb_error_set(err, SB_EINVAL, "restore_command is too long");

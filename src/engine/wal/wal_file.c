@@ -275,7 +275,7 @@ write_payload(TempFile *t, SbWalWriteJob *job, bool compress, bool *helped, SbEr
 		size_t		n = piece_at(w, offset, total);
 
 		if (!read_source_piece(w, job->src_fd, job->src_path, offset, n, err))
-			return false;
+			return (job->source_failed = true, false);
 		sb_hash_stream_update(w->raw_hash, w->in, n);
 		crc = sb_crc32c_update(crc, w->in, n);
 		offset += n;
@@ -323,7 +323,9 @@ write_contents(TempFile *t, SbWalWriteJob *job, SbError *err)
 		if (!restart_payload(t, err) || !write_payload(t, job, false, &helped, err))
 			return false;
 	}
-	if (!check_source_end(t->w, job->src_fd, job->src_path, h->raw_len, err) || !end_sealing(t, err))
+	if (!check_source_end(t->w, job->src_fd, job->src_path, h->raw_len, err))
+		return (job->source_failed = true, false);
+	if (!end_sealing(t, err))
 		return false;
 	h->stored_len = t->stored + (t->sealing ? SB_WAL_SEAL_OVERHEAD : 0);
 	h->raw_hash = sb_hash_stream_digest(t->w->raw_hash);

@@ -11,7 +11,9 @@
  * "Not in the archive" is said only when every destination could be
  * looked at: recovery ends where the archive has nothing more, so a
  * destination that is missing (an unmounted device) must not pass for
- * one that lacks the file.
+ * one that lacks the file.  An archive written with redundancy M holds
+ * every file in M + 1 destinations: with at most M missing, one of the
+ * others would hold it, so "not in the archive" is said then too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -132,7 +134,8 @@ report_not_found(const Search *s, const char *shown, SbError *err)
 						"every copy of WAL file \"%s\" in the archive is damaged", shown);
 		return false;
 	}
-	if (s->found->unreachable != 0)
+	if (s->found->unreachable != 0 &&
+		(uint32_t) __builtin_popcountll(s->found->unreachable) > s->dests->redundancy)
 	{
 		*err = s->unreachable;
 		err->code = SB_EIO;

@@ -279,6 +279,7 @@ typedef struct SbWalWriteJob
 	bool		replace;		/* rename over a (damaged) copy already there */
 	SbWalHeader header;			/* in: sysid, name, raw_len, codec, level, time;
 								 * out: what was written */
+	bool		source_failed;	/* out: the failure was the WAL file's, not the folder's */
 } SbWalWriteJob;
 
 /*

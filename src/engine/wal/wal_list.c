@@ -257,18 +257,28 @@ report(SbWalProblemFn fn, void *arg, uint64_t *problems, const char *fmt,...)
 		fn(arg, text);
 }
 
-/* A history file is in every destination: say where one is missing. */
+/*
+ * A history file is in every destination, a segment in M + 1 with the
+ * redundancy M the archive was written with: say where one has fewer
+ * copies ("under-replicated": a destination lost, or removed from).
+ */
 static void
-report_history_spread(const Verify *v, size_t first, size_t n, SbWalProblemFn fn, void *arg,
-					  uint64_t *problems)
+report_spread(const Verify *v, size_t first, size_t n, SbWalProblemFn fn, void *arg,
+			  uint64_t *problems)
 {
 	const SbWalEntry *e = &v->l->entries[first];
+	uint32_t	copies = v->dests->redundancy + 1;
 
-	if (e->info.parsed.kind != SB_WAL_HISTORY && e->info.parsed.kind != SB_WAL_BACKUP)
-		return;
-	if (n < v->dests->count)
-		report(fn, arg, problems, "\"%s\" is in %zu of the %u destinations; every destination should hold it",
-			   e->info.name, n, v->dests->count);
+	if (e->info.parsed.kind == SB_WAL_HISTORY || e->info.parsed.kind == SB_WAL_BACKUP)
+	{
+		if (n < v->dests->count)
+			report(fn, arg, problems, "\"%s\" is in %zu of the %u destinations; every destination should hold it",
+				   e->info.name, n, v->dests->count);
+	}
+	else if (v->dests->redundancy > 0 && n < copies)
+		report(fn, arg, problems, "\"%s\" is under-replicated: in %zu of the %u destinations; "
+			   "WAL archive redundancy %u asks for %u", e->info.name, n, v->dests->count,
+			   v->dests->redundancy, copies);
 }
 
 /* Problems the listing met, then each file's, copies that differ, history files not everywhere. */
@@ -293,7 +303,7 @@ report_all(const Verify *v, SbWalProblemFn fn, void *arg, uint64_t *problems)
 		run++;
 		if (i + 1 == v->l->count || strcmp(e->info.name, e[1].info.name) != 0)
 		{
-			report_history_spread(v, i + 1 - run, run, fn, arg, problems);
+			report_spread(v, i + 1 - run, run, fn, arg, problems);
 			run = 0;
 		}
 	}

@@ -5,6 +5,11 @@
  *
  * A segment goes to one destination: WAL is written once and read once, so
  * spreading segments spreads the bytes and the load as the weights say.
+ * With redundancy M it goes to M + 1 distinct destinations, each chosen as
+ * the one was, among those not holding it yet, so the load still follows
+ * the weights; a destination that fails (missing, unwritable, an I/O
+ * error) is then done without, and said in the result, as long as M + 1
+ * others take the file (DECISIONS.md, "Copies of each segment").
  * Timeline and backup history files go to every destination: they are
  * tiny, recovery asks for them first, and without them the segments of
  * later timelines cannot be told apart (DECISIONS.md).
@@ -42,6 +47,11 @@
 
 #define MAX_WORKERS 64
 
+/* No destination can take a copy. */
+#define NO_DESTINATION UINT32_MAX
+
+#define DEST_BIT(d) ((uint64_t) 1 << (d))
+
 struct SbWalArchive
 {
 	char	  **dests;
@@ -52,6 +62,7 @@ struct SbWalArchive
 	int			level;
 	uint32_t	workers;
 	uint32_t	segment_size;
+	uint32_t	redundancy;		/* M: a file is archived once M + 1 destinations hold it */
 	double		share[SB_MAX_STRIPES];	/* w_i / W */
 	SbWalWorker *slots;			/* one per worker */
 	pthread_mutex_t lock;		/* guards what follows */
@@ -68,6 +79,9 @@ typedef struct Batch
 {
 	SbWalArchive *a;
 	SbWalFolder *folders;		/* one per destination */
+	SbError    *unopened;		/* per destination: why it could not be opened (redundancy
+								 * only: without, the batch fails) */
+	uint64_t	unavailable;	/* bit d: destination d could not be opened */
 	const SbWalFile *files;
 	SbWalPushResult *results;
 } Batch;
@@ -83,13 +97,15 @@ typedef struct Source
 	bool		identified;		/* header's hashes computed (only when a copy is found) */
 	SbWalHeader same;			/* the header of a copy found the same */
 	struct stat st;				/* the file, as it was opened */
+	bool		source_failed;	/* reading the WAL file itself failed: no destination's fault */
 } Source;
 
 typedef enum CopyState
 {
 	COPY_ABSENT,
 	COPY_SAME,					/* the same contents, read back whole */
-	COPY_DAMAGED				/* a file of that name whose header or payload is bad */
+	COPY_DAMAGED,				/* a file of that name whose header or payload is bad */
+	COPY_UNKNOWN				/* the destination could not be looked at: done without */
 } CopyState;
 
 /* ---------- options ---------- */
@@ -140,15 +156,27 @@ sb_wal_archive_check_options(const SbWalArchiveOptions *o, SbError *err)
 	if (o->segment_size != 0 && !sb_wal_segment_size_valid(o->segment_size))
 		return sb_error_set(err, SB_EINVAL, "WAL segment size %u is not a power of two from 1 MB to 1 GB",
 							o->segment_size);
+	if (o->redundancy >= o->ndestinations)
+		return sb_error_set(err, SB_EINVAL,
+							"WAL archive redundancy %u needs at least %u destinations; %u are given",
+							o->redundancy, o->redundancy + 1, o->ndestinations);
 	return sb_policy_check_wal_memory(o, err);
 }
 
-/* Local destination I there, and no earlier local one the same folder (a path checked, then re-pointed, included). */
+/*
+ * Local destination I there, and no earlier local one the same folder (a
+ * path checked, then re-pointed, included).  THERE[i] says it was found:
+ * with redundancy, a destination missing now is done without at each push
+ * (which says so), as one that goes missing later is.
+ */
 static bool
-check_folder_exists(const SbWalArchiveOptions *o, uint32_t i, struct stat *st, SbError *err)
+check_folder_exists(const SbWalArchiveOptions *o, uint32_t i, struct stat *st, bool *there, SbError *err)
 {
 	uint32_t	j;
 
+	there[i] = false;
+	if (o->redundancy > 0 && (stat(o->destinations[i], &st[i]) != 0 || !S_ISDIR(st[i].st_mode)))
+		return true;
 	if (stat(o->destinations[i], &st[i]) != 0)
 	{
 		if (errno == ENOENT)
@@ -161,8 +189,9 @@ check_folder_exists(const SbWalArchiveOptions *o, uint32_t i, struct stat *st, S
 	if (!S_ISDIR(st[i].st_mode))
 		return sb_error_set(err, SB_EINVAL, "WAL archive destination \"%s\" is not a folder",
 							o->destinations[i]);
+	there[i] = true;
 	for (j = 0; j < i; j++)
-		if ((sb_store_features_of(o->destinations[j]) & SB_STORE_INODE_IDENTITY) &&
+		if (there[j] && (sb_store_features_of(o->destinations[j]) & SB_STORE_INODE_IDENTITY) &&
 			st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
 			return sb_error_set(err, SB_EINVAL, "WAL archive destinations \"%s\" and \"%s\" are the same folder",
 								o->destinations[j], o->destinations[i]);
@@ -178,6 +207,7 @@ static bool
 check_destinations_exist(const SbWalArchiveOptions *o, SbError *err)
 {
 	struct stat st[SB_MAX_STRIPES];
+	bool		there[SB_MAX_STRIPES] = {false};
 	uint32_t	i,
 				j;
 
@@ -185,7 +215,7 @@ check_destinations_exist(const SbWalArchiveOptions *o, SbError *err)
 	{
 		if (!(sb_store_features_of(o->destinations[i]) & SB_STORE_LAZY))
 		{
-			if (!check_folder_exists(o, i, st, err))
+			if (!check_folder_exists(o, i, st, there, err))
 				return false;
 			continue;
 		}
@@ -214,6 +244,7 @@ copy_settings(SbWalArchive *a, const SbWalArchiveOptions *o, SbError *err)
 	if (a->workers > MAX_WORKERS)
 		a->workers = MAX_WORKERS;
 	a->segment_size = sb_wal_segment_size_of(o->segment_size);
+	a->redundancy = o->redundancy;
 	a->sealing = o->encryption_key != NULL;
 	if (a->sealing)
 		a->key = *o->encryption_key;
@@ -314,22 +345,29 @@ better_choice(const SbWalArchive *a, uint32_t i, uint32_t best, uint64_t total)
 	return deficit(a, i, total) > deficit(a, best, total);
 }
 
-/* Choose the destination of a segment of SIZE bytes, and count it there at once. */
+/*
+ * Choose the destination of a copy of a segment of SIZE bytes among those
+ * not in EXCLUDED (holding it already, or failed), and count it there at
+ * once; NO_DESTINATION when every one is excluded.
+ */
 static uint32_t
-choose_destination(SbWalArchive *a, uint64_t size)
+choose_destination(SbWalArchive *a, uint64_t size, uint64_t excluded)
 {
 	uint64_t	total = 0;
-	uint32_t	best = 0;
+	uint32_t	best = NO_DESTINATION;
 	uint32_t	i;
 
 	pthread_mutex_lock(&a->lock);
 	for (i = 0; i < a->ndests; i++)
 		total += a->held[i];
-	for (i = 1; i < a->ndests; i++)
-		if (better_choice(a, i, best, total))
+	for (i = 0; i < a->ndests; i++)
+		if (!(excluded & DEST_BIT(i)) && (best == NO_DESTINATION || better_choice(a, i, best, total)))
 			best = i;
-	a->held[best] += size;
-	a->in_flight[best]++;
+	if (best != NO_DESTINATION)
+	{
+		a->held[best] += size;
+		a->in_flight[best]++;
+	}
 	pthread_mutex_unlock(&a->lock);
 	return best;
 }
@@ -373,17 +411,38 @@ bytes_of_segments(SbWalFolder *folder)
 
 /* ---------- one batch ---------- */
 
+/*
+ * Open destination I's folder.  Without redundancy a destination that
+ * cannot be opened fails the batch (a file might be there, or be meant for
+ * it); with it, the destination is noted unavailable and each file of the
+ * batch goes to the others, saying so.
+ */
+static bool
+open_destination(Batch *b, uint32_t i, SbError *err)
+{
+	if (sb_wal_folder_open(b->a->dests[i], b->a->sysid, true, &b->folders[i], err))
+		return true;
+	if (b->a->redundancy == 0)
+		return false;
+	sb_wal_folder_none(&b->folders[i], b->a->dests[i]);
+	b->unopened[i] = *err;
+	b->unavailable |= DEST_BIT(i);
+	sb_error_clear(err);
+	return true;
+}
+
 static bool
 open_batch(Batch *b, SbError *err)
 {
 	uint32_t	i;
 
-	if ((b->folders = sb_alloc(b->a->ndests * sizeof(SbWalFolder), err)) == NULL)
+	if ((b->folders = sb_alloc(b->a->ndests * sizeof(SbWalFolder), err)) == NULL ||
+		(b->unopened = sb_alloc(b->a->ndests * sizeof(SbError), err)) == NULL)
 		return false;
 	for (i = 0; i < b->a->ndests; i++)
 		sb_wal_folder_none(&b->folders[i], b->a->dests[i]);
 	for (i = 0; i < b->a->ndests; i++)
-		if (!sb_wal_folder_open(b->a->dests[i], b->a->sysid, true, &b->folders[i], err))
+		if (!open_destination(b, i, err))
 			return false;
 	if (!b->a->counted)
 	{
@@ -402,6 +461,7 @@ close_batch(Batch *b)
 	for (i = 0; b->folders != NULL && i < b->a->ndests; i++)
 		sb_wal_folder_close(&b->folders[i]);
 	free(b->folders);
+	free(b->unopened);
 }
 
 /* ---------- the source file ---------- */
@@ -464,7 +524,7 @@ compare_copy(const Batch *b, SbWalWorker *w, Source *s, SbStoreFile *f,
 		return false;
 	}
 	if (!s->identified && !sb_wal_source_identity(w, s->fd, s->path, &s->header, err))
-		return false;
+		return (s->source_failed = true, false);
 	s->identified = true;
 	if (!sb_wal_same_contents(theirs, &s->header))
 	{
@@ -516,14 +576,86 @@ survey_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, CopyState *st
 	return ok;
 }
 
+/* ---------- destinations done without (redundancy) ---------- */
+
+/*
+ * Is a failure with CODE the destination's, one the file may be archived
+ * without?  Not a copy with other contents or sealed under a key we lack
+ * (what it holds is unknown: never written over nor passed by), nor a
+ * failure of this process (memory, a cancel).
+ */
 static bool
-survey_copies(const Batch *b, SbWalWorker *w, Source *s, CopyState *states, SbError *err)
+destination_fault(SbErrorCode code)
+{
+	return code != SB_EEXIST && code != SB_EKEY && code != SB_ENOMEM && code != SB_ECANCELED;
+}
+
+/* Add "\"DEST\": why" to what R says of the destinations done without. */
+static void
+note_skip(SbWalPushResult *r, const char *dest, const SbError *why)
+{
+	SbError    *e = &r->skip_error;
+	size_t		used;
+
+	if (r->skipped == 0)
+	{
+		sb_error_clear(e);
+		e->code = why->code;
+	}
+	used = strlen(e->message);
+	if (strstr(why->message, dest) != NULL)
+		snprintf(e->message + used, sizeof(e->message) - used, "%s%s", used ? "; " : "", why->message);
+	else
+		snprintf(e->message + used, sizeof(e->message) - used, "%s\"%s\": %s", used ? "; " : "",
+				 dest, why->message);
+}
+
+/*
+ * Destination D failed the file S with ERR.  Without redundancy that fails
+ * the file, as it always did (false, ERR kept); with it, the destination is
+ * done without and noted in R, and the file goes on to the others.  A
+ * failure of the WAL file itself is never a destination's.
+ */
+static bool
+skip_destination(const Batch *b, uint32_t d, const Source *s, SbWalPushResult *r, SbError *err)
+{
+	if (b->a->redundancy == 0 || s->source_failed || !destination_fault(err->code))
+		return false;
+	note_skip(r, b->a->dests[d], err);
+	r->skipped |= DEST_BIT(d);
+	sb_error_clear(err);
+	return true;
+}
+
+/* Fewer destinations hold the file than the redundancy asks: it is not archived. */
+static bool
+too_few_copies(const Batch *b, const SbWalPushResult *r, SbError *err)
+{
+	uint32_t	held = (uint32_t) __builtin_popcountll(r->holders);
+
+	sb_error_set(err, r->skipped ? r->skip_error.code : SB_EIO,
+				 "%u of the %u destinations hold it; WAL archive redundancy %u needs %u%s%s", held,
+				 b->a->ndests, b->a->redundancy, b->a->redundancy + 1, r->skipped ? ": " : "",
+				 r->skipped ? r->skip_error.message : "");
+	return false;
+}
+
+static bool
+survey_copies(const Batch *b, SbWalWorker *w, Source *s, CopyState *states, SbWalPushResult *r,
+			  SbError *err)
 {
 	uint32_t	d;
 
 	for (d = 0; d < b->a->ndests; d++)
-		if (!survey_copy(b, d, w, s, &states[d], err))
+	{
+		if (b->unavailable & DEST_BIT(d))
+			*err = b->unopened[d];
+		else if (survey_copy(b, d, w, s, &states[d], err))
+			continue;
+		if (!skip_destination(b, d, s, r, err))
 			return false;
+		states[d] = COPY_UNKNOWN;
+	}
 	return true;
 }
 
@@ -548,6 +680,7 @@ write_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, bool replace,
 		r->codec = (SbCodec) job.header.codec;
 		return true;
 	}
+	s->source_failed = job.source_failed;
 	if (err->code != SB_EEXIST)
 		return false;
 	if (!survey_copy(b, d, w, s, &state, err))
@@ -558,36 +691,72 @@ write_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, bool replace,
 	return true;
 }
 
-/* A segment: kept where a good copy is (damaged ones rewritten), else written to one destination. */
+/* Write a copy to D; it holds one then, or is done without (false: the file fails). */
+static bool
+write_or_skip(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, bool replace,
+			  SbWalPushResult *r, SbError *err)
+{
+	if (write_copy(b, d, w, s, replace, r, err))
+	{
+		r->holders |= DEST_BIT(d);
+		return true;
+	}
+	return skip_destination(b, d, s, r, err);
+}
+
+/* Copies already there: good ones kept, damaged ones rewritten. */
+static bool
+keep_copies(const Batch *b, SbWalWorker *w, Source *s, const CopyState *states,
+			SbWalPushResult *r, SbError *err)
+{
+	uint32_t	d;
+
+	for (d = 0; d < b->a->ndests; d++)
+	{
+		if (states[d] == COPY_SAME)
+			r->holders |= DEST_BIT(d);
+		else if (states[d] == COPY_DAMAGED && !write_or_skip(b, d, w, s, true, r, err))
+			return false;
+	}
+	return true;
+}
+
+/* A new copy of a segment in the destination the weights choose among those without one. */
+static bool
+add_copy(const Batch *b, SbWalWorker *w, Source *s, SbWalPushResult *r, SbError *err)
+{
+	uint64_t	estimate = SB_WAL_HEADER_SIZE + s->header.raw_len;
+	uint32_t	d = choose_destination(b->a, estimate, r->holders | r->skipped);
+	bool		ok;
+
+	if (d == NO_DESTINATION)
+		return too_few_copies(b, r, err);
+	ok = write_copy(b, d, w, s, false, r, err);
+	finish_destination(b->a, d, estimate, ok ? SB_WAL_HEADER_SIZE + r->stored_bytes : 0);
+	if (ok)
+		r->holders |= DEST_BIT(d);
+	return ok || skip_destination(b, d, s, r, err);
+}
+
+/* A segment: kept where good copies are (damaged ones rewritten), written until M + 1 destinations hold it. */
 static bool
 archive_segment(const Batch *b, SbWalWorker *w, Source *s, const CopyState *states,
 				SbWalPushResult *r, SbError *err)
 {
-	uint64_t	estimate = SB_WAL_HEADER_SIZE + s->header.raw_len;
-	bool		found = false;
-	uint32_t	d;
-	bool		ok;
-
-	for (d = 0; d < b->a->ndests; d++)
-	{
-		if (states[d] == COPY_DAMAGED && !write_copy(b, d, w, s, true, r, err))
+	if (!keep_copies(b, w, s, states, r, err))
+		return false;
+	while ((uint32_t) __builtin_popcountll(r->holders) < b->a->redundancy + 1)
+		if (!add_copy(b, w, s, r, err))
 			return false;
-		if (states[d] != COPY_ABSENT && !found)
-		{
-			r->destination = (int32_t) d;
-			found = true;
-		}
-	}
-	if (found)
-		return true;
-	d = choose_destination(b->a, estimate);
-	ok = write_copy(b, d, w, s, false, r, err);
-	finish_destination(b->a, d, estimate, ok ? SB_WAL_HEADER_SIZE + r->stored_bytes : 0);
-	r->destination = (int32_t) d;
-	return ok;
+	r->destination = (int32_t) __builtin_ctzll(r->holders);
+	return true;
 }
 
-/* A history file: in every destination; each one tried even when another fails. */
+/*
+ * A history file: in every destination; each one tried even when another
+ * fails.  With redundancy, one that fails is done without while M + 1 hold
+ * the file.
+ */
 static bool
 archive_everywhere(const Batch *b, SbWalWorker *w, Source *s, const CopyState *states,
 				   SbWalPushResult *r, SbError *err)
@@ -597,18 +766,25 @@ archive_everywhere(const Batch *b, SbWalWorker *w, Source *s, const CopyState *s
 	uint32_t	d;
 
 	sb_error_clear(&first);
+	r->destination = -1;
 	for (d = 0; d < b->a->ndests; d++)
 	{
-		if (states[d] == COPY_SAME || write_copy(b, d, w, s, states[d] == COPY_DAMAGED, r, err))
+		if (states[d] == COPY_UNKNOWN)
 			continue;
-		if (ok)
-			first = *err;
-		ok = false;
+		if (states[d] == COPY_SAME)
+			r->holders |= DEST_BIT(d);
+		else if (!write_or_skip(b, d, w, s, states[d] == COPY_DAMAGED, r, err))
+		{
+			if (ok)
+				first = *err;
+			ok = false;
+		}
 	}
 	if (!ok)
-		*err = first;
-	r->destination = -1;
-	return ok;
+		return (*err = first, false);
+	if ((uint32_t) __builtin_popcountll(r->holders) < b->a->redundancy + 1)
+		return too_few_copies(b, r, err);
+	return true;
 }
 
 /* A segment this archive made durable (or read back whole) moments ago, its file untouched since: done. */
@@ -653,7 +829,7 @@ push_one(const Batch *b, const SbWalFile *f, SbWalPushResult *r, SbWalWorker *w)
 	ok = open_source(b->a, &s, err);
 	if (ok && !recalled(b, &s, r))
 	{
-		ok = survey_copies(b, w, &s, states, err) &&
+		ok = survey_copies(b, w, &s, states, r, err) &&
 			(sb_wal_kind_is_segment(s.parsed.kind) ? archive_segment(b, w, &s, states, r, err) :
 			 archive_everywhere(b, w, &s, states, r, err));
 		if (ok && sb_wal_kind_is_segment(s.parsed.kind))

@@ -19,7 +19,7 @@ static const char *const dests[] = {"/mnt/a/bk", "/mnt/b 100%/bk"};
 static SbRecoveryArchive
 archive(void)
 {
-	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 2, 7300000000000000001ULL, 8, NULL};
+	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 2, 7300000000000000001ULL, 8, 0, NULL};
 
 	return a;
 }
