@@ -649,6 +649,20 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE;
 COMMENT ON FUNCTION stripe_expire(int, interval, interval, int) IS
 'remove old backups (never the newest completed one, a running one, a kept one, or one a recovery window needs) and say what went';
 
+-- Write the stripe of a backup with redundancy that lost_destination held
+-- again, from the other stripes, into new_destination/NAME (a folder or
+-- s3://bucket/prefix), read it back, and record it there: stripe_verify,
+-- stripe_restore and stripe_restore_plan by id then read it from there.
+CREATE FUNCTION stripe_rebuild(backup bigint, lost_destination text, new_destination text,
+	OUT stripe int, OUT location text, OUT chunk_records bigint, OUT parity_records bigint,
+	OUT bytes bigint, OUT seconds float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'stripe_rebuild'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE;
+
+COMMENT ON FUNCTION stripe_rebuild(bigint, text, text) IS
+'write a lost stripe of a backup with redundancy again from the others onto a new destination, and record it there';
+
 -- Keep a backup out of retention (keep => false gives it back), and
 -- annotate it (note NULL leaves the note as it is).  A kept diff or incr
 -- keeps the backups it completes.
@@ -780,6 +794,7 @@ REVOKE ALL ON FUNCTION stripe_backup_svg(bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_stats_reset() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_expire(int, interval, interval, int) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_keep(bigint, boolean, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION stripe_rebuild(bigint, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_wal_archive_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_check(interval, boolean) FROM PUBLIC;

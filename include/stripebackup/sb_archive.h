@@ -474,4 +474,32 @@ typedef struct SbIncompleteRestore
 extern bool sb_restore_remove_incomplete(const char *dir, const char *marker,
 										 SbIncompleteRestore *found, SbError *err);
 
+/* ---------- rebuild ---------- */
+
+/* What sb_archive_rebuild_stripe wrote. */
+typedef struct SbRebuildResult
+{
+	char		folder[4096];	/* NEW_DESTINATION/NAME: a location the backup opens from */
+	char		path[4096];		/* the stripe file written there */
+	uint64_t	data_records;	/* chunk records recovered from their groups */
+	uint64_t	parity_records; /* parity records recovered */
+	uint64_t	file_bytes;		/* the stripe file's size */
+	double		seconds;
+} SbRebuildResult;
+
+/*
+ * Write stripe STRIPE (1-based) of A again, from the others (docs/FORMAT.md
+ * 10.4), into NEW_DESTINATION/NAME/ (a folder or s3://bucket/prefix), with
+ * the exact manifest copy A was authenticated by beside it: that folder is
+ * then a location the backup opens from, its stripe there and the others
+ * at their recorded destinations.  The stripe goes under a temporary name,
+ * made durable, renamed; then it is read back and every record checked.
+ * Refused (nothing written): a backup without redundancy, a stripe number
+ * out of range, a stripe that is not lost (unless FORCE), more stripes lost
+ * than the redundancy (naming them), a NEW_DESTINATION that holds that
+ * stripe of the backup already.
+ */
+extern bool sb_archive_rebuild_stripe(SbArchive *a, uint32_t stripe, const char *new_destination,
+									  bool force, SbRebuildResult *result, SbError *err);
+
 #endif							/* SB_ARCHIVE_H */

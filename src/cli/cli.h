@@ -52,6 +52,7 @@ extern int	cmd_wal_get(int argc, char **argv);
 extern int	cmd_wal_list(int argc, char **argv);
 extern int	cmd_wal_verify(int argc, char **argv);
 extern int	cmd_check(int argc, char **argv);
+extern int	cmd_rebuild(int argc, char **argv);
 
 /* Print "stripebackup: error: MESSAGE" and return the exit status for ERR. */
 extern int	cli_report_error(const SbError *err);

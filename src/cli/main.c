@@ -25,6 +25,7 @@ usage(void)
 	printf("  %s verify  LOCATION                                 check every stripe and checksum\n", progname);
 	printf("  %s restore LOCATION --target DIR [OPTION]...        restore into an empty directory\n", progname);
 	printf("  %s report  LOCATION [--svg FILE]                    how each stripe did, as a chart\n", progname);
+	printf("  %s rebuild LOCATION --stripe K --dest DIR           write a lost stripe again\n", progname);
 	printf("\nThe WAL archive (point-in-time recovery):\n");
 	printf("  %s wal-push   --archive DEST[,DEST...] --system-identifier N WALFILE PATH   archive_command\n", progname);
 	printf("  %s wal-get    --archive DEST[,DEST...] --system-identifier N WALFILE PATH   restore_command\n", progname);
@@ -34,7 +35,7 @@ usage(void)
 	printf("  %s check [-d CONNINFO] [--timeout SECONDS] [--nagios]   run stripe_check()\n", progname);
 	printf("\nLOCATION is the backup's folder in any one destination (DEST/NAME); for the\n"
 		   "WAL commands, an archive folder DEST/wal/<system identifier>.\n");
-	printf("show, list, plan, verify, wal-list, wal-verify and check take --output=json: one JSON\n"
+	printf("show, list, plan, verify, rebuild, wal-list, wal-verify and check take --output=json: one JSON\n"
 		   "document whose fields docs/JSON.md (and stripebackup(1)) describe.\n");
 	printf("Run \"%s COMMAND --help\" for a command's options.\n", progname);
 	cli_print_exit_table();
@@ -61,6 +62,7 @@ main(int argc, char **argv)
 		{"wal-list", cmd_wal_list},
 		{"wal-verify", cmd_wal_verify},
 		{"check", cmd_check},
+		{"rebuild", cmd_rebuild},
 	};
 	size_t		i;
 

@@ -1,6 +1,6 @@
 /*
  * read_args.c
- *		Option parsing shared by show, plan, verify and restore.
+ *		Option parsing shared by show, plan, verify, restore and rebuild.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -39,7 +39,10 @@ enum
 	LONG_ALLOW_UNENCRYPTED,
 	LONG_ARCHIVE_MODE,
 	LONG_OWNER,
-	LONG_OUTPUT
+	LONG_OUTPUT,
+	LONG_STRIPE,
+	LONG_DEST,
+	LONG_FORCE
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -94,6 +97,10 @@ option_flag(int c)
 			return OPT_ARCHIVE_MODE;
 		case LONG_OWNER:
 			return OPT_OWNER;
+		case LONG_STRIPE:
+		case LONG_DEST:
+		case LONG_FORCE:
+			return OPT_REBUILD;
 	}
 	return 0;
 }
@@ -208,6 +215,18 @@ apply_option(void *args, int c, const char *arg)
 			break;
 		case LONG_OWNER:
 			a->owner = arg;
+			break;
+		case LONG_STRIPE:
+			if (!cli_parse_int(arg, 1, SB_MAX_STRIPES, &v))
+				return cli_usage_error(a->command, "invalid value \"%s\" for --stripe (1 to %d)", arg,
+									   SB_MAX_STRIPES);
+			a->rebuild_stripe = (uint32_t) v;
+			break;
+		case LONG_DEST:
+			a->rebuild_dest = arg;
+			break;
+		case LONG_FORCE:
+			a->force = true;
 			break;
 		case LONG_ALLOW_UNENCRYPTED:
 			a->allow_unencrypted = true;
@@ -339,6 +358,9 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"allow-unencrypted", no_argument, NULL, LONG_ALLOW_UNENCRYPTED},
 		{"primary-conninfo", required_argument, NULL, LONG_PRIMARY_CONNINFO},
 		{"primary-slot-name", required_argument, NULL, LONG_PRIMARY_SLOT_NAME},
+		{"stripe", required_argument, NULL, LONG_STRIPE},
+		{"dest", required_argument, NULL, LONG_DEST},
+		{"force", no_argument, NULL, LONG_FORCE},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};

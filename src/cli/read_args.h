@@ -1,7 +1,7 @@
 /*
  * read_args.h
  *		Arguments of the commands that read a backup (show, plan, verify,
- *		restore): one parser, each command saying which options it takes.
+ *		restore, rebuild): one parser, each command saying which options it takes.
  */
 #ifndef SB_READ_ARGS_H
 #define SB_READ_ARGS_H
@@ -25,6 +25,7 @@
 #define OPT_ARCHIVE_MODE (1 << 13)	/* --archive-mode: the copy's archiving */
 #define OPT_OWNER		(1 << 14)	/* --owner: who the files of a restore as root belong to */
 #define OPT_OUTPUT		(1 << 15)	/* --output=text|json */
+#define OPT_REBUILD		(1 << 16)	/* --stripe, --dest, --force */
 
 typedef struct ReadArgs
 {
@@ -60,6 +61,9 @@ typedef struct ReadArgs
 	bool		has_key;
 	bool		allow_unencrypted;	/* --allow-unencrypted: a backup in the
 									 * clear is read under a key too */
+	uint32_t	rebuild_stripe; /* rebuild --stripe K; 0 when not given */
+	const char *rebuild_dest;	/* rebuild --dest DIR */
+	bool		force;			/* rebuild --force: a stripe that is not lost too */
 } ReadArgs;
 
 /*

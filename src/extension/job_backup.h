@@ -127,6 +127,14 @@ extern void sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, con
 extern void sbx_backup_crash_cleanup(void);
 
 /*
+ * A stripe of backup ID that stripe_rebuild() wrote again elsewhere: the
+ * history records its new destination, the manifest (which does not
+ * change) the old one.  Each stripe of A lost where its manifest says is
+ * read from its recorded destination instead, where that differs.
+ */
+extern void sbx_backup_apply_recorded_stripes(SbArchive *a, int64 backup_id);
+
+/*
  * Completed backup ID as its history row records it: its folder in the
  * first destination that still holds a manifest, and what it must be (its
  * uuid, encrypted or not, its other folders to try), so that no other

@@ -316,6 +316,31 @@ sbx_backup_recorded(int64 backup_id)
 	return ref;
 }
 
+void
+sbx_backup_apply_recorded_stripes(SbArchive *a, int64 backup_id)
+{
+	SbArchiveExpect ignored;
+	Datum		array;
+	Datum	   *dests;
+	char	   *name;
+	int			ndests;
+	SbError		err;
+
+	read_recorded(backup_id, &name, &array, &ignored);
+	deconstruct_array(DatumGetArrayTypeP(array), TEXTOID, -1, false, TYPALIGN_INT, &dests, NULL,
+					  &ndests);
+	for (uint32_t i = 0; i < a->manifest->nstripes && i < (uint32_t) ndests; i++)
+	{
+		char	   *dest = TextDatumGetCString(dests[i]);
+
+		/* only a stripe lost where the manifest says, and recorded elsewhere: rebuilt there */
+		if (a->lost_why[i] == NULL || strcmp(dest, a->manifest->stripes[i].destination) == 0)
+			continue;
+		if (!sb_archive_set_stripe_dir(a, i + 1, psprintf("%s/%s", dest, a->manifest->name), &err))
+			sbx_raise(&err);
+	}
+}
+
 /* A merge's scratch folder beside backup NAME in DEST, the first destination. */
 static void
 remove_merge_staging(const char *dest, const char *name)

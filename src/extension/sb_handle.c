@@ -12,6 +12,7 @@
 #include "utils/memutils.h"
 
 #include "sb_control.h"
+#include "job_backup.h"
 #include "sb_handle.h"
 #include "sb_key.h"
 #include "sb_s3_settings.h"
@@ -209,5 +210,8 @@ sbx_handle_open_archive(const SbBackupRef *ref, SbOpenFor purpose, SbError *err)
 	if (a == NULL && err == NULL)
 		sbx_raise(&own_err);
 	sbx_handle_own(h, a);
+	/* by id: a stripe stripe_rebuild() wrote elsewhere is read from there */
+	if (a != NULL && ref->backup_id != 0 && a->manifest->redundancy.parity > 0)
+		sbx_backup_apply_recorded_stripes(a, ref->backup_id);
 	return a;
 }

@@ -325,6 +325,17 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text AND h.start_lsn IS NOT NULL"
 		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1",
 	0, {InvalidOid}, SPI_OK_SELECT},
+
+	/* stripe_rebuild(): where stripe $3 of backup $1 is now, the destination $2 */
+	{SB_SQL_BACKUP_MOVE_STRIPE,
+		"UPDATE @extschema@.stripe_backup_history h SET destinations[$3] = $2"
+		" WHERE h.id OPERATOR(pg_catalog.=) $1",
+	3, {INT8OID, TEXTOID, INT4OID}, SPI_OK_UPDATE},
+
+	{SB_SQL_BACKUP_MOVE_STRIPE_ROW,
+		"UPDATE @extschema@.stripe_backup_stripe_history s SET destination = $2"
+		" WHERE s.backup_id OPERATOR(pg_catalog.=) $1 AND s.stripe OPERATOR(pg_catalog.=) $3",
+	3, {INT8OID, TEXTOID, INT4OID}, SPI_OK_UPDATE},
 };
 
 const SbStatementDef *

@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(70);
+SELECT plan(71);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text', 'integer'],
@@ -38,6 +38,7 @@ SELECT has_view('stripe_backup_timeline');
 SELECT has_function('stripe_calibrate', ARRAY['text[]', 'integer', 'integer', 'integer', 'boolean', 'boolean']);
 SELECT has_function('stripe_expire', ARRAY['integer', 'interval', 'interval', 'integer']);
 SELECT has_function('stripe_keep', ARRAY['bigint', 'boolean', 'text']);
+SELECT has_function('stripe_rebuild', ARRAY['bigint', 'text', 'text']);
 SELECT ok(has_table_privilege('pg_monitor', 'stripe_backup_progress', 'SELECT')
 	AND has_function_privilege('pg_monitor', 'stripebackup_progress()', 'EXECUTE'),
 	'pg_monitor may watch stripe_backup_progress');

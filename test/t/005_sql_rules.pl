@@ -45,8 +45,8 @@ sub problems
 	# Every operator in OPERATOR(pg_catalog.x); nothing else looks like one.
 	while ($s =~ /OPERATOR\s*\(\s*(?!pg_catalog\.)([^)]*)\)/gi) { push @found, "operator $1 not in pg_catalog" }
 	$s =~ s/OPERATOR\s*\(\s*pg_catalog\.[^)\s]+\s*\)/ OP /gi;
-	# UPDATE ... SET column = value, ...: assignments, not operators.
-	$s =~ s/(\bSET\b|,)\s*\w+\s*=(?!=)/$1 ASSIGN /gi;
+	# UPDATE ... SET column = value, ... (or column[subscript] = value): assignments, not operators.
+	$s =~ s/(\bSET\b|,)\s*\w+(?:\[\s*PARAM\s*\])?\s*=(?!=)/$1 ASSIGN /gi;
 	(my $ops = $s) =~ s/\bcount\s*\(\s*\*\s*\)|\w+\.\*|\(\s*\*\s*\)/ /gi;
 	while ($ops =~ m{([-+*/<>=~!@#%^&|`?]+)}g) { push @found, "bare operator \"$1\"" }
 

@@ -16,6 +16,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use StripeBackupTest;
 use Test::More;
+use File::Path ();
 
 my $node = PostgreSQL::Test::Cluster->new('hostile');
 $node->init(extra => ['--data-checksums'], allows_streaming => 1);
@@ -223,6 +224,15 @@ sub call_everything
 		sub { "SELECT public.stripe_backup($dests, type => 'incr')" },
 		sub { 'SELECT public.stripe_merge(' . $last->() . ', redundancy => 1)' },
 		sub { "SELECT public.stripe_backup($dests, redundancy => 1)" },
+		sub {
+			# its last stripe lost, then written again elsewhere and recorded there
+			my $id = $last->();
+			my $name = admin_sql("SELECT name FROM public.stripe_backup_history WHERE id = $id");
+			my $new = "$base/rebuilt-$caller";
+			File::Path::rmtree("$dests[-1]/$name");
+			File::Path::make_path($new);
+			"SELECT * FROM public.stripe_rebuild($id, '$dests[-1]', '$new')";
+		},
 		sub { 'SELECT * FROM public.stripe_backups' },
 		sub { 'SELECT * FROM public.stripe_backup_stripes' },
 		sub { 'SELECT * FROM public.stripe_backup_timeline' },

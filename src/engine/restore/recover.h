@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_manifest.h"
 #include "format/format.h"
 #include "format/parity.h"
@@ -94,5 +95,14 @@ extern void sb_recovery_close(SbRecovery *r);
 
 /* The index entry of a recovered record (OFFSET 0: it is in no stripe). */
 extern void sb_recover_entry(const SbChunkHeader *h, SbIndexEntry *e);
+
+/*
+ * Verify's check of every parity record of A's stripes that are not lost
+ * (verify_parity.c): each damaged one is a problem to ON_PROBLEM, of its
+ * stripe, made up for (the data it covers is whole).  Returns how many
+ * problems; UINT64_MAX (ERR) when the check could not run.
+ */
+extern uint64_t sb_verify_parity(const SbArchive *a, SbProblemFn on_problem,
+								 void *problem_arg, SbError *err);
 
 #endif							/* SB_RECOVER_H */

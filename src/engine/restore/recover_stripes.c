@@ -84,25 +84,6 @@ read_data(SbRecovery *r, SbStripeReader *reader, uint64_t chunk_id, uint8_t *buf
 	return SB_MEMBER_GOOD;
 }
 
-/* A parity record's header and payload against its index entry; the payload into BUF. */
-static bool
-check_parity(const SbIndexEntry *e, const uint8_t *record, size_t got, SbError *err)
-{
-	SbChunkHeader h;
-
-	if (got < SB_CHUNK_HEADER_SIZE + (size_t) e->stored_len)
-		return sb_error_set(err, SB_ECORRUPT, "the stripe ends inside it");
-	if (!sb_format_decode_chunk(record, &h, err))
-		return false;
-	if (h.kind != SB_CHUNK_KIND_PARITY || h.chunk_id != e->chunk_id ||
-		h.stored_len != e->stored_len || h.raw_len != h.stored_len || h.codec != 0 ||
-		h.cipher != 0 || h.stored_hash != e->stored_hash)
-		return sb_error_set(err, SB_ECORRUPT, "its header disagrees with the stripe index");
-	if (sb_hash64(record + SB_CHUNK_HEADER_SIZE, h.stored_len) != h.stored_hash)
-		return sb_error_set(err, SB_ECORRUPT, "checksum mismatch");
-	return true;
-}
-
 static SbMemberStatus
 read_parity(SbRecovery *r, SbStripeReader *reader, uint64_t parity_id, uint8_t *buf,
 			size_t cap, size_t *len, SbError *why)
@@ -119,7 +100,7 @@ read_parity(SbRecovery *r, SbStripeReader *reader, uint64_t parity_id, uint8_t *
 	}
 	e = &reader->parity_entries[i];
 	if (!read_record(reader, e, r->record, r->cap, &got, why) ||
-		!check_parity(e, r->record, got, why) || e->stored_len > cap)
+		!sb_stripe_check_parity_record(e, r->record, got, why) || e->stored_len > cap)
 	{
 		sb_error_prefix(why, "parity record %" PRIu64 " in stripe %u", parity_id, reader->index + 1);
 		return SB_MEMBER_LOST;

@@ -314,6 +314,24 @@ sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const uint8_t *recor
 	return true;
 }
 
+bool
+sb_stripe_check_parity_record(const SbIndexEntry *e, const uint8_t *record, size_t got, SbError *err)
+{
+	SbChunkHeader h;
+
+	if (got < SB_CHUNK_HEADER_SIZE + (size_t) e->stored_len)
+		return sb_error_set(err, SB_ECORRUPT, "the stripe ends inside it");
+	if (!sb_format_decode_chunk(record, &h, err))
+		return false;
+	if (h.kind != SB_CHUNK_KIND_PARITY || h.chunk_id != e->chunk_id ||
+		h.stored_len != e->stored_len || h.raw_len != h.stored_len || h.codec != 0 ||
+		h.cipher != 0 || h.stored_hash != e->stored_hash)
+		return sb_error_set(err, SB_ECORRUPT, "its header disagrees with the stripe index");
+	if (sb_hash64(record + SB_CHUNK_HEADER_SIZE, h.stored_len) != h.stored_hash)
+		return sb_error_set(err, SB_ECORRUPT, "checksum mismatch");
+	return true;
+}
+
 uint32_t
 sb_entry_payload_len(const SbIndexEntry *e)
 {

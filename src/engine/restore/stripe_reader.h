@@ -44,6 +44,13 @@ extern size_t sb_stripe_record_length(const SbStripeReader *r, uint64_t i);
 extern bool sb_stripe_check_record(const SbStripeReader *r, uint64_t i, const uint8_t *record,
 								   size_t got, SbError *err);
 
+/*
+ * Check parity record E (FORMAT.md 10.2), read into RECORD (GOT bytes): its
+ * header against its index entry, and its payload's hash.
+ */
+extern bool sb_stripe_check_parity_record(const SbIndexEntry *e, const uint8_t *record, size_t got,
+										  SbError *err);
+
 extern void sb_stripe_close(SbStripeReader *r);
 
 /* The bytes of E's payload before sealing: the codec's output (all of it in the clear). */

@@ -14,6 +14,7 @@
 #include "restore/archive_auth.h"
 #include "restore/chain.h"
 #include "restore/read_pipeline.h"
+#include "restore/recover.h"
 
 /* Report one problem about no single stripe or chunk. */
 static void
@@ -224,6 +225,14 @@ verify_one(SbArchive *a, const SbReadOptions *options,
 	ok = sb_read_pipeline_run(&config, problems, err);
 	if (ok && !config.windowed)
 		found += report_file_crcs(a->manifest, &fc, on_problem, problem_arg);
+	if (ok)
+	{
+		/* the pipeline reads parity only to recover: damaged parity is found here */
+		uint64_t	parity = sb_verify_parity(a, on_problem, problem_arg, err);
+
+		ok = parity != UINT64_MAX;
+		found += ok ? parity : 0;
+	}
 	sb_file_check_free(&fc);
 	*problems += found;
 	return ok;
