@@ -271,6 +271,10 @@ bench-delta:
 bench-encryption:
 	bash test/bench/encryption.sh $(or $(SCALE),200) $(or $(ROUNDS),5)
 
+# Redundancy across the stripes on throttled devices (needs root): make bench-redundancy SCALE=20 SEGMENTS=24
+bench-redundancy:
+	bash test/bench/redundancy.sh $(or $(SCALE),20) $(or $(SEGMENTS),24)
+
 # Object storage: make bench-s3 SCALE=100 ROUNDS=3
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
