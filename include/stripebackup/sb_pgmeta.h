@@ -33,6 +33,12 @@ typedef struct SbPgMeta
 	char	  **archive_destinations;	/* the WAL archive in force at the backup
 										 * (a hint: it may have moved since) */
 	uint32_t	narchive_destinations;
+	uint32_t	archive_redundancy; /* stripebackup.archive_redundancy then (each
+									 * segment in M + 1 of them); 0 when absent
+									 * or not valid */
+	char		bad_archive_redundancy[32]; /* what the metadata holds instead of
+											 * an integer below the number of
+											 * destinations ("": nothing wrong) */
 } SbPgMeta;
 
 /*

@@ -61,6 +61,12 @@ restore_usage(void)
 		   "                           the WAL archive's destinations (default: those of the\n"
 		   "                           backup that hold one); the restore is refused when\n"
 		   "                           recovery would stop short of the target unnoticed\n");
+	printf("      --archive-redundancy=M\n"
+		   "                           the archive holds each segment in M + 1 destinations\n"
+		   "                           (stripebackup.archive_redundancy): restore_command\n"
+		   "                           lets M of them be missing (default: what the backup\n"
+		   "                           recorded, when the archive is the one it recorded;\n"
+		   "                           else 0: every destination is needed)\n");
 	printf("      --archive-mode=MODE  the copy's WAL archiving: off (the default with a\n"
 		   "                           recovery target: the copy does not write its new\n"
 		   "                           timeline into its source's archive) or keep (the\n"
@@ -223,7 +229,7 @@ cmd_restore(int argc, char **argv)
 	if ((rc = read_args_parse(argc, argv, "restore",
 							  OPT_TARGET | OPT_JOBS | OPT_STRIPE_PATH | OPT_PROGRESS | OPT_IO | OPT_KEEP |
 							  OPT_TS_MAPPING | OPT_RECOVERY | OPT_ARCHIVE | OPT_STANDBY | OPT_DELTA |
-							  OPT_ARCHIVE_MODE | OPT_OWNER,
+							  OPT_ARCHIVE_MODE | OPT_OWNER | OPT_ARCHIVE_REDUNDANCY,
 							  restore_usage, &args)) >= 0)
 		return rc;
 	if (args.target == NULL)

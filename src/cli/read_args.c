@@ -42,7 +42,8 @@ enum
 	LONG_OUTPUT,
 	LONG_STRIPE,
 	LONG_DEST,
-	LONG_FORCE
+	LONG_FORCE,
+	LONG_ARCHIVE_REDUNDANCY
 };
 
 /* Which OPT_ flag each option needs; 0 = every command takes it. */
@@ -101,6 +102,8 @@ option_flag(int c)
 		case LONG_DEST:
 		case LONG_FORCE:
 			return OPT_REBUILD;
+		case LONG_ARCHIVE_REDUNDANCY:
+			return OPT_ARCHIVE_REDUNDANCY;
 	}
 	return 0;
 }
@@ -156,6 +159,16 @@ apply_recovery_option(ReadArgs *a, int c, const char *arg)
 	}
 	else if (c == LONG_ARCHIVE)
 		return cli_add_destinations(a->command, "--archive", arg, a->archive, &a->narchive);
+	else if (c == LONG_ARCHIVE_REDUNDANCY)
+	{
+		long		v;
+
+		/* Below the number of destinations: said once the archive is known. */
+		if (!cli_parse_int(arg, 0, SB_MAX_STRIPES - 1, &v))
+			return cli_usage_error(a->command, "invalid value \"%s\" for --archive-redundancy (0 to %d)",
+								   arg, SB_MAX_STRIPES - 1);
+		a->archive_redundancy = (int) v;
+	}
 	else if (c == LONG_STANDBY)
 		a->standby.enabled = true;
 	else if (c == LONG_PRIMARY_CONNINFO)
@@ -273,9 +286,11 @@ check_recovery_options(const ReadArgs *a, int allowed, bool exclusive)
 	if (t->kind == SB_RECOVERY_NONE)
 	{
 		if (exclusive || t->timeline != NULL || t->action != NULL ||
-			(a->narchive > 0 && (allowed & OPT_RECOVERY) != 0 && !a->standby.enabled))
-			return cli_usage_error(a->command, "--target-exclusive, --target-timeline, --target-action and "
-								   "--archive go with a recovery target (--target-time ...)");
+			((a->narchive > 0 || a->archive_redundancy >= 0) && (allowed & OPT_RECOVERY) != 0 &&
+			 !a->standby.enabled))
+			return cli_usage_error(a->command, "--target-exclusive, --target-timeline, --target-action, "
+								   "--archive and --archive-redundancy go with a recovery target "
+								   "(--target-time ...)");
 		return -1;
 	}
 	if (exclusive && t->kind >= SB_RECOVERY_IMMEDIATE)
@@ -351,6 +366,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 		{"target-action", required_argument, NULL, LONG_TARGET_ACTION},
 		{"archive", required_argument, NULL, LONG_ARCHIVE},
 		{"archive-mode", required_argument, NULL, LONG_ARCHIVE_MODE},
+		{"archive-redundancy", required_argument, NULL, LONG_ARCHIVE_REDUNDANCY},
 		{"owner", required_argument, NULL, LONG_OWNER},
 		{"standby", no_argument, NULL, LONG_STANDBY},
 		{"delta", no_argument, NULL, LONG_DELTA},
@@ -369,6 +385,7 @@ read_args_parse(int argc, char **argv, const char *command, int allowed,
 	memset(a, 0, sizeof(*a));
 	a->command = command;
 	a->keep = SB_KEEP_TO_RESTORE;
+	a->archive_redundancy = -1;
 	a->recovery.inclusive = true;
 	if ((rc = cli_parse_options(argc, argv, "t:j:Ph", longopts, command, allowed, option_flag,
 								apply_option, a, usage)) >= 0 ||

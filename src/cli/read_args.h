@@ -26,6 +26,7 @@
 #define OPT_OWNER		(1 << 14)	/* --owner: who the files of a restore as root belong to */
 #define OPT_OUTPUT		(1 << 15)	/* --output=text|json */
 #define OPT_REBUILD		(1 << 16)	/* --stripe, --dest, --force */
+#define OPT_ARCHIVE_REDUNDANCY (1 << 17)	/* --archive-redundancy: restore_command's wal-get --redundancy */
 
 typedef struct ReadArgs
 {
@@ -50,6 +51,7 @@ typedef struct ReadArgs
 	SbRecoveryTarget recovery;	/* kind SB_RECOVERY_NONE without a --target-* option */
 	char	   *archive[SB_MAX_STRIPES];	/* --archive (owned); none = the backup's destinations */
 	uint32_t	narchive;
+	int			archive_redundancy; /* --archive-redundancy; -1: not given */
 	SbStandby	standby;		/* --standby and what it streams from */
 	bool		delta;			/* --delta: refresh a stopped copy in place */
 	bool		one_backup;		/* open the backup alone, not the chain it completes */

@@ -114,13 +114,19 @@ recorded_destinations(const SbPgMeta *meta, CliRecovery *r)
 		const char *dest = meta->archive_destinations[i];
 
 		if (!sb_store_is_absolute(dest))
+		{
 			fprintf(stderr, "%s: warning: the backup records \"%s\" as its WAL archive, which is not an "
 					"absolute path or an object-storage location: passed over\n", progname, dest);
+			r->passed_over++;
+		}
 		else if (found_already(r, dest))
 			continue;
 		else if (!holds_archive(dest, r->system_identifier))
+		{
 			fprintf(stderr, "%s: warning: \"%s\", the WAL archive when the backup was taken, holds none "
 					"of system %llu now: passed over\n", progname, dest, (unsigned long long) r->system_identifier);
+			r->passed_over++;
+		}
 		else if ((r->owned[r->ndests] = strdup(dest)) != NULL)
 		{
 			r->dests[r->ndests] = r->owned[r->ndests];
@@ -142,12 +148,14 @@ backup_destinations(const SbArchive *a, const SbPgMeta *meta, CliRecovery *r, Sb
 	recorded_destinations(meta, r);
 	if (r->ndests > 0)
 	{
+		r->recorded = true;
 		printf("archive: ");
 		for (i = 0; i < r->ndests; i++)
 			printf("%s%s", i > 0 ? ", " : "", r->dests[i]);
 		printf(" (where the backup's WAL was archived when it was taken; --archive names another)\n");
 		return true;
 	}
+	r->passed_over = 0;			/* not the recorded archive: its redundancy says nothing here */
 	for (i = 0; i < a->manifest->nstripes; i++)
 		take_if_archive(r, a->stripe_paths[i] ? destination_of(a->stripe_paths[i]) : NULL);
 	if (r->ndests == 0)
@@ -155,6 +163,129 @@ backup_destinations(const SbArchive *a, const SbPgMeta *meta, CliRecovery *r, Sb
 							"name it with --archive DEST[,DEST...]",
 							meta->narchive_destinations > 0 ? ", nor of the archive it recorded," : "",
 							(unsigned long long) r->system_identifier);
+	return true;
+}
+
+/* Are destinations A and B the same, a trailing slash aside? */
+static bool
+same_destination(const char *a, const char *b)
+{
+	size_t		la = strlen(a);
+	size_t		lb = strlen(b);
+
+	while (la > 1 && a[la - 1] == '/')
+		la--;
+	while (lb > 1 && b[lb - 1] == '/')
+		lb--;
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* Is DEST among the N of LIST? */
+static bool
+listed(const char *dest, const char *const *list, uint32_t n)
+{
+	uint32_t	i;
+
+	for (i = 0; i < n; i++)
+		if (same_destination(dest, list[i]))
+			return true;
+	return false;
+}
+
+/* Does --archive name the archive the backup recorded: each of its destinations, and no other? */
+static bool
+names_recorded_archive(const ReadArgs *args, const SbPgMeta *meta)
+{
+	const char *const *given = (const char *const *) args->archive;
+	const char *const *recorded = (const char *const *) meta->archive_destinations;
+	uint32_t	i;
+
+	if (args->narchive == 0 || args->narchive != meta->narchive_destinations)
+		return false;
+	for (i = 0; i < args->narchive; i++)
+		if (!listed(given[i], recorded, meta->narchive_destinations) ||
+			!listed(recorded[i], given, args->narchive))
+			return false;
+	return true;
+}
+
+/* The destinations of R's archive, each counted once. */
+static uint32_t
+distinct_destinations(const CliRecovery *r)
+{
+	uint32_t	i,
+				n = 0;
+
+	for (i = 0; i < r->ndests; i++)
+		if (!listed(r->dests[i], r->dests, i))
+			n++;
+	return n;
+}
+
+/*
+ * The archive redundancy M the user gave (--archive-redundancy), or the
+ * one the backup recorded when R is the archive it names; false for none.
+ * The metadata is not trusted: a value that is not valid is said and
+ * ignored, so that every destination is needed, as without it.
+ */
+static bool
+asked_redundancy(const ReadArgs *args, const SbPgMeta *meta, const CliRecovery *r, uint32_t *m,
+				 const char **from)
+{
+	if (args->archive_redundancy >= 0)
+	{
+		*m = (uint32_t) args->archive_redundancy;
+		*from = "--archive-redundancy";
+		return true;
+	}
+	if (!r->recorded)
+		return false;
+	if (meta->bad_archive_redundancy[0] != '\0')
+	{
+		fprintf(stderr, "%s: warning: the backup records archive redundancy %s, which is not an integer "
+				"from 0 to %u (one below its %u archive destinations): ignored, every archive destination "
+				"is needed (--archive-redundancy says otherwise)\n", progname, meta->bad_archive_redundancy,
+				meta->narchive_destinations > 0 ? meta->narchive_destinations - 1 : 0,
+				meta->narchive_destinations);
+		return false;
+	}
+	*m = meta->archive_redundancy;
+	*from = "recorded by the backup";
+	return meta->archive_redundancy > 0;
+}
+
+/*
+ * restore_command's wal-get --redundancy: how many destinations may be
+ * missing while the others still say a file is not in the archive (an
+ * archive written with M holds each file in M + 1).  The recorded
+ * destinations passed over are missing already, so they count against M.
+ * M must leave a destination that holds every file: a value from the user
+ * that does not is an error, one from the metadata is said and ignored.
+ */
+static bool
+choose_redundancy(const ReadArgs *args, const SbPgMeta *meta, CliRecovery *r, SbError *err)
+{
+	uint32_t	m;
+	const char *from;
+	uint32_t	all = distinct_destinations(r) + r->passed_over;
+
+	if (!asked_redundancy(args, meta, r, &m, &from) || m == 0)
+		return true;
+	if (m >= all && args->archive_redundancy >= 0)
+		return sb_error_set(err, SB_EINVAL, "--archive-redundancy %u needs at least %u WAL archive "
+							"destinations; the archive has %u", m, m + 1, all);
+	if (m >= all)
+	{
+		fprintf(stderr, "%s: warning: the backup records archive redundancy %u, but the archive has %u "
+				"destination%s: ignored, every archive destination is needed\n", progname, m, all,
+				all == 1 ? "" : "s");
+		return true;
+	}
+	r->redundancy = m > r->passed_over ? m - r->passed_over : 0;
+	snprintf(r->redundancy_why, sizeof(r->redundancy_why),
+			 "restore_command lets %u archive destination%s be missing (archive redundancy %u, %s%s)",
+			 r->redundancy, r->redundancy == 1 ? "" : "s", m, from,
+			 r->passed_over > 0 ? ", less those passed over" : "");
 	return true;
 }
 
@@ -214,7 +345,9 @@ cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *m
 		return false;
 	for (i = 0; i < args->narchive; i++)
 		r->dests[r->ndests++] = args->archive[i];
-	if (r->ndests == 0 && !backup_destinations(a, meta, r, err))
+	r->recorded = names_recorded_archive(args, meta);
+	if ((r->ndests == 0 && !backup_destinations(a, meta, r, err)) ||
+		!choose_redundancy(args, meta, r, err))
 		return false;
 	r->where.paths = r->dests;
 	r->where.count = r->ndests;
@@ -236,7 +369,8 @@ standby_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta, 
 
 	if (cli_recovery_archive(args, a, meta, r, err))
 		return true;
-	if (!found_by_us || err->code != SB_EINVAL)
+	/* found, but its redundancy refused: that is the user's to hear */
+	if (!found_by_us || err->code != SB_EINVAL || r->ndests > 0)
 		return false;
 	cli_recovery_free(r);		/* no destination of the backup holds an archive */
 	sb_error_clear(err);
@@ -326,7 +460,9 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	archive.ndestinations = r->ndests;
 	archive.system_identifier = r->system_identifier;
 	archive.prefetch = SB_RECOVERY_PREFETCH;
-	archive.redundancy = 0;		/* the command's restore has no --redundancy yet */
+	archive.redundancy = r->redundancy;
+	if (r->redundancy_why[0] != '\0')
+		printf("WAL:     %s\n", r->redundancy_why);
 	archive.key_file = args->has_key ? key_file : NULL;
 	/* no --target-timeline, and the check chose the one that holds the target */
 	if (r->timeline[0] != '\0')

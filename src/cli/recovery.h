@@ -20,12 +20,19 @@ typedef struct CliRecovery
 	SbRecoveryWal wal;			/* what the archive holds */
 	char		timeline[16];	/* no --target-timeline: the one chosen (wal.chosen_timeline),
 								 * for recovery_target_timeline; "" for none */
+	bool		recorded;		/* the archive is the one the backup's metadata names */
+	uint32_t	passed_over;	/* destinations of it that hold none of the system now */
+	uint32_t	redundancy;		/* wal-get --redundancy in restore_command: the
+								 * destinations of DESTS that may be missing */
+	char		redundancy_why[160];	/* where it comes from, said by the restore */
 } CliRecovery;
 
 /*
  * The WAL archive of the backup A (META its metadata): --archive, or else
  * the backup's destinations that hold one of its system (none: SB_EINVAL
- * asking for --archive).  Free with cli_recovery_free.
+ * asking for --archive), and the archive redundancy restore_command
+ * carries (--archive-redundancy, or the metadata's for the archive it
+ * names, else 0).  Free with cli_recovery_free.
  */
 extern bool cli_recovery_archive(const ReadArgs *args, const SbArchive *a, const SbPgMeta *meta,
 								 CliRecovery *r, SbError *err);

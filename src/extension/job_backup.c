@@ -486,7 +486,9 @@ append_tablespaces_json(StringInfo s, List *tablespaces)
 /*
  * The WAL archive in force (stripebackup.archive_destinations), as a hint
  * for a restore without the server: the command checks that each holds an
- * archive of this system before it uses one.
+ * archive of this system before it uses one.  With its copies
+ * (stripebackup.archive_redundancy), so that the command's restore_command
+ * can let as many destinations be missing as the archive has copies for.
  */
 static void
 append_archive_json(StringInfo s)
@@ -506,6 +508,8 @@ append_archive_json(StringInfo s)
 		escape_json(s, dests[i]);
 	}
 	appendStringInfoString(s, "]");
+	if (sb_guc_archive_redundancy > 0)
+		appendStringInfo(s, ", \"archive_redundancy\": %d", sb_guc_archive_redundancy);
 }
 
 /* What a restore of this backup needs to know about the cluster. */

@@ -4,9 +4,11 @@
 # per destination in stripe_wal_archive; a destination back takes segments
 # again; fewer destinations than the copies need stops archiving until one
 # is back.  Then with one destination gone: a point-in-time restore through
-# the archive recovers the rows, wal-verify names the destination and the
-# under-replicated segments, and WAL retention removes every copy of what
-# expired from the destinations that are left; the destination replaced,
+# the archive recovers the rows, by SQL and by the command (whose
+# restore_command carries the archive redundancy the backup recorded),
+# wal-verify names the destination and the under-replicated segments, and
+# WAL retention removes every copy of what expired from the destinations
+# that are left; the destination replaced,
 # wal-verify --repair makes the copies again.  The command's wal-push
 # --redundancy with a destination missing, and one too many asked.
 use strict;
@@ -136,6 +138,41 @@ like($err, qr/"[0-9A-F]{24}" is under-replicated: in 1 of the 3 destinations; WA
 ($rc, $out, $err) = run_stripebackup('wal-verify', '--archive', join(',', $archive[0], $archive[2]),
 	'--system-identifier', $sysid);
 is($rc, 0, 'without the redundancy check, what is left reads whole') or diag($err);
+
+# The command's restore naming the archive, the destination still gone:
+# restore_command carries the archive redundancy the backup recorded, so
+# recovery asking for what the archive lacks (the next timeline's history
+# file) hears "not in the archive" rather than stopping.
+my $location = backup_location($node, $backup);
+($rc, $out, $err) = run_stripebackup('show', '--json', $location);
+like($out, qr/"archive_redundancy":\s*1\b/, 'the backup records the archive redundancy in its metadata');
+my $by_command = PostgreSQL::Test::Cluster->new('by_command');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $by_command->data_dir,
+	'--target-time', $time, '--archive', join(',', @archive));
+is($rc, 0, 'the command: restore to a time with an archive destination gone') or diag($out, $err);
+like($out, qr/restore_command lets 1 archive destination be missing \(archive redundancy 1, recorded by the backup\)/,
+	'saying how many destinations restore_command lets be missing');
+like(slurp_file($by_command->data_dir . '/postgresql.auto.conf'), qr/wal-get .* --redundancy 1 /,
+	'restore_command: wal-get --redundancy 1');
+$by_command->append_conf('postgresql.conf', 'port = ' . $by_command->port);
+$by_command->start;
+$by_command->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'by_command did not promote';
+is($by_command->safe_psql('postgres', 'SELECT string_agg(n::text, \',\' ORDER BY n) FROM marks'), '1,2,3,4,5,6',
+	'the command: the copy reaches the target and holds the rows');
+$by_command->stop;
+
+# --archive-redundancy overrides it, within what the archive can hold.
+my $other_dir = PostgreSQL::Test::Utils::tempdir() . '/other';
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $other_dir, '--target-time', $time,
+	'--archive', join(',', @archive), '--archive-redundancy', '0');
+is($rc, 0, '--archive-redundancy 0') or diag($err);
+unlike(slurp_file("$other_dir/postgresql.auto.conf"), qr/--redundancy/, 'restore_command then needs every destination');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', "$other_dir-2", '--target-time', $time,
+	'--archive', join(',', @archive), '--archive-redundancy', '3');
+isnt($rc, 0, '--archive-redundancy 3 over three destinations is refused');
+like($err, qr/--archive-redundancy 3 needs at least 4 WAL archive destinations; the archive has 3/, 'naming both numbers');
+($rc, $out, $err) = run_stripebackup('restore', $location, '--target', "$other_dir-3", '--archive-redundancy', '1');
+is($rc, 2, '--archive-redundancy without a recovery target or --standby: a usage error');
 
 # The destination replaced (empty): wal-verify --repair copies again what
 # has one copy left, and the archive is whole again.

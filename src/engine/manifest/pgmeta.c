@@ -72,6 +72,32 @@ read_archive_destinations(const cJSON *array, SbPgMeta *info, SbError *err)
 	return true;
 }
 
+/*
+ * "archive_redundancy": an integer from 0 to one below the number of
+ * destinations recorded (each segment in M + 1 of them), since a reader
+ * lets that many destinations be missing; anything else is kept, as text,
+ * for the reader to name, and counts as none.
+ */
+static void
+read_archive_redundancy(const cJSON *item, SbPgMeta *info)
+{
+	char	   *text;
+
+	if (item == NULL)
+		return;
+	if (cJSON_IsNumber(item) && item->valuedouble >= 0 && item->valuedouble < SB_MAX_STRIPES &&
+		item->valuedouble == (double) (int) item->valuedouble &&
+		(item->valuedouble == 0 || (uint32_t) item->valuedouble < info->narchive_destinations))
+	{
+		info->archive_redundancy = (uint32_t) item->valuedouble;
+		return;
+	}
+	text = cJSON_PrintUnformatted(item);
+	snprintf(info->bad_archive_redundancy, sizeof(info->bad_archive_redundancy), "%s",
+			 text != NULL ? text : "?");
+	cJSON_free(text);
+}
+
 bool
 sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 {
@@ -99,6 +125,8 @@ sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 			tli->valuedouble <= UINT_MAX ? (unsigned) tli->valuedouble : 0;
 		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err) &&
 			read_archive_destinations(cJSON_GetObjectItemCaseSensitive(meta, "archive_destinations"), info, err);
+		if (ok)
+			read_archive_redundancy(cJSON_GetObjectItemCaseSensitive(meta, "archive_redundancy"), info);
 	}
 	cJSON_Delete(meta);
 	if (!ok)

@@ -1,7 +1,7 @@
 /*
  * wal_push.c
- *		Archiving WAL files: the archive, where each file goes, what the
- *		destinations already hold of it, and many files at once.
+ *		Archiving WAL files: the archive, what the destinations already
+ *		hold of each file, writing its copies, and many files at once.
  *
  * A segment goes to one destination: WAL is written once and read once, so
  * spreading segments spreads the bytes and the load as the weights say.
@@ -9,7 +9,8 @@
  * the one was, among those not holding it yet, so the load still follows
  * the weights; a destination that fails (missing, unwritable, an I/O
  * error) is then done without, and said in the result, as long as M + 1
- * others take the file (DECISIONS.md, "Copies of each segment").
+ * others take the file (DECISIONS.md, "Copies of each segment").  Which
+ * destinations, and the counting the weights need, are wal_place.c's.
  * Timeline and backup history files go to every destination: they are
  * tiny, recovery asks for them first, and without them the segments of
  * later timelines cannot be told apart (DECISIONS.md).
@@ -43,32 +44,24 @@
 #include "util/parallel.h"
 #include "util/thread.h"
 #include "wal/wal_internal.h"
+#include "wal/wal_place.h"
 #include "wal/wal_recent.h"
 
 #define MAX_WORKERS 64
 
-/* No destination can take a copy. */
-#define NO_DESTINATION UINT32_MAX
-
-#define DEST_BIT(d) ((uint64_t) 1 << (d))
+#define DEST_BIT(d) SB_WAL_DEST_BIT(d)
 
 struct SbWalArchive
 {
 	char	  **dests;
 	uint32_t	ndests;
 	uint64_t	sysid;
-	SbBalance	balance;
 	SbCodec		codec;
 	int			level;
 	uint32_t	workers;
 	uint32_t	segment_size;
-	uint32_t	redundancy;		/* M: a file is archived once M + 1 destinations hold it */
-	double		share[SB_MAX_STRIPES];	/* w_i / W */
 	SbWalWorker *slots;			/* one per worker */
-	pthread_mutex_t lock;		/* guards what follows */
-	bool		counted;		/* held[] started from what the destinations hold */
-	uint64_t	held[SB_MAX_STRIPES];	/* bytes of segment files per destination */
-	uint32_t	in_flight[SB_MAX_STRIPES];	/* segments being written to each */
+	SbWalPlacement place;		/* where each copy goes, and what each destination holds */
 	SbWalRecent recent;			/* segments made durable or read back moments ago */
 	bool		sealing;		/* every file is sealed with KEY */
 	SbKey		key;			/* the options' key, copied: wiped at close */
@@ -232,26 +225,19 @@ check_destinations_exist(const SbWalArchiveOptions *o, SbError *err)
 static bool
 copy_settings(SbWalArchive *a, const SbWalArchiveOptions *o, SbError *err)
 {
-	double		total = 0;
 	uint32_t	i;
 
 	a->ndests = o->ndestinations;
 	a->sysid = o->system_identifier;
-	a->balance = o->balance;
 	a->codec = o->codec;
 	a->level = o->codec == SB_CODEC_ZSTD ? o->level : 0;
 	a->workers = o->workers ? o->workers : sb_cpu_count();
 	if (a->workers > MAX_WORKERS)
 		a->workers = MAX_WORKERS;
 	a->segment_size = sb_wal_segment_size_of(o->segment_size);
-	a->redundancy = o->redundancy;
 	a->sealing = o->encryption_key != NULL;
 	if (a->sealing)
 		a->key = *o->encryption_key;
-	for (i = 0; i < a->ndests; i++)
-		total += o->weights ? o->weights[i] : 1;
-	for (i = 0; i < a->ndests; i++)
-		a->share[i] = (o->weights ? o->weights[i] : 1) / total;
 	if ((a->dests = sb_alloc(a->ndests * sizeof(char *), err)) == NULL)
 		return false;
 	for (i = 0; i < a->ndests; i++)
@@ -290,7 +276,7 @@ sb_wal_archive_open(const SbWalArchiveOptions *o, SbError *err)
 		return NULL;
 	if ((a = sb_alloc(sizeof(SbWalArchive), err)) == NULL)
 		return NULL;
-	pthread_mutex_init(&a->lock, NULL);
+	sb_wal_place_init(&a->place, o);
 	sb_wal_recent_init(&a->recent);
 	if (!copy_settings(a, o, err) || !make_workers(a, err))
 	{
@@ -313,7 +299,7 @@ sb_wal_archive_close(SbWalArchive *a)
 		free(a->dests[i]);
 	free(a->dests);
 	free(a->slots);
-	pthread_mutex_destroy(&a->lock);
+	sb_wal_place_destroy(&a->place);
 	sb_wal_recent_destroy(&a->recent);
 	sb_key_clear(&a->key);
 	free(a);
@@ -322,91 +308,7 @@ sb_wal_archive_close(SbWalArchive *a)
 void
 sb_wal_archive_held_bytes(SbWalArchive *a, uint64_t *bytes)
 {
-	pthread_mutex_lock(&a->lock);
-	memcpy(bytes, a->held, a->ndests * sizeof(uint64_t));
-	pthread_mutex_unlock(&a->lock);
-}
-
-/* ---------- which destination takes a segment ---------- */
-
-/* Bytes below its share of everything held: how far destination I lags. */
-static double
-deficit(const SbWalArchive *a, uint32_t i, uint64_t total)
-{
-	return a->share[i] * (double) total - (double) a->held[i];
-}
-
-/* Is destination I a better choice than BEST?  Adaptive: fewer writes under way first. */
-static bool
-better_choice(const SbWalArchive *a, uint32_t i, uint32_t best, uint64_t total)
-{
-	if (a->balance == SB_BALANCE_ADAPTIVE && a->in_flight[i] != a->in_flight[best])
-		return a->in_flight[i] < a->in_flight[best];
-	return deficit(a, i, total) > deficit(a, best, total);
-}
-
-/*
- * Choose the destination of a copy of a segment of SIZE bytes among those
- * not in EXCLUDED (holding it already, or failed), and count it there at
- * once; NO_DESTINATION when every one is excluded.
- */
-static uint32_t
-choose_destination(SbWalArchive *a, uint64_t size, uint64_t excluded)
-{
-	uint64_t	total = 0;
-	uint32_t	best = NO_DESTINATION;
-	uint32_t	i;
-
-	pthread_mutex_lock(&a->lock);
-	for (i = 0; i < a->ndests; i++)
-		total += a->held[i];
-	for (i = 0; i < a->ndests; i++)
-		if (!(excluded & DEST_BIT(i)) && (best == NO_DESTINATION || better_choice(a, i, best, total)))
-			best = i;
-	if (best != NO_DESTINATION)
-	{
-		a->held[best] += size;
-		a->in_flight[best]++;
-	}
-	pthread_mutex_unlock(&a->lock);
-	return best;
-}
-
-/* The write to D ended: count the bytes it really holds (ACTUAL, 0 on failure) instead of ESTIMATE. */
-static void
-finish_destination(SbWalArchive *a, uint32_t d, uint64_t estimate, uint64_t actual)
-{
-	pthread_mutex_lock(&a->lock);
-	a->held[d] = a->held[d] - estimate + actual;
-	a->in_flight[d]--;
-	pthread_mutex_unlock(&a->lock);
-}
-
-/* An SbWalEntryFn: the bytes of segment files, into the uint64_t ARG. */
-static bool
-count_segment(void *arg, const char *entry, int64_t size, SbError *err)
-{
-	char		name[SB_WAL_NAME_MAX + 1];
-	SbWalName	parsed;
-	bool		temp;
-
-	(void) err;
-	if (size >= 0 && sb_wal_parse_file_name(entry, name, &parsed, &temp) && !temp &&
-		sb_wal_kind_is_segment(parsed.kind))
-		*(uint64_t *) arg += (uint64_t) size;
-	return true;
-}
-
-/* Bytes of the segment files in FOLDER (0 when it cannot be listed): a weighted share counts what is there. */
-static uint64_t
-bytes_of_segments(SbWalFolder *folder)
-{
-	uint64_t	bytes = 0;
-	SbError		ignored;
-
-	if (!sb_wal_folder_list(folder, count_segment, &bytes, &ignored))
-		return 0;
-	return bytes;
+	sb_wal_place_held(&a->place, bytes);
 }
 
 /* ---------- one batch ---------- */
@@ -422,7 +324,7 @@ open_destination(Batch *b, uint32_t i, SbError *err)
 {
 	if (sb_wal_folder_open(b->a->dests[i], b->a->sysid, true, &b->folders[i], err))
 		return true;
-	if (b->a->redundancy == 0)
+	if (b->a->place.redundancy == 0)
 		return false;
 	sb_wal_folder_none(&b->folders[i], b->a->dests[i]);
 	b->unopened[i] = *err;
@@ -444,12 +346,7 @@ open_batch(Batch *b, SbError *err)
 	for (i = 0; i < b->a->ndests; i++)
 		if (!open_destination(b, i, err))
 			return false;
-	if (!b->a->counted)
-	{
-		for (i = 0; i < b->a->ndests; i++)
-			b->a->held[i] = bytes_of_segments(&b->folders[i]);
-		b->a->counted = true;
-	}
+	sb_wal_place_count(&b->a->place, b->folders);
 	return true;
 }
 
@@ -578,66 +475,11 @@ survey_copy(const Batch *b, uint32_t d, SbWalWorker *w, Source *s, CopyState *st
 
 /* ---------- destinations done without (redundancy) ---------- */
 
-/*
- * Is a failure with CODE the destination's, one the file may be archived
- * without?  Not a copy with other contents or sealed under a key we lack
- * (what it holds is unknown: never written over nor passed by), nor a
- * failure of this process (memory, a cancel).
- */
-static bool
-destination_fault(SbErrorCode code)
-{
-	return code != SB_EEXIST && code != SB_EKEY && code != SB_ENOMEM && code != SB_ECANCELED;
-}
-
-/* Add "\"DEST\": why" to what R says of the destinations done without. */
-static void
-note_skip(SbWalPushResult *r, const char *dest, const SbError *why)
-{
-	SbError    *e = &r->skip_error;
-	size_t		used;
-
-	if (r->skipped == 0)
-	{
-		sb_error_clear(e);
-		e->code = why->code;
-	}
-	used = strlen(e->message);
-	if (strstr(why->message, dest) != NULL)
-		snprintf(e->message + used, sizeof(e->message) - used, "%s%s", used ? "; " : "", why->message);
-	else
-		snprintf(e->message + used, sizeof(e->message) - used, "%s\"%s\": %s", used ? "; " : "",
-				 dest, why->message);
-}
-
-/*
- * Destination D failed the file S with ERR.  Without redundancy that fails
- * the file, as it always did (false, ERR kept); with it, the destination is
- * done without and noted in R, and the file goes on to the others.  A
- * failure of the WAL file itself is never a destination's.
- */
+/* Destination D failed the file S with ERR: done without, or (false) the file fails. */
 static bool
 skip_destination(const Batch *b, uint32_t d, const Source *s, SbWalPushResult *r, SbError *err)
 {
-	if (b->a->redundancy == 0 || s->source_failed || !destination_fault(err->code))
-		return false;
-	note_skip(r, b->a->dests[d], err);
-	r->skipped |= DEST_BIT(d);
-	sb_error_clear(err);
-	return true;
-}
-
-/* Fewer destinations hold the file than the redundancy asks: it is not archived. */
-static bool
-too_few_copies(const Batch *b, const SbWalPushResult *r, SbError *err)
-{
-	uint32_t	held = (uint32_t) __builtin_popcountll(r->holders);
-
-	sb_error_set(err, r->skipped ? r->skip_error.code : SB_EIO,
-				 "%u of the %u destinations hold it; WAL archive redundancy %u needs %u%s%s", held,
-				 b->a->ndests, b->a->redundancy, b->a->redundancy + 1, r->skipped ? ": " : "",
-				 r->skipped ? r->skip_error.message : "");
-	return false;
+	return sb_wal_place_skip(&b->a->place, d, b->a->dests[d], s->source_failed, r, err);
 }
 
 static bool
@@ -726,13 +568,13 @@ static bool
 add_copy(const Batch *b, SbWalWorker *w, Source *s, SbWalPushResult *r, SbError *err)
 {
 	uint64_t	estimate = SB_WAL_HEADER_SIZE + s->header.raw_len;
-	uint32_t	d = choose_destination(b->a, estimate, r->holders | r->skipped);
+	uint32_t	d = sb_wal_place_choose(&b->a->place, estimate, r->holders | r->skipped);
 	bool		ok;
 
-	if (d == NO_DESTINATION)
-		return too_few_copies(b, r, err);
+	if (d == SB_WAL_NO_DESTINATION)
+		return sb_wal_place_too_few(&b->a->place, r, err);
 	ok = write_copy(b, d, w, s, false, r, err);
-	finish_destination(b->a, d, estimate, ok ? SB_WAL_HEADER_SIZE + r->stored_bytes : 0);
+	sb_wal_place_finish(&b->a->place, d, estimate, ok ? SB_WAL_HEADER_SIZE + r->stored_bytes : 0);
 	if (ok)
 		r->holders |= DEST_BIT(d);
 	return ok || skip_destination(b, d, s, r, err);
@@ -745,7 +587,7 @@ archive_segment(const Batch *b, SbWalWorker *w, Source *s, const CopyState *stat
 {
 	if (!keep_copies(b, w, s, states, r, err))
 		return false;
-	while ((uint32_t) __builtin_popcountll(r->holders) < b->a->redundancy + 1)
+	while (!sb_wal_place_enough(&b->a->place, r))
 		if (!add_copy(b, w, s, r, err))
 			return false;
 	r->destination = (int32_t) __builtin_ctzll(r->holders);
@@ -782,8 +624,8 @@ archive_everywhere(const Batch *b, SbWalWorker *w, Source *s, const CopyState *s
 	}
 	if (!ok)
 		return (*err = first, false);
-	if ((uint32_t) __builtin_popcountll(r->holders) < b->a->redundancy + 1)
-		return too_few_copies(b, r, err);
+	if (!sb_wal_place_enough(&b->a->place, r))
+		return sb_wal_place_too_few(&b->a->place, r, err);
 	return true;
 }
 
