@@ -69,6 +69,19 @@ check_backup_cleaned_up($node, $id, 'failed', qr/\Q$dests[1]\E/, @dests);
 mkdir $dests[1] or die;
 check_next_backup($node, @dests);
 
+# A destination removed while a backup with redundancy 1 writes to it: the
+# backup fails as any other does (DECISIONS.md: a backup is never recorded
+# with less redundancy than asked), its other destinations cleaned up.
+my @three = make_destinations(3);
+$id = $node->safe_psql('postgres', 'SET stripebackup.max_rate = 4; SELECT stripe_backup('
+	  . sql_array(@three) . ", compression => 'none', redundancy => 1, wait => false)");
+wait_for_stripe($node, $id, $three[2], 2);
+rmtree($three[2]);
+ok(!-e $three[2], "destination $three[2] of a backup with redundancy 1 removed mid-way");
+wait_until_finished($id);
+check_backup_cleaned_up($node, $id, 'failed', qr/\Q$three[2]\E/, @three);
+mkdir $three[2] or die;
+
 # A destination that fills up: a 40 MB tmpfs that root mounted for the tests
 # (test/run-all.sh), given three quarters of 74 MB.
 SKIP:
