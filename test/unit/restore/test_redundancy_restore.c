@@ -577,3 +577,448 @@ test_redundancy_restore_encrypted(void)
 {
 	check_backup(4, 1, SB_CODEC_ZSTD, true, false);
 }
+
+/* ---------- damage in more than one place, stripes lost after opening ---------- */
+
+/* Open B at the folder of stripe NOT's successor; NULL (a failed assertion) if it does not open. */
+static SbArchive *
+open_ok(const Bk *b, uint32_t not, const char *what)
+{
+	char		loc[PATH_MAX];
+	SbError		err;
+	SbArchive  *a = open_at(b, location(b, not, loc), &err);
+
+	if (!ok(a != NULL, "%s: opens", what))
+		th_diag_error("open", &err);
+	return a;
+}
+
+/* A stripe removed after the archive opened: found lost by its reader, recovered, reported. */
+static void
+check_lost_after_open(Bk *b)
+{
+	char		what[160];
+	char		path[PATH_MAX];
+	SbArchive  *a;
+	SbError		err;
+	ThProblems	p;
+
+	snprintf(what, sizeof(what), "%s, stripe 2 removed after opening", b->what);
+	if ((a = open_ok(b, 2, what)) == NULL)
+		return;
+	unlink(stripe_path(b, 2, path));
+	if (!ok(restore_equal(b, a, &err), "%s: restored byte for byte", what))
+		th_diag_error("restore", &err);
+	ok(verify_archive(a, &p) >= 1 && has_problem(&p, 2, false, "is lost"),
+	   "%s: verify reports it lost", what);
+	ok(a->unrecovered == 0 && a->damaged[1], "%s: made up for, the stripe counted", what);
+	th_free_problems(&p);
+	sb_archive_close(a);
+	put_back(b, 2);
+}
+
+/*
+ * Stripe 1 removed and a record of group 0 damaged on another stripe (a
+ * chunk's on stripe 2, or the first parity record of stripe PARITY_STRIPE):
+ * with redundancy 1 that group cannot be recovered (the restore fails, naming
+ * why; a rebuild fails and leaves nothing); with 2 it can.
+ */
+static void
+check_two_faults(Bk *b, Damage d, uint32_t damaged_stripe)
+{
+	char		what[200];
+	char		path[PATH_MAX];
+	char		dest[PATH_MAX];
+	char		line[256];
+	SbArchive  *a;
+	SbError		err;
+	SbRebuildResult r;
+	ThProblems	p;
+	bool		enough = b->m > 1;
+	bool		restored;
+
+	snprintf(what, sizeof(what), "%s, stripe 1 removed and stripe %u %s", b->what, damaged_stripe,
+			 damage_names[d]);
+	unlink(stripe_path(b, 1, path));
+	if (!damage(b, damaged_stripe, d) || (a = open_ok(b, 1, what)) == NULL)
+	{
+		put_back(b, damaged_stripe);
+		put_back(b, 1);
+		return;
+	}
+	ok(a->nlost == 1 && sb_archive_check_lost(a, &err), "%s: one stripe lost at open", what);
+	restored = restore_equal(b, a, &err);
+	ok(restored == enough, "%s: %s", what, enough ? "restored byte for byte" : "the restore fails");
+	if (!enough)
+		like(err.message, "cannot be recovered", "%s: the message says why", what);
+	else if (!restored)
+		th_diag_error("restore", &err);
+	ok(verify_archive(a, &p) >= 2 && has_problem(&p, 1, false, "is lost"),
+	   "%s: verify reports the lost stripe and the damage", what);
+	if (d == DMG_CHUNK)
+		ok(has_problem(&p, damaged_stripe, true, enough ? "recovered from its parity group" :
+					   "could not be recovered from its parity group"),
+		   "%s: the damaged chunk %s", what, enough ? "recovered" : "could not be recovered");
+	th_free_problems(&p);
+	ok(sb_archive_describe_redundancy(a, line, sizeof(line)) == enough,
+	   "%s: %s (%s)", what, enough ? "restorable" : "not restorable", line);
+	like(line, enough ? "restorable: 2 of 5 destinations lost, 0 more may be lost" : "NOT restorable: 2 of 4",
+		 "%s: what is left", what);
+
+	new_destination(b, dest);
+	if (enough)
+		ok(sb_archive_rebuild_stripe(a, 1, dest, false, &r, &err),
+		   "%s: stripe 1 rebuilt from what is left", what);
+	else
+	{
+		ok(!sb_archive_rebuild_stripe(a, 1, dest, false, &r, &err) && err.code == SB_ECORRUPT,
+		   "%s: the rebuild fails", what);
+		like(err.message, "rebuilding stripe 1", "%s: the message says what failed", what);
+		is_int(th_count_entries(dest), 0, "%s: the rebuild left nothing", what);
+	}
+	sb_archive_close(a);
+	put_back(b, damaged_stripe);
+	put_back(b, 1);
+}
+
+/* A parity record's header damaged: verify says which record, the restore does not mind. */
+static void
+check_parity_header(Bk *b, uint32_t number)
+{
+	char		what[160];
+	char		path[PATH_MAX];
+	SbIndexEntry e;
+	SbArchive  *a;
+	SbError		err;
+	ThProblems	p;
+
+	snprintf(what, sizeof(what), "%s, stripe %u a parity record's header damaged", b->what, number);
+	if (!first_entry(b, number, SB_CHUNK_KIND_PARITY, &e) ||
+		!th_flip_byte(stripe_path(b, number, path), e.offset + 20, 0x04) ||
+		(a = open_ok(b, number, what)) == NULL)
+	{
+		put_back(b, number);
+		return;
+	}
+	ok(restore_equal(b, a, &err), "%s: restored byte for byte", what);
+	ok(verify_archive(a, &p) == 1 && has_problem(&p, number, false, "parity record"),
+	   "%s: verify names the record", what);
+	th_free_problems(&p);
+	sb_archive_close(a);
+	put_back(b, number);
+}
+
+/* The rebuild's refusals that are not about what is lost, and a folder holding the manifest already. */
+static void
+check_rebuild_places(Bk *b)
+{
+	char		what[160];
+	char		path[PATH_MAX];
+	char		dest[PATH_MAX];
+	SbArchive  *a;
+	SbError		err;
+	SbRebuildResult r;
+
+	snprintf(what, sizeof(what), "%s, rebuild", b->what);
+	unlink(stripe_path(b, 1, path));
+	if ((a = open_ok(b, 1, what)) == NULL)
+	{
+		put_back(b, 1);
+		return;
+	}
+	ok(!sb_archive_rebuild_stripe(a, 0, b->f.root, false, &r, &err) && err.code == SB_EINVAL,
+	   "%s: stripe 0 refused", what);
+	like(err.message, "stripe 0 does not exist", "%s: the message names it", what);
+	ok(!sb_archive_rebuild_stripe(a, b->n + 1, b->f.root, false, &r, &err) && err.code == SB_EINVAL,
+	   "%s: stripe %u refused", what, b->n + 1);
+	like(err.message, "has stripes 1 to", "%s: the message says which there are", what);
+	ok(!sb_archive_rebuild_stripe(a, 1, th_path(path, "%s/not-there", b->f.root), false, &r, &err) &&
+	   err.code == SB_EINVAL && !th_exists(path), "%s: a new destination that is not there refused", what);
+
+	/* a folder holding another manifest: replaced by the authenticated bytes */
+	new_destination(b, dest);
+	th_mkdir(th_path(path, "%s/bk", dest), 0755);
+	th_write_file(th_path(path, "%s/bk/manifest.json", dest), "{}", 2, 0644);
+	ok(sb_archive_rebuild_stripe(a, 1, dest, false, &r, &err), "%s: stripe 1 rebuilt beside a foreign manifest",
+	   what);
+	sb_archive_close(a);
+	put_back(b, 1);
+
+	/* then stripe 2, lost, into the same folder: the manifest there is the one already */
+	unlink(stripe_path(b, 2, path));
+	a = open_at(b, th_path(path, "%s/bk", dest), &err);
+	ok(a != NULL && a->nlost == 1 && a->lost_why[1] != NULL, "%s: opened from the rebuilt folder, stripe 2 lost",
+	   what);
+	if (a != NULL)
+	{
+		ThProblems	p;
+
+		ok(sb_archive_rebuild_stripe(a, 2, dest, false, &r, &err), "%s: stripe 2 rebuilt beside stripe 1",
+		   what);
+		sb_archive_close(a);
+		a = open_at(b, th_path(path, "%s/bk", dest), &err);
+		ok(a != NULL && a->nlost == 0 && verify_archive(a, &p) == 0,
+		   "%s: the folder with both rebuilt stripes verifies clean", what);
+		th_free_problems(&p);
+		sb_archive_close(a);
+	}
+	put_back(b, 2);
+
+	/* a stripe's folder named again: surveyed again, lost or not */
+	a = open_ok(b, 1, what);
+	if (a != NULL)
+	{
+		ok(sb_archive_set_stripe_dir(a, 3, b->f.root, &err) && a->nlost == 1 && a->lost_why[2] != NULL,
+		   "%s: stripe 3 looked for where it is not: lost", what);
+		ok(sb_archive_set_stripe_dir(a, 3, th_location(&b->f, 2, "bk", path), &err) && a->nlost == 0 &&
+		   a->lost_why[2] == NULL, "%s: and where it is: found again", what);
+		sb_archive_close(a);
+	}
+}
+
+void
+test_redundancy_restore_faults(void)
+{
+	Bk			b;
+
+	if (make_backup(&b, 4, 1, SB_CODEC_ZSTD, false))
+	{
+		check_lost_after_open(&b);
+		check_two_faults(&b, DMG_CHUNK, 2);
+		check_two_faults(&b, DMG_PARITY, 4);
+		check_parity_header(&b, 4);
+		check_rebuild_places(&b);
+	}
+	free_backup(&b);
+	if (make_backup(&b, 5, 2, SB_CODEC_NONE, false))
+	{
+		check_lost_after_open(&b);
+		check_two_faults(&b, DMG_CHUNK, 2);
+		check_two_faults(&b, DMG_PARITY, 4);
+	}
+	free_backup(&b);
+}
+
+/* ---------- index entries of parity records that do not check ---------- */
+
+typedef void (*EditFn) (SbIndexEntry *e, const SbIndexEntry *other);
+
+/*
+ * Stripe NUMBER written again with its I-th entry of KIND edited by FN
+ * (OTHER: its first parity entry), the index's hash and the trailer made
+ * to agree: only the entry's own checks can find it.
+ */
+static bool
+edit_entry(const Bk *b, uint32_t number, int kind, EditFn fn)
+{
+	size_t		len = b->stripe_len[number - 1];
+	uint8_t    *file = malloc(len);
+	char		path[PATH_MAX];
+	SbTrailer	t;
+	SbError		err;
+	SbIndexEntry other = {0},
+				e;
+	uint64_t	i;
+	bool		done = false;
+
+	memcpy(file, b->stripe[number - 1], len);
+	if (!sb_format_decode_trailer(file + len - SB_TRAILER_SIZE, &t, &err) ||
+		!first_entry(b, number, SB_CHUNK_KIND_PARITY, &other))
+	{
+		free(file);
+		return false;
+	}
+	for (i = 0; i < t.chunk_count && !done; i++)
+	{
+		uint8_t    *at = file + t.index_offset + i * SB_INDEX_ENTRY_SIZE;
+
+		sb_format_decode_index_entry(at, &e);
+		if (e.kind != kind || (kind == SB_CHUNK_KIND_PARITY && e.chunk_id == other.chunk_id))
+			continue;
+		fn(&e, &other);
+		sb_format_encode_index_entry(&e, at);
+		done = true;
+	}
+	t.index_hash = sb_hash64(file + t.index_offset, t.chunk_count * SB_INDEX_ENTRY_SIZE);
+	sb_format_encode_trailer(&t, file + len - SB_TRAILER_SIZE);
+	done = done && th_write_file(stripe_path(b, number, path), file, len, 0644);
+	free(file);
+	return done;
+}
+
+static void
+elsewhere(SbIndexEntry *e, const SbIndexEntry *other)
+{
+	e->chunk_id += 100000;
+	(void) other;
+}
+
+static void
+compressed(SbIndexEntry *e, const SbIndexEntry *other)
+{
+	e->codec = SB_CODEC_ZSTD;
+	(void) other;
+}
+
+static void
+too_long(SbIndexEntry *e, const SbIndexEntry *other)
+{
+	e->stored_len = e->raw_len = 10 * CHUNK;
+	(void) other;
+}
+
+static void
+twice(SbIndexEntry *e, const SbIndexEntry *other)
+{
+	e->chunk_id = other->chunk_id;
+}
+
+/* A data chunk's entry made a parity record's: one more of those, one fewer chunk. */
+static void
+as_parity(SbIndexEntry *e, const SbIndexEntry *other)
+{
+	e->kind = SB_CHUNK_KIND_PARITY;
+	e->chunk_id = other->chunk_id;
+	e->raw_len = e->stored_len;
+}
+
+static void
+strange_kind(SbIndexEntry *e, const SbIndexEntry *other)
+{
+	e->kind = 7;
+	(void) other;
+}
+
+static void
+check_entry_refused(Bk *b, uint32_t number, int kind, EditFn fn, const char *want)
+{
+	char		what[200];
+	SbArchive  *a;
+	SbError		err;
+
+	snprintf(what, sizeof(what), "%s, stripe %u's index says %s", b->what, number, want);
+	if (!ok(edit_entry(b, number, kind, fn), "%s: written", what) || (a = open_ok(b, number, what)) == NULL)
+	{
+		put_back(b, number);
+		return;
+	}
+	ok(a->nlost == 1 && a->lost_why[number - 1] != NULL, "%s: the stripe is lost", what);
+	like(a->lost_why[number - 1] ? a->lost_why[number - 1] : "", want, "%s: and why", what);
+	ok(restore_equal(b, a, &err), "%s: restored all the same", what);
+	sb_archive_close(a);
+	put_back(b, number);
+}
+
+void
+test_redundancy_restore_parity_entries(void)
+{
+	Bk			b;
+
+	if (make_backup(&b, 5, 2, SB_CODEC_NONE, false))
+	{
+		check_entry_refused(&b, 4, SB_CHUNK_KIND_PARITY, elsewhere, "which the manifest does not put in this stripe");
+		check_entry_refused(&b, 4, SB_CHUNK_KIND_PARITY, compressed, "is out of bounds");
+		check_entry_refused(&b, 4, SB_CHUNK_KIND_PARITY, too_long, "is out of bounds");
+		check_entry_refused(&b, 4, SB_CHUNK_KIND_PARITY, twice, "twice");
+		check_entry_refused(&b, 4, SB_CHUNK_KIND_DATA, as_parity, "parity records, the manifest");
+		check_entry_refused(&b, 4, SB_CHUNK_KIND_DATA, strange_kind, "of kind 7");
+	}
+	free_backup(&b);
+}
+
+/* ---------- a backup without redundancy; the recovery's own refusals ---------- */
+
+void
+test_redundancy_restore_none(void)
+{
+	ThFixture	f;
+	SbBackupOptions o;
+	SbManifest *m = NULL;
+	SbArchive  *a = NULL;
+	SbError		err;
+	SbRebuildResult r;
+	SbRecovery	rec;
+	bool		lost[SB_MAX_STRIPES] = {false};
+	char		loc[PATH_MAX];
+	char		line[256];
+
+	th_fixture(&f, "redundancy-none", 3);
+	make_tree(&f);
+	th_options(&o, f.dests, 3, "bk");
+	o.chunk_size = CHUNK;
+	if (ok(th_backup_tree(&o, f.src, &m, &err), "no redundancy: backup succeeds") &&
+		(a = sb_archive_open(th_location(&f, 0, "bk", loc), &err)) != NULL)
+	{
+		ok(!sb_archive_rebuild_stripe(a, 1, f.root, true, &r, &err) && err.code == SB_EINVAL,
+		   "no redundancy: rebuild refused");
+		like(err.message, "has no redundancy", "no redundancy: the message says so");
+		ok(!sb_recovery_open(&rec, a->manifest, a->stripe_paths, lost, &err) && err.code == SB_EINVAL,
+		   "no redundancy: nothing to recover from");
+		sb_recovery_close(&rec);
+		ok(sb_archive_describe_redundancy(a, line, sizeof(line)), "no redundancy: restorable");
+		is_str(line, "restorable: 0 of 3 destinations lost, 0 more may be lost", "no redundancy: none may be lost");
+	}
+	else
+		th_diag_error("no redundancy", &err);
+	sb_archive_close(a);
+	sb_manifest_free(m);
+	th_fixture_done(&f);
+}
+
+void
+test_redundancy_restore_recovery(void)
+{
+	Bk			b;
+	SbRecovery	rec;
+	SbError		err;
+	SbChunkHeader h;
+	bool		lost[SB_MAX_STRIPES] = {false};
+	char	   *paths[SB_MAX_STRIPES] = {NULL};
+	char		path[PATH_MAX];
+	uint8_t    *buf;
+	size_t		len;
+	uint32_t	s;
+
+	if (!make_backup(&b, 4, 1, SB_CODEC_ZSTD, false))
+	{
+		free_backup(&b);
+		return;
+	}
+	for (s = 0; s < b.n; s++)
+		paths[s] = strdup(stripe_path(&b, s + 1, path));
+	lost[0] = true;
+	buf = malloc(sb_recover_record_cap(b.manifest));
+	if (ok(sb_recovery_open(&rec, b.manifest, paths, lost, &err), "recovery opens"))
+	{
+		ok(sb_recovery_chunk(&rec, 0, buf, &len, &h, &err) && h.chunk_id == 0 && len > SB_CHUNK_HEADER_SIZE,
+		   "chunk 0 recovered without its stripe");
+		ok(!sb_recovery_chunk(&rec, b.manifest->total_chunks, buf, &len, &h, &err) && err.code == SB_EINVAL,
+		   "a chunk past the last refused");
+		ok(!sb_recovery_parity(&rec, 1000000, buf, &len, &h, &err) && err.code == SB_EINVAL,
+		   "a parity record past the last refused");
+		sb_recovery_close(&rec);
+	}
+	lost[0] = false;
+	lost[3] = true;
+	if (ok(sb_recovery_open(&rec, b.manifest, paths, lost, &err), "recovery opens, stripe 4 lost"))
+	{
+		ok(sb_recovery_parity(&rec, 0, buf, &len, &h, &err) && h.kind == SB_CHUNK_KIND_PARITY &&
+		   h.chunk_id == 0, "parity record 0 recovered without its stripe");
+		sb_recovery_close(&rec);
+	}
+	lost[3] = false;
+	lost[0] = true;
+	free(paths[1]);
+	paths[1] = NULL;
+	if (ok(sb_recovery_open(&rec, b.manifest, paths, lost, &err), "recovery opens without stripe 2's path"))
+	{
+		ok(!sb_recovery_chunk(&rec, 0, buf, &len, &h, &err) && err.code == SB_ECORRUPT,
+		   "with two stripes gone, chunk 0 cannot be recovered");
+		like(err.message, "stripe 2 is lost", "the message names the other stripe");
+		sb_recovery_close(&rec);
+	}
+	free(buf);
+	for (s = 0; s < b.n; s++)
+		free(paths[s]);
+	free_backup(&b);
+}
