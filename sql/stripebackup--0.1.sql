@@ -53,7 +53,10 @@ CREATE TABLE stripe_backup_history (
 	note			text,			-- stripe_keep()'s annotation
 	redundancy		int NOT NULL DEFAULT 0,	-- destinations that may be lost (docs/FORMAT.md section 10)
 	parity_bytes	bigint,			-- its parity records' bytes, when finished
-	stored_bytes	bigint			-- its chunks' bytes as stored (parity_bytes' base)
+	stored_bytes	bigint,			-- its chunks' bytes as stored (parity_bytes' base)
+	incremental_method text			-- a diff or incr: how changed blocks were found
+		CHECK (incremental_method OPERATOR(pg_catalog.=) ANY
+			   (ARRAY['wal_summaries', 'page_lsn']::pg_catalog.text[]))
 );
 
 CREATE TABLE stripe_backup_stripe_history (
@@ -209,7 +212,8 @@ SELECT h.id,
 	   pg_catalog.round((100::pg_catalog.float8 OPERATOR(pg_catalog.*) h.parity_bytes::pg_catalog.float8
 			OPERATOR(pg_catalog./) (CASE WHEN h.stored_bytes OPERATOR(pg_catalog.>) 0::pg_catalog.int8
 				THEN h.stored_bytes::pg_catalog.float8 END))::pg_catalog.numeric, 1)
-		   AS parity_overhead_pct
+		   AS parity_overhead_pct,
+	   h.incremental_method
 FROM @extschema@.stripe_backup_history h;
 
 CREATE VIEW stripe_backup_stripes AS

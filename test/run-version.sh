@@ -31,11 +31,12 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 #   018 standby, 019 delta restore, 020 restore from SQL, 021 encryption,
 #   060 hostile database, 070 archive module, 071 PITR, 079 targets placed
 #   by the WAL record reader (each version's page magic, in real WAL), 081
-#   stripe_check (the archiver's statistics and settings)
+#   stripe_check (the archiver's statistics and settings), 089 incremental
+#   backups from WAL summaries (17+)
 VERSION_TAP_TESTS="t/004_cold_tablespaces.pl t/010_online_backup.pl t/012_exclusions.pl
 	t/015_incremental.pl t/018_standby.pl t/019_delta.pl t/020_restore_sql.pl t/021_encrypted.pl
 	t/060_hostile_database.pl t/070_wal_archive.pl t/071_pitr.pl t/079_timeline_targets.pl
-	t/081_check_health.pl"
+	t/081_check_health.pl t/089_summary_incremental.pl"
 
 runner=()
 [[ $(id -u) -eq 0 ]] && runner=(runuser -u postgres --)

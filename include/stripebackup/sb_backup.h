@@ -62,6 +62,20 @@ typedef bool (*SbBlockFilter) (void *arg, const char *path, int fd, uint64_t fil
 							   const uint8_t *block);
 
 /*
+ * For a file the file filter accepted, of SIZE bytes now, the blocks that
+ * may have changed since the parent when the caller knows them without
+ * reading the file (PostgreSQL 17's WAL summaries): true with *BLOCKS, the
+ * NBLOCKS numbers of those blocks of the file (ascending, no repeats; valid
+ * until the next call), which are read and stored whole, and no other block
+ * before the parent's end is read (it is the parent's); blocks past the
+ * parent's end, and a partial last block, are read and stored as always.
+ * False when the caller cannot tell: every block goes to the block filter.
+ * Called on the backup's thread, in file order.
+ */
+typedef bool (*SbChangedBlocks) (void *arg, const char *path, uint64_t size,
+								 const uint32_t **blocks, uint32_t *nblocks);
+
+/*
  * The caller's functions a backup calls, each NULL or called with its own
  * argument: what it is told (progress, data read, entries recorded) and,
  * for a backup with a parent, what it decides (which files and blocks to
@@ -94,6 +108,10 @@ typedef struct SbBackupHooks
 	 */
 	SbFileFilter skip_filter;
 	void	   *filter_arg;		/* the three filters' argument */
+
+	/* NULL, or which blocks changed, without reading them */
+	SbChangedBlocks changed_blocks;
+	void	   *changed_blocks_arg;
 } SbBackupHooks;
 
 typedef struct SbBackupOptions

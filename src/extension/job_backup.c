@@ -8,7 +8,8 @@
  *		3. the data directory and every tablespace, by PostgreSQL's rules,
  *		   with page checksums verified as the files are read (a diff or
  *		   incr: of relations, only the pages changed since its parent
- *		   began, job_backup_parent.c and sb_changed.c), then
+ *		   began, job_backup_parent.c, and sb_summary.c's WAL summaries
+ *		   or else sb_changed.c's page LSNs), then
  *		   global/pg_control last, then backup_label;
  *		4. backup stop (which switches WAL, so the last segment is complete);
  *		5. the WAL from the start segment to the stop segment, with
@@ -49,6 +50,7 @@
 #include "sb_pgmanifest.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
+#include "sb_summary.h"
 #include "sb_walk.h"
 #include "stripebackup/sb_version.h"
 
@@ -72,6 +74,7 @@ typedef struct Run
 	uint32		source_lanes;
 	SbPgManifest *pgmanifest;	/* PostgreSQL's backup_manifest, as files are recorded */
 	SbChanged  *changed;		/* a diff or incr: which blocks changed */
+	SbSummary  *summary;		/* and, from WAL summaries, without reading them */
 	SbArchive  *parent;
 	SbWalk		walk;
 	SbCompatBackup server;		/* backup start's label, map and timeline */
@@ -346,6 +349,14 @@ begin_engine(Run *r)
 		options.hooks.file_filter = sbx_changed_file;
 		options.hooks.block_filter = sbx_changed_block;
 		options.hooks.filter_arg = r->changed;
+		r->summary = sbx_summary_load(r->server.start_tli, r->args->parent_timeline,
+									  r->args->parent_start_lsn, r->out->start_lsn);
+		if (r->summary != NULL)
+		{
+			options.hooks.changed_blocks = sbx_summary_blocks;
+			options.hooks.changed_blocks_arg = r->summary;
+		}
+		r->out->incremental_method = r->summary != NULL ? "wal_summaries" : "page_lsn";
 		/* file times are trusted on the parent's timeline only */
 		if (r->args->skip_unchanged && r->args->parent_timeline == r->server.start_tli)
 			options.hooks.skip_filter = sbx_changed_relation;
@@ -537,6 +548,8 @@ metadata_json(Run *r, XLogRecPtr stop)
 	appendStringInfoString(&s, ", ");
 	append_tablespaces_json(&s, r->tablespaces);
 	append_archive_json(&s);
+	if (r->out->incremental_method != NULL)
+		appendStringInfo(&s, ", \"incremental_method\": \"%s\"", r->out->incremental_method);
 	appendStringInfoString(&s, "}");
 	return s.data;
 }

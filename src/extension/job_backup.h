@@ -79,6 +79,8 @@ typedef struct SbBackupOutcome
 	XLogRecPtr	start_lsn;
 	XLogRecPtr	stop_lsn;
 	TimeLineID	timeline;
+	const char *incremental_method; /* a diff or incr: "wal_summaries" or
+									 * "page_lsn"; NULL for a full backup */
 	SbManifest *manifest;		/* the engine's, on success */
 } SbBackupOutcome;
 

@@ -188,8 +188,8 @@ sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 {
 	const SbBackupOutcome *o = outcome;
 	const SbManifest *m = o->manifest;
-	Datum		values[12];
-	char		nulls[12];
+	Datum		values[13];
+	char		nulls[13];
 	SbSql		sql;
 
 	sbx_sql_begin(&sql);
@@ -208,6 +208,8 @@ sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	values[10] = m ? Int64GetDatum((int64) m->parity_bytes) : (Datum) 0;
 	values[11] = m ? Int64GetDatum((int64) m->stored_bytes) : (Datum) 0;
 	nulls[10] = nulls[11] = m ? ' ' : 'n';
+	values[12] = o->incremental_method ? CStringGetTextDatum(o->incremental_method) : (Datum) 0;
+	nulls[12] = o->incremental_method ? ' ' : 'n';
 	(void) sbx_sql_run(SB_SQL_BACKUP_FINISH, values, nulls);
 	if (m != NULL)
 	{

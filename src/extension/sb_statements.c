@@ -59,11 +59,11 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	{SB_SQL_BACKUP_FINISH,
 		"UPDATE @extschema@.stripe_backup_history SET status = $2, error = $3, sqlstate = $4,"
 		" files = $5, bytes_read = $6, bytes_written = $7, start_lsn = $8, stop_lsn = $9,"
-		" timeline = $10, parity_bytes = $11, stored_bytes = $12,"
+		" timeline = $10, parity_bytes = $11, stored_bytes = $12, incremental_method = $13,"
 		" finished_at = pg_catalog.clock_timestamp()"
 		" WHERE id OPERATOR(pg_catalog.=) $1",
-	12, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, PG_LSNOID, PG_LSNOID,
-	INT4OID, INT8OID, INT8OID}, SPI_OK_UPDATE},
+	13, {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, PG_LSNOID, PG_LSNOID,
+	INT4OID, INT8OID, INT8OID, TEXTOID}, SPI_OK_UPDATE},
 
 	{SB_SQL_BACKUP_STRIPES_INSERT,
 		"INSERT INTO @extschema@.stripe_backup_stripe_history (backup_id, stripe, destination,"

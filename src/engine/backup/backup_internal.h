@@ -249,6 +249,14 @@ extern unsigned int sb_source_statx_mask(const SbBackup *b);
 /* Can a file of ALLOCATED bytes of blocks and SIZE bytes have holes? */
 extern bool sb_source_may_have_holes(uint64_t allocated, uint64_t size);
 
+/*
+ * The byte ranges to read of E when the caller named the BLOCKS that changed
+ * since BASE, the parent's file (SbChangedBlocks): malloc'd, in order.
+ */
+extern bool sb_source_named_ranges(const SbBackup *b, const SbEntry *e, const SbEntry *base,
+								   const uint32_t *blocks, uint32_t nblocks, SbExtent **ranges,
+								   uint32_t *nranges, SbError *err);
+
 /* Record the file open at FD (of status ST) as PATH, and copy what its plan says. */
 extern bool sb_backup_add_open_file(SbBackup *b, const char *path, const char *source_path, int fd,
 									const SbSourceStatus *st, SbError *err);

@@ -82,14 +82,14 @@ static bool
 block_changed(SbBackup *b, const SbEntry *base, const char *path, int fd, uint64_t offset,
 			  const uint8_t *block, size_t len)
 {
-	if (len < b->block_size || offset + len > base->size)
-		return true;			/* a partial block, or past the parent's end */
+	if (base == NULL || len < b->block_size || offset + len > base->size)
+		return true;			/* named changed, a partial block, or past the parent's end */
 	return b->hooks.block_filter(b->hooks.filter_arg, path, fd, offset, block);
 }
 
 /*
  * Of LEN bytes at OFFSET, store the runs of blocks that changed since BASE,
- * the parent's file, as extents of E.  Pieces start on block boundaries
+ * the parent's file (all of them when BASE is NULL: the caller named them), as extents of E.  Pieces start on block boundaries
  * (the block size divides the reader's).
  */
 static bool
@@ -132,12 +132,13 @@ take_changed(SbBackup *b, const SbFiller *f, const SbEntry *base, const char *pa
  * from E's place in the stream: page checks (the read hook) and the CRC see
  * each block before it is cut into chunks.  Holes between the ranges count
  * as zeros in the CRC.  With BASE (the parent's file), only changed blocks
- * are stored, as E's extents, claiming their places as they come.
+ * are stored, as E's extents, claiming their places as they come: those the
+ * block filter judges changed, or, not JUDGED, every block read.
  */
 static bool
 stream_ranges(SbBackup *b, const SbFiller *f, int fd, const char *what, const char *path,
-			  SbEntry *e, const SbEntry *base, const SbExtent *ranges, uint32_t nranges,
-			  SbError *err)
+			  SbEntry *e, const SbEntry *base, bool judged, const SbExtent *ranges,
+			  uint32_t nranges, SbError *err)
 {
 	Taken		t = {SB_CRC32C_INIT, 0, e->stream_offset, base != NULL};
 	size_t		cap = 0;
@@ -158,7 +159,8 @@ stream_ranges(SbBackup *b, const SbFiller *f, int fd, const char *what, const ch
 		ok = b->hooks.read == NULL ||
 			b->hooks.read(f->hook_arg, path, fd, offset, data, len, err);
 		if (ok && base != NULL)
-			ok = take_changed(b, f, base, path, fd, e, &cap, &t, offset, data, len, err);
+			ok = take_changed(b, f, judged ? base : NULL, path, fd, e, &cap, &t, offset, data,
+							  len, err);
 		else if (ok)
 			ok = take(b, f, &t, offset, data, len, err);
 	}
@@ -236,6 +238,98 @@ stored_length(const SbEntry *e)
 	return length;
 }
 
+/* Add [OFFSET, OFFSET + LENGTH) to the ranges to read, joined to the last when it touches it. */
+static bool
+add_range(SbExtent **ranges, uint32_t *nranges, size_t *cap, uint64_t offset, uint64_t length,
+		  SbError *err)
+{
+	SbExtent   *last = *nranges ? &(*ranges)[*nranges - 1] : NULL;
+
+	if (last != NULL && last->offset + last->length == offset)
+	{
+		last->length += length;
+		return true;
+	}
+	if (!sb_grow((void **) ranges, cap, *nranges, sizeof(SbExtent), err))
+		return false;
+	(*ranges)[*nranges].offset = offset;
+	(*ranges)[*nranges].length = length;
+	(*nranges)++;
+	return true;
+}
+
+/*
+ * What to read of E when the caller named its changed BLOCKS: each of them
+ * before the parent's end (BASE), then everything from there, or from the
+ * start of a partial last block, to the end: the parent cannot give it.
+ * Blocks not in order are the caller's mistake, and fail the backup.
+ */
+bool
+sb_source_named_ranges(const SbBackup *b, const SbEntry *e, const SbEntry *base,
+					   const uint32_t *blocks, uint32_t nblocks, SbExtent **ranges,
+					   uint32_t *nranges, SbError *err)
+{
+	uint64_t	tail = (base->size < e->size ? base->size : e->size) / b->block_size * b->block_size;
+	size_t		cap = 0;
+	uint32_t	i;
+	bool		ok = true;
+
+	*ranges = NULL;
+	*nranges = 0;
+	for (i = 0; ok && i < nblocks && (uint64_t) blocks[i] * b->block_size < tail; i++)
+	{
+		if (i > 0 && blocks[i] <= blocks[i - 1])
+			ok = sb_error_set(err, SB_EINVAL,
+							  "the changed blocks named for \"%s\" are not in order (block %u after %u)",
+							  e->path, blocks[i], blocks[i - 1]);
+		else
+			ok = add_range(ranges, nranges, &cap, (uint64_t) blocks[i] * b->block_size,
+						   b->block_size, err);
+	}
+	if (ok && tail < e->size)
+		ok = add_range(ranges, nranges, &cap, tail, e->size - tail, err);
+	if (!ok)
+	{
+		free(*ranges);
+		*ranges = NULL;
+		*nranges = 0;
+	}
+	return ok;
+}
+
+/*
+ * Read the blocks of E the caller named changed since BASE, or, when it
+ * cannot name them, every block, for the block filter to judge.  The bytes
+ * left unread are the parent's.
+ */
+static bool
+stream_named_or_judged(SbBackup *b, const SbFiller *f, int fd, const char *what, SbEntry *e,
+					   const SbEntry *base, SbError *err)
+{
+	SbExtent	whole = {0, e->size};
+	SbExtent   *ranges;
+	uint32_t	nranges;
+	const uint32_t *blocks;
+	uint32_t	nblocks;
+	bool		ok;
+
+	if (b->hooks.changed_blocks == NULL ||
+		!b->hooks.changed_blocks(b->hooks.changed_blocks_arg, e->path, e->size, &blocks, &nblocks))
+		return stream_ranges(b, f, fd, what, e->path, e, base, true, &whole, 1, err);
+	if (!sb_source_named_ranges(b, e, base, blocks, nblocks, &ranges, &nranges, err))
+		return false;
+	ok = stream_ranges(b, f, fd, what, e->path, e, base, false, ranges, nranges, err);
+	free(ranges);
+	if (ok)
+	{
+		uint64_t	unread = e->size - stored_length(e);
+
+		atomic_fetch_add(&b->raw_bytes_done, unread);
+		atomic_fetch_add(&b->bytes_skipped, unread);
+	}
+	return ok;
+}
+
 /*
  * The blocks of a file that changed since BASE, the parent's: its extents,
  * placed as they are found (only the caller's thread fills such a backup).
@@ -245,11 +339,9 @@ static bool
 stream_changed(SbBackup *b, const SbFiller *f, int fd, const char *what, SbEntry *e,
 			   const SbEntry *base, SbError *err)
 {
-	SbExtent	whole = {0, e->size};
-
 	e->sparse = e->incremental = true;
 	e->stream_offset = sb_stream_claim(b, 0);
-	if (!stream_ranges(b, f, fd, what, e->path, e, base, &whole, 1, err))
+	if (!stream_named_or_judged(b, f, fd, what, e, base, err))
 		return false;
 	e->stream_length = stored_length(e);
 	if (e->stream_length == e->size && e->size > 0)
@@ -269,8 +361,8 @@ sb_source_stream_placed(SbBackup *b, const SbFiller *f, int fd, const char *what
 	SbExtent	whole = {0, e->size};
 
 	if (!e->sparse)
-		return stream_ranges(b, f, fd, what, e->path, e, NULL, &whole, 1, err);
-	return stream_ranges(b, f, fd, what, e->path, e, NULL, e->extents, e->nextents, err);
+		return stream_ranges(b, f, fd, what, e->path, e, NULL, true, &whole, 1, err);
+	return stream_ranges(b, f, fd, what, e->path, e, NULL, true, e->extents, e->nextents, err);
 }
 
 bool

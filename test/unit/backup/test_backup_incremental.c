@@ -34,6 +34,10 @@ typedef struct Lsns
 	bool		parent_table;	/* open the parent's whole table, not (as the
 								 * server does) its entries spooled to be
 								 * looked up */
+	const char *named_path;		/* the file whose changed blocks are named */
+	const uint32_t *named;		/* (as WAL summaries would name them) */
+	uint32_t	nnamed;
+	uint32_t	judged;			/* blocks the block filter saw */
 } Lsns;
 
 static bool
@@ -61,7 +65,22 @@ changed_since(void *arg, const char *path, int fd, uint64_t offset, const uint8_
 	(void) fd;
 	(void) offset;
 	memcpy(&lsn, block, sizeof(lsn));
+	((Lsns *) arg)->judged++;
 	return lsn >= l->threshold;
+}
+
+/* The blocks of L's named file, as a summary names them; any other file: unknown. */
+static bool
+named_blocks(void *arg, const char *path, uint64_t size, const uint32_t **blocks, uint32_t *nblocks)
+{
+	const Lsns *l = arg;
+
+	(void) size;
+	if (l->named_path == NULL || strcmp(path, l->named_path) != 0)
+		return false;
+	*blocks = l->named;
+	*nblocks = l->nnamed;
+	return true;
 }
 
 /* Write blocks [FIRST, FIRST + N) of PATH: the current LSN, then a pattern. */
@@ -122,6 +141,8 @@ backup_as(ThFixture *f, const char *name, const char *parent_name, Lsns *l, SbMa
 		o.hooks.block_filter = changed_since;
 		o.hooks.filter_arg = l;
 		o.hooks.skip_filter = l->skip ? any_file : NULL;
+		o.hooks.changed_blocks = l->named_path ? named_blocks : NULL;
+		o.hooks.changed_blocks_arg = l;
 		l->threshold = l->taken;	/* what was written since the parent */
 	}
 	done = th_backup_tree(&o, f->src, m, &err);
@@ -155,7 +176,7 @@ void
 test_incremental_chain(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false, false};
+	Lsns		l = {1, 0, 0, false, false, NULL, NULL, 0, 0};
 	SbManifest *full = NULL,
 			   *incr1 = NULL,
 			   *incr2 = NULL;
@@ -239,7 +260,7 @@ void
 test_incremental_broken_chain(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false, false};
+	Lsns		l = {1, 0, 0, false, false, NULL, NULL, 0, 0};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -284,7 +305,7 @@ test_incremental_broken_chain(void)
 static bool
 full_and_incr(ThFixture *f, const char *tag)
 {
-	Lsns		l = {1, 0, 0, false, false};
+	Lsns		l = {1, 0, 0, false, false, NULL, NULL, 0, 0};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	bool		done;
@@ -418,7 +439,7 @@ void
 test_incremental_unchanged_files(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, true, false};
+	Lsns		l = {1, 0, 0, true, false, NULL, NULL, 0, 0};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	const SbEntry *e;
@@ -463,7 +484,7 @@ void
 test_incremental_nothing_from_parent(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false, false};
+	Lsns		l = {1, 0, 0, false, false, NULL, NULL, 0, 0};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -595,7 +616,7 @@ void
 test_incremental_merge(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false, false};
+	Lsns		l = {1, 0, 0, false, false, NULL, NULL, 0, 0};
 	SbManifest *m = NULL,
 			   *incr2 = NULL,
 			   *merged = NULL;
@@ -714,7 +735,7 @@ void
 test_incremental_delta(void)
 {
 	ThFixture	f;
-	Lsns		l = {1, 0, 0, false, false};
+	Lsns		l = {1, 0, 0, false, false, NULL, NULL, 0, 0};
 	SbManifest *m = NULL;
 	char		path[PATH_MAX];
 	char		location[PATH_MAX];
@@ -735,5 +756,77 @@ test_incremental_delta(void)
 	delta_into_copy(&f, location, false);
 	delta_into_copy(&f, location, true);
 	sb_manifest_free(m);
+	th_fixture_done(&f);
+}
+
+/*
+ * Blocks named changed (WAL summaries): only they are read of the parent's
+ * length, the rest is the parent's; blocks past the parent's end are read
+ * anyway; a file not named is judged block by block; blocks out of order
+ * fail the backup, naming the file.
+ */
+void
+test_incremental_named_blocks(void)
+{
+	static const uint32_t named[] = {3, 10, 11, 65};
+	static const uint32_t unordered[] = {4, 2};
+	ThFixture	f;
+	Lsns		l = {1, 0, 0, false, false, NULL, NULL, 0, 0};
+	SbManifest *m = NULL;
+	char		path[PATH_MAX];
+	const SbEntry *e;
+
+	th_begin("incremental: blocks named changed are the only ones read of a file");
+	th_fixture(&f, "incr-named", 2);
+	th_mkdir(th_path(path, "%s/base", f.src), 0700);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 0, 64);
+	write_blocks(th_path(path, "%s/base/200", f.src), &l, 0, 16);
+	ok(backup_as(&f, "full", NULL, &l, &m), "full");
+	sb_manifest_free(m);
+	m = NULL;
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 3, 1);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 10, 2);
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 64, 3);
+	write_blocks(th_path(path, "%s/base/200", f.src), &l, 7, 1);
+	l.named_path = "base/100";
+	l.named = named;
+	l.nnamed = 4;
+	ok(backup_as(&f, "incr", "full", &l, &m), "an incremental with base/100's blocks named");
+	e = th_find_entry(m, "base/100");
+	ok(e != NULL && e->incremental && e->nextents == 3 && e->stream_length == 6 * BLOCK,
+	   "100: its 3 named blocks and the 3 past the parent's end stored, in 3 extents");
+	is_int((int) l.judged, 16, "only 200's 16 blocks went to the block filter");
+	e = th_find_entry(m, "base/200");
+	ok(e != NULL && e->incremental && e->stream_length == BLOCK, "200, not named: its changed block judged and stored");
+	restore_matches(&f, "incr", "named blocks");
+	sb_manifest_free(m);
+	m = NULL;
+
+	write_blocks(th_path(path, "%s/base/100", f.src), &l, 2, 3);
+	l.named = unordered;
+	l.nnamed = 2;
+	{
+		SbBackupOptions o;
+		SbArchive  *parent;
+		SbError		err;
+		char		location[PATH_MAX];
+
+		th_options(&o, f.dests, f.ndests, "bad");
+		o.file_stamps = true;
+		parent = sb_archive_open(th_location(&f, 0, "incr", location), &err);
+		o.type = SB_BACKUP_INCR;
+		o.parent = parent ? parent->manifest : NULL;
+		o.block_size = BLOCK;
+		o.hooks.file_filter = under_base;
+		o.hooks.block_filter = changed_since;
+		o.hooks.filter_arg = &l;
+		o.hooks.changed_blocks = named_blocks;
+		o.hooks.changed_blocks_arg = &l;
+		ok(parent != NULL && !th_backup_tree(&o, f.src, &m, &err) &&
+		   strstr(err.message, "\"base/100\" are not in order (block 2 after 4)") != NULL,
+		   "blocks named out of order fail the backup, naming the file: %s", err.message);
+		sb_manifest_free(m);
+		sb_archive_close(parent);
+	}
 	th_fixture_done(&f);
 }
