@@ -16,6 +16,7 @@
 #   make bench-relations a cluster of 100k relation files, online, beside the peers
 #   make bench-sweep     MB/s and memory of clusters of 1, 4 and 16 GB
 #   make bench-incr      incremental backups and a chain's restore beside pgBackRest
+#   make bench-summary   incremental backups from WAL summaries on 18 beside pg_basebackup (root)
 #   make bench-delta     a stale copy refreshed in place beside pgBackRest --delta
 #   make bench-encryption  backup and restore with and without encryption
 #   make bench-s3        backups and restores to buckets (s3rver) beside local folders
@@ -263,6 +264,11 @@ bench-sweep:
 bench-incr:
 	bash test/bench/incremental.sh $(or $(SCALE),270)
 
+# Incremental backups from WAL summaries on PostgreSQL 18 beside pg_basebackup's
+# (builds 18 with scripts/build-postgres.sh; root): make bench-summary SCALE=200 RUNS=3
+bench-summary:
+	bash test/bench/summary_incremental.sh $(or $(SCALE),200) $(or $(RUNS),3)
+
 # A stale copy refreshed in place beside pgBackRest --delta: make bench-delta SCALE=270
 bench-delta:
 	bash test/bench/delta.sh $(or $(SCALE),270)
@@ -279,7 +285,7 @@ bench-redundancy:
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
 
-.PHONY: export-check layer-check install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr \
+.PHONY: export-check layer-check install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr bench-summary \
 	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------

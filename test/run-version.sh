@@ -22,6 +22,7 @@ version=${1:?usage: test/run-version.sh VERSION MATRIX_FILE}
 matrix=${2:?usage: test/run-version.sh VERSION MATRIX_FILE}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$repo/test/sql-tests.sh"
+. "$repo/test/version-tree.sh"
 
 # The TAP files run on these versions: every area once (docs/DECISIONS.md,
 # "PostgreSQL 15 to 18 from one tree", has each file's time).  The full
@@ -52,19 +53,9 @@ work=$(mktemp -d "/tmp/stripebackup-pg$version.XXXXXX")
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 
-# The tree without the objects built for another server; the engine's and
-# the command's objects (build/, no PostgreSQL in them) are reused.
 echo "=== $release: build with -Werror"
-mkdir "$work/tree"
-(cd "$repo" && cp -a Makefile stripebackup.control include src sql expected test docs "$work/tree/")
-find "$work/tree/src/extension" \( -name '*.o' -o -name '*.d' -o -name '*.bc' \) -delete
-if [[ -d $repo/build ]]; then
-	mkdir "$work/tree/build"
-	cp -a "$repo/build/libsbengine.a" "$repo/build/src" "$work/tree/build/" 2>/dev/null || true
-fi
 t0=$SECONDS
-make -C "$work/tree" -s -j2 all PG_CONFIG="$pg_config"
-make -C "$work/tree" -s install PG_CONFIG="$pg_config" CLI_LINK_DIR=
+sb_version_tree "$repo" "$work/tree" "$pg_config"
 t_ext=$((SECONDS - t0))
 echo "=== $release: the extension library's exports"
 (cd "$work/tree" && bash test/exports.sh stripebackup.so .)

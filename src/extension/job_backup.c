@@ -349,8 +349,9 @@ begin_engine(Run *r)
 		options.hooks.file_filter = sbx_changed_file;
 		options.hooks.block_filter = sbx_changed_block;
 		options.hooks.filter_arg = r->changed;
-		r->summary = sbx_summary_load(r->server.start_tli, r->args->parent_timeline,
-									  r->args->parent_start_lsn, r->out->start_lsn);
+		if (r->args->use_summaries)
+			r->summary = sbx_summary_load(r->server.start_tli, r->args->parent_timeline,
+										  r->args->parent_start_lsn, r->out->start_lsn);
 		if (r->summary != NULL)
 		{
 			options.hooks.changed_blocks = sbx_summary_blocks;

@@ -70,6 +70,7 @@ typedef struct SbBackupArgs
 	XLogRecPtr	parent_start_lsn;
 	TimeLineID	parent_timeline;
 	bool		skip_unchanged;	/* stripebackup.skip_unchanged_files */
+	bool		use_summaries;	/* stripebackup.use_wal_summaries */
 	SbMergeSource merge;		/* stripe_merge(): the chain it folds */
 } SbBackupArgs;
 

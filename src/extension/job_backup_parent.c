@@ -184,6 +184,7 @@ sbx_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 	args->parent_start_lsn = c.start_lsn;
 	args->parent_timeline = c.timeline;
 	args->skip_unchanged = sb_guc_skip_unchanged;
+	args->use_summaries = sb_guc_use_wal_summaries;
 }
 
 SbArchive *

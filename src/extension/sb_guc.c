@@ -28,6 +28,7 @@ bool		sb_guc_fast_checkpoint = true;
 int			sb_guc_io_method = SB_IO_AUTO;
 int			sb_guc_queue_depth = 4;
 bool		sb_guc_skip_unchanged = true;
+bool		sb_guc_use_wal_summaries = true;
 bool		sb_guc_direct_io = true;
 char	   *sb_guc_max_rate = NULL;
 int			sb_guc_max_memory_kb = 1024 * 1024;
@@ -235,6 +236,11 @@ sbx_guc_define(void)
 							 "In a diff or incr backup, take from the parent unread a relation file whose size and times did not change.",
 							 "Off reads every relation file and compares its pages' LSNs; times are not trusted across a timeline switch either way.",
 							 &sb_guc_skip_unchanged, true,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("stripebackup.use_wal_summaries",
+							 "In a diff or incr backup on PostgreSQL 17 or later, read only the blocks the WAL summaries name when they cover the time since the parent began.",
+							 "Off reads every page of a relation file that changed and compares its LSN, as on PostgreSQL 15 and 16.",
+							 &sb_guc_use_wal_summaries, true,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("stripebackup.direct_io",
 							 "Keep backups out of the page cache: read what it does not hold with O_DIRECT.",

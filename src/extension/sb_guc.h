@@ -16,6 +16,7 @@ extern int	sb_guc_io_method;
 extern int	sb_guc_queue_depth;
 extern bool sb_guc_direct_io;
 extern bool sb_guc_skip_unchanged;
+extern bool sb_guc_use_wal_summaries;
 extern char *sb_guc_max_rate;
 extern int	sb_guc_max_memory_kb;
 extern char *sb_guc_archive_destinations;

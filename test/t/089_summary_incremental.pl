@@ -59,8 +59,8 @@ sub fingerprint
 my (%at, %method);
 sub backup
 {
-	my ($type) = @_;
-	my $id = $node->safe_psql('postgres', "SELECT stripe_backup($arr, type => '$type')");
+	my ($type, $settings) = @_;
+	my $id = $node->safe_psql('postgres', ($settings // '') . "SELECT stripe_backup($arr, type => '$type')");
 	$at{$id} = fingerprint($node);
 	$method{$id} = $node->safe_psql('postgres', "SELECT coalesce(incremental_method, 'none') FROM stripe_backups WHERE id = $id");
 	return $id;
@@ -159,7 +159,15 @@ my $incr5 = backup('incr');
 is($method{$incr5}, 'wal_summaries', 'the next incremental, whose parent started after, uses summaries again');
 my $diff = backup('diff');
 is($method{$diff}, 'page_lsn', 'a diff from the full backup, whose summaries are gone, judges pages');
+
+# The caller may judge pages whatever the summaries cover (the same change, both ways).
+change(6);
+my $incr6 = backup('incr', 'SET stripebackup.use_wal_summaries = off; ');
+is($method{$incr6}, 'page_lsn', 'with stripebackup.use_wal_summaries off, every page is judged by its LSN');
+my $incr7 = backup('incr');
+is($method{$incr7}, 'wal_summaries', 'and on again, the summaries are used');
 check_restore($incr5, 'full + 5 incrs, both methods in the chain');
+check_restore($incr7, 'full + 7 incrs, the last two taken each way');
 check_restore($diff, 'full + diff');
 
 $node->stop;
