@@ -5,7 +5,7 @@ SET client_min_messages TO warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS stripebackup;
 BEGIN;
-SELECT plan(71);
+SELECT plan(72);
 
 SELECT has_function('stripe_backup',
 	ARRAY['text[]', 'double precision[]', 'text', 'text', 'integer', 'text', 'boolean', 'text', 'integer'],
@@ -80,6 +80,12 @@ SELECT is((SELECT string_agg(d.objid::regclass::text, ', ')
 			JOIN pg_class c ON c.oid = d.objid AND c.relkind = 'v'
 			WHERE d.classid = 'pg_class'::regclass AND obj_description(d.objid, 'pg_class') IS NULL), NULL,
 	'and every view');
+SELECT is((SELECT string_agg(a.attrelid::regclass::text || '.' || a.attname, ', ' ORDER BY a.attrelid::regclass::text, a.attnum)
+			FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'stripebackup'
+			JOIN pg_class c ON c.oid = d.objid AND c.relkind = 'v'
+			JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+			WHERE d.classid = 'pg_class'::regclass AND col_description(c.oid, a.attnum) IS NULL), NULL,
+	'and every column of every view');
 
 -- Defaults, as DESIGN.md gives them.
 SELECT is((SELECT pg_get_function_arguments('stripe_backup(text[],float8[],text,text,int,text,boolean,text,int)'::regprocedure)),

@@ -1,12 +1,12 @@
-# Time and restore-point targets past a fork (issue 42): a copy restored
-# to a time, promoted and left archiving (archive_mode => 'keep') puts a
-# short timeline 2 into the source's archive.  A later restore to a
-# restore point or a time that timeline 1 reached after that branch, with
+# Time, xid and restore-point targets past a fork (issue 42): a copy
+# restored to a time, promoted and left archiving (archive_mode => 'keep')
+# puts a short timeline 2 into the source's archive.  A later restore to a
+# restore point, a time or an xid that timeline 1 reached after that branch, with
 # target timeline latest, would follow timeline 2 and die at start
 # ("recovery ended before configured recovery target was reached"): the
 # archived WAL's records are read.  With latest given, the restore is
 # refused before anything is written, naming timeline 1 and the option
-# (SQL and the command); the plan shows the timeline path.  With no
+# (SQL and the command; an xid from SQL); the plan shows the timeline path.  With no
 # timeline given, timeline 1 is chosen and said, written as
 # recovery_target_timeline, and each copy lands exactly at its target.
 use strict;
@@ -33,7 +33,7 @@ promote_archiving_copy($node, $time0, 'test_copy');
 
 # Timeline 1 goes on: a restore point after 3, a time after 4.
 $node->safe_psql('postgres', "INSERT INTO marks VALUES (3); SELECT pg_create_restore_point('after_fork')");
-$node->safe_psql('postgres', 'INSERT INTO marks VALUES (4)');
+my $xid4 = $node->safe_psql('postgres', 'INSERT INTO marks VALUES (4) RETURNING pg_current_xact_id()');
 my $time1 = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (5); SELECT pg_switch_wal()');
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (6); SELECT pg_switch_wal()');
@@ -122,6 +122,20 @@ my $timed_sql = PostgreSQL::Test::Cluster->new('timed_sql');
 is($rc, 0, 'SQL, no target_timeline, to the time: restored') or diag($err);
 like($err, qr/NOTICE: +recovery follows timeline 1, which holds the time target/, 'saying timeline 1 was chosen');
 lands($timed_sql, '1,2,3,4', 'SQL, time');
+
+# An xid timeline 1 committed past the branch: refused along latest, timeline 1 chosen without it.
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $backup, target_dir => '$never', target_xid => '$xid4', "
+	  . "target_timeline => 'latest')");
+like($err, qr/ERROR: +recovery to the xid target would stop short of it: .*timeline 1 holds the target/,
+	'SQL: an xid on timeline 1 past the branch, latest given: refused, timeline 1 named');
+ok(!-e $never, 'nothing created');
+my $by_xid = PostgreSQL::Test::Cluster->new('by_xid');
+($rc, $out, $err) = $node->psql('postgres',
+	"SELECT stripe_restore(backup => $backup, target_dir => '" . $by_xid->data_dir . "', target_xid => '$xid4')");
+is($rc, 0, 'SQL, no target_timeline, to the xid: restored') or diag($err);
+like($err, qr/NOTICE: +recovery follows timeline 1, which holds the xid target/, 'saying timeline 1 was chosen');
+lands($by_xid, '1,2,3,4', 'SQL, xid');
 
 my $named_cmd = PostgreSQL::Test::Cluster->new('named_cmd');
 ($rc, $out, $err) = run_stripebackup('restore', $location, '--target', $named_cmd->data_dir, '--target-name',

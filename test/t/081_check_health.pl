@@ -107,6 +107,9 @@ chmod 0555, $dests[1] or die;
 $rows = checks($node);
 is(failures($rows), "destination $dests[1]", 'a read-only destination fails, alone');
 like($rows->{"destination $dests[1]"}[1], qr/not writable: .*Permission denied/, 'saying why');
+($rc, $cmd_out) = run_stripebackup('check', '-d', $conn);
+is($rc, 1, 'stripebackup check: exit 1 with a read-only destination');
+like($cmd_out, qr/^failure  destination \Q$dests[1]\E: not writable: /m, 'naming it');
 chmod 0700, $dests[1] or die;
 
 # --- a full destination
@@ -184,6 +187,9 @@ is(failures(checks($node)), '', 'archiving again: no failure');
 $rows = checks($node, '', "SET stripebackup.check_max_backup_age = '1s'; SELECT pg_sleep(1.2);");
 is($rows->{'backup age'}[0], 'failure', 'a backup older than stripebackup.check_max_backup_age fails');
 like($rows->{'backup age'}[1], qr/ended \d+ s ago, more than stripebackup.check_max_backup_age \(1 s\)/, 'saying by how much');
+($rc, $cmd_out) = run_stripebackup('check', '-d', "$conn options='-c stripebackup.check_max_backup_age=1s'", '--nagios');
+is($rc, 2, 'stripebackup check --nagios with an old last backup: CRITICAL, 2');
+like($cmd_out, qr/\ASTRIPEBACKUP CRITICAL - 1 failed, \d+ warnings: backup age: .*ended \d+ s ago, more than stripebackup.check_max_backup_age \(1 s\)/, 'naming the backup age');
 
 # --- bad input changes nothing
 ($ret, $out, $err) = $node->psql('postgres', "SELECT * FROM stripe_check(timeout => '-5 s')");
@@ -236,6 +242,9 @@ is($rows->{'archive_mode'}[0], 'failure', 'archive_mode off with archive destina
 like($rows->{'archive_mode'}[1], qr/archive_mode is off but stripebackup.archive_destinations is set/, 'saying so');
 ok(!exists $rows->{'WAL archived'}, 'no switch is tried without archiving');
 is($rows->{'stripebackup.database_name'}[0], 'failure', 'database_name naming another database fails');
+($rc, $cmd_out) = run_stripebackup('check', '-d', 'host=' . $off->host . ' port=' . $off->port . ' dbname=postgres');
+is($rc, 1, 'stripebackup check with archive_mode off: exit 1');
+like($cmd_out, qr/^failure  archive_mode: archive_mode is off but stripebackup.archive_destinations is set/m, 'naming it');
 $off->stop;
 $node->stop;
 ($rc, $cmd_out) = run_stripebackup('check', '-d', $conn, '--nagios');

@@ -101,5 +101,20 @@ ok($node->poll_query_until('postgres', "SELECT count(*) = 0 FROM stripe_backups 
 is(remaining(), "$f5,$f9", 'but for the kept one');
 like(slurp_file($node->logfile), qr/retention removed backup "[^"]+": \d+ files/,
 	'the server log says what it removed');
+
+# --- stripebackup.retention_window: every completed backup keeps the window, and what it starts from
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET stripebackup.retention_full_count');
+$node->safe_psql('postgres', "ALTER SYSTEM SET stripebackup.retention_window = '1d'");
+$node->reload;
+$node->poll_query_until('postgres', "SELECT current_setting('stripebackup.retention_full_count') = '0' "
+	  . "AND current_setting('stripebackup.retention_window') = '1d'") or die 'the settings do not take';
+my $f10 = backup('full');
+is(remaining(), "$f5,$f9,$f10", 'a window: nothing inside it goes');
+age($f9, 3);
+age($f10, 2);
+my $f11 = backup('full');
+ok($node->poll_query_until('postgres', "SELECT count(*) = 0 FROM stripe_backups WHERE id = $f9"),
+	'the backup that completed removed the one older than the window\'s first backup');
+is(remaining(), "$f5,$f10,$f11", 'F10, which completed before the window opened, stays, with what is newer');
 $node->stop;
 done_testing();
