@@ -223,3 +223,49 @@ sb_parity_recover(const SbParityCoder *c, const bool *present, uint8_t *const *m
 	ec_encode_data((int) len, (int) c->data, 1, tables, sources, &out);
 	return true;
 }
+
+bool
+sb_parity_decoder_init(SbParityDecoder *d, const SbParityCoder *c, const bool *use,
+					   const uint32_t *want, uint32_t nwant, SbError *err)
+{
+	uint32_t	rows[SB_PARITY_MAX_STRIPES];
+	uint8_t		coef[SB_PARITY_MAX * SB_PARITY_MAX_STRIPES];
+	uint32_t	n = 0,
+				i,
+				j;
+
+	memset(d, 0, sizeof(*d));
+	d->data = c->data;
+	d->nwant = nwant;
+	for (j = 0; j < c->data + c->parity; j++)
+	{
+		d->column[j] = use[j] ? (int32_t) n : -1;
+		if (use[j] && n < c->data)
+			rows[n] = j;
+		n += use[j] ? 1 : 0;
+	}
+	if (n != c->data || nwant == 0 || nwant > c->parity)
+		return sb_error_set(err, SB_EINVAL,
+							"a group is decoded from %u members to %u: it takes %u, to 1 to %u",
+							n, nwant, c->data, c->parity);
+	for (i = 0; i < nwant; i++)
+	{
+		if (use[want[i]])
+			return sb_error_set(err, SB_EINVAL, "member %u is both wanted and used", want[i] + 1);
+		if (!recovery_row(c, rows, want[i], coef + (size_t) i * c->data, err))
+			return false;
+	}
+	ec_init_tables((int) c->data, (int) nwant, coef, d->tables);
+	return true;
+}
+
+void
+sb_parity_decoder_add(const SbParityDecoder *d, uint32_t member, const uint8_t *record, size_t len,
+					  uint8_t *const *out)
+{
+	if (len == 0 || d->column[member] < 0)
+		return;
+	ec_encode_data_update((int) len, (int) d->data, (int) d->nwant, d->column[member],
+						  (unsigned char *) d->tables, (unsigned char *) record,
+						  (unsigned char **) out);
+}

@@ -125,4 +125,30 @@ extern bool sb_parity_recover(const SbParityCoder *c, const bool *present,
 							  uint8_t *const *members, size_t len, uint32_t want, uint8_t *out,
 							  SbError *err);
 
+/*
+ * Members WANT[0..NWANT) of one group, made up a member at a time from the
+ * members USE says (K of them, in any order): each member's contribution
+ * is added as it comes, so nothing but the outputs is kept (a degraded
+ * restore's group assembler, group_assembler.c).
+ */
+typedef struct SbParityDecoder
+{
+	uint32_t	data;			/* K */
+	uint32_t	nwant;
+	int32_t		column[SB_PARITY_MAX_STRIPES];	/* member j's place among the K, or -1 */
+	unsigned char tables[32 * SB_PARITY_MAX_STRIPES * SB_PARITY_MAX];
+} SbParityDecoder;
+
+/* False (ERR) unless USE has exactly K members, none of them wanted, and NWANT is 1..M. */
+extern bool sb_parity_decoder_init(SbParityDecoder *d, const SbParityCoder *c, const bool *use,
+								   const uint32_t *want, uint32_t nwant, SbError *err);
+
+/*
+ * Add member MEMBER (one USE has: a data member's record, a parity record's
+ * payload; LEN bytes) into OUT[0..NWANT), which start zeroed and are as long
+ * as the group's records: the zeros a member is padded with add nothing.
+ */
+extern void sb_parity_decoder_add(const SbParityDecoder *d, uint32_t member, const uint8_t *record,
+								  size_t len, uint8_t *const *out);
+
 #endif							/* SB_PARITY_H */

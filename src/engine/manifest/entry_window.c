@@ -37,6 +37,7 @@ struct SbEntryWindow
 	bool		spool_ended;
 	uint8_t    *done;			/* per chunk */
 	uint64_t	low;			/* every chunk before it is done */
+	uint64_t	force_end;		/* chunks below it are admitted even when full */
 	bool		stopped;
 	SbError		error;			/* why, if reading the entries failed */
 };
@@ -215,7 +216,7 @@ static bool
 covered(SbEntryWindow *w, uint64_t chunk)
 {
 	while (!w->stopped && w->admitted_end < chunk_end(w, chunk) &&
-		   (w->count < w->max_files || chunk == w->low))
+		   (w->count < w->max_files || chunk == w->low || chunk < w->force_end))
 	{
 		if (!admit_one(w))
 			break;
@@ -365,6 +366,18 @@ sb_entry_window_done(SbEntryWindow *w, uint64_t chunk)
 		w->low++;
 	leave(w);
 	pthread_cond_broadcast(&w->changed);
+	pthread_mutex_unlock(&w->mutex);
+}
+
+void
+sb_entry_window_force(SbEntryWindow *w, uint64_t end)
+{
+	pthread_mutex_lock(&w->mutex);
+	if (end > w->force_end)
+	{
+		w->force_end = end;
+		pthread_cond_broadcast(&w->changed);
+	}
 	pthread_mutex_unlock(&w->mutex);
 }
 

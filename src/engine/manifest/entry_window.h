@@ -96,6 +96,13 @@ extern SbEntryWindow *sb_entry_window_new(const SbManifest *m, size_t max_files,
 /* Is every file chunk CHUNK touches in the window?  Admits what it can; WAIT: until it is. */
 extern SbAdmit sb_entry_window_admit(SbEntryWindow *w, uint64_t chunk, bool wait);
 
+/*
+ * Chunks below END are admitted however full the window is (a degraded
+ * restore: the chunks of the parity groups being assembled, which a lost
+ * chunk below them waits for; read_pipeline.c).  END only grows.
+ */
+extern void sb_entry_window_force(SbEntryWindow *w, uint64_t end);
+
 /* The pieces of admitted chunk CHUNK, in stream order, into *PIECES (grown as needed; *CAP). */
 extern bool sb_entry_window_pieces(SbEntryWindow *w, uint64_t chunk, SbWindowPiece **pieces,
 								   size_t *cap, size_t *n, SbError *err);

@@ -34,6 +34,7 @@
 #include "util/page_cache.h"
 #include "util/queue.h"
 #include "util/rate.h"
+#include "restore/group_assembler.h"
 #include "restore/read_pipeline.h"
 #include "restore/recover.h"
 #include "restore/stripe_reader.h"
@@ -46,7 +47,8 @@
 typedef struct ReadSlot
 {
 	uint32_t	stripe;			/* 0-based */
-	uint64_t	position;		/* in its stripe's index */
+	uint64_t	position;		/* in its stripe's index (of parity records, if PARITY) */
+	bool		parity;			/* a parity record read for the group assembler */
 	SbIndexEntry entry;
 	uint8_t    *buffer;			/* where a read lands: a record and, read
 								 * O_DIRECT, the rest of the pages around it */
@@ -65,7 +67,9 @@ typedef struct StripeState
 	struct Pipeline *pipeline;
 	uint32_t	index;
 	SbStripeReader reader;
-	uint64_t   *order;			/* windowed: the index's positions by chunk, else NULL */
+	uint64_t   *order;			/* windowed or assembling: what the reader reads
+								 * (item_entry), in chunk order, else NULL */
+	uint64_t	nitems;			/* in ORDER */
 	uint64_t	next;			/* the reader's next position in that order */
 	int			direct_fd;		/* the stripe file opened O_DIRECT, or -1 */
 	pthread_t	thread;
@@ -106,6 +110,9 @@ typedef struct Pipeline
 	double		started;
 	SbWorkerCpu worker_cpu;		/* the workers' sum (under MUTEX) */
 	_Atomic uint64_t recovered;	/* chunks recovered from their parity groups */
+	SbParityLayout layout;		/* with redundancy */
+	SbAssembler *assembler;		/* with stripes lost, but for a delta restore:
+								 * group_assembler.h */
 } Pipeline;
 
 /* Stop the run with ERR (the first failure wins), but for the window. */
@@ -121,6 +128,8 @@ stop_run(Pipeline *p, const SbError *err)
 	pthread_mutex_unlock(&p->mutex);
 	sb_queue_abort(&p->free_queue);
 	sb_queue_abort(&p->work_queue);
+	if (p->assembler != NULL)
+		sb_assembler_abort(p->assembler);
 }
 
 /* Stop the run with ERR (the first failure wins). */
@@ -333,18 +342,33 @@ open_direct(const SbStripeReader *r)
 	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 }
 
-/* Start reading the K-th chunk record of the stripe into SLOT (see the top of the file). */
-static bool
-start_read(SbIo *io, StripeState *s, ReadSlot *slot, uint64_t k, SbError *err)
+/*
+ * The index entry of item ITEM of what the reader reads: a data chunk's
+ * position in its index, or past them (assembling) a parity record's.
+ */
+static const SbIndexEntry *
+item_entry(const StripeState *s, uint64_t item)
 {
-	uint64_t	offset = s->reader.entries[k].offset;
-	uint64_t	len = sb_stripe_record_length(&s->reader, k);
+	return item < s->reader.nentries ? &s->reader.entries[item] :
+		&s->reader.parity_entries[item - s->reader.nentries];
+}
+
+/* Start reading item ITEM of the stripe into SLOT (see the top of the file). */
+static bool
+start_read(SbIo *io, StripeState *s, ReadSlot *slot, uint64_t item, SbError *err)
+{
+	const SbIndexEntry *e = item_entry(s, item);
+	bool		parity = item >= s->reader.nentries;
+	uint64_t	offset = e->offset;
+	uint64_t	len = parity ? SB_CHUNK_HEADER_SIZE + (uint64_t) e->stored_len :
+		sb_stripe_record_length(&s->reader, item);
 	bool		direct = s->direct_fd >= 0 && !sb_range_cached(s->reader.file.fd, offset, len);
 
 	sb_rate_wait(&s->rate, len, run_failed, s->pipeline);
 	slot->stripe = s->index;
-	slot->position = k;
-	slot->entry = s->reader.entries[k];
+	slot->parity = parity;
+	slot->position = parity ? item - s->reader.nentries : item;
+	slot->entry = *e;
 	slot->lead = direct ? (uint32_t) (offset % DIRECT_ALIGN) : 0;
 	slot->record = slot->buffer + slot->lead;
 	slot->stored = slot->record + SB_CHUNK_HEADER_SIZE;
@@ -445,20 +469,70 @@ recover_damaged(Pipeline *p, StripeState *s, ReadSlot *slot, SbError *err)
 	return true;
 }
 
+/* The group and member of what SLOT holds. */
+static SbParityPlace
+slot_place(const Pipeline *p, const ReadSlot *slot)
+{
+	return slot->parity ? sb_parity_place_of_parity(&p->layout, slot->entry.chunk_id) :
+		sb_parity_place_of_chunk(&p->layout, slot->entry.chunk_id);
+}
+
+/*
+ * A record read (GOOD: it checked) to the group assembler, if its group
+ * lost a member; one that did not check leaves its group to the fallback.
+ */
+static void
+hand_over(Pipeline *p, const ReadSlot *slot, bool good)
+{
+	SbParityPlace place;
+
+	if (p->assembler == NULL)
+		return;
+	place = slot_place(p, slot);
+	if (!sb_assembler_wants(p->assembler, place.group, place.member))
+		return;
+	if (!good)
+		sb_assembler_fail(p->assembler, place.group, place.member);
+	else if (slot->parity)
+		sb_assembler_add(p->assembler, place.group, place.member, slot->stored,
+						 slot->entry.stored_len);
+	else
+		sb_assembler_add(p->assembler, place.group, place.member, slot->record,
+						 SB_CHUNK_HEADER_SIZE + (size_t) slot->entry.stored_len);
+}
+
+/* A parity record has been read for the assembler: checked, handed over, its buffer back. */
+static bool
+finish_parity(Pipeline *p, ReadSlot *slot)
+{
+	SbError		err;
+
+	hand_over(p, slot, slot->op.error == 0 &&
+			  sb_stripe_check_parity_record(&slot->entry, slot->record,
+											slot->op.done > slot->lead ? slot->op.done - slot->lead : 0,
+											&err));
+	return sb_queue_push(&p->free_queue, slot);
+}
+
 /* A record has been read: check it, then on to the workers (or report it). */
 static bool
 finish_read(Pipeline *p, StripeState *s, SbIo *io, ReadSlot *slot)
 {
 	SbError		err;
+	bool		good;
 
+	if (slot->parity)
+		return finish_parity(p, slot);
 	if (slot->op.error != 0 && sb_io_error_detail(io) != NULL)
 		sb_error_set(&err, SB_EIO, "could not read \"%s\": %s", s->reader.path, sb_io_error_detail(io));
 	else if (slot->op.error != 0)
 		sb_error_set_errno(&err, slot->op.error, "could not read \"%s\"", s->reader.path);
-	if ((slot->op.error != 0 ||
-		 !sb_stripe_check_record(&s->reader, slot->position, slot->record,
-								 slot->op.done > slot->lead ? slot->op.done - slot->lead : 0, &err)) &&
-		!recover_damaged(p, s, slot, &err))
+	good = slot->op.error == 0 &&
+		sb_stripe_check_record(&s->reader, slot->position, slot->record,
+							   slot->op.done > slot->lead ? slot->op.done - slot->lead : 0, &err);
+	/* before the workers have it: the record is read from the buffer */
+	hand_over(p, slot, good);
+	if (!good && !recover_damaged(p, s, slot, &err))
 	{
 		/* Report before the buffer goes back: another reader may take it at once. */
 		report_chunk(p, s->index, &slot->entry, &err);
@@ -493,10 +567,34 @@ next_wanted(const Pipeline *p, const StripeState *s, uint64_t k)
 {
 	const uint8_t *skip = p->config->skip;
 
-	while (skip != NULL && k < s->reader.nentries &&
+	while (skip != NULL && k < s->nitems &&
 		   skip[s->reader.entries[position(s, k)].chunk_id])
 		k++;
 	return k;
+}
+
+/*
+ * Assembling: may the reader hand over its K-th item's record, or is it
+ * too far ahead of the slowest (group_assembler.h)?  Waiting only with no
+ * read in flight, as for the window.
+ */
+static bool
+room_for(Pipeline *p, StripeState *s, SbIo *io, uint64_t k, bool *stop)
+{
+	SbParityPlace place;
+	uint64_t	item = position(s, k);
+	SbRoom		room;
+
+	if (p->assembler == NULL)
+		return true;
+	place = item < s->reader.nentries ?
+		sb_parity_place_of_chunk(&p->layout, item_entry(s, item)->chunk_id) :
+		sb_parity_place_of_parity(&p->layout, item_entry(s, item)->chunk_id);
+	if (!sb_assembler_wants(p->assembler, place.group, place.member))
+		return true;
+	room = sb_assembler_room(p->assembler, place.group, sb_io_in_flight(io) == 0);
+	*stop = room == SB_ROOM_STOPPED;
+	return room == SB_ROOM;
 }
 
 /*
@@ -512,8 +610,8 @@ may_start(Pipeline *p, StripeState *s, SbIo *io, uint64_t k, bool *stop)
 	SbError		err;
 
 	*stop = false;
-	if (p->window == NULL)
-		return true;
+	if (p->window == NULL || position(s, k) >= s->reader.nentries)
+		return room_for(p, s, io, k, stop);
 	admit = sb_entry_window_admit(p->window, s->reader.entries[position(s, k)].chunk_id,
 								  sb_io_in_flight(io) == 0);
 	if (admit == SB_STOPPED)
@@ -522,7 +620,7 @@ may_start(Pipeline *p, StripeState *s, SbIo *io, uint64_t k, bool *stop)
 		if (!sb_entry_window_check(p->window, &err))
 			fail(p, &err);
 	}
-	return admit == SB_ADMITTED;
+	return admit == SB_ADMITTED && room_for(p, s, io, k, stop);
 }
 
 /*
@@ -536,10 +634,10 @@ read_records(Pipeline *p, StripeState *s, SbIo *io)
 	uint64_t	k = next_wanted(p, s, 0);
 	SbError		err;
 
-	while (k < s->reader.nentries || sb_io_in_flight(io) > 0)
+	while (k < s->nitems || sb_io_in_flight(io) > 0)
 	{
 		bool		stop = false;
-		ReadSlot   *slot = k < s->reader.nentries && may_start(p, s, io, k, &stop) ?
+		ReadSlot   *slot = k < s->nitems && may_start(p, s, io, k, &stop) ?
 			next_slot(p, io) : NULL;
 		SbIoOp	   *done[64];
 		double		t0 = sb_monotonic_seconds();
@@ -576,30 +674,73 @@ read_records(Pipeline *p, StripeState *s, SbIo *io)
 	s->next = k;
 }
 
-static int
-compare_chunk_positions(const void *a, const void *b, void *arg)
+/* Where an item comes in chunk order: its block (FORMAT.md 10.1), then its id. */
+static void
+item_key(const StripeState *s, uint64_t item, uint64_t *block, uint64_t *id)
 {
-	const SbStripeReader *r = arg;
-	uint64_t	x = r->entries[*(const uint64_t *) a].chunk_id;
-	uint64_t	y = r->entries[*(const uint64_t *) b].chunk_id;
+	const Pipeline *p = s->pipeline;
+	const SbIndexEntry *e = item_entry(s, item);
 
-	return x < y ? -1 : x > y;
+	*id = e->chunk_id;
+	if (p->manifest->redundancy.parity == 0)
+		*block = 0;
+	else if (item < s->reader.nentries)
+		*block = e->chunk_id / ((uint64_t) p->layout.data * p->layout.run);
+	else
+		*block = sb_parity_place_of_parity(&p->layout, e->chunk_id).group / p->layout.run;
 }
 
-/* Windowed: the reader takes its chunks in chunk order, or the window could wait on itself. */
-static bool
-order_by_chunk(Pipeline *p, StripeState *s, SbError *err)
+static int
+compare_items(const void *a, const void *b, void *arg)
 {
-	uint64_t	k;
+	uint64_t	xb,
+				xi,
+				yb,
+				yi;
 
-	if (p->window == NULL)
+	item_key(arg, *(const uint64_t *) a, &xb, &xi);
+	item_key(arg, *(const uint64_t *) b, &yb, &yi);
+	if (xb != yb)
+		return xb < yb ? -1 : 1;
+	return xi < yi ? -1 : xi > yi;
+}
+
+/* Assembling: does the assembler want parity record I of the stripe? */
+static bool
+parity_wanted(const Pipeline *p, const StripeState *s, uint64_t i)
+{
+	SbParityPlace place = sb_parity_place_of_parity(&p->layout, s->reader.parity_entries[i].chunk_id);
+
+	return sb_parity_stripe(&p->layout, place.group, place.member) == s->index &&
+		sb_assembler_wants(p->assembler, place.group, place.member);
+}
+
+/*
+ * What the reader reads, and in which order.  Its data chunks in file
+ * order, unless windowed (then in chunk order, or the window could wait on
+ * itself) or assembling: then with the parity records the assembler wants,
+ * block by block, so that every reader hands over a group's members about
+ * when the others do (group_assembler.h).
+ */
+static bool
+plan_reads(Pipeline *p, StripeState *s, SbError *err)
+{
+	uint64_t	k,
+				n = 0;
+
+	s->nitems = s->reader.nentries;
+	if (p->window == NULL && p->assembler == NULL)
 		return true;
-	s->order = sb_alloc((size_t) (s->reader.nentries + 1) * sizeof(uint64_t), err);
+	s->order = sb_alloc((size_t) (s->reader.nentries + s->reader.nparity + 1) * sizeof(uint64_t), err);
 	if (s->order == NULL)
 		return false;
 	for (k = 0; k < s->reader.nentries; k++)
-		s->order[k] = k;
-	qsort_r(s->order, s->reader.nentries, sizeof(uint64_t), compare_chunk_positions, &s->reader);
+		s->order[n++] = k;
+	for (k = 0; p->assembler != NULL && k < s->reader.nparity; k++)
+		if (parity_wanted(p, s, k))
+			s->order[n++] = s->reader.nentries + k;
+	s->nitems = n;
+	qsort_r(s->order, n, sizeof(uint64_t), compare_items, s);
 	return true;
 }
 
@@ -618,14 +759,70 @@ give_up_rest(Pipeline *p, StripeState *s)
 		return;
 	if (s->order != NULL)
 	{
-		for (k = s->next; k < s->reader.nentries; k++)
-			sb_entry_window_done(p->window, s->reader.entries[s->order[k]].chunk_id);
+		for (k = s->next; k < s->nitems; k++)
+			if (s->order[k] < s->reader.nentries)
+				sb_entry_window_done(p->window, s->reader.entries[s->order[k]].chunk_id);
 		return;
 	}
 	/* the stripe could not be opened: its chunks as the manifest lists them */
 	for (i = 0; i < info->nranges; i++)
 		for (k = info->ranges[i].first; k <= info->ranges[i].last; k++)
 			sb_entry_window_done(p->window, k);
+}
+
+/*
+ * Windowed and assembling: the chunks of the lowest group's block are
+ * admitted however full the window is.  A lost chunk there holds the
+ * window's low end until its group is complete, and its group waits for
+ * the members the readers must be let read.
+ */
+static void
+force_window(Pipeline *p)
+{
+	uint64_t	low,
+				per_block,
+				end;
+
+	if (p->window == NULL || p->assembler == NULL)
+		return;
+	low = sb_assembler_low(p->assembler);
+	per_block = (uint64_t) p->layout.data * p->layout.run;
+	end = (low / p->layout.run + 1) * per_block;
+	sb_entry_window_force(p->window, end < p->manifest->total_chunks ? end : p->manifest->total_chunks);
+}
+
+/*
+ * Chunk C of lost stripe S into SLOT from the group assembler, checked as
+ * if read.  False with *STOPPED when the run stopped, and without when the
+ * group could not give it (the caller recovers it the old way).
+ */
+static bool
+assemble_into(Pipeline *p, StripeState *s, ReadSlot *slot, uint64_t c, bool *stopped)
+{
+	SbParityPlace place = sb_parity_place_of_chunk(&p->layout, c);
+	SbChunkHeader h;
+	SbError		ignored;
+	SbTake		take;
+	size_t		L = 0,
+				len;
+
+	*stopped = false;
+	if (p->assembler == NULL || p->config->archive->lost_why[s->index] == NULL)
+		return false;
+	slot->stripe = s->index;
+	slot->lead = 0;
+	slot->record = slot->buffer;
+	slot->stored = slot->record + SB_CHUNK_HEADER_SIZE;
+	take = sb_assembler_take(p->assembler, place.group, place.member, slot->record, &L);
+	force_window(p);
+	*stopped = take == SB_TAKE_STOPPED;
+	/* what a group gives is checked as SbRecovery checks it; one that fails goes the old way */
+	if (take != SB_TAKE_GOOD || !sb_recover_check_record(slot->record, L, c, &len, &h, &ignored) ||
+		!sb_recover_check_manifest(p->manifest, &h, c, &ignored))
+		return false;
+	sb_recover_entry(&h, &slot->entry);
+	atomic_fetch_add(&p->recovered, 1);
+	return true;
 }
 
 /*
@@ -637,6 +834,7 @@ recover_one(Pipeline *p, StripeState *s, uint64_t c)
 {
 	ReadSlot   *slot;
 	SbError		err;
+	bool		stopped;
 
 	if (p->window != NULL && sb_entry_window_admit(p->window, c, true) != SB_ADMITTED)
 	{
@@ -648,10 +846,19 @@ recover_one(Pipeline *p, StripeState *s, uint64_t c)
 		return false;
 	memset(&slot->entry, 0, sizeof(slot->entry));
 	slot->entry.chunk_id = c;
-	if (!recover_into(p, s, slot, c, true, &err))
+	slot->parity = false;
+	if (!assemble_into(p, s, slot, c, &stopped))
 	{
-		report_chunk(p, s->index, &slot->entry, &err);
-		return sb_queue_push(&p->free_queue, slot);
+		if (stopped)
+		{
+			sb_queue_push(&p->free_queue, slot);
+			return false;
+		}
+		if (!recover_into(p, s, slot, c, true, &err))
+		{
+			report_chunk(p, s->index, &slot->entry, &err);
+			return sb_queue_push(&p->free_queue, slot);
+		}
 	}
 	atomic_fetch_add(&s->chunks, 1);
 	atomic_fetch_add(&s->stored_bytes, slot->entry.stored_len);
@@ -719,13 +926,16 @@ read_stripe(Pipeline *p, StripeState *s)
 
 	if (p->manifest->redundancy.parity > 0 && lost_at_open(p, s))
 	{
+		/* what the assembler waits for from this stripe, if it was to be read, never comes */
+		if (p->assembler != NULL)
+			sb_assembler_stripe_done(p->assembler, s->index);
 		recover_stripe(p, s);
 		return;
 	}
 	if ((p->manifest->redundancy.parity == 0 &&
 		 !sb_stripe_open(&s->reader, p->manifest, s->index,
 						 p->config->archive->stripe_paths[s->index], &err)) ||
-		!order_by_chunk(p, s, &err))
+		!plan_reads(p, s, &err))
 	{
 		report_stripe(p, s->index, &err);
 		give_up_rest(p, s);
@@ -743,7 +953,8 @@ read_stripe(Pipeline *p, StripeState *s)
 	/* reads still in flight when the reader stopped: dropped */
 	while (sb_io_in_flight(io) > 0 && (n = sb_io_reap(io, done, 64, 1, &err)) > 0)
 		for (i = 0; p->window != NULL && i < n; i++)
-			sb_entry_window_done(p->window, ((ReadSlot *) done[i]->tag)->entry.chunk_id);
+			if (!((ReadSlot *) done[i]->tag)->parity)
+				sb_entry_window_done(p->window, ((ReadSlot *) done[i]->tag)->entry.chunk_id);
 	give_up_rest(p, s);
 	sb_io_free(io);
 	if (s->direct_fd >= 0)
@@ -757,6 +968,8 @@ reader_main(void *arg)
 	StripeState *s = arg;
 
 	read_stripe(s->pipeline, s);
+	if (s->pipeline->assembler != NULL)
+		sb_assembler_stripe_done(s->pipeline->assembler, s->index);
 	free(s->order);
 	s->order = NULL;
 	s->seconds = sb_monotonic_seconds() - s->pipeline->started;
@@ -909,6 +1122,14 @@ alloc_slots(Pipeline *p, uint32_t count, SbError *err)
 	uint32_t	sealing = p->manifest->encrypted ? SB_CRYPTO_OVERHEAD : 0;
 	uint32_t	i;
 
+	/* a parity record (assembling) is a header over the longest record: as check_parity_entry bounds it */
+	if (p->manifest->redundancy.parity > 0)
+	{
+		size_t		bound = sb_codec_bound(p->manifest->codec, cs);
+
+		sealing = SB_CHUNK_HEADER_SIZE + SB_CRYPTO_OVERHEAD + (bound > cs ? (uint32_t) (bound - cs) : 0);
+	}
+
 	p->slots = sb_alloc(count * sizeof(ReadSlot), err);
 	if (p->slots == NULL || !sb_queue_init_pool(&p->free_queue, count) ||
 		!sb_queue_init(&p->work_queue, count))
@@ -1043,6 +1264,34 @@ file_admitted(void *arg, SbWindowFile *f, SbError *err)
 		p->config->file_admitted(p->config->sink_arg, f, err);
 }
 
+/*
+ * With stripes lost, the group assembler (group_assembler.h): each present
+ * stripe is then read once.  Not for a delta restore, which skips chunks
+ * the target holds, members the assembler would wait for: there each lost
+ * chunk is recovered through its reader's own handles.
+ */
+static bool
+open_assembler(Pipeline *p, SbError *err)
+{
+	const SbArchive *a = p->config->archive;
+	bool		lost[SB_MAX_STRIPES];
+	bool		any = false;
+	uint32_t	i;
+
+	if (p->manifest->redundancy.parity == 0 ||
+		!sb_parity_layout_init(&p->layout, p->manifest->nstripes, p->manifest->redundancy.parity,
+							   p->manifest->redundancy.run, err))
+		return p->manifest->redundancy.parity == 0;
+	for (i = 0; i < p->manifest->nstripes; i++)
+		any |= (lost[i] = a->lost_why[i] != NULL);
+	if (!any || p->config->skip != NULL)
+		return true;
+	p->assembler = sb_assembler_new(&p->layout, p->manifest->total_chunks, lost,
+									sb_recover_record_cap(p->manifest), SB_ASSEMBLER_BLOCKS, err);
+	force_window(p);
+	return p->assembler != NULL;
+}
+
 /* Windowed: the window over the files, past the chunks never to be read. */
 static bool
 open_window(Pipeline *p, SbError *err)
@@ -1079,7 +1328,7 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	pthread_mutex_init(&p->mutex, NULL);
 	pthread_cond_init(&p->finished, NULL);
 	sb_error_clear(err);
-	ok = (!config->windowed || open_window(p, err)) &&
+	ok = (!config->windowed || open_window(p, err)) && open_assembler(p, err) &&
 		alloc_slots(p, o->buffer_count ? o->buffer_count : SB_DEFAULT_READ_BUFFERS, err) &&
 		start_threads(p, err);
 	if (!ok)
@@ -1104,6 +1353,7 @@ sb_read_pipeline_run(const SbReadPipelineConfig *config, uint64_t *problems, SbE
 	if (p->failed)
 		*err = p->failure;
 	ok = !p->failed;
+	sb_assembler_free(p->assembler);
 	sb_entry_window_free(p->window);
 	pthread_mutex_destroy(&p->mutex);
 	pthread_cond_destroy(&p->finished);

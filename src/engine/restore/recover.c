@@ -6,10 +6,10 @@
  * The code covers each data member's whole record (header and stored
  * payload) and each parity record's payload, all padded with zeros to the
  * group's length L: a parity record's payload is L bytes, and without one
- * (every parity record lost, so every data member is there) L is the
- * longest data record.  Every other member is read, not just K of them: a
- * member that reads but is inconsistent with the rest is then one of many
- * to choose from, and with M = 1 (the common case) K is all of them anyway.
+ * (every data member there but the one wanted, or rebuilding a parity
+ * record) L is the longest data record.  K other members are read, data
+ * members first; one that reads but is inconsistent with the rest is left
+ * out and the next one read.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,7 +31,68 @@ note_unused(char *buf, size_t buflen, uint32_t member, const char *why)
 		snprintf(buf + used, buflen - used, "%smember %u: %.300s", used ? "; " : "", member + 1, why);
 }
 
-/* Every other member through READ; *L the group's length; false when none gives it. */
+/*
+ * Member J through READ into the group's tally: *N good ones, *L the
+ * parity records' length once one is read (*HAVE_PARITY), else the longest
+ * data record's.
+ */
+static void
+read_one(const SbParityLayout *layout, uint64_t group, uint32_t j, SbMemberReadFn read,
+		 void *arg, size_t cap, uint8_t *const *bufs, size_t *lens, bool *present,
+		 size_t *L, bool *have_parity, uint32_t *n, char *unused, size_t unused_len)
+{
+	SbError		why;
+	SbMemberStatus st;
+
+	sb_error_clear(&why);
+	st = read(arg, group, j, bufs[j], cap, &lens[j], &why);
+	if (st == SB_MEMBER_LOST)
+	{
+		note_unused(unused, unused_len, j, why.message);
+		return;
+	}
+	if (st == SB_MEMBER_NONE)
+		lens[j] = 0;
+	else if (j >= layout->data && !*have_parity)
+	{
+		*have_parity = true;
+		*L = lens[j];
+	}
+	else if (j >= layout->data && lens[j] != *L)
+	{
+		/* parity records of one group all have L: this one was not written with the others */
+		note_unused(unused, unused_len, j, "its length differs from the group's other parity records");
+		return;
+	}
+	else if (j < layout->data && !*have_parity && lens[j] > *L)
+		*L = lens[j];
+	present[j] = true;
+	(*n)++;
+}
+
+/* A data record longer than the parity says is not the one the parity was made of: dropped. */
+static void
+drop_too_long(const SbParityLayout *layout, size_t L, bool *present, const size_t *lens,
+			  uint32_t *n, char *unused, size_t unused_len)
+{
+	uint32_t	j;
+
+	for (j = 0; j < layout->data; j++)
+		if (present[j] && lens[j] > L)
+		{
+			present[j] = false;
+			note_unused(unused, unused_len, j, "longer than the group's parity records");
+			(*n)--;
+		}
+}
+
+/*
+ * The other members through READ, data members first, until K are good
+ * (each read costs a device a random read: reading all of them, as a first
+ * version did, costs M - 1 more reads a record and buys nothing unless one
+ * turns out bad, when the next is read); *L the group's length.  Returns
+ * how many are good.
+ */
 static uint32_t
 read_members(const SbParityLayout *layout, uint64_t group, uint32_t want, SbMemberReadFn read,
 			 void *arg, size_t cap, uint8_t *const *bufs, size_t *lens, bool *present,
@@ -40,60 +101,29 @@ read_members(const SbParityLayout *layout, uint64_t group, uint32_t want, SbMemb
 	uint32_t	total = layout->data + layout->parity;
 	uint32_t	n = 0,
 				j;
-	size_t		longest = 0;
 	bool		have_parity = false;
 
 	*L = 0;
 	for (j = 0; j < total; j++)
 	{
-		SbError		why;
-		SbMemberStatus st;
-
 		present[j] = false;
 		lens[j] = 0;
-		if (j == want)
-			continue;
-		sb_error_clear(&why);
-		st = read(arg, group, j, bufs[j], cap, &lens[j], &why);
-		if (st == SB_MEMBER_LOST)
-		{
-			note_unused(unused, unused_len, j, why.message);
-			continue;
-		}
-		if (st == SB_MEMBER_NONE)
-			lens[j] = 0;
-		else if (j >= layout->data && !have_parity)
-		{
-			have_parity = true;
-			*L = lens[j];
-		}
-		else if (j >= layout->data && lens[j] != *L)
-		{
-			/* parity records of one group all have L: this one was not written with the others */
-			note_unused(unused, unused_len, j, "its length differs from the group's other parity records");
-			continue;
-		}
-		present[j] = true;
-		if (j < layout->data && lens[j] > longest)
-			longest = lens[j];
-		n++;
 	}
-	if (!have_parity)
-		*L = longest;
-	/* a data record longer than the parity says: it is not the one the parity was made of */
-	for (j = 0; have_parity && j < layout->data; j++)
-		if (present[j] && lens[j] > *L)
-		{
-			present[j] = false;
-			note_unused(unused, unused_len, j, "longer than the group's parity records");
-			n--;
-		}
+	for (j = 0; j < total; j++)
+	{
+		if (j == want || n >= layout->data)
+			continue;
+		read_one(layout, group, j, read, arg, cap, bufs, lens, present, L, &have_parity, &n,
+				 unused, unused_len);
+		if (have_parity && j >= layout->data)
+			drop_too_long(layout, *L, present, lens, &n, unused, unused_len);
+	}
 	return n;
 }
 
 /* A recovered data record: its header, its length (at most L), zeros after it, its stored hash. */
-static bool
-check_data_record(const uint8_t *out, size_t L, uint64_t want_id, size_t *len,
+bool
+sb_recover_check_record(const uint8_t *out, size_t L, uint64_t want_id, size_t *len,
 				  SbChunkHeader *h, SbError *err)
 {
 	size_t		i;
@@ -173,10 +203,34 @@ sb_recover_member(const SbParityLayout *layout, const SbParityCoder *coder, uint
 	if (ok && want_kind == SB_CHUNK_KIND_PARITY)
 		seal_parity_record(out, L, want_id, len, header);
 	else if (ok)
-		ok = check_data_record(out, L, want_id, len, header, err);
+		ok = sb_recover_check_record(out, L, want_id, len, header, err);
 	for (j = 0; j < total; j++)
 		free(bufs[j]);
 	return ok;
+}
+
+bool
+sb_recover_check_manifest(const SbManifest *m, const SbChunkHeader *header, uint64_t chunk_id,
+						  SbError *err)
+{
+	SbIndexEntry e;
+
+	/* what the stripe's index would have been checked for (stripe_reader.c) */
+	if (header->raw_len != sb_manifest_chunk_length(m, chunk_id) ||
+		header->cipher != (m->encrypted ? SB_CIPHER_AES_256_GCM : SB_CIPHER_NONE) ||
+		(header->codec != SB_CODEC_NONE && m->codec == SB_CODEC_NONE) ||
+		header->codec > SB_CODEC_ZSTD ||
+		(header->cipher != SB_CIPHER_NONE && header->stored_len < SB_CRYPTO_OVERHEAD))
+		return sb_error_set(err, SB_ECORRUPT,
+							"the recovered record of chunk %" PRIu64 " disagrees with the manifest",
+							chunk_id);
+	sb_recover_entry(header, &e);
+	if (sb_entry_payload_len(&e) > e.raw_len ||
+		(e.codec == SB_CODEC_NONE && sb_entry_payload_len(&e) != e.raw_len))
+		return sb_error_set(err, SB_ECORRUPT,
+							"the recovered record of chunk %" PRIu64 " has an impossible length",
+							chunk_id);
+	return true;
 }
 
 size_t

@@ -55,6 +55,18 @@ extern bool sb_recover_member(const SbParityLayout *layout, const SbParityCoder 
 							  SbMemberReadFn read, void *arg, size_t cap,
 							  uint8_t *out, size_t *len, SbChunkHeader *header, SbError *err);
 
+/*
+ * A data record recovered into OUT (L bytes, the group's length) as chunk
+ * WANT_ID: its header (into *H), its length (into *LEN: at most L, zeros
+ * after it), its stored hash.
+ */
+extern bool sb_recover_check_record(const uint8_t *out, size_t L, uint64_t want_id, size_t *len,
+									SbChunkHeader *h, SbError *err);
+
+/* What the index would have been checked for: HEADER against M's chunk CHUNK_ID. */
+extern bool sb_recover_check_manifest(const SbManifest *m, const SbChunkHeader *header,
+									  uint64_t chunk_id, SbError *err);
+
 /* The largest chunk record of a backup: header, chunk_size, and the seal's overhead. */
 extern size_t sb_recover_record_cap(const SbManifest *m);
 

@@ -176,26 +176,7 @@ sb_recovery_chunk(SbRecovery *r, uint64_t chunk_id, uint8_t *out, size_t *len,
 	if (!sb_recover_member(&r->layout, &r->coder, place.group, place.member, SB_CHUNK_KIND_DATA,
 						   chunk_id, read_member, r, r->cap, out, len, header, err))
 		return false;
-	/* what the stripe's index would have been checked for (stripe_reader.c) */
-	if (header->raw_len != sb_manifest_chunk_length(m, chunk_id) ||
-		header->cipher != (m->encrypted ? SB_CIPHER_AES_256_GCM : SB_CIPHER_NONE) ||
-		(header->codec != SB_CODEC_NONE && m->codec == SB_CODEC_NONE) ||
-		header->codec > SB_CODEC_ZSTD ||
-		(header->cipher != SB_CIPHER_NONE && header->stored_len < SB_CRYPTO_OVERHEAD))
-		return sb_error_set(err, SB_ECORRUPT,
-							"the recovered record of chunk %" PRIu64 " disagrees with the manifest",
-							chunk_id);
-	{
-		SbIndexEntry e;
-
-		sb_recover_entry(header, &e);
-		if (sb_entry_payload_len(&e) > e.raw_len ||
-			(e.codec == SB_CODEC_NONE && sb_entry_payload_len(&e) != e.raw_len))
-			return sb_error_set(err, SB_ECORRUPT,
-								"the recovered record of chunk %" PRIu64 " has an impossible length",
-								chunk_id);
-	}
-	return true;
+	return sb_recover_check_manifest(m, header, chunk_id, err);
 }
 
 bool

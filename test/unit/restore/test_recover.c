@@ -28,6 +28,7 @@ typedef struct Group
 	uint64_t	ids[SB_PARITY_MAX_STRIPES];
 	bool		lost[SB_PARITY_MAX_STRIPES];	/* READ says so */
 	bool		lie[SB_PARITY_MAX_STRIPES];	/* READ says good, hands over flipped bytes */
+	bool		read[SB_PARITY_MAX_STRIPES];	/* READ was asked for it */
 } Group;
 
 static void
@@ -99,6 +100,7 @@ read_from_group(void *arg, uint64_t group, uint32_t member, uint8_t *buf, size_t
 
 	if (group != g->group || member >= g->layout.stripes || cap < g->lens[member])
 		return sb_error_set(why, SB_EINVAL, "asked for the wrong member"), SB_MEMBER_LOST;
+	g->read[member] = true;
 	if (member < g->layout.data && g->none[member])
 		return SB_MEMBER_NONE;
 	if (g->lost[member])
@@ -221,5 +223,27 @@ test_recover_checks_result(void)
 	g.lie[2] = true;
 	ok(!recovered_ok(&g, 0, &err), "a member handed over damaged as good: the recovered record fails");
 	like(err.message, "recovered", "the message says it is the recovered record");
+	free_group(&g);
+}
+
+/* K members read, data members first: the next one only when one of them is bad. */
+void
+test_recover_reads_k(void)
+{
+	Group		g;
+	SbError		err;
+
+	if (!ok(make_group(&g, 5, 2, 2, 24, 0), "a group of 5 stripes, redundancy 2"))
+		return;
+	ok(recovered_ok(&g, 0, &err) && g.read[1] && g.read[2] && g.read[3] && !g.read[4],
+	   "member 1 from members 2, 3 and the first parity record: the second not read");
+	memset(g.read, 0, sizeof(g.read));
+	g.lost[3] = true;
+	ok(recovered_ok(&g, 0, &err) && g.read[3] && g.read[4],
+	   "the first parity record bad: the second read instead");
+	memset(g.read, 0, sizeof(g.read));
+	memset(g.lost, 0, sizeof(g.lost));
+	ok(recovered_ok(&g, 3, &err) && g.read[0] && g.read[1] && g.read[2] && !g.read[4],
+	   "a parity record from the data members alone");
 	free_group(&g);
 }
