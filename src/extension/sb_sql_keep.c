@@ -129,7 +129,8 @@ stripe_keep(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(2) && VARSIZE_ANY_EXHDR(PG_GETARG_TEXT_PP(2)) > SB_KEEP_LABEL_NOTE_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_STRING_DATA_RIGHT_TRUNCATION),
-				 errmsg("a note is at most %d bytes", SB_KEEP_LABEL_NOTE_MAX)));
+				 errmsg("a note is at most %d bytes; this one is %zu", SB_KEEP_LABEL_NOTE_MAX,
+						(size_t) VARSIZE_ANY_EXHDR(PG_GETARG_TEXT_PP(2)))));
 	sbx_sql_enter(&sql);
 	status = backup_status(&sql, PG_GETARG_INT64(0));
 	/* Keeping what never completed would keep nothing restorable, and its files forever. */

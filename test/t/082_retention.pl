@@ -114,7 +114,7 @@ is(scalar(grep { -e "$_/$n{$f6}/keep.json" } @dests), 0, 'keep => false removes 
 %row = map { $_->{name} => $_ } @{ decode_json($out)->{backups} };
 ok(!$row{ $n{$f6} }{kept}, 'and the list no longer shows F6 kept');
 ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_keep($f6, note => repeat('x', 1025))");
-like($err, qr/a note is at most 1024 bytes/, 'a note longer than a label holds is refused');
+like($err, qr/a note is at most 1024 bytes; this one is 1025/, 'a note longer than a label holds is refused');
 # kept again, then given back by the history alone (as if the label's removal had failed): the label stays
 $node->safe_psql('postgres', "SELECT stripe_keep($f6, note => 'stale')");
 $node->safe_psql('postgres', "UPDATE stripe_backup_history SET keep = false WHERE id = $f6");
