@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_catalog.h"
@@ -114,6 +115,9 @@ extern bool cli_parse_size(const char *text, uint64_t *out);
 
 /* A backup's UUID as 32 lowercase hexadecimal digits into OUT. */
 extern char *cli_format_id(const uint8_t uuid[16], char out[33]);
+
+/* TEXT to OUT with its control characters (C0, DEL, C1) shown as escapes (safe_text.c). */
+extern void cli_print_safe(FILE *out, const char *text);
 
 /* "1.5 GiB" and the like. */
 extern const char *cli_format_bytes(uint64_t bytes, char *buf, size_t len);

@@ -42,6 +42,8 @@ list_usage(void)
 		   "  damaged     a manifest or stripe missing, of another size, or refused\n"
 		   "  unknown     encrypted, and no --encryption-key-file to open its manifest\n"
 		   "\"%s verify LOCATION\" reads every stripe and checks every checksum.\n", progname);
+	printf("\nkept: stripe_keep() kept the backup (its keep.json label); a note follows the\n"
+		   "table.  The label is not authenticated: shown, never acted on.\n");
 	printf("\nExit status 0 when every backup listed is complete (or unknown), 1 when a\n"
 		   "destination is not there or cannot be listed (the others are listed), 2 bad\n"
 		   "usage, 3 when a backup listed is damaged or incomplete.\n");
@@ -101,12 +103,24 @@ print_row(const ListRow *r)
 				wal[96];
 	bool		known = r->uuid[0] != '\0';
 
-	printf("%-24s %-24s %-10s %-20s %-20s %-10s %-10s %-34s %s\n", r->name, type_text(r, type, sizeof(type)),
+	printf("%-24s %-24s %-10s %-20s %-20s %-10s %-10s %-34s %-9s %s\n", r->name, type_text(r, type, sizeof(type)),
 		   list_status_name(r->status), r->started_at ? r->started_at : "?",
 		   r->finished_at ? r->finished_at : "?",
 		   known ? cli_format_bytes(r->data_bytes, data, sizeof(data)) : "?",
 		   known ? cli_format_bytes(r->stored_bytes, stored, sizeof(stored)) : "?",
-		   wal_range(r, wal, sizeof(wal)), r->encrypted ? "yes" : known ? "no" : "?");
+		   wal_range(r, wal, sizeof(wal)), r->encrypted ? "yes" : known ? "no" : "?",
+		   r->kept ? "kept" : known ? "no" : "?");
+}
+
+/* "NAME: kept: NOTE", the note (anyone's text) escaped for the terminal. */
+static void
+print_note(const ListRow *r)
+{
+	if (!r->kept || r->note == NULL)
+		return;
+	printf("%s: kept: ", r->name);
+	cli_print_safe(stdout, r->note);
+	putchar('\n');
 }
 
 static void
@@ -115,10 +129,12 @@ print_table(const ListRows *rows)
 	size_t		i;
 	uint32_t	k;
 
-	printf("%-24s %-24s %-10s %-20s %-20s %-10s %-10s %-34s %s\n", "backup", "type", "status", "started",
-		   "finished", "data", "stored", "WAL", "encrypted");
+	printf("%-24s %-24s %-10s %-20s %-20s %-10s %-10s %-34s %-9s %s\n", "backup", "type", "status", "started",
+		   "finished", "data", "stored", "WAL", "encrypted", "kept");
 	for (i = 0; i < rows->count; i++)
 		print_row(&rows->rows[i]);
+	for (i = 0; i < rows->count; i++)
+		print_note(&rows->rows[i]);
 	for (i = 0; i < rows->count; i++)
 	{
 		const ListRow *r = &rows->rows[i];

@@ -26,6 +26,8 @@ list_row_json(const ListRow *r)
 		json_add_wal(o, r->start_lsn, r->stop_lsn, r->timeline) &&
 		(known || r->status == LIST_UNKNOWN ? cJSON_AddBoolToObject(o, "encrypted", r->encrypted)
 		 : cJSON_AddNullToObject(o, "encrypted")) != NULL &&
+		(known ? cJSON_AddBoolToObject(o, "kept", r->kept) : cJSON_AddNullToObject(o, "kept")) != NULL &&
+		json_add_string(o, "note", r->note) &&
 		json_add_strings(o, "folders", (const char *const *) r->folders, r->nfolders));
 }
 

@@ -7,6 +7,9 @@
  *		being opened again.  A folder without a manifest is a backup that
  *		did not complete, unless it is where an opened backup's stripe is
  *		(that backup's manifest copy is missing there: it is damaged).
+ *		A backup kept by stripe_keep() has a label beside the manifest that
+ *		was opened (keep.json): shown, never acted on, since nothing
+ *		authenticates it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 #include "catalog_walk.h"
 #include "list_rows.h"
+#include "stripebackup/sb_keep.h"
 #include "stripebackup/sb_pgmeta.h"
 
 typedef struct Gather
@@ -177,6 +181,7 @@ free_row(ListRow *row)
 	free(row->label);
 	free(row->parent_name);
 	free(row->problem);
+	free(row->note);
 	free(row->started_at);
 	free(row->finished_at);
 	free(row->system_identifier);
@@ -269,6 +274,28 @@ found_unopened(Gather *g, const CliFolder *f)
 	row->problem = dup_or_null(g, problem);
 }
 
+/* The label of ROW's backup in the folder at LOCATION, if there is one of that backup. */
+static void
+fill_from_label(Gather *g, ListRow *row, const char *location)
+{
+	SbKeepLabel *label = malloc(sizeof(SbKeepLabel));
+	SbError		err;
+
+	if (label == NULL)
+	{
+		g->oom = true;
+		return;
+	}
+	if (sb_keep_label_read(location, row->uuid, label, &err))
+	{
+		row->kept = true;
+		row->note = label->note[0] != '\0' ? dup_or_null(g, label->note) : NULL;
+	}
+	else if (err.code != SB_ENOTFOUND)
+		fprintf(stderr, "%s: warning: %s\n", progname, err.message);
+	free(label);
+}
+
 /* A catalog walk's "found": a folder with its manifest opened, or not. */
 static void
 found(void *arg, const CliFolder *f)
@@ -285,6 +312,7 @@ found(void *arg, const CliFolder *f)
 		return;
 	fill_from_manifest(g, row, f->archive->manifest);
 	fill_from_plan(g, row, f->archive);
+	fill_from_label(g, row, f->location);
 	absorb_unopened(g, row);
 }
 

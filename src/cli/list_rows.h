@@ -37,6 +37,8 @@ typedef struct ListRow
 	char	   *stop_lsn;
 	unsigned	timeline;
 	bool		encrypted;
+	bool		kept;			/* a label (keep.json) says stripe_keep kept it */
+	char	   *note;			/* the label's note, as written: NULL when none */
 	char	   *folders[SB_MAX_STRIPES];	/* its folders in the destinations given */
 	uint32_t	nfolders;
 	char	   *stripe_folders[SB_MAX_STRIPES];	/* where its stripes are, as recorded */

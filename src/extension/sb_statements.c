@@ -250,10 +250,12 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		"SELECT b.status FROM @extschema@.stripe_backups b WHERE b.id OPERATOR(pg_catalog.=) $1",
 	1, {INT8OID}, SPI_OK_SELECT},
 
+	/* ... and where its folders are, for the label (keep.json) stripe_keep puts in each. */
 	{SB_SQL_BACKUP_KEEP,
 		"UPDATE @extschema@.stripe_backup_history h SET keep = $2, note = COALESCE($3, h.note)"
-		" WHERE h.id OPERATOR(pg_catalog.=) $1",
-	3, {INT8OID, BOOLOID, TEXTOID}, SPI_OK_UPDATE},
+		" WHERE h.id OPERATOR(pg_catalog.=) $1"
+		" RETURNING h.name, h.destinations, h.backup_uuid, h.note",
+	3, {INT8OID, BOOLOID, TEXTOID}, SPI_OK_UPDATE_RETURNING},
 
 	{SB_SQL_EXPIRE_FORGET,
 		"DELETE FROM @extschema@.stripe_backup_history WHERE id OPERATOR(pg_catalog.=) $1",

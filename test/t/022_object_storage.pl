@@ -268,13 +268,27 @@ $enc_copy->start;
 is(pgbench_invariant($enc_copy), 't', 'with it, the encrypted backup restores from the bucket and starts');
 $enc_copy->stop;
 
-# Retention removes a backup's objects, and only when every one is the backup's.
+# A kept backup's label in a bucket: put beside the manifest, shown by the
+# command's list; given back by the history alone (the label left there),
+# retention proves the label the backup's and removes it with the rest.
+$node->safe_psql('postgres', "SELECT stripe_keep($id, note => 'quarter end')");
+my ($label_st, $label) = $s3->request('GET', "/bk1/pg/main/$name/keep.json");
+is($label_st, 200, 'stripe_keep labels the backup\'s folder in the bucket');
+like($label, qr/"kept":\s*true.*"note":\s*"quarter end"/s, 'kept, with its note');
+($rc, $out, $err) = run_stripebackup('list', 's3://bk1/pg/main', '--output=json');
+my ($listed) = grep { $_->{name} eq $name } @{ decode_json($out)->{backups} };
+ok($listed && $listed->{kept} && $listed->{note} eq 'quarter end', 'the command lists it kept from the bucket')
+  or diag($out, $err);
+$node->safe_psql('postgres', "UPDATE stripe_backup_history SET keep = false WHERE id = $id");
+
+# Retention removes a backup's objects, and only when every one is the backup's
+# (the first: its 8 files and the label in each of its 4 folders).
 my $faulted_name = $node->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $faulted");
 my ($put) = $s3->request('PUT', "/bk1/pg/main/$faulted_name/notes.txt", body => 'a user\'s object');
 is($put, 200, 'a user\'s object put beside a backup\'s');
 my ($expire_ret, $expired, $expire_err) = $node->psql('postgres',
 	"SELECT backup_id, files_removed, removed FROM stripe_expire(keep_last => 1) WHERE backup_id IN ($id, $faulted, $no_bucket_id) ORDER BY 1");
-is($expired, join("\n", map { $_->[1] } sort { $a->[0] <=> $b->[0] } ([ $id, "$id|8|t" ],
+is($expired, join("\n", map { $_->[1] } sort { $a->[0] <=> $b->[0] } ([ $id, "$id|12|t" ],
 			[ $faulted, "$faulted|0|f" ], [ $no_bucket_id, "$no_bucket_id|0|t" ])),
 	'stripe_expire removes the backup whose objects are all its own, keeps the other, forgets the one whose bucket is missing');
 unlike($expire_err, qr/no-such-bucket/, 'that one without a warning') or diag($expire_err);

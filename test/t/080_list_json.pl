@@ -58,7 +58,7 @@ is(scalar @rows, 4, 'four rows: a backup over three destinations is one row') or
 like($rows[0] // '', qr/^\Q$name{$broken}\E\s+full\s+damaged\s/, 'newest first: the damaged backup');
 like($rows[1] // '', qr/^\Q$name{$incr}\E\s+incr of \Q$name{$full}\E\s+complete\s/,
 	'then the incremental one, with the backup it completes');
-like($rows[2] // '', qr/^\Q$name{$full}\E\s+full\s+complete\s.*\s[0-9A-F]+\/[0-9A-F]+-[0-9A-F]+\/[0-9A-F]+ tl 1\s+no$/,
+like($rows[2] // '', qr/^\Q$name{$full}\E\s+full\s+complete\s.*\s[0-9A-F]+\/[0-9A-F]+-[0-9A-F]+\/[0-9A-F]+ tl 1\s+no\s+no$/,
 	'then the full one, its WAL range and timeline');
 like($rows[3] // '', qr/^cut\s+\?\s+incomplete\s/, 'the one that did not complete last');
 like($out, qr/^\Q$name{$broken}\E: damaged: stripe 2, "\Q$dests[1]\/$name{$broken}\E\/stripe-2.sbs", is missing/m,

@@ -2,15 +2,19 @@
 # (issue 43): stripe_expire(recovery_window => ...) keeps the newest backup
 # that completed before the window opens (with the chain it needs) and
 # removes older ones; stripe_keep() keeps a backup (and the chain it needs)
-# through keep_last => 1, annotates it, refuses what it cannot keep; with
-# stripebackup.retention_full_count set, each completed backup expires the
-# older ones.
+# through keep_last => 1, annotates it, refuses what it cannot keep, and
+# labels its folders (keep.json) so that "stripebackup list" shows it kept,
+# with its note escaped; with stripebackup.retention_full_count set, each
+# completed backup expires the older ones, a label left in a folder too.
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
+use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use StripeBackupTest;
+use JsonSchemaCheck;
 use Test::More;
 
 my $node = backup_node('primary');
@@ -81,6 +85,41 @@ $node->safe_psql('postgres', "SELECT stripe_keep($f5, keep => true)");
 is($node->safe_psql('postgres', "SELECT note FROM stripe_backups WHERE id = $f5"), 'before the upgrade',
 	'note NULL leaves the note as it was');
 
+# --- the label in every folder, and what the command's list shows of it
+my %n = map { $_ => name_of($_) } ($f5, $f6, $i7);
+is(scalar(grep { -f "$_/$n{$f5}/keep.json" } @dests), 2, 'the kept F5 has a label in each of its folders');
+is(scalar(grep { -e "$_/$n{$i7}/keep.json" } @dests), 0, 'I7, given back, has none left');
+# a note with a line break and a terminal escape: JSON-escaped in the label, escaped again on a terminal
+$node->safe_psql('postgres', "SELECT stripe_keep($f6, note => E'line\\nbreak \\x1b[31mred')");
+like(slurp_file("$dests[0]/$n{$f6}/keep.json"), qr/"note":"line\\nbreak \\u001b\[31mred"/,
+	'the label holds the note JSON-escaped');
+($ret, $out, $err) = run_stripebackup('list', @dests);
+is($ret, 0, 'list: exit 0') or diag($err);
+like($out, qr/^\Q$n{$f5}\E\s.*\skept$/m, 'the text row of F5 says kept');
+like($out, qr/^\Q$n{$i7}\E\s.*\sno$/m, 'the text row of I7 does not');
+like($out, qr/^\Q$n{$f5}\E: kept: before the upgrade$/m, 'F5\'s note follows the table');
+like($out, qr/^\Q$n{$f6}\E: kept: line\\nbreak \\x1b\[31mred$/m, 'F6\'s, its control characters escaped');
+unlike($out, qr/\x1b/, 'no terminal escape reaches the terminal');
+my $schema = JsonSchemaCheck->new(dirname(__FILE__) . '/../json/output.schema.json');
+($ret, $out, $err) = run_stripebackup('list', @dests, '--output=json');
+my $doc = decode_json($out);
+is_deeply([ $schema->check($doc, 'list') ], [], 'list --output=json fits $defs/list of the schema');
+my %row = map { $_->{name} => $_ } @{ $doc->{backups} };
+is_deeply([ map { [ $row{ $n{$_} }{kept}, $row{ $n{$_} }{note} ] } ($f5, $f6, $i7) ],
+	[ [ JSON::PP::true, 'before the upgrade' ], [ JSON::PP::true, "line\nbreak \e[31mred" ], [ JSON::PP::false, undef ] ],
+	'JSON: kept and note of F5 and F6, I7 not kept');
+$node->safe_psql('postgres', "SELECT stripe_keep($f6, keep => false)");
+is(scalar(grep { -e "$_/$n{$f6}/keep.json" } @dests), 0, 'keep => false removes the label from every folder');
+($ret, $out, $err) = run_stripebackup('list', @dests, '--output=json');
+%row = map { $_->{name} => $_ } @{ decode_json($out)->{backups} };
+ok(!$row{ $n{$f6} }{kept}, 'and the list no longer shows F6 kept');
+($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_keep($f6, note => repeat('x', 1025))");
+like($err, qr/a note is at most 1024 bytes; this one is 1025/, 'a note longer than a label holds is refused');
+# kept again, then given back by the history alone (as if the label's removal had failed): the label stays
+$node->safe_psql('postgres', "SELECT stripe_keep($f6, note => 'stale')");
+$node->safe_psql('postgres', "UPDATE stripe_backup_history SET keep = false WHERE id = $f6");
+is(scalar(grep { -f "$_/$n{$f6}/keep.json" } @dests), 2, 'F6 given back with its labels left');
+
 ($ret, $out, $err) = $node->psql('postgres', 'SELECT stripe_keep(999999)');
 like($err, qr/backup 999999 does not exist/, 'a backup that does not exist is refused, named');
 $node->safe_psql('postgres', "UPDATE stripe_backup_history SET status = 'failed' WHERE id = $i7");
@@ -99,6 +138,8 @@ my $f9 = backup('full');
 ok($node->poll_query_until('postgres', "SELECT count(*) = 0 FROM stripe_backups WHERE id IN ($i7, $f8)"),
 	'the backup that completed removed the backups before the newest full one');
 is(remaining(), "$f5,$f9", 'but for the kept one');
+is(scalar(grep { -e "$_/$n{$f6}" || -e "$_/$n{$i7}" } @dests), 0,
+	'the folders of F6 (its label left in them) and I7 (kept, then given back) are removed whole');
 like(slurp_file($node->logfile), qr/retention removed backup "[^"]+": \d+ files/,
 	'the server log says what it removed');
 

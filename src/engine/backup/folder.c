@@ -8,7 +8,8 @@
  * removed with unlinkat() through it: a link swapped in anywhere cannot
  * send a removal elsewhere.  An entry is this backup's only if it proves
  * it: the manifest by its backup_uuid, the manifest's temporary file by the
- * backup_uuid among its first bytes, a stripe by the uuid in its header.
+ * backup_uuid among its first bytes, a stripe by the uuid in its header, a
+ * kept backup's label (keep.json) by the backup_uuid it holds.
  * Anything else keeps the whole folder: a caller that cannot tell what a
  * file is must not remove it.
  */
@@ -22,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stripebackup/sb_keep.h"
 #include "stripebackup/sb_policy.h"
 #include "format/checksum.h"
 #include "backup/folder_internal.h"
@@ -147,6 +149,31 @@ check_stripe(int fd, Entry *e, uint32_t number, const uint8_t uuid[16], const ch
 		e->ours = true;
 }
 
+/* A kept backup's label (keep.json, written by stripe_keep) names its backup in its JSON. */
+static void
+check_keep_label(int fd, Entry *e, const char *uuid_hex)
+{
+	char	   *text;
+
+	if (e->st.st_size > SB_KEEP_LABEL_MAX_BYTES)
+	{
+		snprintf(e->why, sizeof(e->why), "\"%s\" is too large to be a backup's label", e->name);
+		return;
+	}
+	if ((text = malloc((size_t) e->st.st_size + 1)) == NULL)
+	{
+		snprintf(e->why, sizeof(e->why), "out of memory reading \"%s\"", e->name);
+		return;
+	}
+	if (read_start(fd, e, text, (size_t) e->st.st_size))
+	{
+		e->ours = sb_keep_label_names(text, (size_t) e->st.st_size, uuid_hex);
+		if (!e->ours)
+			snprintf(e->why, sizeof(e->why), "\"%s\" is not the label of backup %s", e->name, uuid_hex);
+	}
+	free(text);
+}
+
 /* Is E one of the files the backup UUID wrote?  Opened, never followed, through FOLDER. */
 static void
 check_entry(int folder, Entry *e, const uint8_t uuid[16])
@@ -175,6 +202,8 @@ check_entry(int folder, Entry *e, const uint8_t uuid[16])
 		check_temp_manifest(fd, e, uuid_hex);
 	else if (sb_policy_parse_stripe_file_name(e->name, &number))
 		check_stripe(fd, e, number, uuid, uuid_hex);
+	else if (strcmp(e->name, SB_KEEP_LABEL_FILE) == 0)
+		check_keep_label(fd, e, uuid_hex);
 	else
 		snprintf(e->why, sizeof(e->why), "\"%s\" is not a file stripebackup writes", e->name);
 	close(fd);

@@ -3,7 +3,8 @@
  *		Removing one backup from a store whose folders are not descriptors
  *		(an object-storage destination): the files below DEST/NAME, and only
  *		if every one of them proves itself the backup's (the manifest by its
- *		backup_uuid, a stripe by the uuid and number in its header), as
+ *		backup_uuid, a stripe by the uuid and number in its header, a kept
+ *		backup's label by the backup_uuid in it), as
  *		folder.c does for a folder through its descriptors.  Anything else
  *		there keeps all of it.  The manifest goes first, so that a removal
  *		cut short leaves a backup that is visibly incomplete, not one that
@@ -14,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stripebackup/sb_keep.h"
 #include "stripebackup/sb_policy.h"
 #include "backup/folder_internal.h"
 #include "format/format.h"
 #include "store/store.h"
 
-#define MAX_FILES (2 * SB_MAX_STRIPES)
+/* the manifest, its temporary file, a label and the stripes fit */
+#define MAX_FILES (2 * SB_MAX_STRIPES + 3)
 #define NAME_LEN 256
 
 typedef struct Listing
@@ -100,6 +103,24 @@ stripe_is_ours(SbStore *s, const char *rel, uint32_t number, const uint8_t uuid[
 	return ours;
 }
 
+/* Is REL of backup folder S the label (keep.json) of the backup UUID_HEX? */
+static bool
+keep_label_is_ours(SbStore *s, const char *rel, const char *uuid_hex)
+{
+	char		path[PATH_MAX + NAME_LEN + 2];
+	size_t		len;
+	char	   *text;
+	SbError		err;
+	bool		ours;
+
+	snprintf(path, sizeof(path), "%s/%s", sb_store_path(s), rel);
+	if ((text = sb_store_read_small(path, SB_KEEP_LABEL_MAX_BYTES, &len, &err)) == NULL)
+		return false;
+	ours = sb_keep_label_names(text, len, uuid_hex);
+	free(text);
+	return ours;
+}
+
 /* Why the file REL of backup folder S is not the backup's; NULL when it is. */
 static const char *
 foreign(SbStore *s, const char *rel, const uint8_t uuid[16], const char *uuid_hex, char *why, size_t len)
@@ -118,6 +139,13 @@ foreign(SbStore *s, const char *rel, const uint8_t uuid[16], const char *uuid_he
 		if (stripe_is_ours(s, rel, number, uuid))
 			return NULL;
 		snprintf(why, len, "\"%s/%s\" is not stripe %u of backup %s", sb_store_path(s), rel, number, uuid_hex);
+		return why;
+	}
+	if (strcmp(rel, SB_KEEP_LABEL_FILE) == 0)
+	{
+		if (keep_label_is_ours(s, rel, uuid_hex))
+			return NULL;
+		snprintf(why, len, "\"%s/%s\" is not the label of backup %s", sb_store_path(s), rel, uuid_hex);
 		return why;
 	}
 	snprintf(why, len, "\"%s/%s\" is not a file stripebackup writes", sb_store_path(s), rel);

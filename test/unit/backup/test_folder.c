@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_folder.h"
+#include "stripebackup/sb_keep.h"
 #include "stripebackup/sb_policy.h"
 #include "backup/folder_internal.h"
 #include "harness.h"
@@ -214,6 +215,52 @@ test_folder_foreign(void)
 				"the folder, asked for as another backup");
 	ok(th_edit_file(th_path(path, "%s/manifest.json", folder), "\"format\"", "\"formal\""), "a manifest edited");
 	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "is not the manifest", "a manifest that is not one");
+	th_fixture_done(&f);
+}
+
+/*
+ * A kept backup's label (keep.json): put, read back, removed; a folder whose
+ * label names another backup is kept, one whose label names its own goes whole.
+ */
+void
+test_folder_keep_label(void)
+{
+	ThFixture	f;
+	SbFolderRemoval r;
+	SbKeepLabel label;
+	SbError		err;
+	uint8_t		uuid[16],
+				other[16];
+	char		folder[PATH_MAX],
+				path[PATH_MAX],
+				hex[33];
+
+	th_fixture(&f, "folder-keep", 2);
+	if (!make_backup(&f, "bk", uuid) || !make_backup(&f, "other", other))
+	{
+		th_fixture_done(&f);
+		return;
+	}
+	th_location(&f, 0, "bk", folder);
+	sb_folder_uuid_hex(uuid, hex);
+	ok(sb_keep_label_put(f.dest[0], "bk", other, "x", &err), "a label of another backup put in");
+	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "\"keep.json\" is not the label of backup",
+				"another backup's label");
+	ok(!sb_keep_label_read(folder, hex, &label, &err) && err.code == SB_ECORRUPT, "is not read as this one's");
+	ok(sb_keep_label_put(f.dest[0], "bk", uuid, "before \"the\"\n\x1b upgrade", &err), "its own replaces it");
+	ok(sb_keep_label_read(folder, hex, &label, &err), "read back");
+	is_str(label.note, "before \"the\"\n\x1b upgrade", "with its note as given");
+	ok(sb_keep_label_remove(f.dest[0], "bk", &err) && !th_exists(th_path(path, "%s/keep.json", folder)),
+	   "removed");
+	ok(sb_keep_label_remove(f.dest[0], "bk", &err), "removing it again is nothing to do");
+	ok(!sb_keep_label_read(folder, hex, &label, &err) && err.code == SB_ENOTFOUND, "none is there");
+	ok(!sb_keep_label_put(f.dest[0], "gone", uuid, NULL, &err) && err.code == SB_ENOTFOUND,
+	   "no label without the backup's folder");
+	ok(sb_keep_label_put(f.dest[0], "bk", uuid, NULL, &err), "a label without a note");
+	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, false, &r, &err), "the folder's removal");
+	is_int(r.verdict, SB_FOLDER_REMOVED, "takes the label as the backup's");
+	is_int(r.files, 3, "the manifest, the stripe and the label removed");
+	ok(!th_exists(folder), "the folder is gone");
 	th_fixture_done(&f);
 }
 
