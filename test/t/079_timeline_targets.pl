@@ -160,5 +160,37 @@ unlike($err, qr/WARNING/, 'SQL plan to a time before the fork: no warning');
 like($err, qr/NOTICE: +the time target is at [0-9A-F]+\/[0-9A-F]+ on timeline 1, before timeline 2 parts/,
 	'the target placed before the fork');
 
+# A segment the scan along timeline 1 needs, unreadable (its second half
+# overwritten in a copy of the archive, its size kept): the plan says it
+# could not tell, and refuses nothing for it.
+sub damage_file
+{
+	my ($f) = @_;
+	my $size = -s $f;
+	open(my $fh, '+<', $f) or die "open $f: $!";
+	binmode $fh;
+	seek($fh, int($size / 2), 0) or die "seek: $!";
+	print $fh "\xA5" x ($size - int($size / 2));
+	close $fh or die "close: $!";
+}
+my $stop_segment = $node->safe_psql('postgres',
+	"SELECT pg_catalog.pg_walfile_name(stop_lsn) FROM stripe_backups WHERE id = $backup");
+my @copies;
+for my $i (0 .. $#archive)
+{
+	my $copy = PostgreSQL::Test::Utils::tempdir() . "/archive$i";
+	system('cp', '-a', "$archive[$i]/.", $copy) == 0 or die "cp: $?";
+	for my $f (glob("$copy/wal/*/*"))
+	{
+		my ($segment) = $f =~ m{/(00000001[0-9A-F]{16})[^/]*$} or next;
+		damage_file($f) if $segment gt $stop_segment;
+	}
+	push @copies, $copy;
+}
+($rc, $out, $err) = run_stripebackup('plan', $location, '--target-name', 'after_fork', '--archive', join(',', @copies));
+like($out . $err, qr/which timeline holds the name target could not be told: segment "00000001[0-9A-F]{16}[^"]*" could not be read/,
+	'the command\'s plan: a segment it could not read named, the timeline not told');
+is($rc, 0, 'and nothing refused for it: exit 0');
+
 $node->stop;
 done_testing();
