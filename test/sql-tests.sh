@@ -23,9 +23,13 @@ sb_sql_tests() {	# RUNNER SCRATCH BINDIR PGXS_SRC LOGDIR
 		bash "$scratch/test/pgtap/run.sh" "$scratch" 2>&1 | tee "$logs/pgtap.log"
 }
 
-# "N files, M tests" from the summary of prove or pg_prove in LOG.
-sb_counts() {		# LOG
-	sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\1 files, \2 tests/p' "$1" | tail -1
+# "N files, M tests" from the summary of prove or pg_prove in LOG (its
+# last), added up over the LOGs given (several runs counted as one part).
+sb_counts() {		# LOG...
+	local log
+	for log in "$@"; do
+		sed -n 's/^Files=\([0-9]*\), Tests=\([0-9]*\),.*/\1 \2/p' "$log" | tail -1
+	done | awk '{ files += $1; tests += $2 } END { if (NR) print files " files, " tests " tests" }'
 }
 
 # N of pg_regress's "All N tests passed" in LOG.

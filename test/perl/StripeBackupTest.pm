@@ -12,7 +12,8 @@ use Test::More;
 our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_stripebackup
   backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
   check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant
-  damage_page archiving_conf wait_for_archive archived_segment_target promote_archiving_copy);
+  damage_page archiving_conf wait_for_archive archived_segment_target promote_archiving_copy
+  expected_incremental_method check_incremental_method);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -275,6 +276,39 @@ sub wait_for_stripe
 		select(undef, undef, undef, 0.1);
 	}
 	die "backup $id writes nothing to $dest";
+}
+
+# How NODE's diff and incr backups must find their changed blocks, read from
+# the server's settings (not from what the backups recorded, so a run meant
+# for one method cannot pass with the other): from WAL summaries
+# ("wal_summaries") when it summarizes WAL, PostgreSQL 17+ with
+# summarize_wal on; else by every page's LSN ("page_lsn").
+# A run meant for one method (test/run-version.sh's second run, with
+# summarize_wal on) names it in SB_TEST_INCREMENTAL_METHOD: a server set
+# otherwise is an error of the run, not a pass with the other method.
+sub expected_incremental_method
+{
+	my ($node) = @_;
+	my $method = 'page_lsn';
+	$method = 'wal_summaries'
+	  if $node->safe_psql('postgres', 'SHOW server_version_num') >= 170000
+	  && $node->safe_psql('postgres', 'SHOW summarize_wal') eq 'on';
+	my $want = $ENV{SB_TEST_INCREMENTAL_METHOD};
+	die "this run is for incremental_method $want, but node " . $node->name . "'s settings choose $method"
+	  if $want && $want ne $method;
+	return $method;
+}
+
+# That backup ID of NODE recorded METHOD in stripe_backups.incremental_method
+# ("none": no method, a full backup).  On a mismatch, the server's LOG lines
+# saying why summaries were not used.
+sub check_incremental_method
+{
+	my ($node, $id, $method, $what) = @_;
+	my $got = $node->safe_psql('postgres',
+		"SELECT coalesce(incremental_method, 'none') FROM stripe_backups WHERE id = $id");
+	is($got, $method, "$what: changed blocks found by $method")
+	  or diag(join('', grep { /are found by reading every page/ } split /^/, slurp_file($node->logfile)));
 }
 
 1;

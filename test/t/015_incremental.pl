@@ -9,7 +9,9 @@
 # A missing middle link is refused by plan, verify and restore before
 # anything is written; retention keeps chains whole; a parent that is not
 # fit makes a full backup, with a notice.  A cluster without data checksums
-# is covered too.
+# is covered too.  Each diff and incr found its changed blocks by the method
+# the server's settings choose: from WAL summaries with summarize_wal on
+# (PostgreSQL 17+), else by every page's LSN.
 use strict;
 use warnings;
 
@@ -45,16 +47,18 @@ $node->safe_psql('postgres', q{
 $node->safe_psql('tmpl', 'CREATE TABLE t AS SELECT g FROM generate_series(1, 1000) g');
 $node->safe_psql('tmpl', 'UPDATE t SET g = g + 1 WHERE g < 10');
 
-# What a restore must give back: every table's rows, and pgbench's invariant.
+# What a restore must give back: every table's rows at their places (a block
+# taken from the wrong backup shows, even with the same rows elsewhere), and
+# pgbench's invariant.
 my $tables = "shrink, vmt, moved, pgbench_accounts, pgbench_history";
 sub fingerprint
 {
 	my ($n) = @_;
-	my $main = $n->safe_psql('postgres', q{
-		SELECT (SELECT count(*) || ':' || coalesce(sum(hashtext(v)), 0) FROM shrink),
-		       (SELECT count(*) || ':' || coalesce(sum(hashtext(v)), 0) FROM vmt),
-		       (SELECT count(*) FROM moved), (SELECT sum(abalance) FROM pgbench_accounts),
-		       (SELECT count(*) FROM pgbench_history),
+	my $rows = join(', ', map {
+		"(SELECT count(*) || ':' || coalesce(md5(string_agg(ctid::text || t::text, ',' ORDER BY ctid)), '') FROM $_ t)"
+	} split(/, /, $tables));
+	my $main = $n->safe_psql('postgres', qq{
+		SELECT $rows,
 		       (SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class
 		         WHERE relname IN ('dropme', 'newt', 'ul'))});
 	my $dbs = $n->safe_psql('postgres', "SELECT string_agg(datname, ',' ORDER BY datname) FROM pg_database");
@@ -62,11 +66,22 @@ sub fingerprint
 	return "$main|$dbs|$copydb";
 }
 
+# The method every diff and incr below must use: this chain is the oracle
+# of both (test/run-version.sh runs this file again with summarize_wal on).
+# Summarization runs from the server's start, before the full backup, and
+# the chain stays on one timeline: no backup here may fall back.
+my $method = expected_incremental_method($node);
+note("diff and incr backups expected to use $method");
+
+# A backup of TYPE, with the method it must have recorded: a diff's or
+# incr's the one above, a full backup's none (unless WANT says otherwise).
 sub backup
 {
-	my ($type) = @_;
+	my ($type, $want) = @_;
 	my ($ret, $out, $err) = $node->psql('postgres', "SELECT stripe_backup($arr, type => '$type')");
 	is($ret, 0, "$type backup taken") or diag($err);
+	check_incremental_method($node, $out, $want // ($type eq 'full' ? 'none' : $method), "$type backup $out")
+	  if $ret == 0;
 	return ($out, $err);
 }
 
@@ -234,7 +249,7 @@ is($node->safe_psql('postgres', 'SELECT string_agg(id::text, \',\' ORDER BY id) 
 
 # A parent that is not fit: a full backup instead, saying why.
 $node->safe_psql('postgres', "UPDATE stripe_backup_history SET timeline = 7 WHERE id = $after_diff");
-my ($id, $notice) = backup('incr');
+my ($id, $notice) = backup('incr', 'none');	# a full backup: no method
 like($notice, qr/taking a full backup instead of an incremental one: backup $after_diff \(timeline 7/,
 	'a parent off the current timeline history makes a full backup, with a notice');
 is(history($id), 'full|0', 'recorded as full');
@@ -267,6 +282,7 @@ like($err, qr/taking a full backup instead of an incremental one: backup 1000 is
 $plain->safe_psql('postgres', 'DELETE FROM stripe_backup_history WHERE id = 1000');
 $plain->safe_psql('postgres', 'DELETE FROM pgbench_accounts WHERE aid % 13 = 0; VACUUM pgbench_accounts');
 my $plain_incr = $plain->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@plain_dests) . ", type => 'incr')");
+check_incremental_method($plain, $plain_incr, expected_incremental_method($plain), 'without checksums: the incremental');
 my $plain_at = $plain->safe_psql('postgres', 'SELECT count(*), sum(abalance) FROM pgbench_accounts');
 my $plain_copy = restore_node('plain_copy', backup_location($plain, $plain_incr));
 $plain_copy->start;

@@ -40,6 +40,10 @@ my $pgbench = IPC::Run::start(
 $node->poll_query_until('postgres', 'SELECT count(*) > 100 FROM pgbench_history')
   or die 'pgbench does not write';
 
+# Every diff and incr finds its changed blocks by the method the server's
+# settings choose (WAL summaries with summarize_wal on, 17+; page LSNs else):
+# summarization runs from the server's start, before the full backup.
+my $method = expected_incremental_method($node);
 my (%id, %at);
 sub backup
 {
@@ -49,6 +53,7 @@ sub backup
 	$at{$name} = parts_fingerprint($node);
 	is($node->safe_psql('postgres', "SELECT type FROM stripe_backups WHERE id = $id{$name}"), $type,
 		"$name taken under load as $type");
+	check_incremental_method($node, $id{$name}, $type eq 'full' ? 'none' : $method, $name);
 }
 backup('full', 'full');
 backup('incr1', 'incr', "UPDATE parts SET v = upper(v) WHERE id IN (5, 6, 7)");
