@@ -141,7 +141,9 @@ my $incr3 = backup('incr');
 is($method{$incr3}, 'page_lsn', 'with summarize_wal off, every page is judged by its LSN');
 is(metadata($incr3)->{incremental_method}, 'page_lsn', 'the manifest says so too');
 my ($named, $judged) = (metadata($incr2)->{pages_checked}, metadata($incr3)->{pages_checked});
-cmp_ok($named * 5, '<', $judged,
+# (a factor of 2, not more: the pages the summaries name vary with what the
+# server wrote meanwhile, hint bits and pruning; 416 to 869 against some 3,900 seen)
+cmp_ok($named * 2, '<', $judged,
 	"after the same kind of change, summaries read a fraction of the pages ($named, by page LSN $judged)");
 $node->safe_psql('postgres', 'ALTER SYSTEM SET summarize_wal = on; SELECT pg_reload_conf()');
 $node->poll_query_until('postgres', 'SELECT summarizer_pid IS NOT NULL FROM pg_get_wal_summarizer_state()')
