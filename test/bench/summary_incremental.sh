@@ -42,25 +42,11 @@ if [[ $(id -u) -eq 0 ]]; then
 fi
 [[ -n ${SB_BENCH_PG_CONFIG:-} ]] || { echo "run as root: it builds PostgreSQL $VERSION and installs into it" >&2; exit 2; }
 
-bindir=$("$SB_BENCH_PG_CONFIG" --bindir)
-export PATH="$bindir:$PATH"
+export PATH="$("$SB_BENCH_PG_CONFIG" --bindir):$PATH"	# pg_config is 18's from here on
+. "$REPO/test/bench/common.sh"	# as postgres: the timing helpers, start_cluster, stop_cluster
 dir=$DIR
 port=55496
 data="$dir/data"
-results="$dir/results"
-mkdir -p "$results"
-: > "$results/times"
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.3f", a - b }'; }
-calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
-psql_() { psql -h "$dir" -p "$port" -XAtq -d postgres -v ON_ERROR_STOP=1 "$@"; }
-record() { echo "$1 $2" >> "$results/times"; }	# name value
-median() { awk -v k="$1" '$1 == k { print $2 }' "$results/times" | sort -g |
-	awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
-say() { printf '\033[1m%s\033[0m\n' "$*" >&2; }
-
-stop_cluster() { pg_ctl -D "$data" -m fast stop >/dev/null 2>&1 || true; }
 trap stop_cluster EXIT
 
 init_cluster() {
@@ -74,7 +60,7 @@ init_cluster() {
 	autovacuum = off
 	stripebackup.compression_workers = 2
 	CONF
-	pg_ctl -D "$data" -o "-p $port -k $dir -c listen_addresses=''" -l "$data.log" -w start >/dev/null
+	start_cluster
 	psql_ -c 'CREATE EXTENSION stripebackup'
 	say "loading pgbench scale $scale"
 	pgbench -i -q -s "$scale" -h "$dir" -p "$port" postgres 2>&1 | tail -1 >&2
