@@ -16,6 +16,7 @@
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_progress.h"
+#include "stripebackup/sb_s3.h"
 
 typedef struct SbArchive
 {
@@ -30,6 +31,8 @@ typedef struct SbArchive
 								 * backup it completes, opened the same way */
 	const SbKey *key;			/* the user's key it was opened with (the
 								 * caller's, kept while it is open), or NULL */
+	const SbS3Settings *s3;		/* how its s3:// places are reached (the caller's,
+								 * kept while it is open); NULL: the environment */
 	SbEntryKeep keep;			/* what it was opened to keep of the entries:
 								 * to plan (SB_KEEP_COUNTS), each
 								 * manifest's entries may be counted
@@ -103,6 +106,9 @@ typedef struct SbArchiveOpenOptions
 	const char *spool_dir;		/* where streamed or looked-up entries go */
 	SbArchiveExpect expect;		/* checked of the backup itself (its chain's
 								 * links are bound by the child's manifest) */
+	const SbS3Settings *s3;		/* how s3:// locations are reached (the caller
+								 * keeps them while the archive is open); NULL:
+								 * the environment */
 } SbArchiveOpenOptions;
 
 /*

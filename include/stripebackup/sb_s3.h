@@ -124,13 +124,13 @@ extern bool sb_s3_config_allows(const SbS3Config *config, const char *bucket, co
 								bool listing, SbError *err);
 
 /*
- * The same for a destination URL (s3://bucket/prefix) with the settings in
- * use: what the extension and the command check before they start.
+ * The same for a destination URL (s3://bucket/prefix) with SETTINGS (NULL:
+ * none), then the environment: what the extension checks before it starts.
  */
-extern bool sb_s3_location_allowed(const char *url, SbError *err);
+extern bool sb_s3_location_allowed(const SbS3Settings *settings, const char *url, SbError *err);
 
-/* Whether the settings in use allow every bucket (no allowed list). */
-extern bool sb_s3_any_bucket_allowed(void);
+/* Whether SETTINGS (NULL: none), then the environment, allow every bucket (no allowed list). */
+extern bool sb_s3_any_bucket_allowed(const SbS3Settings *settings);
 
 /* Wipe the secrets of CONFIG. */
 extern void sb_s3_config_clear(SbS3Config *config);
@@ -175,11 +175,11 @@ typedef struct SbS3Environment
  * STRIPEBACKUP_S3_BUCKET_ENDPOINTS, STRIPEBACKUP_S3_ALLOWED_BUCKETS,
  * STRIPEBACKUP_S3_TIMEOUT) with which the
  * command, run by PostgreSQL as restore_command, reaches the buckets the
- * way this process does: each from the settings in use, else from this
+ * way this process does: each from SETTINGS (NULL: none), else from this
  * process's environment.  Keys are never among them: they come from the
  * credentials file, or the environment of the server that runs the command.
  */
-extern bool sb_s3_environment(SbS3Environment *env, SbError *err);
+extern bool sb_s3_environment(const SbS3Settings *settings, SbS3Environment *env, SbError *err);
 extern void sb_s3_environment_free(SbS3Environment *env);
 
 #endif							/* SB_S3_H */

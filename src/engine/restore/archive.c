@@ -35,6 +35,7 @@ open_link(const char *location, const SbArchiveOpenOptions *o, SbError *err)
 	if (a == NULL)
 		return NULL;
 	a->key = o->key;
+	a->s3 = o->s3;
 	a->keep = o->keep;
 	a->parents_keep = parents_keep_of(o);
 	a->location = sb_strdup(location, err);
@@ -72,7 +73,7 @@ sb_archive_open_parent(const char *folder, const SbArchive *child, SbError *err)
 {
 	/* bound by the child's manifest (uuid and SHA-256), which chain.c checks: either kind will do */
 	SbArchiveOpenOptions o = {.key = child->key, .keep = child->parents_keep, .alone = true,
-	.spool_dir = child->spool_dir, .expect = {.encryption = SB_EXPECT_EITHER}};
+	.spool_dir = child->spool_dir, .expect = {.encryption = SB_EXPECT_EITHER}, .s3 = child->s3};
 
 	return sb_archive_open_with(folder, &o, err);
 }

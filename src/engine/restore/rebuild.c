@@ -132,7 +132,7 @@ open_folder(Rebuild *rb, const char *new_dest, SbError *err)
 	const SbManifest *m = rb->a->manifest;
 	SbStoreStamp stamp;
 
-	if ((rb->dest = sb_store_new(new_dest, &(SbStoreOptions) {.what = "new destination"}, err)) == NULL)
+	if ((rb->dest = sb_store_new(new_dest, &(SbStoreOptions) {.s3 = rb->a->s3, .what = "new destination"}, err)) == NULL)
 	{
 		/* a destination not there is the caller's to make: not a backup that is damaged */
 		if (err->code == SB_ENOTFOUND)

@@ -66,9 +66,9 @@ probe_space(SbStore *s, SbStoreProbe *p, SbError *err)
 }
 
 bool
-sb_store_probe(const char *dest, SbStoreProbe *p, SbError *err)
+sb_store_probe(const char *dest, const SbS3Settings *s3, SbStoreProbe *p, SbError *err)
 {
-	SbStoreOptions o = {.what = "destination"};
+	SbStoreOptions o = {.s3 = s3, .what = "destination"};
 	SbStore    *s;
 	char		name[64];
 	bool		good;

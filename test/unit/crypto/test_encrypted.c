@@ -216,7 +216,7 @@ round_trip(SbCodec codec, SbBalance balance)
 	{
 		SbFolderRemoval r;
 
-		ok(m && sb_backup_folder_remove(f.dest[1], "enc", m->uuid, false, &r, &err) &&
+		ok(m && sb_backup_folder_remove(f.dest[1], NULL, "enc", m->uuid, false, &r, &err) &&
 		   r.verdict == SB_FOLDER_REMOVED, "retention removes its folder without the key: %s", r.detail);
 	}
 	sb_manifest_free(m);

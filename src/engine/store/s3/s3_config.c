@@ -728,32 +728,25 @@ sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err)
 }
 
 bool
-sb_s3_location_allowed(const char *url, SbError *err)
+sb_s3_location_allowed(const SbS3Settings *settings, const char *url, SbError *err)
 {
 	SbS3Location loc;
 	char		key[SB_S3_PREFIX_MAX + 2];
-	bool		ok;
 
 	if (!sb_s3_parse_location(url, &loc, err))
 		return false;
 	/* Whatever goes under the destination: a listing of "prefix/" (of the whole bucket without one). */
 	snprintf(key, sizeof(key), "%s%s", loc.prefix, loc.prefix[0] != '\0' ? "/" : "");
-	pthread_mutex_lock(&settings_mutex);
-	ok = allowed_by(first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), loc.bucket,
-					key, true, err);
-	pthread_mutex_unlock(&settings_mutex);
-	return ok;
+	return allowed_by(first_set(settings != NULL ? settings->allowed_buckets : NULL,
+								"STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL),
+					  loc.bucket, key, true, err);
 }
 
 bool
-sb_s3_any_bucket_allowed(void)
+sb_s3_any_bucket_allowed(const SbS3Settings *settings)
 {
-	bool		any;
-
-	pthread_mutex_lock(&settings_mutex);
-	any = first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL) == NULL;
-	pthread_mutex_unlock(&settings_mutex);
-	return any;
+	return first_set(settings != NULL ? settings->allowed_buckets : NULL, "STRIPEBACKUP_S3_ALLOWED_BUCKETS",
+					 NULL) == NULL;
 }
 
 /*
@@ -790,28 +783,27 @@ add_variable(SbS3Environment *env, const char *name, const char *value, SbError 
 }
 
 bool
-sb_s3_environment(SbS3Environment *env, SbError *err)
+sb_s3_environment(const SbS3Settings *settings, SbS3Environment *env, SbError *err)
 {
+	const SbS3Settings none = {0};
+	const SbS3Settings *s = settings != NULL ? settings : &none;
 	bool		ok;
 
 	memset(env, 0, sizeof(*env));
-	pthread_mutex_lock(&settings_mutex);
-	ok = add_variable(env, "AWS_ENDPOINT_URL",
-					  first_set(settings_strings[0], "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), err) &&
-		add_variable(env, "AWS_REGION", first_set(settings_strings[1], "AWS_REGION", "AWS_DEFAULT_REGION"), err) &&
-		add_variable(env, "STRIPEBACKUP_S3_URL_STYLE",
-					 first_set(settings_strings[2], "STRIPEBACKUP_S3_URL_STYLE", NULL), err) &&
+	ok = add_variable(env, "AWS_ENDPOINT_URL", first_set(s->endpoint, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+					  err) &&
+		add_variable(env, "AWS_REGION", first_set(s->region, "AWS_REGION", "AWS_DEFAULT_REGION"), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_URL_STYLE", first_set(s->url_style, "STRIPEBACKUP_S3_URL_STYLE", NULL),
+					 err) &&
 		add_variable(env, "AWS_SHARED_CREDENTIALS_FILE",
-					 first_set(settings_strings[3], "AWS_SHARED_CREDENTIALS_FILE", NULL), err) &&
-		add_variable(env, "AWS_PROFILE", first_set(settings_strings[4], "AWS_PROFILE", NULL), err) &&
-		add_variable(env, "AWS_CA_BUNDLE", first_set(settings_strings[5], "AWS_CA_BUNDLE", NULL), err) &&
+					 first_set(s->credentials_file, "AWS_SHARED_CREDENTIALS_FILE", NULL), err) &&
+		add_variable(env, "AWS_PROFILE", first_set(s->profile, "AWS_PROFILE", NULL), err) &&
+		add_variable(env, "AWS_CA_BUNDLE", first_set(s->ca_file, "AWS_CA_BUNDLE", NULL), err) &&
 		add_variable(env, "STRIPEBACKUP_S3_BUCKET_ENDPOINTS",
-					 first_set(settings_strings[6], "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL), err) &&
+					 first_set(s->bucket_endpoints, "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL), err) &&
 		add_variable(env, "STRIPEBACKUP_S3_ALLOWED_BUCKETS",
-					 first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), err) &&
-		add_variable(env, "STRIPEBACKUP_S3_TIMEOUT", first_set(settings_strings[8], "STRIPEBACKUP_S3_TIMEOUT", NULL),
-					 err);
-	pthread_mutex_unlock(&settings_mutex);
+					 first_set(s->allowed_buckets, "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_TIMEOUT", first_set(s->timeout, "STRIPEBACKUP_S3_TIMEOUT", NULL), err);
 	if (!ok)
 		sb_s3_environment_free(env);
 	return ok;
