@@ -137,11 +137,12 @@ extern SbArchive *sb_archive_open_with(const char *location, const SbArchiveOpen
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
 /*
- * Does LOCATION (a backup's folder, or its s3://bucket/prefix/NAME) hold a
+ * Does LOCATION (a backup's folder, or its s3://bucket/prefix/NAME, reached
+ * with S3: NULL, the environment) hold a
  * manifest?  When not, ERR says why: SB_ENOTFOUND when it has none, another
  * code when it could not be told (a bucket that refuses the request).
  */
-extern bool sb_archive_has_manifest(const char *location, SbError *err);
+extern bool sb_archive_has_manifest(const char *location, const SbS3Settings *s3, SbError *err);
 
 /*
  * Read stripe NUMBER (1-based) from folder DIR instead.  If the manifest is
@@ -340,9 +341,10 @@ typedef struct SbSealedVerifyResult
  * sealed bytes with their checksum, and the stripes hold every chunk once.
  * Each problem goes to ON_PROBLEM; false (ERR) only when the envelope
  * itself cannot be read, or the backup is not encrypted.  The key is still
- * needed to know that each chunk opens and what the files hold.
+ * needed to know that each chunk opens and what the files hold.  s3://
+ * places are reached with S3 (NULL: the environment).
  */
-extern bool sb_verify_sealed(const char *location, SbProblemFn on_problem, void *arg,
+extern bool sb_verify_sealed(const char *location, const SbS3Settings *s3, SbProblemFn on_problem, void *arg,
 							 SbSealedVerifyResult *result, SbError *err);
 
 extern bool sb_archive_verify(SbArchive *a, const SbReadOptions *options,

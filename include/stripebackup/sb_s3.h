@@ -136,17 +136,6 @@ extern bool sb_s3_any_bucket_allowed(const SbS3Settings *settings);
 extern void sb_s3_config_clear(SbS3Config *config);
 
 /*
- * The settings every object-storage destination of this process is reached
- * with from now on (copied; NULL: none, the environment and the credentials
- * file only).  The command calls it once with its options; the server's
- * jobs with stripebackup.s3_* as they start.
- */
-extern bool sb_s3_use_settings(const SbS3Settings *settings, SbError *err);
-
-/* CONFIG for BUCKET from the settings in use (sb_s3_use_settings), the environment and the file. */
-extern bool sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err);
-
-/*
  * A stop check: true when the process's current operation must stop (a
  * cancel, a signal).  It is called from any thread, every 100 ms at most
  * while an S3 request waits, so it may only read flags (sig_atomic_t): no
@@ -160,7 +149,7 @@ extern void sb_s3_set_stop_check(SbS3StopFn fn);
 /* What the process's stop check says now (false without one). */
 extern bool sb_s3_stop_requested(void);
 
-/* The environment that gives another process the settings in use: no secret is among them. */
+/* The environment that gives another process the settings given: no secret is among them. */
 #define SB_S3_ENV_MAX 9
 typedef struct SbS3Environment
 {

@@ -47,8 +47,6 @@ static SbS3Settings settings;
 static void
 publish(void)
 {
-	SbError		err;
-
 	settings.endpoint = current[0];
 	settings.region = current[1];
 	settings.credentials_file = current[2];
@@ -57,8 +55,6 @@ publish(void)
 	settings.allowed_buckets = current[5];
 	settings.timeout = current_timeout[0] != '\0' ? current_timeout : NULL;
 	settings.url_style = current_style;
-	if (!sb_s3_use_settings(&settings, &err))
-		elog(WARNING, "stripebackup could not take the S3 settings: %s", err.message);
 }
 
 const SbS3Settings *

@@ -235,7 +235,7 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 
 		p->number = info->number;
 		p->path = a->stripe_paths[s];
-		p->present = sb_store_file_size(p->path, &size, NULL) && size == info->file_bytes;
+		p->present = sb_store_file_size(p->path, a->s3, &size, NULL) && size == info->file_bytes;
 		p->file_bytes = info->file_bytes;
 		p->chunks = info->chunks;
 		p->raw_bytes = info->raw_bytes;
@@ -313,7 +313,7 @@ sb_estimate_from_name(SbEstimateFrom from)
 }
 
 bool
-sb_archive_has_manifest(const char *location, SbError *err)
+sb_archive_has_manifest(const char *location, const SbS3Settings *s3, SbError *err)
 {
 	char	   *path;
 	uint64_t	size;
@@ -321,7 +321,7 @@ sb_archive_has_manifest(const char *location, SbError *err)
 
 	if ((path = sb_path_join(location, SB_MANIFEST_FILE, err)) == NULL)
 		return false;
-	found = sb_store_file_size(path, &size, err);
+	found = sb_store_file_size(path, s3, &size, err);
 	free(path);
 	return found;
 }

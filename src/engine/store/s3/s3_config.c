@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <pthread.h>
 
 #include <openssl/crypto.h>
 
@@ -664,67 +663,6 @@ sb_s3_config_clear(SbS3Config *config)
 	OPENSSL_cleanse(config->access_key, sizeof(config->access_key));
 	OPENSSL_cleanse(config->secret_key, sizeof(config->secret_key));
 	OPENSSL_cleanse(config->session_token, sizeof(config->session_token));
-}
-
-/* The process's settings (sb_s3_use_settings), copied. */
-static pthread_mutex_t settings_mutex = PTHREAD_MUTEX_INITIALIZER;
-#define NSETTINGS 9
-static char *settings_strings[NSETTINGS];
-
-bool
-sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
-{
-	const char *given[NSETTINGS] = {NULL};
-	char	   *copies[NSETTINGS] = {NULL};
-
-	if (settings != NULL)
-	{
-		given[0] = settings->endpoint;
-		given[1] = settings->region;
-		given[2] = settings->url_style;
-		given[3] = settings->credentials_file;
-		given[4] = settings->profile;
-		given[5] = settings->ca_file;
-		given[6] = settings->bucket_endpoints;
-		given[7] = settings->allowed_buckets;
-		given[8] = settings->timeout;
-	}
-	for (int i = 0; i < NSETTINGS; i++)
-		if (given[i] != NULL && given[i][0] != '\0' && (copies[i] = strdup(given[i])) == NULL)
-		{
-			for (int j = 0; j < i; j++)
-				free(copies[j]);
-			return sb_error_set(err, SB_ENOMEM, "out of memory for the S3 settings");
-		}
-	pthread_mutex_lock(&settings_mutex);
-	for (int i = 0; i < NSETTINGS; i++)
-	{
-		free(settings_strings[i]);
-		settings_strings[i] = copies[i];
-	}
-	pthread_mutex_unlock(&settings_mutex);
-	return true;
-}
-
-bool
-sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err)
-{
-	SbS3Settings s;
-	bool		ok;
-
-	pthread_mutex_lock(&settings_mutex);
-	s.endpoint = settings_strings[0];
-	s.region = settings_strings[1];
-	s.url_style = settings_strings[2];
-	s.credentials_file = settings_strings[3];
-	s.profile = settings_strings[4];
-	s.ca_file = settings_strings[5];
-	s.bucket_endpoints = settings_strings[6];
-	s.allowed_buckets = settings_strings[7];
-	s.timeout = settings_strings[8];
-	ok = sb_s3_config_for_bucket(&s, bucket, config, err);
-	pthread_mutex_unlock(&settings_mutex);
-	return ok;
 }
 
 bool
