@@ -1,7 +1,7 @@
 /*
  * store_probe.c
  *		What a pre-flight check asks of a destination (sb_store.h): that it
- *		opens and lists with the settings the process has (for a bucket, the
+ *		opens and lists with the settings it is given (for a bucket, the
  *		endpoint and credentials: a HEAD says less, a listing is refused to a
  *		wrong key as a write would be), that a small file can be made and
  *		removed in it, and, where it is a folder of this machine, its free
