@@ -16,6 +16,7 @@
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_progress.h"
+#include "stripebackup/sb_s3.h"
 
 typedef struct SbArchive
 {
@@ -30,6 +31,8 @@ typedef struct SbArchive
 								 * backup it completes, opened the same way */
 	const SbKey *key;			/* the user's key it was opened with (the
 								 * caller's, kept while it is open), or NULL */
+	const SbS3Settings *s3;		/* how its s3:// places are reached (the caller's,
+								 * kept while it is open); NULL: the environment */
 	SbEntryKeep keep;			/* what it was opened to keep of the entries:
 								 * to plan (SB_KEEP_COUNTS), each
 								 * manifest's entries may be counted
@@ -103,6 +106,9 @@ typedef struct SbArchiveOpenOptions
 	const char *spool_dir;		/* where streamed or looked-up entries go */
 	SbArchiveExpect expect;		/* checked of the backup itself (its chain's
 								 * links are bound by the child's manifest) */
+	const SbS3Settings *s3;		/* how s3:// locations are reached (the caller
+								 * keeps them while the archive is open); NULL:
+								 * the environment */
 } SbArchiveOpenOptions;
 
 /*
@@ -131,11 +137,12 @@ extern SbArchive *sb_archive_open_with(const char *location, const SbArchiveOpen
 extern SbArchive *sb_archive_open(const char *location, SbError *err);
 
 /*
- * Does LOCATION (a backup's folder, or its s3://bucket/prefix/NAME) hold a
+ * Does LOCATION (a backup's folder, or its s3://bucket/prefix/NAME, reached
+ * with S3: NULL, the environment) hold a
  * manifest?  When not, ERR says why: SB_ENOTFOUND when it has none, another
  * code when it could not be told (a bucket that refuses the request).
  */
-extern bool sb_archive_has_manifest(const char *location, SbError *err);
+extern bool sb_archive_has_manifest(const char *location, const SbS3Settings *s3, SbError *err);
 
 /*
  * Read stripe NUMBER (1-based) from folder DIR instead.  If the manifest is
@@ -334,9 +341,10 @@ typedef struct SbSealedVerifyResult
  * sealed bytes with their checksum, and the stripes hold every chunk once.
  * Each problem goes to ON_PROBLEM; false (ERR) only when the envelope
  * itself cannot be read, or the backup is not encrypted.  The key is still
- * needed to know that each chunk opens and what the files hold.
+ * needed to know that each chunk opens and what the files hold.  s3://
+ * places are reached with S3 (NULL: the environment).
  */
-extern bool sb_verify_sealed(const char *location, SbProblemFn on_problem, void *arg,
+extern bool sb_verify_sealed(const char *location, const SbS3Settings *s3, SbProblemFn on_problem, void *arg,
 							 SbSealedVerifyResult *result, SbError *err);
 
 extern bool sb_archive_verify(SbArchive *a, const SbReadOptions *options,

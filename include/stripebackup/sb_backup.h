@@ -21,6 +21,7 @@
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_manifest.h"
 #include "stripebackup/sb_progress.h"
+#include "stripebackup/sb_s3.h"
 
 #define SB_DEFAULT_CHUNK_SIZE (1024 * 1024)
 #define SB_DEFAULT_BUFFER_COUNT 16
@@ -118,6 +119,8 @@ typedef struct SbBackupOptions
 {
 	const char *const *destinations;	/* absolute, existing folders */
 	uint32_t	ndestinations;
+	const SbS3Settings *s3;		/* how s3:// destinations are reached (the stores
+								 * opened keep them); NULL: the environment */
 	const double *weights;		/* one per destination, > 0; NULL = equal */
 	const char *name;			/* backup folder name in every destination */
 	const char *label;			/* free text, may be NULL */

@@ -12,6 +12,7 @@
 
 #include "stripebackup/sb_io_method.h"
 #include "stripebackup/sb_progress.h"
+#include "stripebackup/sb_s3.h"
 
 typedef enum SbCalibrationTest
 {
@@ -23,6 +24,8 @@ typedef enum SbCalibrationTest
 typedef struct SbCalibrationOptions
 {
 	const char *directory;		/* the destination */
+	const SbS3Settings *s3;		/* how s3:// destinations are reached (the stores
+								 * opened keep them); NULL: the environment */
 	uint64_t	size;			/* bytes of the test file */
 	uint32_t	block_size;		/* a multiple of 4096 */
 	uint32_t	queue_depth;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "stripebackup/sb_error.h"
+#include "stripebackup/sb_s3.h"
 
 typedef enum SbFolderVerdict
 {
@@ -46,10 +47,11 @@ typedef struct SbFolderRemoval
  * else there (another file, a directory, a link, another backup's stripe,
  * a file that cannot be read as one of those) keeps the whole folder, and
  * RESULT names the first such entry.  With DRY_RUN nothing is removed.
+ * An s3:// DESTINATION is reached with S3 (NULL: the environment).
  * False only when something could not be done (an I/O error; then RESULT
  * counts what was removed).
  */
-extern bool sb_backup_folder_remove(const char *destination, const char *name,
+extern bool sb_backup_folder_remove(const char *destination, const SbS3Settings *s3, const char *name,
 									const uint8_t uuid[16], bool dry_run,
 									SbFolderRemoval *result, SbError *err);
 

@@ -14,6 +14,7 @@
 
 #include "stripebackup/sb_archive.h"
 #include "stripebackup/sb_error.h"
+#include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_wal.h"
 
 typedef enum SbRecoveryKind
@@ -78,6 +79,9 @@ typedef struct SbRecoveryArchive
 	const char *key_file;		/* absolute path of the key the archive is sealed with
 								 * (the path goes into restore_command, never the
 								 * key); NULL: an archive in the clear */
+	const SbS3Settings *s3;		/* how the archive's buckets are reached, given to
+								 * restore_command as its environment; NULL: this
+								 * process's environment alone */
 } SbRecoveryArchive;
 
 /*

@@ -124,27 +124,16 @@ extern bool sb_s3_config_allows(const SbS3Config *config, const char *bucket, co
 								bool listing, SbError *err);
 
 /*
- * The same for a destination URL (s3://bucket/prefix) with the settings in
- * use: what the extension and the command check before they start.
+ * The same for a destination URL (s3://bucket/prefix) with SETTINGS (NULL:
+ * none), then the environment: what the extension checks before it starts.
  */
-extern bool sb_s3_location_allowed(const char *url, SbError *err);
+extern bool sb_s3_location_allowed(const SbS3Settings *settings, const char *url, SbError *err);
 
-/* Whether the settings in use allow every bucket (no allowed list). */
-extern bool sb_s3_any_bucket_allowed(void);
+/* Whether SETTINGS (NULL: none), then the environment, allow every bucket (no allowed list). */
+extern bool sb_s3_any_bucket_allowed(const SbS3Settings *settings);
 
 /* Wipe the secrets of CONFIG. */
 extern void sb_s3_config_clear(SbS3Config *config);
-
-/*
- * The settings every object-storage destination of this process is reached
- * with from now on (copied; NULL: none, the environment and the credentials
- * file only).  The command calls it once with its options; the server's
- * jobs with stripebackup.s3_* as they start.
- */
-extern bool sb_s3_use_settings(const SbS3Settings *settings, SbError *err);
-
-/* CONFIG for BUCKET from the settings in use (sb_s3_use_settings), the environment and the file. */
-extern bool sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err);
 
 /*
  * A stop check: true when the process's current operation must stop (a
@@ -160,7 +149,7 @@ extern void sb_s3_set_stop_check(SbS3StopFn fn);
 /* What the process's stop check says now (false without one). */
 extern bool sb_s3_stop_requested(void);
 
-/* The environment that gives another process the settings in use: no secret is among them. */
+/* The environment that gives another process the settings given: no secret is among them. */
 #define SB_S3_ENV_MAX 9
 typedef struct SbS3Environment
 {
@@ -175,11 +164,11 @@ typedef struct SbS3Environment
  * STRIPEBACKUP_S3_BUCKET_ENDPOINTS, STRIPEBACKUP_S3_ALLOWED_BUCKETS,
  * STRIPEBACKUP_S3_TIMEOUT) with which the
  * command, run by PostgreSQL as restore_command, reaches the buckets the
- * way this process does: each from the settings in use, else from this
+ * way this process does: each from SETTINGS (NULL: none), else from this
  * process's environment.  Keys are never among them: they come from the
  * credentials file, or the environment of the server that runs the command.
  */
-extern bool sb_s3_environment(SbS3Environment *env, SbError *err);
+extern bool sb_s3_environment(const SbS3Settings *settings, SbS3Environment *env, SbError *err);
 extern void sb_s3_environment_free(SbS3Environment *env);
 
 #endif							/* SB_S3_H */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "stripebackup/sb_error.h"
+#include "stripebackup/sb_s3.h"
 
 /*
  * What a store can do.  A caller asks these (sb_store_features) instead of
@@ -83,11 +84,11 @@ typedef struct SbStoreProbe
 } SbStoreProbe;
 
 /*
- * A pre-flight check of DEST: open it with the process's settings, list
+ * A pre-flight check of DEST: open it with S3 (NULL: the environment), list
  * it, make a one-block file there and remove it; for a local folder, its
  * free space and device.  False with ERR at the first step that failed
  * (P says which passed).
  */
-extern bool sb_store_probe(const char *dest, SbStoreProbe *p, SbError *err);
+extern bool sb_store_probe(const char *dest, const SbS3Settings *s3, SbStoreProbe *p, SbError *err);
 
 #endif							/* SB_STORE_PUBLIC_H */

@@ -44,6 +44,7 @@
 #include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_error.h"
 #include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_s3.h"
 
 /* A file in the clear is format 1.0; a file sealed under a key, 2.0 (docs/FORMAT.md section 8). */
 #define SB_WAL_FORMAT_MAJOR 1
@@ -105,6 +106,8 @@ typedef struct SbWalArchiveOptions
 {
 	const char *const *destinations;	/* absolute, existing folders */
 	uint32_t	ndestinations;	/* 1 to SB_MAX_STRIPES */
+	const SbS3Settings *s3;		/* how s3:// destinations are reached (the stores
+								 * opened keep them); NULL: the environment */
 	uint64_t	system_identifier;	/* the cluster's: DEST/wal/<this in decimal> */
 	const double *weights;		/* one per destination, > 0; NULL = equal */
 	SbBalance	balance;		/* weighted: each segment to the destination furthest
@@ -198,6 +201,8 @@ typedef struct SbWalDests
 {
 	const char *const *paths;
 	uint32_t	count;			/* 1 to SB_MAX_STRIPES */
+	const SbS3Settings *s3;		/* how s3:// destinations are reached (the stores
+								 * opened keep them); NULL: the environment */
 	uint64_t	system_identifier;
 	const SbKey *key;			/* NULL: an archive in the clear */
 	uint32_t	redundancy;		/* M the archive was written with: a verify reports a

@@ -130,7 +130,7 @@ verify_without_key(VerifyRun *run)
 	SbError		err;
 	const char *name = strrchr(args->location, '/');
 
-	if (!sb_verify_sealed(args->location, print_problem, run, &r, &err))
+	if (!sb_verify_sealed(args->location, NULL, print_problem, run, &r, &err))
 		return cli_report_error(&err);
 	name = name != NULL ? name + 1 : args->location;
 	json_verify_set_backup(&run->json, name, NULL, r.chunks, r.nstripes, true);

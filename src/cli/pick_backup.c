@@ -186,7 +186,7 @@ cli_pick_backup(const ReadArgs *args, char **picked, SbError *err)
 
 	*picked = NULL;
 	/* a backup itself; else a destination (a local folder or a bucket's prefix) to pick from */
-	if (sb_archive_has_manifest(args->location, err))
+	if (sb_archive_has_manifest(args->location, NULL, err))
 		return true;
 	if (!sb_catalog_probe(args->location, &kind, err))
 		return false;

@@ -464,6 +464,7 @@ cli_recovery_files(const ReadArgs *args, const CliRecovery *r, SbRestoreFile *fi
 	if (r->redundancy_why[0] != '\0')
 		printf("WAL:     %s\n", r->redundancy_why);
 	archive.key_file = args->has_key ? key_file : NULL;
+	archive.s3 = NULL;			/* the command's settings are its environment */
 	/* no --target-timeline, and the check chose the one that holds the target */
 	if (r->timeline[0] != '\0')
 		target.timeline = r->timeline;

@@ -302,6 +302,7 @@ wal_args_dests(const WalArgs *a, SbWalDests *d)
 {
 	d->paths = (const char *const *) a->dests;
 	d->count = a->ndests;
+	d->s3 = NULL;				/* the command's settings are its environment */
 	d->system_identifier = a->sysid;
 	d->key = a->has_key ? &a->key : NULL;
 	d->redundancy = a->redundancy;

@@ -52,6 +52,7 @@
 #include "sb_spi.h"
 #include "sb_summary.h"
 #include "sb_walk.h"
+#include "sb_s3_settings.h"
 #include "stripebackup/sb_version.h"
 
 /* A tablespace, as pg_tblspc shows it. */
@@ -87,6 +88,7 @@ sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const c
 	int			i;
 
 	memset(o, 0, sizeof(*o));
+	o->s3 = sbx_s3_settings();
 	for (i = 0; i < args->ndestinations; i++)
 		dest_ptrs[i] = args->destinations[i];
 	o->destinations = dest_ptrs;

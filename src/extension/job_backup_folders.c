@@ -15,6 +15,7 @@
 
 #include "job_backup.h"
 #include "sb_control.h"
+#include "sb_s3_settings.h"
 #include "stripebackup/sb_folder.h"
 
 /*
@@ -55,7 +56,7 @@ remove_one(const char *dest, const char *name, const uint8 *uuid, bool completed
 	SbError		err;
 	const char *why;
 
-	if (!sb_backup_folder_remove(dest, name, uuid, dry_run, &r, &err))
+	if (!sb_backup_folder_remove(dest, sbx_s3_settings(), name, uuid, dry_run, &r, &err))
 	{
 		/* a cancel stops retention, rather than keep this backup and go on to the next */
 		if (err.code == SB_ECANCELED)

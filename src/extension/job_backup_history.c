@@ -20,6 +20,7 @@
 #include "job_backup.h"
 #include "sb_control.h"
 #include "sb_expire.h"
+#include "sb_s3_settings.h"
 #include "stripebackup/sb_merge.h"
 #include "sb_spi.h"
 
@@ -234,7 +235,7 @@ has_manifest(const char *dest, const char *name, SbError *failure)
 	SbError		err;
 
 	snprintf(location, sizeof(location), "%s/%s", dest, name);
-	if (sb_archive_has_manifest(location, &err))
+	if (sb_archive_has_manifest(location, sbx_s3_settings(), &err))
 		return true;
 	if (err.code != SB_ENOTFOUND && failure->code == SB_OK)
 		*failure = err;

@@ -16,6 +16,7 @@
 #include "sb_handle.h"
 #include "sb_key.h"
 #include "sb_paths.h"
+#include "sb_s3_settings.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
 
@@ -157,6 +158,7 @@ recovery_files(const SbRestoreArgs *args, SbRestoreOptions *options)
 	a.redundancy = (uint32_t) sb_guc_archive_redundancy;
 	/* The caller's key file, by the path restore_command can use from the copy's folder. */
 	a.key_file = NULL;
+	a.s3 = sbx_s3_settings();
 	if (args->encryption_key_file[0] != '\0' &&
 		(a.key_file = key_path = make_absolute_path(args->encryption_key_file)) == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));

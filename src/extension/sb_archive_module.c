@@ -137,6 +137,7 @@ ensure_open(void)
 	memset(&o, 0, sizeof(o));
 	o.destinations = paths;
 	o.ndestinations = (uint32_t) n;
+	o.s3 = sbx_s3_settings();	/* kept while the archive is open: the settings as they are now */
 	o.system_identifier = GetSystemIdentifier();
 	o.balance = SB_BALANCE_ADAPTIVE;
 	o.codec = (SbCodec) sb_guc_archive_compression;

@@ -23,6 +23,7 @@
 
 #include "sb_check.h"
 #include "sb_guc.h"
+#include "sb_s3_settings.h"
 #include "sb_spi.h"
 #include "stripebackup/sb_s3.h"
 #include "stripebackup/sb_store.h"
@@ -36,13 +37,13 @@ check_reach(SbCheckOut *out, const char *check, const char *dest, int64 needed, 
 	SbError		err;
 
 	/* A bucket the administrator no longer allows is not reached, even to look. */
-	if ((sb_store_features_of(dest) & SB_STORE_CONNECTION) && !sb_s3_location_allowed(dest, &err))
+	if ((sb_store_features_of(dest) & SB_STORE_CONNECTION) && !sb_s3_location_allowed(sbx_s3_settings(), dest, &err))
 	{
 		memset(p, 0, sizeof(*p));
 		sbx_check_put(out, check, SB_CHECK_FAILURE, err.message,
 					 "The buckets s3:// destinations may be are set by stripebackup.s3_allowed_buckets.");
 	}
-	else if (!sb_store_probe(dest, p, &err))
+	else if (!sb_store_probe(dest, sbx_s3_settings(), p, &err))
 		sbx_check_put(out, check, SB_CHECK_FAILURE,
 					 psprintf("%s: %s", p->listed ? "not writable" : "not reachable", err.message),
 					 p->listed ? "Make it writable by the server's operating-system user, with room for a backup."

@@ -200,6 +200,7 @@ sbx_handle_open_archive(const SbBackupRef *ref, SbOpenFor purpose, SbError *err)
 
 	check_location(ref->location);
 	o.key = sbx_key_current();
+	o.s3 = sbx_s3_settings();
 	o.expect = ref->expect;
 	options_for(purpose, &o);
 	h = sbx_handle_new(close_archive);

@@ -19,6 +19,7 @@
 #include "sb_guc.h"
 #include "sb_key.h"
 #include "sb_pitr_args.h"
+#include "sb_s3_settings.h"
 #include "stripebackup/sb_pgrecovery.h"
 
 /* The backup's system identifier: its WAL is in DEST/wal/<this>. */
@@ -96,6 +97,7 @@ sbx_pitr_check_wal(SbRestoreArgs *args, const SbPgMeta *meta, bool refuse)
 		dests[i] = args->archive[i];
 	where.paths = dests;
 	where.count = (uint32_t) args->narchive;
+	where.s3 = sbx_s3_settings();
 	where.system_identifier = args->system_identifier;
 	where.key = sbx_key_current();	/* the key restore_command will name */
 	where.redundancy = 0;			/* a check of what is there, not of its copies */
@@ -172,6 +174,7 @@ sbx_pitr_verify_wal(const SbPgMeta *meta, SbWalProblemFn fn, void *arg)
 		paths[i] = folders[i];
 	where.paths = paths;
 	where.count = (uint32_t) n;
+	where.s3 = sbx_s3_settings();
 	where.system_identifier = backup_system(meta);
 	where.key = sbx_key_current();
 	/* Segments with fewer copies than the archive writes are problems of the verify. */

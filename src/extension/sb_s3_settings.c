@@ -41,22 +41,26 @@ static const struct config_enum_entry url_styles[] = {
 	{NULL, 0, false}
 };
 
+/* The settings as they are now, for the engine's options: valid until the next reload. */
+static SbS3Settings settings;
+
 static void
 publish(void)
 {
-	SbS3Settings s = {0};
-	SbError		err;
+	settings.endpoint = current[0];
+	settings.region = current[1];
+	settings.credentials_file = current[2];
+	settings.ca_file = current[3];
+	settings.bucket_endpoints = current[4];
+	settings.allowed_buckets = current[5];
+	settings.timeout = current_timeout[0] != '\0' ? current_timeout : NULL;
+	settings.url_style = current_style;
+}
 
-	s.endpoint = current[0];
-	s.region = current[1];
-	s.credentials_file = current[2];
-	s.ca_file = current[3];
-	s.bucket_endpoints = current[4];
-	s.allowed_buckets = current[5];
-	s.timeout = current_timeout[0] != '\0' ? current_timeout : NULL;
-	s.url_style = current_style;
-	if (!sb_s3_use_settings(&s, &err))
-		elog(WARNING, "stripebackup could not take the S3 settings: %s", err.message);
+const SbS3Settings *
+sbx_s3_settings(void)
+{
+	return &settings;
 }
 
 static bool
@@ -183,11 +187,11 @@ sbx_s3_settings_check_location(const char *location, bool writes)
 	SbS3Location loc;
 	SbError		err;
 
-	if (!sb_s3_parse_location(location, &loc, &err) || !sb_s3_location_allowed(location, &err))
+	if (!sb_s3_parse_location(location, &loc, &err) || !sb_s3_location_allowed(&settings, location, &err))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", err.message),
 				 errhint("The buckets s3:// destinations may be are set by stripebackup.s3_allowed_buckets.")));
-	if (writes && sb_s3_any_bucket_allowed() && first_write_to(loc.bucket))
+	if (writes && sb_s3_any_bucket_allowed(&settings) && first_write_to(loc.bucket))
 		ereport(NOTICE,
 				(errmsg("stripebackup.s3_allowed_buckets is empty, so any bucket the endpoints serve may be "
 						"written: bucket \"%s\" is", loc.bucket),

@@ -50,6 +50,7 @@
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
+#include "sb_s3_settings.h"
 #include "stripebackup/sb_wal.h"
 
 PG_FUNCTION_INFO_V1(stripe_expire);
@@ -241,6 +242,7 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 		paths[i] = folders[i];
 	dests.paths = paths;
 	dests.count = (uint32_t) n;
+	dests.s3 = sbx_s3_settings();
 	dests.system_identifier = GetSystemIdentifier();
 	/* Retention recognises sealed files by their fields: no key needed, and a broken key file stops nothing. */
 	dests.key = NULL;

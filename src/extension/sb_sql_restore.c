@@ -24,6 +24,7 @@
 #include "sb_control.h"
 #include "sb_guc.h"
 #include "sb_handle.h"
+#include "sb_s3_settings.h"
 #include "sb_key.h"
 #include "sb_launch.h"
 #include "sb_paths.h"
@@ -491,7 +492,7 @@ verify_without_key(const SbBackupRef *ref, Findings *found)
 	SbSealedVerifyResult r;
 	SbError		err;
 
-	if (!sb_verify_sealed(ref->location, collect_problem, found, &r, &err))
+	if (!sb_verify_sealed(ref->location, sbx_s3_settings(), collect_problem, found, &r, &err))
 		sbx_raise(&err);
 	/* without the key, the envelope's uuid is what tells the recorded backup from another */
 	if (ref->expect.has_uuid && memcmp(r.uuid, ref->expect.uuid, sizeof(r.uuid)) != 0)

@@ -29,6 +29,7 @@
 #include "sb_launch.h"
 #include "sb_paths.h"
 #include "sb_shmem.h"
+#include "sb_s3_settings.h"
 #include "sb_spi.h"
 
 PG_FUNCTION_INFO_V1(stripe_calibrate);
@@ -127,6 +128,7 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("destinations must not be NULL")));
 	ndests = sbx_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), dests);
 	memset(&o, 0, sizeof(o));
+	o.s3 = sbx_s3_settings();
 	o.size = (uint64) size_mb * 1024 * 1024;
 	o.block_size = (uint32) block_kb * 1024;
 	o.queue_depth = (uint32) int_arg(fcinfo, 3, "queue_depth", 1, 256);

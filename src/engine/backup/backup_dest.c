@@ -106,9 +106,9 @@ sb_backup_check_destinations(const SbBackupOptions *o, SbError *err)
 
 /* Open destination DEST once: whatever its path later points to, the backup stays here. */
 static bool
-open_destination(SbStripeWriter *w, const char *dest, SbError *err)
+open_destination(SbStripeWriter *w, const char *dest, const SbS3Settings *s3, SbError *err)
 {
-	if ((w->dest = sb_store_new(dest, NULL, err)) == NULL)
+	if ((w->dest = sb_store_new(dest, &(SbStoreOptions) {.s3 = s3}, err)) == NULL)
 		return false;
 	w->features = sb_store_features(w->dest);
 	return true;
@@ -193,7 +193,7 @@ sb_backup_create_destinations(SbBackup *b, const SbBackupOptions *o, SbError *er
 	uint32_t	i;
 
 	for (i = 0; i < b->nstripes; i++)
-		if (!open_destination(&b->writers[i], o->destinations[i], err))
+		if (!open_destination(&b->writers[i], o->destinations[i], o->s3, err))
 			return false;
 	if (!check_distinct_folders(b, o, err))
 		return false;

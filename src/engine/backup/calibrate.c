@@ -97,7 +97,7 @@ tick(Bench *b, SbError *err)
 static bool
 open_store(Bench *b, SbError *err)
 {
-	if ((b->store = sb_store_new(b->o->directory, NULL, err)) == NULL)
+	if ((b->store = sb_store_new(b->o->directory, &(SbStoreOptions) {.s3 = b->o->s3}, err)) == NULL)
 		return false;
 	/* no cache between us and the bucket */
 	b->direct = !(sb_store_features(b->store) & SB_STORE_PAGE_CACHE);

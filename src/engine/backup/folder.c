@@ -386,8 +386,8 @@ name_is_plain(const char *name)
 }
 
 bool
-sb_backup_folder_remove(const char *destination, const char *name, const uint8_t uuid[16],
-						bool dry_run, SbFolderRemoval *r, SbError *err)
+sb_backup_folder_remove(const char *destination, const SbS3Settings *s3, const char *name,
+						const uint8_t uuid[16], bool dry_run, SbFolderRemoval *r, SbError *err)
 {
 	const int	flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 	char	   *path;
@@ -401,7 +401,7 @@ sb_backup_folder_remove(const char *destination, const char *name, const uint8_t
 		return sb_error_set(err, SB_EINVAL, "backup folder name \"%s\" is not a plain name", name);
 	/* A store whose folders are not descriptors (a bucket) is judged through its own operations. */
 	if (!(sb_store_features_of(destination) & SB_STORE_DESCRIPTORS))
-		return sb_backup_folder_remove_store(destination, name, uuid, dry_run, r, err);
+		return sb_backup_folder_remove_store(destination, s3, name, uuid, dry_run, r, err);
 	if ((dest = open(destination, flags)) < 0)
 		return classify_unopened(AT_FDCWD, destination, destination, true, r, err);
 	if ((path = sb_path_join(destination, name, err)) == NULL)

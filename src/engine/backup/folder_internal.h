@@ -25,7 +25,7 @@ extern void sb_folder_uuid_hex(const uint8_t uuid[16], char hex[33]);
 extern bool sb_folder_manifest_names(SbManifestReadFn read, void *arg, const char *uuid_hex);
 
 /* sb_backup_folder_remove for a DESTINATION whose store has no descriptors (store/store.h). */
-extern bool sb_backup_folder_remove_store(const char *destination, const char *name, const uint8_t uuid[16],
-										  bool dry_run, SbFolderRemoval *r, SbError *err);
+extern bool sb_backup_folder_remove_store(const char *destination, const SbS3Settings *s3, const char *name,
+										  const uint8_t uuid[16], bool dry_run, SbFolderRemoval *r, SbError *err);
 
 #endif							/* SB_FOLDER_INTERNAL_H */

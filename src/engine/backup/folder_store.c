@@ -222,8 +222,8 @@ judge_folder(SbStore *s, Listing *l, const uint8_t uuid[16], bool dry_run, SbFol
 }
 
 bool
-sb_backup_folder_remove_store(const char *destination, const char *name, const uint8_t uuid[16],
-							  bool dry_run, SbFolderRemoval *r, SbError *err)
+sb_backup_folder_remove_store(const char *destination, const SbS3Settings *s3, const char *name,
+							  const uint8_t uuid[16], bool dry_run, SbFolderRemoval *r, SbError *err)
 {
 	SbStore    *root,
 			   *folder = NULL;
@@ -232,7 +232,7 @@ sb_backup_folder_remove_store(const char *destination, const char *name, const u
 
 	if (l == NULL)
 		return sb_error_set(err, SB_ENOMEM, "out of memory listing \"%s\"", destination);
-	if ((root = sb_store_new(destination, NULL, err)) == NULL)
+	if ((root = sb_store_new(destination, &(SbStoreOptions) {.s3 = s3}, err)) == NULL)
 	{
 		free(l);
 		return false;

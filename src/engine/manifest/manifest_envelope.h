@@ -12,6 +12,7 @@
 
 #include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_s3.h"
 #include "crypto/crypto.h"
 
 /*
@@ -56,8 +57,8 @@ extern bool sb_envelope_outline_stream(SbManifestReadFn read, void *arg, SbEnvel
  * and the SHA-256 and length of its text, as sb_envelope_outline_stream
  * (manifest_stream.c, which reads the files).
  */
-extern bool sb_envelope_outline_path(const char *path, SbEnvelopeOutline *o, uint8_t sha256[32],
-									 uint64_t *len, bool *envelope, SbError *err);
+extern bool sb_envelope_outline_path(const char *path, const SbS3Settings *s3, SbEnvelopeOutline *o,
+									 uint8_t sha256[32], uint64_t *len, bool *envelope, SbError *err);
 
 extern void sb_envelope_outline_free(SbEnvelopeOutline *o);
 

@@ -406,14 +406,14 @@ read_opened(StoreSource *src, const SbKey *key, SbEntryKeep keep, const char *sp
 }
 
 SbManifest *
-sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep, const char *spool_dir,
-					  SbError *err)
+sb_manifest_read_path(const char *path, const SbS3Settings *s3, const SbKey *key, SbEntryKeep keep,
+					  const char *spool_dir, SbError *err)
 {
 	StoreSource src;
 	SbManifest *m;
 
 	memset(&src, 0, sizeof(src));
-	if (!sb_store_open(&src.file, path, err))
+	if (!sb_store_open(&src.file, path, s3, err))
 		return NULL;
 	m = read_opened(&src, key, keep, spool_dir, err);
 	sb_store_close(&src.file);
@@ -430,7 +430,8 @@ sb_manifest_load(const char *dir, SbError *err)
 	memset(&src, 0, sizeof(src));
 	if (path == NULL)
 		return NULL;
-	if (!sb_store_open(&src.file, path, err))
+	/* a folder the caller names (the tests'): an object of it reached with the environment's settings */
+	if (!sb_store_open(&src.file, path, NULL, err))
 	{
 		if (err->code == SB_ENOTFOUND)
 			sb_error_set(err, SB_ENOTFOUND,
@@ -449,7 +450,8 @@ sb_manifest_load(const char *dir, SbError *err)
 }
 
 bool
-sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len, SbError *err)
+sb_manifest_digest_path(const char *path, const SbS3Settings *s3, uint8_t sha256[32], uint64_t *len,
+						SbError *err)
 {
 	StoreSource src;
 	SbSha256   *sha;
@@ -458,7 +460,7 @@ sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len, SbE
 	bool		ok;
 
 	memset(&src, 0, sizeof(src));
-	if (!sb_store_open(&src.file, path, err))
+	if (!sb_store_open(&src.file, path, s3, err))
 		return false;
 	sha = sb_sha256_begin(err);
 	buf = sha ? sb_alloc(DIGEST_BLOCK, err) : NULL;
@@ -476,15 +478,15 @@ sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len, SbE
 }
 
 bool
-sb_envelope_outline_path(const char *path, SbEnvelopeOutline *o, uint8_t sha256[32], uint64_t *len,
-						 bool *envelope, SbError *err)
+sb_envelope_outline_path(const char *path, const SbS3Settings *s3, SbEnvelopeOutline *o, uint8_t sha256[32],
+						 uint64_t *len, bool *envelope, SbError *err)
 {
 	StoreSource src;
 	bool		ok;
 
 	memset(&src, 0, sizeof(src));
 	*envelope = false;
-	if (!sb_store_open(&src.file, path, err))
+	if (!sb_store_open(&src.file, path, s3, err))
 		return false;
 	ok = starts_as_envelope(&src, envelope, err) &&
 		(!*envelope || sb_envelope_outline_stream(read_store, &src, o, sha256, len, err));

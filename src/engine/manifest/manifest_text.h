@@ -10,6 +10,7 @@
 
 #include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_manifest.h"
+#include "stripebackup/sb_s3.h"
 
 /* One entry's JSON object, exactly its text: checked, parsed and added to M. */
 extern bool sb_manifest_parse_entry_text(const char *text, size_t len, SbManifest *m,
@@ -27,15 +28,15 @@ extern bool sb_manifest_parse_head_text(const char *doc, size_t len, SbManifest 
 										SbError *err);
 
 /*
- * The manifest at PATH (a file, or an object), opened with KEY when it is
+ * The manifest at PATH (a file, or an object reached with S3), opened with KEY when it is
  * an encrypted backup's envelope.  A manifest in the clear is read as a
  * stream, never whole in memory, its entries kept as KEEP says (with
  * SB_KEEP_COUNTS only counted, m->tally, when its layout comes before
  * them); so is an envelope, a sealed segment at a time (manifest_envelope.c).
  * SB_ENOTFOUND when PATH is absent.
  */
-extern SbManifest *sb_manifest_read_path(const char *path, const SbKey *key, SbEntryKeep keep,
-										 const char *spool_dir, SbError *err);
+extern SbManifest *sb_manifest_read_path(const char *path, const SbS3Settings *s3, const SbKey *key,
+										 SbEntryKeep keep, const char *spool_dir, SbError *err);
 
 /*
  * The manifest in the clear whose text READ hands over, its entries kept as
@@ -62,7 +63,7 @@ extern SbManifest *sb_manifest_lookup_json(const char *text, size_t len, const c
 extern SbManifest *sb_manifest_head_json(const char *text, size_t len, SbError *err);
 
 /* The SHA-256 and length of what PATH holds, read a block at a time. */
-extern bool sb_manifest_digest_path(const char *path, uint8_t sha256[32], uint64_t *len,
-									SbError *err);
+extern bool sb_manifest_digest_path(const char *path, const SbS3Settings *s3, uint8_t sha256[32],
+									uint64_t *len, SbError *err);
 
 #endif							/* SB_MANIFEST_TEXT_H */

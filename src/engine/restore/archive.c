@@ -35,6 +35,7 @@ open_link(const char *location, const SbArchiveOpenOptions *o, SbError *err)
 	if (a == NULL)
 		return NULL;
 	a->key = o->key;
+	a->s3 = o->s3;
 	a->keep = o->keep;
 	a->parents_keep = parents_keep_of(o);
 	a->location = sb_strdup(location, err);
@@ -72,7 +73,7 @@ sb_archive_open_parent(const char *folder, const SbArchive *child, SbError *err)
 {
 	/* bound by the child's manifest (uuid and SHA-256), which chain.c checks: either kind will do */
 	SbArchiveOpenOptions o = {.key = child->key, .keep = child->parents_keep, .alone = true,
-	.spool_dir = child->spool_dir, .expect = {.encryption = SB_EXPECT_EITHER}};
+	.spool_dir = child->spool_dir, .expect = {.encryption = SB_EXPECT_EITHER}, .s3 = child->s3};
 
 	return sb_archive_open_with(folder, &o, err);
 }
@@ -234,7 +235,7 @@ sb_archive_plan(const SbArchive *a, SbPlan *plan, SbError *err)
 
 		p->number = info->number;
 		p->path = a->stripe_paths[s];
-		p->present = sb_store_file_size(p->path, &size, NULL) && size == info->file_bytes;
+		p->present = sb_store_file_size(p->path, a->s3, &size, NULL) && size == info->file_bytes;
 		p->file_bytes = info->file_bytes;
 		p->chunks = info->chunks;
 		p->raw_bytes = info->raw_bytes;
@@ -312,7 +313,7 @@ sb_estimate_from_name(SbEstimateFrom from)
 }
 
 bool
-sb_archive_has_manifest(const char *location, SbError *err)
+sb_archive_has_manifest(const char *location, const SbS3Settings *s3, SbError *err)
 {
 	char	   *path;
 	uint64_t	size;
@@ -320,7 +321,7 @@ sb_archive_has_manifest(const char *location, SbError *err)
 
 	if ((path = sb_path_join(location, SB_MANIFEST_FILE, err)) == NULL)
 		return false;
-	found = sb_store_file_size(path, &size, err);
+	found = sb_store_file_size(path, s3, &size, err);
 	free(path);
 	return found;
 }

@@ -59,6 +59,7 @@ typedef struct Candidate
 typedef struct Search
 {
 	const char *location;
+	const SbS3Settings *s3;		/* how its s3:// places are reached */
 	const SbKey *key;			/* opens an encrypted backup's envelopes */
 	const SbArchiveExpect *expect;	/* what every copy must be */
 	SbEntryKeep keep;			/* what is kept of the entries */
@@ -75,7 +76,8 @@ typedef struct Search
 } Search;
 
 char *
-sb_archive_locate_stripe(const char *location, const SbManifest *m, uint32_t i, SbError *err)
+sb_archive_locate_stripe(const char *location, const SbS3Settings *s3, const SbManifest *m, uint32_t i,
+						 SbError *err)
 {
 	const SbStripeInfo *s = &m->stripes[i];
 	char	   *local = sb_path_join(location, s->file_name, err);
@@ -83,7 +85,7 @@ sb_archive_locate_stripe(const char *location, const SbManifest *m, uint32_t i, 
 	char	   *recorded;
 	uint64_t	size;
 
-	if (local == NULL || sb_store_file_size(local, &size, NULL))
+	if (local == NULL || sb_store_file_size(local, s3, &size, NULL))
 		return local;
 	folder = sb_path_join(s->destination, m->name, err);
 	recorded = folder ? sb_path_join(folder, s->file_name, err) : NULL;
@@ -94,14 +96,14 @@ sb_archive_locate_stripe(const char *location, const SbManifest *m, uint32_t i, 
 
 /* The trailer of the stripe file at PATH, if it has an intact one. */
 static bool
-read_trailer(const char *path, SbTrailer *t)
+read_trailer(const char *path, const SbS3Settings *s3, SbTrailer *t)
 {
 	uint8_t		buf[SB_TRAILER_SIZE];
 	SbStoreFile f;
 	SbError		ignored;
 	bool		ok;
 
-	if (!sb_store_open(&f, path, &ignored))
+	if (!sb_store_open(&f, path, s3, &ignored))
 		return false;
 	ok = f.size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
 		sb_store_pread(&f, buf, sizeof(buf), f.size - SB_TRAILER_SIZE, &ignored) == (ssize_t) sizeof(buf) &&
@@ -230,7 +232,7 @@ enqueue_hinted_destinations(Search *s, const char *text, size_t len)
  * text still names.
  */
 static bool
-load_candidate(Candidate *c, const char *folder, const SbKey *key, SbEntryKeep keep,
+load_candidate(Candidate *c, const char *folder, const SbS3Settings *s3, const SbKey *key, SbEntryKeep keep,
 			   const char *spool_dir)
 {
 	SbError		ignored;
@@ -240,7 +242,7 @@ load_candidate(Candidate *c, const char *folder, const SbKey *key, SbEntryKeep k
 	c->path = sb_path_join(folder, SB_MANIFEST_FILE, &c->error);
 	if (c->folder == NULL || c->path == NULL)
 		return sb_error_set(&c->error, SB_ENOMEM, "out of memory");
-	c->m = sb_manifest_read_path(c->path, key, keep, spool_dir, &c->error);
+	c->m = sb_manifest_read_path(c->path, s3, key, keep, spool_dir, &c->error);
 	if (c->m != NULL)
 		return true;
 	if (c->error.code == SB_ENOTFOUND)
@@ -250,7 +252,7 @@ load_candidate(Candidate *c, const char *folder, const SbKey *key, SbEntryKeep k
 	if (c->error.code != SB_ECORRUPT && c->error.code != SB_EVERSION &&
 		c->error.code != SB_EKEY)
 		return false;			/* not read, rather than read and refused */
-	c->text = sb_store_read_small(c->path, SB_MANIFEST_MAX_BYTES, &c->len, &ignored);
+	c->text = sb_store_read_small(c->path, s3, SB_MANIFEST_MAX_BYTES, &c->len, &ignored);
 	return true;
 }
 
@@ -281,10 +283,10 @@ judge(Search *s, Candidate *c)
 	for (i = 0; i < m->nstripes; i++)
 	{
 		SbError		ignored;
-		char	   *path = sb_archive_locate_stripe(s->location, m, i, &ignored);
+		char	   *path = sb_archive_locate_stripe(s->location, s->s3, m, i, &ignored);
 		SbTrailer	t;
 
-		if (path != NULL && read_trailer(path, &t))
+		if (path != NULL && read_trailer(path, s->s3, &t))
 		{
 			s->any_witness = true;
 			if (records(&t, m))
@@ -427,7 +429,7 @@ adopt(SbArchive *a, Candidate *c, bool authenticated, SbError *err)
 	c->m = NULL;
 	c->path = NULL;
 	for (i = 0; i < a->manifest->nstripes; i++)
-		if ((a->stripe_paths[i] = sb_archive_locate_stripe(a->location, a->manifest, i, err)) == NULL)
+		if ((a->stripe_paths[i] = sb_archive_locate_stripe(a->location, a->s3, a->manifest, i, err)) == NULL)
 			return false;
 	return true;
 }
@@ -491,7 +493,7 @@ search(SbArchive *a, Search *s, Candidate *location_copy, SbError *err)
 	enqueue_candidates_of(s, location_copy);
 	while (s->next < s->nqueued)
 	{
-		if (!load_candidate(&c, s->queue[s->next++], s->key, s->keep, s->spool_dir))
+		if (!load_candidate(&c, s->queue[s->next++], s->s3, s->key, s->keep, s->spool_dir))
 		{
 			if (c.error.code != SB_ENOTFOUND)
 				reject(s, &c);
@@ -533,12 +535,13 @@ sb_archive_authenticate(SbArchive *a, const SbArchiveExpect *expect, SbError *er
 	if (s == NULL)
 		return false;
 	s->location = a->location;
+	s->s3 = a->s3;
 	s->key = a->key;
 	s->expect = expect;
 	s->keep = a->keep;
 	s->spool_dir = a->spool_dir;
 	/* The location's own copy must exist: else this is no backup folder. */
-	if (!load_candidate(&location_copy, a->location, a->key, a->keep, a->spool_dir) ||
+	if (!load_candidate(&location_copy, a->location, a->s3, a->key, a->keep, a->spool_dir) ||
 		(location_copy.m == NULL && location_copy.error.code == SB_EKEY))
 	{
 		*err = location_copy.error;
@@ -561,7 +564,7 @@ sb_archive_recheck_stripe(SbArchive *a, uint32_t i, SbError *err)
 {
 	SbTrailer	t;
 
-	if (a->authenticated || !read_trailer(a->stripe_paths[i], &t))
+	if (a->authenticated || !read_trailer(a->stripe_paths[i], a->s3, &t))
 		return true;
 	if (records(&t, a->manifest))
 		a->authenticated = true;
@@ -582,7 +585,7 @@ copy_is_equal(const SbArchive *a, const char *folder, char *path, size_t pathlen
 	bool		same;
 
 	snprintf(path, pathlen, "%s/%s", folder, SB_MANIFEST_FILE);
-	if (!sb_manifest_digest_path(path, sha, &len, why))
+	if (!sb_manifest_digest_path(path, a->s3, sha, &len, why))
 		return why->code == SB_ENOTFOUND;	/* no copy there: nothing differs */
 	same = len == a->manifest->json_length &&
 		memcmp(sha, a->manifest->json_sha256, SB_SHA256_LEN) == 0;

@@ -11,10 +11,11 @@
 /*
  * Where stripe I of manifest M is, for an archive opened at LOCATION: next
  * to the manifest the user pointed at (a folder copied whole), else in the
- * backup folder of the destination it was written to.  Malloc'd.
+ * backup folder of the destination it was written to (an object reached
+ * with S3).  Malloc'd.
  */
-extern char *sb_archive_locate_stripe(const char *location, const SbManifest *m, uint32_t i,
-									  SbError *err);
+extern char *sb_archive_locate_stripe(const char *location, const SbS3Settings *s3, const SbManifest *m,
+									  uint32_t i, SbError *err);
 
 /*
  * Read A->location's manifest copy and authenticate it against the

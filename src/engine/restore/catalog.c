@@ -165,7 +165,7 @@ sb_catalog_probe(const char *location, SbPlaceKind *kind, SbError *err)
 	SbCatalog	c = {0};
 	Gather		g = {.catalog = &c};
 
-	if (sb_archive_has_manifest(location, err))
+	if (sb_archive_has_manifest(location, NULL, err))
 		return (*kind = SB_PLACE_BACKUP), true;
 	if (err->code != SB_ENOTFOUND)
 		return false;
@@ -223,7 +223,8 @@ folder_of_file(const char *path, char *folder, size_t len)
 
 /* Beside stripe file STRIPE_PATH, a manifest copy of SIZE bytes; else PROBLEM says what. */
 static bool
-copy_beside(const char *stripe_path, uint32_t number, uint64_t size, char *problem, size_t len)
+copy_beside(const char *stripe_path, const SbS3Settings *s3, uint32_t number, uint64_t size, char *problem,
+			size_t len)
 {
 	char		folder[PATH_MAX],
 				path[PATH_MAX];
@@ -233,7 +234,7 @@ copy_beside(const char *stripe_path, uint32_t number, uint64_t size, char *probl
 	if (!folder_of_file(stripe_path, folder, sizeof(folder)) ||
 		(size_t) snprintf(path, sizeof(path), "%s/%s", folder, SB_MANIFEST_FILE) >= sizeof(path))
 		return true;			/* no folder to look in: the stripe check says the rest */
-	if (!sb_store_file_size(path, &found, &err))
+	if (!sb_store_file_size(path, s3, &found, &err))
 	{
 		snprintf(problem, len, "no manifest beside stripe %u in \"%s\": %s", number, folder, err.message);
 		return false;
@@ -263,10 +264,10 @@ sb_catalog_check_backup(const SbArchive *a, const SbPlan *plan, char *problem, s
 			return snprintf(problem, len, "stripe %u, \"%s\", is missing or not %llu bytes",
 							plan->stripes[i].number, plan->stripes[i].path,
 							(unsigned long long) plan->stripes[i].file_bytes), false;
-	if (!sb_store_file_size(a->manifest_path, &size, &err))
+	if (!sb_store_file_size(a->manifest_path, a->s3, &size, &err))
 		return snprintf(problem, len, "%s", err.message), false;
 	for (i = 0; i < plan->nstripes; i++)
-		if (!copy_beside(plan->stripes[i].path, plan->stripes[i].number, size, problem, len))
+		if (!copy_beside(plan->stripes[i].path, a->s3, plan->stripes[i].number, size, problem, len))
 			return false;
 	return true;
 }

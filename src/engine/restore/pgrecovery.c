@@ -187,7 +187,7 @@ add_shell_path(char *buf, const char *path, SbError *err)
 }
 
 /*
- * When the archive is in a store reached over a connection (a bucket): the S3 settings of this process as
+ * When the archive is in a store reached over a connection (a bucket): the archive's S3 settings as
  * variables before the command (restore_command runs in a shell), so that
  * the command reaches the bucket as this process did.  No secret: keys come
  * from the credentials file, or the server's environment.
@@ -204,7 +204,7 @@ add_s3_environment(char *buf, const SbRecoveryArchive *a, SbError *err)
 		any = any || (sb_store_features_of(a->destinations[i]) & SB_STORE_CONNECTION);
 	if (!any)
 		return true;
-	if (!sb_s3_environment(&env, err))
+	if (!sb_s3_environment(a->s3, &env, err))
 		return false;
 	sb_error_clear(err);
 	for (i = 0; ok && i < env.count; i++)

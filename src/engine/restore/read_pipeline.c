@@ -406,7 +406,7 @@ recovery_of(Pipeline *p, StripeState *s, bool self_lost, SbError *err)
 	for (i = 0; i < p->manifest->nstripes; i++)
 		lost[i] = a->lost_why[i] != NULL || (self_lost && i == s->index);
 	s->recovery = sb_alloc(sizeof(SbRecovery), err);
-	if (s->recovery != NULL && !sb_recovery_open(s->recovery, p->manifest, a->stripe_paths, lost, err))
+	if (s->recovery != NULL && !sb_recovery_open(s->recovery, p->manifest, a->stripe_paths, a->s3, lost, err))
 	{
 		sb_recovery_close(s->recovery);
 		free(s->recovery);
@@ -904,7 +904,7 @@ lost_at_open(Pipeline *p, StripeState *s)
 
 	if (a->lost_why[s->index] != NULL)
 		return true;
-	if (sb_stripe_open(&s->reader, p->manifest, s->index, a->stripe_paths[s->index], &err))
+	if (sb_stripe_open(&s->reader, p->manifest, s->index, a->stripe_paths[s->index], a->s3, &err))
 		return false;
 	sb_error_prefix(&err, "stripe %u of %u (\"%s\") is lost", s->index + 1, p->manifest->nstripes,
 					a->stripe_paths[s->index]);
@@ -934,7 +934,7 @@ read_stripe(Pipeline *p, StripeState *s)
 	}
 	if ((p->manifest->redundancy.parity == 0 &&
 		 !sb_stripe_open(&s->reader, p->manifest, s->index,
-						 p->config->archive->stripe_paths[s->index], &err)) ||
+						 p->config->archive->stripe_paths[s->index], p->config->archive->s3, &err)) ||
 		!plan_reads(p, s, &err))
 	{
 		report_stripe(p, s->index, &err);

@@ -132,7 +132,7 @@ open_folder(Rebuild *rb, const char *new_dest, SbError *err)
 	const SbManifest *m = rb->a->manifest;
 	SbStoreStamp stamp;
 
-	if ((rb->dest = sb_store_new(new_dest, &(SbStoreOptions) {.what = "new destination"}, err)) == NULL)
+	if ((rb->dest = sb_store_new(new_dest, &(SbStoreOptions) {.s3 = rb->a->s3, .what = "new destination"}, err)) == NULL)
 	{
 		/* a destination not there is the caller's to make: not a backup that is damaged */
 		if (err->code == SB_ENOTFOUND)
@@ -214,7 +214,7 @@ write_records(Rebuild *rb, SbError *err)
 	for (i = 0; i < m->nstripes; i++)
 		lost[i] = rb->a->lost_why[i] != NULL;
 	lost[rb->index] = true;		/* never read from: it is what is written */
-	ok = sb_recovery_open(&r, m, rb->a->stripe_paths, lost, err);
+	ok = sb_recovery_open(&r, m, rb->a->stripe_paths, rb->a->s3, lost, err);
 	if (ok)
 	{
 		sb_parity_stripe_runs(&r.layout, rb->index, m->total_chunks, add_run, &runs);
@@ -276,7 +276,7 @@ copy_manifest_bytes(const SbArchive *a, SbStoreWriter *w, SbError *err)
 	ssize_t		n = 1;
 	bool		ok;
 
-	if (!sb_store_open(&f, a->manifest_path, err))
+	if (!sb_store_open(&f, a->manifest_path, a->s3, err))
 		return false;
 	ok = (sha = sb_sha256_begin(err)) != NULL && (buf = sb_alloc(COPY_BLOCK, err)) != NULL;
 	while (ok && (n = sb_store_pread(&f, buf, COPY_BLOCK, at, err)) > 0)
@@ -314,9 +314,9 @@ write_manifest(Rebuild *rb, SbError *err)
 	bool		ok;
 
 	snprintf(path, sizeof(path), "%s/%s", rb->result->folder, SB_MANIFEST_FILE);
-	if (sb_store_file_size(path, &len, &why))
+	if (sb_store_file_size(path, rb->a->s3, &len, &why))
 	{
-		if (sb_manifest_digest_path(path, sha, &len, &why) && len == m->json_length &&
+		if (sb_manifest_digest_path(path, rb->a->s3, sha, &len, &why) && len == m->json_length &&
 			memcmp(sha, m->json_sha256, SB_SHA256_LEN) == 0)
 			return true;
 	}
@@ -339,7 +339,7 @@ check_written(Rebuild *rb, SbError *err)
 	SbStripeReader r;
 	uint8_t    *buf = NULL;
 	size_t		cap = sb_recover_record_cap(rb->a->manifest);
-	bool		ok = sb_stripe_open(&r, rb->a->manifest, rb->index, rb->result->path, err) &&
+	bool		ok = sb_stripe_open(&r, rb->a->manifest, rb->index, rb->result->path, rb->a->s3, err) &&
 		(buf = sb_alloc(cap, err)) != NULL;
 
 	for (uint64_t i = 0; ok && i < r.nentries + r.nparity; i++)

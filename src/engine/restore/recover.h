@@ -83,13 +83,13 @@ typedef struct SbRecovery
 } SbRecovery;
 
 /*
- * Open every stripe of PATHS not LOST (stripes that fail to open now are
+ * Open every stripe of PATHS (objects reached with S3) not LOST (stripes that fail to open now are
  * lost too).  False (ERR) when the manifest has no redundancy or memory runs
  * out; a recovery with too many lost stripes opens, and each member it is
  * asked for is refused with the reason.
  */
 extern bool sb_recovery_open(SbRecovery *r, const SbManifest *m, char *const *paths,
-							 const bool *lost, SbError *err);
+							 const SbS3Settings *s3, const bool *lost, SbError *err);
 
 /*
  * Data chunk CHUNK_ID's record into OUT (sb_recover_record_cap bytes), its

@@ -133,8 +133,8 @@ read_member(void *arg, uint64_t group, uint32_t member, uint8_t *buf, size_t cap
 }
 
 bool
-sb_recovery_open(SbRecovery *r, const SbManifest *m, char *const *paths, const bool *lost,
-				 SbError *err)
+sb_recovery_open(SbRecovery *r, const SbManifest *m, char *const *paths, const SbS3Settings *s3,
+				 const bool *lost, SbError *err)
 {
 	uint32_t	i;
 
@@ -157,7 +157,7 @@ sb_recovery_open(SbRecovery *r, const SbManifest *m, char *const *paths, const b
 
 		/* a stripe that fails to open now is as lost as one known lost */
 		r->lost[i] = lost[i] || paths[i] == NULL ||
-			!sb_stripe_open(&r->readers[i], m, i, paths[i], &ignored);
+			!sb_stripe_open(&r->readers[i], m, i, paths[i], s3, &ignored);
 		if (r->lost[i])
 			sb_stripe_close(&r->readers[i]);
 	}

@@ -295,7 +295,7 @@ load_hashes(RestoreDelta *d, SbArchive *a, SbError *err)
 		 */
 		if (a->lost_why[s] != NULL)
 			continue;
-		if (!sb_stripe_open(&r, m, s, a->stripe_paths[s], err))
+		if (!sb_stripe_open(&r, m, s, a->stripe_paths[s], a->s3, err))
 			return false;
 		for (k = 0; k < r.nentries; k++)
 		{

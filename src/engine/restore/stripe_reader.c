@@ -265,14 +265,14 @@ load_index(SbStripeReader *r, SbError *err)
 
 bool
 sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
-			   const char *path, SbError *err)
+			   const char *path, const SbS3Settings *s3, SbError *err)
 {
 	memset(r, 0, sizeof(*r));
 	r->manifest = m;
 	r->index = index;
 	r->path = path;
 	r->file.fd = -1;
-	if (!sb_store_open(&r->file, path, err))
+	if (!sb_store_open(&r->file, path, s3, err))
 		return false;
 	r->file_size = r->file.size;
 	if (r->file_size < SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE)

@@ -30,9 +30,9 @@ typedef struct SbStripeReader
 	uint64_t	nparity;
 } SbStripeReader;
 
-/* Open stripe INDEX at PATH and load and check its index. */
+/* Open stripe INDEX at PATH (an object reached with S3) and load and check its index. */
 extern bool sb_stripe_open(SbStripeReader *r, const SbManifest *m, uint32_t index,
-						   const char *path, SbError *err);
+						   const char *path, const SbS3Settings *s3, SbError *err);
 
 /* Bytes of the I-th chunk record (header and payload), as the index says. */
 extern size_t sb_stripe_record_length(const SbStripeReader *r, uint64_t i);

@@ -31,7 +31,7 @@ sb_archive_survey_stripe(SbArchive *a, uint32_t i, SbError *err)
 	if (m->redundancy.parity == 0)
 		return true;
 	sb_error_clear(&why);
-	lost = !sb_stripe_open(&r, m, i, a->stripe_paths[i], &why);
+	lost = !sb_stripe_open(&r, m, i, a->stripe_paths[i], a->s3, &why);
 	sb_stripe_close(&r);
 	if (a->lost_why[i] != NULL)
 		a->nlost--;

@@ -63,7 +63,7 @@ check_stripe(void *arg)
 	if (buf == NULL)
 		return NULL;
 	/* the stripe opened when the archive did: failing now is a problem of its own */
-	if (!sb_stripe_open(&r, c->a->manifest, c->index, c->a->stripe_paths[c->index], &why))
+	if (!sb_stripe_open(&r, c->a->manifest, c->index, c->a->stripe_paths[c->index], c->a->s3, &why))
 	{
 		SbIndexEntry none = {0};
 

@@ -33,6 +33,7 @@
 typedef struct Check
 {
 	const SbEnvelopeOutline *outline;
+	const SbS3Settings *s3;		/* how s3:// places are reached */
 	uint8_t		sha[SB_SHA256_LEN];
 	size_t		envelope_len;
 	SbProblemFn on_problem;
@@ -194,7 +195,7 @@ stripe_path(const Check *c, const char *location, uint32_t k, SbError *err)
 	uint64_t	size;
 	char	   *folder;
 
-	if (path == NULL || sb_store_file_size(path, &size, NULL) || c->outline->destinations[k] == NULL ||
+	if (path == NULL || sb_store_file_size(path, c->s3, &size, NULL) || c->outline->destinations[k] == NULL ||
 		name == NULL)
 		return path;
 	folder = sb_path_join(c->outline->destinations[k], name + 1, err);
@@ -213,7 +214,7 @@ check_stripe(Check *c, const char *location, uint32_t k, uint8_t *window)
 	SbError		err;
 	char	   *path = stripe_path(c, location, k, &err);
 
-	if (path == NULL || !sb_store_open(&f, path, &err))
+	if (path == NULL || !sb_store_open(&f, path, c->s3, &err))
 	{
 		problem(c, k + 1, -1, "\"%s\" cannot be read: %s", path ? path : c->outline->file_names[k], err.message);
 		c->complete = false;
@@ -258,17 +259,17 @@ check_partition(Check *c)
 }
 
 bool
-sb_verify_sealed(const char *location, SbProblemFn on_problem, void *arg, SbSealedVerifyResult *result,
-				 SbError *err)
+sb_verify_sealed(const char *location, const SbS3Settings *s3, SbProblemFn on_problem, void *arg,
+				 SbSealedVerifyResult *result, SbError *err)
 {
 	SbEnvelopeOutline outline;
-	Check		c = {0};
+	Check		c = {.s3 = s3};
 	char	   *path = sb_path_join(location, SB_MANIFEST_FILE, err);
 	uint64_t	len = 0;
 	bool		envelope = false;
 	uint8_t    *window = malloc(WINDOW);
 	bool		ok = path != NULL && window != NULL &&
-		sb_envelope_outline_path(path, &outline, c.sha, &len, &envelope, err);
+		sb_envelope_outline_path(path, s3, &outline, c.sha, &len, &envelope, err);
 
 	memset(result, 0, sizeof(*result));
 	if (ok && !envelope)

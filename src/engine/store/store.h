@@ -6,9 +6,10 @@
  *		the callers ask what it can do (its features), never which it is.
  *
  * Reading what a backup stored goes through here too: a path names a local
- * file, or an object when it begins with s3:// (s3://bucket/key).  The
- * readers of archives (manifests, stripes' trailers and indexes, chunk
- * records) need not know which.
+ * file, or an object when it begins with s3:// (s3://bucket/key), reached
+ * with the caller's S3 settings (NULL: the environment).  The readers of
+ * archives (manifests, stripes' trailers and indexes, chunk records) need
+ * not know which.
  */
 #ifndef SB_STORE_H
 #define SB_STORE_H
@@ -37,11 +38,12 @@ typedef struct SbStoreFile
 	int			fd;				/* a local file, or -1 */
 	struct SbS3Client *client;	/* an object: its client, */
 	SbS3Location object;		/* its bucket, and its key as prefix */
+	const SbS3Settings *s3;		/* the caller's, for an object */
 	uint64_t	size;
 } SbStoreFile;
 
-/* Open PATH; SB_ENOTFOUND when there is nothing there. */
-extern bool sb_store_open(SbStoreFile *f, const char *path, SbError *err);
+/* Open PATH (an object reached with S3); SB_ENOTFOUND when there is nothing there. */
+extern bool sb_store_open(SbStoreFile *f, const char *path, const SbS3Settings *s3, SbError *err);
 
 /* Up to LEN bytes at OFFSET (fewer at the end); -1 (ERR) on failure. */
 extern ssize_t sb_store_pread(SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *err);
@@ -52,14 +54,15 @@ extern SbIo *sb_store_reader_io(SbStoreFile *f, SbIoMethod method, unsigned dept
 extern void sb_store_close(SbStoreFile *f);
 
 /* The whole of PATH (at most MAX bytes), malloc'd and NUL-terminated; SB_ENOTFOUND when absent. */
-extern char *sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err);
+extern char *sb_store_read_small(const char *path, const SbS3Settings *s3, size_t max, size_t *len,
+								 SbError *err);
 
 /*
  * Whether PATH is a regular file (an object), and its size; when not, ERR
  * (NULL: not wanted) says why, SB_ENOTFOUND when nothing is there (an
  * object store that refuses to say is another error: not "absent").
  */
-extern bool sb_store_file_size(const char *path, uint64_t *size, SbError *err);
+extern bool sb_store_file_size(const char *path, const SbS3Settings *s3, uint64_t *size, SbError *err);
 
 /* Whether PATH could hold a backup: a folder, or an object-storage location. */
 extern bool sb_store_is_folder(const char *path);
@@ -73,8 +76,8 @@ typedef struct SbStoreOptions
 {
 	/*
 	 * The object-storage connection settings (endpoint, region, credentials
-	 * file...) the store keeps for all its requests; NULL: those the process
-	 * was given (sb_s3_use_settings).
+	 * file...) the store settles when it is opened and keeps for all its
+	 * requests; NULL: none, the environment and the credentials file only.
 	 */
 	const SbS3Settings *s3;
 	/* What the destination is, for messages ("WAL archive destination"); NULL: "destination". */

@@ -46,8 +46,8 @@ struct SbStoreDriver
 	ssize_t		(*file_pread) (SbStoreFile *f, void *buf, size_t len, uint64_t offset, SbError *err);
 	SbIo	   *(*file_io) (SbStoreFile *f, SbIoMethod method, unsigned depth, SbError *err);
 	void		(*file_close) (SbStoreFile *f);
-	char	   *(*read_small) (const char *path, size_t max, size_t *len, SbError *err);
-	bool		(*file_size) (const char *path, uint64_t *size, SbError *err);
+	char	   *(*read_small) (const char *path, const SbS3Settings *s3, size_t max, size_t *len, SbError *err);
+	bool		(*file_size) (const char *path, const SbS3Settings *s3, uint64_t *size, SbError *err);
 	bool		(*is_folder) (const char *path);
 };
 

@@ -8,10 +8,11 @@
 #include "store/store_driver.h"
 
 bool
-sb_store_open(SbStoreFile *f, const char *path, SbError *err)
+sb_store_open(SbStoreFile *f, const char *path, const SbS3Settings *s3, SbError *err)
 {
 	memset(f, 0, sizeof(*f));
 	f->path = path;
+	f->s3 = s3;
 	f->fd = -1;
 	f->driver = sb_store_driver_of(path);
 	if (f->driver->file_open(f, err))
@@ -41,17 +42,17 @@ sb_store_close(SbStoreFile *f)
 }
 
 char *
-sb_store_read_small(const char *path, size_t max, size_t *len, SbError *err)
+sb_store_read_small(const char *path, const SbS3Settings *s3, size_t max, size_t *len, SbError *err)
 {
-	return sb_store_driver_of(path)->read_small(path, max, len, err);
+	return sb_store_driver_of(path)->read_small(path, s3, max, len, err);
 }
 
 bool
-sb_store_file_size(const char *path, uint64_t *size, SbError *err)
+sb_store_file_size(const char *path, const SbS3Settings *s3, uint64_t *size, SbError *err)
 {
 	SbError		ignored;
 
-	return sb_store_driver_of(path)->file_size(path, size, err != NULL ? err : &ignored);
+	return sb_store_driver_of(path)->file_size(path, s3, size, err != NULL ? err : &ignored);
 }
 
 bool

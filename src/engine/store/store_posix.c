@@ -530,8 +530,14 @@ posix_file_close(SbStoreFile *f)
 	f->fd = -1;
 }
 
+static char *
+posix_read_small(const char *path, const SbS3Settings *s3, size_t max, size_t *len, SbError *err)
+{
+	return sb_read_small_file(path, max, len, err);
+}
+
 static bool
-posix_file_size(const char *path, uint64_t *size, SbError *err)
+posix_file_size(const char *path, const SbS3Settings *s3, uint64_t *size, SbError *err)
 {
 	struct stat st;
 
@@ -594,7 +600,7 @@ const SbStoreDriver sb_store_posix_driver = {
 	.file_pread = posix_file_pread,
 	.file_io = posix_file_io,
 	.file_close = posix_file_close,
-	.read_small = sb_read_small_file,
+	.read_small = posix_read_small,
 	.file_size = posix_file_size,
 	.is_folder = posix_is_folder,
 };

@@ -1,7 +1,7 @@
 /*
  * store_probe.c
  *		What a pre-flight check asks of a destination (sb_store.h): that it
- *		opens and lists with the settings the process has (for a bucket, the
+ *		opens and lists with the settings it is given (for a bucket, the
  *		endpoint and credentials: a HEAD says less, a listing is refused to a
  *		wrong key as a write would be), that a small file can be made and
  *		removed in it, and, where it is a folder of this machine, its free
@@ -66,9 +66,9 @@ probe_space(SbStore *s, SbStoreProbe *p, SbError *err)
 }
 
 bool
-sb_store_probe(const char *dest, SbStoreProbe *p, SbError *err)
+sb_store_probe(const char *dest, const SbS3Settings *s3, SbStoreProbe *p, SbError *err)
 {
-	SbStoreOptions o = {.what = "destination"};
+	SbStoreOptions o = {.s3 = s3, .what = "destination"};
 	SbStore    *s;
 	char		name[64];
 	bool		good;

@@ -6,7 +6,8 @@
  *		is the driver's own library under s3/.
  *
  * The store settles its connection settings once, when it is opened (its
- * options' or, without them, the process's), and each operation uses a
+ * options', then the environment: the store owns them, no process-wide
+ * copy is consulted), and each operation uses a
  * connection of its own, so that workers may run them at once.  Nothing is
  * reached before the first operation: a settings error found at the opening
  * is the answer of every operation, as a bucket that cannot be reached is.
@@ -56,15 +57,12 @@ s3_part(SbStore *s, SbError *err)
 	return s->s3;
 }
 
-/* Settle the connection settings for P's bucket: from SETTINGS, or the process's. */
+/* Settle the connection settings for P's bucket: from SETTINGS (NULL: none), then the environment. */
 static void
 settle_config(StoreS3 *p, const SbS3Settings *settings)
 {
 	sb_error_clear(&p->config_err);
-	if (settings != NULL)
-		(void) sb_s3_config_for_bucket(settings, p->bucket, &p->config, &p->config_err);
-	else
-		(void) sb_s3_current_config(p->bucket, &p->config, &p->config_err);
+	(void) sb_s3_config_for_bucket(settings, p->bucket, &p->config, &p->config_err);
 }
 
 SbStore *
@@ -449,13 +447,13 @@ s3_writer_release(SbStoreWriter *w)
 	w->upload = NULL;
 }
 
-/* ---------- files read by path: s3://bucket/key, reached with the process's settings ---------- */
+/* ---------- files read by path: s3://bucket/key, reached with the caller's settings ---------- */
 
 static bool
 s3_file_open(SbStoreFile *f, SbError *err)
 {
 	if (!sb_s3_parse_location(f->path, &f->object, err) ||
-		(f->client = sb_s3_client_open(f->object.bucket, 1, err)) == NULL)
+		(f->client = sb_s3_client_open(f->s3, f->object.bucket, 1, err)) == NULL)
 		return false;
 	if (sb_s3_head_object(f->client, f->object.bucket, f->object.prefix, &f->size, err))
 		return true;
@@ -507,13 +505,13 @@ s3_file_close(SbStoreFile *f)
 }
 
 static char *
-s3_read_small(const char *path, size_t max, size_t *len, SbError *err)
+s3_read_small(const char *path, const SbS3Settings *s3, size_t max, size_t *len, SbError *err)
 {
 	SbS3Location loc;
 	SbS3Client *client;
 	uint8_t    *data = NULL;
 
-	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(loc.bucket, 1, err)) == NULL)
+	if (!sb_s3_parse_location(path, &loc, err) || (client = sb_s3_client_open(s3, loc.bucket, 1, err)) == NULL)
 		return NULL;
 	/* its size first: nothing larger than MAX is read, and the buffer is its size */
 	(void) sb_s3_get_object(client, loc.bucket, loc.prefix, max, &data, len, err);
@@ -522,11 +520,11 @@ s3_read_small(const char *path, size_t max, size_t *len, SbError *err)
 }
 
 static bool
-s3_file_size(const char *path, uint64_t *size, SbError *err)
+s3_file_size(const char *path, const SbS3Settings *s3, uint64_t *size, SbError *err)
 {
 	SbStoreFile f;
 
-	if (!sb_store_open(&f, path, err))
+	if (!sb_store_open(&f, path, s3, err))
 		return false;
 	*size = f.size;
 	sb_store_close(&f);

@@ -23,11 +23,6 @@ sb_wal_sysid_text(uint64_t sysid, char out[21])
 	snprintf(out, 21, "%" PRIu64, sysid);
 }
 
-/* The names of messages about a WAL archive's destinations. */
-static const SbStoreOptions store_options = {
-	.what = "WAL archive destination",
-	.owner = "the WAL archive",
-};
 
 /*
  * Enter NAME below *AT (made first with CREATE), in place of *AT; PATH
@@ -49,9 +44,16 @@ step_into(SbStore **at, const char *name, bool create, char *path, SbError *err)
 }
 
 bool
-sb_wal_folder_open(const char *dest, uint64_t sysid, bool create, SbWalFolder *f, SbError *err)
+sb_wal_folder_open(const char *dest, const SbS3Settings *s3, uint64_t sysid, bool create, SbWalFolder *f,
+				   SbError *err)
 {
 	char		sysid_text[21];
+	/* the names of messages about a WAL archive's destinations */
+	const SbStoreOptions store_options = {
+		.s3 = s3,
+		.what = "WAL archive destination",
+		.owner = "the WAL archive",
+	};
 	SbStore    *at;
 
 	sb_wal_folder_none(f, dest);

@@ -113,7 +113,7 @@ look_in_destination(Search *s, uint32_t d, SbError *err)
 	SbError		why;
 	bool		ok;
 
-	if (!sb_wal_folder_open(s->dests->paths[d], s->dests->system_identifier, false, &folder, &why))
+	if (!sb_wal_folder_open(s->dests->paths[d], s->dests->s3, s->dests->system_identifier, false, &folder, &why))
 	{
 		note_unreachable(s, d, &why);
 		return true;

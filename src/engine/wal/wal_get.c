@@ -157,7 +157,7 @@ read_from_destination(SbWalWorker *w, const SbWalDests *dests, uint32_t d, const
 	SbWalFolder folder;
 	bool		ok;
 
-	if (!sb_wal_folder_open(dests->paths[d], dests->system_identifier, false, &folder, err))
+	if (!sb_wal_folder_open(dests->paths[d], dests->s3, dests->system_identifier, false, &folder, err))
 		return false;
 	if (folder.absent)
 		return sb_error_set(err, SB_ENOTFOUND, "WAL archive destination \"%s\" holds it no more",

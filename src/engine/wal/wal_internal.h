@@ -169,7 +169,7 @@ typedef struct SbWalFolder
  * F->absent says the destination holds no such folder.  A lazy store
  * (SB_STORE_LAZY) is not reached until the first operation.
  */
-extern bool sb_wal_folder_open(const char *dest, uint64_t sysid, bool create, SbWalFolder *f,
+extern bool sb_wal_folder_open(const char *dest, const SbS3Settings *s3, uint64_t sysid, bool create, SbWalFolder *f,
 							   SbError *err);
 extern void sb_wal_folder_close(SbWalFolder *f);
 

@@ -127,7 +127,7 @@ list_destination(Lister *ls, uint32_t d, SbError *err)
 	SbError		why;
 	bool		ok;
 
-	if (!sb_wal_folder_open(ls->dests->paths[d], ls->dests->system_identifier, false, &folder, &why))
+	if (!sb_wal_folder_open(ls->dests->paths[d], ls->dests->s3, ls->dests->system_identifier, false, &folder, &why))
 		return add_problem(ls, "", why.code, err, "%s", why.message);
 	sb_error_clear(&why);
 	ok = folder.absent || sb_wal_folder_list(&folder, list_entry, &fl, &why);
@@ -324,7 +324,7 @@ open_verify(Verify *v, uint32_t nworkers, SbError *err)
 		return false;
 	/* A folder the listing could not open has no entries: a failure here changes nothing. */
 	for (d = 0; d < v->dests->count; d++)
-		if (!sb_wal_folder_open(v->dests->paths[d], v->dests->system_identifier, false,
+		if (!sb_wal_folder_open(v->dests->paths[d], v->dests->s3, v->dests->system_identifier, false,
 								&v->folders[d], err))
 		{
 			sb_wal_folder_none(&v->folders[d], v->dests->paths[d]);

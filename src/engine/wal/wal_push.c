@@ -56,6 +56,7 @@ struct SbWalArchive
 	char	  **dests;
 	uint32_t	ndests;
 	uint64_t	sysid;
+	const SbS3Settings *s3;		/* the options' (the caller keeps them while the archive is open) */
 	SbCodec		codec;
 	int			level;
 	uint32_t	workers;
@@ -229,6 +230,7 @@ copy_settings(SbWalArchive *a, const SbWalArchiveOptions *o, SbError *err)
 
 	a->ndests = o->ndestinations;
 	a->sysid = o->system_identifier;
+	a->s3 = o->s3;
 	a->codec = o->codec;
 	a->level = o->codec == SB_CODEC_ZSTD ? o->level : 0;
 	a->workers = o->workers ? o->workers : sb_cpu_count();
@@ -322,7 +324,7 @@ sb_wal_archive_held_bytes(SbWalArchive *a, uint64_t *bytes)
 static bool
 open_destination(Batch *b, uint32_t i, SbError *err)
 {
-	if (sb_wal_folder_open(b->a->dests[i], b->a->sysid, true, &b->folders[i], err))
+	if (sb_wal_folder_open(b->a->dests[i], b->a->s3, b->a->sysid, true, &b->folders[i], err))
 		return true;
 	if (b->a->place.redundancy == 0)
 		return false;

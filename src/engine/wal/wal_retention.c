@@ -176,7 +176,7 @@ clean_destination(const Cleaner *c, uint32_t d, SbError *err)
 	SbError		why;
 	bool		ok;
 
-	if (!sb_wal_folder_open(c->dests->paths[d], c->dests->system_identifier, false, &folder, &why))
+	if (!sb_wal_folder_open(c->dests->paths[d], c->dests->s3, c->dests->system_identifier, false, &folder, &why))
 	{
 		note(c->r, "nothing removed: %s", why.message);
 		return true;

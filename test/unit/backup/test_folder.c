@@ -74,7 +74,7 @@ expect_kept(const char *dest, const char *name, const uint8_t *uuid, bool dry_ru
 	char		folder[PATH_MAX];
 	int			before = th_count_entries(th_path(folder, "%s/%s", dest, name));
 
-	ok(sb_backup_folder_remove(dest, name, uuid, dry_run, &r, &err), "%s: the check runs", what);
+	ok(sb_backup_folder_remove(dest, NULL, name, uuid, dry_run, &r, &err), "%s: the check runs", what);
 	is_int(r.verdict, verdict, "%s: kept, verdict %d", what, (int) verdict);
 	like(r.detail, want, "%s: the reason names %s", what, want);
 	is_int(r.files, 0, "%s: no file counted as removed", what);
@@ -100,26 +100,26 @@ test_folder_removes_own_files(void)
 	}
 	th_location(&f, 0, "bk", folder);
 	bytes = size_of(th_path(path, "%s/manifest.json", folder)) + size_of(th_path(path, "%s/stripe-1.sbs", folder));
-	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, true, &r, &err), "a dry run");
+	ok(sb_backup_folder_remove(f.dest[0], NULL, "bk", uuid, true, &r, &err), "a dry run");
 	is_int(r.verdict, SB_FOLDER_REMOVED, "says the folder would be removed");
 	is_int(r.files, 2, "the manifest and the stripe");
 	is_int(r.bytes, bytes, "their bytes");
 	is_int(th_count_entries(folder), 2, "and removes nothing");
 
-	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, false, &r, &err), "the removal");
+	ok(sb_backup_folder_remove(f.dest[0], NULL, "bk", uuid, false, &r, &err), "the removal");
 	is_int(r.verdict, SB_FOLDER_REMOVED, "removes the folder");
 	is_int(r.files, 2, "two files removed");
 	is_int(r.bytes, bytes, "their bytes counted");
 	ok(!th_exists(folder), "the folder is gone");
 	is_int(th_count_entries(th_location(&f, 1, "bk", path)), 2, "the other destination's folder is untouched");
 
-	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, false, &r, &err), "removing it again");
+	ok(sb_backup_folder_remove(f.dest[0], NULL, "bk", uuid, false, &r, &err), "removing it again");
 	is_int(r.verdict, SB_FOLDER_ABSENT, "finds nothing to do");
 	th_path(path, "%s/unmounted", f.root);
-	ok(sb_backup_folder_remove(path, "bk", uuid, false, &r, &err), "a destination that is not there");
+	ok(sb_backup_folder_remove(path, NULL, "bk", uuid, false, &r, &err), "a destination that is not there");
 	is_int(r.verdict, SB_FOLDER_DESTINATION_MISSING, "is said to be missing");
 	like(r.detail, "is its device mounted", "with a hint");
-	ok(!sb_backup_folder_remove(f.dest[1], "../d2", uuid, false, &r, &err) && err.code == SB_EINVAL,
+	ok(!sb_backup_folder_remove(f.dest[1], NULL, "../d2", uuid, false, &r, &err) && err.code == SB_EINVAL,
 	   "a name that is not a plain name is refused");
 	like(err.message, "../d2", "naming it");
 	th_fixture_done(&f);
@@ -149,7 +149,7 @@ test_folder_partial(void)
 	ok(copy_start(th_path(from, "%s/stripe-1.sbs", folder), th_path(to, "%s/stripe-1.sbs", partial), 100) &&
 	   copy_start(th_path(from, "%s/manifest.json", folder), th_path(to, "%s/" SB_MANIFEST_TEMP_FILE, partial), 120),
 	   "a partial folder: a stripe header and the start of a manifest");
-	ok(sb_backup_folder_remove(f.dest[0], "partial", uuid, false, &r, &err), "removing it");
+	ok(sb_backup_folder_remove(f.dest[0], NULL, "partial", uuid, false, &r, &err), "removing it");
 	is_int(r.verdict, SB_FOLDER_REMOVED, "removes it");
 	is_int(r.files, 2, "both files");
 	is_int(r.bytes, 220, "220 bytes");

@@ -130,7 +130,7 @@ verify_without_key(const char *location, uint64_t *chunks)
 	SbSealedVerifyResult r;
 	SbError		err;
 
-	if (!sb_verify_sealed(location, NULL, NULL, &r, &err))
+	if (!sb_verify_sealed(location, NULL, NULL, NULL, &r, &err))
 	{
 		th_diag_error("verify without the key", &err);
 		return -1;
@@ -193,7 +193,7 @@ round_trip(SbCodec codec, SbBalance balance)
 	ok(verify_with_key(location, &key) == 0, "verify finds nothing wrong");
 	ok(verify_without_key(location, &chunks) == 0 && m != NULL && chunks == m->total_chunks,
 	   "without the key, every chunk (%llu) is checked and found intact", (unsigned long long) chunks);
-	ok(!sb_verify_sealed(f.src, NULL, NULL, &sealed, &err), "a folder without an envelope is refused");
+	ok(!sb_verify_sealed(f.src, NULL, NULL, NULL, &sealed, &err), "a folder without an envelope is refused");
 
 	memset(&ro, 0, sizeof(ro));
 	ro.delta = true;
@@ -216,7 +216,7 @@ round_trip(SbCodec codec, SbBalance balance)
 	{
 		SbFolderRemoval r;
 
-		ok(m && sb_backup_folder_remove(f.dest[1], "enc", m->uuid, false, &r, &err) &&
+		ok(m && sb_backup_folder_remove(f.dest[1], NULL, "enc", m->uuid, false, &r, &err) &&
 		   r.verdict == SB_FOLDER_REMOVED, "retention removes its folder without the key: %s", r.detail);
 	}
 	sb_manifest_free(m);
@@ -317,7 +317,7 @@ write_segments(const Segments *s, const int *order, const char *path)
 static bool
 opens(const char *path, const SbKey *key, const char *spool, SbError *err)
 {
-	SbManifest *m = sb_manifest_read_path(path, key, SB_KEEP_STREAMED, spool, err);
+	SbManifest *m = sb_manifest_read_path(path, NULL, key, SB_KEEP_STREAMED, spool, err);
 
 	sb_manifest_free(m);
 	return m != NULL;

@@ -444,7 +444,7 @@ read_json_file(const char *json, SbEntryKeep keep, SbError *err)
 
 	th_tempdir(dir, "read-json");
 	if (th_write_file(th_path(path, "%s/manifest.json", dir), json, strlen(json), 0600))
-		back = sb_manifest_read_path(path, NULL, keep, dir, err);
+		back = sb_manifest_read_path(path, NULL, NULL, keep, dir, err);
 	th_rmtree(dir);
 	return back;
 }
@@ -1694,7 +1694,7 @@ read_stamped(SbManifest *m, const char *file_id, SbEntryKeep keep, SbError *err)
 	m->entries[1].file_id = m->entries[1].file_times = NULL;
 	th_tempdir(dir, "stamps");
 	if (text != NULL && th_write_file(th_path(path, "%s/manifest.json", dir), text, len, 0600))
-		back = sb_manifest_read_path(path, NULL, keep, NULL, err);
+		back = sb_manifest_read_path(path, NULL, NULL, keep, NULL, err);
 	free(text);
 	th_rmtree(dir);
 	return back;

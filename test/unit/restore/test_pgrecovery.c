@@ -19,7 +19,7 @@ static const char *const dests[] = {"/mnt/a/bk", "/mnt/b 100%/bk"};
 static SbRecoveryArchive
 archive(void)
 {
-	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 2, 7300000000000000001ULL, 8, 0, NULL};
+	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 2, 7300000000000000001ULL, 8, 0, NULL, NULL};
 
 	return a;
 }
@@ -314,7 +314,8 @@ test_pgrecovery_bucket(void)
 	unsetenv("AWS_PROFILE");
 	unsetenv("AWS_CA_BUNDLE");
 	unsetenv("STRIPEBACKUP_S3_URL_STYLE");
-	ok(sb_s3_use_settings(&s, &err), "settings in use");
+	a.s3 = &s;
+	ok(a.s3 != NULL, "the archive's settings given");
 	like(bucket_settings_of(&a, &err),
 		 "restore_command = 'AWS_ENDPOINT_URL=''http://127.0.0.1:9000'' AWS_REGION=''eu-west-1'' "
 		 "AWS_SHARED_CREDENTIALS_FILE=''/etc/pg/aws 100%%'' ''/usr/lib/postgresql/15/bin/stripebackup'' "
@@ -322,16 +323,19 @@ test_pgrecovery_bucket(void)
 		 "the settings go before the command, quoted for the shell, %% doubled");
 	s.allowed_buckets = "bk1/pg";
 	s.timeout = "30";
-	ok(sb_s3_use_settings(&s, &err), "with allowed buckets and a deadline");
+	ok(a.s3 == &s, "with allowed buckets and a deadline");
 	like(bucket_settings_of(&a, &err), "STRIPEBACKUP_S3_ALLOWED_BUCKETS=''bk1/pg'' STRIPEBACKUP_S3_TIMEOUT=''30'' ",
 		 "the command that recovery runs gets them too: its wal-get checks the same buckets");
 	s.allowed_buckets = NULL;
 	s.timeout = NULL;
 	s.credentials_file = "/x'; rm -rf /; '";
-	ok(sb_s3_use_settings(&s, &err), "a setting with a quote in use");
+	ok(a.s3 == &s, "a setting with a quote in use");
 	ok(bucket_settings_of(&a, &err)[0] == '\0' && strstr(err.message, "cannot go into restore_command") != NULL,
 	   "is refused, not written: %s", err.message);
 	a.destinations = dests;
 	ok(strstr(bucket_settings_of(&a, &err), "AWS_") == NULL, "an archive of folders carries no S3 setting");
-	ok(sb_s3_use_settings(NULL, &err), "settings cleared");
+	a.destinations = bucket_dests;
+	a.s3 = NULL;
+	ok(strstr(bucket_settings_of(&a, &err), "/etc/pg/aws") == NULL && strstr(bucket_settings_of(&a, &err), "/x'") == NULL,
+	   "no settings given: only the environment's go before the command");
 }

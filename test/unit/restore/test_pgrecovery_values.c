@@ -199,7 +199,7 @@ void
 test_pgrecovery_values(void)
 {
 	static const char *const dests[] = {"/srv/bk"};
-	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 1, 7300000000000000001ULL, 8, 0, NULL};
+	SbRecoveryArchive a = {"/usr/lib/postgresql/15/bin/stripebackup", dests, 1, 7300000000000000001ULL, 8, 0, NULL, NULL};
 	char		dir[PATH_MAX];
 	char		text[16384];
 	size_t		i;
@@ -242,7 +242,7 @@ test_pgrecovery_restore_command_words(void)
 	char		shell[16384 + 64];
 	char		echoed[16384];
 	const char *dests[1];
-	SbRecoveryArchive a = {"/bin/echo", dests, 1, 7300000000000000001ULL, 8, 0, NULL};
+	SbRecoveryArchive a = {"/bin/echo", dests, 1, 7300000000000000001ULL, 8, 0, NULL, NULL};
 	SbRecoveryTarget t = {SB_RECOVERY_LATEST, NULL, true, NULL, NULL, SB_ARCHIVE_MODE_DEFAULT, false, 0};
 	struct stat st;
 	FILE	   *p;

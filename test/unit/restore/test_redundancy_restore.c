@@ -952,7 +952,7 @@ test_redundancy_restore_none(void)
 		ok(!sb_archive_rebuild_stripe(a, 1, f.root, true, &r, &err) && err.code == SB_EINVAL,
 		   "no redundancy: rebuild refused");
 		like(err.message, "has no redundancy", "no redundancy: the message says so");
-		ok(!sb_recovery_open(&rec, a->manifest, a->stripe_paths, lost, &err) && err.code == SB_EINVAL,
+		ok(!sb_recovery_open(&rec, a->manifest, a->stripe_paths, NULL, lost, &err) && err.code == SB_EINVAL,
 		   "no redundancy: nothing to recover from");
 		sb_recovery_close(&rec);
 		ok(sb_archive_describe_redundancy(a, line, sizeof(line)), "no redundancy: restorable");
@@ -988,7 +988,7 @@ test_redundancy_restore_recovery(void)
 		paths[s] = strdup(stripe_path(&b, s + 1, path));
 	lost[0] = true;
 	buf = malloc(sb_recover_record_cap(b.manifest));
-	if (ok(sb_recovery_open(&rec, b.manifest, paths, lost, &err), "recovery opens"))
+	if (ok(sb_recovery_open(&rec, b.manifest, paths, NULL, lost, &err), "recovery opens"))
 	{
 		ok(sb_recovery_chunk(&rec, 0, buf, &len, &h, &err) && h.chunk_id == 0 && len > SB_CHUNK_HEADER_SIZE,
 		   "chunk 0 recovered without its stripe");
@@ -1000,7 +1000,7 @@ test_redundancy_restore_recovery(void)
 	}
 	lost[0] = false;
 	lost[3] = true;
-	if (ok(sb_recovery_open(&rec, b.manifest, paths, lost, &err), "recovery opens, stripe 4 lost"))
+	if (ok(sb_recovery_open(&rec, b.manifest, paths, NULL, lost, &err), "recovery opens, stripe 4 lost"))
 	{
 		ok(sb_recovery_parity(&rec, 0, buf, &len, &h, &err) && h.kind == SB_CHUNK_KIND_PARITY &&
 		   h.chunk_id == 0, "parity record 0 recovered without its stripe");
@@ -1010,7 +1010,7 @@ test_redundancy_restore_recovery(void)
 	lost[0] = true;
 	free(paths[1]);
 	paths[1] = NULL;
-	if (ok(sb_recovery_open(&rec, b.manifest, paths, lost, &err), "recovery opens without stripe 2's path"))
+	if (ok(sb_recovery_open(&rec, b.manifest, paths, NULL, lost, &err), "recovery opens without stripe 2's path"))
 	{
 		ok(!sb_recovery_chunk(&rec, 0, buf, &len, &h, &err) && err.code == SB_ECORRUPT,
 		   "with two stripes gone, chunk 0 cannot be recovered");

@@ -291,18 +291,18 @@ test_store_probe(void)
 	struct stat st;
 
 	th_tempdir(dir, "probe");
-	ok(sb_store_probe(dir, &p, &err), "a folder passes the probe");
+	ok(sb_store_probe(dir, NULL, &p, &err), "a folder passes the probe");
 	ok(p.listed && p.writable && p.local, "listed, written, local");
 	ok(p.free_bytes > 0, "its free space is known");
 	ok(stat(dir, &st) == 0 && p.device == (uint64_t) st.st_dev, "so is its device");
 	is_int(th_count_entries(dir), 0, "the probe's file is gone");
 	if (geteuid() != 0 && chmod(dir, 0555) == 0)
 	{
-		ok(!sb_store_probe(dir, &p, &err) && p.listed && !p.writable, "a read-only folder lists but is not writable");
+		ok(!sb_store_probe(dir, NULL, &p, &err) && p.listed && !p.writable, "a read-only folder lists but is not writable");
 		like(err.message, "Permission denied", "saying why");
 		chmod(dir, 0700);
 	}
 	snprintf(missing, sizeof(missing), "%s/none", dir);
-	ok(!sb_store_probe(missing, &p, &err) && !p.listed, "a missing folder fails the probe");
+	ok(!sb_store_probe(missing, NULL, &p, &err) && !p.listed, "a missing folder fails the probe");
 	th_rmtree(dir);
 }

@@ -30,7 +30,7 @@ wal_client(void)
 	if (!ok(getenv("SB_TEST_S3_ENDPOINT") != NULL, "an S3 server to test against (run under test/s3/with-s3.sh)"))
 		return NULL;
 	setenv("AWS_ENDPOINT_URL", getenv("SB_TEST_S3_ENDPOINT"), 1);
-	if ((c = sb_s3_client_open(BUCKET, 1, &err)) == NULL)
+	if ((c = sb_s3_client_open(NULL, BUCKET, 1, &err)) == NULL)
 		th_diag_error("S3 client", &err);
 	return c;
 }
@@ -179,7 +179,7 @@ static uint8_t *
 read_object(const char *url, size_t *len)
 {
 	SbError		err;
-	char	   *bytes = sb_store_read_small(url, 8 << 20, len, &err);
+	char	   *bytes = sb_store_read_small(url, NULL, 8 << 20, len, &err);
 
 	if (bytes == NULL)
 		th_diag_error(url, &err);

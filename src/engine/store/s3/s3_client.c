@@ -162,12 +162,12 @@ sb_s3_request_reset(SbS3Request *req)
 }
 
 SbS3Client *
-sb_s3_client_open(const char *bucket, unsigned max_in_flight, SbError *err)
+sb_s3_client_open(const SbS3Settings *settings, const char *bucket, unsigned max_in_flight, SbError *err)
 {
 	SbS3Config	config;
 	SbS3Client *c;
 
-	if (!sb_s3_current_config(bucket, &config, err))
+	if (!sb_s3_config_for_bucket(settings, bucket, &config, err))
 		return NULL;
 	c = sb_s3_client_new(&config, max_in_flight, err);
 	sb_s3_config_clear(&config);

@@ -70,8 +70,9 @@ typedef struct SbS3Request
 extern SbS3Client *sb_s3_client_new(const SbS3Config *config, unsigned max_in_flight, SbError *err);
 extern void sb_s3_client_free(SbS3Client *c);
 
-/* A client for BUCKET with the process's current settings (sb_s3_current_config). */
-extern SbS3Client *sb_s3_client_open(const char *bucket, unsigned max_in_flight, SbError *err);
+/* A client for BUCKET with SETTINGS (NULL: none), the environment and the credentials file. */
+extern SbS3Client *sb_s3_client_open(const SbS3Settings *settings, const char *bucket, unsigned max_in_flight,
+									 SbError *err);
 
 /*
  * C's requests from now on are clean-up after a stop (aborting an upload,

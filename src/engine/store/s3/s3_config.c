@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <pthread.h>
 
 #include <openssl/crypto.h>
 
@@ -666,94 +665,26 @@ sb_s3_config_clear(SbS3Config *config)
 	OPENSSL_cleanse(config->session_token, sizeof(config->session_token));
 }
 
-/* The process's settings (sb_s3_use_settings), copied. */
-static pthread_mutex_t settings_mutex = PTHREAD_MUTEX_INITIALIZER;
-#define NSETTINGS 9
-static char *settings_strings[NSETTINGS];
-
 bool
-sb_s3_use_settings(const SbS3Settings *settings, SbError *err)
-{
-	const char *given[NSETTINGS] = {NULL};
-	char	   *copies[NSETTINGS] = {NULL};
-
-	if (settings != NULL)
-	{
-		given[0] = settings->endpoint;
-		given[1] = settings->region;
-		given[2] = settings->url_style;
-		given[3] = settings->credentials_file;
-		given[4] = settings->profile;
-		given[5] = settings->ca_file;
-		given[6] = settings->bucket_endpoints;
-		given[7] = settings->allowed_buckets;
-		given[8] = settings->timeout;
-	}
-	for (int i = 0; i < NSETTINGS; i++)
-		if (given[i] != NULL && given[i][0] != '\0' && (copies[i] = strdup(given[i])) == NULL)
-		{
-			for (int j = 0; j < i; j++)
-				free(copies[j]);
-			return sb_error_set(err, SB_ENOMEM, "out of memory for the S3 settings");
-		}
-	pthread_mutex_lock(&settings_mutex);
-	for (int i = 0; i < NSETTINGS; i++)
-	{
-		free(settings_strings[i]);
-		settings_strings[i] = copies[i];
-	}
-	pthread_mutex_unlock(&settings_mutex);
-	return true;
-}
-
-bool
-sb_s3_current_config(const char *bucket, SbS3Config *config, SbError *err)
-{
-	SbS3Settings s;
-	bool		ok;
-
-	pthread_mutex_lock(&settings_mutex);
-	s.endpoint = settings_strings[0];
-	s.region = settings_strings[1];
-	s.url_style = settings_strings[2];
-	s.credentials_file = settings_strings[3];
-	s.profile = settings_strings[4];
-	s.ca_file = settings_strings[5];
-	s.bucket_endpoints = settings_strings[6];
-	s.allowed_buckets = settings_strings[7];
-	s.timeout = settings_strings[8];
-	ok = sb_s3_config_for_bucket(&s, bucket, config, err);
-	pthread_mutex_unlock(&settings_mutex);
-	return ok;
-}
-
-bool
-sb_s3_location_allowed(const char *url, SbError *err)
+sb_s3_location_allowed(const SbS3Settings *settings, const char *url, SbError *err)
 {
 	SbS3Location loc;
 	char		key[SB_S3_PREFIX_MAX + 2];
-	bool		ok;
 
 	if (!sb_s3_parse_location(url, &loc, err))
 		return false;
 	/* Whatever goes under the destination: a listing of "prefix/" (of the whole bucket without one). */
 	snprintf(key, sizeof(key), "%s%s", loc.prefix, loc.prefix[0] != '\0' ? "/" : "");
-	pthread_mutex_lock(&settings_mutex);
-	ok = allowed_by(first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), loc.bucket,
-					key, true, err);
-	pthread_mutex_unlock(&settings_mutex);
-	return ok;
+	return allowed_by(first_set(settings != NULL ? settings->allowed_buckets : NULL,
+								"STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL),
+					  loc.bucket, key, true, err);
 }
 
 bool
-sb_s3_any_bucket_allowed(void)
+sb_s3_any_bucket_allowed(const SbS3Settings *settings)
 {
-	bool		any;
-
-	pthread_mutex_lock(&settings_mutex);
-	any = first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL) == NULL;
-	pthread_mutex_unlock(&settings_mutex);
-	return any;
+	return first_set(settings != NULL ? settings->allowed_buckets : NULL, "STRIPEBACKUP_S3_ALLOWED_BUCKETS",
+					 NULL) == NULL;
 }
 
 /*
@@ -790,28 +721,27 @@ add_variable(SbS3Environment *env, const char *name, const char *value, SbError 
 }
 
 bool
-sb_s3_environment(SbS3Environment *env, SbError *err)
+sb_s3_environment(const SbS3Settings *settings, SbS3Environment *env, SbError *err)
 {
+	const SbS3Settings none = {0};
+	const SbS3Settings *s = settings != NULL ? settings : &none;
 	bool		ok;
 
 	memset(env, 0, sizeof(*env));
-	pthread_mutex_lock(&settings_mutex);
-	ok = add_variable(env, "AWS_ENDPOINT_URL",
-					  first_set(settings_strings[0], "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"), err) &&
-		add_variable(env, "AWS_REGION", first_set(settings_strings[1], "AWS_REGION", "AWS_DEFAULT_REGION"), err) &&
-		add_variable(env, "STRIPEBACKUP_S3_URL_STYLE",
-					 first_set(settings_strings[2], "STRIPEBACKUP_S3_URL_STYLE", NULL), err) &&
+	ok = add_variable(env, "AWS_ENDPOINT_URL", first_set(s->endpoint, "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+					  err) &&
+		add_variable(env, "AWS_REGION", first_set(s->region, "AWS_REGION", "AWS_DEFAULT_REGION"), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_URL_STYLE", first_set(s->url_style, "STRIPEBACKUP_S3_URL_STYLE", NULL),
+					 err) &&
 		add_variable(env, "AWS_SHARED_CREDENTIALS_FILE",
-					 first_set(settings_strings[3], "AWS_SHARED_CREDENTIALS_FILE", NULL), err) &&
-		add_variable(env, "AWS_PROFILE", first_set(settings_strings[4], "AWS_PROFILE", NULL), err) &&
-		add_variable(env, "AWS_CA_BUNDLE", first_set(settings_strings[5], "AWS_CA_BUNDLE", NULL), err) &&
+					 first_set(s->credentials_file, "AWS_SHARED_CREDENTIALS_FILE", NULL), err) &&
+		add_variable(env, "AWS_PROFILE", first_set(s->profile, "AWS_PROFILE", NULL), err) &&
+		add_variable(env, "AWS_CA_BUNDLE", first_set(s->ca_file, "AWS_CA_BUNDLE", NULL), err) &&
 		add_variable(env, "STRIPEBACKUP_S3_BUCKET_ENDPOINTS",
-					 first_set(settings_strings[6], "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL), err) &&
+					 first_set(s->bucket_endpoints, "STRIPEBACKUP_S3_BUCKET_ENDPOINTS", NULL), err) &&
 		add_variable(env, "STRIPEBACKUP_S3_ALLOWED_BUCKETS",
-					 first_set(settings_strings[7], "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), err) &&
-		add_variable(env, "STRIPEBACKUP_S3_TIMEOUT", first_set(settings_strings[8], "STRIPEBACKUP_S3_TIMEOUT", NULL),
-					 err);
-	pthread_mutex_unlock(&settings_mutex);
+					 first_set(s->allowed_buckets, "STRIPEBACKUP_S3_ALLOWED_BUCKETS", NULL), err) &&
+		add_variable(env, "STRIPEBACKUP_S3_TIMEOUT", first_set(s->timeout, "STRIPEBACKUP_S3_TIMEOUT", NULL), err);
 	if (!ok)
 		sb_s3_environment_free(env);
 	return ok;

@@ -227,20 +227,19 @@ check_allowed(SbS3Settings *s)
 	ok(!sb_s3_config_allows(&c, "bk1", "pg/mainx", false, &err) && !sb_s3_config_allows(&c, "bk1", "pg/main", true, &err) &&
 	   !sb_s3_config_allows(&c, "bk1", "", true, &err) && !sb_s3_config_allows(&c, "bk3", "pg/main/x", false, &err),
 	   "not a name that only begins like it, a listing that reaches past it, another bucket");
-	ok(sb_s3_use_settings(s, &err) && sb_s3_location_allowed("s3://bk1/pg/main/20261130T031900Z-1", &err) &&
-	   !sb_s3_location_allowed("s3://bk1/pg", &err) && !sb_s3_any_bucket_allowed(),
-	   "a destination is checked with the settings in use");
+	ok(sb_s3_location_allowed(s, "s3://bk1/pg/main/20261130T031900Z-1", &err) &&
+	   !sb_s3_location_allowed(s, "s3://bk1/pg", &err) && !sb_s3_any_bucket_allowed(s),
+	   "a destination is checked with the settings given");
 	like(err.message, "s3://bk1/pg/ is outside the prefixes of bucket \"bk1\"", "%s", err.message);
 	s->allowed_buckets = NULL;
-	ok(sb_s3_use_settings(s, &err) && sb_s3_any_bucket_allowed() && sb_s3_location_allowed("s3://bk9/x", &err),
-	   "none: every bucket");
+	ok(sb_s3_any_bucket_allowed(s) && sb_s3_location_allowed(s, "s3://bk9/x", &err), "none: every bucket");
 	set_env("STRIPEBACKUP_S3_ALLOWED_BUCKETS", "bk1/pg");
-	ok(!sb_s3_location_allowed("s3://bk9/x", &err) && !sb_s3_any_bucket_allowed(),
+	ok(!sb_s3_location_allowed(NULL, "s3://bk9/x", &err) && !sb_s3_any_bucket_allowed(NULL),
 	   "STRIPEBACKUP_S3_ALLOWED_BUCKETS (the command)");
 	set_env("STRIPEBACKUP_S3_ALLOWED_BUCKETS", "not a bucket");
 	ok(!sb_s3_config_load(s, &c, &err) && err.code == SB_EINVAL, "a bad one refused where the config is made");
 	unsetenv("STRIPEBACKUP_S3_ALLOWED_BUCKETS");
-	ok(sb_s3_use_settings(NULL, &err), "settings cleared");
+	ok(sb_s3_any_bucket_allowed(NULL), "no settings and no environment: every bucket");
 	sb_s3_config_clear(&c);
 }
 

@@ -572,23 +572,23 @@ test_s3_live_backup(void)
 		sb_archive_close(a);
 	}
 
-	ok(sb_backup_folder_remove(bucket_dest, "b1", other_uuid, true, &r, &err) && r.verdict == SB_FOLDER_FOREIGN,
+	ok(sb_backup_folder_remove(bucket_dest, NULL, "b1", other_uuid, true, &r, &err) && r.verdict == SB_FOLDER_FOREIGN,
 	   "retention keeps a backup of another uuid: %s", r.detail);
 	snprintf(key, sizeof(key), "%s/b1/notes.txt", prefix);
 	ok(put_text(c, key, "mine"), "a user's object beside the backup");
-	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, false, &r, &err) &&
+	ok(m && sb_backup_folder_remove(bucket_dest, NULL, "b1", m->uuid, false, &r, &err) &&
 	   r.verdict == SB_FOLDER_FOREIGN && strstr(r.detail, "notes.txt") != NULL,
 	   "which keeps the whole backup: %s", r.detail);
 	ok(sb_s3_delete_object(c, BUCKET, key, &err), "the user's object removed");
-	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, true, &r, &err) &&
+	ok(m && sb_backup_folder_remove(bucket_dest, NULL, "b1", m->uuid, true, &r, &err) &&
 	   r.verdict == SB_FOLDER_REMOVED && r.files == 2, "a dry run would remove its 2 objects");
-	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, false, &r, &err) &&
+	ok(m && sb_backup_folder_remove(bucket_dest, NULL, "b1", m->uuid, false, &r, &err) &&
 	   r.verdict == SB_FOLDER_REMOVED && r.files == 2 && r.bytes > 12 * 1000 * 1000 / 2,
 	   "retention removes them (%llu bytes)", (unsigned long long) r.bytes);
 	ok(sb_s3_list_objects(c, BUCKET, prefix, count_item, &left, &err) && left == 0, "nothing is left");
-	ok(m && sb_backup_folder_remove(bucket_dest, "b1", m->uuid, false, &r, &err) && r.verdict == SB_FOLDER_ABSENT,
+	ok(m && sb_backup_folder_remove(bucket_dest, NULL, "b1", m->uuid, false, &r, &err) && r.verdict == SB_FOLDER_ABSENT,
 	   "again: nothing there");
-	ok(m && sb_backup_folder_remove("s3://no-such-bucket/x", "b1", m->uuid, false, &r, &err) &&
+	ok(m && sb_backup_folder_remove("s3://no-such-bucket/x", NULL, "b1", m->uuid, false, &r, &err) &&
 	   r.verdict == SB_FOLDER_BUCKET_MISSING, "a bucket that does not exist: %s", r.detail);
 	like(r.detail, "bucket \"no-such-bucket\" does not exist", "named");
 
