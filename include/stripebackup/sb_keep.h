@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "stripebackup/sb_error.h"
+#include "stripebackup/sb_s3.h"
 
 #define SB_KEEP_LABEL_FILE "keep.json"
 /* The longest note a label holds, in bytes (stripe_keep refuses a longer one). */
@@ -32,20 +33,22 @@ typedef struct SbKeepLabel
 /*
  * Put the label of backup UUID, kept with NOTE (NULL: none), into the
  * backup folder NAME of destination DEST, replacing any; the folder must
- * exist (SB_ENOTFOUND when it does not).
+ * exist (SB_ENOTFOUND when it does not).  S3: a bucket's settings (NULL:
+ * the environment's), as everywhere a store is opened.
  */
-extern bool sb_keep_label_put(const char *dest, const char *name, const uint8_t uuid[16], const char *note,
-							  SbError *err);
+extern bool sb_keep_label_put(const char *dest, const SbS3Settings *s3, const char *name, const uint8_t uuid[16],
+							  const char *note, SbError *err);
 
 /* Remove the label from DEST/NAME; nothing to do when there is none. */
-extern bool sb_keep_label_remove(const char *dest, const char *name, SbError *err);
+extern bool sb_keep_label_remove(const char *dest, const SbS3Settings *s3, const char *name, SbError *err);
 
 /*
  * The label in the backup folder LOCATION (DEST/NAME) of the backup
  * UUID_HEX: SB_ENOTFOUND when there is none, SB_ECORRUPT when the file is
  * not a label of that backup.
  */
-extern bool sb_keep_label_read(const char *location, const char *uuid_hex, SbKeepLabel *label, SbError *err);
+extern bool sb_keep_label_read(const char *location, const SbS3Settings *s3, const char *uuid_hex, SbKeepLabel *label,
+							   SbError *err);
 
 /* Is TEXT (LEN bytes) a label of the backup UUID_HEX?  What a folder's removal accepts as the backup's. */
 extern bool sb_keep_label_names(const char *text, size_t len, const char *uuid_hex);

@@ -286,7 +286,7 @@ fill_from_label(Gather *g, ListRow *row, const char *location)
 		g->oom = true;
 		return;
 	}
-	if (sb_keep_label_read(location, row->uuid, label, &err))
+	if (sb_keep_label_read(location, NULL, row->uuid, label, &err))
 	{
 		row->kept = true;
 		row->note = label->note[0] != '\0' ? dup_or_null(g, label->note) : NULL;

@@ -76,7 +76,8 @@ label_folder(const char *dest, const char *name, bool keep, const pg_uuid_t *uui
 
 	if (sb_store_features_of(dest) & SB_STORE_CONNECTION)
 		sbx_s3_settings_check_location(dest, true);
-	ok = keep ? sb_keep_label_put(dest, name, uuid->data, note, &err) : sb_keep_label_remove(dest, name, &err);
+	ok = keep ? sb_keep_label_put(dest, sbx_s3_settings(), name, uuid->data, note, &err)
+		: sb_keep_label_remove(dest, sbx_s3_settings(), name, &err);
 	if (ok)
 		return;
 	if (err.code == SB_ECANCELED)

@@ -103,20 +103,28 @@ stripe_is_ours(SbStore *s, const char *rel, uint32_t number, const uint8_t uuid[
 	return ours;
 }
 
-/* Is REL of backup folder S the label (keep.json) of the backup UUID_HEX? */
+/* Is REL of backup folder S the label (keep.json) of the backup UUID_HEX?  Read through S, with its settings. */
 static bool
 keep_label_is_ours(SbStore *s, const char *rel, const char *uuid_hex)
 {
 	char		path[PATH_MAX + NAME_LEN + 2];
-	size_t		len;
+	SbStoreFile f;
 	char	   *text;
+	ssize_t		len;
 	SbError		err;
 	bool		ours;
 
-	snprintf(path, sizeof(path), "%s/%s", sb_store_path(s), rel);
-	if ((text = sb_store_read_small(path, SB_KEEP_LABEL_MAX_BYTES, &len, &err)) == NULL)
+	if ((text = malloc(SB_KEEP_LABEL_MAX_BYTES + 1)) == NULL)
 		return false;
-	ours = sb_keep_label_names(text, len, uuid_hex);
+	if (!sb_store_open_in(s, rel, &f, path, sizeof(path), &err))
+	{
+		free(text);
+		return false;
+	}
+	/* one byte more than a label may be: a larger file reads long and is not one */
+	len = sb_store_pread(&f, text, SB_KEEP_LABEL_MAX_BYTES + 1, 0, &err);
+	sb_store_close(&f);
+	ours = len >= 0 && len <= SB_KEEP_LABEL_MAX_BYTES && sb_keep_label_names(text, (size_t) len, uuid_hex);
 	free(text);
 	return ours;
 }

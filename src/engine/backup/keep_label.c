@@ -40,16 +40,18 @@ label_text(const uint8_t uuid[16], const char *note)
 
 /* The backup folder DEST/NAME as a store, into *FOLDER (NULL when it does not exist); *ROOT to free too. */
 static bool
-enter_folder(const char *dest, const char *name, SbStore **root, SbStore **folder, SbError *err)
+enter_folder(const char *dest, const SbS3Settings *s3, const char *name, SbStore **root, SbStore **folder,
+			 SbError *err)
 {
 	*folder = NULL;
-	if ((*root = sb_store_new(dest, NULL, err)) == NULL)
+	if ((*root = sb_store_new(dest, &(SbStoreOptions) {.s3 = s3}, err)) == NULL)
 		return false;
 	return sb_store_enter(*root, name, false, folder, err);
 }
 
 bool
-sb_keep_label_put(const char *dest, const char *name, const uint8_t uuid[16], const char *note, SbError *err)
+sb_keep_label_put(const char *dest, const SbS3Settings *s3, const char *name, const uint8_t uuid[16], const char *note,
+				  SbError *err)
 {
 	SbStore    *root,
 			   *folder;
@@ -60,7 +62,7 @@ sb_keep_label_put(const char *dest, const char *name, const uint8_t uuid[16], co
 		return sb_error_set(err, SB_EINVAL, "a note is at most %d bytes", SB_KEEP_LABEL_NOTE_MAX);
 	if ((text = label_text(uuid, note)) == NULL)
 		return sb_error_set(err, SB_ENOMEM, "out of memory writing %s", SB_KEEP_LABEL_FILE);
-	ok = enter_folder(dest, name, &root, &folder, err);
+	ok = enter_folder(dest, s3, name, &root, &folder, err);
 	if (ok && folder == NULL)
 		ok = sb_error_set(err, SB_ENOTFOUND, "backup folder \"%s/%s\" does not exist", dest, name);
 	else if (ok)
@@ -72,12 +74,12 @@ sb_keep_label_put(const char *dest, const char *name, const uint8_t uuid[16], co
 }
 
 bool
-sb_keep_label_remove(const char *dest, const char *name, SbError *err)
+sb_keep_label_remove(const char *dest, const SbS3Settings *s3, const char *name, SbError *err)
 {
 	SbStore    *root,
 			   *folder;
 	SbStoreStamp stamp;
-	bool		ok = enter_folder(dest, name, &root, &folder, err);
+	bool		ok = enter_folder(dest, s3, name, &root, &folder, err);
 
 	/* no folder, or no label in it: nothing to remove */
 	if (ok && folder != NULL && sb_store_stamp(folder, SB_KEEP_LABEL_FILE, &stamp))
@@ -119,7 +121,8 @@ copy_string(const cJSON *o, const char *item, char *out, size_t size)
 }
 
 bool
-sb_keep_label_read(const char *location, const char *uuid_hex, SbKeepLabel *label, SbError *err)
+sb_keep_label_read(const char *location, const SbS3Settings *s3, const char *uuid_hex, SbKeepLabel *label,
+				   SbError *err)
 {
 	char		path[4096];
 	size_t		len;
@@ -129,7 +132,7 @@ sb_keep_label_read(const char *location, const char *uuid_hex, SbKeepLabel *labe
 	memset(label, 0, sizeof(*label));
 	if (snprintf(path, sizeof(path), "%s/%s", location, SB_KEEP_LABEL_FILE) >= (int) sizeof(path))
 		return sb_error_set(err, SB_EINVAL, "path too long: \"%s\"", location);
-	if ((text = sb_store_read_small(path, SB_KEEP_LABEL_MAX_BYTES, &len, err)) == NULL)
+	if ((text = sb_store_read_small(path, s3, SB_KEEP_LABEL_MAX_BYTES, &len, err)) == NULL)
 		return false;
 	o = parse_label(text, len, uuid_hex);
 	free(text);

@@ -243,21 +243,21 @@ test_folder_keep_label(void)
 	}
 	th_location(&f, 0, "bk", folder);
 	sb_folder_uuid_hex(uuid, hex);
-	ok(sb_keep_label_put(f.dest[0], "bk", other, "x", &err), "a label of another backup put in");
+	ok(sb_keep_label_put(f.dest[0], NULL, "bk", other, "x", &err), "a label of another backup put in");
 	expect_kept(f.dest[0], "bk", uuid, false, SB_FOLDER_FOREIGN, "\"keep.json\" is not the label of backup",
 				"another backup's label");
-	ok(!sb_keep_label_read(folder, hex, &label, &err) && err.code == SB_ECORRUPT, "is not read as this one's");
-	ok(sb_keep_label_put(f.dest[0], "bk", uuid, "before \"the\"\n\x1b upgrade", &err), "its own replaces it");
-	ok(sb_keep_label_read(folder, hex, &label, &err), "read back");
+	ok(!sb_keep_label_read(folder, NULL, hex, &label, &err) && err.code == SB_ECORRUPT, "is not read as this one's");
+	ok(sb_keep_label_put(f.dest[0], NULL, "bk", uuid, "before \"the\"\n\x1b upgrade", &err), "its own replaces it");
+	ok(sb_keep_label_read(folder, NULL, hex, &label, &err), "read back");
 	is_str(label.note, "before \"the\"\n\x1b upgrade", "with its note as given");
-	ok(sb_keep_label_remove(f.dest[0], "bk", &err) && !th_exists(th_path(path, "%s/keep.json", folder)),
+	ok(sb_keep_label_remove(f.dest[0], NULL, "bk", &err) && !th_exists(th_path(path, "%s/keep.json", folder)),
 	   "removed");
-	ok(sb_keep_label_remove(f.dest[0], "bk", &err), "removing it again is nothing to do");
-	ok(!sb_keep_label_read(folder, hex, &label, &err) && err.code == SB_ENOTFOUND, "none is there");
-	ok(!sb_keep_label_put(f.dest[0], "gone", uuid, NULL, &err) && err.code == SB_ENOTFOUND,
+	ok(sb_keep_label_remove(f.dest[0], NULL, "bk", &err), "removing it again is nothing to do");
+	ok(!sb_keep_label_read(folder, NULL, hex, &label, &err) && err.code == SB_ENOTFOUND, "none is there");
+	ok(!sb_keep_label_put(f.dest[0], NULL, "gone", uuid, NULL, &err) && err.code == SB_ENOTFOUND,
 	   "no label without the backup's folder");
-	ok(sb_keep_label_put(f.dest[0], "bk", uuid, NULL, &err), "a label without a note");
-	ok(sb_backup_folder_remove(f.dest[0], "bk", uuid, false, &r, &err), "the folder's removal");
+	ok(sb_keep_label_put(f.dest[0], NULL, "bk", uuid, NULL, &err), "a label without a note");
+	ok(sb_backup_folder_remove(f.dest[0], NULL, "bk", uuid, false, &r, &err), "the folder's removal");
 	is_int(r.verdict, SB_FOLDER_REMOVED, "takes the label as the backup's");
 	is_int(r.files, 3, "the manifest, the stripe and the label removed");
 	ok(!th_exists(folder), "the folder is gone");
