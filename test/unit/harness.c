@@ -28,6 +28,8 @@ static int	test_count;
 static int	fail_count;
 /* The test running now, named if a signal ends the run. */
 static const char *current_test = "(no test yet)";
+/* What every assertion's message begins with now (th_label), or "". */
+static char label[64];
 
 /* ---------- TAP ---------- */
 
@@ -38,7 +40,7 @@ static bool
 report(bool cond, const char *file, int line, const char *fmt, va_list ap)
 {
 	test_count++;
-	printf("%s %d - ", cond ? "ok" : "not ok", test_count);
+	printf("%s %d - %s%s", cond ? "ok" : "not ok", test_count, label, label[0] ? ": " : "");
 	vprintf(fmt, ap);
 	printf("\n");
 	if (!cond)
@@ -128,9 +130,16 @@ th_diag_error(const char *what, const SbError *err)
 }
 
 void
+th_label(const char *text)
+{
+	snprintf(label, sizeof(label), "%s", text != NULL ? text : "");
+}
+
+void
 th_begin(const char *name)
 {
 	current_test = name;
+	label[0] = '\0';
 	th_diag("--- %s", name);
 }
 
