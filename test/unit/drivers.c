@@ -191,3 +191,65 @@ th_dest_flip_byte(const char *path, uint64_t offset, uint8_t mask)
 	free(data);
 	return done;
 }
+
+uint64_t
+th_dest_size(const char *path)
+{
+	uint64_t	size;
+
+	return sb_store_file_size(path, &size, NULL) ? size : 0;
+}
+
+static bool
+count_entry(void *arg, const char *name, int64_t size, SbError *err)
+{
+	(*(int *) arg)++;
+	return true;
+}
+
+int
+th_dest_count_entries(const char *dir)
+{
+	SbStore    *s;
+	SbError		err;
+	int			n = 0;
+
+	if (strncmp(dir, "s3://", 5) != 0)
+		return th_count_entries(dir);
+	if ((s = sb_store_new(dir, NULL, &err)) == NULL)
+		return -1;
+	if (!sb_store_list(s, count_entry, &n, &err))
+		n = -1;
+	sb_store_free(s);
+	return n;
+}
+
+bool
+th_dest_edit(const char *path, const char *from, const char *to)
+{
+	uint8_t    *data;
+	char	   *text,
+			   *at;
+	size_t		len;
+	bool		done = false;
+
+	if (strncmp(path, "s3://", 5) != 0)
+		return th_edit_file(path, from, to);
+	if ((data = th_dest_read(path, &len)) == NULL)
+		return false;
+	text = (char *) data;		/* sb_store_read_small ends it with a NUL */
+	if ((at = strstr(text, from)) != NULL)
+	{
+		size_t		head = (size_t) (at - text),
+					tail = len - head - strlen(from);
+		char	   *out = malloc(head + strlen(to) + tail);
+
+		memcpy(out, text, head);
+		memcpy(out + head, to, strlen(to));
+		memcpy(out + head + strlen(to), at + strlen(from), tail);
+		done = th_dest_write(path, out, head + strlen(to) + tail);
+		free(out);
+	}
+	free(data);
+	return done;
+}

@@ -57,6 +57,15 @@ extern bool th_dest_write(const char *path, const void *data, size_t len);
 /* Remove it; false when it could not be (or was not there). */
 extern bool th_dest_remove(const char *path);
 
+/* Its size, or 0 when it is not there. */
+extern uint64_t th_dest_size(const char *path);
+
+/* How many entries a destination's folder (or an object prefix) holds; -1 when unreadable. */
+extern int	th_dest_count_entries(const char *dir);
+
+/* Replace the first FROM of its text by TO. */
+extern bool th_dest_edit(const char *path, const char *from, const char *to);
+
 /* XOR its byte at OFFSET with MASK (a local file in place, an object put again). */
 extern bool th_dest_flip_byte(const char *path, uint64_t offset, uint8_t mask);
 
