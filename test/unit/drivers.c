@@ -253,3 +253,35 @@ th_dest_edit(const char *path, const char *from, const char *to)
 	free(data);
 	return done;
 }
+
+bool
+th_dest_truncate(const char *path, uint64_t size)
+{
+	uint8_t    *data;
+	size_t		len;
+	bool		done;
+
+	if (strncmp(path, "s3://", 5) != 0)
+		return truncate(path, (off_t) size) == 0;
+	if ((data = th_dest_read(path, &len)) == NULL)
+		return false;
+	done = size <= len && th_dest_write(path, data, (size_t) size);
+	free(data);
+	return done;
+}
+
+bool
+th_dest_move(const char *from, const char *to)
+{
+	uint8_t    *data;
+	size_t		len;
+	bool		done;
+
+	if (strncmp(from, "s3://", 5) != 0)
+		return rename(from, to) == 0;
+	if ((data = th_dest_read(from, &len)) == NULL)
+		return false;
+	done = th_dest_write(to, data, len) && th_dest_remove(from);
+	free(data);
+	return done;
+}

@@ -66,6 +66,12 @@ extern int	th_dest_count_entries(const char *dir);
 /* Replace the first FROM of its text by TO. */
 extern bool th_dest_edit(const char *path, const char *from, const char *to);
 
+/* Cut it to its first SIZE bytes. */
+extern bool th_dest_truncate(const char *path, uint64_t size);
+
+/* Move FROM to TO (both of one driver): a rename, or an object copied and removed. */
+extern bool th_dest_move(const char *from, const char *to);
+
 /* XOR its byte at OFFSET with MASK (a local file in place, an object put again). */
 extern bool th_dest_flip_byte(const char *path, uint64_t offset, uint8_t mask);
 

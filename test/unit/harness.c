@@ -22,6 +22,7 @@
 
 #include "format/checksum.h"
 #include "harness.h"
+#include "store/store.h"
 #include "syscall_log.h"
 
 static int	test_count;
@@ -1257,18 +1258,19 @@ bool
 th_read_index(const char *stripe_path, SbTrailer *trailer, SbIndexEntry **entries,
 			  uint64_t *nentries)
 {
-	int			fd = open(stripe_path, O_RDONLY);
+	/* Through the store: a local file or an object alike (drivers.h). */
+	SbStoreFile f;
 	uint8_t		buf[SB_TRAILER_SIZE];
 	uint8_t    *raw = NULL;
-	struct stat st;
 	SbError		err;
 	uint64_t	i;
+	bool		opened = sb_store_open(&f, stripe_path, &err);
 	bool		ok;
 
 	*entries = NULL;
 	*nentries = 0;
-	ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
-		pread(fd, buf, sizeof(buf), st.st_size - SB_TRAILER_SIZE) == SB_TRAILER_SIZE;
+	ok = opened && f.size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
+		sb_store_pread(&f, buf, sizeof(buf), f.size - SB_TRAILER_SIZE, &err) == SB_TRAILER_SIZE;
 	if (ok && !sb_format_decode_trailer(buf, trailer, &err))
 	{
 		th_diag_error(stripe_path, &err);
@@ -1281,7 +1283,7 @@ th_read_index(const char *stripe_path, SbTrailer *trailer, SbIndexEntry **entrie
 		raw = malloc(len + 1);
 		*entries = calloc(trailer->chunk_count + 1, sizeof(SbIndexEntry));
 		ok = raw != NULL && *entries != NULL &&
-			pread(fd, raw, len, (off_t) trailer->index_offset) == (ssize_t) len;
+			sb_store_pread(&f, raw, len, trailer->index_offset, &err) == (ssize_t) len;
 	}
 	for (i = 0; ok && i < trailer->chunk_count; i++)
 		sb_format_decode_index_entry(raw + i * SB_INDEX_ENTRY_SIZE, &(*entries)[i]);
@@ -1290,8 +1292,8 @@ th_read_index(const char *stripe_path, SbTrailer *trailer, SbIndexEntry **entrie
 	else
 		th_diag("could not read the index of %s", stripe_path);
 	free(raw);
-	if (fd >= 0)
-		close(fd);
+	if (opened)
+		sb_store_close(&f);
 	return ok;
 }
 
