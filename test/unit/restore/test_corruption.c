@@ -108,7 +108,8 @@ corruption_flipped_payload(const ThDriver *drv, void *arg)
 	static const SbCodec codecs[] = {SB_CODEC_NONE, SB_CODEC_ZSTD};
 	int			c;
 
-	for (c = 0; c < 2; c++)
+	/* In a bucket zstd only: the codec reads the same bytes whatever the driver fetched them from. */
+	for (c = drv->s3 ? 1 : 0; c < 2; c++)
 	{
 		ThFixture	f;
 		SbManifest *m;
