@@ -200,7 +200,7 @@ roundtrip_one_chunk(const ThDriver *d, void *arg)
 				char		path[PATH_MAX];
 				uint64_t	size = cs + (uint64_t) extra;
 				bool		done;
-				char		tag[32];
+				char		tag[64];
 
 				snprintf(what, sizeof(what), "%s file of %llu bytes (chunk %u), codec %s",
 						 text ? "text" : "random", (unsigned long long) size, cs,
