@@ -22,12 +22,15 @@
 
 #include "format/checksum.h"
 #include "harness.h"
+#include "store/store.h"
 #include "syscall_log.h"
 
 static int	test_count;
 static int	fail_count;
 /* The test running now, named if a signal ends the run. */
 static const char *current_test = "(no test yet)";
+/* What every assertion's message begins with now (th_label), or "". */
+static char label[64];
 
 /* ---------- TAP ---------- */
 
@@ -38,7 +41,7 @@ static bool
 report(bool cond, const char *file, int line, const char *fmt, va_list ap)
 {
 	test_count++;
-	printf("%s %d - ", cond ? "ok" : "not ok", test_count);
+	printf("%s %d - %s%s", cond ? "ok" : "not ok", test_count, label, label[0] ? ": " : "");
 	vprintf(fmt, ap);
 	printf("\n");
 	if (!cond)
@@ -128,9 +131,16 @@ th_diag_error(const char *what, const SbError *err)
 }
 
 void
+th_label(const char *text)
+{
+	snprintf(label, sizeof(label), "%s", text != NULL ? text : "");
+}
+
+void
 th_begin(const char *name)
 {
 	current_test = name;
+	label[0] = '\0';
 	th_diag("--- %s", name);
 }
 
@@ -1248,18 +1258,19 @@ bool
 th_read_index(const char *stripe_path, SbTrailer *trailer, SbIndexEntry **entries,
 			  uint64_t *nentries)
 {
-	int			fd = open(stripe_path, O_RDONLY);
+	/* Through the store: a local file or an object alike (drivers.h). */
+	SbStoreFile f;
 	uint8_t		buf[SB_TRAILER_SIZE];
 	uint8_t    *raw = NULL;
-	struct stat st;
 	SbError		err;
 	uint64_t	i;
+	bool		opened = sb_store_open(&f, stripe_path, NULL, &err);
 	bool		ok;
 
 	*entries = NULL;
 	*nentries = 0;
-	ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
-		pread(fd, buf, sizeof(buf), st.st_size - SB_TRAILER_SIZE) == SB_TRAILER_SIZE;
+	ok = opened && f.size >= SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
+		sb_store_pread(&f, buf, sizeof(buf), f.size - SB_TRAILER_SIZE, &err) == SB_TRAILER_SIZE;
 	if (ok && !sb_format_decode_trailer(buf, trailer, &err))
 	{
 		th_diag_error(stripe_path, &err);
@@ -1272,7 +1283,7 @@ th_read_index(const char *stripe_path, SbTrailer *trailer, SbIndexEntry **entrie
 		raw = malloc(len + 1);
 		*entries = calloc(trailer->chunk_count + 1, sizeof(SbIndexEntry));
 		ok = raw != NULL && *entries != NULL &&
-			pread(fd, raw, len, (off_t) trailer->index_offset) == (ssize_t) len;
+			sb_store_pread(&f, raw, len, trailer->index_offset, &err) == (ssize_t) len;
 	}
 	for (i = 0; ok && i < trailer->chunk_count; i++)
 		sb_format_decode_index_entry(raw + i * SB_INDEX_ENTRY_SIZE, &(*entries)[i]);
@@ -1281,8 +1292,8 @@ th_read_index(const char *stripe_path, SbTrailer *trailer, SbIndexEntry **entrie
 	else
 		th_diag("could not read the index of %s", stripe_path);
 	free(raw);
-	if (fd >= 0)
-		close(fd);
+	if (opened)
+		sb_store_close(&f);
 	return ok;
 }
 

@@ -50,6 +50,13 @@ extern void th_diag(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 /* Report an SbError that was not expected (no assertion). */
 extern void th_diag_error(const char *what, const SbError *err);
 
+/*
+ * Begin every assertion's message with "TEXT: " from now on (NULL or "":
+ * no more), as the driver loop of drivers.h names its driver; th_begin
+ * clears it.
+ */
+extern void th_label(const char *text);
+
 /* Start of a test: a comment line naming it. */
 extern void th_begin(const char *name);
 

@@ -2,7 +2,10 @@
  * test_roundtrip.c
  *		Back up a tree, restore it, and compare: empty files, one-chunk files,
  *		a sparse file beyond 4 GiB, ten thousand small files, modes, times
- *		and links, names that are not UTF-8.
+ *		and links, names that are not UTF-8.  Empty files, one-chunk files
+ *		and modes and links run once per store driver (drivers.h): backed up
+ *		to local folders, then to prefixes of a bucket, and read back from
+ *		there by verify and restore.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -14,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "drivers.h"
 #include "harness.h"
 #include "tests.h"
 
@@ -88,8 +92,8 @@ restore_and_compare(ThFixture *f, uint32_t i, const char *name, int flags, const
 }
 
 /* 1a. Empty files: from disk and from memory, both codecs. */
-void
-test_roundtrip_empty_file(void)
+static void
+roundtrip_empty_file(const ThDriver *d, void *arg)
 {
 	static const SbCodec codecs[] = {SB_CODEC_NONE, SB_CODEC_ZSTD};
 	int			c;
@@ -109,6 +113,7 @@ test_roundtrip_empty_file(void)
 
 		snprintf(what, sizeof(what), "empty file, codec %s", sb_codec_name(codecs[c]));
 		th_fixture(&f, "empty", 2);
+		th_driver_dests(d, &f, c == 0 ? "empty-none" : "empty-zstd");
 		th_write_file(th_path(path, "%s/empty", f.src), "", 0, 0644);
 		th_options(&o, f.dests, 2, "bk");
 		o.codec = codecs[c];
@@ -124,8 +129,7 @@ test_roundtrip_empty_file(void)
 		   "%s: no chunks", what);
 		ok(m != NULL && m->nstripes == 2 &&
 		   m->stripes[0].file_bytes == SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE &&
-		   stat(th_stripe_path(&f, 2, "bk", path), &st) == 0 &&
-		   st.st_size == SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE,
+		   th_dest_size(th_stripe_path(&f, 2, "bk", path)) == SB_STRIPE_HEADER_SIZE + SB_TRAILER_SIZE,
 		   "%s: each stripe is a header and a trailer", what);
 		restore_and_compare(&f, 1, "bk", TH_CMP_MTIME, what);
 		ok(stat(th_path(path, "%s/empty", f.target), &st) == 0 && S_ISREG(st.st_mode) &&
@@ -167,9 +171,15 @@ test_roundtrip_empty_file(void)
 	}
 }
 
-/* 1b. A file of exactly one chunk (and one byte more), both codecs, both kinds of data. */
 void
-test_roundtrip_one_chunk(void)
+test_roundtrip_empty_file(void)
+{
+	th_each_driver(roundtrip_empty_file, NULL);
+}
+
+/* 1b. A file of exactly one chunk (and one byte more), both codecs, both kinds of data. */
+static void
+roundtrip_one_chunk(const ThDriver *d, void *arg)
 {
 	static const SbCodec codecs[] = {SB_CODEC_NONE, SB_CODEC_ZSTD};
 	const uint32_t cs = 64 * 1024;
@@ -190,11 +200,14 @@ test_roundtrip_one_chunk(void)
 				char		path[PATH_MAX];
 				uint64_t	size = cs + (uint64_t) extra;
 				bool		done;
+				char		tag[64];
 
 				snprintf(what, sizeof(what), "%s file of %llu bytes (chunk %u), codec %s",
 						 text ? "text" : "random", (unsigned long long) size, cs,
 						 sb_codec_name(codecs[c]));
 				th_fixture(&f, "onechunk", 2);
+				snprintf(tag, sizeof(tag), "onechunk-%d%d%d", c, text, extra);
+				th_driver_dests(d, &f, tag);
 				th_write_pattern(th_path(path, "%s/one", f.src), size, 7 + c, text, 0640);
 				th_options(&o, f.dests, 2, "bk");
 				o.codec = codecs[c];
@@ -222,6 +235,12 @@ test_roundtrip_one_chunk(void)
 				sb_manifest_free(m);
 				th_fixture_done(&f);
 			}
+}
+
+void
+test_roundtrip_one_chunk(void)
+{
+	th_each_driver(roundtrip_one_chunk, NULL);
 }
 
 /* 2. A 5 GiB sparse file with data at 0, near 2 GiB and at the very end. */
@@ -612,8 +631,8 @@ check_tree_items(const ThFixture *f, const TreeItem *items, size_t nitems, const
 }
 
 /* 4. Nested folders, modes, tablespace links, and every mtime. */
-void
-test_roundtrip_modes_and_links(void)
+static void
+roundtrip_modes_and_links(const ThDriver *d, void *arg)
 {
 	static const TreeItem items[] = {
 		{"a", 'd', 0700, NULL, 0},
@@ -644,6 +663,7 @@ test_roundtrip_modes_and_links(void)
 	bool		done = true;
 
 	th_fixture(&f, "modes", 2);
+	th_driver_dests(d, &f, "modes");
 	for (i = 0; done && i < nitems; i++)
 	{
 		th_path(path, "%s/%s", f.src, items[i].path);
@@ -691,6 +711,12 @@ test_roundtrip_modes_and_links(void)
 	ok(!th_exists("/nonexistent/sbunit"), "the dangling link was not followed");
 	sb_manifest_free(m);
 	th_fixture_done(&f);
+}
+
+void
+test_roundtrip_modes_and_links(void)
+{
+	th_each_driver(roundtrip_modes_and_links, NULL);
 }
 
 /* Links a data directory does not hold are refused, naming the rule. */

@@ -31,6 +31,13 @@ th_wal_fixture(ThWal *w, const char *tag, uint32_t ndests)
 }
 
 void
+th_wal_fixture_on(ThWal *w, const ThDriver *d, const char *tag, uint32_t ndests)
+{
+	th_wal_fixture(w, tag, ndests);
+	th_driver_dests(d, &w->f, tag);
+}
+
+void
 th_wal_fixture_done(ThWal *w)
 {
 	th_fixture_done(&w->f);
@@ -172,7 +179,7 @@ th_wal_holder(const ThWal *w, const char *name)
 	uint32_t	i;
 
 	for (i = 0; i < w->f.ndests; i++)
-		if (th_exists(th_wal_archived(w, i, name, path)))
+		if (th_dest_exists(th_wal_archived(w, i, name, path)))
 			holder = holder == -1 ? (int) i : -2;
 	return holder;
 }

@@ -8,6 +8,7 @@
 #define SB_UNIT_WAL_FIXTURE_H
 
 #include "stripebackup/sb_wal.h"
+#include "drivers.h"
 #include "harness.h"
 
 #define TH_WAL_SYSID UINT64_C(7301234567890123456)
@@ -23,6 +24,9 @@ typedef struct ThWal
 extern void th_wal_fixture(ThWal *w, const char *tag, uint32_t ndests);
 extern void th_wal_fixture_done(ThWal *w);
 
+/* The same with the destinations on driver D (drivers.h): local folders, or prefixes of a bucket. */
+extern void th_wal_fixture_on(ThWal *w, const ThDriver *d, const char *tag, uint32_t ndests);
+
 /* zstd level 1, weighted, equal weights, 2 workers, 1 MB segments, over W's destinations. */
 extern void th_wal_options(SbWalArchiveOptions *o, const ThWal *w);
 
@@ -36,7 +40,7 @@ extern char *th_wal_source(const ThWal *w, const char *name, size_t size, uint32
 /* Write src/NAME with TEXT as its content. */
 extern char *th_wal_text_source(const ThWal *w, const char *name, const char *text, char *path);
 
-/* DEST[I]/wal/<sysid>/NAME.sbw. */
+/* DEST[I]/wal/<sysid>/NAME.sbw (a path or an s3:// location: th_dest_* read it). */
 extern char *th_wal_archived(const ThWal *w, uint32_t i, const char *name, char *out);
 
 /* DEST[I]/wal/<sysid>. */

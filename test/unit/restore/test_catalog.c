@@ -4,6 +4,8 @@
  *		from a listing alone: backup folders by the files in them (a
  *		manifest, stripes, a manifest's temporary file), the WAL archive and
  *		other folders left out; and what a place named as a backup is.
+ *		Both run once per store driver (drivers.h): a local folder, then a
+ *		prefix of a bucket.
  */
 #include <limits.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "stripebackup/sb_catalog.h"
+#include "drivers.h"
 #include "harness.h"
 #include "tests.h"
 
@@ -23,6 +26,11 @@ touch(const char *root, const char *rel)
 	char	   *slash;
 
 	th_path(path, "%s/%s", root, rel);
+	if (strncmp(root, "s3://", 5) == 0)
+	{
+		th_dest_write(path, "x", 1);	/* an object needs no folders */
+		return;
+	}
 	for (slash = strchr(path + strlen(root) + 1, '/'); slash != NULL; slash = strchr(slash + 1, '/'))
 	{
 		*slash = '\0';
@@ -46,16 +54,20 @@ probe(const char *root, const char *rel)
 	return (int) kind;
 }
 
-void
-test_catalog_read(void)
+static void
+catalog_read(const ThDriver *d, void *arg)
 {
 	char		dest[PATH_MAX],
 				path[PATH_MAX];
 	SbCatalog	c;
 	SbError		err;
 
-	th_begin("catalog: the backup folders of a destination");
 	th_tempdir(dest, "catalog");
+	if (d->s3)
+	{
+		th_rmtree(dest);
+		th_path(dest, "s3://" TH_S3_BUCKET "/%s/catalog", d->prefix);
+	}
 	touch(dest, "full/manifest.json");
 	touch(dest, "full/stripe-1.sbs");
 	touch(dest, "full/stripe-3.sbs");
@@ -83,13 +95,31 @@ test_catalog_read(void)
 	is_int(probe(dest, "full"), SB_PLACE_BACKUP, "a folder with a manifest is a backup");
 	is_int(probe(dest, "cut"), SB_PLACE_INCOMPLETE, "stripes without a manifest: a backup that did not complete");
 	is_int(probe(dest, "notes"), SB_PLACE_OTHER, "\"stripe-0.sbs\" is no stripe: something else");
-	is_int(probe(dest, "missing"), SB_PLACE_MISSING, "a path that is not there is missing");
-	ok(!sb_catalog_read(th_path(path, "%s/missing", dest), &c, &err) && err.code == SB_ENOTFOUND,
-	   "reading a destination that is not there: SB_ENOTFOUND");
-	ok(sb_catalog_missing(th_path(path, "%s/missing", dest)), "a folder that is not there is missing");
+	/* A folder not there is missing; a prefix with nothing below is only empty. */
+	if (!d->s3)
+	{
+		is_int(probe(dest, "missing"), SB_PLACE_MISSING, "a path that is not there is missing");
+		ok(!sb_catalog_read(th_path(path, "%s/missing", dest), &c, &err) && err.code == SB_ENOTFOUND,
+		   "reading a destination that is not there: SB_ENOTFOUND");
+		ok(sb_catalog_missing(th_path(path, "%s/missing", dest)), "a folder that is not there is missing");
+	}
+	else
+	{
+		ok(sb_catalog_read(th_path(path, "%s/missing", dest), &c, &err) && c.nfolders == 0,
+		   "reading a prefix with nothing below: no backup folder");
+		sb_catalog_free(&c);
+	}
 	ok(!sb_catalog_missing(dest), "the destination is not");
 	ok(!sb_catalog_missing("s3://bucket/prefix"), "a bucket's prefix is not known missing without a request");
-	th_rmtree(dest);
+	if (!d->s3)
+		th_rmtree(dest);
+}
+
+void
+test_catalog_read(void)
+{
+	th_begin("catalog: the backup folders of a destination");
+	th_each_driver(catalog_read, NULL);
 }
 
 /* The cheap checks of the backup at F's first destination, NAME: their verdict, the problem into PROBLEM. */
@@ -118,8 +148,8 @@ check_backup(const ThFixture *f, const char *name, char *problem, size_t len)
 	return good;
 }
 
-void
-test_catalog_check_backup(void)
+static void
+catalog_check_backup(const ThDriver *d, void *arg)
 {
 	ThFixture	f;
 	SbBackupOptions o;
@@ -128,8 +158,8 @@ test_catalog_check_backup(void)
 	char		path[PATH_MAX],
 				problem[1024];
 
-	th_begin("catalog: the cheap checks of a backup");
 	th_fixture(&f, "catalogcheck", 3);
+	th_driver_dests(d, &f, "catalogcheck");
 	th_write_pattern(th_path(path, "%s/data", f.src), 600000, 7, false, 0644);
 	th_options(&o, f.dests, 3, "b");
 	if (!ok(th_backup_tree(&o, f.src, &m, &err), "a backup over three destinations"))
@@ -140,20 +170,27 @@ test_catalog_check_backup(void)
 
 	/* a manifest copy of another size beside stripe 3 */
 	th_path(path, "%s/b/manifest.json", f.dest[2]);
-	th_write_file(path, "{}", 2, 0600);
+	th_dest_write(path, "{}", 2);
 	ok(!check_backup(&f, "b", problem, sizeof(problem)), "a manifest copy of another size: damaged");
 	like(problem, "beside stripe 3", "the problem names the stripe the copy is beside");
 
 	/* no copy at all there */
-	unlink(path);
+	th_dest_remove(path);
 	ok(!check_backup(&f, "b", problem, sizeof(problem)), "no manifest copy beside a stripe: damaged");
 	like(problem, "no manifest beside stripe 3", "and says so");
 
 	/* a stripe of another size */
 	th_stripe_path(&f, 2, "b", path);
-	if (truncate(path, 100) != 0)
+	if (!th_dest_truncate(path, 100))
 		diag("could not truncate %s", path);
 	ok(!check_backup(&f, "b", problem, sizeof(problem)), "a stripe cut short: damaged");
 	like(problem, "stripe 2", "the problem names the stripe");
 	th_fixture_done(&f);
+}
+
+void
+test_catalog_check_backup(void)
+{
+	th_begin("catalog: the cheap checks of a backup");
+	th_each_driver(catalog_check_backup, NULL);
 }

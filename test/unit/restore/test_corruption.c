@@ -3,7 +3,10 @@
  *		Damaged and hostile archives: a flipped byte in a chunk, a truncated or
  *		missing stripe, unknown format versions, manifest paths that try to
  *		leave the restore target, and a target that is not empty.  Each must
- *		be refused with a message that says what and where.
+ *		be refused with a message that says what and where.  A flipped
+ *		byte, a truncated, missing or foreign stripe run once per store
+ *		driver (drivers.h): the backup in local folders, then in prefixes of
+ *		a bucket, read back by restore, verify and the plan.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "drivers.h"
 #include "harness.h"
 #include "tests.h"
 
@@ -98,13 +102,14 @@ find_problem(const ThProblems *p, uint32_t stripe, int64_t chunk)
 }
 
 /* 7. One flipped byte in a chunk's payload (and one in another chunk's header). */
-void
-test_corruption_flipped_payload(void)
+static void
+corruption_flipped_payload(const ThDriver *drv, void *arg)
 {
 	static const SbCodec codecs[] = {SB_CODEC_NONE, SB_CODEC_ZSTD};
 	int			c;
 
-	for (c = 0; c < 2; c++)
+	/* In a bucket zstd only: the codec reads the same bytes whatever the driver fetched them from. */
+	for (c = drv->s3 ? 1 : 0; c < 2; c++)
 	{
 		ThFixture	f;
 		SbManifest *m;
@@ -128,6 +133,7 @@ test_corruption_flipped_payload(void)
 
 		snprintf(what, sizeof(what), "flipped byte, codec %s", sb_codec_name(codecs[c]));
 		th_fixture(&f, "flip", 3);
+		th_driver_dests(drv, &f, c == 0 ? "flip-none" : "flip-zstd");
 		m = make_backup(&f, 3, codecs[c], "bk");
 		if (m == NULL ||
 			!ok(th_read_index(th_stripe_path(&f, 2, "bk", stripe), &t, &entries, &n) && n > 4,
@@ -150,7 +156,7 @@ test_corruption_flipped_payload(void)
 		th_location(&f, 0, "bk", location);
 		is_int(th_verify(location), 0, "%s: verify finds no problem before the damage", what);
 
-		ok(th_flip_byte(stripe, bad.offset + SB_CHUNK_HEADER_SIZE + bad.stored_len / 2, 0x20),
+		ok(th_dest_flip_byte(stripe, bad.offset + SB_CHUNK_HEADER_SIZE + bad.stored_len / 2, 0x20),
 		   "%s: flipped a payload byte of chunk %" PRIu64, what, bad.chunk_id);
 		count = verify_collect(location, &problems);
 		is_int(count, 1, "%s: verify reports one problem", what);
@@ -191,7 +197,7 @@ test_corruption_flipped_payload(void)
 		th_rmtree(f.target);
 
 		/* A second bad chunk, in its header this time: verify reports both. */
-		ok(th_flip_byte(stripe, bad2.offset + 10, 0x01), "%s: flipped a header byte of chunk %"
+		ok(th_dest_flip_byte(stripe, bad2.offset + 10, 0x01), "%s: flipped a header byte of chunk %"
 		   PRIu64, what, bad2.chunk_id);
 		count = verify_collect(location, &problems);
 		is_int(count, 2, "%s: verify reports both problems", what);
@@ -210,9 +216,15 @@ test_corruption_flipped_payload(void)
 	}
 }
 
-/* 8a. A stripe cut short: inside its trailer, inside its chunks, and to almost nothing. */
 void
-test_corruption_truncated_stripe(void)
+test_corruption_flipped_payload(void)
+{
+	th_each_driver(corruption_flipped_payload, NULL);
+}
+
+/* 8a. A stripe cut short: inside its trailer, inside its chunks, and to almost nothing. */
+static void
+corruption_truncated_stripe(const ThDriver *d, void *arg)
 {
 	static const int64_t cuts[] = {-100, 1000, 10};
 	size_t		k;
@@ -228,22 +240,25 @@ test_corruption_truncated_stripe(void)
 		SbError		err;
 		char		stripe[PATH_MAX];
 		char		location[PATH_MAX];
-		struct stat st;
-		off_t		size;
+		char		tag[32];
+		uint64_t	st_size;
+		uint64_t	size;
 		bool		done;
 
 		th_fixture(&f, "trunc", 3);
+		snprintf(tag, sizeof(tag), "trunc%zu", k);
+		th_driver_dests(d, &f, tag);
 		m = make_backup(&f, 3, SB_CODEC_NONE, "bk");
 		th_stripe_path(&f, 2, "bk", stripe);
-		if (m == NULL || stat(stripe, &st) != 0)
+		if (m == NULL || (st_size = th_dest_size(stripe)) == 0)
 		{
 			sb_manifest_free(m);
 			th_fixture_done(&f);
 			continue;
 		}
-		size = cuts[k] < 0 ? st.st_size + cuts[k] : cuts[k];
-		ok(truncate(stripe, size) == 0, "stripe 2 truncated from %lld to %lld bytes",
-		   (long long) st.st_size, (long long) size);
+		size = cuts[k] < 0 ? st_size - (uint64_t) -cuts[k] : (uint64_t) cuts[k];
+		ok(th_dest_truncate(stripe, size), "stripe 2 truncated from %llu to %llu bytes",
+		   (unsigned long long) st_size, (unsigned long long) size);
 		th_location(&f, 0, "bk", location);
 
 		done = th_restore(location, f.target, &err);
@@ -271,9 +286,15 @@ test_corruption_truncated_stripe(void)
 	}
 }
 
-/* 8b. A missing stripe; then found again in another folder. */
 void
-test_corruption_missing_stripe(void)
+test_corruption_truncated_stripe(void)
+{
+	th_each_driver(corruption_truncated_stripe, NULL);
+}
+
+/* 8b. A missing stripe; then found again in another folder. */
+static void
+corruption_missing_stripe(const ThDriver *d, void *arg)
 {
 	ThFixture	f;
 	SbManifest *m;
@@ -285,16 +306,24 @@ test_corruption_missing_stripe(void)
 	SbRestoreOptions ro;
 	char		stripe[PATH_MAX];
 	char		moved[PATH_MAX];
+	char		elsewhere[PATH_MAX];
 	char		location[PATH_MAX];
 	bool		done;
 
 	th_fixture(&f, "missing", 3);
+	th_driver_dests(d, &f, "missing");
 	m = make_backup(&f, 3, SB_CODEC_ZSTD, "bk");
 	th_stripe_path(&f, 2, "bk", stripe);
-	th_path(moved, "%s/elsewhere", f.root);
-	th_mkdir(moved, 0755);
-	th_path(moved, "%s/elsewhere/stripe-2.sbs", f.root);
-	ok(rename(stripe, moved) == 0, "stripe 2 moved away");
+	/* Elsewhere on the same driver: a folder beside the destinations, another prefix. */
+	if (d->s3)
+		th_path(elsewhere, "s3://" TH_S3_BUCKET "/%s/missing/elsewhere", d->prefix);
+	else
+	{
+		th_path(elsewhere, "%s/elsewhere", f.root);
+		th_mkdir(elsewhere, 0755);
+	}
+	th_path(moved, "%s/stripe-2.sbs", elsewhere);
+	ok(th_dest_move(stripe, moved), "stripe 2 moved away");
 	th_location(&f, 2, "bk", location);
 
 	done = th_restore(location, f.target, &err);
@@ -317,7 +346,7 @@ test_corruption_missing_stripe(void)
 	   "plan shows stripe 2 as not present");
 
 	/* Told where it is now, the restore works. */
-	th_path(moved, "%s/elsewhere", f.root);
+	th_path(moved, "%s", elsewhere);
 	done = a != NULL && sb_archive_set_stripe_dir(a, 2, moved, &err);
 	ok(done, "stripe 2's folder can be given");
 	ok(a != NULL && !sb_archive_set_stripe_dir(a, 4, moved, &err) && err.code == SB_EINVAL,
@@ -331,6 +360,12 @@ test_corruption_missing_stripe(void)
 	sb_archive_close(a);
 	sb_manifest_free(m);
 	th_fixture_done(&f);
+}
+
+void
+test_corruption_missing_stripe(void)
+{
+	th_each_driver(corruption_missing_stripe, NULL);
 }
 
 static void
@@ -647,8 +682,8 @@ test_corruption_target_not_empty(void)
 }
 
 /* A stripe from another backup of the same name, and a stripe in the wrong place. */
-void
-test_corruption_foreign_stripe(void)
+static void
+corruption_foreign_stripe(const ThDriver *d, void *arg)
 {
 	ThFixture	f;
 	ThFixture	other;
@@ -666,14 +701,16 @@ test_corruption_foreign_stripe(void)
 
 	th_fixture(&f, "foreign", 3);
 	th_fixture(&other, "foreign-other", 3);
+	th_driver_dests(d, &f, "foreign");
+	th_driver_dests(d, &other, "foreign-other");
 	m = make_backup(&f, 3, SB_CODEC_NONE, "bk");
 	m2 = make_backup(&other, 3, SB_CODEC_NONE, "bk");
 	th_stripe_path(&f, 2, "bk", stripe2);
-	saved = th_read_file(th_stripe_path(&f, 1, "bk", from), &len);
+	saved = th_dest_read(th_stripe_path(&f, 1, "bk", from), &len);
 	th_location(&f, 0, "bk", location);
 
 	/* Same name, same layout, another backup. */
-	ok(rename(th_stripe_path(&other, 2, "bk", from), stripe2) == 0,
+	ok(th_dest_move(th_stripe_path(&other, 2, "bk", from), stripe2),
 	   "stripe 2 replaced by stripe 2 of another backup");
 	done = th_restore(location, f.target, &err);
 	ok(!done && err.code == SB_ECORRUPT, "restore refuses it");
@@ -686,7 +723,7 @@ test_corruption_foreign_stripe(void)
 	th_free_problems(&problems);
 
 	/* Stripe 1 of this backup, copied where stripe 2 belongs. */
-	ok(saved != NULL && th_write_file(stripe2, saved, len, 0600), "stripe 1 copied over stripe 2");
+	ok(saved != NULL && th_dest_write(stripe2, saved, len), "stripe 1 copied over stripe 2");
 	done = th_restore(location, f.target, &err);
 	ok(!done && err.code == SB_ECORRUPT, "restore refuses it");
 	like(err.message, "is stripe 1 of 3, expected stripe 2 of 3", "the error says which is which");
@@ -697,4 +734,10 @@ test_corruption_foreign_stripe(void)
 	sb_manifest_free(m2);
 	th_fixture_done(&f);
 	th_fixture_done(&other);
+}
+
+void
+test_corruption_foreign_stripe(void)
+{
+	th_each_driver(corruption_foreign_stripe, NULL);
 }

@@ -4,11 +4,14 @@
  *		group assembler (group_assembler.h): each destination lost in turn,
  *		two over five, a lost stripe beside a damaged one (the fallback), a
  *		window of two files (th_restore restores that way too), verify.
+ *		Both run once per store driver (drivers.h): stripes in local
+ *		folders, then in prefixes of a bucket.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers.h"
 #include "harness.h"
 #include "tests.h"
 
@@ -26,7 +29,7 @@ make_tree(const ThFixture *f)
 }
 
 static bool
-backup(ThFixture *f, uint32_t ndests, uint32_t redundancy, const char *tag)
+backup(const ThDriver *d, ThFixture *f, uint32_t ndests, uint32_t redundancy, const char *tag)
 {
 	SbBackupOptions o;
 	SbManifest *m = NULL;
@@ -34,6 +37,7 @@ backup(ThFixture *f, uint32_t ndests, uint32_t redundancy, const char *tag)
 	bool		done;
 
 	th_fixture(f, tag, ndests);
+	th_driver_dests(d, f, tag);
 	make_tree(f);
 	th_options(&o, f->dests, ndests, "bk");
 	o.codec = SB_CODEC_ZSTD;
@@ -55,7 +59,7 @@ lose(const ThFixture *f, uint32_t number, bool lost)
 
 	th_stripe_path(f, number, "bk", path);
 	th_path(away, "%s.away", path);
-	if (lost ? rename(path, away) : rename(away, path))
+	if (!(lost ? th_dest_move(path, away) : th_dest_move(away, path)))
 		th_diag("could not move stripe %u", number);
 }
 
@@ -74,16 +78,21 @@ restores(const ThFixture *f, const char *what, long problems)
 	is_int(th_verify(location), problems, "%s: verify finds each problem", what);
 }
 
-void
-test_degraded_read_each_lost(void)
+static void
+degraded_read_each_lost(const ThDriver *d, void *arg)
 {
 	ThFixture	f;
 	char		what[64];
 	uint32_t	i;
 
-	if (!ok(backup(&f, 4, 1, "degraded-each"), "1 over 4: backup succeeds"))
+	if (!ok(backup(d, &f, 4, 1, "degraded-each"), "1 over 4: backup succeeds"))
 		return th_fixture_done(&f);
-	for (i = 1; i <= 4; i++)
+	/*
+	 * In a bucket the first and the last only: which stripe is lost is the
+	 * group assembler's arithmetic, the same whatever the driver; what the
+	 * driver changes (an absent object, the rest read by ranges) each shows.
+	 */
+	for (i = 1; i <= 4; i += d->s3 ? 3 : 1)
 	{
 		snprintf(what, sizeof(what), "1 over 4, stripe %u lost", i);
 		lose(&f, i, true);
@@ -94,12 +103,18 @@ test_degraded_read_each_lost(void)
 }
 
 void
-test_degraded_read_two_over_five(void)
+test_degraded_read_each_lost(void)
+{
+	th_each_driver(degraded_read_each_lost, NULL);
+}
+
+static void
+degraded_read_two_over_five(const ThDriver *d, void *arg)
 {
 	ThFixture	f;
 	char		path[PATH_MAX];
 
-	if (!ok(backup(&f, 5, 2, "degraded-two"), "2 over 5: backup succeeds"))
+	if (!ok(backup(d, &f, 5, 2, "degraded-two"), "2 over 5: backup succeeds"))
 		return th_fixture_done(&f);
 	lose(&f, 3, true);
 	restores(&f, "2 over 5, stripe 3 lost", 1);
@@ -108,8 +123,14 @@ test_degraded_read_two_over_five(void)
 	lose(&f, 5, false);
 	/* a damaged record beside the lost stripe: its group falls back to reading through handles */
 	th_stripe_path(&f, 2, "bk", path);
-	ok(th_flip_byte(path, 64 + 48 + 100, 0x40) && th_flip_byte(path, 300000, 0x40),
+	ok(th_dest_flip_byte(path, 64 + 48 + 100, 0x40) && th_dest_flip_byte(path, 300000, 0x40),
 	   "two bytes of stripe 2 flipped");
 	restores(&f, "2 over 5, stripe 3 lost and stripe 2 damaged", 3);
 	th_fixture_done(&f);
+}
+
+void
+test_degraded_read_two_over_five(void)
+{
+	th_each_driver(degraded_read_two_over_five, NULL);
 }

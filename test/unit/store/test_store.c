@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "store/store.h"
+#include "drivers.h"
 #include "tests.h"
 
 #define BUCKET "bk1"
@@ -246,10 +247,10 @@ test_store_drivers(void)
 	check_posix_only(dir);
 	th_rmtree(dir);
 
-	if (!ok(getenv("SB_TEST_S3_ENDPOINT") != NULL, "an S3 server to test against (run under test/s3/with-s3.sh)"))
+	if (!ok(th_s3_endpoint() != NULL, "an S3 server to test against (run under test/s3/with-s3.sh)"))
 		return;
 	/* The store's own settings, not the process's: none were given to the process. */
-	settings.endpoint = getenv("SB_TEST_S3_ENDPOINT");
+	settings.endpoint = th_s3_endpoint();
 	o.s3 = &settings;
 	snprintf(dest, sizeof(dest), "s3://" BUCKET "/store-%ld", (long) getpid());
 	if ((s = sb_store_new(dest, &o, &err)) != NULL)

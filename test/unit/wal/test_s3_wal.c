@@ -15,6 +15,7 @@
 #include "store/s3/s3_client.h"
 #include "store/store.h"
 #include "stripebackup/sb_s3.h"
+#include "drivers.h"
 #include "tests.h"
 #include "wal_fixture.h"
 
@@ -27,9 +28,9 @@ wal_client(void)
 	SbError		err;
 	SbS3Client *c;
 
-	if (!ok(getenv("SB_TEST_S3_ENDPOINT") != NULL, "an S3 server to test against (run under test/s3/with-s3.sh)"))
+	if (!ok(th_s3_endpoint() != NULL, "an S3 server to test against (run under test/s3/with-s3.sh)"))
 		return NULL;
-	setenv("AWS_ENDPOINT_URL", getenv("SB_TEST_S3_ENDPOINT"), 1);
+	setenv("AWS_ENDPOINT_URL", th_s3_endpoint(), 1);
 	if ((c = sb_s3_client_open(NULL, BUCKET, 1, &err)) == NULL)
 		th_diag_error("S3 client", &err);
 	return c;

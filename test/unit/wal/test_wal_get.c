@@ -2,7 +2,12 @@
  * test_wal_get.c
  *		Restoring archived WAL files: every damage refused, "not in the
  *		archive" told apart from "cannot tell", copies that disagree, and
- *		the spool of segments fetched ahead.
+ *		the spool of segments fetched ahead.  Refusals, copies, prefetch and
+ *		forged headers run once per store driver (drivers.h): the archive in
+ *		local folders, then in prefixes of a bucket (the spool and the
+ *		target stay local: they are the server's).  Flipping every bit stays
+ *		local: it rewrites the archived file twice per bit, thousands of
+ *		objects put in a bucket, and reads it through the same checks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,20 +89,20 @@ static void
 set_version(const char *path, uint16_t major)
 {
 	size_t		len;
-	uint8_t    *bytes = th_read_file(path, &len);
+	uint8_t    *bytes = th_dest_read(path, &len);
 
 	if (bytes == NULL)
 		return;
 	bytes[8] = (uint8_t) major;
 	bytes[9] = (uint8_t) (major >> 8);
 	sb_format_seal(bytes, SB_WAL_HEADER_SIZE);
-	th_write_file(path, bytes, len, 0600);
+	th_dest_write(path, bytes, len);
 	free(bytes);
 }
 
 /* Not there, cannot tell, versions, targets. */
-void
-test_wal_get_refusals(void)
+static void
+get_refusals(const ThDriver *d, void *arg)
 {
 	ThWal		w;
 	SbWalGetOptions o;
@@ -106,8 +111,9 @@ test_wal_get_refusals(void)
 	char		path[PATH_MAX];
 	char		moved[PATH_MAX];
 	const char *seg = th_wal_name(1, 1);
+	int			other;
 
-	th_wal_fixture(&w, "walgetrefused", 2);
+	th_wal_fixture_on(&w, d, "walgetrefused", 2);
 	memset(&o, 0, sizeof(o));
 	o.dests = w.dests;
 	ok(!get(&w, &o, "00000002.history", &r, &err) && err.code == SB_ENOTFOUND,
@@ -117,13 +123,22 @@ test_wal_get_refusals(void)
 	ok(th_wal_archive(&w, seg), "a segment archived");
 	ok(!get(&w, &o, th_wal_name(1, 2), &r, &err) && err.code == SB_ENOTFOUND,
 	   "the next one, not archived: SB_ENOTFOUND");
-	rename(w.f.dest[th_wal_holder(&w, seg) == 0 ? 1 : 0], th_path(moved, "%s/gone", w.f.root));
+	/* The other destination missing: a folder renamed away, or a bucket that does not exist. */
+	other = th_wal_holder(&w, seg) == 0 ? 1 : 0;
+	if (!d->s3)
+		rename(w.f.dest[other], th_path(moved, "%s/gone", w.f.root));
+	else
+		w.f.dests[other] = "s3://no-such-bucket-sb/gone";
 	ok(get(&w, &o, seg, &r, &err), "with the other destination missing, the segment still restores");
 	ok(!get(&w, &o, th_wal_name(1, 2), &r, &err) && err.code == SB_EIO,
 	   "but a file not found is \"cannot tell\", SB_EIO, not \"not there\"");
-	like(err.message, "does not exist (is its device mounted?)", "saying why");
-	is_int(r.unreachable, th_wal_holder(&w, seg) == 0 ? 2 : 1, "the result names the destination not looked at");
-	rename(moved, w.f.dest[th_wal_holder(&w, seg) == 0 ? 1 : 0]);
+	like(err.message, d->s3 ? "bucket \"no-such-bucket-sb\" does not exist" : "does not exist (is its device mounted?)",
+		 "saying why (%s)", err.message);
+	is_int(r.unreachable, other + 1, "the result names the destination not looked at");
+	if (!d->s3)
+		rename(moved, w.f.dest[other]);
+	else
+		w.f.dests[other] = w.f.dest[other];
 
 	set_version(th_wal_archived(&w, (uint32_t) th_wal_holder(&w, seg), seg, path), 3);
 	ok(!get(&w, &o, seg, &r, &err) && err.code == SB_EVERSION, "a copy of format 3.0 is refused as SB_EVERSION");
@@ -151,9 +166,15 @@ test_wal_get_refusals(void)
 	th_wal_fixture_done(&w);
 }
 
-/* Copies in two destinations: a damaged one is passed over; two that differ are refused. */
 void
-test_wal_get_copies(void)
+test_wal_get_refusals(void)
+{
+	th_each_driver(get_refusals, NULL);
+}
+
+/* Copies in two destinations: a damaged one is passed over; two that differ are refused. */
+static void
+get_copies(const ThDriver *d, void *arg)
 {
 	ThWal		w;
 	ThWal		other;
@@ -164,17 +185,17 @@ test_wal_get_copies(void)
 	char		path[PATH_MAX];
 	const char *seg = th_wal_name(1, 5);
 
-	th_wal_fixture(&w, "walcopies", 2);
+	th_wal_fixture_on(&w, d, "walcopies", 2);
 	memset(&o, 0, sizeof(o));
 	o.dests = w.dests;
 	th_wal_text_source(&w, "00000002.history", HISTORY_TEXT, path);
 	ok(th_wal_archive(&w, "00000002.history"), "a history file in both destinations");
 	ok(sb_wal_find(&w.dests, "00000002.history", &found, &err) && found.holders == 3,
 	   "find says both hold it");
-	th_flip_byte(th_wal_archived(&w, 0, "00000002.history", path), 140, 0x04);
+	th_dest_flip_byte(th_wal_archived(&w, 0, "00000002.history", path), 140, 0x04);
 	ok(get(&w, &o, "00000002.history", &r, &err) && r.destination == 1,
 	   "destination 1's copy damaged: restored from destination 2");
-	th_flip_byte(th_wal_archived(&w, 1, "00000002.history", path), 20, 0x04);
+	th_dest_flip_byte(th_wal_archived(&w, 1, "00000002.history", path), 20, 0x04);
 	ok(sb_wal_find(&w.dests, "00000002.history", &found, &err) && found.holders == 1 && found.damaged == 2,
 	   "a damaged header is told from a good one");
 	ok(!get(&w, &o, "00000002.history", &r, &err) && err.code == SB_ECORRUPT,
@@ -184,7 +205,7 @@ test_wal_get_copies(void)
 	/* The same segment name, other contents, archived by another cluster copy into destination 2. */
 	th_wal_source(&w, seg, TH_WAL_SEGMENT, 5, true, path);
 	ok(th_wal_archive(&w, seg), "a segment archived");
-	th_wal_fixture(&other, "walcopies2", 1);
+	th_wal_fixture_on(&other, d, "walcopies2", 1);
 	th_wal_source(&other, seg, TH_WAL_SEGMENT, 6, true, path);
 	snprintf(other.f.dest[0], sizeof(other.f.dest[0]), "%s", w.f.dest[th_wal_holder(&w, seg) == 0 ? 1 : 0]);
 	ok(th_wal_archive(&other, seg), "another copy of it with other contents in the other destination");
@@ -193,6 +214,12 @@ test_wal_get_copies(void)
 	ok(!get(&w, &o, seg, &r, &err) && err.code == SB_ECORRUPT, "and so does get");
 	th_wal_fixture_done(&other);
 	th_wal_fixture_done(&w);
+}
+
+void
+test_wal_get_copies(void)
+{
+	th_each_driver(get_copies, NULL);
 }
 
 /* Files in the spool, as names. */
@@ -205,8 +232,8 @@ spooled(const char *spool, const char *name)
 }
 
 /* Prefetch: the next segments fetched in parallel into the spool, later gets served from it. */
-void
-test_wal_get_prefetch(void)
+static void
+get_prefetch(const ThDriver *d, void *arg)
 {
 	ThWal		w;
 	SbWalGetOptions o;
@@ -217,7 +244,7 @@ test_wal_get_prefetch(void)
 	char		target[PATH_MAX];
 	uint32_t	s;
 
-	th_wal_fixture(&w, "walprefetch", 3);
+	th_wal_fixture_on(&w, d, "walprefetch", 3);
 	for (s = 1; s <= 10; s++)
 		th_wal_source(&w, th_wal_name(1, s), TH_WAL_SEGMENT, s, s % 2 == 0, path);
 	for (s = 1; s <= 10; s++)
@@ -267,6 +294,12 @@ test_wal_get_prefetch(void)
 	th_wal_fixture_done(&w);
 }
 
+void
+test_wal_get_prefetch(void)
+{
+	th_each_driver(get_prefetch, NULL);
+}
+
 /* A spool file of another cluster is not served; it is removed and the archive read. */
 void
 test_wal_get_foreign_spool(void)
@@ -307,7 +340,7 @@ static void
 forge(const char *path, size_t offset, size_t size, int64_t delta)
 {
 	size_t		len;
-	uint8_t    *bytes = th_read_file(path, &len);
+	uint8_t    *bytes = th_dest_read(path, &len);
 	uint64_t	v = 0;
 	size_t		i;
 
@@ -319,7 +352,7 @@ forge(const char *path, size_t offset, size_t size, int64_t delta)
 	for (i = 0; i < size; i++)
 		bytes[offset + i] = (uint8_t) (v >> (8 * i));
 	sb_format_seal(bytes, SB_WAL_HEADER_SIZE);
-	th_write_file(path, bytes, len, 0600);
+	th_dest_write(path, bytes, len);
 	free(bytes);
 }
 
@@ -340,8 +373,8 @@ expect_forged_refused(const ThWal *w, const char *name, const char *path, size_t
 }
 
 /* Headers forged and sealed again, lengths changed, a link: every check behind the seal holds. */
-void
-test_wal_get_forged(void)
+static void
+get_forged(const ThDriver *d, void *arg)
 {
 	ThWal		w;
 	SbWalGetOptions o;
@@ -355,7 +388,7 @@ test_wal_get_forged(void)
 	size_t		len;
 	uint8_t    *bytes;
 
-	th_wal_fixture(&w, "walforged", 1);
+	th_wal_fixture_on(&w, d, "walforged", 1);
 	th_wal_source(&w, zstd_seg, TH_WAL_SEGMENT, 1, true, path);
 	th_wal_source(&w, raw_seg, TH_WAL_SEGMENT, 2, false, path);
 	ok(th_wal_archive(&w, zstd_seg) && th_wal_archive(&w, raw_seg), "a compressed and a raw segment archived");
@@ -371,25 +404,35 @@ test_wal_get_forged(void)
 
 	memset(&o, 0, sizeof(o));
 	o.dests = w.dests;
-	bytes = th_read_file(plain, &len);
-	th_write_file(plain, bytes, len - 1, 0600);
-	ok(!get(&w, &o, raw_seg, &r, &err) && err.code == SB_ECORRUPT, "a file one byte short is refused");
-	like(err.message, "its header says 1048704", "saying the length its header gives");
-	th_write_file(plain, bytes, len, 0600);
+	bytes = th_dest_read(plain, &len);
 	if (bytes != NULL)
 	{
-		FILE	   *f = fopen(plain, "ab");
+		uint8_t    *longer = calloc(1, len + 1);
 
-		fputc(0, f);
-		fclose(f);
+		th_dest_write(plain, bytes, len - 1);
+		ok(!get(&w, &o, raw_seg, &r, &err) && err.code == SB_ECORRUPT, "a file one byte short is refused");
+		like(err.message, "its header says 1048704", "saying the length its header gives");
+		memcpy(longer, bytes, len);
+		th_dest_write(plain, longer, len + 1);
+		ok(!get(&w, &o, raw_seg, &r, &err) && err.code == SB_ECORRUPT, "a byte appended is refused");
+		th_dest_write(plain, bytes, len);
+		free(longer);
 	}
-	ok(!get(&w, &o, raw_seg, &r, &err) && err.code == SB_ECORRUPT, "a byte appended is refused");
-	th_write_file(plain, bytes, len, 0600);
 	free(bytes);
-	unlink(packed);
-	if (symlink(plain, packed) != 0)
-		diag("symlink failed");
-	ok(!get(&w, &o, zstd_seg, &r, &err) && err.code == SB_ECORRUPT, "a link in the archive is never followed");
-	like(err.message, "symbolic link", "saying what it is");
+	/* Links are a local folder's: a bucket has none. */
+	if (!d->s3)
+	{
+		unlink(packed);
+		if (symlink(plain, packed) != 0)
+			diag("symlink failed");
+		ok(!get(&w, &o, zstd_seg, &r, &err) && err.code == SB_ECORRUPT, "a link in the archive is never followed");
+		like(err.message, "symbolic link", "saying what it is");
+	}
 	th_wal_fixture_done(&w);
+}
+
+void
+test_wal_get_forged(void)
+{
+	th_each_driver(get_forged, NULL);
 }

@@ -20,6 +20,7 @@
 #include "store/s3/s3_client.h"
 #include "store/s3/s3_upload.h"
 #include "stripebackup/sb_s3.h"
+#include "drivers.h"
 #include "tests.h"
 
 #define BUCKET "bk1"
@@ -33,7 +34,7 @@ test_client(unsigned in_flight, const char *endpoint)
 	SbS3Client *client;
 	SbError		err;
 
-	s.endpoint = endpoint != NULL ? endpoint : getenv("SB_TEST_S3_ENDPOINT");
+	s.endpoint = endpoint != NULL ? endpoint : th_s3_endpoint();
 	s.region = "us-east-1";
 	if (!ok(s.endpoint != NULL, "an S3 server to test against (run under test/s3/with-s3.sh)"))
 		return NULL;
@@ -265,7 +266,7 @@ client_signing_with(const char *key_id, const char *secret)
 	SbS3Client *client;
 	SbError		err;
 
-	s.endpoint = getenv("SB_TEST_S3_ENDPOINT");
+	s.endpoint = th_s3_endpoint();
 	s.region = "us-east-1";
 	if (s.endpoint == NULL || !sb_s3_config_load(&s, &c, &err))
 		return NULL;
@@ -414,7 +415,7 @@ test_s3_live_upload(void)
 	SbError		err;
 
 	th_begin("s3: an object written front to back in parts, read back by ranges; an upload aborted");
-	s.endpoint = getenv("SB_TEST_S3_ENDPOINT");
+	s.endpoint = th_s3_endpoint();
 	if (!ok(s.endpoint != NULL && data != NULL && sb_s3_config_load(&s, &config, &err),
 			"an S3 server to test against"))
 	{
@@ -488,7 +489,7 @@ test_s3_live_calibrate(void)
 		return;
 	test_prefix(prefix, sizeof(prefix), "calibrate");
 	snprintf(dir, sizeof(dir), "s3://" BUCKET "/%s", prefix);
-	setenv("AWS_ENDPOINT_URL", getenv("SB_TEST_S3_ENDPOINT"), 1);
+	setenv("AWS_ENDPOINT_URL", th_s3_endpoint(), 1);
 	o.directory = dir;
 	o.size = 20 * 1024 * 1024;
 	o.block_size = 1024 * 1024;
@@ -538,7 +539,7 @@ test_s3_live_backup(void)
 	th_begin("s3: a backup to a folder and a bucket: restored, verified, planned, removed by retention");
 	if ((c = test_client(1, NULL)) == NULL)
 		return;
-	setenv("AWS_ENDPOINT_URL", getenv("SB_TEST_S3_ENDPOINT"), 1);
+	setenv("AWS_ENDPOINT_URL", th_s3_endpoint(), 1);
 	test_prefix(prefix, sizeof(prefix), "backup");
 	snprintf(bucket_dest, sizeof(bucket_dest), "s3://" BUCKET "/%s", prefix);
 	th_fixture(&f, "s3backup", 1);
