@@ -140,17 +140,11 @@ pgbr_backup() {	# NAME none|zst
 	record "$1" "$(elapsed "$t0")"
 }
 
-# An empty target for the next restore, $restore_dir: on a file system made
-# anew (fresh_fs.sh), or, without root, a folder emptied.
+# An empty target for the next restore, $restore_dir (fresh_fs.sh).
 restore_target() {
-	if fresh_fs_make "$dir" "$restore_fs_gb"; then
-		restore_dir=$dir/restore-fs/restore
-		restore_where="into a freshly made ext4 file system (a loop device) each time"
-	else
-		rm -rf "$dir/restore"
-		restore_dir=$dir/restore
-		restore_where="into a folder emptied before each (run as root for a fresh file system each time)"
-	fi
+	fresh_target "$dir" "$restore_fs_gb" restore
+	restore_dir=$fresh_dir
+	restore_where=$fresh_where
 }
 
 sb_location() { psql_ -c "SELECT location FROM stripe_backups WHERE status = 'completed' ORDER BY id DESC LIMIT 1"; }

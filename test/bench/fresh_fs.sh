@@ -44,3 +44,18 @@ fresh_fs_make() {	# DIR SIZE_GB
 	read -r status < "$1/fresh-fs.ack"
 	[[ $status == ok ]]
 }
+
+# An empty folder NAME for the next timed write, in $fresh_dir: on a file
+# system made anew when the root side serves, else a folder of DIR emptied
+# (with the removal's cost on the next writer); $fresh_where says which.
+fresh_target() {	# DIR SIZE_GB NAME
+	if fresh_fs_make "$1" "$2"; then
+		fresh_dir=$1/restore-fs/$3
+		fresh_where="into a freshly made ext4 file system (a loop device) each time"
+	else
+		rm -rf "${1:?}/$3"
+		fresh_dir=$1/$3
+		fresh_where="into a folder emptied before each (run as root for a fresh file system each time)"
+	fi
+	mkdir -p "$fresh_dir"
+}

@@ -64,6 +64,7 @@ for n in "${sizes[@]}"; do
 	rm -rf "$dir/tree" "$dir/d1" "$dir/d2" "$dir/restored" "$dir/copy"
 	mkdir -p "$dir/tree" "$dir/d1" "$dir/d2"
 	make_tree "$dir/tree" "$n"
+	fs_gb=$((n / 40000 + 2))	# ext4 gives an inode per 16 KiB: room for n files
 	sync
 	measured "create_$n" create --source "$dir/tree" --dest "$dir/d1" --dest "$dir/d2" --name b --no-progress
 	echo "read_floor_$n $("$floor" read "$dir/tree" "$n" "$threads")" >> "$results/files"
@@ -72,30 +73,31 @@ for n in "${sizes[@]}"; do
 	measured "plan_$n" plan "$dir/d1/b"
 	measured "verify_$n" verify "$dir/d1/b"
 	measured "show_$n" show --json "$dir/d1/b"
+	fresh_target "$dir" "$fs_gb" restored
 	sync
-	measured "restore_$n" restore "$dir/d1/b" --target "$dir/restored" --no-progress
-	restored=$(find "$dir/restored" -type f | wc -l)
+	measured "restore_$n" restore "$dir/d1/b" --target "$fresh_dir" --no-progress
+	restored=$(find "$fresh_dir" -type f | wc -l)
 	[[ $restored -eq $n ]] || { echo "restore of $n files gave $restored" >&2; exit 1; }
-	rm -rf "$dir/restored"
+	fresh_target "$dir" "$fs_gb" restored
 	sync
-	measured "enc_restore_$n" restore "$dir/d1/e" --target "$dir/restored" --encryption-key-file "$dir/key" \
+	measured "enc_restore_$n" restore "$dir/d1/e" --target "$fresh_dir" --encryption-key-file "$dir/key" \
 		--no-progress
-	restored=$(find "$dir/restored" -type f | wc -l)
+	restored=$(find "$fresh_dir" -type f | wc -l)
 	[[ $restored -eq $n ]] || { echo "encrypted restore of $n files gave $restored" >&2; exit 1; }
-	rm -rf "$dir/restored"
-	mkdir "$dir/floor"
+	fresh_target "$dir" "$fs_gb" floor
 	sync
-	echo "write_floor_$n $("$floor" write "$dir/floor" "$n" "$size" "$threads")" >> "$results/files"
-	rm -rf "$dir/floor"
+	echo "write_floor_$n $("$floor" write "$fresh_dir" "$n" "$size" "$threads")" >> "$results/files"
 	# How fast this machine creates that many files: a plain copy, made durable as a restore is.
+	fresh_target "$dir" "$fs_gb" copy
 	sync
 	t0=$(now)
-	cp -a "$dir/tree" "$dir/copy"
-	sync -f "$dir/copy"
+	cp -a "$dir/tree" "$fresh_dir/tree"
+	sync -f "$fresh_dir"
 	echo "copy_$n $(elapsed "$t0")" >> "$results/files"
 	echo "manifest_$n $(stat -c %s "$dir/d1/b/manifest.json")" >> "$results/files"
-	rm -rf "$dir/tree" "$dir/d1" "$dir/d2" "$dir/restored" "$dir/copy"
+	rm -rf "$dir/tree" "$dir/d1" "$dir/d2" "$dir/restored" "$dir/floor" "$dir/copy"
 done
+fresh_fs_make "$dir" 1 || true		# the last big image's space back
 rm -f "$floor" "$dir/key"
 
 fig() { awk -v k="$1" -v c="$2" '$1 == k { print $c }' "$results/files"; }
@@ -118,8 +120,9 @@ for n in "${sizes[@]}"; do
 		"$(calc "$n / $(fig "create_$n" 2)" 0)" "$(fig "read_floor_$n" 2)" \
 		"$(calc "$n / $(fig "restore_$n" 2)" 0)" "$(fig "write_floor_$n" 2)"
 done
-echo "cp -a f/s: a plain copy of the same tree into the same file system, then sync: how fast"
-echo "  this machine creates (and makes durable) that many files; restore syncs its file system too"
+echo "cp -a f/s: a plain copy of the same tree, then sync: how fast this machine creates (and"
+echo "  makes durable) that many files; restore syncs its file system too"
+echo "restores, plain writes and copies go $fresh_where"
 echo "plain read: files_floor.c opens, reads and closes each file ($threads threads), the tree cached as"
 echo "  for the backup; plain write: it creates, writes, times and closes each, then one syncfs"
 echo "targets (issue \"Millions of files\"): peak RSS within the buffers + 64 MiB (80 MiB) at 1 M files;"
