@@ -119,11 +119,6 @@ sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const c
 static void
 check_server(void)
 {
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("stripe_backup() cannot run while the server is in recovery"),
-				 errhint("Take the backup on the primary.")));
 	CheckSlotRequirements();
 }
 
@@ -184,9 +179,13 @@ create_slot(const SbJob *job)
 	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) job->id);
 	sbx_compat_slot_create_temporary(name);
 	ReplicationSlotReserveWal();
-	SpinLockAcquire(&MyReplicationSlot->mutex);
-	MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
-	SpinLockRelease(&MyReplicationSlot->mutex);
+	/* a standby's backup starts at a restartpoint it made already: the slot keeps its redo point */
+	if (!RecoveryInProgress())
+	{
+		SpinLockAcquire(&MyReplicationSlot->mutex);
+		MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
+		SpinLockRelease(&MyReplicationSlot->mutex);
+	}
 	ReplicationSlotsComputeRequiredLSN();
 	ReplicationSlotMarkDirty();
 	ReplicationSlotRelease();
@@ -553,6 +552,8 @@ metadata_json(Run *r, XLogRecPtr stop)
 	append_archive_json(&s);
 	if (r->out->incremental_method != NULL)
 		appendStringInfo(&s, ", \"incremental_method\": \"%s\"", r->out->incremental_method);
+	if (r->server.from_standby)
+		appendStringInfoString(&s, ", \"backup_from\": \"standby\"");
 	appendStringInfoString(&s, "}");
 	return s.data;
 }
