@@ -169,7 +169,9 @@ LANGUAGE C STRICT VOLATILE;
 -- The backups a standby took itself: a server in recovery cannot write the
 -- tables above, so its backup worker keeps their rows in a file of its data
 -- directory (docs/DECISIONS.md "Backups taken on a standby"): the newest
--- line of each backup, as jsonb.  None on a server without that file.
+-- line of each backup, as jsonb.  None on a server without that file.  The
+-- views call it as whoever reads them, so anyone may call it; it answers
+-- only those who may read a view of the history (it checks).
 CREATE FUNCTION stripe_standby_records() RETURNS SETOF pg_catalog.jsonb
 AS 'MODULE_PATHNAME', 'stripe_standby_records'
 LANGUAGE C STRICT VOLATILE;
@@ -768,13 +770,15 @@ DO $comments$
 DECLARE
 	c record;
 BEGIN
-	FOR c IN SELECT a.attrelid::pg_catalog.regclass AS view, a.attname AS name
+	FOR c IN SELECT n.nspname, k.relname, a.attname
 			 FROM pg_catalog.pg_attribute a
+			 JOIN pg_catalog.pg_class k ON k.oid OPERATOR(pg_catalog.=) a.attrelid
+			 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) k.relnamespace
 			 WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@.stripe_backup_records'::pg_catalog.regclass,
 					'@extschema@.stripe_backup_stripe_records'::pg_catalog.regclass]::pg_catalog.oid[])
 			   AND a.attnum OPERATOR(pg_catalog.>) 0::pg_catalog.int2
 	LOOP
-		EXECUTE pg_catalog.format('COMMENT ON COLUMN %s.%I IS %L', c.view, c.name,
+		EXECUTE pg_catalog.format('COMMENT ON COLUMN %I.%I.%I IS %L', c.nspname, c.relname, c.attname,
 			'the column of the history table, for every backup this server records');
 	END LOOP;
 END
@@ -956,15 +960,12 @@ REVOKE ALL ON FUNCTION stripebackup_progress() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_wal_archive_status() FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_check(interval, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION stripe_archive_lag() FROM PUBLIC;
-REVOKE ALL ON FUNCTION stripe_standby_records() FROM PUBLIC;
 REVOKE ALL ON TABLE stripe_backup_history, stripe_backup_stripe_history,
 	stripe_restore_history, stripe_restore_stripe_history, stripe_backup_timeline_history,
 	stripe_calibrations, stripe_stats_reset_history FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION stripebackup_progress() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION stripe_wal_archive_status() TO pg_monitor;
 GRANT EXECUTE ON FUNCTION stripe_archive_lag() TO pg_monitor;
--- the views read it as whoever reads them
-GRANT EXECUTE ON FUNCTION stripe_standby_records() TO pg_monitor;
 GRANT SELECT ON stripe_backups, stripe_backup_stripes, stripe_restores, stripe_restore_stripes,
 	stripe_backup_progress, stripe_backup_timeline, stripe_throughput, stripe_calibrations,
 	stripe_wal_archive, stripe_health TO pg_monitor;

@@ -21,7 +21,9 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -193,6 +195,29 @@ sbx_standby_history_import(void)
 					"joined stripe_backup_history", (unsigned long long) rows.count)));
 }
 
+/* The views that show the backup history: who may read one may read the file. */
+static const char *const history_views[] = {
+	"stripe_backups", "stripe_backup_stripes", "stripe_health", "stripe_throughput", NULL
+};
+
+static void
+check_may_read_history(void)
+{
+	Oid			schema = sbx_sql_schema();
+
+	for (int i = 0; history_views[i] != NULL; i++)
+	{
+		Oid			view = get_relname_relid(history_views[i], schema);
+
+		if (OidIsValid(view) && pg_class_aclcheck(view, GetUserId(), ACL_SELECT) == ACLCHECK_OK)
+			return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to read the backup history"),
+			 errhint("It is for those who may read stripe_backups.")));
+}
+
 PG_FUNCTION_INFO_V1(stripe_standby_records);
 
 /* The newest line of each backup in the file, as jsonb; none on a server that has no file. */
@@ -205,6 +230,7 @@ stripe_standby_records(PG_FUNCTION_ARGS)
 	Tuplestorestate *store;
 	ListCell   *lc;
 
+	check_may_read_history();
 	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
