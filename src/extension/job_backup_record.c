@@ -5,7 +5,9 @@
  *		columns of stripe_backup_history by name, "id" first, and "stripes",
  *		the rows of stripe_backup_stripe_history.  SQL reads it back with
  *		jsonb_populate_record(), so every value is written as that column's
- *		input function reads it (times in ISO 8601, whatever DateStyle is).
+ *		input function reads it (times in ISO 8601, whatever DateStyle is),
+ *		and every column is there: a key left out would be NULL, not the
+ *		column's default.
  */
 #include "postgres.h"
 
@@ -104,7 +106,8 @@ asked(StringInfo s, const SbJob *job, TimestampTz started_at)
 	text_value(s, "type", sb_backup_type_name(a->type));
 	int_value(s, "parent_id", a->parent_id, a->type == SB_BACKUP_FULL);
 	int_value(s, "merged_from", a->merge.id, a->merge.id == 0);
-	appendStringInfo(s, ", \"encrypted\": %s", a->encryption_key_file[0] != '\0' ? "true" : "false");
+	appendStringInfo(s, ", \"encrypted\": %s, \"keep\": false, \"note\": null",
+					 a->encryption_key_file[0] != '\0' ? "true" : "false");
 	int_value(s, "redundancy", a->redundancy, false);
 }
 
