@@ -438,34 +438,16 @@ copy_cluster(Run *r)
 	add_data(r, BACKUP_LABEL_FILE, r->server.label->data, r->server.label->len);
 }
 
+/* pg_wal/FNAME, read from SOURCE, with its archive_status/FNAME.done. */
 static void
-add_wal_file(Run *r, const char *fname)
+add_wal_file(Run *r, const char *fname, const char *source)
 {
 	char		path[MAXPGPATH];
 
 	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
-	add_required_file(r, path, path);
+	add_required_file(r, path, source != NULL ? source : path);
 	snprintf(path, sizeof(path), XLOGDIR "/archive_status/%s.done", fname);
 	add_data(r, path, "", 0);
-}
-
-/*
- * A standby keeps in pg_wal the WAL it streams, not what restore_command
- * brings from an archive (replayed from a temporary file, then removed).
- */
-static void
-check_standby_has(const char *fname)
-{
-	char		path[MAXPGPATH];
-	struct stat st;
-
-	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
-	if (stat(path, &st) != 0 && errno == ENOENT)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("this standby has no WAL segment %s in pg_wal for the backup", fname),
-				 errdetail("A standby keeps the WAL it streams from its primary, not the WAL its restore_command brings from an archive."),
-				 errhint("Take the backup on a standby that streams (primary_conninfo), or on the primary.")));
 }
 
 /* WAL segments from the start segment to the one holding the stop point. */
@@ -485,17 +467,22 @@ copy_wal(Run *r, XLogRecPtr start, XLogRecPtr stop, TimeLineID tli)
 	{
 		char		fname[MAXFNAMELEN];
 
+		char	   *fetched = NULL;
+
 		CheckXLogRemoved(seg, tli);
 		XLogFileName(fname, tli, seg, wal_segment_size);
+		/* a standby's pg_wal may lack it, or hold a recycled file by its name */
 		if (r->server.from_standby)
-			check_standby_has(fname);
-		add_wal_file(r, fname);
+			fetched = sbx_backup_standby_wal(fname, seg, stop);
+		add_wal_file(r, fname, fetched);
+		if (fetched != NULL)
+			unlink(fetched);	/* read: adding a file reads it whole */
 	}
 	/* Every timeline history file: recovery reads them to follow timelines. */
 	dir = AllocateDir(XLOGDIR);
 	while ((de = ReadDir(dir, XLOGDIR)) != NULL)
 		if (IsTLHistoryFileName(de->d_name))
-			add_wal_file(r, de->d_name);
+			add_wal_file(r, de->d_name, NULL);
 	FreeDir(dir);
 }
 
