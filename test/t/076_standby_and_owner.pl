@@ -59,7 +59,9 @@ $node->wait_for_catchup($standby);
 my $incr = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ", type => 'incr')");
 is($standby->safe_psql('postgres', "SELECT type, parent_id FROM stripe_backups WHERE id = $incr"), "incr|$first",
 	"a standby's incr: its parent the standby's full, not the primary's newer backup $newer");
-my $last = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ')');
+my $last = $standby->safe_psql('postgres', "SELECT stripe_merge($incr)");
+is($standby->safe_psql('postgres', "SELECT status, type, merged_from, from_standby FROM stripe_backups WHERE id = $last"),
+	"completed|full|$incr|t", 'stripe_merge on the standby: its chain folded into a full backup of its own');
 my $first_name = $standby->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $first");
 ($rc, $out, $err) = $standby->psql('postgres', 'SELECT backup_id, status, removed FROM stripe_expire(keep_last => 1) ORDER BY backup_id');
 is($out, "$first|completed|t\n$incr|completed|t", 'stripe_expire on the standby: its two older backups go') or diag($err);
