@@ -13,6 +13,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use StripeBackupTest;
 use Test::More;
+use File::Path ();
 
 # The primary archives the timeline history files only (025's race: the
 # history file reaches the archive before any segment), so the cascading
@@ -66,9 +67,10 @@ load_slow_data($standby);
 $standby->wait_for_catchup($cascade);
 my @primary_dests = make_destinations(1);
 my $on_primary = start_slow_backup($standby, @primary_dests);
-my $after = $cascade->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
-is($cascade->safe_psql('postgres', "SELECT status, timeline FROM stripe_backups WHERE id = $after"),
-	'completed|2', 'a backup on the cascading standby while the new primary takes one: completed on timeline 2');
+my $after = $cascade->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ', redundancy => 1)');
+is($cascade->safe_psql('postgres', "SELECT status, timeline, redundancy FROM stripe_backups WHERE id = $after"),
+	'completed|2|1', 'a backup on the cascading standby while the new primary takes one: completed on timeline 2, '
+	  . 'with redundancy');
 $standby->poll_query_until('postgres', "SELECT status <> 'running' FROM stripe_backups WHERE id = $on_primary")
   or die 'the backup on the new primary did not end';
 is($standby->safe_psql('postgres', "SELECT status FROM stripe_backups WHERE id = $on_primary"), 'completed',
@@ -77,11 +79,14 @@ is($cascade->safe_psql('postgres',
 		"SELECT string_agg(id::text, ',' ORDER BY id) FROM stripe_backups WHERE from_standby"),
 	"$before,$after", 'the cascading standby shows its own two backups');
 
-# Each restores into a copy that starts with nothing else to do.
+# Each restores into a copy that starts with nothing else to do (the
+# second with its first destination lost: the redundancy covers it).
+my $lost = $cascade->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $after");
+File::Path::rmtree("$dests[0]/$lost");
 for my $case ([ 'tl1', $before, 10000 ], [ 'tl2', $after, 12000 ])
 {
 	my ($name, $id, $rows) = @$case;
-	my $copy = restore_node("copy_$name", backup_location($cascade, $id));
+	my $copy = restore_node("copy_$name", $id == $after ? "$dests[1]/$lost" : backup_location($cascade, $id));
 	$copy->start;
 	$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 	  or die "the copy of backup $id did not finish recovery";
