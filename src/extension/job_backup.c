@@ -119,11 +119,6 @@ sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const c
 static void
 check_server(void)
 {
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("stripe_backup() cannot run while the server is in recovery"),
-				 errhint("Take the backup on the primary.")));
 	CheckSlotRequirements();
 }
 
@@ -184,9 +179,13 @@ create_slot(const SbJob *job)
 	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) job->id);
 	sbx_compat_slot_create_temporary(name);
 	ReplicationSlotReserveWal();
-	SpinLockAcquire(&MyReplicationSlot->mutex);
-	MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
-	SpinLockRelease(&MyReplicationSlot->mutex);
+	/* a standby's backup starts at a restartpoint it made already: the slot keeps its redo point */
+	if (!RecoveryInProgress())
+	{
+		SpinLockAcquire(&MyReplicationSlot->mutex);
+		MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
+		SpinLockRelease(&MyReplicationSlot->mutex);
+	}
 	ReplicationSlotsComputeRequiredLSN();
 	ReplicationSlotMarkDirty();
 	ReplicationSlotRelease();
@@ -450,6 +449,25 @@ add_wal_file(Run *r, const char *fname)
 	add_data(r, path, "", 0);
 }
 
+/*
+ * A standby keeps in pg_wal the WAL it streams, not what restore_command
+ * brings from an archive (replayed from a temporary file, then removed).
+ */
+static void
+check_standby_has(const char *fname)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+
+	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
+	if (stat(path, &st) != 0 && errno == ENOENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("this standby has no WAL segment %s in pg_wal for the backup", fname),
+				 errdetail("A standby keeps the WAL it streams from its primary, not the WAL its restore_command brings from an archive."),
+				 errhint("Take the backup on a standby that streams (primary_conninfo), or on the primary.")));
+}
+
 /* WAL segments from the start segment to the one holding the stop point. */
 static void
 copy_wal(Run *r, XLogRecPtr start, XLogRecPtr stop, TimeLineID tli)
@@ -469,6 +487,8 @@ copy_wal(Run *r, XLogRecPtr start, XLogRecPtr stop, TimeLineID tli)
 
 		CheckXLogRemoved(seg, tli);
 		XLogFileName(fname, tli, seg, wal_segment_size);
+		if (r->server.from_standby)
+			check_standby_has(fname);
 		add_wal_file(r, fname);
 	}
 	/* Every timeline history file: recovery reads them to follow timelines. */
@@ -553,6 +573,8 @@ metadata_json(Run *r, XLogRecPtr stop)
 	append_archive_json(&s);
 	if (r->out->incremental_method != NULL)
 		appendStringInfo(&s, ", \"incremental_method\": \"%s\"", r->out->incremental_method);
+	if (r->server.from_standby)
+		appendStringInfoString(&s, ", \"backup_from\": \"standby\"");
 	appendStringInfoString(&s, "}");
 	return s.data;
 }

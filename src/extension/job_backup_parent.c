@@ -14,6 +14,7 @@
 
 #include "access/timeline.h"
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -25,6 +26,7 @@
 #include "sb_guc.h"
 #include "sb_handle.h"
 #include "sb_spi.h"
+#include "sb_standby_history.h"
 #include "stripebackup/sb_pgmeta.h"
 
 /* The newest completed backup that can be a parent of TYPE, from the history. */
@@ -126,8 +128,15 @@ same_system(const Candidate *c, const SbArchive *a, char **why)
 static bool
 on_current_history(const Candidate *c, char **why)
 {
-	TimeLineID	now = GetWALInsertionTimeLine();
-	List	   *history = readTimeLineHistory(now);
+	TimeLineID	now;
+	List	   *history;
+
+	/* a standby's: the timeline it replays */
+	if (RecoveryInProgress())
+		(void) GetXLogReplayRecPtr(&now);
+	else
+		now = GetWALInsertionTimeLine();
+	history = readTimeLineHistory(now);
 
 	if (c->timeline != 0 && !XLogRecPtrIsInvalid(c->stop_lsn) &&
 		tliOfPointInHistory(c->stop_lsn, history) == c->timeline)
@@ -183,7 +192,8 @@ sbx_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 	memcpy(args->parent_uuid, c.uuid, SB_UUID_LEN);
 	args->parent_start_lsn = c.start_lsn;
 	args->parent_timeline = c.timeline;
-	args->skip_unchanged = sb_guc_skip_unchanged;
+	/* file times tell what a server did not write since its own backup only */
+	args->skip_unchanged = sb_guc_skip_unchanged && !RecoveryInProgress() && c.id < SB_STANDBY_FIRST_ID;
 	args->use_summaries = sb_guc_use_wal_summaries;
 }
 

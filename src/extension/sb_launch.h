@@ -17,9 +17,9 @@ extern void sbx_launch_check_privileges(bool write, const char *what);
  * arguments, in the current memory context.
  */
 /*
- * ERROR when the server is a standby (in recovery): a job of KIND records
- * its history in tables only a primary can write; a backup says that
- * backups from a standby are not supported yet.
+ * ERROR when the server is a standby (in recovery) and a job of KIND
+ * records its history in tables only a primary can write: every kind but a
+ * backup, which keeps it in a file of the standby's (sb_standby_history.c).
  */
 extern void sbx_launch_check_primary(SbJobKind kind);
 

@@ -50,7 +50,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	 */
 	{SB_SQL_BACKUP_PARENT,
 		"SELECT h.id, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline"
-		" FROM @extschema@.stripe_backup_history h"
+		" FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND ($1 OR h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)"
 		" ORDER BY h.started_at DESC, h.id DESC LIMIT 1",
@@ -85,13 +85,13 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 
 	{SB_SQL_BACKUP_FOLDERS,
 		"SELECT h.name, h.destinations, h.backup_uuid, h.encrypted"
-		" FROM @extschema@.stripe_backup_history h"
+		" FROM @extschema@.stripe_backup_records h"
 		" WHERE h.id OPERATOR(pg_catalog.=) $1"
 		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
 	1, {INT8OID}, SPI_OK_SELECT},
 
 	{SB_SQL_BACKUP_FOR_TARGET,
-		"SELECT h.id FROM @extschema@.stripe_backup_history h"
+		"SELECT h.id FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND ($1 IS NULL OR h.finished_at OPERATOR(pg_catalog.<=) $1)"
 		" AND ($2 IS NULL OR h.stop_lsn OPERATOR(pg_catalog.<=) $2)"
@@ -110,7 +110,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	/* What stripe_merge() folds: the chain's newest backup. */
 	{SB_SQL_MERGE_SOURCE,
 		"SELECT h.name, h.destinations, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline, h.type"
-		" FROM @extschema@.stripe_backup_history h"
+		" FROM @extschema@.stripe_backup_records h"
 		" WHERE h.id OPERATOR(pg_catalog.=) $1"
 		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
 	1, {INT8OID}, SPI_OK_SELECT},
@@ -289,17 +289,17 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	 * when it was written elsewhere): the room the next one needs.
 	 */
 	{SB_SQL_CHECK_DESTINATIONS,
-		"WITH last AS (SELECT h.destinations FROM @extschema@.stripe_backup_history h"
+		"WITH last AS (SELECT h.destinations FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1),"
 		" lastfull AS (SELECT h.id, h.bytes_written, pg_catalog.cardinality(h.destinations) AS n"
-		" FROM @extschema@.stripe_backup_history h"
+		" FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text"
 		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1)"
 		" SELECT d.destination, COALESCE("
 		" (SELECT pg_catalog.sum(s.stored_bytes)::pg_catalog.int8"
-		" FROM @extschema@.stripe_backup_stripe_history s JOIN lastfull f"
+		" FROM @extschema@.stripe_backup_stripe_records s JOIN lastfull f"
 		" ON s.backup_id OPERATOR(pg_catalog.=) f.id"
 		" WHERE s.destination OPERATOR(pg_catalog.=) d.destination),"
 		" (SELECT (f.bytes_written OPERATOR(pg_catalog./) f.n::pg_catalog.int8) FROM lastfull f))"
@@ -322,7 +322,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 
 	/* Where the newest completed full backup started: the WAL since is what the archive took in one cycle. */
 	{SB_SQL_CHECK_LAST_FULL_START,
-		"SELECT h.start_lsn FROM @extschema@.stripe_backup_history h"
+		"SELECT h.start_lsn FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text AND h.start_lsn IS NOT NULL"
 		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1",
@@ -338,6 +338,25 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		"UPDATE @extschema@.stripe_backup_stripe_history s SET destination = $2"
 		" WHERE s.backup_id OPERATOR(pg_catalog.=) $1 AND s.stripe OPERATOR(pg_catalog.=) $3",
 	3, {INT8OID, TEXTOID, INT4OID}, SPI_OK_UPDATE},
+
+	/*
+	 * A server promoted: the rows of the backups it took as a standby
+	 * (sb_standby_history.c) join the tables, with their ids.
+	 */
+	{SB_SQL_STANDBY_IMPORT,
+		"INSERT INTO @extschema@.stripe_backup_history"
+		" SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),"
+		" LATERAL pg_catalog.jsonb_populate_record(NULL::@extschema@.stripe_backup_history, r.record) AS p"
+		" ON CONFLICT (id) DO NOTHING",
+	0, {InvalidOid}, SPI_OK_INSERT},
+
+	{SB_SQL_STANDBY_IMPORT_STRIPES,
+		"INSERT INTO @extschema@.stripe_backup_stripe_history"
+		" SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),"
+		" LATERAL pg_catalog.jsonb_populate_recordset(NULL::@extschema@.stripe_backup_stripe_history,"
+		" r.record OPERATOR(pg_catalog.->) 'stripes'::pg_catalog.text) AS p"
+		" ON CONFLICT DO NOTHING",
+	0, {InvalidOid}, SPI_OK_INSERT},
 };
 
 const SbStatementDef *

@@ -1,7 +1,6 @@
-# Two refusals that say what to do (issue 42): a backup on a hot standby
-# says it is not supported yet, "take it on the primary" (not "cannot
-# execute nextval() in a read-only transaction"), and so does a restore
-# from SQL there; a command restore run as root hands its files to the
+# A backup on a hot standby is taken (issue 45; not "cannot execute
+# nextval() in a read-only transaction"), and a restore from SQL there is
+# refused, saying what to do (issue 42); a command restore run as root hands its files to the
 # owner of the target's parent folder or to --owner USER, and refuses when
 # that would be root.  Run as another user, --owner names only that user.
 use strict;
@@ -26,13 +25,16 @@ $standby->init_from_backup($node, 'base', has_streaming => 1);
 $standby->start;
 $node->wait_for_catchup($standby);
 my @standby_dests = make_destinations(1);
+# A backup there is the standby's own (t/090 takes them under load): its
+# id from the standby's range, its row in the standby's file, shown.
 my ($rc, $out, $err) = $standby->psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ')');
-like($err, qr/ERROR: +a backup on a standby is not supported yet: take it on the primary/,
-	'a backup on a standby: not supported yet, take it on the primary');
-unlike($err, qr/nextval/, 'not the read-only nextval() error');
-my @left;
-find(sub { push @left, $File::Find::name if $_ ne '.' }, @standby_dests);
-is(scalar(@left), 0, 'nothing written into the destination');
+is($rc, 0, 'a backup on a standby: taken') or diag($err);
+cmp_ok($out, '>=', 1e15, 'with an id of the standby\'s range');
+is($standby->safe_psql('postgres', "SELECT status, from_standby, timeline FROM stripe_backups WHERE id = $out"),
+	'completed|t|1', 'shown by stripe_backups on the standby: completed, from a standby, timeline 1');
+is($standby->safe_psql('postgres', "SELECT count(*) FROM stripe_backups WHERE id = $backup"), '1',
+	'beside the primary\'s backup');
+ok(-f $standby->data_dir . '/pg_stripebackup/standby_history.jsonl', 'its row is in the standby\'s file');
 my $never = PostgreSQL::Test::Utils::tempdir() . '/never';
 ($rc, $out, $err) = $standby->psql('postgres', "SELECT stripe_restore('$location', '$never')");
 like($err, qr/ERROR: +a restore cannot run on a standby: it records its history in tables a standby cannot write/,
