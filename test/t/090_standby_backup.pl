@@ -75,7 +75,6 @@ $standby->poll_query_until('postgres', "SELECT count(*) > $history_after_full + 
 $node->safe_psql('postgres', 'INSERT INTO marks VALUES (1); CHECKPOINT');
 $node->wait_for_catchup($standby, 'replay');
 my $incr = standby_backup('incr', @dests);
-my $history_after_incr = $standby->safe_psql('postgres', 'SELECT count(*) FROM pgbench_history');
 # TERM, not INT: a shell's background jobs ignore SIGINT, and pgbench inherits that.
 $pgbench->signal('TERM');
 $pgbench->finish;
@@ -97,12 +96,19 @@ for my $id ($full, $incr)
 is($standby->safe_psql('postgres',
 		"SELECT stop_lsn > (SELECT stop_lsn FROM stripe_backups WHERE id = $full) FROM stripe_backups WHERE id = $incr"),
 	't', 'the incremental ends after the full backup');
+is($standby->safe_psql('postgres',
+		"SELECT string_agg(from_standby::text, ',' ORDER BY id) FROM stripe_backups WHERE id IN ($primary_backup, $full, $incr)"),
+	'false,true,true', 'from_standby marks the standby\'s backups, not the primary\'s');
+is($node->safe_psql('postgres', "SELECT count(*) FROM stripe_backups WHERE id >= $standby_ids"), '0',
+	"the primary's stripe_backups does not show the standby's backups");
 
 # The incremental restored with the command (the chain: the full and it).
 my $copy = restore_node('copy', backup_location($standby, $incr));
 unlike(slurp_file($copy->data_dir . '/postgresql.auto.conf'), qr/^\s*restore_command/m,
 	'the copy has no restore_command: it recovers from the WAL in the backup alone');
 ok(!-e $copy->data_dir . '/standby.signal', 'the copy is not restored as a standby');
+ok(!-e $copy->data_dir . '/pg_stripebackup/standby_history.jsonl',
+	"the standby's own history file is not in its backup");
 my $started = $copy->start(fail_ok => 1);
 ok($started, 'the copy starts') or diag(slurp_file($copy->logfile));
 SKIP:
@@ -118,29 +124,67 @@ SKIP:
 	is(pgbench_invariant($copy), 't', "pgbench's invariant holds in the copy (balances and history agree)");
 	my ($copied_history, $marks) =
 	  split /\|/, $copy->safe_psql('postgres', 'SELECT (SELECT count(*) FROM pgbench_history), (SELECT count(*) FROM marks)');
-	ok($copied_history > 0 && $copied_history <= $history_after_incr,
-		"the copy holds pgbench's work up to the incremental's end ($copied_history rows of history, "
-		  . "$history_after_full on the standby after the full backup, $history_after_incr after the incremental)");
 	is($marks, '1', "the row committed before the primary's checkpoint the standby replayed is in the copy");
+	# The rows the standby showed before that row was written precede it.
+	cmp_ok($copied_history, '>', $history_after_full + 500,
+		"and so is pgbench's work between the full backup and the incremental ($copied_history rows of history, "
+		  . "$history_after_full on the standby after the full backup)");
 	$copy->stop;
 }
 
 # What the primary's processes read while the standby takes a backup, pgbench
-# stopped: the postmaster and its children, from /proc/PID/io.
-sub primary_io
+# stopped: the postmaster and its children, from /proc/PID/io.  A child's
+# counts join the postmaster's when it is reaped, so a backend that served
+# a query before the first reading must be gone by then (primary_children).
+sub primary_postmaster
 {
 	open my $fh, '<', $node->data_dir . '/postmaster.pid' or die "postmaster.pid: $!";
 	my $postmaster = <$fh> + 0;
 	close $fh;
-	my @pids = ($postmaster);
+	return $postmaster;
+}
+
+# The postmaster's children: pid => process title ('' for one not yet reaped).
+sub primary_children
+{
+	my $postmaster = primary_postmaster();
+	my %children;
 	for my $stat (glob '/proc/[0-9]*/stat')
 	{
 		open my $sf, '<', $stat or next;
 		my $line = <$sf> // '';
 		close $sf;
 		# pid (comm) state ppid ...: comm may hold spaces and parentheses
-		push @pids, $1 if $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $postmaster;
+		next unless $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $postmaster;
+		my $pid = $1;
+		# the process title, "postgres: primary: walsender ...", for the notes below
+		my $title = -r "/proc/$pid/cmdline" ? slurp_file("/proc/$pid/cmdline") : '';
+		$title =~ s/\0+/ /g;
+		$title =~ s/\s+$//;
+		$children{$pid} = $title;
 	}
+	return \%children;
+}
+
+# Until the primary runs no client backend (the last query's is reaped).
+sub wait_for_primary_idle
+{
+	for (1 .. $PostgreSQL::Test::Utils::timeout_default * 10)
+	{
+		my $children = primary_children();
+		return unless grep { !/: (?:checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|walsender|archiver)/ }
+		  values %$children;
+		select(undef, undef, undef, 0.1);
+	}
+	die 'the primary runs backends still: ' . join(', ', values %{ primary_children() });
+}
+
+sub primary_io
+{
+	my $postmaster = primary_postmaster();
+	my $children = primary_children();
+	$children->{$postmaster} = 'postmaster';
+	my @pids = keys %$children;
 	my %io;
 	for my $pid (@pids)
 	{
@@ -151,12 +195,13 @@ sub primary_io
 		};
 		my %f = map { /^(\w+): (\d+)/ ? ($1, $2) : () } <$io>;
 		close $io;
-		$io{$pid} = [ $f{rchar} // 0, $f{read_bytes} // 0 ];
+		$io{$pid} = [ $f{rchar} // 0, $f{read_bytes} // 0, $children->{$pid} ];
 	}
 	return \%io;
 }
 
 $node->wait_for_catchup($standby, 'replay');
+wait_for_primary_idle();
 my $io_before = primary_io();
 my $measured = standby_backup('full', @dests);
 my $io_after = primary_io();
@@ -171,6 +216,8 @@ SKIP:
 		my $before = $io_before->{$pid} // [ 0, 0 ];
 		$rchar += $io_after->{$pid}[0] - $before->[0];
 		$read_bytes += $io_after->{$pid}[1] - $before->[1];
+		note("primary process $pid ($io_after->{$pid}[2]): rchar +" . ($io_after->{$pid}[0] - $before->[0])
+			  . ', read_bytes +' . ($io_after->{$pid}[1] - $before->[1]));
 	}
 	my $bytes_read = $standby->safe_psql('postgres', "SELECT bytes_read FROM stripe_backups WHERE id = $measured");
 	diag("during backup $measured on the standby, which read $bytes_read bytes of its cluster, the primary's "
