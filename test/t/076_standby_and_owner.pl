@@ -35,6 +35,13 @@ is($standby->safe_psql('postgres', "SELECT status, from_standby, timeline FROM s
 is($standby->safe_psql('postgres', "SELECT count(*) FROM stripe_backups WHERE id = $backup"), '1',
 	'beside the primary\'s backup');
 ok(-f $standby->data_dir . '/pg_stripebackup/standby_history.jsonl', 'its row is in the standby\'s file');
+my $standby_location = $standby->safe_psql('postgres', "SELECT location FROM stripe_backups WHERE id = $out");
+($rc, $out, $err) = run_stripebackup('show', $standby_location);
+like($out, qr/^WAL: .* on timeline 1, taken on a standby$/m, 'show: taken on a standby');
+($rc, $out, $err) = run_stripebackup('show', '--output=json', $standby_location);
+like($out, qr/"from_standby":\s*true/, 'show --json: from_standby true');
+($rc, $out, $err) = run_stripebackup('show', '--output=json', $location);
+like($out, qr/"from_standby":\s*false/, 'and false for the primary\'s');
 my $never = PostgreSQL::Test::Utils::tempdir() . '/never';
 ($rc, $out, $err) = $standby->psql('postgres', "SELECT stripe_restore('$location', '$never')");
 like($err, qr/ERROR: +a restore cannot run on a standby: it records its history in tables a standby cannot write/,
