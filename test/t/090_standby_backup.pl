@@ -267,6 +267,7 @@ is($standby->safe_psql('postgres',
 		"SELECT string_agg(id || ':' || status, ',' ORDER BY id) FROM stripe_backup_history WHERE id >= $standby_ids"),
 	"$full:completed,$incr:completed,$measured:completed,$doomed:failed",
 	"the standby's rows are in the table stripe_backup_history now, with their ids");
+ok(!-e $standby->data_dir . '/pg_stripebackup/standby_history.jsonl', 'and the file that held them is gone');
 is($standby->safe_psql('postgres',
 		"SELECT count(*) - count(DISTINCT id) FROM stripe_backups"), '0', 'each backup shows once in stripe_backups');
 is($standby->safe_psql('postgres',
