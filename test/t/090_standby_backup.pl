@@ -113,7 +113,7 @@ my $started = $copy->start(fail_ok => 1);
 ok($started, 'the copy starts') or diag(slurp_file($copy->logfile));
 SKIP:
 {
-	skip 'the copy did not start', 6 unless $started;
+	skip 'the copy did not start', 7 unless $started;
 	my $log = slurp_file($copy->logfile);
 	like($log, qr/consistent recovery state reached/, 'the copy reaches a consistent state');
 	unlike($log, qr/could not open file "pg_wal\/|WAL ends before end of online backup|requested WAL segment|PANIC/,
@@ -132,79 +132,13 @@ SKIP:
 	$copy->stop;
 }
 
-# What the primary's processes read while the standby takes a backup, pgbench
-# stopped: the postmaster and its children, from /proc/PID/io.  A child's
-# counts join the postmaster's when it is reaped, so a backend that served
-# a query before the first reading must be gone by then (primary_children).
-sub primary_postmaster
-{
-	open my $fh, '<', $node->data_dir . '/postmaster.pid' or die "postmaster.pid: $!";
-	my $postmaster = <$fh> + 0;
-	close $fh;
-	return $postmaster;
-}
-
-# The postmaster's children: pid => process title ('' for one not yet reaped).
-sub primary_children
-{
-	my $postmaster = primary_postmaster();
-	my %children;
-	for my $stat (glob '/proc/[0-9]*/stat')
-	{
-		open my $sf, '<', $stat or next;
-		my $line = <$sf> // '';
-		close $sf;
-		# pid (comm) state ppid ...: comm may hold spaces and parentheses
-		next unless $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $postmaster;
-		my $pid = $1;
-		# the process title, "postgres: primary: walsender ...", for the notes below
-		my $title = -r "/proc/$pid/cmdline" ? slurp_file("/proc/$pid/cmdline") : '';
-		$title =~ s/\0+/ /g;
-		$title =~ s/\s+$//;
-		$children{$pid} = $title;
-	}
-	return \%children;
-}
-
-# Until the primary runs no client backend (the last query's is reaped).
-sub wait_for_primary_idle
-{
-	for (1 .. $PostgreSQL::Test::Utils::timeout_default * 10)
-	{
-		my $children = primary_children();
-		return unless grep { !/: (?:checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|walsender|archiver)/ }
-		  values %$children;
-		select(undef, undef, undef, 0.1);
-	}
-	die 'the primary runs backends still: ' . join(', ', values %{ primary_children() });
-}
-
-sub primary_io
-{
-	my $postmaster = primary_postmaster();
-	my $children = primary_children();
-	$children->{$postmaster} = 'postmaster';
-	my @pids = keys %$children;
-	my %io;
-	for my $pid (@pids)
-	{
-		open my $io, '<', "/proc/$pid/io" or do
-		{
-			return undef if $pid == $postmaster;
-			next;	# gone meanwhile
-		};
-		my %f = map { /^(\w+): (\d+)/ ? ($1, $2) : () } <$io>;
-		close $io;
-		$io{$pid} = [ $f{rchar} // 0, $f{read_bytes} // 0, $children->{$pid} ];
-	}
-	return \%io;
-}
-
+# What the primary's processes read while the standby takes a backup,
+# pgbench stopped (server_io: the postmaster and its children).
 $node->wait_for_catchup($standby, 'replay');
-wait_for_primary_idle();
-my $io_before = primary_io();
+wait_for_server_idle($node);
+my $io_before = server_io($node);
 my $measured = standby_backup('full', @dests);
-my $io_after = primary_io();
+my $io_after = server_io($node);
 SKIP:
 {
 	skip "/proc/PID/io of the primary's postmaster is not readable by this user", 1
