@@ -176,14 +176,18 @@ CREATE FUNCTION stripe_standby_records() RETURNS SETOF pg_catalog.jsonb
 AS 'MODULE_PATHNAME', 'stripe_standby_records'
 LANGUAGE C STRICT VOLATILE;
 
+-- Those rows as rows of stripe_backup_history: a standby's own backups.
+CREATE VIEW stripe_standby_backups AS
+SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),
+	 LATERAL pg_catalog.jsonb_populate_record(NULL::@extschema@.stripe_backup_history, r.record) AS p;
+
 -- The history the views and the functions read: the tables, and the rows of
 -- that file the tables do not hold yet (a promoted server imports them).
 CREATE VIEW stripe_backup_records AS
 SELECT h.* FROM @extschema@.stripe_backup_history h
 UNION ALL
-SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),
-	 LATERAL pg_catalog.jsonb_populate_record(NULL::@extschema@.stripe_backup_history, r.record) AS p
-WHERE NOT EXISTS (SELECT FROM @extschema@.stripe_backup_history t WHERE t.id OPERATOR(pg_catalog.=) p.id);
+SELECT s.* FROM @extschema@.stripe_standby_backups s
+WHERE NOT EXISTS (SELECT FROM @extschema@.stripe_backup_history t WHERE t.id OPERATOR(pg_catalog.=) s.id);
 
 CREATE VIEW stripe_backup_stripe_records AS
 SELECT s.* FROM @extschema@.stripe_backup_stripe_history s
@@ -763,6 +767,7 @@ COMMENT ON FUNCTION stripe_archive_lag() IS
 'finished WAL segments not yet archived, and the seconds since the newest archived one (pg_stat_archiver)';
 
 COMMENT ON FUNCTION stripe_standby_records() IS 'the backups this server took as a standby, from its own file: the newest row of each, as jsonb';
+COMMENT ON VIEW stripe_standby_backups IS 'the backups this server took as a standby, as rows of stripe_backup_history: what its own retention and chains look at';
 COMMENT ON VIEW stripe_backup_records IS 'the backup history the views read: stripe_backup_history, and the rows of the backups this server took as a standby that it does not hold yet';
 COMMENT ON VIEW stripe_backup_stripe_records IS 'the stripes of stripe_backup_records: stripe_backup_stripe_history, and those of the backups this server took as a standby';
 -- Their columns are the tables' own.
@@ -774,7 +779,8 @@ BEGIN
 			 FROM pg_catalog.pg_attribute a
 			 JOIN pg_catalog.pg_class k ON k.oid OPERATOR(pg_catalog.=) a.attrelid
 			 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) k.relnamespace
-			 WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@.stripe_backup_records'::pg_catalog.regclass,
+			 WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@.stripe_standby_backups'::pg_catalog.regclass,
+					'@extschema@.stripe_backup_records'::pg_catalog.regclass,
 					'@extschema@.stripe_backup_stripe_records'::pg_catalog.regclass]::pg_catalog.oid[])
 			   AND a.attnum OPERATOR(pg_catalog.>) 0::pg_catalog.int2
 	LOOP

@@ -213,8 +213,10 @@ sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 
 	if (row_in_file)
 	{
-		/* no retention after it: a standby cannot forget the primary's backups */
 		sbx_standby_history_append(sbx_backup_record(job, row_started_at, end, o));
+		/* its own backups' retention, on a standby still (a promoted one imports first) */
+		if (strcmp(end->status, "completed") == 0 && RecoveryInProgress())
+			sbx_expire_after_backup();
 		return;
 	}
 	sbx_sql_begin(&sql);

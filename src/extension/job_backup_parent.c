@@ -49,7 +49,8 @@ find_candidate(SbBackupType type, Candidate *c)
 	int			i;
 
 	sbx_sql_enter(&sql);
-	rows = sbx_sql_run(SB_SQL_BACKUP_PARENT, values, NULL);
+	/* on a standby, one of its own backups (sb_statements.c says why) */
+	rows = sbx_sql_run(RecoveryInProgress() ? SB_SQL_STANDBY_BACKUP_PARENT : SB_SQL_BACKUP_PARENT, values, NULL);
 	if (rows.count == 1)
 	{
 		Datum		d[5];

@@ -63,6 +63,16 @@ sbx_launch_check_primary(SbJobKind kind)
 			 errhint("Run it on the primary, or restore with the stripebackup command.")));
 }
 
+void
+sbx_launch_check_writable(const char *function)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s cannot run on a standby: it writes tables a standby cannot write", function),
+				 errhint("Run it on the primary.")));
+}
+
 /* The job's id: the next of the extension's sequence, or on a standby (which cannot advance it) one of its own range. */
 static int64
 new_id(const SbJobOps *ops)

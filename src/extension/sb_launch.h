@@ -23,6 +23,9 @@ extern void sbx_launch_check_privileges(bool write, const char *what);
  */
 extern void sbx_launch_check_primary(SbJobKind kind);
 
+/* ERROR on a standby: FUNCTION ("stripe_keep()") writes the extension's tables. */
+extern void sbx_launch_check_writable(const char *function);
+
 extern SbJob *sbx_launch_new_job(SbJobKind kind);
 
 /*

@@ -37,9 +37,11 @@ typedef struct Record
 {
 	int64		id;
 	char	   *line;
+	bool		forgotten;		/* the line says only that: the backup was removed */
 } Record;
 
 #define ID_PREFIX "{\"id\": "
+#define FORGOTTEN ", \"forgotten\": true}"
 
 /* The whole file, NUL-terminated; NULL when there is none. */
 static char *
@@ -68,8 +70,9 @@ read_file(void)
 }
 
 /*
- * The newest line of each backup, in the order the backups began.  A line
- * not ended by a newline (cut short by a crash) is not a row.
+ * The newest line of each backup, in the order the backups began (ids stay
+ * taken when forgotten).  A line not ended by a newline (cut short by a
+ * crash) is not a row.
  */
 static List *
 read_records(void)
@@ -102,8 +105,22 @@ read_records(void)
 			records = lappend(records, r);
 		}
 		r->line = line;
+		r->forgotten = strcmp(after, FORGOTTEN) == 0;
 	}
 	return records;
+}
+
+/* The rows of read_records() that are not forgotten. */
+static List *
+read_rows(void)
+{
+	List	   *rows = NIL;
+	ListCell   *lc;
+
+	foreach(lc, read_records())
+		if (!((Record *) lfirst(lc))->forgotten)
+			rows = lappend(rows, lfirst(lc));
+	return rows;
 }
 
 int64
@@ -177,6 +194,15 @@ sbx_standby_history_append(const StringInfo record)
 }
 
 void
+sbx_standby_history_forget(int64 id)
+{
+	StringInfo	line = makeStringInfo();
+
+	appendStringInfo(line, ID_PREFIX INT64_FORMAT FORGOTTEN, id);
+	sbx_standby_history_append(line);
+}
+
+void
 sbx_standby_history_import(void)
 {
 	SbSql		sql;
@@ -243,7 +269,7 @@ stripe_standby_records(PG_FUNCTION_ARGS)
 	rsinfo->setResult = store;
 	rsinfo->setDesc = desc;
 	MemoryContextSwitchTo(old);
-	foreach(lc, read_records())
+	foreach(lc, read_rows())
 	{
 		Datum		value = DirectFunctionCall1(jsonb_in, CStringGetDatum(((Record *) lfirst(lc))->line));
 		bool		isnull = false;

@@ -24,6 +24,9 @@ extern int64 sbx_standby_next_id(void);
 /* Append RECORD (one JSON object, no newline) to the file, durably. */
 extern void sbx_standby_history_append(const StringInfo record);
 
+/* Backup ID forgotten (its files were removed): its row is no longer shown. */
+extern void sbx_standby_history_forget(int64 id);
+
 /* On a server out of recovery: the file's rows into the tables, then the file removed. */
 extern void sbx_standby_history_import(void);
 

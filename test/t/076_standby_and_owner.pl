@@ -48,6 +48,28 @@ like($err, qr/ERROR: +a restore cannot run on a standby: it records its history 
 	'a restore from SQL on a standby: said why');
 like($err, qr/HINT: +Run it on the primary, or restore with the stripebackup command/, 'and what to do');
 ok(!-e $never, 'nothing created');
+
+# The standby's chains and retention are its own: an incr's parent is the
+# standby's full, not the primary's newer backup (the primary's retention,
+# which does not see the standby's backups, could remove it); stripe_expire
+# there removes the standby's backups only.
+my $first = $standby->safe_psql('postgres', 'SELECT max(id) FROM stripe_backups WHERE from_standby');
+my $newer = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+$node->wait_for_catchup($standby);
+my $incr = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ", type => 'incr')");
+is($standby->safe_psql('postgres', "SELECT type, parent_id FROM stripe_backups WHERE id = $incr"), "incr|$first",
+	"a standby's incr: its parent the standby's full, not the primary's newer backup $newer");
+my $last = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ')');
+my $first_name = $standby->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $first");
+($rc, $out, $err) = $standby->psql('postgres', 'SELECT backup_id, status, removed FROM stripe_expire(keep_last => 1) ORDER BY backup_id');
+is($out, "$first|completed|t\n$incr|completed|t", 'stripe_expire on the standby: its two older backups go') or diag($err);
+is($standby->safe_psql('postgres', 'SELECT string_agg(id::text, \',\' ORDER BY id) FROM stripe_backups'),
+	"$backup,$newer,$last", 'the primary\'s backups stay shown, and the standby\'s newest');
+ok(!-e "$standby_dests[0]/$first_name", 'the folder of the removed one is gone');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM stripe_backups'), '2', 'the primary keeps its two');
+($rc, $out, $err) = $standby->psql('postgres', "SELECT stripe_keep($last)");
+like($err, qr/ERROR: +stripe_keep\(\) cannot run on a standby: it writes tables a standby cannot write/,
+	'stripe_keep on a standby: refused, saying why');
 $standby->stop;
 
 # Not root: --owner may name only this user.
