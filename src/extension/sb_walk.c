@@ -54,6 +54,9 @@ static const struct
 	{"backup_manifest", false},
 	{"postmaster.pid", false},
 	{"postmaster.opts", false},
+	/* a standby's: a restore makes its copy a standby only when asked (standby => true) */
+	{STANDBY_SIGNAL_FILE, false},
+	{RECOVERY_SIGNAL_FILE, false},
 	{NULL, false}
 };
 
