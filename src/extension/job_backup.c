@@ -615,6 +615,13 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 	sbx_pgmanifest_close(r->pgmanifest);
 }
 
+/* A backup taken on a standby cannot end once it is promoted: stop copying at once. */
+static const char *
+standby_promoted(void)
+{
+	return RecoveryInProgress() ? NULL : "the standby was promoted during the backup";
+}
+
 /* Backup start to backup stop; the engine is created and filled in between. */
 static XLogRecPtr
 between_start_and_stop(Run *r, TimeLineID *stop_tli)
@@ -624,6 +631,8 @@ between_start_and_stop(Run *r, TimeLineID *stop_tli)
 	sbx_shmem_set_phase("starting");
 	sbx_compat_backup_start(&r->server, id, r->args->fast_checkpoint);
 	r->out->start_lsn = r->server.start_lsn;
+	if (r->server.from_standby)
+		sbx_control_set_abort_check(standby_promoted);
 	r->tablespaces = list_tablespaces();
 	r->pagecheck = sbx_pagecheck_new(r->out->start_lsn);
 	begin_engine(r);

@@ -10,7 +10,6 @@
 #include "postgres.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -86,29 +85,16 @@ page_is_of(int fd, XLogSegNo segno, uint32 offset)
 		page.xlp_magic == XLOG_PAGE_MAGIC && page.xlp_pageaddr == expected;
 }
 
-/* Has the server marked pg_wal/FNAME complete (received whole, or restored from an archive)? */
-static bool
-marked_complete(const char *fname)
-{
-	char		path[MAXPGPATH];
-	struct stat st;
-
-	snprintf(path, sizeof(path), XLOGDIR "/archive_status/%s.done", fname);
-	if (stat(path, &st) == 0)
-		return true;
-	snprintf(path, sizeof(path), XLOGDIR "/archive_status/%s.ready", fname);
-	return stat(path, &st) == 0;
-}
-
 /*
  * Does pg_wal hold segment SEGNO as far as a backup ending at STOP needs?
- * A restartpoint may have recycled an old segment under its name (its first
- * page then carries an old address).  A standby's walreceiver writes a
- * segment from its start and marks it .done (.ready under archive_mode
- * always) once it has the whole, and so does replay from an archive, which
- * keeps what restore_command brought; the segment that holds STOP may still
- * be written, up to STOP and beyond: its page of STOP must be there (unless
- * STOP ends it, as after a WAL switch, whose zero padding has no headers).
+ * The standby replayed it, from a file its walreceiver wrote from the
+ * segment's start or one its restore_command brought (which replay keeps,
+ * marked .done, for cascading standbys), so it does, unless something else
+ * took its name: a restartpoint recycles old segments under future names,
+ * and their first page then carries an old address.  The segment of STOP
+ * may still be written, up to STOP and beyond: its page of STOP must be
+ * there too (unless STOP ends the segment, as after a WAL switch, whose zero
+ * padding has no page headers).
  */
 static bool
 pg_wal_holds(const char *fname, XLogSegNo segno, XLogRecPtr stop)
@@ -128,9 +114,7 @@ pg_wal_holds(const char *fname, XLogSegNo segno, XLogRecPtr stop)
 				(errcode_for_file_access(),
 				 errmsg("could not open file \"%s\": %m", path)));
 	holds = page_is_of(fd, segno, 0);
-	if (holds && segno < last)
-		holds = marked_complete(fname);
-	else if (holds && XLogSegmentOffset(stop, wal_segment_size) != 0)
+	if (holds && segno == last && XLogSegmentOffset(stop, wal_segment_size) != 0)
 		holds = page_is_of(fd, segno, XLogSegmentOffset(stop - 1, wal_segment_size));
 	CloseTransientFile(fd);
 	return holds;
