@@ -365,7 +365,7 @@ sub server_io
 sub wait_for_server_idle
 {
 	my ($node) = @_;
-	my $aux = qr/^postmaster$|: (?:checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|walsender|archiver|walreceiver|startup)/;
+	my $aux = qr/^postmaster$|: (?:checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|walsender|archiver|walreceiver|startup|walsummarizer|io worker \d+)/;
 	for (1 .. $PostgreSQL::Test::Utils::timeout_default * 10)
 	{
 		return unless grep { !/$aux/ } values %{ server_processes($node) };
