@@ -166,6 +166,38 @@ CREATE FUNCTION stripe_job_is_running(kind text, id bigint) RETURNS boolean
 AS 'MODULE_PATHNAME', 'stripe_job_is_running'
 LANGUAGE C STRICT VOLATILE;
 
+-- The backups a standby took itself: a server in recovery cannot write the
+-- tables above, so its backup worker keeps their rows in a file of its data
+-- directory (docs/DECISIONS.md "Backups taken on a standby"): the newest
+-- line of each backup, as jsonb.  None on a server without that file.  The
+-- views call it as whoever reads them, so anyone may call it; it answers
+-- only those who may read a view of the history (it checks).
+CREATE FUNCTION stripe_standby_records() RETURNS SETOF pg_catalog.jsonb
+AS 'MODULE_PATHNAME', 'stripe_standby_records'
+LANGUAGE C STRICT VOLATILE;
+
+-- Those rows as rows of stripe_backup_history: a standby's own backups.
+CREATE VIEW stripe_standby_backups AS
+SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),
+	 LATERAL pg_catalog.jsonb_populate_record(NULL::@extschema@.stripe_backup_history, r.record) AS p;
+
+-- The history the views and the functions read: the tables, and the rows of
+-- that file the tables do not hold yet (a promoted server imports them).
+CREATE VIEW stripe_backup_records AS
+SELECT h.* FROM @extschema@.stripe_backup_history h
+UNION ALL
+SELECT s.* FROM @extschema@.stripe_standby_backups s
+WHERE NOT EXISTS (SELECT FROM @extschema@.stripe_backup_history t WHERE t.id OPERATOR(pg_catalog.=) s.id);
+
+CREATE VIEW stripe_backup_stripe_records AS
+SELECT s.* FROM @extschema@.stripe_backup_stripe_history s
+UNION ALL
+SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),
+	 LATERAL pg_catalog.jsonb_populate_recordset(NULL::@extschema@.stripe_backup_stripe_history,
+		 r.record OPERATOR(pg_catalog.->) 'stripes'::pg_catalog.text) AS p
+WHERE NOT EXISTS (SELECT FROM @extschema@.stripe_backup_history t
+				  WHERE t.id OPERATOR(pg_catalog.=) p.backup_id);
+
 CREATE VIEW stripe_backups AS
 SELECT h.id,
 	   h.name,
@@ -213,8 +245,9 @@ SELECT h.id,
 			OPERATOR(pg_catalog./) (CASE WHEN h.stored_bytes OPERATOR(pg_catalog.>) 0::pg_catalog.int8
 				THEN h.stored_bytes::pg_catalog.float8 END))::pg_catalog.numeric, 1)
 		   AS parity_overhead_pct,
-	   h.incremental_method
-FROM @extschema@.stripe_backup_history h;
+	   h.incremental_method,
+	   (h.id OPERATOR(pg_catalog.>=) 1000000000000000::pg_catalog.int8) AS from_standby
+FROM @extschema@.stripe_backup_records h;
 
 CREATE VIEW stripe_backup_stripes AS
 SELECT s.backup_id,
@@ -233,8 +266,8 @@ SELECT s.backup_id,
 	   pg_catalog.round(((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
 			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END))::pg_catalog.numeric, 1)
 		   AS stored_mb_per_s
-FROM @extschema@.stripe_backup_stripe_history s
-JOIN @extschema@.stripe_backup_history h ON h.id OPERATOR(pg_catalog.=) s.backup_id;
+FROM @extschema@.stripe_backup_stripe_records s
+JOIN @extschema@.stripe_backup_records h ON h.id OPERATOR(pg_catalog.=) s.backup_id;
 
 CREATE VIEW stripe_restores AS
 SELECT r.id,
@@ -429,8 +462,8 @@ WITH runs AS (
 	SELECT s.destination, 'backup'::pg_catalog.text AS kind, h.finished_at AS at,
 		   ((s.stored_bytes::pg_catalog.float8 OPERATOR(pg_catalog./) 1e6::pg_catalog.float8)
 			OPERATOR(pg_catalog./) (CASE WHEN (s.seconds) OPERATOR(pg_catalog.<>) 0::pg_catalog.float8 THEN (s.seconds) END)) AS mb_per_s
-	FROM @extschema@.stripe_backup_stripe_history s
-	JOIN @extschema@.stripe_backup_history h ON h.id OPERATOR(pg_catalog.=) s.backup_id
+	FROM @extschema@.stripe_backup_stripe_records s
+	JOIN @extschema@.stripe_backup_records h ON h.id OPERATOR(pg_catalog.=) s.backup_id
 	WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text
 	UNION ALL
 	SELECT s.destination, 'restore'::pg_catalog.text, r.finished_at,
@@ -733,6 +766,29 @@ COMMENT ON FUNCTION stripe_wal_archive_status() IS
 COMMENT ON FUNCTION stripe_archive_lag() IS
 'finished WAL segments not yet archived, and the seconds since the newest archived one (pg_stat_archiver)';
 
+COMMENT ON FUNCTION stripe_standby_records() IS 'the backups this server took as a standby, from its own file: the newest row of each, as jsonb';
+COMMENT ON VIEW stripe_standby_backups IS 'the backups this server took as a standby, as rows of stripe_backup_history: what its own retention and chains look at';
+COMMENT ON VIEW stripe_backup_records IS 'the backup history the views read: stripe_backup_history, and the rows of the backups this server took as a standby that it does not hold yet';
+COMMENT ON VIEW stripe_backup_stripe_records IS 'the stripes of stripe_backup_records: stripe_backup_stripe_history, and those of the backups this server took as a standby';
+-- Their columns are the tables' own.
+DO $comments$
+DECLARE
+	c record;
+BEGIN
+	FOR c IN SELECT n.nspname, k.relname, a.attname
+			 FROM pg_catalog.pg_attribute a
+			 JOIN pg_catalog.pg_class k ON k.oid OPERATOR(pg_catalog.=) a.attrelid
+			 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) k.relnamespace
+			 WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY['@extschema@.stripe_standby_backups'::pg_catalog.regclass,
+					'@extschema@.stripe_backup_records'::pg_catalog.regclass,
+					'@extschema@.stripe_backup_stripe_records'::pg_catalog.regclass]::pg_catalog.oid[])
+			   AND a.attnum OPERATOR(pg_catalog.>) 0::pg_catalog.int2
+	LOOP
+		EXECUTE pg_catalog.format('COMMENT ON COLUMN %I.%I.%I IS %L', c.nspname, c.relname, c.attname,
+			'the column of the history table, for every backup this server records');
+	END LOOP;
+END
+$comments$;
 COMMENT ON VIEW stripe_backups IS 'every backup: status, type and chain, times, bytes, MB/s, LSNs, error, where it is';
 COMMENT ON VIEW stripe_backup_stripes IS 'each stripe of each backup: destination, weight, bytes, seconds of writing, data MB/s and stored MB/s';
 COMMENT ON VIEW stripe_restores IS 'every restore: status, estimated beside actual seconds, bytes, MB/s, error';
@@ -798,6 +854,7 @@ COMMENT ON COLUMN stripe_backups.redundancy IS 'how many destinations may be los
 COMMENT ON COLUMN stripe_backups.parity_bytes IS 'bytes of parity records stored for redundancy';
 COMMENT ON COLUMN stripe_backups.parity_overhead_pct IS 'parity_bytes as a percentage of the stored bytes';
 COMMENT ON COLUMN stripe_backups.incremental_method IS 'a diff or incr: how changed blocks were found (wal_summaries or page_lsn)';
+COMMENT ON COLUMN stripe_backups.from_standby IS 'taken on a standby (its id is 10^15 or more, from a range of its own)';
 COMMENT ON COLUMN stripe_backup_stripes.backup_id IS 'the backup (stripe_backups.id)';
 COMMENT ON COLUMN stripe_backup_stripes.stripe IS 'the stripe''s number, 1 to the count of destinations';
 COMMENT ON COLUMN stripe_backup_stripes.destination IS 'the destination that holds this stripe';

@@ -39,7 +39,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VERSION_TAP_TESTS="t/004_cold_tablespaces.pl t/010_online_backup.pl t/012_exclusions.pl
 	t/015_incremental.pl t/018_standby.pl t/019_delta.pl t/020_restore_sql.pl t/021_encrypted.pl
 	t/060_hostile_database.pl t/070_wal_archive.pl t/071_pitr.pl t/079_timeline_targets.pl
-	t/081_check_health.pl t/089_summary_incremental.pl"
+	t/081_check_health.pl t/089_summary_incremental.pl t/090_standby_backup.pl"
 # On 17+, run again with summarize_wal on: 015, the oracle of incremental
 # backups (each restored chain is the cluster of its moment), then finds
 # changed blocks from WAL summaries where the run above judges every page by

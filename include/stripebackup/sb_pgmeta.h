@@ -28,6 +28,7 @@ typedef struct SbPgMeta
 	char	   *start_lsn;
 	char	   *stop_lsn;
 	unsigned	timeline;
+	bool		from_standby;	/* taken on a standby ("backup_from": "standby") */
 	SbPgTablespace *tablespaces;
 	int			ntablespaces;
 	char	  **archive_destinations;	/* the WAL archive in force at the backup

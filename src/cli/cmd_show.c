@@ -47,8 +47,9 @@ print_cluster(const SbManifest *m)
 	if (info.start_lsn == NULL)
 		printf("WAL:          none: a cold backup of the stopped cluster (timeline %u)\n", info.timeline);
 	else
-		printf("WAL:          %s to %s on timeline %u\n", info.start_lsn,
-			   info.stop_lsn ? info.stop_lsn : "?", info.timeline);
+		printf("WAL:          %s to %s on timeline %u%s\n", info.start_lsn,
+			   info.stop_lsn ? info.stop_lsn : "?", info.timeline,
+			   info.from_standby ? ", taken on a standby" : "");
 	for (i = 0; i < info.ntablespaces; i++)
 		printf("tablespace:   %s at %s%s\n", info.tablespaces[i].oid, info.tablespaces[i].location,
 			   info.tablespaces[i].in_place ? " (in place)" : "");

@@ -54,6 +54,7 @@ add_cluster(cJSON *o, const SbManifest *m)
 		json_add_string(cluster, "system_identifier", meta.system_identifier) &&
 		json_add_string(cluster, "data_directory", meta.data_directory) &&
 		cJSON_AddNumberToObject(cluster, "timeline", meta.timeline) != NULL &&
+		cJSON_AddBoolToObject(cluster, "from_standby", meta.from_standby) != NULL &&
 		json_add_wal(o, meta.start_lsn, meta.stop_lsn, meta.timeline) &&
 		(spaces = cJSON_AddArrayToObject(o, "tablespaces")) != NULL;
 	for (i = 0; ok && i < meta.ntablespaces; i++)

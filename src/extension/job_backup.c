@@ -119,11 +119,6 @@ sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const c
 static void
 check_server(void)
 {
-	if (RecoveryInProgress())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("stripe_backup() cannot run while the server is in recovery"),
-				 errhint("Take the backup on the primary.")));
 	CheckSlotRequirements();
 }
 
@@ -184,9 +179,13 @@ create_slot(const SbJob *job)
 	snprintf(name, sizeof(name), SB_WAL_SLOT_FORMAT, (long long) job->id);
 	sbx_compat_slot_create_temporary(name);
 	ReplicationSlotReserveWal();
-	SpinLockAcquire(&MyReplicationSlot->mutex);
-	MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
-	SpinLockRelease(&MyReplicationSlot->mutex);
+	/* a standby's backup starts at a restartpoint it made already: the slot keeps its redo point */
+	if (!RecoveryInProgress())
+	{
+		SpinLockAcquire(&MyReplicationSlot->mutex);
+		MyReplicationSlot->data.restart_lsn = GetXLogInsertRecPtr();
+		SpinLockRelease(&MyReplicationSlot->mutex);
+	}
 	ReplicationSlotsComputeRequiredLSN();
 	ReplicationSlotMarkDirty();
 	ReplicationSlotRelease();
@@ -439,13 +438,14 @@ copy_cluster(Run *r)
 	add_data(r, BACKUP_LABEL_FILE, r->server.label->data, r->server.label->len);
 }
 
+/* pg_wal/FNAME, read from SOURCE, with its archive_status/FNAME.done. */
 static void
-add_wal_file(Run *r, const char *fname)
+add_wal_file(Run *r, const char *fname, const char *source)
 {
 	char		path[MAXPGPATH];
 
 	snprintf(path, sizeof(path), XLOGDIR "/%s", fname);
-	add_required_file(r, path, path);
+	add_required_file(r, path, source != NULL ? source : path);
 	snprintf(path, sizeof(path), XLOGDIR "/archive_status/%s.done", fname);
 	add_data(r, path, "", 0);
 }
@@ -467,15 +467,22 @@ copy_wal(Run *r, XLogRecPtr start, XLogRecPtr stop, TimeLineID tli)
 	{
 		char		fname[MAXFNAMELEN];
 
+		char	   *fetched = NULL;
+
 		CheckXLogRemoved(seg, tli);
 		XLogFileName(fname, tli, seg, wal_segment_size);
-		add_wal_file(r, fname);
+		/* a standby's pg_wal may lack it, or hold a recycled file by its name */
+		if (r->server.from_standby)
+			fetched = sbx_backup_standby_wal(fname, seg, stop);
+		add_wal_file(r, fname, fetched);
+		if (fetched != NULL)
+			unlink(fetched);	/* read: adding a file reads it whole */
 	}
 	/* Every timeline history file: recovery reads them to follow timelines. */
 	dir = AllocateDir(XLOGDIR);
 	while ((de = ReadDir(dir, XLOGDIR)) != NULL)
 		if (IsTLHistoryFileName(de->d_name))
-			add_wal_file(r, de->d_name);
+			add_wal_file(r, de->d_name, NULL);
 	FreeDir(dir);
 }
 
@@ -553,6 +560,8 @@ metadata_json(Run *r, XLogRecPtr stop)
 	append_archive_json(&s);
 	if (r->out->incremental_method != NULL)
 		appendStringInfo(&s, ", \"incremental_method\": \"%s\"", r->out->incremental_method);
+	if (r->server.from_standby)
+		appendStringInfoString(&s, ", \"backup_from\": \"standby\"");
 	appendStringInfoString(&s, "}");
 	return s.data;
 }
@@ -606,6 +615,13 @@ complete(Run *r, XLogRecPtr stop, TimeLineID stop_tli)
 	sbx_pgmanifest_close(r->pgmanifest);
 }
 
+/* A backup taken on a standby cannot end once it is promoted: stop copying at once. */
+static const char *
+standby_promoted(void)
+{
+	return RecoveryInProgress() ? NULL : "the standby was promoted during the backup";
+}
+
 /* Backup start to backup stop; the engine is created and filled in between. */
 static XLogRecPtr
 between_start_and_stop(Run *r, TimeLineID *stop_tli)
@@ -615,6 +631,8 @@ between_start_and_stop(Run *r, TimeLineID *stop_tli)
 	sbx_shmem_set_phase("starting");
 	sbx_compat_backup_start(&r->server, id, r->args->fast_checkpoint);
 	r->out->start_lsn = r->server.start_lsn;
+	if (r->server.from_standby)
+		sbx_control_set_abort_check(standby_promoted);
 	r->tablespaces = list_tablespaces();
 	r->pagecheck = sbx_pagecheck_new(r->out->start_lsn);
 	begin_engine(r);

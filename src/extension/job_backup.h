@@ -7,6 +7,8 @@
 #define JOB_BACKUP_H
 
 #include "access/xlogdefs.h"
+#include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
 #include "utils/uuid.h"
 
 #include "stripebackup/sb_archive.h"
@@ -86,6 +88,25 @@ typedef struct SbBackupOutcome
 } SbBackupOutcome;
 
 extern const SbJobOps sb_backup_job;
+
+/* The bytes a backup's stripes hold, as its history row counts them. */
+extern int64 sbx_backup_bytes_written(const SbManifest *m);
+
+/* ---------- job_backup_wal.c ---------- */
+
+/*
+ * On a standby: WAL segment FNAME (number SEGNO) of a backup that ends at
+ * STOP, from the WAL archive when pg_wal does not hold it as far as needed,
+ * into a private file (its path, for the caller to unlink once copied);
+ * NULL when pg_wal holds it.  ERROR when neither does.
+ */
+extern char *sbx_backup_standby_wal(const char *fname, XLogSegNo segno, XLogRecPtr stop);
+
+/* ---------- job_backup_record.c ---------- */
+
+/* A backup's history row as JSON: as asked (END NULL: running), or as it ended. */
+extern StringInfo sbx_backup_record(const SbJob *job, TimestampTz started_at, const SbJobEnd *end,
+									const SbBackupOutcome *outcome);
 
 /* Engine options for ARGS; DEST_PTRS must have room for SB_MAX_STRIPES. */
 extern void sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *options,

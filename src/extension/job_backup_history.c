@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -23,6 +24,7 @@
 #include "sb_s3_settings.h"
 #include "stripebackup/sb_merge.h"
 #include "sb_spi.h"
+#include "sb_standby_history.h"
 
 static Datum
 destinations_array(const SbBackupArgs *a)
@@ -46,6 +48,14 @@ weights_array(const SbBackupArgs *a)
 	return sbx_sql_array(elems, NULL, a->ndestinations, FLOAT8OID);
 }
 
+/*
+ * Does this worker's job keep its row in the standby's file?  Decided when
+ * the row is written first, so that a standby promoted meanwhile ends the
+ * row where it began.
+ */
+static bool row_in_file = false;
+static TimestampTz row_started_at;
+
 void
 sbx_backup_history_insert(const SbJob *job)
 {
@@ -55,6 +65,14 @@ sbx_backup_history_insert(const SbJob *job)
 	char		nulls[17];
 	SbSql		sql;
 
+	if (RecoveryInProgress())
+	{
+		row_in_file = true;
+		row_started_at = GetCurrentTimestamp();
+		sbx_standby_history_append(sbx_backup_record(job, row_started_at, NULL, NULL));
+		return;
+	}
+	sbx_standby_history_import();
 	sbx_sql_begin(&sql);
 	memset(nulls, ' ', sizeof(nulls));
 	memcpy(uuid->data, a->uuid, UUID_LEN);
@@ -160,8 +178,8 @@ insert_timelines(const SbJob *job, const SbManifest *m)
 	(void) sbx_sql_run(SB_SQL_BACKUP_TIMELINE_INSERT, values, NULL);
 }
 
-static int64
-bytes_written(const SbManifest *m)
+int64
+sbx_backup_bytes_written(const SbManifest *m)
 {
 	int64		n = 0;
 	uint32_t	i;
@@ -193,12 +211,20 @@ sbx_backup_history_finish(const SbJob *job, const SbJobEnd *end, const void *out
 	char		nulls[13];
 	SbSql		sql;
 
+	if (row_in_file)
+	{
+		sbx_standby_history_append(sbx_backup_record(job, row_started_at, end, o));
+		/* its own backups' retention, on a standby still (a promoted one imports first) */
+		if (strcmp(end->status, "completed") == 0 && RecoveryInProgress())
+			sbx_expire_after_backup();
+		return;
+	}
 	sbx_sql_begin(&sql);
 	memset(nulls, ' ', sizeof(nulls));
 	end_values(job, end, values, nulls);
 	values[4] = m ? Int64GetDatum((int64) sb_manifest_file_count(m)) : (Datum) 0;
 	values[5] = m ? Int64GetDatum((int64) m->stream_bytes) : (Datum) 0;
-	values[6] = m ? Int64GetDatum(bytes_written(m)) : (Datum) 0;
+	values[6] = m ? Int64GetDatum(sbx_backup_bytes_written(m)) : (Datum) 0;
 	nulls[4] = nulls[5] = nulls[6] = m ? ' ' : 'n';
 	values[7] = LSNGetDatum(o->start_lsn);
 	nulls[7] = XLogRecPtrIsInvalid(o->start_lsn) ? 'n' : ' ';

@@ -14,6 +14,7 @@
 
 #include "access/timeline.h"
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -25,6 +26,7 @@
 #include "sb_guc.h"
 #include "sb_handle.h"
 #include "sb_spi.h"
+#include "sb_standby_history.h"
 #include "stripebackup/sb_pgmeta.h"
 
 /* The newest completed backup that can be a parent of TYPE, from the history. */
@@ -47,7 +49,8 @@ find_candidate(SbBackupType type, Candidate *c)
 	int			i;
 
 	sbx_sql_enter(&sql);
-	rows = sbx_sql_run(SB_SQL_BACKUP_PARENT, values, NULL);
+	/* on a standby, one of its own backups (sb_statements.c says why) */
+	rows = sbx_sql_run(RecoveryInProgress() ? SB_SQL_STANDBY_BACKUP_PARENT : SB_SQL_BACKUP_PARENT, values, NULL);
 	if (rows.count == 1)
 	{
 		Datum		d[5];
@@ -126,8 +129,15 @@ same_system(const Candidate *c, const SbArchive *a, char **why)
 static bool
 on_current_history(const Candidate *c, char **why)
 {
-	TimeLineID	now = GetWALInsertionTimeLine();
-	List	   *history = readTimeLineHistory(now);
+	TimeLineID	now;
+	List	   *history;
+
+	/* a standby's: the timeline it replays */
+	if (RecoveryInProgress())
+		(void) GetXLogReplayRecPtr(&now);
+	else
+		now = GetWALInsertionTimeLine();
+	history = readTimeLineHistory(now);
 
 	if (c->timeline != 0 && !XLogRecPtrIsInvalid(c->stop_lsn) &&
 		tliOfPointInHistory(c->stop_lsn, history) == c->timeline)
@@ -183,7 +193,8 @@ sbx_backup_choose_parent(SbBackupArgs *args, const char *type_name)
 	memcpy(args->parent_uuid, c.uuid, SB_UUID_LEN);
 	args->parent_start_lsn = c.start_lsn;
 	args->parent_timeline = c.timeline;
-	args->skip_unchanged = sb_guc_skip_unchanged;
+	/* file times tell what a server did not write since its own backup only */
+	args->skip_unchanged = sb_guc_skip_unchanged && !RecoveryInProgress() && c.id < SB_STANDBY_FIRST_ID;
 	args->use_summaries = sb_guc_use_wal_summaries;
 }
 

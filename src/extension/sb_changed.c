@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "access/xlog.h"
+#include "access/xlogrecovery.h"
 #include "storage/bufpage.h"
 
 #include "sb_changed.h"
@@ -42,13 +43,20 @@ struct SbChanged
 	char		reported[MAX_REPORTED][MAXPGPATH + 64];
 };
 
+/* How far WAL goes: on a standby, as far as it has replayed (no page on its disk is newer). */
+static XLogRecPtr
+wal_end(void)
+{
+	return RecoveryInProgress() ? GetXLogReplayRecPtr(NULL) : GetXLogInsertRecPtr();
+}
+
 SbChanged *
 sbx_changed_new(XLogRecPtr since)
 {
 	SbChanged  *c = palloc0(sizeof(SbChanged));
 
 	c->since = since;
-	c->wal_end = GetXLogInsertRecPtr();
+	c->wal_end = wal_end();
 	return c;
 }
 
@@ -108,7 +116,7 @@ page_changed(SbChanged *c, const char *path, const PageHeaderData *page, BlockNu
 	lsn = PageXLogRecPtrGet(page->pd_lsn);
 	if (lsn < c->since)
 		return false;
-	if (lsn > c->wal_end && lsn > (c->wal_end = GetXLogInsertRecPtr()))
+	if (lsn > c->wal_end && lsn > (c->wal_end = wal_end()))
 		remember_future(c, path, block, lsn);
 	return true;
 }

@@ -18,6 +18,7 @@ void
 sbx_compat_backup_start(SbCompatBackup *b, const char *id, bool fast)
 {
 	b->tablespace_map = makeStringInfo();
+	b->from_standby = RecoveryInProgress();
 #if PG_VERSION_NUM >= 160000
 	{
 		BackupState *state = palloc0(sizeof(BackupState));

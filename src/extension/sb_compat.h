@@ -73,12 +73,17 @@ typedef struct SbCompatBackup
 	StringInfo	label;			/* backup_label's contents, once started */
 	StringInfo	tablespace_map;
 	void	   *state;			/* the server's BackupState (16+) */
+	bool		from_standby;	/* started in recovery: the label says BACKUP FROM: standby */
 } SbCompatBackup;
 
 /* Start an online backup (a checkpoint; fast asks for it at once). */
 extern void sbx_compat_backup_start(SbCompatBackup *b, const char *id, bool fast);
 
-/* Stop it (switches WAL, does not wait for archiving): its stop LSN and timeline. */
+/*
+ * Stop it (switches WAL, does not wait for archiving): its stop LSN and
+ * timeline.  On a standby: the minimum recovery point, no switch; an ERROR
+ * if the standby was promoted meanwhile.
+ */
 extern XLogRecPtr sbx_compat_backup_stop(SbCompatBackup *b, TimeLineID *stop_tli);
 
 /* Create a temporary physical slot, not for failover, as MyReplicationSlot. */

@@ -36,6 +36,7 @@ static volatile sig_atomic_t got_sigterm = false;
 /* The job this process runs, once a worker has attached to it. */
 static const SbJob *current_job = NULL;
 static SbStopReasonFn current_stop_reason = NULL;
+static SbAbortCheckFn current_abort_check = NULL;
 
 int
 sbx_sqlstate(const SbError *err)
@@ -148,10 +149,23 @@ sbx_control_begin(const SbJob *job, SbStopReasonFn stop_reason)
 	current_stop_reason = stop_reason;
 }
 
+void
+sbx_control_set_abort_check(SbAbortCheckFn check)
+{
+	current_abort_check = check;
+}
+
+static const char *
+abort_reason(void)
+{
+	return current_abort_check != NULL ? current_abort_check() : NULL;
+}
+
 bool
 sbx_control_stop_requested(void)
 {
-	return got_sigterm || sbx_shmem_cancel_requested(NULL, 0) || !PostmasterIsAlive();
+	return got_sigterm || sbx_shmem_cancel_requested(NULL, 0) || !PostmasterIsAlive() ||
+		abort_reason() != NULL;
 }
 
 int
@@ -164,6 +178,8 @@ sbx_control_stop_cause(const char **reason)
 		*reason = "canceled: the server stopped";
 	else if (sbx_shmem_cancel_requested(cancel_reason, sizeof(cancel_reason)))
 		*reason = cancel_reason;
+	else if ((*reason = abort_reason()) != NULL)
+		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 	else if (got_sigterm && current_stop_reason != NULL &&
 			 (*reason = current_stop_reason(current_job, &sqlstate)) != NULL)
 		return sqlstate;

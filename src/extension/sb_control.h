@@ -39,7 +39,14 @@ extern void sbx_control_handle_sigterm(SIGNAL_ARGS);
 /* The job this worker runs, and how its kind explains a stop (may be NULL). */
 extern void sbx_control_begin(const SbJob *job, SbStopReasonFn stop_reason);
 
-/* Should the job stop (cancel, SIGTERM, postmaster gone)? */
+/*
+ * What the job checks of the server as it runs: CHECK returns why the job
+ * cannot go on (a standby promoted under a backup taken from it), or NULL.
+ */
+typedef const char *(*SbAbortCheckFn) (void);
+extern void sbx_control_set_abort_check(SbAbortCheckFn check);
+
+/* Should the job stop (cancel, SIGTERM, postmaster gone, its abort check)? */
 extern bool sbx_control_stop_requested(void);
 
 /* Why it stops, as an SQLSTATE (a cancel, or a failure) and words. */

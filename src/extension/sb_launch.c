@@ -30,6 +30,7 @@
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
+#include "sb_standby_history.h"
 
 void
 sbx_launch_check_privileges(bool write, const char *what)
@@ -52,14 +53,9 @@ sbx_launch_check_privileges(bool write, const char *what)
 void
 sbx_launch_check_primary(SbJobKind kind)
 {
-	if (!RecoveryInProgress())
+	/* a backup on a standby keeps its history in a file of its own (sb_standby_history.c) */
+	if (!RecoveryInProgress() || kind == SB_JOB_BACKUP)
 		return;
-	if (kind == SB_JOB_BACKUP)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a backup on a standby is not supported yet: take it on the primary"),
-				 errdetail("This server is in recovery; a backup records its history in tables a standby "
-						   "cannot write, and backups from a standby have not landed.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 			 errmsg("a %s cannot run on a standby: it records its history in tables a standby cannot write",
@@ -67,19 +63,38 @@ sbx_launch_check_primary(SbJobKind kind)
 			 errhint("Run it on the primary, or restore with the stripebackup command.")));
 }
 
+void
+sbx_launch_check_writable(const char *function)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("%s cannot run on a standby: it writes tables a standby cannot write", function),
+				 errhint("Run it on the primary.")));
+}
+
+/* The job's id: the next of the extension's sequence, or on a standby (which cannot advance it) one of its own range. */
+static int64
+new_id(const SbJobOps *ops)
+{
+	Oid			seq = get_relname_relid(ops->id_sequence, sbx_sql_schema());
+
+	if (RecoveryInProgress())
+		return sbx_standby_next_id();
+	if (!OidIsValid(seq))
+		elog(ERROR, "sequence %s of extension stripebackup is missing", ops->id_sequence);
+	return nextval_internal(seq, false);
+}
+
 SbJob *
 sbx_launch_new_job(SbJobKind kind)
 {
-	const SbJobOps *ops = sbx_job_ops(kind);
 	SbJob	   *job = palloc0(sizeof(SbJob));
-	Oid			seq = get_relname_relid(ops->id_sequence, sbx_sql_schema());
 
 	/* nextval() would say "cannot execute nextval() in a read-only transaction" */
 	sbx_launch_check_primary(kind);
-	if (!OidIsValid(seq))
-		elog(ERROR, "sequence %s of extension stripebackup is missing", ops->id_sequence);
 	job->kind = kind;
-	job->id = nextval_internal(seq, false);
+	job->id = new_id(sbx_job_ops(kind));
 	job->database = MyDatabaseId;
 	strlcpy(job->requested_by, GetUserNameFromId(GetUserId(), false), NAMEDATALEN);
 	return job;
@@ -113,7 +128,7 @@ start_worker(const SbJob *job)
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;	/* a backup runs on a hot standby too */
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	strlcpy(worker.bgw_library_name, "stripebackup", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "stripebackup_worker_main", BGW_MAXLEN);

@@ -17,11 +17,14 @@ extern void sbx_launch_check_privileges(bool write, const char *what);
  * arguments, in the current memory context.
  */
 /*
- * ERROR when the server is a standby (in recovery): a job of KIND records
- * its history in tables only a primary can write; a backup says that
- * backups from a standby are not supported yet.
+ * ERROR when the server is a standby (in recovery) and a job of KIND
+ * records its history in tables only a primary can write: every kind but a
+ * backup, which keeps it in a file of the standby's (sb_standby_history.c).
  */
 extern void sbx_launch_check_primary(SbJobKind kind);
+
+/* ERROR on a standby: FUNCTION ("stripe_keep()") writes the extension's tables. */
+extern void sbx_launch_check_writable(const char *function);
 
 extern SbJob *sbx_launch_new_job(SbJobKind kind);
 

@@ -36,6 +36,7 @@ typedef struct SbShared
 	SbJobEnd	last_end;
 	SbLive		live;
 	SbArchiveLive archive;
+	int64		last_standby_id;	/* the last id given to a backup on this standby */
 } SbShared;
 
 static SbShared *sb_shared = NULL;
@@ -485,4 +486,16 @@ sbx_shmem_archive_snapshot(SbArchiveLive *live)
 	LWLockAcquire(sb_shared->lock, LW_SHARED);
 	*live = sb_shared->archive;
 	LWLockRelease(sb_shared->lock);
+}
+
+int64
+sbx_shmem_next_standby_id(int64 floor)
+{
+	int64		id;
+
+	LWLockAcquire(sb_shared->lock, LW_EXCLUSIVE);
+	id = Max(floor, sb_shared->last_standby_id + 1);
+	sb_shared->last_standby_id = id;
+	LWLockRelease(sb_shared->lock);
+	return id;
 }

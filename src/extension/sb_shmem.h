@@ -188,4 +188,7 @@ extern void sbx_shmem_archive_failed(const char *file, const char *error);
 /* A copy of the figures. */
 extern void sbx_shmem_archive_snapshot(SbArchiveLive *live);
 
+/* An id not below FLOOR and above every one given before (backups on a standby). */
+extern int64 sbx_shmem_next_standby_id(int64 floor);
+
 #endif							/* SB_SHMEM_H */

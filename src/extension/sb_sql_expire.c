@@ -21,6 +21,10 @@
  * notice; children go before their parents, and a child that could not go
  * keeps its parents.
  *
+ * On a standby, only its own backups (sb_standby_history.c) are looked at
+ * and removed, their rows forgotten in its file; the primary's are the
+ * primary's to expire, and so is the WAL archive.
+ *
  * With a WAL archive (stripebackup.archive_destinations), the archived WAL
  * that no backup kept needs goes too: every file before the segment where
  * the oldest kept (or running) backup starts, as pg_archivecleanup would,
@@ -50,6 +54,7 @@
 #include "sb_launch.h"
 #include "sb_shmem.h"
 #include "sb_spi.h"
+#include "sb_standby_history.h"
 #include "sb_s3_settings.h"
 #include "stripebackup/sb_wal.h"
 
@@ -165,7 +170,9 @@ expire_backup(ReturnSetInfo *rs, const SbSql *sql, const SbRows *rows, uint64 ro
 	}
 	r = sbx_backup_remove_folders(name, destinations, completed, isnull ? NULL : DatumGetUUIDP(uuid), WARNING);
 	put_row(rs, sql, rows, row, &r);
-	if (r.removed)
+	if (r.removed && RecoveryInProgress())
+		sbx_standby_history_forget(id);
+	else if (r.removed)
 	{
 		Datum		values[1] = {Int64GetDatum(id)};
 
@@ -230,6 +237,9 @@ expire_wal(ReturnSetInfo *rs, const SbSql *sql, Datum removed)
 	int			n,
 				i;
 
+	/* a standby knows its own backups only: what the archive keeps is its primary's business */
+	if (RecoveryInProgress())
+		return;
 	n = sbx_guc_archive_destination_list(sb_guc_archive_destinations, folders, &why);
 	if (n <= 0)
 		return;
@@ -302,7 +312,8 @@ expire_in(const SbSql *sql, const SbExpireRules *rules, ReturnSetInfo *rs)
 	uint64		i;
 
 	/* The DELETEs below replace SPI's last result; this one stays valid until we leave. */
-	expired = sbx_sql_run(SB_SQL_EXPIRE_CANDIDATES, (Datum *) rules->values, rules->nulls);
+	expired = sbx_sql_run(RecoveryInProgress() ? SB_SQL_STANDBY_EXPIRE_CANDIDATES : SB_SQL_EXPIRE_CANDIDATES,
+						  (Datum *) rules->values, rules->nulls);
 	removed = palloc(sizeof(Datum) * (expired.count + 1));
 	keep.ids = palloc(sizeof(int64) * (expired.count + 1));
 	keep.because = palloc(sizeof(int64) * (expired.count + 1));

@@ -118,6 +118,7 @@ stripe_keep(PG_FUNCTION_ARGS)
 	char	   *status;
 
 	sbx_launch_check_privileges(true, "keep backups");
+	sbx_launch_check_writable("stripe_keep()");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -118,6 +118,7 @@ stripe_rebuild(PG_FUNCTION_ARGS)
 	uint32_t	stripe;
 
 	sbx_launch_check_privileges(true, "rebuild a stripe");
+	sbx_launch_check_writable("stripe_rebuild()");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -124,6 +124,7 @@ stripe_calibrate(PG_FUNCTION_ARGS)
 	int			i;
 
 	sbx_launch_check_privileges(true, "calibrate destinations");
+	sbx_launch_check_writable("stripe_calibrate()");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("destinations must not be NULL")));
 	ndests = sbx_args_read_destinations(PG_GETARG_ARRAYTYPE_P(0), dests);
@@ -175,6 +176,7 @@ stripe_stats_reset(PG_FUNCTION_ARGS)
 	SbSql		sql;
 
 	sbx_launch_check_privileges(true, "reset the statistics");
+	sbx_launch_check_writable("stripe_stats_reset()");
 	sbx_sql_enter(&sql);
 	(void) sbx_sql_run(SB_SQL_STATS_RESET, NULL, NULL);
 	sbx_sql_leave(&sql);

@@ -16,6 +16,58 @@
 
 #include "sb_spi.h"
 
+/* The newest completed (full, unless $1) backup of RELATION. */
+#define BACKUP_PARENT_FROM(relation) \
+	"SELECT h.id, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline" \
+	" FROM " relation " h" \
+	" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text" \
+	" AND ($1 OR h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)" \
+	" ORDER BY h.started_at DESC, h.id DESC LIMIT 1"
+
+/* The backups of RELATION that expire under rules $1 to $4 (below). */
+#define EXPIRE_CANDIDATES_FROM(relation) \
+	"WITH RECURSIVE anchor AS (" \
+	" SELECT h.id, h.started_at FROM " relation " h" \
+	" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text" \
+	" AND h.finished_at OPERATOR(pg_catalog.<=) (pg_catalog.now() OPERATOR(pg_catalog.-) $3)" \
+	" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1)," \
+	" ranked AS (" \
+	" SELECT h.id, h.name, h.status, h.started_at, h.destinations, h.backup_uuid, h.parent_id, h.keep," \
+	" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text)" \
+	" OVER (ORDER BY h.started_at DESC, h.id DESC) AS newer_completed," \
+	" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text" \
+	" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)" \
+	" OVER (ORDER BY h.started_at DESC, h.id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)" \
+	" AS newer_full" \
+	" FROM " relation " h)," \
+	" expired AS (" \
+	" SELECT r.* FROM ranked r" \
+	" WHERE (r.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text" \
+	" OR NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, r.id))" \
+	" AND NOT r.keep" \
+	" AND NOT (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text" \
+	" AND r.newer_completed OPERATOR(pg_catalog.=) 1::pg_catalog.int8)" \
+	" AND ($1 IS NULL OR r.newer_completed OPERATOR(pg_catalog.>) $1" \
+	" OR (r.status OPERATOR(pg_catalog.<>) 'completed'::pg_catalog.text" \
+	" AND r.newer_completed OPERATOR(pg_catalog.>=) $1))" \
+	" AND ($2 IS NULL OR r.started_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) $2))" \
+	" AND ($3 IS NULL OR EXISTS (SELECT 1 FROM anchor a" \
+	" WHERE r.started_at OPERATOR(pg_catalog.<) a.started_at" \
+	" OR (r.started_at OPERATOR(pg_catalog.=) a.started_at AND r.id OPERATOR(pg_catalog.<) a.id)))" \
+	" AND ($4 IS NULL OR r.newer_full OPERATOR(pg_catalog.>=) $4))," \
+	" needed AS (" \
+	" SELECT r.parent_id AS id, r.id AS needed_by FROM ranked r" \
+	" WHERE r.parent_id IS NOT NULL" \
+	" AND (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text" \
+	" OR r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text)" \
+	" AND NOT EXISTS (SELECT 1 FROM expired e WHERE e.id OPERATOR(pg_catalog.=) r.id)" \
+	" UNION" \
+	" SELECT r.parent_id, n.needed_by FROM ranked r JOIN needed n" \
+	" ON r.id OPERATOR(pg_catalog.=) n.id WHERE r.parent_id IS NOT NULL)" \
+	" SELECT e.id, e.name, e.status, e.started_at, e.destinations, e.backup_uuid, e.parent_id," \
+	" (SELECT pg_catalog.max(n.needed_by) FROM needed n WHERE n.id OPERATOR(pg_catalog.=) e.id)" \
+	" FROM expired e ORDER BY e.started_at DESC, e.id DESC"
+
 static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	/* The latest calibrated speed of a destination: $2 is 'sequential write' or 'sequential read'. */
 	{SB_SQL_CALIBRATED_SPEED,
@@ -46,14 +98,14 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 
 	/*
 	 * The backup a new one of changed blocks completes: the newest completed
-	 * backup (incr, $1) or the newest completed full one (diff).
+	 * backup (incr, $1) or the newest completed full one (diff).  On a
+	 * standby, one of its own only: the primary's retention, which does not
+	 * see the standby's backups, could remove a parent of theirs.
 	 */
-	{SB_SQL_BACKUP_PARENT,
-		"SELECT h.id, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline"
-		" FROM @extschema@.stripe_backup_history h"
-		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
-		" AND ($1 OR h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)"
-		" ORDER BY h.started_at DESC, h.id DESC LIMIT 1",
+	{SB_SQL_BACKUP_PARENT, BACKUP_PARENT_FROM("@extschema@.stripe_backup_records"),
+	1, {BOOLOID}, SPI_OK_SELECT},
+
+	{SB_SQL_STANDBY_BACKUP_PARENT, BACKUP_PARENT_FROM("@extschema@.stripe_standby_backups"),
 	1, {BOOLOID}, SPI_OK_SELECT},
 
 	{SB_SQL_BACKUP_FINISH,
@@ -85,13 +137,13 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 
 	{SB_SQL_BACKUP_FOLDERS,
 		"SELECT h.name, h.destinations, h.backup_uuid, h.encrypted"
-		" FROM @extschema@.stripe_backup_history h"
+		" FROM @extschema@.stripe_backup_records h"
 		" WHERE h.id OPERATOR(pg_catalog.=) $1"
 		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
 	1, {INT8OID}, SPI_OK_SELECT},
 
 	{SB_SQL_BACKUP_FOR_TARGET,
-		"SELECT h.id FROM @extschema@.stripe_backup_history h"
+		"SELECT h.id FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND ($1 IS NULL OR h.finished_at OPERATOR(pg_catalog.<=) $1)"
 		" AND ($2 IS NULL OR h.stop_lsn OPERATOR(pg_catalog.<=) $2)"
@@ -110,7 +162,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	/* What stripe_merge() folds: the chain's newest backup. */
 	{SB_SQL_MERGE_SOURCE,
 		"SELECT h.name, h.destinations, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline, h.type"
-		" FROM @extschema@.stripe_backup_history h"
+		" FROM @extschema@.stripe_backup_records h"
 		" WHERE h.id OPERATOR(pg_catalog.=) $1"
 		" AND h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text",
 	1, {INT8OID}, SPI_OK_SELECT},
@@ -201,48 +253,11 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	 * recovery to the window's first moment starts from; older than the
 	 * newest $4 completed full backups.  Never one kept (stripe_keep).
 	 */
-	{SB_SQL_EXPIRE_CANDIDATES,
-		"WITH RECURSIVE anchor AS ("
-		" SELECT h.id, h.started_at FROM @extschema@.stripe_backup_history h"
-		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
-		" AND h.finished_at OPERATOR(pg_catalog.<=) (pg_catalog.now() OPERATOR(pg_catalog.-) $3)"
-		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1),"
-		" ranked AS ("
-		" SELECT h.id, h.name, h.status, h.started_at, h.destinations, h.backup_uuid, h.parent_id, h.keep,"
-		" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text)"
-		" OVER (ORDER BY h.started_at DESC, h.id DESC) AS newer_completed,"
-		" pg_catalog.count(*) FILTER (WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
-		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text)"
-		" OVER (ORDER BY h.started_at DESC, h.id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
-		" AS newer_full"
-		" FROM @extschema@.stripe_backup_history h),"
-		" expired AS ("
-		" SELECT r.* FROM ranked r"
-		" WHERE (r.status OPERATOR(pg_catalog.<>) 'running'::pg_catalog.text"
-		" OR NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, r.id))"
-		" AND NOT r.keep"
-		" AND NOT (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
-		" AND r.newer_completed OPERATOR(pg_catalog.=) 1::pg_catalog.int8)"
-		" AND ($1 IS NULL OR r.newer_completed OPERATOR(pg_catalog.>) $1"
-		" OR (r.status OPERATOR(pg_catalog.<>) 'completed'::pg_catalog.text"
-		" AND r.newer_completed OPERATOR(pg_catalog.>=) $1))"
-		" AND ($2 IS NULL OR r.started_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) $2))"
-		" AND ($3 IS NULL OR EXISTS (SELECT 1 FROM anchor a"
-		" WHERE r.started_at OPERATOR(pg_catalog.<) a.started_at"
-		" OR (r.started_at OPERATOR(pg_catalog.=) a.started_at AND r.id OPERATOR(pg_catalog.<) a.id)))"
-		" AND ($4 IS NULL OR r.newer_full OPERATOR(pg_catalog.>=) $4)),"
-		" needed AS ("
-		" SELECT r.parent_id AS id, r.id AS needed_by FROM ranked r"
-		" WHERE r.parent_id IS NOT NULL"
-		" AND (r.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
-		" OR r.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text)"
-		" AND NOT EXISTS (SELECT 1 FROM expired e WHERE e.id OPERATOR(pg_catalog.=) r.id)"
-		" UNION"
-		" SELECT r.parent_id, n.needed_by FROM ranked r JOIN needed n"
-		" ON r.id OPERATOR(pg_catalog.=) n.id WHERE r.parent_id IS NOT NULL)"
-		" SELECT e.id, e.name, e.status, e.started_at, e.destinations, e.backup_uuid, e.parent_id,"
-		" (SELECT pg_catalog.max(n.needed_by) FROM needed n WHERE n.id OPERATOR(pg_catalog.=) e.id)"
-		" FROM expired e ORDER BY e.started_at DESC, e.id DESC",
+	{SB_SQL_EXPIRE_CANDIDATES, EXPIRE_CANDIDATES_FROM("@extschema@.stripe_backup_history"),
+	4, {INT8OID, INTERVALOID, INTERVALOID, INT8OID}, SPI_OK_SELECT},
+
+	/* On a standby: of its own backups only (the primary's are the primary's to expire). */
+	{SB_SQL_STANDBY_EXPIRE_CANDIDATES, EXPIRE_CANDIDATES_FROM("@extschema@.stripe_standby_backups"),
 	4, {INT8OID, INTERVALOID, INTERVALOID, INT8OID}, SPI_OK_SELECT},
 
 	/* stripe_keep(): a backup's status, before it is kept. */
@@ -289,17 +304,17 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 	 * when it was written elsewhere): the room the next one needs.
 	 */
 	{SB_SQL_CHECK_DESTINATIONS,
-		"WITH last AS (SELECT h.destinations FROM @extschema@.stripe_backup_history h"
+		"WITH last AS (SELECT h.destinations FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1),"
 		" lastfull AS (SELECT h.id, h.bytes_written, pg_catalog.cardinality(h.destinations) AS n"
-		" FROM @extschema@.stripe_backup_history h"
+		" FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text"
 		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1)"
 		" SELECT d.destination, COALESCE("
 		" (SELECT pg_catalog.sum(s.stored_bytes)::pg_catalog.int8"
-		" FROM @extschema@.stripe_backup_stripe_history s JOIN lastfull f"
+		" FROM @extschema@.stripe_backup_stripe_records s JOIN lastfull f"
 		" ON s.backup_id OPERATOR(pg_catalog.=) f.id"
 		" WHERE s.destination OPERATOR(pg_catalog.=) d.destination),"
 		" (SELECT (f.bytes_written OPERATOR(pg_catalog./) f.n::pg_catalog.int8) FROM lastfull f))"
@@ -322,7 +337,7 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 
 	/* Where the newest completed full backup started: the WAL since is what the archive took in one cycle. */
 	{SB_SQL_CHECK_LAST_FULL_START,
-		"SELECT h.start_lsn FROM @extschema@.stripe_backup_history h"
+		"SELECT h.start_lsn FROM @extschema@.stripe_backup_records h"
 		" WHERE h.status OPERATOR(pg_catalog.=) 'completed'::pg_catalog.text"
 		" AND h.type OPERATOR(pg_catalog.=) 'full'::pg_catalog.text AND h.start_lsn IS NOT NULL"
 		" ORDER BY h.finished_at DESC, h.id DESC LIMIT 1",
@@ -338,6 +353,25 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		"UPDATE @extschema@.stripe_backup_stripe_history s SET destination = $2"
 		" WHERE s.backup_id OPERATOR(pg_catalog.=) $1 AND s.stripe OPERATOR(pg_catalog.=) $3",
 	3, {INT8OID, TEXTOID, INT4OID}, SPI_OK_UPDATE},
+
+	/*
+	 * A server promoted: the rows of the backups it took as a standby
+	 * (sb_standby_history.c) join the tables, with their ids.
+	 */
+	{SB_SQL_STANDBY_IMPORT,
+		"INSERT INTO @extschema@.stripe_backup_history"
+		" SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),"
+		" LATERAL pg_catalog.jsonb_populate_record(NULL::@extschema@.stripe_backup_history, r.record) AS p"
+		" ON CONFLICT (id) DO NOTHING",
+	0, {InvalidOid}, SPI_OK_INSERT},
+
+	{SB_SQL_STANDBY_IMPORT_STRIPES,
+		"INSERT INTO @extschema@.stripe_backup_stripe_history"
+		" SELECT p.* FROM @extschema@.stripe_standby_records() AS r(record),"
+		" LATERAL pg_catalog.jsonb_populate_recordset(NULL::@extschema@.stripe_backup_stripe_history,"
+		" r.record OPERATOR(pg_catalog.->) 'stripes'::pg_catalog.text) AS p"
+		" ON CONFLICT DO NOTHING",
+	0, {InvalidOid}, SPI_OK_INSERT},
 };
 
 const SbStatementDef *
@@ -345,6 +379,7 @@ sbx_statement(SbStatement id)
 {
 	const SbStatementDef *def = &statements[id];
 
-	Assert(def->id == id);
+	if (def->id != id)
+		elog(ERROR, "stripebackup statement %d is out of place", (int) id);
 	return def;
 }

@@ -27,6 +27,7 @@
 #include "utils/relmapper.h"
 
 #include "sb_control.h"
+#include "sb_standby_history.h"
 #include "sb_walk.h"
 
 #define TBLSPC_DIR "pg_tblspc"
@@ -34,7 +35,9 @@
 /* Directories whose contents start-up recreates or never needs. */
 static const char *const contents_skipped[] = {
 	PG_STAT_TMP_DIR, "pg_replslot", PG_DYNSHMEM_DIR, "pg_notify", "pg_serial",
-	"pg_snapshots", "pg_subtrans", NULL
+	"pg_snapshots", "pg_subtrans",
+	SB_STANDBY_DIR,				/* this server's own history as a standby */
+	NULL
 };
 
 /* Files never copied: {name, match as prefix}. */
@@ -51,6 +54,9 @@ static const struct
 	{"backup_manifest", false},
 	{"postmaster.pid", false},
 	{"postmaster.opts", false},
+	/* a standby's: a restore makes its copy a standby only when asked (standby => true) */
+	{STANDBY_SIGNAL_FILE, false},
+	{RECOVERY_SIGNAL_FILE, false},
 	{NULL, false}
 };
 

@@ -13,7 +13,7 @@ our @EXPORT = qw(make_destinations load_sample_data sample_data_fingerprint run_
   backup_node restore_node sql_array backup_location load_slow_data worker_pid folder_entries
   check_backup_cleaned_up check_next_backup start_slow_backup wait_for_stripe pgbench_invariant
   damage_page archiving_conf wait_for_archive archived_segment_target promote_archiving_copy
-  expected_incremental_method check_incremental_method);
+  expected_incremental_method check_incremental_method server_io wait_for_server_idle);
 
 # Create N empty destination folders under a fresh temporary directory.
 sub make_destinations
@@ -309,6 +309,69 @@ sub check_incremental_method
 		"SELECT coalesce(incremental_method, 'none') FROM stripe_backups WHERE id = $id");
 	is($got, $method, "$what: changed blocks found by $method")
 	  or diag(join('', grep { /are found by reading every page/ } split /^/, slurp_file($node->logfile)));
+}
+
+# NODE's postmaster and its children: pid => process title ('' for a child
+# that exited and is not reaped yet), read from /proc.
+sub server_processes
+{
+	my ($node) = @_;
+	open my $fh, '<', $node->data_dir . '/postmaster.pid' or die $node->name . " postmaster.pid: $!";
+	my $postmaster = <$fh> + 0;
+	close $fh;
+	my %procs = ($postmaster => 'postmaster');
+	for my $stat (glob '/proc/[0-9]*/stat')
+	{
+		open my $sf, '<', $stat or next;
+		my $line = <$sf> // '';
+		close $sf;
+		# pid (comm) state ppid ...: comm may hold spaces and parentheses
+		next unless $line =~ /^(\d+) \(.*\) \S+ (\d+) / && $2 == $postmaster;
+		my $pid = $1;
+		my $title = -r "/proc/$pid/cmdline" ? slurp_file("/proc/$pid/cmdline") : '';
+		$title =~ s/\0+/ /g;
+		$title =~ s/\s+$//;
+		$procs{$pid} = $title;
+	}
+	return \%procs;
+}
+
+# What NODE's processes (server_processes) have read so far, from
+# /proc/PID/io: pid => [rchar, read_bytes, process title]; undef when the
+# postmaster's is not readable.  A child's counts join the postmaster's when
+# it is reaped: before a first reading, wait_for_server_idle, so that no
+# backend of an earlier query is reaped between two readings.
+sub server_io
+{
+	my ($node) = @_;
+	my $procs = server_processes($node);
+	my %io;
+	for my $pid (keys %$procs)
+	{
+		open my $fh, '<', "/proc/$pid/io" or do
+		{
+			return undef if $procs->{$pid} eq 'postmaster';
+			next;	# gone meanwhile
+		};
+		my %f = map { /^(\w+): (\d+)/ ? ($1, $2) : () } <$fh>;
+		close $fh;
+		$io{$pid} = [ $f{rchar} // 0, $f{read_bytes} // 0, $procs->{$pid} ];
+	}
+	return \%io;
+}
+
+# Until NODE runs no backend (nothing but its auxiliary processes and
+# walsenders), the last query's reaped.
+sub wait_for_server_idle
+{
+	my ($node) = @_;
+	my $aux = qr/^postmaster$|: (?:checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|walsender|archiver|walreceiver|startup|walsummarizer|io worker \d+)/;
+	for (1 .. $PostgreSQL::Test::Utils::timeout_default * 10)
+	{
+		return unless grep { !/$aux/ } values %{ server_processes($node) };
+		select(undef, undef, undef, 0.1);
+	}
+	die $node->name . ' runs backends still: ' . join(', ', grep { !/$aux/ } values %{ server_processes($node) });
 }
 
 1;

@@ -48,7 +48,7 @@ SELECT columns_are('stripe_backups', ARRAY['id', 'name', 'label', 'status', 'typ
 	'finished_at', 'duration', 'destinations', 'weights', 'compression', 'compression_level',
 	'balance', 'files', 'bytes_read', 'bytes_written', 'mb_per_s', 'start_lsn', 'stop_lsn',
 	'timeline', 'error', 'sqlstate', 'location', 'requested_by', 'backup_uuid', 'kept', 'note',
-	'redundancy', 'parity_bytes', 'parity_overhead_pct', 'incremental_method']);
+	'redundancy', 'parity_bytes', 'parity_overhead_pct', 'incremental_method', 'from_standby']);
 SELECT columns_are('stripe_backup_stripes', ARRAY['backup_id', 'stripe', 'destination',
 	'location', 'weight', 'chunks', 'raw_bytes', 'stored_bytes', 'seconds', 'data_mb_per_s',
 	'stored_mb_per_s']);

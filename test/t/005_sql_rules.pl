@@ -24,7 +24,7 @@ sub slurp
 # Words that may stand before "(" without a schema: SQL syntax, not functions.
 my %syntax = map { $_ => 1 }
   qw(and or not where in values any all over filter from as coalesce exists case when then
-  else select on using with returning set into by partition window);
+  else select on using with returning set into by partition window conflict);
 
 # What is wrong with one statement's text; empty when it follows the rules.
 sub problems
@@ -38,9 +38,9 @@ sub problems
 	$s =~ s/\$\d+/ PARAM /g;
 	$s =~ s/--[^\n]*//g;
 
-	# Every cast to a type of pg_catalog.
-	while ($s =~ /::\s*(?!pg_catalog\.)([\w.]+)/g) { push @found, "cast to unqualified type $1" }
-	$s =~ s/::\s*pg_catalog\.\w+(\[\])?/ CAST /g;
+	# Every cast to a type of pg_catalog (or the row type of the extension's own table).
+	while ($s =~ /::\s*(?!pg_catalog\.|EXT_)([\w.]+)/g) { push @found, "cast to unqualified type $1" }
+	$s =~ s/::\s*(?:pg_catalog\.|EXT_)\w+(\[\])?/ CAST /g;
 
 	# Every operator in OPERATOR(pg_catalog.x); nothing else looks like one.
 	while ($s =~ /OPERATOR\s*\(\s*(?!pg_catalog\.)([^)]*)\)/gi) { push @found, "operator $1 not in pg_catalog" }

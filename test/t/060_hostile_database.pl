@@ -201,22 +201,45 @@ sub session_sql
 	return ($rc, $out, $err);
 }
 
+# The history file of a promoted standby (sb_standby_history.c) with the row
+# of backup 10^15 + N in it, kept (no retention run here may look for it).
+sub standby_row
+{
+	my ($n) = @_;
+	my $id = 1000000000000000 + $n;
+	my $dir = $node->data_dir . '/pg_stripebackup';
+	mkdir $dir;
+	append_to_file("$dir/standby_history.jsonl",
+		qq({"id": $id, "status": "completed", "name": "on-standby-$n", "label": null, )
+		  . qq("started_at": "2026-01-01T00:00:00+00:00", "destinations": ["$dests[0]"], "weights": [1], )
+		  . qq("compression": "zstd", "compression_level": 1, "balance": "adaptive", "requested_by": "postgres", )
+		  . qq("worker_pid": 1, "backup_uuid": null, "type": "full", "parent_id": null, "merged_from": null, )
+		  . qq("encrypted": false, "keep": true, "note": null, "redundancy": 0, "finished_at": "2026-01-01T00:01:00+00:00", )
+		  . qq("stripes": [{"backup_id": $id, "stripe": 1, "destination": "$dests[0]", "weight": 1, "chunks": 1, )
+		  . qq("raw_bytes": 8192, "stored_bytes": 100, "seconds": 0.5}]}\n));
+}
+
 sub call_everything
 {
 	my ($caller) = @_;
 	my $dests = sql_array(@dests);
 	my $target = "$base/restore-$caller";
 	my $target2 = "$base/restore2-$caller";
-	my $last = sub { admin_sql('SELECT max(id) FROM public.stripe_backup_history') };
+	# the newest backup taken here (not one standby_row() wrote)
+	my $last = sub { admin_sql('SELECT max(id) FROM public.stripe_backup_history WHERE id < 1e15') };
 	my $last_completed = sub {
-		admin_sql("SELECT max(id) FROM public.stripe_backup_history WHERE status = 'completed'");
+		admin_sql("SELECT max(id) FROM public.stripe_backup_history WHERE status = 'completed' AND id < 1e15");
 	};
 	my $location = sub {
-		admin_sql('SELECT location FROM public.stripe_backups ORDER BY id DESC LIMIT 1');
+		admin_sql('SELECT location FROM public.stripe_backups WHERE id < 1e15 ORDER BY id DESC LIMIT 1');
 	};
 	my @calls = (
 		sub { "SELECT public.stripe_calibrate(ARRAY['$dests[0]'], size_mb => 4)" },
-		sub { "SELECT public.stripe_backup($dests)" },
+		sub {
+			# a row this server kept while it was a standby: the next backup's worker imports it
+			standby_row($caller eq 'postgres' ? 1 : 2);
+			"SELECT public.stripe_backup($dests)";
+		},
 		sub { "SELECT public.stripe_backup($dests, compression => 'none', balance => 'weighted')" },
 		sub { "SELECT public.stripe_backup($dests, type => 'incr')" },
 		sub { "SELECT public.stripe_backup($dests, type => 'diff')" },
@@ -281,6 +304,10 @@ sub call_everything
 
 call_everything('postgres');
 call_everything('oscar');
+is(admin_sql('SELECT count(*) FROM public.stripe_backup_history h JOIN public.stripe_backup_stripe_history s '
+	  . 'ON s.backup_id = h.id WHERE h.id > 1000000000000000'), '2',
+	'the rows kept as a standby were imported by the next backups, with their stripes');
+ok(!-e $node->data_dir . '/pg_stripebackup/standby_history.jsonl', 'and their file removed');
 
 
 # The start-up clean-up runs its statements in appdb too.

@@ -1,7 +1,6 @@
-# Two refusals that say what to do (issue 42): a backup on a hot standby
-# says it is not supported yet, "take it on the primary" (not "cannot
-# execute nextval() in a read-only transaction"), and so does a restore
-# from SQL there; a command restore run as root hands its files to the
+# A backup on a hot standby is taken (issue 45; not "cannot execute
+# nextval() in a read-only transaction"), and a restore from SQL there is
+# refused, saying what to do (issue 42); a command restore run as root hands its files to the
 # owner of the target's parent folder or to --owner USER, and refuses when
 # that would be root.  Run as another user, --owner names only that user.
 use strict;
@@ -26,19 +25,53 @@ $standby->init_from_backup($node, 'base', has_streaming => 1);
 $standby->start;
 $node->wait_for_catchup($standby);
 my @standby_dests = make_destinations(1);
+# A backup there is the standby's own (t/090 takes them under load): its
+# id from the standby's range, its row in the standby's file, shown.
 my ($rc, $out, $err) = $standby->psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ')');
-like($err, qr/ERROR: +a backup on a standby is not supported yet: take it on the primary/,
-	'a backup on a standby: not supported yet, take it on the primary');
-unlike($err, qr/nextval/, 'not the read-only nextval() error');
-my @left;
-find(sub { push @left, $File::Find::name if $_ ne '.' }, @standby_dests);
-is(scalar(@left), 0, 'nothing written into the destination');
+is($rc, 0, 'a backup on a standby: taken') or diag($err);
+cmp_ok($out, '>=', 1e15, 'with an id of the standby\'s range');
+is($standby->safe_psql('postgres', "SELECT status, from_standby, timeline FROM stripe_backups WHERE id = $out"),
+	'completed|t|1', 'shown by stripe_backups on the standby: completed, from a standby, timeline 1');
+is($standby->safe_psql('postgres', "SELECT count(*) FROM stripe_backups WHERE id = $backup"), '1',
+	'beside the primary\'s backup');
+ok(-f $standby->data_dir . '/pg_stripebackup/standby_history.jsonl', 'its row is in the standby\'s file');
+my $standby_location = $standby->safe_psql('postgres', "SELECT location FROM stripe_backups WHERE id = $out");
+($rc, $out, $err) = run_stripebackup('show', $standby_location);
+like($out, qr/^WAL: .* on timeline 1, taken on a standby$/m, 'show: taken on a standby');
+($rc, $out, $err) = run_stripebackup('show', '--output=json', $standby_location);
+like($out, qr/"from_standby":\s*true/, 'show --json: from_standby true');
+($rc, $out, $err) = run_stripebackup('show', '--output=json', $location);
+like($out, qr/"from_standby":\s*false/, 'and false for the primary\'s');
 my $never = PostgreSQL::Test::Utils::tempdir() . '/never';
 ($rc, $out, $err) = $standby->psql('postgres', "SELECT stripe_restore('$location', '$never')");
 like($err, qr/ERROR: +a restore cannot run on a standby: it records its history in tables a standby cannot write/,
 	'a restore from SQL on a standby: said why');
 like($err, qr/HINT: +Run it on the primary, or restore with the stripebackup command/, 'and what to do');
 ok(!-e $never, 'nothing created');
+
+# The standby's chains and retention are its own: an incr's parent is the
+# standby's full, not the primary's newer backup (the primary's retention,
+# which does not see the standby's backups, could remove it); stripe_expire
+# there removes the standby's backups only.
+my $first = $standby->safe_psql('postgres', 'SELECT max(id) FROM stripe_backups WHERE from_standby');
+my $newer = $node->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+$node->wait_for_catchup($standby);
+my $incr = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@standby_dests) . ", type => 'incr')");
+is($standby->safe_psql('postgres', "SELECT type, parent_id FROM stripe_backups WHERE id = $incr"), "incr|$first",
+	"a standby's incr: its parent the standby's full, not the primary's newer backup $newer");
+my $last = $standby->safe_psql('postgres', "SELECT stripe_merge($incr)");
+is($standby->safe_psql('postgres', "SELECT status, type, merged_from, from_standby FROM stripe_backups WHERE id = $last"),
+	"completed|full|$incr|t", 'stripe_merge on the standby: its chain folded into a full backup of its own');
+my $first_name = $standby->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $first");
+($rc, $out, $err) = $standby->psql('postgres', 'SELECT backup_id, status, removed FROM stripe_expire(keep_last => 1) ORDER BY backup_id');
+is($out, "$first|completed|t\n$incr|completed|t", 'stripe_expire on the standby: its two older backups go') or diag($err);
+is($standby->safe_psql('postgres', 'SELECT string_agg(id::text, \',\' ORDER BY id) FROM stripe_backups'),
+	"$backup,$newer,$last", 'the primary\'s backups stay shown, and the standby\'s newest');
+ok(!-e "$standby_dests[0]/$first_name", 'the folder of the removed one is gone');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM stripe_backups'), '2', 'the primary keeps its two');
+($rc, $out, $err) = $standby->psql('postgres', "SELECT stripe_keep($last)");
+like($err, qr/ERROR: +stripe_keep\(\) cannot run on a standby: it writes tables a standby cannot write/,
+	'stripe_keep on a standby: refused, saying why');
 $standby->stop;
 
 # Not root: --owner may name only this user.

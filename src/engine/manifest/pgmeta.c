@@ -113,6 +113,7 @@ sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 	if (cJSON_IsString(kind) && strcmp(kind->valuestring, "postgresql") == 0)
 	{
 		const cJSON *tli = cJSON_GetObjectItemCaseSensitive(meta, "timeline");
+		const cJSON *from;
 
 		info->is_postgresql = true;
 		info->server_version = string_field(meta, "server_version");
@@ -123,6 +124,8 @@ sb_pgmeta_read(const SbManifest *m, SbPgMeta *info, SbError *err)
 		/* Out of range, the conversion would be undefined: unknown instead. */
 		info->timeline = cJSON_IsNumber(tli) && tli->valuedouble >= 0 &&
 			tli->valuedouble <= UINT_MAX ? (unsigned) tli->valuedouble : 0;
+		from = cJSON_GetObjectItemCaseSensitive(meta, "backup_from");
+		info->from_standby = cJSON_IsString(from) && strcmp(from->valuestring, "standby") == 0;
 		ok = read_tablespaces(cJSON_GetObjectItemCaseSensitive(meta, "tablespaces"), info, err) &&
 			read_archive_destinations(cJSON_GetObjectItemCaseSensitive(meta, "archive_destinations"), info, err);
 		if (ok)

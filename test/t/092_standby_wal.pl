@@ -1,0 +1,79 @@
+# The WAL of a backup taken on a standby (issue 45): a segment the
+# standby's pg_wal does not hold (here: a file whose first page has another
+# segment's address, as an old segment recycled under its name) is read from the WAL archive
+# of stripebackup.archive_destinations, and without an archive the backup
+# fails saying which segment and what to do, leaving nothing marked good.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use StripeBackupTest;
+use Test::More;
+
+# The name of the segment on timeline 1 that holds LSN (16 MB segments;
+# pg_walfile_name() does not run in recovery).
+sub segment
+{
+	my ($lsn) = @_;
+	my ($hi, $lo) = map { hex } split m{/}, $lsn;
+	return sprintf('%08X%08X%08X', 1, $hi, $lo >> 24);
+}
+
+my @archive = make_destinations(1);
+my $primary = backup_node('primary', conf => archiving_conf(@archive));
+$primary->safe_psql('postgres', 'CREATE TABLE t AS SELECT g FROM generate_series(1, 10000) g');
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "stripebackup.archive_destinations = ''");	# not the primary's, yet
+$standby->start;
+
+# The standby's restartpoint at a checkpoint of the primary's, then WAL of
+# three segments: a backup starting at that restartpoint spans them.
+$primary->safe_psql('postgres', 'CHECKPOINT');
+$primary->wait_for_catchup($standby);
+$standby->safe_psql('postgres', 'CHECKPOINT');
+for my $i (1 .. 2)
+{
+	$primary->safe_psql('postgres', "INSERT INTO t SELECT g FROM generate_series(1, 1000) g; SELECT pg_switch_wal()");
+}
+wait_for_archive($primary);
+$primary->wait_for_catchup($standby);
+my $redo = segment($standby->safe_psql('postgres', 'SELECT redo_lsn FROM pg_control_checkpoint()'));
+my $replay = segment($standby->safe_psql('postgres', 'SELECT pg_last_wal_replay_lsn()'));
+cmp_ok($replay, 'gt', $redo, "the standby's WAL since its restartpoint spans segments ($redo to $replay)");
+
+# Its first segment made to look like an older one recycled under its name:
+# its first page's address zeroed (the standby replayed it already).
+my $file = $standby->data_dir . "/pg_wal/$redo";
+open(my $fh, '+<', $file) or die "open $file: $!";
+binmode $fh;
+seek($fh, 8, 0);
+print $fh "\0" x 8;
+close $fh;
+
+my @dests = make_destinations(1);
+my ($rc, $out, $err) = $standby->psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+like($err, qr/does not hold WAL segment $redo whole in pg_wal for the backup/,
+	'without a WAL archive set there: the backup fails naming the segment');
+like($err, qr/stripebackup\.archive_destinations names no WAL archive to read it from/, 'and why');
+is($standby->safe_psql('postgres', "SELECT count(*) FROM stripe_backups WHERE status = 'completed' AND from_standby"),
+	'0', 'no backup of the standby marked completed');
+is(scalar(folder_entries($dests[0])), 0, 'and nothing left in the destination');
+
+# With the archive set on the standby, the segment comes from there.
+$standby->append_conf('postgresql.conf', "stripebackup.archive_destinations = '$archive[0]'");
+$standby->reload;
+my $id = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+is($standby->safe_psql('postgres', "SELECT status FROM stripe_backups WHERE id = $id"), 'completed',
+	'with the WAL archive set: the backup completes');
+like(slurp_file($standby->logfile), qr/WAL segment $redo for the backup read from the WAL archive/,
+	'its segment read from the archive');
+my $copy = restore_node('copy', backup_location($standby, $id));
+$copy->start;
+$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the copy did not finish recovery';
+is($copy->safe_psql('postgres', 'SELECT count(*) FROM t'), '12000', 'the copy holds every row');
+$copy->stop;
+
+done_testing();
