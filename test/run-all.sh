@@ -209,7 +209,7 @@ took tap_auto
 # restores; those whose subject is the SQL surface, monitoring or the
 # command's output, with no I/O path of their own, run once (above).
 sync_once=" t/005_sql_rules.pl t/060_hostile_database.pl t/080_list_json.pl t/081_check_health.pl
-	t/082_retention.pl t/083_check_s3.pl t/084_figures.pl "
+	t/082_retention.pl t/083_check_s3.pl t/084_figures.pl t/093_standby_cron.pl "
 sync_files=$(cd "$scratch/test" && for f in t/*.pl; do [[ $sync_once == *[[:space:]]"$f"[[:space:]]* ]] || echo "$f"; done)
 echo "=== end-to-end tests on PostgreSQL (io_method sync)"
 TAP_TESTS=${TAP_TESTS:-$(echo $sync_files)} run_tap sync 2>&1 | tee "$logs/tap-sync.log"
