@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
@@ -26,6 +27,7 @@
 #include "utils/lsyscache.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
+#include "utils/resowner.h"
 #include "utils/tuplestore.h"
 
 #include "sb_shmem.h"
@@ -202,14 +204,12 @@ sbx_standby_history_forget(int64 id)
 	sbx_standby_history_append(line);
 }
 
-void
-sbx_standby_history_import(void)
+static void
+import_rows(void)
 {
 	SbSql		sql;
 	SbRows		rows;
 
-	if (RecoveryInProgress() || access(SB_STANDBY_HISTORY_FILE, F_OK) != 0)
-		return;
 	sbx_sql_begin(&sql);
 	rows = sbx_sql_run(SB_SQL_STANDBY_IMPORT, NULL, NULL);
 	(void) sbx_sql_run(SB_SQL_STANDBY_IMPORT_STRIPES, NULL, NULL);
@@ -219,6 +219,40 @@ sbx_standby_history_import(void)
 	ereport(LOG,
 			(errmsg("stripebackup: the history of %llu backups taken while this server was a standby "
 					"joined stripe_backup_history", (unsigned long long) rows.count)));
+}
+
+/*
+ * A file that cannot be imported stops no job: its rows stay shown from
+ * the file, and the next job tries again.
+ */
+void
+sbx_standby_history_import(void)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	if (RecoveryInProgress() || access(SB_STANDBY_HISTORY_FILE, F_OK) != 0)
+		return;
+	PG_TRY();
+	{
+		import_rows();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(context);
+		e = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		CurrentResourceOwner = owner;
+		MemoryContextSwitchTo(context);
+		ereport(WARNING,
+				(errmsg("could not import the history of the backups taken while this server was a standby: %s",
+						e->message),
+				 errdetail("Their rows stay shown from \"%s\"; the next job tries again.", SB_STANDBY_HISTORY_FILE)));
+	}
+	PG_END_TRY();
 }
 
 /* The views that show the backup history: who may read one may read the file. */
@@ -242,6 +276,44 @@ check_may_read_history(void)
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 			 errmsg("permission denied to read the backup history"),
 			 errhint("It is for those who may read stripe_backups.")));
+}
+
+/*
+ * LINE as jsonb; false (a WARNING said so) when it is not JSON: a line the
+ * disk damaged hides that backup's row, not the whole history.  Parsed in a
+ * subtransaction, so that its error is taken back cleanly.
+ */
+static bool
+parse_line(const char *line, Datum *value)
+{
+	MemoryContext context = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(context);
+	PG_TRY();
+	{
+		*value = DirectFunctionCall1(jsonb_in, CStringGetDatum(line));
+		ReleaseCurrentSubTransaction();
+		ok = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(context);
+		e = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		ereport(WARNING,
+				(errmsg("a line of \"%s\" is not a backup's row: %s", SB_STANDBY_HISTORY_FILE, e->message),
+				 errdetail("The line begins: %.60s", line)));
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(context);
+	CurrentResourceOwner = owner;
+	return ok;
 }
 
 PG_FUNCTION_INFO_V1(stripe_standby_records);
@@ -271,10 +343,11 @@ stripe_standby_records(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(old);
 	foreach(lc, read_rows())
 	{
-		Datum		value = DirectFunctionCall1(jsonb_in, CStringGetDatum(((Record *) lfirst(lc))->line));
+		Datum		value;
 		bool		isnull = false;
 
-		tuplestore_putvalues(store, desc, &value, &isnull);
+		if (parse_line(((Record *) lfirst(lc))->line, &value))
+			tuplestore_putvalues(store, desc, &value, &isnull);
 	}
 	return (Datum) 0;
 }

@@ -72,6 +72,13 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM stripe_backups'), '2', 'th
 ($rc, $out, $err) = $standby->psql('postgres', "SELECT stripe_keep($last)");
 like($err, qr/ERROR: +stripe_keep\(\) cannot run on a standby: it writes tables a standby cannot write/,
 	'stripe_keep on a standby: refused, saying why');
+
+# A line of its history file the disk damaged hides that line, not the history.
+append_to_file($standby->data_dir . '/pg_stripebackup/standby_history.jsonl',
+	qq({"id": 1000000000000999, "status": damaged\n));
+($rc, $out, $err) = $standby->psql('postgres', 'SELECT count(*) FROM stripe_backups');
+is($out, '3', 'a damaged line of the standby\'s history: the views still show its backups and the primary\'s');
+like($err, qr/WARNING: +a line of "pg_stripebackup\/standby_history.jsonl" is not a backup's row/, 'with a warning');
 $standby->stop;
 
 # Not root: --owner may name only this user.
