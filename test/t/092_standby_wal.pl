@@ -8,6 +8,7 @@ use warnings;
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SbS3;
 use StripeBackupTest;
 use Test::More;
 
@@ -74,6 +75,27 @@ my $copy = restore_node('copy', backup_location($standby, $id));
 $copy->start;
 $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the copy did not finish recovery';
 is($copy->safe_psql('postgres', 'SELECT count(*) FROM t'), '12000', 'the copy holds every row');
+$copy->stop;
+
+# Object storage as on a primary: a standby's backup over a bucket and a
+# folder, with redundancy, restored by the command from the bucket.
+my $s3 = SbS3::start(buckets => ['bk1']);
+my $credentials = $s3->use_credentials(PostgreSQL::Test::Utils::tempdir(), 'sb-test-secret-9f8e7d6c');
+my $endpoint = $s3->endpoint;
+$standby->append_conf('postgresql.conf',
+	"stripebackup.s3_endpoint = '$endpoint'\nstripebackup.s3_credentials_file = '$credentials'");
+$standby->reload;
+$standby->poll_query_until('postgres', "SELECT current_setting('stripebackup.s3_endpoint') = '$endpoint'")
+  or die 'the S3 settings do not take';
+my @more = make_destinations(1);
+$id = $standby->safe_psql('postgres', "SELECT stripe_backup(ARRAY['s3://bk1/standby', '$more[0]'], redundancy => 1)");
+is($standby->safe_psql('postgres', "SELECT status, redundancy FROM stripe_backups WHERE id = $id"), 'completed|1',
+	'a standby\'s backup into a bucket and a folder, with redundancy: completed');
+my $name = $standby->safe_psql('postgres', "SELECT name FROM stripe_backups WHERE id = $id");
+$copy = restore_node('from_bucket', "s3://bk1/standby/$name");
+$copy->start;
+$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the copy did not finish recovery';
+is($copy->safe_psql('postgres', 'SELECT count(*) FROM t'), '12000', 'restored from the bucket, it holds every row');
 $copy->stop;
 
 done_testing();
