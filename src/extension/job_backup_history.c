@@ -56,6 +56,8 @@ weights_array(const SbBackupArgs *a)
 static bool row_in_file = false;
 static TimestampTz row_started_at;
 
+static void standby_crash_cleanup(void);
+
 void
 sbx_backup_history_insert(const SbJob *job)
 {
@@ -67,6 +69,7 @@ sbx_backup_history_insert(const SbJob *job)
 
 	if (RecoveryInProgress())
 	{
+		standby_crash_cleanup();
 		row_in_file = true;
 		row_started_at = GetCurrentTimestamp();
 		sbx_standby_history_append(sbx_backup_record(job, row_started_at, NULL, NULL));
@@ -426,31 +429,60 @@ remove_partial_backup(const char *name, Datum destinations, const pg_uuid_t *uui
 		ereport(LOG, (errmsg("stripebackup: removed the partial folders of backup \"%s\"", name)));
 }
 
+/* Row I of ROWS (id, name, destinations, uuid, merged_from), left running: said, its partial folders removed. */
+static void
+clean_up_row(SbSql *sql, SbRows *rows, uint64 i)
+{
+	bool		no_dests,
+				no_uuid,
+				not_merged;
+	char	   *id = sbx_sql_text(sql, rows, i, 1);
+	char	   *name = sbx_sql_text(sql, rows, i, 2);
+	Datum		dests = sbx_sql_datum(sql, rows, i, 3, &no_dests);
+	Datum		uuid = sbx_sql_datum(sql, rows, i, 4, &no_uuid);
+
+	(void) sbx_sql_datum(sql, rows, i, 5, &not_merged);
+	ereport(LOG,
+			(errmsg("stripebackup: backup %s was running when the server stopped; marked failed", id)));
+	if (!no_dests && name != NULL)
+		remove_partial_backup(name, dests, no_uuid ? NULL : DatumGetUUIDP(uuid), !not_merged);
+}
+
+/*
+ * On a standby, the rows of its file left running (the standby stopped
+ * during a backup): each ended by a line that says failed (the statement
+ * gives it whole), then cleaned up.  The start-up worker runs once recovery
+ * ends, which a standby's never does: its next backup does this instead.
+ */
+static void
+standby_crash_cleanup(void)
+{
+	SbSql		sql;
+	SbRows		rows;
+
+	sbx_sql_begin(&sql);
+	rows = sbx_sql_run(SB_SQL_STANDBY_MARK_STALE, NULL, NULL);
+	for (uint64 i = 0; i < rows.count; i++)
+	{
+		StringInfoData line;
+
+		initStringInfo(&line);
+		appendStringInfoString(&line, sbx_sql_text(&sql, &rows, i, 6));
+		sbx_standby_history_append(&line);
+		clean_up_row(&sql, &rows, i);
+	}
+	sbx_sql_leave(&sql);
+}
+
 void
 sbx_backup_crash_cleanup(void)
 {
 	SbSql		sql;
 	SbRows		rows;
-	uint64		i;
 
 	sbx_sql_begin(&sql);
 	rows = sbx_sql_run(SB_SQL_BACKUP_MARK_STALE, NULL, NULL);
-	for (i = 0; i < rows.count; i++)
-	{
-		bool		no_dests,
-					no_uuid,
-					not_merged;
-		char	   *id = sbx_sql_text(&sql, &rows, i, 1);
-		char	   *name = sbx_sql_text(&sql, &rows, i, 2);
-		Datum		dests = sbx_sql_datum(&sql, &rows, i, 3, &no_dests);
-		Datum		uuid = sbx_sql_datum(&sql, &rows, i, 4, &no_uuid);
-
-		(void) sbx_sql_datum(&sql, &rows, i, 5, &not_merged);
-
-		ereport(LOG,
-				(errmsg("stripebackup: backup %s was running when the server stopped; marked failed", id)));
-		if (!no_dests && name != NULL)
-			remove_partial_backup(name, dests, no_uuid ? NULL : DatumGetUUIDP(uuid), !not_merged);
-	}
+	for (uint64 i = 0; i < rows.count; i++)
+		clean_up_row(&sql, &rows, i);
 	sbx_sql_leave(&sql);
 }

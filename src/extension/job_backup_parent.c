@@ -210,10 +210,15 @@ sbx_backup_open_parent(const SbBackupArgs *args, XLogRecPtr start_lsn)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the parent backup %lld at \"%s\" changed since the backup was asked for",
 						(long long) args->parent_id, args->parent_location)));
-	if (args->parent_start_lsn >= start_lsn)
+	/*
+	 * The same start is a standby's: no checkpoint came from the primary
+	 * since the parent began, so both start at one restartpoint; the pages
+	 * written since are still all that changed.
+	 */
+	if (args->parent_start_lsn > start_lsn)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the parent backup %lld starts at %X/%X, not before this backup (%X/%X)",
+				 errmsg("the parent backup %lld starts at %X/%X, after this backup (%X/%X)",
 						(long long) args->parent_id, LSN_FORMAT_ARGS(args->parent_start_lsn),
 						LSN_FORMAT_ARGS(start_lsn))));
 	return a;

@@ -159,6 +159,25 @@ static const SbStatementDef statements[SB_SQL_NSTATEMENTS] = {
 		" RETURNING h.id, h.name, h.destinations, h.backup_uuid, h.merged_from",
 	0, {InvalidOid}, SPI_OK_UPDATE_RETURNING},
 
+	/*
+	 * The same on a standby, which cannot update (run by its next backup's
+	 * worker): the rows of its file left running, each with the line that
+	 * ends it (the row, failed), which the caller appends (jsonb puts "id"
+	 * first, as the file's lines have it).
+	 */
+	{SB_SQL_STANDBY_MARK_STALE,
+		"SELECT s.id, s.name, s.destinations, s.backup_uuid, s.merged_from,"
+		" (r.record OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object("
+		"'status'::pg_catalog.text, 'failed'::pg_catalog.text,"
+		" 'error'::pg_catalog.text, 'the server restarted while it ran'::pg_catalog.text,"
+		" 'sqlstate'::pg_catalog.text, '57P02'::pg_catalog.text,"
+		" 'finished_at'::pg_catalog.text, pg_catalog.now()))::pg_catalog.text"
+		" FROM @extschema@.stripe_standby_records() AS r(record),"
+		" LATERAL pg_catalog.jsonb_populate_record(NULL::@extschema@.stripe_backup_history, r.record) AS s"
+		" WHERE s.status OPERATOR(pg_catalog.=) 'running'::pg_catalog.text"
+		" AND NOT @extschema@.stripe_job_is_running('backup'::pg_catalog.text, s.id)",
+	0, {InvalidOid}, SPI_OK_SELECT},
+
 	/* What stripe_merge() folds: the chain's newest backup. */
 	{SB_SQL_MERGE_SOURCE,
 		"SELECT h.name, h.destinations, h.backup_uuid, h.start_lsn, h.stop_lsn, h.timeline, h.type"

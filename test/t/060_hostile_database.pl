@@ -187,17 +187,17 @@ admin_sql('DELETE FROM public.trap_log; ALTER ROLE mallory NOSUPERUSER');
 
 # Every function and view of the extension, as CALLER, with the search_path
 # the database or role gives (the session sets only what its own statements
-# need).  The calls name the extension's functions and views by schema, as
+# need), on SERVER (the primary unless given).  The calls name the extension's functions and views by schema, as
 # anyone must whose search_path an untrusted role chose; the arguments are
 # plain values: what runs inside is the extension's own SQL.
 sub session_sql
 {
-	my ($caller, $sql) = @_;
+	my ($caller, $sql, $server) = @_;
 	my $prefix = 'SET default_transaction_read_only = off; SET statement_timeout = 0; ';
 	$prefix .= $caller eq 'oscar'
 	  ? 'SET ROLE oscar; SET search_path = oscar_evil, evil, public, pg_catalog; '
 	  : '';
-	my ($rc, $out, $err) = $node->psql('appdb', $prefix . $sql);
+	my ($rc, $out, $err) = ($server // $node)->psql('appdb', $prefix . $sql);
 	return ($rc, $out, $err);
 }
 
@@ -309,6 +309,30 @@ is(admin_sql('SELECT count(*) FROM public.stripe_backup_history h JOIN public.st
 	'the rows kept as a standby were imported by the next backups, with their stripes');
 ok(!-e $node->data_dir . '/pg_stripebackup/standby_history.jsonl', 'and their file removed');
 
+
+# On a hot standby of this database (its traps and settings replicated): the
+# statements only a standby runs (its parent, its retention, its rows left
+# running) and the views over its file.  A trap there cannot log to a table
+# (read-only): it would fail the call, and it logs a line.
+$node->backup('hostile_base');
+my $standby = PostgreSQL::Test::Cluster->new('hostile_standby');
+$standby->init_from_backup($node, 'hostile_base', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+my @standby_dests = make_destinations(1);
+for my $caller ('postgres', 'oscar')
+{
+	my $dests = sql_array(@standby_dests);
+	for my $sql ("SELECT public.stripe_backup($dests)", "SELECT public.stripe_backup($dests, type => 'incr')",
+		'SELECT * FROM public.stripe_expire(keep_last => 1)', 'SELECT * FROM public.stripe_backups',
+		'SELECT * FROM public.stripe_backup_stripes', 'SELECT * FROM public.stripe_health')
+	{
+		my ($rc, $out, $err) = session_sql($caller, $sql, $standby);
+		ok($rc == 0, "on the standby, $caller: $sql") or diag($err);
+	}
+}
+unlike(slurp_file($standby->logfile), qr/stripebackup trap/, 'no planted object ran on the standby');
+$standby->stop;
 
 # The start-up clean-up runs its statements in appdb too.
 admin_sql(q{

@@ -98,4 +98,45 @@ $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'th
 is($copy->safe_psql('postgres', 'SELECT count(*) FROM t'), '12000', 'restored from the bucket, it holds every row');
 $copy->stop;
 
+# A standby stopped during a backup: its next backup marks that one failed
+# and removes what it wrote (the start-up clean-up waits for a recovery end
+# a standby never reaches).
+load_slow_data($primary);
+$primary->wait_for_catchup($standby);
+my @slow_dests = make_destinations(1);
+my $slow = $standby->safe_psql('postgres', 'SET stripebackup.max_rate = 4; SELECT stripe_backup('
+	  . sql_array(@slow_dests) . ", compression => 'none', wait => false)");
+$standby->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM stripe_backup_progress WHERE phase = 'copying files' AND bytes_done > 0")
+  or die 'the slow backup does not copy';
+$standby->stop('immediate');
+$standby->start;
+is($standby->safe_psql('postgres', "SELECT status FROM stripe_backups WHERE id = $slow"), 'failed',
+	'the backup the stop interrupted shows failed');
+ok(scalar(folder_entries($slow_dests[0])) > 0, 'its partial folder is there until the next backup');
+my $next = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@dests) . ')');
+is($standby->safe_psql('postgres', "SELECT status FROM stripe_backups WHERE id = $next"), 'completed',
+	'the next backup on the standby completes');
+is($standby->safe_psql('postgres', "SELECT status, error, sqlstate FROM stripe_backups WHERE id = $slow"),
+	'failed|the server restarted while it ran|57P02', 'and marked the interrupted one failed in the file');
+is(scalar(folder_entries($slow_dests[0])), 0, 'its partial folder removed');
+
+# No checkpoint came from the primary between two backups of the standby:
+# both start at one restartpoint, and the incr of that same start restores.
+my @chain = make_destinations(1);
+$primary->safe_psql('postgres', 'INSERT INTO t SELECT g FROM generate_series(1, 500) g');
+$primary->wait_for_catchup($standby);
+my $full = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@chain) . ')');
+$primary->safe_psql('postgres', 'INSERT INTO t SELECT g FROM generate_series(1, 700) g');
+$primary->wait_for_catchup($standby);
+my $incr = $standby->safe_psql('postgres', 'SELECT stripe_backup(' . sql_array(@chain) . ", type => 'incr')");
+is($standby->safe_psql('postgres', "SELECT i.type, i.parent_id, i.start_lsn = f.start_lsn FROM stripe_backups i, "
+		  . "stripe_backups f WHERE i.id = $incr AND f.id = $full"), "incr|$full|t",
+	'an incr on the standby starting where its parent did');
+$copy = restore_node('same_start', backup_location($standby, $incr));
+$copy->start;
+$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the copy did not finish recovery';
+is($copy->safe_psql('postgres', 'SELECT count(*) FROM t'), '13200', 'restored, it holds the rows of both');
+$copy->stop;
+
 done_testing();
