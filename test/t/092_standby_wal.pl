@@ -139,4 +139,26 @@ $copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'th
 is($copy->safe_psql('postgres', 'SELECT count(*) FROM t'), '13200', 'restored, it holds the rows of both');
 $copy->stop;
 
+# The primary gone during a standby's backup: the backup needs nothing of it
+# (its end is the standby's own minimum recovery point), so it completes,
+# and it restores.
+$primary->safe_psql('postgres', 'INSERT INTO t SELECT g FROM generate_series(1, 300) g');
+$primary->wait_for_catchup($standby);
+my @orphan = make_destinations(1);
+my $orphan = $standby->safe_psql('postgres', 'SET stripebackup.max_rate = 16; SELECT stripe_backup('
+	  . sql_array(@orphan) . ", compression => 'none', wait => false)");
+$standby->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM stripe_backup_progress WHERE phase = 'copying files' AND bytes_done > 0")
+  or die 'the slow backup does not copy';
+$primary->stop('immediate');
+$standby->poll_query_until('postgres', "SELECT status <> 'running' FROM stripe_backups WHERE id = $orphan")
+  or die 'the backup does not end';
+is($standby->safe_psql('postgres', "SELECT status FROM stripe_backups WHERE id = $orphan"), 'completed',
+	'a standby\'s backup during which its primary went away: completed');
+$copy = restore_node('orphan', backup_location($standby, $orphan));
+$copy->start;
+$copy->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the copy did not finish recovery';
+is($copy->safe_psql('postgres', 'SELECT count(*) FROM t'), '13500', 'restored, it holds every row the standby had');
+$copy->stop;
+
 done_testing();
