@@ -87,7 +87,6 @@ read_records(void)
 	for (; data != NULL && (end = strchr(line, '\n')) != NULL; line = end + 1)
 	{
 		Record	   *r = NULL;
-		ListCell   *lc;
 		char	   *after;
 		int64		id;
 
@@ -97,9 +96,10 @@ read_records(void)
 		id = strtoi64(line + strlen(ID_PREFIX), &after, 10);
 		if (*after != ',')
 			continue;
-		foreach(lc, records)
-			if (((Record *) lfirst(lc))->id == id)
-				r = lfirst(lc);
+		/* from the newest: a backup's lines are mostly near each other */
+		for (int i = list_length(records) - 1; r == NULL && i >= 0; i--)
+			if (((Record *) list_nth(records, i))->id == id)
+				r = list_nth(records, i);
 		if (r == NULL)
 		{
 			r = palloc(sizeof(Record));

@@ -18,7 +18,10 @@
 /* Ids of backups taken on a standby start here, beyond any primary's sequence. */
 #define SB_STANDBY_FIRST_ID INT64CONST(1000000000000000)
 
-/* A new id for a backup on this standby: above every one it has used, from the clock. */
+/*
+ * A new id for a backup on this standby: SB_STANDBY_FIRST_ID + 1000 x the
+ * Unix time in seconds, or one above every id it has used if that is more.
+ */
 extern int64 sbx_standby_next_id(void);
 
 /* Append RECORD (one JSON object, no newline) to the file, durably. */
