@@ -269,9 +269,9 @@ bench-incr:
 bench-summary:
 	bash test/bench/summary_incremental.sh $(or $(SCALE),200) $(or $(RUNS),3)
 
-# A stale copy refreshed in place beside pgBackRest --delta: make bench-delta SCALE=270
+# Stale copies refreshed in place beside pgBackRest --delta: make bench-delta SCALE="40 200"
 bench-delta:
-	bash test/bench/delta.sh $(or $(SCALE),270)
+	bash test/bench/delta.sh "$(or $(SCALE),40 200)"
 
 # The cost of encryption: make bench-encryption SCALE=200 ROUNDS=5
 bench-encryption:

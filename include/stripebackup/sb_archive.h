@@ -375,7 +375,10 @@ typedef struct SbRestoreStats
 	/* a delta restore: */
 	uint64_t	delta_compared; /* bytes of the backup compared with the target's */
 	uint64_t	delta_held;		/* of those, the bytes the target held (not read) */
-	uint64_t	delta_held_stored;	/* what their chunks take in the stripes */
+	uint64_t	delta_held_stored;	/* stored bytes of the chunks compared not read */
+	uint64_t	delta_patched;	/* raw bytes of the chunks read in part: only
+								 * their frames that differed (FORMAT.md 3.2) */
+	uint64_t	delta_patch_read;	/* stored bytes of those frames */
 	uint64_t	delta_removed;	/* entries of the target removed */
 	uint64_t	delta_written;	/* bytes written: the blocks that differed, new files */
 	double		delta_compare_seconds;	/* comparing chunks before reading any */

@@ -20,9 +20,9 @@
 #include "stripebackup/sb_crypto.h"
 #include "stripebackup/sb_error.h"
 
-/* The stripe files' format version (format.h). */
+/* The stripe files' format version (format.h); 2.1 cuts compressed chunks into frames (format/frames.h). */
 #define SB_FORMAT_MAJOR 2
-#define SB_FORMAT_MINOR 0
+#define SB_FORMAT_MINOR 1
 
 /*
  * The manifest's: 3.0 added backups of changed blocks, which a reader of

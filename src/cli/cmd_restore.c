@@ -146,6 +146,25 @@ print_times(const SbRestoreStats *s)
  * (sb_policy.h) before anything is created, and so are the memory it needs
  * and, for a point-in-time restore, the WAL archive.
  */
+/* What a delta restore compared, read and wrote; what it read of the stripes, of a backup alone. */
+static void
+print_delta(const SbArchive *a, const SbRestoreStats *stats)
+{
+	uint64_t	stored = 0;
+	uint32_t	s;
+
+	for (s = 0; s < a->manifest->nstripes; s++)
+		stored += a->manifest->stripes[s].stored_bytes;
+	printf("delta: %.1f MB compared, %.1f MB of it already there (not read), %.1f MB read in part "
+		   "(%.1f MB of frames read), %.1f MB written, %llu entries removed\n",
+		   (double) stats->delta_compared / 1e6, (double) stats->delta_held / 1e6,
+		   (double) stats->delta_patched / 1e6, (double) stats->delta_patch_read / 1e6,
+		   (double) stats->delta_written / 1e6, (unsigned long long) stats->delta_removed);
+	if (a->parent == NULL)
+		printf("delta: %.1f MB of the stripes' %.1f MB read\n",
+			   (double) (stored - stats->delta_held_stored) / 1e6, (double) stored / 1e6);
+}
+
 static bool
 restore(SbArchive *a, const ReadArgs *args, const char *target, const CliOwner *owner,
 		SbRestoreStats *stats, SbError *err)
@@ -189,10 +208,7 @@ restore(SbArchive *a, const ReadArgs *args, const char *target, const CliOwner *
 				   (unsigned) owner->gid, owner->from[0] ? ", the owner of \"" : " (--owner)", owner->from,
 				   owner->from[0] ? "\"" : "");
 		if (ok && args->delta)
-			printf("delta: %.1f MB compared, %.1f MB of it already there (not read), %.1f MB written, "
-				   "%llu entries removed\n", (double) stats->delta_compared / 1e6,
-				   (double) stats->delta_held / 1e6, (double) stats->delta_written / 1e6,
-				   (unsigned long long) stats->delta_removed);
+			print_delta(a, stats);
 		sb_recovery_files_free(recovery_files, options.nextra_files);
 	}
 	cli_recovery_free(&recovery);

@@ -250,7 +250,7 @@ like($out, qr/delta:   compares [\d.]+ \w+ of chunks with the copy before readin
 	'--tablespace-mapping', "$tblspc=$copy_ts", '--delta', '--standby', '--primary-conninfo',
 	'port=' . $node->port . ' host=' . $node->host . ' dbname=postgres application_name=delta_copy');
 is($ret, 0, 'the command refreshes the copy too, as a standby') or diag($err);
-like($out, qr/delta: [\d.]+ MB compared, [\d.]+ MB of it already there \(not read\), [\d.]+ MB written/,
+like($out, qr/delta: [\d.]+ MB compared, [\d.]+ MB of it already there \(not read\), [\d.]+ MB read in part \([\d.]+ MB of frames read\), [\d.]+ MB written/,
 	'saying what it compared and wrote');
 command_ok([ 'pg_verifybackup', $copy->data_dir ], 'pg_verifybackup accepts it');
 $copy->append_conf('postgresql.conf', "port = " . $copy->port . "\narchive_mode = off");

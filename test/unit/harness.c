@@ -942,6 +942,34 @@ th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err)
 }
 
 bool
+th_delta_restore(const ThFixture *f, const char *name, bool streamed, SbRestoreStats *stats, SbError *err)
+{
+	SbRestoreOptions ro;
+	char		location[PATH_MAX];
+	SbArchive  *a;
+	bool		done;
+
+	memset(&ro, 0, sizeof(ro));
+	ro.target = f->target;
+	ro.read.workers = 3;
+	ro.delta = true;
+	ro.delta_guard = "global/pg_control";
+	ro.stats = stats;
+	ro.marker = "delta test";
+	th_location(f, 0, name, location);
+	if (!streamed)
+		return th_restore_with(location, &ro, err);
+	ro.read.window_files = 2;
+	a = sb_archive_open_with(location,
+				&(SbArchiveOpenOptions){.keep = SB_KEEP_STREAMED, .spool_dir = f->root}, err);
+	if (a != NULL && a->manifest->streamed == NULL)
+		sb_error_set(err, SB_EINVAL, "the test's backup was not opened streamed");
+	done = a != NULL && a->manifest->streamed != NULL && sb_archive_restore(a, &ro, err);
+	sb_archive_close(a);
+	return done;
+}
+
+bool
 th_restore(const char *location, const char *target, SbError *err)
 {
 	SbRestoreOptions ro;

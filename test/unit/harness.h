@@ -174,6 +174,14 @@ extern bool th_restore(const char *location, const char *target, SbError *err);
 /* Open LOCATION and restore it with options RO. */
 extern bool th_restore_with(const char *location, const SbRestoreOptions *ro, SbError *err);
 
+/*
+ * A delta restore of backup NAME (fixture destination 0) into F's target,
+ * global/pg_control its guard, STATS filled; STREAMED: the backup opened
+ * with its entries in a spool (in F's root) and read 2 files at a time.
+ */
+extern bool th_delta_restore(const ThFixture *f, const char *name, bool streamed, SbRestoreStats *stats,
+							 SbError *err);
+
 /* Open LOCATION and verify it; returns the number of problems, -1 on failure. */
 extern long th_verify(const char *location);
 

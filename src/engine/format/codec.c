@@ -8,7 +8,9 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include "format/checksum.h"
 #include "format/codec.h"
+#include "format/frames.h"
 
 struct SbCodecContext
 {
@@ -43,10 +45,16 @@ sb_codec_context_free(SbCodecContext *ctx)
 	free(ctx);
 }
 
+/* A chunk compressed is its frame table, then a frame per SB_FRAME_SIZE bytes (frames.h). */
 size_t
 sb_codec_bound(SbCodec codec, size_t raw_len)
 {
-	return codec == SB_CODEC_ZSTD ? ZSTD_compressBound(raw_len) : raw_len;
+	uint32_t	n = sb_frame_count(raw_len, SB_FRAME_SIZE);
+
+	if (codec != SB_CODEC_ZSTD)
+		return raw_len;
+	return sb_frame_table_len(n) + (n - 1) * ZSTD_compressBound(SB_FRAME_SIZE) +
+		ZSTD_compressBound(raw_len - (size_t) (n - 1) * SB_FRAME_SIZE);
 }
 
 static bool
@@ -76,23 +84,47 @@ ensure_cctx(SbCodecContext *ctx, SbError *err)
 	return true;
 }
 
+/*
+ * SRC in frames of SB_FRAME_SIZE bytes, each compressed on its own, after
+ * their table: *STORED_LEN bytes of DST in all.
+ */
+static bool
+compress_frames(SbCodecContext *ctx, const uint8_t *src, size_t len, uint8_t *dst, size_t cap,
+				size_t *stored_len, SbError *err)
+{
+	uint32_t	n = sb_frame_count(len, SB_FRAME_SIZE);
+	size_t		at = sb_frame_table_len(n);
+	uint32_t	i;
+
+	if (cap < at)
+		return sb_error_set(err, SB_EINVAL, "no room for the frame table of a chunk");
+	sb_frame_table_begin(dst, n, SB_FRAME_SIZE);
+	for (i = 0; i < n; i++)
+	{
+		size_t		from = (size_t) i * SB_FRAME_SIZE;
+		size_t		flen = len - from < SB_FRAME_SIZE ? len - from : SB_FRAME_SIZE;
+		size_t		rc = ZSTD_compress2(ctx->cctx, dst + at, cap - at, src + from, flen);
+
+		if (zstd_failed(rc, "compression", err))
+			return false;
+		sb_frame_table_set(dst, i, (uint32_t) rc, sb_hash64(src + from, flen));
+		at += rc;
+	}
+	*stored_len = at;
+	return true;
+}
+
 bool
 sb_codec_compress(SbCodecContext *ctx, const void *src, size_t len,
 				  void *dst, size_t cap, size_t *stored_len,
 				  SbCodec *used_codec, SbError *err)
 {
-	size_t		rc;
-
 	if (ctx->codec == SB_CODEC_ZSTD)
 	{
-		if (!ensure_cctx(ctx, err))
+		if (!ensure_cctx(ctx, err) || !compress_frames(ctx, src, len, dst, cap, stored_len, err))
 			return false;
-		rc = ZSTD_compress2(ctx->cctx, dst, cap, src, len);
-		if (zstd_failed(rc, "compression", err))
-			return false;
-		if (rc < len)
+		if (*stored_len < len)
 		{
-			*stored_len = rc;
 			*used_codec = SB_CODEC_ZSTD;
 			return true;
 		}

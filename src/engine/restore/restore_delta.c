@@ -15,9 +15,12 @@
  *    the XXH3-64 of those bytes against the one the stripe's index records
  *    of the chunk's raw bytes.  A chunk the target holds is not read; its
  *    pieces' CRC-32C goes into the files' checks, so that every file is
- *    still checked whole against the manifest at the end.  The other chunks
- *    are read, and of each only the blocks that differ from the target's
- *    are written.
+ *    still checked whole against the manifest at the end.  A chunk in
+ *    frames (stripes 2.1) is compared whenever the target has its files,
+ *    frame by frame, and only the frames that differ are read, over the
+ *    target's bytes (delta_frames.c), their blocks that differ written at
+ *    once.  The other chunks are read, and of each only the blocks that
+ *    differ from the target's are written.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -32,11 +35,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stripebackup/sb_s3.h"
 #include "format/checksum.h"
 #include "manifest/entry_lookup.h"
 #include "manifest/entry_spool.h"
 #include "util/fsutil.h"
 #include "util/parallel.h"
+#include "restore/delta_frames.h"
 #include "restore/read_pipeline.h"
 #include "restore/restore_internal.h"
 #include "restore/stripe_reader.h"
@@ -50,11 +55,16 @@ typedef struct Compare
 	RestoreTarget *t;
 	SbFileCheck *fc;
 	const SbReadOptions *read;
-	_Atomic bool stopped;		/* the caller's tick asked to stop */
+	_Atomic bool stopped;		/* the caller's tick asked to stop, or a write failed */
+	_Atomic bool failed;		/* a write failed: ERROR says why */
+	SbError		error;
 	uint8_t   **buffers;		/* one chunk per slot */
+	SbFrameReader *frames;		/* one per slot */
 	_Atomic uint64_t compared;
 	_Atomic uint64_t held;
-	_Atomic uint64_t held_stored;
+	_Atomic uint64_t held_stored;	/* stored bytes of the chunks compared, not read */
+	_Atomic uint64_t patched;	/* raw bytes of chunks read in part, by frames */
+	_Atomic uint64_t patch_read;	/* stored bytes of the frames they read */
 	double		started;
 } Compare;
 
@@ -68,10 +78,12 @@ struct RestoreDelta
 	_Atomic uint64_t *held_bytes;	/* target held add to its check */
 	SbWindowSeed seed;
 	Compare		cmp;
-	uint8_t    *held;			/* per chunk: the target holds it */
+	uint8_t    *held;			/* per chunk: the target holds it (or it was patched) */
 	uint64_t   *raw_hash;		/* per chunk, from the stripes' indexes */
 	uint32_t   *raw_len;
 	uint32_t   *stored_len;
+	uint64_t   *record_at;		/* per chunk: its record's offset in its stripe */
+	uint8_t    *framed;			/* per chunk: in frames (stripes 2.1, zstd, in the clear) */
 	_Atomic uint64_t written;	/* bytes written into the target's files */
 	size_t		guard;			/* the guard's entry, or SIZE_MAX */
 	char	   *guard_path;		/* its archive path */
@@ -273,18 +285,38 @@ sb_delta_begin(RestoreTarget *t, const SbRestoreOptions *o, SbRestoreStats *stat
 
 /* ---------- the chunks ---------- */
 
-/* Each chunk's raw hash and length, from the index of the stripe that holds it. */
+#define COMPARE_BLOCK 8192		/* a PostgreSQL page: what a change touches */
+#define COMPARE_SPAN (8 * COMPARE_BLOCK)
+
+/* The bytes from file offset AT to the next multiple of UNIT, at most LEFT. */
+static size_t
+to_boundary(uint64_t at, size_t unit, uint64_t left)
+{
+	size_t		n = unit - (size_t) (at % unit);
+
+	return left < n ? (size_t) left : n;
+}
+
+/*
+ * Each chunk's raw hash, length and place, from the index of the stripe that
+ * holds it; and whether it is in frames read one by one.  Not from object
+ * storage: there a chunk read in part would cost two requests (its table,
+ * then its frames), where a read asks for many chunks in one.
+ */
 static bool
 load_hashes(RestoreDelta *d, SbArchive *a, SbError *err)
 {
 	const SbManifest *m = a->manifest;
 	uint32_t	s;
 	uint64_t	k;
+	bool		local;
 
 	d->raw_hash = sb_alloc(m->total_chunks * sizeof(uint64_t) + 1, err);
 	d->raw_len = d->raw_hash ? sb_alloc(m->total_chunks * sizeof(uint32_t) + 1, err) : NULL;
 	d->stored_len = d->raw_len ? sb_alloc(m->total_chunks * sizeof(uint32_t) + 1, err) : NULL;
-	d->held = d->stored_len ? sb_alloc(m->total_chunks + 1, err) : NULL;
+	d->record_at = d->stored_len ? sb_alloc(m->total_chunks * sizeof(uint64_t) + 1, err) : NULL;
+	d->framed = d->record_at ? sb_alloc(m->total_chunks + 1, err) : NULL;
+	d->held = d->framed ? sb_alloc(m->total_chunks + 1, err) : NULL;
 	for (s = 0; d->held != NULL && s < m->nstripes; s++)
 	{
 		SbStripeReader r;
@@ -297,11 +329,18 @@ load_hashes(RestoreDelta *d, SbArchive *a, SbError *err)
 			continue;
 		if (!sb_stripe_open(&r, m, s, a->stripe_paths[s], a->s3, err))
 			return false;
+		local = !sb_s3_is_location(a->stripe_paths[s]);
 		for (k = 0; k < r.nentries; k++)
 		{
-			d->raw_hash[r.entries[k].chunk_id] = sb_entry_raw_hash(m, &r.entries[k]);
-			d->raw_len[r.entries[k].chunk_id] = r.entries[k].raw_len;
-			d->stored_len[r.entries[k].chunk_id] = r.entries[k].stored_len;
+			const SbIndexEntry *e = &r.entries[k];
+
+			d->raw_hash[e->chunk_id] = sb_entry_raw_hash(m, e);
+			d->raw_len[e->chunk_id] = e->raw_len;
+			d->stored_len[e->chunk_id] = e->stored_len;
+			d->record_at[e->chunk_id] = e->offset;
+			/* the version is a hint only: a stripe rebuilt from an older backup's says 2.1 */
+			d->framed[e->chunk_id] = local && r.header.minor >= 1 && e->codec == SB_CODEC_ZSTD &&
+				e->cipher == SB_CIPHER_NONE;
 		}
 		sb_stripe_close(&r);
 	}
@@ -342,22 +381,111 @@ tick(Compare *cmp)
 	return false;
 }
 
-/* Does the target hold chunk C, whose pieces BUF holds?  Then it is marked, and counted. */
+/*
+ * Is the piece of file ENTRY in chunk C compared before anything is read?
+ * A chunk in frames, whenever the file is kept: only its frames that differ
+ * are read.  Another, only when neither side changed the file since a
+ * restore: a chunk that differs would have the copy read twice.
+ */
 static bool
-chunk_matches(Compare *cmp, uint64_t c, const uint8_t *buf)
+compared_first(const RestoreDelta *d, uint64_t c, size_t entry)
 {
-	RestoreDelta *d = cmp->t->delta;
-
-	atomic_fetch_add(&cmp->compared, d->raw_len[c]);
-	if (sb_hash64(buf, d->raw_len[c]) != d->raw_hash[c])
-		return false;
-	d->held[c] = 1;
-	atomic_fetch_add(&cmp->held, d->raw_len[c]);
-	atomic_fetch_add(&cmp->held_stored, d->stored_len[c]);
-	return true;
+	return (d->framed[c] ? d->kept[entry] : d->unchanged[entry]) && entry != d->guard;
 }
 
-/* Does the target hold chunk C?  Then its pieces go into the files' checks. */
+/* A write of the compare failed: ERR is kept (the first one), and the compare stops. */
+static void
+compare_failed(Compare *cmp, const SbError *err)
+{
+	if (!atomic_exchange(&cmp->failed, true))
+		cmp->error = *err;
+	atomic_store(&cmp->stopped, true);
+}
+
+/* What the compare made of a chunk. */
+typedef enum Fate
+{
+	FATE_READ,					/* to be read whole, by the read that follows */
+	FATE_HELD,					/* the copy holds it */
+	FATE_PATCHED				/* its frames that differ were read over the copy's bytes */
+} Fate;
+
+/*
+ * Chunk C, whose pieces BUF holds as the copy has them (UNCHANGED: all of
+ * files with the backup's size and time): held, patched or to be read;
+ * marked and counted.  A chunk of unchanged files is most likely held: its
+ * hash is compared first.  Another is compared frame by frame at once (its
+ * frames' table gives their hashes), which also tells it held.
+ */
+static Fate
+compare_bytes(Compare *cmp, uint64_t c, uint32_t slot, uint8_t *buf, bool unchanged)
+{
+	RestoreDelta *d = cmp->t->delta;
+	SbFrameReader *r = &cmp->frames[slot];
+	SbFrameChunk fc = {sb_manifest_chunk_stripe(cmp->t->manifest, c), d->record_at[c],
+	d->stored_len[c], d->raw_len[c], d->raw_hash[c]};
+	Fate		fate = FATE_READ;
+
+	atomic_fetch_add(&cmp->compared, d->raw_len[c]);
+	if ((unchanged || !d->framed[c]) && sb_hash64(buf, d->raw_len[c]) == d->raw_hash[c])
+		fate = FATE_HELD;
+	else if (d->framed[c])
+		switch (sb_frame_reader_patch(r, &fc, buf))
+		{
+			case SB_FRAMES_HELD:
+				fate = FATE_HELD;
+				break;
+			case SB_FRAMES_PATCHED:
+				fate = FATE_PATCHED;
+				break;
+			case SB_FRAMES_READ_WHOLE:
+				break;
+		}
+	if (fate == FATE_READ)
+		return fate;
+	d->held[c] = 1;
+	if (fate == FATE_HELD)
+		atomic_fetch_add(&cmp->held, d->raw_len[c]);
+	else
+		atomic_fetch_add(&cmp->patched, d->raw_len[c]);
+	atomic_fetch_add(&cmp->patch_read, fate == FATE_PATCHED ? r->read : 0);
+	atomic_fetch_add(&cmp->held_stored, d->stored_len[c] - (fate == FATE_PATCHED ? r->read : 0));
+	return fate;
+}
+
+/*
+ * The blocks of a piece of a patched chunk (LENGTH bytes of the file at
+ * archive PATH from OFFSET, at FROM in the chunk) that differ from what the
+ * copy held (in R, where frames were read), written from BUF; the file is
+ * opened only if one does.
+ */
+static bool
+write_patched(Compare *cmp, const SbFrameReader *r, const char *path, uint64_t offset, uint64_t length,
+			  uint64_t from, const uint8_t *buf, SbError *err)
+{
+	RestoreDelta *d = cmp->t->delta;
+	Place		p = sb_restore_locate(cmp->t, path);
+	int			fd = -1;
+	uint64_t	b;
+	size_t		n;
+	bool		ok = true;
+
+	for (b = 0; ok && b < length; b += n)
+	{
+		n = to_boundary(offset + b, COMPARE_BLOCK, length - b);
+		if (!sb_frame_reader_changed(r, buf, from + b, from + b + n))
+			continue;
+		if (fd < 0 && (fd = sb_open_beneath(p.dir->fd, p.rel, O_WRONLY, 0)) < 0)
+			return sb_error_set_errno(err, errno, "could not open \"%s/%s\"", p.dir->path, p.rel);
+		ok = sb_pwrite_all(fd, buf + from + b, n, offset + b, path, err);
+		atomic_fetch_add(&d->written, n);
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* Does the target hold chunk C (or was it patched)?  Then its pieces go into the files' checks. */
 static void
 compare_chunk(void *arg, size_t c, uint32_t slot)
 {
@@ -368,18 +496,33 @@ compare_chunk(void *arg, size_t c, uint32_t slot)
 	SbPieceIter it;
 	SbPiece		piece;
 	bool		whole = true;
+	bool		unchanged = true;
+	Fate		fate;
+	SbError		err;
 
 	if (atomic_load(&cmp->stopped) || (slot == 0 && !tick(cmp)))
 		return;
 	sb_piece_iter_init(&it, m, c);
 	while (whole && sb_piece_iter_next(&it, &piece))
-		whole = d->unchanged[piece.entry] && piece.entry != d->guard &&
+	{
+		whole = compared_first(d, c, piece.entry) &&
 			read_path_piece(cmp->t, m->entries[piece.entry].path, &piece, buf);
-	if (!whole || !chunk_matches(cmp, c, buf))
+		unchanged = unchanged && d->unchanged[piece.entry];
+	}
+	if (!whole || (fate = compare_bytes(cmp, c, slot, buf, unchanged)) == FATE_READ)
 		return;				/* read, and compared block by block as it is written */
 	sb_piece_iter_init(&it, m, c);
 	while (sb_piece_iter_next(&it, &piece))
+	{
+		if (fate == FATE_PATCHED &&
+			!write_patched(cmp, &cmp->frames[slot], m->entries[piece.entry].path, piece.file_offset,
+						   piece.length, piece.chunk_offset, buf, &err))
+		{
+			compare_failed(cmp, &err);
+			return;
+		}
 		sb_file_check_add(cmp->fc, &piece, buf + piece.chunk_offset);
+	}
 }
 
 /* The chunks' hashes, and a chunk's buffer for each of the *WORKERS that compare. */
@@ -396,10 +539,12 @@ begin_compare(RestoreTarget *t, SbArchive *a, const SbReadOptions *read, uint32_
 	cmp->t = t;
 	cmp->read = read;
 	cmp->started = sb_monotonic_seconds();
-	if (!load_hashes(d, a, err) || (cmp->buffers = sb_alloc(*workers * sizeof(uint8_t *), err)) == NULL)
+	if (!load_hashes(d, a, err) || (cmp->buffers = sb_alloc(*workers * sizeof(uint8_t *), err)) == NULL ||
+		(cmp->frames = sb_alloc(*workers * sizeof(SbFrameReader), err)) == NULL)
 		return false;
 	for (i = 0; i < *workers; i++)
-		if ((cmp->buffers[i] = sb_alloc(t->manifest->chunk_size, err)) == NULL)
+		if ((cmp->buffers[i] = sb_alloc(t->manifest->chunk_size, err)) == NULL ||
+			!sb_frame_reader_init(&cmp->frames[i], a, err))
 			return false;
 	return true;
 }
@@ -414,12 +559,23 @@ end_compare(RestoreTarget *t, uint32_t workers, bool ok, SbError *err)
 
 	for (i = 0; cmp->buffers != NULL && i < workers; i++)
 		free(cmp->buffers[i]);
+	for (i = 0; cmp->frames != NULL && i < workers; i++)
+		sb_frame_reader_free(&cmp->frames[i]);
 	free(cmp->buffers);
+	free(cmp->frames);
 	cmp->buffers = NULL;
+	cmp->frames = NULL;
 	d->stats->delta_compared = atomic_load(&cmp->compared);
 	d->stats->delta_held = atomic_load(&cmp->held);
 	d->stats->delta_held_stored = atomic_load(&cmp->held_stored);
+	d->stats->delta_patched = atomic_load(&cmp->patched);
+	d->stats->delta_patch_read = atomic_load(&cmp->patch_read);
 	d->stats->delta_compare_seconds = sb_monotonic_seconds() - cmp->started;
+	if (ok && atomic_load(&cmp->failed))
+	{
+		*err = cmp->error;
+		return false;
+	}
 	if (ok && atomic_load(&cmp->stopped))
 		return sb_error_set(err, SB_ECANCELED, "the delta restore was canceled while it compared");
 	return ok;
@@ -492,19 +648,31 @@ compare_batch_chunk(void *arg, size_t k, uint32_t slot)
 	uint8_t    *buf = cmp->buffers[slot];
 	size_t		i;
 	bool		whole = true;
+	bool		unchanged = true;
+	Fate		fate;
 
 	if (atomic_load(&cmp->stopped) || (slot == 0 && !tick(cmp)))
 		return;
 	for (i = b->start[k]; whole && i < b->start[k + 1]; i++)
-		whole = d->unchanged[b->pieces[i].ordinal] && b->pieces[i].ordinal != d->guard &&
-			read_batch_piece(b, &b->pieces[i], buf);
-	if (!whole || !chunk_matches(cmp, c, buf))
+	{
+		whole = compared_first(d, c, b->pieces[i].ordinal) && read_batch_piece(b, &b->pieces[i], buf);
+		unchanged = unchanged && d->unchanged[b->pieces[i].ordinal];
+	}
+	if (!whole || (fate = compare_bytes(cmp, c, slot, buf, unchanged)) == FATE_READ)
 		return;
 	for (i = b->start[k]; i < b->start[k + 1]; i++)
 	{
 		const BatchPiece *p = &b->pieces[i];
 		SbEntry		e;
+		SbError		err;
 
+		if (fate == FATE_PATCHED &&
+			!write_patched(cmp, &cmp->frames[slot], b->names + p->name, p->file_offset, p->length,
+						   p->chunk_offset, buf, &err))
+		{
+			compare_failed(cmp, &err);
+			return;
+		}
 		memset(&e, 0, sizeof(e));
 		e.size = p->file_size;
 		atomic_fetch_xor(&d->held_sums[p->ordinal],
@@ -648,18 +816,6 @@ sb_delta_write_path(const RestoreTarget *t, size_t i)
 }
 
 /* ---------- writing what differs ---------- */
-
-#define COMPARE_BLOCK 8192		/* a PostgreSQL page: what a change touches */
-#define COMPARE_SPAN (8 * COMPARE_BLOCK)
-
-/* The bytes from file offset AT to the next multiple of UNIT, at most LEFT. */
-static size_t
-to_boundary(uint64_t at, size_t unit, uint64_t left)
-{
-	size_t		n = unit - (size_t) (at % unit);
-
-	return left < n ? (size_t) left : n;
-}
 
 /*
  * Write the blocks of LEN bytes at OFFSET that differ from what FD holds
@@ -911,6 +1067,8 @@ sb_delta_free(RestoreTarget *t)
 	free(d->raw_hash);
 	free(d->raw_len);
 	free(d->stored_len);
+	free(d->record_at);
+	free(d->framed);
 	free(d->guard_path);
 	free(d->guard_tmp);
 	free(d);

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/checksum.h"
 #include "format/codec.h"
+#include "format/format.h"
+#include "format/frames.h"
 #include "harness.h"
 #include "tests.h"
 
@@ -234,4 +237,58 @@ test_codec_stream(void)
 	free(frame.data);
 	free(back.data);
 	th_rmtree(dir);
+}
+
+/*
+ * A chunk compressed is a frame table and a frame per 64 kB (frames.h): the
+ * table reads back, each frame decompresses alone to its bytes and hash,
+ * the whole payload decompresses as before; a table that lies is not read.
+ */
+void
+test_codec_frames(void)
+{
+	size_t		len = 16 * SB_FRAME_SIZE + 1000;	/* a short last frame */
+	uint8_t    *raw = malloc(len);
+	uint8_t    *out = malloc(len);
+	size_t		cap = sb_codec_bound(SB_CODEC_ZSTD, len);
+	uint8_t    *payload = malloc(cap);
+	SbCodecContext *ctx = sb_codec_context_new(SB_CODEC_ZSTD, 1, NULL);
+	SbFrameTable t;
+	SbCodec		used;
+	size_t		stored = 0;
+	size_t		i;
+	bool		each = true;
+	SbError		err;
+
+	th_begin("codec: a compressed chunk in frames, each read alone");
+	for (i = 0; i < len; i++)
+		raw[i] = (uint8_t) ((i / 100) % 7 + (i % 13 == 0 ? i / 4096 : 0));
+	each = sb_codec_compress(ctx, raw, len, payload, cap, &stored, &used, &err);
+	ok(each && used == SB_CODEC_ZSTD, "compressed (%zu of %zu bytes)", stored, len);
+	ok(sb_frame_table_read(payload, stored, stored, len, &t) && t.count == 17 &&
+	   t.frame_size == SB_FRAME_SIZE && t.data_offset == sb_frame_table_len(17),
+	   "its table: 17 frames of 64 kB, the last shorter");
+	for (i = 0; i < t.count; i++)
+		each = each && sb_codec_decompress(ctx, SB_CODEC_ZSTD, payload + sb_frame_offset(&t, (uint32_t) i),
+										   sb_frame_stored_len(&t, (uint32_t) i), out,
+										   sb_frame_raw_len(&t, (uint32_t) i), &err) &&
+			memcmp(out, raw + i * SB_FRAME_SIZE, sb_frame_raw_len(&t, (uint32_t) i)) == 0 &&
+			sb_hash64(out, sb_frame_raw_len(&t, (uint32_t) i)) == sb_frame_raw_hash(&t, (uint32_t) i);
+	ok(each, "every frame decompresses alone to its bytes, with the hash the table records");
+	memset(out, 0, len);
+	ok(sb_codec_decompress(ctx, SB_CODEC_ZSTD, payload, stored, out, len, &err) && memcmp(out, raw, len) == 0,
+	   "the payload decompresses whole, the table skipped");
+	ok(!sb_frame_table_read(payload, 19, stored, len, &t), "a table not read whole is not read");
+	ok(!sb_frame_table_read(payload, stored, stored - 1, len, &t), "nor one whose frames do not fill the payload");
+	ok(!sb_frame_table_read(payload, stored, stored, len + SB_FRAME_SIZE, &t),
+	   "nor one with a frame count another length would have");
+	payload[9] ^= 1;
+	ok(!sb_frame_table_read(payload, stored, stored, len, &t), "nor one without its tag");
+	payload[9] ^= 1;
+	sb_format_put32(payload + 12, 1024);
+	ok(!sb_frame_table_read(payload, stored, stored, len, &t), "nor one with frames below 4 kB");
+	sb_codec_context_free(ctx);
+	free(raw);
+	free(out);
+	free(payload);
 }

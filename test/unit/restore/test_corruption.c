@@ -448,7 +448,7 @@ stripe_version_refused(ThFixture *f, const char *stripe, uint8_t major)
 	SbError		err;
 	bool		done;
 
-	snprintf(name, sizeof(name), "%u.0", major);
+	snprintf(name, sizeof(name), "%u.%u", major, SB_FORMAT_MINOR);
 	th_location(f, 1, "bk", location);
 	ok(patch_header(stripe, 8, version, 2, true), "stripe 1 header major set to %u", major);
 	done = th_restore(location, f->target, &err);
