@@ -129,6 +129,10 @@ typedef struct SbBackupOptions
 	int			level;			/* zstd level, negative levels allowed */
 	SbBalance	balance;
 	uint32_t	chunk_size;		/* 0 = SB_DEFAULT_CHUNK_SIZE */
+	uint32_t	frame_size;		/* raw bytes of each zstd frame of a chunk
+								 * (docs/FORMAT.md 3.2): a multiple of 4096,
+								 * 16384 or more; 0 = 64 kB.  Smaller: a delta
+								 * restore reads less; larger: less stored */
 	uint32_t	buffer_count;	/* 0 = SB_DEFAULT_BUFFER_COUNT */
 	uint32_t	workers;		/* compression workers; 0 = number of CPUs */
 	bool		detect_holes;	/* store sparse files' holes as holes */

@@ -55,6 +55,9 @@ create_usage(void)
 		   "                           (default: the UTC time, as 20261130T031900Z)\n");
 	printf("      --label=TEXT         free text kept in the manifest\n");
 	printf("      --chunk-size=SIZE    bytes per chunk, a multiple of 4k (default 1M)\n");
+	printf("      --frame-size=SIZE    bytes per zstd frame of a chunk, a multiple of 4k from\n"
+		   "                           16k: a delta restore reads only the frames that\n"
+		   "                           differ, larger frames store less (default 64k)\n");
 	printf("      --buffers=N          chunk buffers in flight (default %d)\n", SB_DEFAULT_BUFFER_COUNT);
 	printf("  -j, --jobs=N             compression workers (default: number of CPUs)\n");
 	printf("      --max-rate=R[,R...]  write at most R MB/s, to every destination or one each\n");
@@ -150,6 +153,12 @@ parse_value_option(CreateArgs *a, int c, const char *arg)
 				return bad_value(arg, "--chunk-size");
 			a->options.chunk_size = (uint32_t) size;
 			return true;
+		case 13:
+			/* the engine names a size it does not take */
+			if (!cli_parse_size(arg, &size) || size == 0 || size > UINT32_MAX)
+				return bad_value(arg, "--frame-size");
+			a->options.frame_size = (uint32_t) size;
+			return true;
 		case 2:
 			if (!cli_parse_int(arg, 2, 4096, &v))
 				return bad_value(arg, "--buffers (2 to 4096)");
@@ -206,6 +215,7 @@ parse_args(int argc, char **argv, CreateArgs *a)
 		{"max-memory", required_argument, NULL, 9},
 		{"encryption-key-file", required_argument, NULL, 11},
 		{"redundancy", required_argument, NULL, 12},
+		{"frame-size", required_argument, NULL, 13},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};

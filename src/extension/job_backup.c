@@ -101,6 +101,7 @@ sbx_backup_args_to_options(const SbBackupArgs *args, SbBackupOptions *o, const c
 	o->level = args->level;
 	o->balance = args->balance;
 	o->chunk_size = (uint32_t) args->chunk_size;
+	o->frame_size = (uint32_t) args->frame_size;
 	o->buffer_count = (uint32_t) args->buffer_count;
 	o->workers = (uint32_t) args->workers;
 	o->detect_holes = false;	/* a live relation file is never read as holes */

@@ -54,6 +54,7 @@ typedef struct SbBackupArgs
 	SbBalance	balance;
 	int			buffer_count;
 	int			chunk_size;
+	int			frame_size;		/* stripebackup.frame_size, in bytes */
 	int			workers;
 	bool		fast_checkpoint;
 	SbIoMethod	io_method;

@@ -204,6 +204,7 @@ sbx_args_from_call(FunctionCallInfo fcinfo, int first, int redundancy, SbBackupA
 				 errmsg("redundancy %d is out of range (0 to %d)", args->redundancy, SB_MAX_REDUNDANCY)));
 	args->buffer_count = sb_guc_buffer_count;
 	args->chunk_size = sb_guc_transfer_size_kb * 1024;
+	args->frame_size = sb_guc_frame_size_kb * 1024;
 	args->workers = sb_guc_compression_workers;
 	args->fast_checkpoint = sb_guc_fast_checkpoint;
 	args->io_method = (SbIoMethod) sbx_guc_io_method_checked();

@@ -23,6 +23,7 @@
 int			sb_guc_buffer_count = 16;
 int			sb_guc_redundancy = 0;
 int			sb_guc_transfer_size_kb = 1024;
+int			sb_guc_frame_size_kb = 64;
 int			sb_guc_compression_workers = 0;
 bool		sb_guc_fast_checkpoint = true;
 int			sb_guc_io_method = SB_IO_AUTO;
@@ -182,16 +183,28 @@ sbx_guc_io_method_checked(void)
 	return sb_guc_io_method;
 }
 
-/* The engine reads and writes whole 4kB pages: transfers are multiples of them. */
+/* The engine reads and writes whole 4kB pages: transfers and frames are multiples of them. */
 static bool
-check_transfer_size(int *newval, void **extra, GucSource source)
+multiple_of_4kb(int kb, const char *name)
 {
-	if (*newval % 4 != 0)
+	if (kb % 4 != 0)
 	{
-		GUC_check_errdetail("stripebackup.transfer_size must be a multiple of 4kB.");
+		GUC_check_errdetail("%s must be a multiple of 4kB.", name);
 		return false;
 	}
 	return true;
+}
+
+static bool
+check_transfer_size(int *newval, void **extra, GucSource source)
+{
+	return multiple_of_4kb(*newval, "stripebackup.transfer_size");
+}
+
+static bool
+check_frame_size(int *newval, void **extra, GucSource source)
+{
+	return multiple_of_4kb(*newval, "stripebackup.frame_size");
 }
 
 void
@@ -212,6 +225,11 @@ sbx_guc_define(void)
 							"A multiple of 4kB, from 4kB to 64MB.",
 							&sb_guc_transfer_size_kb, 1024, 4, 64 * 1024,
 							PGC_USERSET, GUC_UNIT_KB, check_transfer_size, NULL, NULL);
+	DefineCustomIntVariable("stripebackup.frame_size",
+							"Size of the zstd frames a compressed transfer is cut into.",
+							"A delta restore reads only the frames that differ: smaller frames, less read; larger ones, less stored. A multiple of 4kB, from 16kB; at the transfer size or more, one frame a transfer.",
+							&sb_guc_frame_size_kb, 64, 16, 64 * 1024,
+							PGC_USERSET, GUC_UNIT_KB, check_frame_size, NULL, NULL);
 	DefineCustomIntVariable("stripebackup.compression_workers",
 							"Threads compressing a backup; 0 means one per CPU.",
 							NULL,

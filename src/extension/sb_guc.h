@@ -10,6 +10,7 @@
 extern int	sb_guc_buffer_count;
 extern int	sb_guc_redundancy;
 extern int	sb_guc_transfer_size_kb;
+extern int	sb_guc_frame_size_kb;
 extern int	sb_guc_compression_workers;
 extern bool sb_guc_fast_checkpoint;
 extern int	sb_guc_io_method;

@@ -23,6 +23,7 @@
 #include "stripebackup/sb_policy.h"
 #include "backup/backup_internal.h"
 #include "format/checksum.h"
+#include "format/frames.h"
 #include "util/fsutil.h"
 #include "backup/source_reader.h"
 #include "util/thread.h"
@@ -80,6 +81,11 @@ sb_backup_check_options(const SbBackupOptions *o, SbError *err)
 		return sb_error_set(err, SB_EINVAL,
 							"chunk size %u is not a multiple of 4096 between %d and %d",
 							chunk_size, SB_MIN_CHUNK_SIZE, SB_MAX_CHUNK_SIZE);
+	if (o->frame_size != 0 &&
+		(o->frame_size < SB_FRAME_SIZE_LEAST || o->frame_size > SB_MAX_CHUNK_SIZE || o->frame_size % 4096))
+		return sb_error_set(err, SB_EINVAL,
+							"frame size %u is not a multiple of 4096 between %d and %d",
+							o->frame_size, SB_FRAME_SIZE_LEAST, SB_MAX_CHUNK_SIZE);
 	if (o->codec == SB_CODEC_ZSTD &&
 		(o->level < sb_codec_min_level() || o->level > sb_codec_max_level() || o->level == 0))
 		return sb_error_set(err, SB_EINVAL, "zstd level %d is out of range (%d to %d, not 0)",
@@ -330,6 +336,7 @@ sb_backup_begin(const SbBackupOptions *o, SbError *err)
 	b->level = o->level;
 	b->balance = o->balance;
 	b->chunk_size = chunk_size_of(o);
+	b->frame_size = o->frame_size ? o->frame_size : SB_FRAME_SIZE;
 	b->detect_holes = o->detect_holes;
 	b->file_stamps = o->file_stamps || o->type != SB_BACKUP_FULL;
 	b->direct_io = o->direct_io;

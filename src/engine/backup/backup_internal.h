@@ -141,6 +141,7 @@ struct SbBackup
 	struct SbParityWriter *parity;	/* with redundancy: chunks placed by its
 									 * layout, parity records made; else NULL */
 	uint32_t	chunk_size;
+	uint32_t	frame_size;		/* of the zstd frames of a compressed chunk */
 	bool		detect_holes;
 	bool		file_stamps;
 	bool		direct_io;

@@ -74,6 +74,7 @@ worker_main(void *arg)
 		sb_backup_fail(b, &err);
 		return NULL;
 	}
+	sb_codec_set_frame_size(ctx, b->frame_size);
 	while ((c = sb_queue_pop(&b->seal_queue)) != NULL)
 	{
 		SbQueue    *next = sb_backup_stripe_queues(b) ?

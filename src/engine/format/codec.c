@@ -16,6 +16,7 @@ struct SbCodecContext
 {
 	SbCodec		codec;
 	int			level;
+	uint32_t	frame_size;		/* raw bytes a frame holds */
 	ZSTD_CCtx  *cctx;			/* created on first compression */
 	ZSTD_DCtx  *dctx;			/* created on first decompression */
 };
@@ -32,7 +33,14 @@ sb_codec_context_new(SbCodec codec, int level, SbError *err)
 	}
 	ctx->codec = codec;
 	ctx->level = level;
+	ctx->frame_size = SB_FRAME_SIZE;
 	return ctx;
+}
+
+void
+sb_codec_set_frame_size(SbCodecContext *ctx, uint32_t frame_size)
+{
+	ctx->frame_size = frame_size;
 }
 
 void
@@ -45,16 +53,21 @@ sb_codec_context_free(SbCodecContext *ctx)
 	free(ctx);
 }
 
-/* A chunk compressed is its frame table, then a frame per SB_FRAME_SIZE bytes (frames.h). */
+/*
+ * A chunk compressed is its frame table, then a frame per frame size
+ * (frames.h): the bound of the smallest frames a writer may make.  (A reader
+ * never meets more: a chunk that compresses to its raw size or more is
+ * stored as it is.)
+ */
 size_t
 sb_codec_bound(SbCodec codec, size_t raw_len)
 {
-	uint32_t	n = sb_frame_count(raw_len, SB_FRAME_SIZE);
+	uint32_t	n = sb_frame_count(raw_len, SB_FRAME_SIZE_LEAST);
 
 	if (codec != SB_CODEC_ZSTD)
 		return raw_len;
-	return sb_frame_table_len(n) + (n - 1) * ZSTD_compressBound(SB_FRAME_SIZE) +
-		ZSTD_compressBound(raw_len - (size_t) (n - 1) * SB_FRAME_SIZE);
+	return sb_frame_table_len(n) + (n - 1) * ZSTD_compressBound(SB_FRAME_SIZE_LEAST) +
+		ZSTD_compressBound(raw_len - (size_t) (n - 1) * SB_FRAME_SIZE_LEAST);
 }
 
 static bool
@@ -85,24 +98,25 @@ ensure_cctx(SbCodecContext *ctx, SbError *err)
 }
 
 /*
- * SRC in frames of SB_FRAME_SIZE bytes, each compressed on its own, after
- * their table: *STORED_LEN bytes of DST in all.
+ * SRC in frames of the context's frame size, each compressed on its own,
+ * after their table: *STORED_LEN bytes of DST in all.
  */
 static bool
 compress_frames(SbCodecContext *ctx, const uint8_t *src, size_t len, uint8_t *dst, size_t cap,
 				size_t *stored_len, SbError *err)
 {
-	uint32_t	n = sb_frame_count(len, SB_FRAME_SIZE);
+	size_t		size = ctx->frame_size;
+	uint32_t	n = sb_frame_count(len, ctx->frame_size);
 	size_t		at = sb_frame_table_len(n);
 	uint32_t	i;
 
 	if (cap < at)
 		return sb_error_set(err, SB_EINVAL, "no room for the frame table of a chunk");
-	sb_frame_table_begin(dst, n, SB_FRAME_SIZE);
+	sb_frame_table_begin(dst, n, ctx->frame_size);
 	for (i = 0; i < n; i++)
 	{
-		size_t		from = (size_t) i * SB_FRAME_SIZE;
-		size_t		flen = len - from < SB_FRAME_SIZE ? len - from : SB_FRAME_SIZE;
+		size_t		from = (size_t) i * size;
+		size_t		flen = len - from < size ? len - from : size;
 		size_t		rc = ZSTD_compress2(ctx->cctx, dst + at, cap - at, src + from, flen);
 
 		if (zstd_failed(rc, "compression", err))

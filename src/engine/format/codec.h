@@ -17,7 +17,13 @@ typedef struct SbCodecContext SbCodecContext;
 extern SbCodecContext *sb_codec_context_new(SbCodec codec, int level, SbError *err);
 extern void sb_codec_context_free(SbCodecContext *ctx);
 
-/* Largest payload a chunk of RAW_LEN bytes can take when stored. */
+/*
+ * Compress chunks in frames of FRAME_SIZE raw bytes (SB_FRAME_SIZE_LEAST or
+ * more; frames.h) rather than SB_FRAME_SIZE.
+ */
+extern void sb_codec_set_frame_size(SbCodecContext *ctx, uint32_t frame_size);
+
+/* Largest payload a chunk of RAW_LEN bytes can take when stored, whatever its frames' size. */
 extern size_t sb_codec_bound(SbCodec codec, size_t raw_len);
 
 /*

@@ -15,8 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The raw bytes of a frame a writer makes (the last one of a chunk may hold fewer). */
+/*
+ * The raw bytes of a frame a writer makes by default (the last one of a
+ * chunk may hold fewer), and the least it may be set to: smaller frames let
+ * a delta read less, larger ones store less (each frame starts without the
+ * history of the one before: docs/DECISIONS.md "The cost of frames").
+ */
 #define SB_FRAME_SIZE (64 * 1024)
+#define SB_FRAME_SIZE_LEAST (16 * 1024)
 
 /* The smallest frame a reader accepts: a table cannot ask for more entries than this allows. */
 #define SB_FRAME_MIN 4096

@@ -28,8 +28,9 @@ sb_frame_reader_init(SbFrameReader *r, const SbArchive *a, SbError *err)
 
 	memset(r, 0, sizeof(*r));
 	r->archive = a;
-	/* a record's header and the table a writer makes for a whole chunk */
-	r->head_cap = SB_CHUNK_HEADER_SIZE + sb_frame_table_len(sb_frame_count(m->chunk_size, SB_FRAME_SIZE));
+	/* a record's header and the largest table a writer makes for a whole chunk */
+	r->head_cap = SB_CHUNK_HEADER_SIZE +
+		sb_frame_table_len(sb_frame_count(m->chunk_size, SB_FRAME_SIZE_LEAST));
 	r->stripes = sb_alloc(m->nstripes * sizeof(SbStoreFile), err);
 	r->unreadable = r->stripes ? sb_alloc(m->nstripes * sizeof(bool), err) : NULL;
 	r->head = r->unreadable ? sb_alloc(r->head_cap, err) : NULL;

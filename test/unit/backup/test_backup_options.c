@@ -79,6 +79,7 @@ test_options_refused(void)
 	double		weights[3];
 	static const uint32_t bad_chunks[] = {1, 2048, 4095, 4097, 6000, 100000,
 	64 * 1024 * 1024 + 4096, 128 * 1024 * 1024};
+	static const uint32_t bad_frames[] = {1, 4096, 12288, 16385, 20000, 64 * 1024 * 1024 + 4096};
 	static const char *const bad_names[] = {"", "a/b", "/abs", "..", ".", ".hidden",
 	"with space", "tab\there", "caf\xc3\xa9", "semi;colon"};
 	size_t		i;
@@ -158,6 +159,17 @@ test_options_refused(void)
 		snprintf(what, sizeof(what), "chunk size %u", bad_chunks[i]);
 		o.chunk_size = bad_chunks[i];
 		expect_refused(&f, &o, SB_EINVAL, "chunk size", what);
+	}
+
+	/* Frame sizes: 0 is the default; else a multiple of 4 kB from 16 kB. */
+	th_options(&o, dests, 3, "bk");
+	for (i = 0; i < sizeof(bad_frames) / sizeof(bad_frames[0]); i++)
+	{
+		char		what[64];
+
+		snprintf(what, sizeof(what), "frame size %u", bad_frames[i]);
+		o.frame_size = bad_frames[i];
+		expect_refused(&f, &o, SB_EINVAL, what, what);
 	}
 
 	/* Names. */

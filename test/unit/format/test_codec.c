@@ -292,3 +292,57 @@ test_codec_frames(void)
 	free(out);
 	free(payload);
 }
+
+/*
+ * A context set to other frames than 64 kB (stripebackup.frame_size): the
+ * table records them, each reads alone, and the chunk fits the bound every
+ * reader allocates, from the least frame size to one frame for the chunk.
+ */
+void
+test_codec_frame_sizes(void)
+{
+	static const uint32_t sizes[] = {SB_FRAME_SIZE_LEAST, 256 * 1024, 4 * 1024 * 1024};
+	static const uint32_t counts[] = {64, 4, 1};
+	size_t		len = 1024 * 1024;
+	uint8_t    *raw = malloc(len);
+	uint8_t    *out = malloc(len);
+	size_t		cap = sb_codec_bound(SB_CODEC_ZSTD, len);
+	uint8_t    *payload = malloc(cap);
+	size_t		i;
+
+	th_begin("codec: frames of 16 kB, 256 kB and one for the chunk");
+	for (i = 0; i < len; i++)
+		raw[i] = (uint8_t) (i % 512 < 256 ? (i * 2654435761u) >> 13 : (i / 100) % 7);	/* half noise */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+	{
+		SbCodecContext *ctx = sb_codec_context_new(SB_CODEC_ZSTD, 1, NULL);
+		uint32_t	last;
+		SbFrameTable t;
+		SbCodec		used;
+		size_t		stored = 0;
+		SbError		err;
+
+		sb_codec_set_frame_size(ctx, sizes[i]);
+		ok(sb_codec_compress(ctx, raw, len, payload, cap, &stored, &used, &err),
+		   "%u-byte frames: compressed within the bound (%zu of %zu bytes)", sizes[i], stored, cap);
+		if (used != SB_CODEC_ZSTD)
+		{
+			ok(stored == len, "%u-byte frames: stored as it is, no larger", sizes[i]);
+			sb_codec_context_free(ctx);
+			continue;
+		}
+		ok(sb_frame_table_read(payload, stored, stored, len, &t) && t.count == counts[i] &&
+		   t.frame_size == sizes[i], "%u-byte frames: its table has %u of them", sizes[i], counts[i]);
+		last = t.count - 1;
+		ok(sb_codec_decompress(ctx, SB_CODEC_ZSTD, payload + sb_frame_offset(&t, last),
+							   sb_frame_stored_len(&t, last), out, sb_frame_raw_len(&t, last), &err) &&
+		   memcmp(out, raw + (size_t) last * sizes[i], sb_frame_raw_len(&t, last)) == 0,
+		   "%u-byte frames: the last reads alone", sizes[i]);
+		ok(sb_codec_decompress(ctx, SB_CODEC_ZSTD, payload, stored, out, len, &err) &&
+		   memcmp(out, raw, len) == 0, "%u-byte frames: the payload decompresses whole", sizes[i]);
+		sb_codec_context_free(ctx);
+	}
+	free(raw);
+	free(out);
+	free(payload);
+}

@@ -447,7 +447,7 @@ test_policy_memory(void)
 	is_int(e.codec_contexts, 2 * sb_codec_compress_memory(SB_CODEC_ZSTD, 19, 64 * mb), "two level-19 contexts");
 	is_int(e.index, 1000 * SB_INDEX_ENTRY_SIZE, "48 bytes of index per chunk expected");
 	refused(sb_policy_check_memory(&e, 0, &err), err, SB_EINVAL,
-			"buffer_count 4096 x transfer_size 64 MB (x2 with compression) (513.2 GB)", "half a terabyte of buffers is refused");
+			"buffer_count 4096 x transfer_size 64 MB (x2 with compression) (514.1 GB)", "half a terabyte of buffers is refused");
 	like(err.message, "read-ahead queue_depth 4 x 64 MB (256 MB)", "the message shows the read-ahead");
 	like(err.message, "small files read ahead 32 x 64 kB (2 MB)", "and the small files read ahead");
 	like(err.message, "zstd level 19: 2 workers x ", "the message shows the contexts");

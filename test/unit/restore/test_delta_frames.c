@@ -41,6 +41,9 @@ change_page(const ThFixture *f, uint32_t pageno, uint32_t seed)
 /* The backup's table read whole, or its entries streamed (the compare's other path). */
 static bool streamed;
 
+/* The backup's frames: 0 for the default (stripebackup.frame_size). */
+static uint32_t frame_size;
+
 static bool
 delta_restore(const ThFixture *f, SbRestoreStats *stats, SbError *err)
 {
@@ -80,6 +83,7 @@ delta_frames_case(void)
 	bool		done;
 
 	th_begin(streamed ? "delta restore: a compressed backup's chunks are read by the frames that differ (streamed)" :
+			 frame_size ? "delta restore: a compressed backup's chunks in 16 kB frames, the frames that differ read" :
 			 "delta restore: a compressed backup's chunks are read by the frames that differ");
 	th_fixture(&f, "delta-frames", 1);
 	ok(th_mkdir(th_path(path, "%s/base", f.src), 0700) && th_mkdir(th_path(path, "%s/base/1", f.src), 0700) &&
@@ -91,6 +95,7 @@ delta_frames_case(void)
 	o.codec = SB_CODEC_ZSTD;
 	o.level = 1;
 	o.chunk_size = MB;
+	o.frame_size = frame_size;
 	ok(th_backup_tree(&o, f.src, &m, &err), "its backup, compressed, in 1 MB chunks");
 	ok(th_restore(th_location(&f, 0, "full", location), f.target, &err), "restored once");
 	ok(change_page(&f, 5, 11) && change_page(&f, 200, 12) && change_page(&f, 300, 13),
@@ -110,8 +115,8 @@ delta_frames_case(void)
 	th_stripe_path(&f, 1, "full", path);
 	table = m ? first_table(m, path) : 0;
 	ok(table > 0, "the first chunk's frame table is in the stripe");
-	ok(change_page(&f, 5, 14), "the first chunk's page changed again");
-	ok(th_flip_byte(path, table + sb_frame_table_len(MB / SB_FRAME_SIZE) + 40, 0x10),
+	ok(change_page(&f, 0, 14), "the first chunk's first page changed (in its first frame)");
+	ok(th_flip_byte(path, table + sb_frame_table_len(MB / (frame_size ? frame_size : SB_FRAME_SIZE)) + 40, 0x10),
 	   "a byte of its first frame flipped");
 	ok(!delta_restore(&f, &stats, &err) && err.code == SB_ECORRUPT,
 	   "the delta restore fails on the damage (%s)", err.message);
@@ -128,4 +133,7 @@ test_delta_frames(void)
 	streamed = true;
 	delta_frames_case();
 	streamed = false;
+	frame_size = SB_FRAME_SIZE_LEAST;	/* a table larger than the default's */
+	delta_frames_case();
+	frame_size = 0;
 }
