@@ -238,6 +238,10 @@ bench:
 	@if [ "$$(id -u)" -eq 0 ] && [ -w $(BLKIO_LIMIT) ]; then bash test/bench/devices.sh $(DEVICES_ARGS); \
 	else echo "(the device scenarios need root and cgroup v1 blkio throttling: sudo make bench-devices)"; fi
 
+# One table against 3,000 partitions alone, uncompressed backups: make bench-partitions SCALE=60 RUNS=3
+bench-partitions:
+	BENCH_ONLY=partitions bash test/bench/bench.sh $(or $(SCALE),60) $(or $(RUNS),3)
+
 # The WAL archive beside pgBackRest and basic_archive: make bench-wal SEGMENTS=64 RUNS=3 LAG_SECONDS=300
 bench-wal:
 	bash test/bench/wal_archive.sh $(or $(SEGMENTS),64) $(or $(RUNS),3) $(or $(LAG_SECONDS),300)
@@ -285,7 +289,7 @@ bench-redundancy:
 bench-s3:
 	bash test/bench/object_storage.sh $(or $(SCALE),100) $(or $(ROUNDS),3)
 
-.PHONY: export-check layer-check install-cli uninstall-cli unit test quickstart bench bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr bench-summary \
+.PHONY: export-check layer-check install-cli uninstall-cli unit test quickstart bench bench-partitions bench-wal bench-devices bench-files bench-relations bench-sweep bench-incr bench-summary \
 	bench-delta bench-encryption bench-s3
 
 # ---------- sanitizers ----------

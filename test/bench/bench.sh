@@ -10,6 +10,7 @@
 #     BIG_SCALE  pgbench scale of a second cluster for the memory check (default 0: skip;
 #                540 is about 8 GB)
 #   BENCH_DIR   where everything goes (default /tmp/stripebackup-bench)
+#   BENCH_ONLY  "partitions": only one table against 3,000 partitions (make bench-partitions)
 #
 # Started as root it installs what it needs (pgBackRest, fio) and runs as postgres.
 set -euo pipefail
@@ -290,6 +291,19 @@ partitions_vs_table() {
 }
 
 # ---------- the run ----------
+
+# make bench-partitions: that scenario alone, RUNS times.
+if [[ ${BENCH_ONLY:-} == partitions ]]; then
+	pgbackrest_conf
+	mkdir -p "$results" && : > "$results/times"
+	partitions_vs_table
+	echo "3,000 partitions, ${runs} runs:" \
+		"$(awk '$1 == "manyparts" { printf " %.0f", $2 }' "$results/times") MB/s; one table:" \
+		"$(awk '$1 == "onetable" { printf " %.0f", $2 }' "$results/times") MB/s;" \
+		"medians $(calc "$(median manyparts)" 0) against $(calc "$(median onetable)" 0)" \
+		"($(calc "100 * $(median manyparts) / $(median onetable)" 0)%; the goal: 90% or more)"
+	exit 0
+fi
 
 stop_cluster "$data"
 pgbackrest_conf

@@ -8,7 +8,7 @@ CREATE EXTENSION IF NOT EXISTS stripebackup;
 COPY (SELECT 1) TO PROGRAM 'rm -rf /tmp/stripebackup-badinput && mkdir -p /tmp/stripebackup-badinput/ok /tmp/stripebackup-badinput/locked /tmp/stripebackup-badinput/notempty && touch /tmp/stripebackup-badinput/afile /tmp/stripebackup-badinput/notempty/x && chmod 500 /tmp/stripebackup-badinput/locked';
 SELECT count(*) AS backups_before FROM stripe_backups \gset
 BEGIN;
-SELECT plan(17);
+SELECT plan(19);
 SELECT throws_ok($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/afile'])$$, '22023',
 	'destination "/tmp/stripebackup-badinput/afile" is not a directory', 'a destination that is a file');
 SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/locked'])$$,
@@ -35,6 +35,10 @@ SELECT throws_ok($$SELECT stripe_restore('/tmp/stripebackup-badinput/notempty', 
 	'22023', 'archive_mode "on" is not "off" or "keep"', 'an archive_mode that is neither off nor keep, named');
 SELECT throws_ok($$SELECT stripe_restore(4242, '/tmp/stripebackup-badinput/ok/c', archive_mode => 'always')$$,
 	'22023', 'archive_mode "always" is not "off" or "keep"', 'by id too');
+SELECT throws_like($$SET stripebackup.frame_size = '18kB'$$,
+	'invalid value for parameter "stripebackup.frame_size": 18', 'a frame size that is no multiple of 4kB');
+SELECT throws_like($$SET stripebackup.frame_size = '8kB'$$,
+	'8 kB is outside the valid range for parameter "stripebackup.frame_size" (16 .. 65536)', 'a frame size below 16kB');
 SET stripebackup.buffer_count = 4096;
 SET stripebackup.transfer_size = '64MB';
 SELECT throws_like($$SELECT stripe_backup(ARRAY['/tmp/stripebackup-badinput/ok'])$$,

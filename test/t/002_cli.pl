@@ -44,6 +44,8 @@ my %bad = (
 	'an unknown compression' => [ '--compression', 'lz4' ],
 	'an unknown balance' => [ '--balance', 'random' ],
 	'a bad chunk size' => [ '--chunk-size', '1000' ],
+	'a frame size below 16k' => [ '--frame-size', '12k' ],
+	'a frame size of 0' => [ '--frame-size', '0' ],
 	'a bad backup name' => [ '--name', '../x' ],);
 for my $case (sort keys %bad)
 {
@@ -52,6 +54,9 @@ for my $case (sort keys %bad)
 	is($rc, 2, "$case is refused with exit status 2");
 	ok(!-e "$dests[0]/bad" && !-e "$dests[1]/bad", "$case creates nothing");
 }
+($rc, $out, $err) = run_stripebackup(@create, '--name', 'bad', '--frame-size', '20000');
+like($err, qr/frame size 20000 is not a multiple of 4096 between 16384 and 67108864/,
+	'a frame size that is no multiple of 4k: the refusal names it and the range');
 ($rc, $out, $err) = run_stripebackup('create', '--source', $node->data_dir,
 	'--dest', $dests[0], '--dest', $dests[0], '--name', 'dup');
 is($rc, 2, 'the same destination twice is refused');
@@ -121,6 +126,20 @@ is($rc, 0, 'cold backup with zstd level -3') or diag($err);
 ($rc, $out, $err) = run_stripebackup(@create, '--name', 'good');
 is($rc, 2, 'a second backup of the same name is refused');
 like($err, qr/already holds a backup named "good"/, 'the refusal names the existing backup');
+
+# The frames of a compressed chunk (--frame-size): small ones cost space, one a chunk the least.
+my %stored;
+for my $frames ('16k', '1M')
+{
+	($rc, $out, $err) = run_stripebackup(@create, '--name', "frames$frames", '--frame-size', $frames);
+	is($rc, 0, "a backup in frames of $frames") or diag($err);
+	($rc, $out) = run_stripebackup('show', "$dests[0]/frames$frames", '--json');
+	($stored{$frames}) = $out =~ /"stored_bytes":\s*(\d+)/;
+}
+cmp_ok($stored{'16k'}, '>', $stored{'1M'} * 1.05,
+	"frames of 16k store more than one frame a chunk ($stored{'16k'} against $stored{'1M'} bytes)");
+($rc, $out, $err) = run_stripebackup('verify', "$dests[1]/frames16k");
+is($rc, 0, 'and the backup in small frames verifies') or diag($err);
 
 ($rc, $out) = run_stripebackup('show', "$dests[1]/good");
 is($rc, 0, 'show works from the second destination');

@@ -264,4 +264,19 @@ ok($node->poll_query_until('postgres',
 	'pg_stat_replication shows it');
 $copy->stop;
 
+# stripebackup.frame_size, as stripe_backup() takes it: small frames cost
+# space (each starts without the history of the one before), one frame a
+# transfer the least; a delta restore reads either.
+my %stored;
+for my $frames ('16kB', '1MB')
+{
+	my $id = $node->safe_psql('postgres', "SET stripebackup.frame_size = '$frames'; SELECT stripe_backup($arr)");
+	$stored{$frames} = $node->safe_psql('postgres', "SELECT stored_bytes FROM stripe_backups WHERE id = $id");
+	($ret, $out, $err) = run_stripebackup('restore', backup_location($node, $id), '--target', $copy->data_dir,
+		'--tablespace-mapping', "$tblspc=$copy_ts", '--delta');
+	is($ret, 0, "a backup in frames of $frames delta-restores into the copy") or diag($err);
+}
+cmp_ok($stored{'16kB'}, '>', $stored{'1MB'} * 1.05,
+	"frames of 16kB store more than one frame a transfer ($stored{'16kB'} against $stored{'1MB'} bytes)");
+
 done_testing();
