@@ -271,7 +271,7 @@ my %stored;
 for my $frames ('16kB', '1MB')
 {
 	my $id = $node->safe_psql('postgres', "SET stripebackup.frame_size = '$frames'; SELECT stripe_backup($arr)");
-	$stored{$frames} = $node->safe_psql('postgres', "SELECT stored_bytes FROM stripe_backups WHERE id = $id");
+	$stored{$frames} = $node->safe_psql('postgres', "SELECT bytes_written FROM stripe_backups WHERE id = $id");
 	($ret, $out, $err) = run_stripebackup('restore', backup_location($node, $id), '--target', $copy->data_dir,
 		'--tablespace-mapping', "$tblspc=$copy_ts", '--delta');
 	is($ret, 0, "a backup in frames of $frames delta-restores into the copy") or diag($err);
