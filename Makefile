@@ -273,7 +273,7 @@ bench-incr:
 bench-summary:
 	bash test/bench/summary_incremental.sh $(or $(SCALE),200) $(or $(RUNS),3)
 
-# Stale copies refreshed in place beside pgBackRest --delta: make bench-delta SCALE="40 200"
+# Stale copies refreshed in place beside pgBackRest --delta: make bench-delta SCALE="40 200" (FRAME_SIZE=16kB, ROUNDS=3)
 bench-delta:
 	bash test/bench/delta.sh "$(or $(SCALE),40 200)"
 

@@ -16,6 +16,7 @@
 #   test/bench/delta.sh [SCALES]   (default "40 200": about 0.65 and 3.2 GB)
 #   BENCH_DIR   where everything goes (default /tmp/stripebackup-bench-delta)
 #   ROUNDS      restores of each kind per change (default 3; medians)
+#   FRAME_SIZE  stripebackup.frame_size of stripebackup's backups (default 64kB)
 #
 # Every restore is made durable (stripebackup syncs its file systems; after
 # pgBackRest's, sync -f) and starts with nothing dirty in the page cache; the
@@ -26,6 +27,7 @@ set -euo pipefail
 
 scales=${1:-40 200}
 rounds=${ROUNDS:-3}
+frame_size=${FRAME_SIZE:-64kB}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DIR=${BENCH_DIR:-/tmp/stripebackup-bench-delta}
 BENCH_ARGS=("$@")
@@ -62,7 +64,8 @@ reset_cluster() {
 }
 
 backups() {	# the newest full backup of each tool
-	psql_ -c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], compression_level => 1)" >/dev/null
+	psql_ -c "SET stripebackup.frame_size = '$frame_size'" \
+		-c "SELECT stripe_backup(ARRAY['$dir/sb1', '$dir/sb2'], compression_level => 1)" >/dev/null
 	pgbr --type=full backup
 	sb_location=$(psql_ -c "SELECT location FROM stripe_backups ORDER BY id DESC LIMIT 1")
 	br_set=$(pgbr info --output=json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["backup"][-1]["label"])')
@@ -166,7 +169,7 @@ ratio() { calc "$1 / $2"; }
 {
 echo
 echo "delta restore: a stale copy of a pgbench cluster refreshed from a newer full backup"
-echo "$(nproc) CPUs, zstd level 1, two processes each, medians of $rounds; $(date -u +%F)"
+echo "$(nproc) CPUs, zstd level 1 (stripebackup in frames of $frame_size), two processes each, medians of $rounds; $(date -u +%F)"
 echo "(ratio: the delta restore's time / the same tool's restore of that backup into an empty directory;"
 echo " written: what stripebackup's delta wrote, of the cluster's size)"
 echo
